@@ -1,0 +1,78 @@
+"""The ``profcompare`` command line: a thin click layer over the public API.
+
+Each subcommand lives in its own module under :mod:`profcompare.commands` and exposes a
+``command`` (a click command). This module only assembles them and is the one place where
+errors become exit codes: a :class:`~profcompare.errors.ProfcompareError` prints one line
+(``profcompare: error: ...``) and exits with its ``exit_code``; ``--debug`` re-raises it so the
+traceback is shown.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from profcompare import __version__
+from profcompare.errors import ProfcompareError
+
+#: subcommand modules, in the order ``--help`` lists them
+COMMAND_MODULES = (
+    "run",
+    "sweep",
+    "compare",
+    "show",
+    "variables",
+    "export",
+    "workloads",
+    "runs",
+)
+
+
+class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name in COMMAND_MODULES]
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="profcompare")
+@click.option("--debug", is_flag=True, help="Show full tracebacks for errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Build, run and compare IPU memory and cycle profiles of popxl workloads."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+for _name in COMMAND_MODULES:
+    cli.add_command(importlib.import_module(f"profcompare.commands.{_name}").command)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``profcompare`` console script. Returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        cli.main(args=args, prog_name="profcompare", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("profcompare: aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except ProfcompareError as exc:
+        if debug:
+            raise
+        click.echo(f"profcompare: error: {exc}", err=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("profcompare: interrupted", err=True)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,566 @@
+"""The Report model: the contract every reader fills and every consumer relies on.
+
+A :class:`Report` is a frozen dataclass that owns one :class:`ReportMeta` and seven pandas
+DataFrames. Their columns, dtypes and units are declared once, in :data:`SCHEMAS`, and checked
+when a Report is built, so a reader that produces a wrong column fails at construction (in
+our tests), never later in a user's notebook.
+
+All byte figures are per replica, like PopVision: one replica's IPUs, its tiles, its share of
+Streaming Memory. Units live in column names (``*_bytes``, ``cycles``).
+
+Tables (``name: dtype`` -- meaning):
+
+``tiles`` -- one row per tile of one replica
+    tile: int64 -- tile index within the replica (0 .. tiles_per_replica-1)
+    ipu: int64 -- IPU index within the replica
+    bytes_including_gaps: int64 -- address span used, including alignment/region gaps
+    bytes_excluding_gaps: int64 -- bytes allocated
+    always_live_bytes: int64 -- bytes live for the whole program
+    not_always_live_peak_bytes: int64 -- max over program steps of not-always-live bytes
+    <category>: int64 -- one optional column per memory category in :data:`CATEGORY_GROUPS`
+
+``categories`` -- memory category totals over all tiles of one replica
+    category: object(str) -- PopVision category name (see :data:`CATEGORY_GROUPS`)
+    group: category -- code | vertex_data | variables | other
+    bytes: int64
+
+``variables`` -- one row per (unlowered) variable
+    name: object(str); bytes: int64 (summed over tiles); always_live: bool;
+    kind: category -- one of :data:`VARIABLE_KINDS`;
+    dtype: category -- numpy-style name (float32, float16, int32, ...) or "" when unknown;
+    shape: object(str) -- "[784, 512]", "[]" for a scalar, "" when unknown (see :func:`format_shape`);
+    tiles: int64 -- number of tiles holding part of it;
+    first_step, last_step: Int64 (nullable) -- liveness interval in program steps, <NA> if always-live
+
+``liveness`` -- one row per compile-time program step
+    step: int64 (0..n-1); program: object(str); program_type: category
+    (OnTileExecute, DoExchange, StreamCopy, RemoteLoad, RemoteStore, Call, ...);
+    not_always_live_bytes: int64 (summed over the replica's tiles)
+
+``code`` -- code bytes attributed to programs/operations, long form
+    name: object(str); type: category (program type); category: category (vertexCode,
+    controlCode, internalExchangeCode, hostExchangeCode, globalExchangeCode, ...);
+    code_bytes: int64
+
+``execution`` -- optional; one row per executed step and phase
+    run: int64 -- index of the profiled run of the main program (one run = one weight update)
+    step: int64; program: object(str); type: category;
+    phase: category -- one of :data:`PHASES`; cycles: int64
+
+``remote_buffers`` -- optional; Streaming Memory (not tile memory), per replica
+    name: object(str); entries: int64; shape: object(str) (one entry's element shape);
+    dtype: category; sharded: bool; bytes: int64 (entries x elements x itemsize)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from profcompare.errors import ReportValidationError
+
+#: Memory categories (PopVision / libpva names) and the group each belongs to.
+CATEGORY_GROUPS: Mapping[str, str] = MappingProxyType(
+    {
+        "vertexCode": "code",
+        "controlCode": "code",
+        "internalExchangeCode": "code",
+        "hostExchangeCode": "code",
+        "globalExchangeCode": "code",
+        "sharedCodeStorage": "code",
+        "vertexInstanceState": "vertex_data",
+        "vertexFieldData": "vertex_data",
+        "copyDescriptor": "vertex_data",
+        "vectorListDescriptor": "vertex_data",
+        "variable": "variables",
+        "constant": "variables",
+        "stack": "other",
+        "hostExchangePacketHeader": "other",
+        "globalExchangePacketHeader": "other",
+        "controlTable": "other",
+        "controlId": "other",
+        "instrumentationResults": "other",
+        "message": "other",
+        "sharedDataStorage": "other",
+    }
+)
+CATEGORY_GROUP_NAMES: tuple[str, ...] = ("code", "vertex_data", "variables", "other")
+
+VARIABLE_KINDS: tuple[str, ...] = (
+    "weight",
+    "optimizer_state",
+    "accumulator",
+    "gradient",
+    "activation",
+    "remote_staging",
+    "collective_buffer",
+    "stream",
+    "constant",
+    "other",
+)
+
+PHASES: tuple[str, ...] = ("compute", "exchange", "sync", "host_io", "streaming_memory", "collective")
+
+#: Capabilities a report may declare in ``meta.capabilities`` (which optional parts it fills).
+CAPABILITIES: tuple[str, ...] = (
+    "tiles",
+    "categories",
+    "variables",
+    "liveness",
+    "code",
+    "execution",
+    "remote_buffers",
+)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One documented column of a Report table."""
+
+    name: str
+    dtype: str  # "int64", "Int64", "float64", "bool", "object", "category"
+    unit: str = ""
+    description: str = ""
+
+
+def _cols(*spec: tuple[str, str, str, str]) -> tuple[Column, ...]:
+    return tuple(Column(*s) for s in spec)
+
+
+#: The documented columns of every table, in order. ``tiles`` also admits one int64 column per
+#: memory category named in :data:`CATEGORY_GROUPS`.
+SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
+    {
+        "tiles": _cols(
+            ("tile", "int64", "", "tile index within the replica"),
+            ("ipu", "int64", "", "IPU index within the replica"),
+            ("bytes_including_gaps", "int64", "bytes", "address span used, including gaps"),
+            ("bytes_excluding_gaps", "int64", "bytes", "bytes allocated"),
+            ("always_live_bytes", "int64", "bytes", "bytes live for the whole program"),
+            ("not_always_live_peak_bytes", "int64", "bytes", "peak not-always-live bytes"),
+        ),
+        "categories": _cols(
+            ("category", "object", "", "PopVision memory category"),
+            ("group", "category", "", "code | vertex_data | variables | other"),
+            ("bytes", "int64", "bytes", "summed over the replica's tiles"),
+        ),
+        "variables": _cols(
+            ("name", "object", "", "variable name"),
+            ("bytes", "int64", "bytes", "summed over tiles"),
+            ("always_live", "bool", "", "live for the whole program"),
+            ("kind", "category", "", "weight, optimizer_state, accumulator, ..."),
+            ("dtype", "category", "", "element type"),
+            ("shape", "object", "", "'[784, 512]'; '[]' for scalars; '' unknown"),
+            ("tiles", "int64", "", "tiles holding part of it"),
+            ("first_step", "Int64", "step", "first live program step; <NA> if always-live"),
+            ("last_step", "Int64", "step", "last live program step; <NA> if always-live"),
+        ),
+        "liveness": _cols(
+            ("step", "int64", "step", "program step index"),
+            ("program", "object", "", "program name"),
+            ("program_type", "category", "", "OnTileExecute, DoExchange, StreamCopy, ..."),
+            ("not_always_live_bytes", "int64", "bytes", "summed over the replica's tiles"),
+        ),
+        "code": _cols(
+            ("name", "object", "", "program or operation"),
+            ("type", "category", "", "program type"),
+            ("category", "category", "", "code memory category"),
+            ("code_bytes", "int64", "bytes", "summed over tiles"),
+        ),
+        "execution": _cols(
+            ("run", "int64", "", "profiled run of the main program"),
+            ("step", "int64", "step", "executed step index within the run"),
+            ("program", "object", "", "program name"),
+            ("type", "category", "", "program type"),
+            ("phase", "category", "", "compute | exchange | sync | host_io | streaming_memory | collective"),
+            ("cycles", "int64", "cycles", "cycles of this step in this phase"),
+        ),
+        "remote_buffers": _cols(
+            ("name", "object", "", "remote buffer name"),
+            ("entries", "int64", "", "number of entries"),
+            ("shape", "object", "", "element shape of one entry"),
+            ("dtype", "category", "", "element type"),
+            ("sharded", "bool", "", "replica-sharded (RTS)"),
+            ("bytes", "int64", "bytes", "entries x elements x itemsize, per replica"),
+        ),
+    }
+)
+
+TABLES: tuple[str, ...] = tuple(SCHEMAS)
+
+#: Summary metrics, in display order, with their units.
+METRIC_UNITS: Mapping[str, str] = MappingProxyType(
+    {
+        "total_bytes": "bytes",
+        "always_live_bytes": "bytes",
+        "not_always_live_peak_bytes": "bytes",
+        "peak_liveness_bytes": "bytes",
+        "code_bytes": "bytes",
+        "variable_bytes": "bytes",
+        "max_tile_bytes": "bytes",
+        "tiles_over_budget": "tiles",
+        "streaming_memory_bytes": "bytes",
+        "cycles_per_step": "cycles",
+        "samples_per_second": "samples/s",
+    }
+)
+METRICS: tuple[str, ...] = tuple(METRIC_UNITS)
+
+
+def format_shape(shape: Sequence[int] | None) -> str:
+    """Return the model's text form of a shape: ``[784, 512]``, ``[]`` for scalars, ``""`` if unknown."""
+    if shape is None:
+        return ""
+    return "[" + ", ".join(str(int(d)) for d in shape) + "]"
+
+
+def parse_shape(text: str) -> tuple[int, ...] | None:
+    """Inverse of :func:`format_shape` (``None`` for ``""``)."""
+    text = text.strip()
+    if not text:
+        return None
+    inner = text.strip("[]() ")
+    return tuple(int(p) for p in inner.split(",") if p.strip()) if inner else ()
+
+
+def _is_dtype(series: pd.Series, dtype: str) -> bool:
+    actual = series.dtype
+    if dtype == "category":
+        return isinstance(actual, pd.CategoricalDtype)
+    if dtype == "object":
+        # str columns: object (numpy) or pandas' string dtype.
+        return actual == np.dtype("O") or pd.api.types.is_string_dtype(actual)
+    if dtype == "Int64":
+        return str(actual) == "Int64"
+    return actual == np.dtype(dtype)
+
+
+def _coerce_series(values: Any, dtype: str, length: int) -> pd.Series:
+    if dtype == "category":
+        return pd.Series(values, dtype="object").astype("category") if length else pd.Series([], dtype="category")
+    if dtype == "object":
+        return pd.Series(values, dtype="object")
+    return pd.Series(values).astype(dtype) if length else pd.Series([], dtype=dtype)
+
+
+def make_frame(table: str, data: Mapping[str, Any] | None = None, **extra_int_columns: Any) -> pd.DataFrame:
+    """Build a DataFrame for ``table`` with the documented columns and dtypes.
+
+    ``data`` maps column name -> values (list, array or Series); missing columns must not
+    be required unless the frame is empty (``data`` None or all columns empty). For ``tiles``,
+    category columns may be passed in ``data`` too and become int64. Returns the frame with
+    columns in schema order (category columns after the fixed ones, in CATEGORY_GROUPS order).
+    """
+    schema = SCHEMAS[table]
+    data = dict(data or {})
+    data.update(extra_int_columns)
+    lengths = {len(v) for v in data.values()}
+    if len(lengths) > 1:
+        raise ReportValidationError(f"{table}: columns have different lengths {sorted(lengths)}")
+    length = lengths.pop() if lengths else 0
+    columns: dict[str, pd.Series] = {}
+    for col in schema:
+        if col.name in data:
+            columns[col.name] = _coerce_series(data.pop(col.name), col.dtype, length).reset_index(drop=True)
+        elif length == 0:
+            columns[col.name] = _coerce_series([], col.dtype, 0)
+        else:
+            raise ReportValidationError(f"{table}: missing column {col.name!r}")
+    if table == "tiles":
+        for name in CATEGORY_GROUPS:
+            if name in data:
+                columns[name] = pd.Series(data.pop(name)).astype("int64").reset_index(drop=True)
+    if data:
+        raise ReportValidationError(f"{table}: unknown column(s) {sorted(data)}")
+    return pd.DataFrame(columns)
+
+
+def empty_frame(table: str) -> pd.DataFrame:
+    """An empty frame with ``table``'s documented columns and dtypes."""
+    return make_frame(table)
+
+
+def validate_frame(table: str, frame: pd.DataFrame) -> None:
+    """Raise :class:`ReportValidationError` unless ``frame`` matches ``SCHEMAS[table]`` exactly."""
+    if not isinstance(frame, pd.DataFrame):
+        raise ReportValidationError(f"{table}: expected a DataFrame, got {type(frame).__name__}")
+    schema = SCHEMAS[table]
+    expected = [c.name for c in schema]
+    actual = list(frame.columns)
+    extra = [c for c in actual if c not in expected]
+    if table == "tiles":
+        bad = [c for c in extra if c not in CATEGORY_GROUPS]
+        if bad:
+            raise ReportValidationError(f"tiles: unknown column(s) {bad}; categories are {list(CATEGORY_GROUPS)}")
+        for c in extra:
+            if frame[c].dtype != np.dtype("int64"):
+                raise ReportValidationError(f"tiles.{c}: dtype {frame[c].dtype}, expected int64")
+    elif extra:
+        raise ReportValidationError(f"{table}: unknown column(s) {extra}")
+    missing = [c for c in expected if c not in actual]
+    if missing:
+        raise ReportValidationError(f"{table}: missing column(s) {missing}")
+    if actual[: len(expected)] != expected:
+        raise ReportValidationError(f"{table}: columns out of order: {actual}, expected {expected} first")
+    for col in schema:
+        if not _is_dtype(frame[col.name], col.dtype):
+            raise ReportValidationError(
+                f"{table}.{col.name}: dtype {frame[col.name].dtype}, expected {col.dtype}"
+            )
+    if table == "categories" and len(frame):
+        bad_groups = set(frame["group"].astype(str)) - set(CATEGORY_GROUP_NAMES)
+        if bad_groups:
+            raise ReportValidationError(f"categories.group: unknown group(s) {sorted(bad_groups)}")
+    if table == "variables" and len(frame):
+        bad_kinds = set(frame["kind"].astype(str)) - set(VARIABLE_KINDS)
+        if bad_kinds:
+            raise ReportValidationError(f"variables.kind: unknown kind(s) {sorted(bad_kinds)}")
+    if table == "execution" and len(frame):
+        bad_phases = set(frame["phase"].astype(str)) - set(PHASES)
+        if bad_phases:
+            raise ReportValidationError(f"execution.phase: unknown phase(s) {sorted(bad_phases)}")
+
+
+@dataclass(frozen=True)
+class Target:
+    """The device a report was compiled for (per replica figures derive from it)."""
+
+    architecture: str  # "Mk1" | "Mk2" | "Bow"
+    num_ipus: int  # IPUs in the whole device (all replicas)
+    tiles_per_ipu: int
+    bytes_per_tile: int
+    clock_hz: float
+    num_replicas: int = 1
+    ipus_per_replica: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("num_ipus", "tiles_per_ipu", "bytes_per_tile", "num_replicas", "ipus_per_replica"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ReportValidationError(f"target.{name} must be a positive integer, got {value!r}")
+        if not self.clock_hz or self.clock_hz <= 0:
+            raise ReportValidationError(f"target.clock_hz must be positive, got {self.clock_hz!r}")
+
+    @property
+    def tiles_per_replica(self) -> int:
+        """Tiles of one replica (tiles_per_ipu x ipus_per_replica)."""
+        return self.tiles_per_ipu * self.ipus_per_replica
+
+    @property
+    def bytes_per_replica(self) -> int:
+        """Tile memory of one replica in bytes."""
+        return self.tiles_per_replica * self.bytes_per_tile
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form (JSON-ready)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Target:
+        """Inverse of :meth:`to_dict`; unknown keys are ignored."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass(frozen=True)
+class ReportMeta:
+    """What a report is: where it came from, what produced it, for which device and workload."""
+
+    source: str  # path the report was read from ("" for an in-memory report)
+    format: str  # "store" | "pva"
+    producer: str  # "Poplar 3.3.0 (...)" or "profcompare-sim 0.1.0"
+    simulated: bool  # True when produced by the embedded simulator, not by Poplar
+    target: Target
+    oom: bool = False
+    capabilities: frozenset[str] = frozenset(CAPABILITIES)
+    workload: str | None = None
+    variant: str | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    samples_per_step: int | None = None  # samples consumed by one run of the main program
+    created: str | None = None  # ISO-8601 timestamp of compilation
+
+    def __post_init__(self) -> None:
+        if self.format not in ("store", "pva"):
+            raise ReportValidationError(f"meta.format must be 'store' or 'pva', got {self.format!r}")
+        unknown = set(self.capabilities) - set(CAPABILITIES)
+        if unknown:
+            raise ReportValidationError(f"meta.capabilities: unknown {sorted(unknown)}")
+        object.__setattr__(self, "capabilities", frozenset(self.capabilities))
+        object.__setattr__(self, "config", MappingProxyType(dict(self.config)))
+
+    @property
+    def label(self) -> str:
+        """Short human name: the variant, else the report directory's name."""
+        if self.variant:
+            return self.variant
+        if self.source:
+            path = os.path.normpath(self.source)
+            base = os.path.basename(path)
+            if base in ("profile.sqlite", "profile.pop") or os.path.isfile(path):
+                base = os.path.basename(os.path.dirname(path)) or base
+            return base
+        return "report"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (the ``meta`` object of ``show --format json``)."""
+        return {
+            "label": self.label,
+            "source": self.source,
+            "format": self.format,
+            "producer": self.producer,
+            "simulated": self.simulated,
+            "target": self.target.to_dict(),
+            "oom": self.oom,
+            "capabilities": sorted(self.capabilities),
+            "workload": self.workload,
+            "variant": self.variant,
+            "config": dict(self.config),
+            "samples_per_step": self.samples_per_step,
+            "created": self.created,
+        }
+
+    def replace(self, **changes: Any) -> ReportMeta:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True, eq=False)
+class Report:
+    """One profile: metadata plus the documented tables (see module docstring).
+
+    Frozen: the attributes cannot be rebound, and consumers must treat the frames as read-only.
+    Build one with :meth:`Report.build` to have missing tables filled with empty frames.
+    """
+
+    meta: ReportMeta
+    tiles: pd.DataFrame
+    categories: pd.DataFrame
+    variables: pd.DataFrame
+    liveness: pd.DataFrame
+    code: pd.DataFrame
+    execution: pd.DataFrame
+    remote_buffers: pd.DataFrame
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.meta, ReportMeta):
+            raise ReportValidationError("Report.meta must be a ReportMeta")
+        for table in TABLES:
+            validate_frame(table, getattr(self, table))
+
+    @classmethod
+    def build(cls, meta: ReportMeta, **tables: pd.DataFrame) -> Report:
+        """Build a Report, using empty frames for tables not given."""
+        unknown = set(tables) - set(TABLES)
+        if unknown:
+            raise ReportValidationError(f"unknown table(s) {sorted(unknown)}")
+        frames = {t: tables[t] if t in tables else empty_frame(t) for t in TABLES}
+        return cls(meta=meta, **frames)
+
+    @property
+    def label(self) -> str:
+        """Short human name (see :attr:`ReportMeta.label`)."""
+        return self.meta.label
+
+    def summary(self) -> pd.Series:
+        """The summary metrics of the report.
+
+        Returns a float64 Series indexed by :data:`METRICS` (units in :data:`METRIC_UNITS`),
+        per replica. ``cycles_per_step`` and ``samples_per_second`` are NaN without an
+        execution profile (or without ``meta.samples_per_step`` for the latter).
+
+        - total_bytes: sum over tiles of bytes_including_gaps
+        - always_live_bytes: sum over tiles of always_live_bytes
+        - not_always_live_peak_bytes: max over program steps of not_always_live_bytes
+        - peak_liveness_bytes: always_live_bytes + not_always_live_peak_bytes
+        - code_bytes: sum of the categories in group ``code``
+        - variable_bytes: sum of ``variables.bytes``
+        - max_tile_bytes: max over tiles of bytes_including_gaps
+        - tiles_over_budget: tiles whose bytes_including_gaps exceed target.bytes_per_tile
+        - streaming_memory_bytes: sum of ``remote_buffers.bytes``
+        - cycles_per_step: execution cycles summed, divided by the number of profiled runs
+        - samples_per_second: samples_per_step x clock_hz / cycles_per_step
+        """
+        tiles = self.tiles
+        total = float(tiles["bytes_including_gaps"].sum())
+        always_live = float(tiles["always_live_bytes"].sum())
+        nal_peak = float(self.liveness["not_always_live_bytes"].max()) if len(self.liveness) else 0.0
+        cats = self.categories
+        code = float(cats.loc[cats["group"].astype(str) == "code", "bytes"].sum()) if len(cats) else 0.0
+        max_tile = float(tiles["bytes_including_gaps"].max()) if len(tiles) else 0.0
+        over = float((tiles["bytes_including_gaps"] > self.meta.target.bytes_per_tile).sum())
+        cycles = math.nan
+        if len(self.execution):
+            runs = self.execution["run"].nunique()
+            cycles = float(self.execution["cycles"].sum()) / max(runs, 1)
+        sps = math.nan
+        if self.meta.samples_per_step and cycles and not math.isnan(cycles):
+            sps = self.meta.samples_per_step * self.meta.target.clock_hz / cycles
+        values = {
+            "total_bytes": total,
+            "always_live_bytes": always_live,
+            "not_always_live_peak_bytes": nal_peak,
+            "peak_liveness_bytes": always_live + nal_peak,
+            "code_bytes": code,
+            "variable_bytes": float(self.variables["bytes"].sum()),
+            "max_tile_bytes": max_tile,
+            "tiles_over_budget": over,
+            "streaming_memory_bytes": float(self.remote_buffers["bytes"].sum()),
+            "cycles_per_step": cycles,
+            "samples_per_second": sps,
+        }
+        return pd.Series(values, index=list(METRICS), dtype="float64", name=self.label)
+
+    # Notebook display and plots live in the render layer; imported lazily so that the model
+    # stays at the bottom of the import graph.
+    def _repr_html_(self) -> str:
+        from profcompare.render.notebook import report_repr_html
+
+        return report_repr_html(self)
+
+    def plot_memory_by_category(self) -> Any:
+        """Stacked bar of memory by category (matplotlib Figure)."""
+        from profcompare.render import plots
+
+        return plots.plot_categories([self])
+
+    def plot_liveness(self) -> Any:
+        """Not-always-live bytes per program step, always-live level marked (matplotlib Figure)."""
+        from profcompare.render import plots
+
+        return plots.plot_liveness([self])
+
+    def plot_tiles(self) -> Any:
+        """Memory per tile with the tile budget line (matplotlib Figure)."""
+        from profcompare.render import plots
+
+        return plots.plot_tiles([self])
+
+
+__all__ = [
+    "CAPABILITIES",
+    "CATEGORY_GROUPS",
+    "CATEGORY_GROUP_NAMES",
+    "Column",
+    "METRICS",
+    "METRIC_UNITS",
+    "PHASES",
+    "Report",
+    "ReportMeta",
+    "SCHEMAS",
+    "TABLES",
+    "Target",
+    "VARIABLE_KINDS",
+    "empty_frame",
+    "format_shape",
+    "make_frame",
+    "parse_shape",
+    "validate_frame",
+]
