@@ -24,9 +24,11 @@ from profcompare.errors import (  # noqa: E402
     WorkloadError,
 )
 from profcompare.model import Report, ReportMeta, Target  # noqa: E402
+from profcompare.compare import Comparison, compare  # noqa: E402
 
 __all__ = [
     "__version__",
+    "Comparison",
     "EngineOptionsError",
     "IpuOutOfMemoryError",
     "OutputExistsError",
@@ -39,4 +41,5 @@ __all__ = [
     "Target",
     "UnsupportedReportVersion",
     "WorkloadError",
+    "compare",
 ]

@@ -49,17 +49,31 @@ for _name in COMMAND_MODULES:
     cli.add_command(importlib.import_module(f"profcompare.commands.{_name}").command)
 
 
+def _click_message(exc: click.ClickException) -> str:
+    """One line for a click error (bad option, missing file), naming the help to read."""
+    message = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        message += f" (see '{ctx.command_path} --help')"
+    return message
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``profcompare`` console script. Returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     try:
-        cli.main(args=args, prog_name="profcompare", standalone_mode=False)
+        # without standalone mode click returns (not raises) the code of ``ctx.exit(n)``
+        result = cli.main(args=args, prog_name="profcompare", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("profcompare: aborted", err=True)
         return 130
     except click.ClickException as exc:
-        exc.show()
+        no_args_help = getattr(click.exceptions, "NoArgsIsHelpError", None)
+        if no_args_help is not None and isinstance(exc, no_args_help):
+            exc.show()  # bare `profcompare` prints the help
+            return exc.exit_code
+        click.echo(f"profcompare: error: {_click_message(exc)}", err=True)
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
@@ -71,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("profcompare: interrupted", err=True)
         return 130
-    return 0
+    return result if isinstance(result, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

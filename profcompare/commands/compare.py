@@ -1,11 +1,57 @@
-"""Placeholder for `profcompare compare` until its module is written."""
+"""``profcompare compare BASE NEW``: what changed from BASE to NEW (delta = new - base)."""
 
 from __future__ import annotations
 
 import click
 
+from profcompare.commands._common import (
+    check_output,
+    emit,
+    format_option,
+    load_report,
+    output_options,
+    render,
+    top_option,
+)
+from profcompare.compare import check_limits, compare, parse_limit
+from profcompare.render.base import FORMATS
+
 
 @click.command(name="compare")
-def command() -> None:
-    """(not yet available)"""
-    raise click.UsageError("'compare' is not available yet")
+@click.argument("base", type=click.Path())
+@click.argument("new", type=click.Path())
+@format_option(FORMATS)
+@output_options
+@top_option()
+@click.option("--fail-if", "fail_if", multiple=True, metavar="METRIC>PCT%",
+              help="Exit with status 1 (after writing the output) when METRIC grew by more than PCT percent, "
+                   "e.g. 'peak_liveness_bytes>5%'. Repeatable.")
+@click.option("--noise-bytes", type=click.IntRange(min=0), default=64, show_default=True,
+              help="Byte changes up to this size count as unchanged.")
+@click.option("--noise-pct", type=click.FloatRange(min=0), default=0.1, show_default=True,
+              help="Changes up to this percentage of base count as unchanged.")
+def command(
+    base: str,
+    new: str,
+    fmt: str,
+    output: str | None,
+    force: bool,
+    top: int,
+    fail_if: tuple[str, ...],
+    noise_bytes: int,
+    noise_pct: float,
+) -> None:
+    """Compare two reports: summary deltas, memory by category, the variables that changed most,
+    liveness, tiles, code, Streaming Memory and cycles.
+
+    BASE and NEW are run directories, report directories or report files.
+    """
+    limits = [parse_limit(text) for text in fail_if]  # bad syntax fails before any work
+    check_output(output, force=force)
+    comparison = compare(load_report(base), load_report(new), noise_bytes=noise_bytes, noise_pct=noise_pct)
+    emit(render(fmt, comparison, top=top, output=output), output, force=force)
+    violations = check_limits(comparison, limits)
+    for message in violations:
+        click.echo(f"profcompare: limit exceeded: {message}", err=True)
+    if violations:
+        raise click.exceptions.Exit(1)

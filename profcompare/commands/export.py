@@ -1,11 +1,27 @@
-"""Placeholder for `profcompare export` until its module is written."""
+"""``profcompare export PROFILE.pop -o FILE.sqlite``: convert a Poplar profile to our store format.
+
+Needs the Poplar SDK's ``pva`` module (run it where the SDK is installed); the resulting
+``profile.sqlite`` then opens anywhere, without the SDK.
+"""
 
 from __future__ import annotations
 
 import click
 
+from profcompare.errors import ProfcompareError
+from profcompare.readers.pva import export_pva
+
 
 @click.command(name="export")
-def command() -> None:
-    """(not yet available)"""
-    raise click.UsageError("'export' is not available yet")
+@click.argument("profile", type=click.Path())
+@click.option("-o", "--output", required=True, metavar="FILE", help="Store file to write (e.g. profile.sqlite).")
+@click.option("--debug-cbor", "debug_cbor", default=None, metavar="FILE",
+              help="Poplar's debug.cbor, for debug information (operations, debug contexts).")
+@click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
+def command(profile: str, output: str, debug_cbor: str | None, force: bool) -> None:
+    """Read the Poplar profile PROFILE (profile.pop) with the SDK's pva module and write it as a
+    profcompare store file, readable without the SDK."""
+    if output == "-":
+        raise ProfcompareError("export writes an SQLite file, not a stream; give -o FILE.sqlite")
+    written = export_pva(profile, output, debug_cbor, overwrite=force)
+    click.echo(f"wrote {written}")

@@ -1,11 +1,32 @@
-"""Placeholder for `profcompare show` until its module is written."""
+"""``profcompare show REPORT``: the summary of one report (memory, liveness, code, cycles)."""
 
 from __future__ import annotations
 
 import click
 
+from profcompare.commands._common import (
+    check_output,
+    emit,
+    format_option,
+    load_report,
+    output_options,
+    render,
+    top_option,
+)
+from profcompare.render.base import FORMATS
+
 
 @click.command(name="show")
-def command() -> None:
-    """(not yet available)"""
-    raise click.UsageError("'show' is not available yet")
+@click.argument("report", type=click.Path())
+@format_option(FORMATS)
+@output_options
+@top_option()
+def command(report: str, fmt: str, output: str | None, force: bool, top: int) -> None:
+    """Show one report: summary, memory by category, largest variables, liveness peak, fullest
+    tiles, code by program, Streaming Memory and execution cycles.
+
+    REPORT is a run directory, a report directory or a report file (profile.sqlite, profile.pop).
+    """
+    check_output(output, force=force)
+    loaded = load_report(report)
+    emit(render(fmt, loaded, top=top, output=output), output, force=force)

@@ -1,0 +1,121 @@
+"""Options and helpers shared by the report commands (show, variables, compare).
+
+The one place that decides where rendered output goes: a file (atomically, never over an
+existing file without ``--force``), or standard output for ``-o -`` and by default. HTML is
+not sent to a terminal (it would only flood it); text gets colour and the terminal's width
+only when standard output is a terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import click
+
+from profcompare.errors import OutputExistsError, ProfcompareError
+from profcompare.model import Report
+from profcompare.render.base import get_renderer
+from profcompare.render.output import write_output
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: the value of ``-o`` meaning standard output
+STDOUT = "-"
+
+
+def format_option(formats: Sequence[str], default: str = "text") -> Callable[[F], F]:
+    """Return the ``--format`` option restricted to ``formats``."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(formats)),
+        default=default,
+        show_default=True,
+        help="Output format.",
+    )
+
+
+def output_options(func: F) -> F:
+    """Add ``-o/--output FILE`` and ``--force`` to a command."""
+    func = click.option("--force", is_flag=True, help="Overwrite the output file if it exists.")(func)
+    func = click.option(
+        "-o",
+        "--output",
+        metavar="FILE",
+        default=None,
+        help="Write to FILE ('-' = standard output; the default, except for html on a terminal).",
+    )(func)
+    return func
+
+
+def top_option(default: int = 20) -> Callable[[F], F]:
+    """Return the ``--top N`` option (rows per table; the rest are summed into an "other" row)."""
+    return click.option(
+        "--top",
+        type=click.IntRange(min=1),
+        default=default,
+        show_default=True,
+        help="Rows per table; the rest are summed into an 'other' row.",
+    )
+
+
+def stdout_is_tty() -> bool:
+    """Return True when standard output is a terminal."""
+    return click.get_text_stream("stdout").isatty()
+
+
+def _to_stdout(output: str | None) -> bool:
+    return output is None or output == STDOUT
+
+
+def load_report(path: str) -> Report:
+    """Return the report at ``path`` (a run directory, report directory or file)."""
+    from profcompare.readers import open_report
+
+    return open_report(path)
+
+
+def render(fmt: str, obj: Any, *, top: int, output: str | None) -> str | bytes:
+    """Return ``obj`` rendered in ``fmt``; text written to a terminal gets colour and its width.
+
+    Refuses (ProfcompareError) HTML to a terminal before any work is done, suggesting ``-o``.
+    """
+    options: dict[str, Any] = {}
+    if _to_stdout(output) and stdout_is_tty():
+        if fmt == "html" and output is None:
+            raise ProfcompareError("not writing HTML to a terminal; give -o FILE.html (or -o - to force it)")
+        if fmt == "text":
+            options = {
+                "color": "NO_COLOR" not in os.environ,
+                "width": shutil.get_terminal_size(fallback=(120, 24)).columns,
+            }
+    return get_renderer(fmt, **options).render(obj, top=top)
+
+
+def check_output(output: str | None, *, force: bool) -> None:
+    """Fail early (OutputExistsError) when ``output`` is an existing file and ``force`` is off,
+    so no work is done for an output that would be refused anyway."""
+    if not _to_stdout(output) and not force and os.path.exists(str(output)):
+        raise OutputExistsError(f"{output} exists; use --force to overwrite")
+
+
+def emit(content: str | bytes, output: str | None, *, force: bool) -> None:
+    """Write ``content`` to ``output`` (a file path, or standard output for None and ``-``)."""
+    if _to_stdout(output):
+        if isinstance(content, bytes):
+            stream = click.get_binary_stream("stdout")
+            stream.write(content)
+            stream.flush()
+        else:
+            # colour codes are present only when render() chose colour for a terminal; keep them
+            click.echo(content, nl=not content.endswith("\n"), color=True)
+        return
+    assert output is not None
+    write_output(content, output, force=force)
+
+
+__all__ = ["STDOUT", "check_output", "emit", "format_option", "load_report", "output_options", "render", "stdout_is_tty",
+           "top_option"]

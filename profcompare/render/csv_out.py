@@ -1,0 +1,89 @@
+"""CSV output (``--format csv``): one table per output, one header line, raw numbers.
+
+- ``show``: the summary, columns ``metric, unit, value`` (value in the unit: bytes, tiles,
+  cycles, samples/s; empty when the report cannot say, e.g. cycles without an execution profile).
+- ``compare``: the variable diff, one row per variable among the top-N changes (by
+  |delta_bytes|; ``--top 0`` for all), with every :attr:`Comparison.variables` column: name,
+  match, base_name, new_name, kind, base_bytes, new_bytes, delta_bytes, delta_pct, status,
+  base_always_live, new_always_live, base_shape, new_shape, dtype. Which report is base and
+  which is new is not in the CSV; use ``--format json`` for the metadata.
+- ``variables``: the selected variables, with every Report ``variables`` column.
+
+Bytes are integers; missing values are empty fields. Rows cut by top-N are left out (no
+synthetic "other" row), so every row is a real variable.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from profcompare.compare import Comparison
+from profcompare.model import METRIC_UNITS, METRICS, Report
+from profcompare.render.format import is_missing
+from profcompare.render.json_out import frame_records, metric_value
+from profcompare.render.sections import VariablesView, comparison_variables_view, limit
+
+
+def _field(value: Any) -> Any:
+    if value is None or is_missing(value):
+        return ""
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else ""
+    return value
+
+
+def _write(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([_field(v) for v in row])
+    return buffer.getvalue()
+
+
+def _frame_csv(frame: pd.DataFrame) -> str:
+    records = frame_records(frame)
+    header = [str(c) for c in frame.columns]
+    return _write(header, ([r[c] for c in header] for r in records))
+
+
+def report_csv(report: Report) -> str:
+    """Return the summary of ``report`` as CSV: columns metric, unit, value."""
+    summary = report.summary()
+    return _write(("metric", "unit", "value"), ((m, METRIC_UNITS[m], metric_value(m, summary[m])) for m in METRICS))
+
+
+def comparison_csv(cmp: Comparison, *, top: int | None = 20) -> str:
+    """Return the variable diff of ``cmp`` as CSV (top-N changes; the Comparison.variables columns)."""
+    return _frame_csv(comparison_variables_view(cmp, top).shown_rows)
+
+
+def variables_csv(result: VariablesView) -> str:
+    """Return the selected variables as CSV (the Report variables columns)."""
+    return _frame_csv(result.view.shown_rows)
+
+
+class CsvRenderer:
+    """Render a report summary, a variable diff or a variables view as CSV."""
+
+    name = "csv"
+    file_extension = ".csv"
+
+    def render(self, obj: Report | Comparison | VariablesView, *, top: int = 20) -> str:
+        """Return the CSV text (see the module docstring for the table of each input)."""
+        if isinstance(obj, Comparison):
+            return comparison_csv(obj, top=limit(top))
+        if isinstance(obj, Report):
+            return report_csv(obj)
+        if isinstance(obj, VariablesView):
+            return variables_csv(obj)
+        raise TypeError(f"cannot render a {type(obj).__name__} as CSV")
+
+
+__all__ = ["CsvRenderer", "comparison_csv", "report_csv", "variables_csv"]

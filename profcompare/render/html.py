@@ -1,0 +1,908 @@
+"""The HTML renderer: one self-contained page for a report or a comparison of two.
+
+The page has the sections a PopVision user knows (Summary, Memory, Liveness, Tiles, Variables,
+Code, Streaming Memory, Execution). Comparisons show base and new side by side with a diff
+column; PopVision calls them source and target. Everything the page needs is inside the file:
+CSS and JavaScript are package data inlined into the page, figures are inline SVG, so it opens
+offline and can be attached to a CI run.
+
+Safety: the page is built only with Jinja2 templates with autoescaping on. Report-derived text
+(variable names, programs, paths) reaches the page either as autoescaped template values or as
+JSON through Jinja's ``tojson`` filter inside a ``<script type="application/json">`` block (which
+escapes ``<``, ``>``, ``&`` and ``'``), never by string splicing.
+
+Size: every table is cut to ``top`` rows plus an "other" row (see
+:func:`profcompare.analysis.top_n`) and curves are downsampled (:mod:`profcompare.render.plots`),
+so two reports with a million variables each still give a page of a few hundred kilobytes.
+
+Data preparation (``build_page``) is kept apart from rendering (``render_page``): the first turns
+a Report or Comparison into plain dataclasses of display strings and sort keys; the second only
+fills the template.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+import numpy as np
+from markupsafe import Markup
+
+from profcompare import __version__, analysis
+from profcompare.model import METRIC_UNITS, METRICS, Report
+from profcompare.render import plots
+from profcompare.render.format import (
+    MISSING,
+    describe_origin,
+    describe_target,
+    format_bytes,
+    format_count,
+    format_cycles,
+    format_metric,
+    format_pct,
+    is_missing,
+    metric_label,
+    metric_tone,
+    status_tone,
+)
+
+if TYPE_CHECKING:
+    from profcompare.compare import Comparison
+
+#: How many of the fullest tiles the Tiles section lists per report.
+WORST_TILES = 10
+
+#: Statuses a comparison row can have, in the order the filter menu lists them.
+STATUS_ORDER = ("added", "removed", "grew", "shrank", "unchanged")
+
+
+# --------------------------------------------------------------------------- page model
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: the text shown, an optional sort key and tone (good | bad | None)."""
+
+    text: str
+    sort: float | str | None = None
+    tone: str | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class Col:
+    """One table column: key (also the CSS hook), title, numeric (right-aligned, numeric sort)."""
+
+    key: str
+    title: str
+    numeric: bool = False
+
+
+@dataclass(frozen=True)
+class Row:
+    """One table row: its cells plus ``data-*`` attributes the filter uses (e.g. status, name)."""
+
+    cells: tuple[Cell, ...]
+    data: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A rendered table: columns, body rows, an optional footer ("other"/total) row, a note."""
+
+    id: str
+    columns: tuple[Col, ...]
+    rows: tuple[Row, ...]
+    footer: tuple[Row, ...] = ()
+    note: str = ""
+    sortable: bool = True
+    empty: str = "nothing to show"
+
+
+@dataclass(frozen=True)
+class ReportCard:
+    """The header card of one report: role (base/new/report), name, origin, target, flags."""
+
+    role: str
+    label: str
+    simulated: bool
+    oom: bool
+    origin: str
+    target: str
+    source: str
+    workload: str
+    config: str
+    created: str
+
+
+@dataclass(frozen=True)
+class InlineFigure:
+    """An inline SVG figure with a caption."""
+
+    id: str
+    svg: Markup
+    caption: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """A page section (one entry of the side navigation)."""
+
+    id: str
+    title: str
+    figures: tuple[InlineFigure, ...] = ()
+    tables: tuple[Table, ...] = ()
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Page:
+    """Everything the page template shows; built by :func:`build_page`."""
+
+    title: str
+    is_comparison: bool
+    cards: tuple[ReportCard, ...]
+    sections: tuple[Section, ...]
+    variables: Table
+    variable_filter: tuple[str, tuple[str, ...]]  # (data attribute, options) of the select box
+    data: Mapping[str, Any]
+    version: str = __version__
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _num(value: Any) -> float | None:
+    """A finite float for a sort key / JSON, or None when missing."""
+    if is_missing(value):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _bytes_cell(value: Any, *, signed: bool = False, tone: str | None = None) -> Cell:
+    return Cell(
+        format_bytes(value, signed=signed), _num(value), tone, None if is_missing(value) else f"{int(value):,} B"
+    )
+
+
+def _pct_cell(value: Any, tone: str | None = None, *, signed: bool = True) -> Cell:
+    return Cell(format_pct(value, signed=signed), _num(value), tone)
+
+
+def _status_cell(status: Any, tone: str | None) -> Cell:
+    text = "" if is_missing(status) else str(status)
+    return Cell(text, text, tone)
+
+
+def _text_cell(value: Any) -> Cell:
+    text = "" if is_missing(value) else str(value)
+    return Cell(text, text)
+
+
+def _roles(obj: Report | Comparison) -> tuple[list[Report], list[str]]:
+    if isinstance(obj, Report):
+        return [obj], ["report"]
+    return [obj.base, obj.new], ["base", "new"]
+
+
+def _card(report: Report, role: str) -> ReportCard:
+    meta = report.meta
+    config = ", ".join(f"{k}={v}" for k, v in meta.config.items())
+    workload = " / ".join(x for x in (meta.workload, meta.variant) if x)
+    return ReportCard(
+        role=role,
+        label=report.label,
+        simulated=meta.simulated,
+        oom=meta.oom,
+        origin=describe_origin(meta),
+        target=describe_target(meta),
+        source=meta.source or "(in memory)",
+        workload=workload,
+        config=config,
+        created=meta.created or "",
+    )
+
+
+def report_cards(obj: Report | Comparison) -> tuple[ReportCard, ...]:
+    """The header cards: one per report, with role ``report`` or ``base``/``new``."""
+    reports, roles = _roles(obj)
+    return tuple(_card(r, role) for r, role in zip(reports, roles, strict=True))
+
+
+def _svg(fig_id: str, figure: Any, caption: str) -> InlineFigure:
+    return InlineFigure(fig_id, Markup(plots.figure_to_svg(figure, id_salt=fig_id)), caption)
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON types only; NaN/inf/<NA> become null (JSON has no NaN)."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return _num(value)
+    if value is None or is_missing(value):
+        return None
+    return str(value)
+
+
+def _diff_cols(unit_title: str) -> tuple[Col, ...]:
+    return (
+        Col("base", f"Base {unit_title}", True),
+        Col("new", f"New {unit_title}", True),
+        Col("delta", "Diff", True),
+        Col("delta_pct", "Diff %", True),
+        Col("status", "Status"),
+    )
+
+
+def _diff_cells(
+    row: Any,
+    prefix: str = "",
+    suffix: str = "bytes",
+    fmt: Callable[..., str] = format_bytes,
+    higher_is_better: bool = False,
+) -> tuple[Cell, ...]:
+    status = row["status"]
+    tone = None if is_missing(status) else status_tone(str(status), higher_is_better=higher_is_better)
+    base, new, delta = row[f"base_{prefix}{suffix}"], row[f"new_{prefix}{suffix}"], row[f"delta_{prefix}{suffix}"]
+
+    def cell(value: Any, signed: bool = False, cell_tone: str | None = None) -> Cell:
+        return Cell(fmt(value, signed=signed), _num(value), cell_tone)
+
+    return (
+        cell(base),
+        cell(new),
+        cell(delta, True, tone),
+        _pct_cell(row["delta_pct"], tone),
+        _status_cell(status, tone),
+    )
+
+
+def _cut_note(top: analysis.TopN, noun: str) -> str:
+    if not top.cut:
+        return f"all {top.total:,} {noun} shown"
+    return f"showing {top.shown:,} of {top.total:,} {noun}; the rest are summed in 'other'"
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def summary_table(obj: Report | Comparison) -> Table:
+    """The summary-metrics table of the page (also the notebook display's table)."""
+    if isinstance(obj, Report):
+        summary = obj.summary()
+        rows = tuple(
+            Row((Cell(metric_label(m), m), Cell(format_metric(m, summary[m]), _num(summary[m]))), {"metric": m})
+            for m in METRICS
+        )
+        return Table("summary-table", (Col("metric", "Metric"), Col("value", "Value", True)), rows, sortable=False)
+    frame = obj.summary
+    rows_list = []
+    for metric in frame.index:
+        r = frame.loc[metric]
+        status = "" if is_missing(r["status"]) else str(r["status"])
+        tone = metric_tone(str(metric), status) if status else None
+        rows_list.append(
+            Row(
+                (
+                    Cell(metric_label(str(metric)), str(metric)),
+                    Cell(format_metric(str(metric), r["base"]), _num(r["base"])),
+                    Cell(format_metric(str(metric), r["new"]), _num(r["new"])),
+                    Cell(format_metric(str(metric), r["delta"], signed=True), _num(r["delta"]), tone),
+                    _pct_cell(r["delta_pct"], tone),
+                    _status_cell(status, tone),
+                ),
+                {"metric": str(metric), "status": status},
+            )
+        )
+    cols: tuple[Col, ...] = (Col("metric", "Metric"), *_diff_cols(""))
+    return Table("summary-table", cols, tuple(rows_list), sortable=False)
+
+
+def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
+    if isinstance(obj, Report):
+        frame = analysis.category_breakdown(obj)
+        rows = tuple(
+            Row((_text_cell(r.category), _text_cell(r.group), _bytes_cell(r.bytes), _pct_cell(r.pct, signed=False)))
+            for r in frame.itertuples(index=False)
+        )
+        cols: tuple[Col, ...] = (
+            Col("category", "Category"),
+            Col("group", "Group"),
+            Col("bytes", "Bytes", True),
+            Col("pct", "% of total", True),
+        )
+        total = int(frame["bytes"].sum())
+        footer = (Row((Cell("total"), Cell(""), _bytes_cell(total), Cell(""))),)
+    else:
+        frame = obj.categories
+        rows = tuple(
+            Row((_text_cell(r["category"]), _text_cell(r["group"]), *_diff_cells(r)), {"status": str(r["status"])})
+            for r in frame.to_dict("records")
+        )
+        cols = (Col("category", "Category"), Col("group", "Group"), *_diff_cols(""))
+        base_total, new_total = int(frame["base_bytes"].sum()), int(frame["new_bytes"].sum())
+        footer = (
+            Row(
+                (
+                    Cell("total"),
+                    Cell(""),
+                    _bytes_cell(base_total),
+                    _bytes_cell(new_total),
+                    _bytes_cell(new_total - base_total, signed=True),
+                    _pct_cell(100.0 * (new_total - base_total) / base_total if base_total else None),
+                    Cell(""),
+                )
+            ),
+        )
+    table = Table("categories-table", cols, rows, footer, empty="no memory categories in the report(s)")
+    figure = _svg(
+        "fig-categories", plots.plot_categories(reports), "Memory by category, summed over the tiles of one replica"
+    )
+    return Section("memory", "Memory", (figure,), (table,))
+
+
+def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: list[str]) -> Section:
+    cols: tuple[Col, ...] = (
+        Col("report", "Report"),
+        Col("always", "Always live", True),
+        Col("peak", "Not-always-live peak", True),
+        Col("total", "Peak liveness", True),
+        Col("step", "Peak step", True),
+        Col("program", "Program at peak"),
+        Col("steps", "Program steps", True),
+    )
+    rows = []
+    for role, report in zip(roles, reports, strict=True):
+        peak = analysis.liveness_peak(report)
+        label = report.label if role == "report" else f"{role}: {report.label}"
+        rows.append(
+            Row(
+                (
+                    Cell(label),
+                    _bytes_cell(peak["always_live_bytes"]),
+                    _bytes_cell(peak["not_always_live_bytes"]),
+                    _bytes_cell(peak["peak_liveness_bytes"]),
+                    Cell(MISSING if peak["step"] is None else f"{peak['step']:,}", peak["step"]),
+                    Cell(peak["program"] or MISSING),
+                    Cell(format_count(len(report.liveness)), len(report.liveness)),
+                )
+            )
+        )
+    table = Table("liveness-table", cols, tuple(rows), sortable=False)
+    figure = _svg(
+        "fig-liveness",
+        plots.plot_liveness(reports, aligned=None if isinstance(obj, Report) else obj.liveness),
+        "Not-always-live bytes per program step (solid) and always-live bytes (dashed); "
+        f"curves longer than {plots.MAX_POINTS:,} steps keep the maximum of each bucket",
+    )
+    return Section("liveness", "Liveness", (figure,), (table,))
+
+
+def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
+    stats = [analysis.tile_stats(r, worst=WORST_TILES) for r in reports]
+    names = [r.label if role == "report" else role for role, r in zip(roles, reports, strict=True)]
+    cols: tuple[Col, ...] = (Col("stat", "Tiles"), *(Col(f"r{i}", n, True) for i, n in enumerate(names)))
+    lines = (
+        ("tiles", "Tiles per replica", format_count),
+        ("bytes_per_tile", "Tile budget", format_bytes),
+        ("max_bytes", "Max tile memory", format_bytes),
+        ("median_bytes", "Median tile memory", format_bytes),
+        ("min_bytes", "Min tile memory", format_bytes),
+        ("tiles_over_budget", "Tiles over budget", format_count),
+    )
+    rows = []
+    for key, title, fmt in lines:
+        tone_cells = []
+        for s in stats:
+            tone = "bad" if key == "tiles_over_budget" and s[key] > 0 else None
+            tone_cells.append(Cell(fmt(s[key]), _num(s[key]), tone))
+        rows.append(Row((Cell(title), *tone_cells)))
+    tables = [Table("tile-stats-table", cols, tuple(rows), sortable=False)]
+    for i, (name, s) in enumerate(zip(names, stats, strict=True)):
+        worst = s["worst_tiles"]
+        worst_rows = tuple(
+            Row(
+                (
+                    Cell(f"{int(w.tile):,}", int(w.tile)),
+                    Cell(f"{int(w.ipu)}", int(w.ipu)),
+                    _bytes_cell(w.bytes),
+                    _bytes_cell(w.always_live_bytes),
+                    _bytes_cell(w.not_always_live_peak_bytes),
+                    Cell(
+                        format_pct(w.pct_of_budget, signed=False),
+                        _num(w.pct_of_budget),
+                        "bad" if w.pct_of_budget > 100 else None,
+                    ),
+                )
+            )
+            for w in worst.itertuples(index=False)
+        )
+        tables.append(
+            Table(
+                f"worst-tiles-{i}",
+                (
+                    Col("tile", "Tile", True),
+                    Col("ipu", "IPU", True),
+                    Col("bytes", "Bytes (incl. gaps)", True),
+                    Col("always", "Always live", True),
+                    Col("nal", "Not-always-live peak", True),
+                    Col("pct", "% of budget", True),
+                ),
+                worst_rows,
+                note=f"{name}: the {len(worst_rows)} fullest tiles",
+                empty="no per-tile data",
+            )
+        )
+    figure = _svg(
+        "fig-tiles",
+        plots.plot_tiles(reports),
+        f"Memory per tile (including gaps) with the tile budget; more than {plots.MAX_POINTS:,} tiles "
+        "are shown as bucket maxima",
+    )
+    return Section("tiles", "Tiles", (figure,), tuple(tables))
+
+
+#: Variables columns copied into the page's JSON data block (report / comparison).
+_REPORT_VARIABLE_FIELDS = ("name", "kind", "bytes", "always_live", "dtype", "shape")
+_COMPARISON_VARIABLE_FIELDS = ("name", "kind", "base_bytes", "new_bytes", "delta_bytes", "delta_pct", "status", "match")
+
+
+def _variables_table(obj: Report | Comparison, top: int) -> tuple[Table, analysis.TopN]:
+    if isinstance(obj, Report):
+        view = analysis.variables_view(obj, top=top)
+        shown = view.shown_rows
+        cols: tuple[Col, ...] = (
+            Col("name", "Variable"),
+            Col("kind", "Kind"),
+            Col("bytes", "Bytes", True),
+            Col("always_live", "Always live"),
+            Col("dtype", "Type"),
+            Col("shape", "Shape"),
+            Col("tiles", "Tiles", True),
+            Col("first_step", "First step", True),
+            Col("last_step", "Last step", True),
+        )
+        rows = []
+        for r in shown.itertuples(index=False):
+            live = "always live" if r.always_live else "not always live"
+            rows.append(
+                Row(
+                    (
+                        _text_cell(r.name),
+                        _text_cell(r.kind),
+                        _bytes_cell(r.bytes),
+                        Cell("yes" if r.always_live else "no"),
+                        _text_cell(r.dtype),
+                        _text_cell(r.shape),
+                        Cell(format_count(r.tiles), _num(r.tiles)),
+                        Cell("" if is_missing(r.first_step) else f"{int(r.first_step):,}", _num(r.first_step)),
+                        Cell("" if is_missing(r.last_step) else f"{int(r.last_step):,}", _num(r.last_step)),
+                    ),
+                    {"name": str(r.name), "filter": live},
+                )
+            )
+        footer: tuple[Row, ...] = ()
+        if view.cut:
+            other = view.other
+            assert other is not None
+            footer = (
+                Row(
+                    (
+                        Cell(f"other ({view.cut:,} variables)"),
+                        Cell(""),
+                        _bytes_cell(other["bytes"]),
+                        *(Cell("") for _ in range(6)),
+                    )
+                ),
+            )
+        table = Table(
+            "variables-table",
+            cols,
+            tuple(rows),
+            footer,
+            _cut_note(view, "variables"),
+            empty="no variables in the report",
+        )
+        return table, view
+    frame = obj.variables
+    view = analysis.top_n(
+        frame, top, "delta_bytes", label_column="name", sum_columns=("base_bytes", "new_bytes", "delta_bytes"), key=abs
+    )
+    show_match = bool((frame["match"].astype(str) == "normalised").any()) if len(frame) else False
+    cols = (
+        Col("name", "Variable"),
+        Col("kind", "Kind"),
+        *_diff_cols(""),
+        Col("always_live", "Always live"),
+        Col("shape", "Shape"),
+        *((Col("match", "Match"),) if show_match else ()),
+    )
+    rows = []
+    for r in view.shown_rows.to_dict("records"):
+        status = str(r["status"])
+        live = _pair(_yes_no(r["base_always_live"]), _yes_no(r["new_always_live"]), status)
+        shape = _pair(_blank(r["base_shape"]), _blank(r["new_shape"]), status)
+        name_title = None
+        if r["match"] == "normalised":
+            name_title = f"base: {r['base_name']}; new: {r['new_name']}"
+        rows.append(
+            Row(
+                (
+                    Cell(str(r["name"]), str(r["name"]), None, name_title),
+                    _text_cell(r["kind"]),
+                    *_diff_cells(r),
+                    Cell(live),
+                    Cell(shape),
+                    *((_text_cell(r["match"]),) if show_match else ()),
+                ),
+                {"name": str(r["name"]), "filter": status},
+            )
+        )
+    footer = ()
+    if view.cut:
+        other = view.other
+        assert other is not None
+        delta = other["delta_bytes"]
+        footer = (
+            Row(
+                (
+                    Cell(f"other ({view.cut:,} variables)"),
+                    Cell(""),
+                    _bytes_cell(other["base_bytes"]),
+                    _bytes_cell(other["new_bytes"]),
+                    _bytes_cell(delta, signed=True),
+                    *(Cell("") for _ in range(len(cols) - 5)),
+                )
+            ),
+        )
+    table = Table(
+        "variables-table",
+        cols,
+        tuple(rows),
+        footer,
+        _cut_note(view, "variables"),
+        empty="no variables in either report",
+    )
+    return table, view
+
+
+def _pair(base: str, new: str, status: str) -> str:
+    """One side's value for added/removed rows, ``base → new`` when they differ, else the value."""
+    if status == "added":
+        return new
+    if status == "removed":
+        return base
+    return base if base == new else f"{base} → {new}"
+
+
+def _yes_no(value: Any) -> str:
+    if is_missing(value):
+        return "–"
+    return "yes" if bool(value) else "no"
+
+
+def _blank(value: Any) -> str:
+    return "" if is_missing(value) else str(value)
+
+
+def _code_section(obj: Report | Comparison, reports: list[Report], top: int) -> Section:
+    if isinstance(obj, Report):
+        frame = analysis.code_by_program(obj)
+        view = analysis.top_n(frame, top, "code_bytes", label_column="name", sum_columns=("code_bytes",))
+        rows = tuple(
+            Row((_text_cell(r.name), _text_cell(r.type), _bytes_cell(r.code_bytes)))
+            for r in view.shown_rows.itertuples(index=False)
+        )
+        cols: tuple[Col, ...] = (Col("name", "Program"), Col("type", "Type"), Col("code_bytes", "Code bytes", True))
+        footer: tuple[Row, ...] = ()
+        if view.cut:
+            other = view.other
+            assert other is not None
+            footer = (Row((Cell(f"other ({view.cut:,} programs)"), Cell(""), _bytes_cell(other["code_bytes"]))),)
+    else:
+        frame = obj.code
+        view = analysis.top_n(
+            frame,
+            top,
+            "delta_code_bytes",
+            label_column="name",
+            key=abs,
+            sum_columns=("base_code_bytes", "new_code_bytes", "delta_code_bytes"),
+        )
+        rows = tuple(
+            Row((_text_cell(r["name"]), _text_cell(r["type"]), *_diff_cells(r, "code_")), {"status": str(r["status"])})
+            for r in view.shown_rows.to_dict("records")
+        )
+        cols = (Col("name", "Program"), Col("type", "Type"), *_diff_cols("code"))
+        footer = ()
+        if view.cut:
+            other = view.other
+            assert other is not None
+            footer = (
+                Row(
+                    (
+                        Cell(f"other ({view.cut:,} programs)"),
+                        Cell(""),
+                        _bytes_cell(other["base_code_bytes"]),
+                        _bytes_cell(other["new_code_bytes"]),
+                        _bytes_cell(other["delta_code_bytes"], signed=True),
+                        Cell(""),
+                        Cell(""),
+                    )
+                ),
+            )
+    table = Table("code-table", cols, rows, footer, _cut_note(view, "programs"), empty="no code data")
+    figure = _svg(
+        "fig-code",
+        plots.plot_code(reports, top=min(top, 15)),
+        "Code bytes by program (summed over code categories), largest programs",
+    )
+    return Section("code", "Code", (figure,), (table,))
+
+
+def _remote_section(obj: Report | Comparison, top: int) -> Section:
+    text = (
+        "Remote buffers live in Streaming Memory (off chip), not in tile memory; bytes are per replica. "
+        "Sharded buffers (replicated tensor sharding) hold 1/replicas of the tensor on each replica."
+    )
+    if isinstance(obj, Report):
+        frame = obj.remote_buffers
+        view = analysis.top_n(frame, top, "bytes", label_column="name", sum_columns=("bytes", "entries"))
+        rows = tuple(
+            Row(
+                (
+                    _text_cell(r.name),
+                    Cell(format_count(r.entries), _num(r.entries)),
+                    _text_cell(r.shape),
+                    _text_cell(r.dtype),
+                    Cell("yes" if r.sharded else "no"),
+                    _bytes_cell(r.bytes),
+                )
+            )
+            for r in view.shown_rows.itertuples(index=False)
+        )
+        cols: tuple[Col, ...] = (
+            Col("name", "Remote buffer"),
+            Col("entries", "Entries", True),
+            Col("shape", "Entry shape"),
+            Col("dtype", "Type"),
+            Col("sharded", "Sharded"),
+            Col("bytes", "Bytes", True),
+        )
+        footer = (
+            (Row((Cell("total"), Cell(""), Cell(""), Cell(""), Cell(""), _bytes_cell(int(frame["bytes"].sum())))),)
+            if len(frame)
+            else ()
+        )
+    else:
+        frame = obj.remote_buffers
+        view = analysis.top_n(
+            frame,
+            top,
+            "delta_bytes",
+            label_column="name",
+            key=abs,
+            sum_columns=("base_bytes", "new_bytes", "delta_bytes"),
+        )
+        rows = tuple(
+            Row(
+                (
+                    _text_cell(r["name"]),
+                    *_diff_cells(r),
+                    Cell(_pair(_yes_no(r["base_sharded"]), _yes_no(r["new_sharded"]), str(r["status"]))),
+                    Cell(_pair(format_count(r["base_entries"]), format_count(r["new_entries"]), str(r["status"]))),
+                ),
+                {"status": str(r["status"])},
+            )
+            for r in view.shown_rows.to_dict("records")
+        )
+        cols = (
+            Col("name", "Remote buffer"),
+            *_diff_cols(""),
+            Col("sharded", "Sharded"),
+            Col("entries", "Entries"),
+        )
+        footer = ()
+        if len(frame):
+            b, n = int(frame["base_bytes"].sum()), int(frame["new_bytes"].sum())
+            footer = (
+                Row(
+                    (
+                        Cell("total"),
+                        _bytes_cell(b),
+                        _bytes_cell(n),
+                        _bytes_cell(n - b, signed=True),
+                        _pct_cell(100.0 * (n - b) / b if b else None),
+                        Cell(""),
+                        Cell(""),
+                        Cell(""),
+                    )
+                ),
+            )
+    note = _cut_note(view, "remote buffers") if view.cut else ""
+    table = Table("remote-table", cols, rows, footer, note, empty="no remote buffers (nothing in Streaming Memory)")
+    return Section("streaming", "Streaming Memory", (), (table,), text)
+
+
+def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Section:
+    if not any(len(r.execution) for r in reports):
+        return Section("execution", "Execution", (), (), "No execution profile in the report(s): cycles are not known.")
+    if isinstance(obj, Report):
+        frame = analysis.execution_by_phase(obj)
+        rows = tuple(
+            Row((_text_cell(r.phase), Cell(format_cycles(r.cycles), _num(r.cycles)), _pct_cell(r.pct, signed=False)))
+            for r in frame.itertuples(index=False)
+        )
+        cols: tuple[Col, ...] = (
+            Col("phase", "Phase"),
+            Col("cycles", "Cycles per step", True),
+            Col("pct", "% of step", True),
+        )
+        footer = (Row((Cell("total"), Cell(format_cycles(frame["cycles"].sum())), Cell(""))),)
+    else:
+        frame = obj.execution
+        rows = tuple(
+            Row((_text_cell(r["phase"]), *_diff_cells(r, "", "cycles", format_cycles)), {"status": str(r["status"])})
+            for r in frame.to_dict("records")
+        )
+        cols = (Col("phase", "Phase"), *_diff_cols("cycles"))
+        b, n = float(frame["base_cycles"].sum()), float(frame["new_cycles"].sum())
+        footer = (
+            Row(
+                (
+                    Cell("total"),
+                    Cell(format_cycles(b)),
+                    Cell(format_cycles(n)),
+                    Cell(format_cycles(n - b, signed=True)),
+                    _pct_cell(100.0 * (n - b) / b if b else None),
+                    Cell(""),
+                )
+            ),
+        )
+    table = Table("execution-table", cols, rows, footer)
+    figure = _svg(
+        "fig-execution", plots.plot_execution(reports), "Cycles per step (one run of the main program) by phase"
+    )
+    return Section("execution", "Execution", (figure,), (table,))
+
+
+# --------------------------------------------------------------------------- page
+
+
+def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
+    """Prepare everything the HTML page shows for a report or a comparison.
+
+    Returns a :class:`Page` of display strings, sort keys and inline SVG figures; no HTML is
+    produced here. Tables are cut to ``top`` rows (variables, code, remote buffers) with an
+    "other" row. Raises ProfcompareError for a negative ``top``.
+    """
+    reports, roles = _roles(obj)
+    is_comparison = not isinstance(obj, Report)
+    if isinstance(obj, Report):
+        title = f"profcompare: {obj.label}"
+    else:
+        title = f"profcompare: {obj.base.label} (base) vs {obj.new.label} (new)"
+    variables, variables_view = _variables_table(obj, top)
+    summary = Section("summary", "Summary", (), (summary_table(obj),))
+    sections = (
+        summary,
+        _memory_section(obj, reports),
+        _liveness_section(obj, reports, roles),
+        _tiles_section(reports, roles),
+        Section("variables", "Variables"),
+        _code_section(obj, reports, top),
+        _remote_section(obj, top),
+        _execution_section(obj, reports),
+    )
+    if is_comparison:
+        present = set(obj.variables["status"].astype(str).unique()) if len(obj.variables) else set()
+        variable_filter = ("status", tuple(s for s in STATUS_ORDER if s in present) or STATUS_ORDER)
+    else:
+        variable_filter = ("liveness", ("always live", "not always live"))
+    data = _page_data(obj, reports, roles, variables_view)
+    return Page(title, is_comparison, report_cards(obj), sections, variables, variable_filter, data)
+
+
+def _page_data(
+    obj: Report | Comparison, reports: list[Report], roles: list[str], variables: analysis.TopN
+) -> dict[str, Any]:
+    """The JSON data block: metas, summary metrics and the variable rows shown (plus "other")."""
+    fields = _REPORT_VARIABLE_FIELDS if isinstance(obj, Report) else _COMPARISON_VARIABLE_FIELDS
+    if isinstance(obj, Report):
+        summary = {m: {"value": v, "unit": METRIC_UNITS[m]} for m, v in obj.summary().items()}
+    else:
+        summary = {
+            str(m): {k: obj.summary.loc[m, k] for k in ("unit", "base", "new", "delta", "delta_pct", "status")}
+            for m in obj.summary.index
+        }
+    return _jsonable(
+        {
+            "schema_version": 1,
+            "kind": "report" if isinstance(obj, Report) else "comparison",
+            "generator": f"profcompare {__version__}",
+            "reports": {role: r.meta.to_dict() for role, r in zip(roles, reports, strict=True)},
+            "summary": summary,
+            "variables": {
+                "shown": variables.shown,
+                "total": variables.total,
+                "cut": variables.cut,
+                "note": _cut_note(variables, "variables"),
+                "columns": list(fields),
+                "rows": variables.rows[list(fields)].to_numpy(dtype=object).tolist(),
+            },
+        }
+    )
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("profcompare.render", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "allow_nan": False}
+    return env
+
+
+@cache
+def _asset(name: str) -> Markup:
+    """A static CSS/JS file shipped next to the templates, inlined verbatim (our own code)."""
+    text = resources.files("profcompare.render").joinpath("templates", name).read_text(encoding="utf-8")
+    if "</" in text:
+        # the asset is inlined inside <style>/<script>; a closing tag would end it early
+        raise RuntimeError(f"asset {name} must not contain '</'")
+    return Markup(text)
+
+
+def render_page(page: Page) -> str:
+    """Fill the page template. Returns the complete HTML document."""
+    template = _environment().get_template("page.html.j2")
+    return template.render(page=page, css=_asset("page.css"), js=_asset("page.js"))
+
+
+class HtmlRenderer:
+    """Renders a Report or a Comparison as one self-contained HTML page (``show/compare --format html``)."""
+
+    name = "html"
+    file_extension = ".html"
+
+    def render(self, obj: Report | Comparison, *, top: int = 20) -> str:
+        """Return the HTML document; tables are cut to ``top`` rows plus an "other" row."""
+        return render_page(build_page(obj, top=top))
+
+
+def render_template(name: str, **context: Any) -> str:
+    """Render one of the package's templates with autoescaping (used by the notebook reprs)."""
+    return _environment().get_template(name).render(**context)
+
+
+__all__ = [
+    "Cell",
+    "Col",
+    "HtmlRenderer",
+    "Page",
+    "ReportCard",
+    "Row",
+    "Section",
+    "Table",
+    "build_page",
+    "render_page",
+    "render_template",
+    "report_cards",
+    "summary_table",
+]

@@ -1,0 +1,96 @@
+"""GitHub-flavoured Markdown, for pull-request comments and CI summaries.
+
+Same content as the terminal output (see :mod:`profcompare.render.sections`). Every piece of
+text taken from a report (variable and program names, paths) is escaped, so a name such as
+``a|b`` or ``<b>x</b>`` cannot break a table or inject markup.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from profcompare.render.sections import Cell, Document, Table, build_document
+
+if TYPE_CHECKING:
+    from profcompare.compare import Comparison
+    from profcompare.model import Report
+    from profcompare.render.sections import VariablesView
+
+# characters Markdown could read as syntax anywhere in a line (emphasis, code, links, table
+# cells, strikethrough); line-start syntax (#, -, +) cannot occur since every line we write
+# starts with our own markup
+_ESCAPED = set("\\`*_[]|~")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def escape(text: str) -> str:
+    """Return ``text`` safe inside Markdown (and inside a table cell): markup characters are
+    backslash-escaped, ``& < >`` become entities, and line breaks become spaces."""
+    out = []
+    for char in text.replace("\r\n", " ").replace("\n", " ").replace("\r", " "):
+        if char in _ENTITIES:
+            out.append(_ENTITIES[char])
+        elif char in _ESCAPED:
+            out.append("\\" + char)
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _cell(cell: Cell) -> str:
+    text = escape(cell.text)
+    if not text:
+        return ""
+    if cell.tone == "bad":
+        return f"**{text}**"
+    if cell.tone == "muted":
+        return f"_{text}_"
+    return text
+
+
+def _table(table: Table) -> list[str]:
+    header = "| " + " | ".join(escape(c.header) for c in table.columns) + " |"
+    rule = "|" + "|".join("---:" if c.numeric else ":---" for c in table.columns) + "|"
+    lines = [header, rule]
+    for row in table.rows:
+        lines.append("| " + " | ".join(_cell(cell) for cell in row) + " |")
+    return lines
+
+
+def render_document(document: Document) -> str:
+    """Return ``document`` as GitHub-flavoured Markdown."""
+    lines = [f"## {escape(document.title)}", ""]
+    for key, value in document.facts:
+        lines.append(f"- **{escape(key)}**: {escape(value)}")
+    if document.facts:
+        lines.append("")
+    for warning in document.warnings:
+        lines.append(f"> **Warning:** {escape(warning)}")
+        lines.append(">")
+    if document.warnings:
+        lines.pop()
+        lines.append("")
+    for section in document.sections:
+        lines.append(f"### {escape(section.title)}")
+        lines.append("")
+        if section.table is not None:
+            lines.extend(_table(section.table))
+            lines.append("")
+        for note in section.notes:
+            lines.append(f"_{escape(note)}_")
+            lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+class MarkdownRenderer:
+    """Render a report, a comparison or a variables view as GitHub Markdown."""
+
+    name = "markdown"
+    file_extension = ".md"
+
+    def render(self, obj: Report | Comparison | VariablesView, *, top: int = 20) -> str:
+        """Return the Markdown document (tables cut to ``top`` rows plus an "other" row)."""
+        return render_document(build_document(obj, top=top))
+
+
+__all__ = ["MarkdownRenderer", "escape", "render_document"]

@@ -1,0 +1,57 @@
+"""Writing rendered output to a file: atomically, and never over an existing file unless asked."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from profcompare.errors import OutputExistsError, ProfcompareError
+
+
+def write_output(content: str | bytes, path: str | os.PathLike[str], *, force: bool = False) -> None:
+    """Write ``content`` to ``path`` atomically; returns None.
+
+    The content goes to a temporary file in the same directory which then replaces ``path``
+    (``os.replace``), so readers see either the old file or the complete new one and an error
+    leaves no partial file behind. ``str`` content is written as UTF-8.
+
+    Raises :class:`OutputExistsError` when ``path`` exists and ``force`` is false, and
+    :class:`ProfcompareError` when the directory does not exist or cannot be written.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise ProfcompareError(f"{target} is a directory; give a file name")
+    if target.exists() and not force:
+        raise OutputExistsError(f"{target} exists; use --force to overwrite")
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise ProfcompareError(f"cannot write {target}: directory {directory} does not exist")
+    data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise ProfcompareError(f"cannot write {target}: {exc.strerror or exc}") from exc
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        # mkstemp creates 0600; give the file the permissions a plain open() would
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp_name, 0o666 & ~umask)
+        if not force and target.exists():
+            raise OutputExistsError(f"{target} exists; use --force to overwrite")
+        os.replace(tmp_name, target)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp_name)
+        except FileNotFoundError:
+            pass
+        if isinstance(exc, OSError):
+            raise ProfcompareError(f"cannot write {target}: {exc.strerror or exc}") from exc
+        raise
+
+
+__all__ = ["write_output"]

@@ -1,0 +1,368 @@
+"""Matplotlib figures of one or more reports, and their SVG form for the HTML page.
+
+Every function is pure: it takes reports, builds a new :class:`matplotlib.figure.Figure` with the
+object API (no pyplot, so no global figure registry and no GUI backend) and returns it. Nothing
+here shows a window or writes a file. Several reports are overlaid in the order given; for a
+comparison that is ``[base, new]``.
+
+Long series are reduced with :func:`downsample_max` (maximum per bucket), so a curve of
+100,000 program steps or many thousand tiles still draws at most ``max_points`` points and its
+peaks survive.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib import rc_context
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+from profcompare import analysis
+from profcompare.model import CATEGORY_GROUPS, PHASES, Report
+from profcompare.render.format import format_bytes
+
+#: Most points a plotted curve keeps (see :func:`downsample_max`).
+MAX_POINTS = 2000
+
+#: Line colours of the 1st, 2nd, ... report (base is blue, new is green, like PopVision's
+#: source/target pair).
+REPORT_COLOURS = ("#3b6fb6", "#2e9a47", "#c0392b", "#8e44ad", "#d4860b")
+BUDGET_COLOUR = "#b03030"
+
+#: Colours of memory categories by group (shades per category within a group).
+_GROUP_SHADES = {
+    "code": ("#1f4e79", "#2e6da4", "#4a89c8", "#6fa3d8", "#97bde6", "#bcd5f0"),
+    "vertex_data": ("#8a5a00", "#b07a10", "#d39b2a", "#e8bb5e"),
+    "variables": ("#1e7b3a", "#5cb270"),
+    "other": ("#5b5b5b", "#7a7a7a", "#989898", "#b3b3b3", "#c9c9c9", "#dcdcdc", "#6d4c7d", "#9a7aa9", "#c1a9cc"),
+}
+_PHASE_COLOURS = dict(zip(PHASES, ("#3b6fb6", "#e08a1e", "#9b9b9b", "#8e44ad", "#c0392b", "#2e9a47"), strict=True))
+
+
+def _text(label: str) -> str:
+    """A user string made safe for matplotlib: no mathtext, and not hidden from legends."""
+    label = label.replace("$", r"\$")
+    return " " + label if label.startswith("_") else label
+
+
+class _BinaryLocator(MaxNLocator):
+    """Ticks at round multiples of the 1024-based unit the axis is shown in (KiB, MiB, ...)."""
+
+    def __init__(self) -> None:
+        super().__init__(nbins=6, steps=[1, 2, 2.5, 5, 10])
+
+    def tick_values(self, vmin: float, vmax: float) -> Sequence[float]:
+        largest = max(abs(vmin), abs(vmax), 1.0)
+        scale = 1024.0 ** int(np.floor(np.log(largest) / np.log(1024)))
+        ticks = np.asarray(super().tick_values(vmin / scale, vmax / scale)) * scale
+        return [float(t) for t in ticks]
+
+
+def _bytes_axis(ax: Axes, axis: str = "y") -> None:
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_locator(_BinaryLocator())
+    target.set_major_formatter(FuncFormatter(lambda value, _pos: format_bytes(value)))
+
+
+def _figure(height: float = 3.4, width: float = 10.0) -> Figure:
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _colour(index: int) -> str:
+    return REPORT_COLOURS[index % len(REPORT_COLOURS)]
+
+
+def _empty(ax: Axes, message: str) -> None:
+    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, color="#777777")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def downsample_max(x: np.ndarray, y: np.ndarray, max_points: int = MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """Reduce a curve to at most ``max_points`` points, keeping the maximum of each bucket.
+
+    Returns ``(x, y)``: unchanged when short enough; otherwise the points are cut into equal
+    consecutive buckets and each bucket becomes one point at its first ``x`` with its largest
+    ``y``, so every peak keeps its height (its position moves by less than one bucket).
+    """
+    x = np.asarray(x)
+    y = np.asarray(y)
+    n = len(y)
+    if n <= max_points:
+        return x, y
+    bucket = -(-n // max_points)  # ceil
+    starts = np.arange(0, n, bucket)
+    # fmax ignores NaN (gaps of aligned curves) unless a whole bucket is NaN
+    return x[starts], np.fmax.reduceat(y, starts)
+
+
+def _liveness_curve(
+    report: Report, index: int, aligned: pd.DataFrame | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(x, bytes, step) of one report's curve: its own steps, or the aligned positions (NaN gaps)."""
+    live = report.liveness
+    if aligned is None:
+        steps = live["step"].to_numpy(dtype="int64")
+        return steps.astype("float64"), live["not_always_live_bytes"].to_numpy(dtype="float64"), steps
+    side = ("base", "new")[index]
+    values = aligned[f"{side}_not_always_live_bytes"].to_numpy(dtype="float64", na_value=np.nan)
+    steps = aligned[f"{side}_step"].to_numpy(dtype="float64", na_value=np.nan)
+    return aligned["position"].to_numpy(dtype="float64"), values, steps
+
+
+def plot_liveness(
+    reports: Sequence[Report], *, aligned: pd.DataFrame | None = None, max_points: int = MAX_POINTS
+) -> Figure:
+    """Not-always-live bytes per program step, one step curve per report.
+
+    Returns a Figure with one Axes: per report (in order) a step line of the not-always-live
+    bytes (x: program step, y: bytes; downsampled to ``max_points`` keeping maxima), a dashed
+    horizontal line at its always-live bytes and a marker at its peak, annotated with the
+    report's step and program. With ``aligned`` (a ``Comparison.liveness`` frame; then
+    ``reports`` is ``[base, new]``) both curves share the x axis of aligned positions, so the
+    same program lines up in both, and a step one side lacks is a gap in its curve.
+    """
+    if aligned is not None and len(reports) != 2:
+        raise ValueError("aligned liveness needs exactly two reports: [base, new]")
+    fig = _figure()
+    ax = fig.add_subplot()
+    if not any(len(r.liveness) for r in reports):
+        _empty(ax, "no liveness data")
+        return fig
+    for index, report in enumerate(reports):
+        colour = _colour(index)
+        label = _text(report.label)
+        x_all, y_all, steps = _liveness_curve(report, index, aligned)
+        if len(x_all):
+            x, y = downsample_max(x_all, y_all, max_points)
+            # repeat the last value one step on, so the last step is drawn with its width
+            x = np.append(x, x[-1] + (x[-1] - x[-2] if len(x) > 1 else 1))
+            y = np.append(y, y[-1])
+            ax.step(x, y, where="post", color=colour, linewidth=1.4, label=f"{label}: not always live")
+            ax.fill_between(x, np.nan_to_num(y), step="post", color=colour, alpha=0.10, linewidth=0)
+        always_live = float(report.tiles["always_live_bytes"].sum())
+        ax.axhline(always_live, color=colour, linestyle="--", linewidth=1.0, label=f"{label}: always live")
+        peak = analysis.liveness_peak(report)
+        if peak["step"] is not None:
+            step, program, value = peak["step"], peak["program"], peak["not_always_live_bytes"]
+            where = np.flatnonzero(steps == step)
+            x_peak = float(x_all[where[0]]) if len(where) else float(step)
+            right_half = x_peak > 0.5 * float(np.nanmax(x_all))
+            ax.annotate(
+                _text(f"peak {format_bytes(value)} at step {step:,} ({program})"),
+                xy=(x_peak, value),
+                xytext=(-8 if right_half else 8, 10 + 13 * index),
+                textcoords="offset points",
+                ha="right" if right_half else "left",
+                fontsize=8,
+                color=colour,
+                bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.85},
+                arrowprops={"arrowstyle": "-", "color": colour, "linewidth": 0.8},
+            )
+            ax.plot([x_peak], [value], marker="o", markersize=4, color=colour, linestyle="none")
+    ax.set_xlabel("program step" if aligned is None else "program step (base and new aligned by program)")
+    ax.set_ylabel("bytes per replica")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    _bytes_axis(ax)
+    ax.grid(True, axis="y", color="#e3e3e3", linewidth=0.6)
+    ax.margins(y=0.12)
+    ax.set_ylim(bottom=0)
+    fig.legend(loc="outside lower center", fontsize=8, frameon=False, ncols=2 * max(len(reports), 1))
+    return fig
+
+
+def plot_categories(reports: Sequence[Report]) -> Figure:
+    """Memory by category: one horizontal stacked bar per report.
+
+    Returns a Figure with one Axes whose bar containers are the categories (legend order: by
+    group, then by largest bytes), each with one bar per report (bytes summed over the tiles of
+    one replica). Categories that are zero in every report are left out.
+    """
+    fig = _figure(height=1.2 + 0.55 * max(len(reports), 1))
+    ax = fig.add_subplot()
+    table = pd.DataFrame({i: r.categories.set_index("category")["bytes"] for i, r in enumerate(reports)})
+    table = table.fillna(0)
+    if table.empty or not (table.to_numpy() > 0).any():
+        _empty(ax, "no memory category data")
+        return fig
+    table = table.loc[(table > 0).any(axis=1)]
+    groups = [CATEGORY_GROUPS.get(str(c), "other") for c in table.index]
+    table = table.assign(
+        _group=pd.Categorical(groups, ["code", "vertex_data", "variables", "other"]), _size=table.sum(axis=1)
+    )
+    table = table.sort_values(["_group", "_size"], ascending=[True, False])
+    labels = [_text(r.label) for r in reports]
+    positions = np.arange(len(reports))[::-1]
+    left = np.zeros(len(reports))
+    shade_index: dict[str, int] = {}
+    for category, row in table.iterrows():
+        group = str(row["_group"])
+        shades = _GROUP_SHADES[group]
+        colour = shades[shade_index.get(group, 0) % len(shades)]
+        shade_index[group] = shade_index.get(group, 0) + 1
+        values = row[list(range(len(reports)))].to_numpy(dtype=float)
+        ax.barh(
+            positions,
+            values,
+            left=left,
+            color=colour,
+            height=0.6,
+            label=_text(str(category)),
+            edgecolor="white",
+            linewidth=0.4,
+        )
+        left += values
+    for pos, total in zip(positions, left, strict=True):
+        ax.text(total, pos, " " + format_bytes(total), va="center", fontsize=8)
+    ax.set_yticks(positions, labels)
+    ax.set_xlim(0, left.max() * 1.12)
+    _bytes_axis(ax, "x")
+    ax.set_xlabel("bytes per replica")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    return fig
+
+
+def plot_tiles(reports: Sequence[Report], *, max_points: int = MAX_POINTS) -> Figure:
+    """Memory per tile (bytes including gaps), one line per report, with the tile budget.
+
+    Returns a Figure with one Axes: per report a line over tile index (downsampled to
+    ``max_points`` keeping maxima), then one dashed horizontal line per distinct
+    ``target.bytes_per_tile`` (the tile budget), labelled.
+    """
+    fig = _figure()
+    ax = fig.add_subplot()
+    if not any(len(r.tiles) for r in reports):
+        _empty(ax, "no per-tile data")
+        return fig
+    for index, report in enumerate(reports):
+        tiles = report.tiles
+        if not len(tiles):
+            continue
+        x, y = downsample_max(tiles["tile"].to_numpy(), tiles["bytes_including_gaps"].to_numpy(), max_points)
+        ax.plot(x, y, color=_colour(index), linewidth=0.9, label=_text(report.label))
+    for budget in sorted({r.meta.target.bytes_per_tile for r in reports}):
+        ax.axhline(
+            budget, color=BUDGET_COLOUR, linestyle="--", linewidth=1.0, label=f"tile budget {format_bytes(budget)}"
+        )
+    ax.set_xlabel("tile")
+    ax.set_ylabel("bytes (incl. gaps)")
+    ax.set_ylim(bottom=0)
+    ax.set_xlim(left=0)
+    _bytes_axis(ax)
+    ax.grid(True, axis="y", color="#e3e3e3", linewidth=0.6)
+    fig.legend(loc="outside lower center", fontsize=8, frameon=False, ncols=len(reports) + 1)
+    return fig
+
+
+def plot_code(reports: Sequence[Report], *, top: int = 15) -> Figure:
+    """Code bytes by program: grouped horizontal bars, one bar per report for each program.
+
+    Returns a Figure with one Axes holding one bar container per report; the programs are the
+    ``top`` largest by their largest code bytes over the reports (summed over code categories).
+    """
+    per_report = [analysis.code_by_program(r).set_index("name")["code_bytes"] for r in reports]
+    table = pd.DataFrame({i: s for i, s in enumerate(per_report)}).fillna(0)
+    fig = _figure(height=1.0 + 0.28 * min(len(table), top) * max(len(reports), 1) ** 0.5)
+    ax = fig.add_subplot()
+    if table.empty:
+        _empty(ax, "no code data")
+        return fig
+    table = table.loc[table.max(axis=1).sort_values(ascending=False, kind="stable").index[:top]]
+    n = len(reports)
+    height = 0.8 / n
+    positions = np.arange(len(table))[::-1]
+    for index, report in enumerate(reports):
+        ax.barh(
+            positions + (n - 1 - 2 * index) * height / 2,
+            table[index].to_numpy(dtype=float),
+            height=height,
+            color=_colour(index),
+            label=_text(report.label),
+        )
+    ax.set_yticks(positions, [_text(str(name)) for name in table.index], fontsize=8)
+    _bytes_axis(ax, "x")
+    ax.set_xlabel("code bytes per replica")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.grid(True, axis="x", color="#e3e3e3", linewidth=0.6)
+    return fig
+
+
+def plot_execution(reports: Sequence[Report]) -> Figure:
+    """Execution cycles per step by phase: one horizontal stacked bar per report.
+
+    Returns a Figure with one Axes whose bar containers are the phases present (PHASES order),
+    each with one bar per report (cycles per run of the main program).
+    """
+    fig = _figure(height=1.2 + 0.55 * max(len(reports), 1))
+    ax = fig.add_subplot()
+    table = pd.DataFrame(
+        {i: analysis.execution_by_phase(r).set_index("phase")["cycles"] for i, r in enumerate(reports)}
+    ).fillna(0)
+    if table.empty:
+        _empty(ax, "no execution profile")
+        return fig
+    table = table.reindex([p for p in PHASES if p in table.index])
+    positions = np.arange(len(reports))[::-1]
+    left = np.zeros(len(reports))
+    for phase, row in table.iterrows():
+        values = row.to_numpy(dtype=float)
+        ax.barh(
+            positions,
+            values,
+            left=left,
+            height=0.6,
+            color=_PHASE_COLOURS[str(phase)],
+            label=str(phase),
+            edgecolor="white",
+            linewidth=0.4,
+        )
+        left += values
+    for pos, total in zip(positions, left, strict=True):
+        ax.text(total, pos, f" {total:,.0f}", va="center", fontsize=8)
+    ax.set_yticks(positions, [_text(r.label) for r in reports])
+    ax.set_xlim(0, max(left.max(), 1) * 1.15)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
+    ax.set_xlabel("cycles per step")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return fig
+
+
+#: No date/creator/format metadata: smaller, byte-for-byte reproducible SVG.
+_NO_METADATA: dict[str, None] = {"Date": None, "Creator": None, "Format": None, "Type": None}
+_XML_PROLOGUE = re.compile(r"\A.*?(?=<svg\b)", re.DOTALL)
+
+
+def figure_to_svg(fig: Figure, *, id_salt: str = "") -> str:
+    """The figure as an SVG element ready to inline in HTML (no XML prologue or DOCTYPE).
+
+    Text stays text (``svg.fonttype: none``) to keep the file small; no date or creator
+    metadata, so the same figure gives the same SVG. ``id_salt`` (e.g. the figure's element id
+    in the page) keeps the generated clip-path ids of several figures inlined in one page
+    apart. Rendering settings apply only to this call (no global state changes). Returns the
+    ``<svg ...>...</svg>`` markup.
+    """
+    buffer = io.StringIO()
+    salt = id_salt or fig.get_label() or "profcompare"
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": salt, "font.sans-serif": ["DejaVu Sans", "Arial"]}):
+        fig.savefig(buffer, format="svg", metadata=_NO_METADATA)
+    svg = _XML_PROLOGUE.sub("", buffer.getvalue(), count=1)
+    return svg.strip()
+
+
+__all__ = [
+    "MAX_POINTS",
+    "REPORT_COLOURS",
+    "downsample_max",
+    "figure_to_svg",
+    "plot_categories",
+    "plot_code",
+    "plot_execution",
+    "plot_liveness",
+    "plot_tiles",
+]

@@ -1,0 +1,154 @@
+"""The sweep page: memory and throughput against the swept knob(s), plus the table, as one HTML file.
+
+The figure is a pure function of the sweep table (see :func:`profcompare.sweep.sweep_table`);
+the page is a Jinja2 template with autoescaping, the figure inlined as SVG and the table's data
+embedded through ``tojson`` only, so the file opens offline.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Any
+
+import jinja2
+import numpy as np
+import pandas as pd
+from markupsafe import Markup
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+
+from profcompare import __version__
+from profcompare.render.format import format_bytes, format_cycles, format_rate, metric_label
+
+#: memory series of the left panel: metric -> legend text
+MEMORY_SERIES: tuple[tuple[str, str], ...] = (
+    ("always_live_bytes", "always-live"),
+    ("not_always_live_peak_bytes", "not-always-live peak"),
+    ("code_bytes", "code"),
+    ("streaming_memory_bytes", "Streaming Memory (off-chip)"),
+)
+_COLOURS = ("#3b6fb6", "#e08a1e", "#8e44ad", "#2e9a47")
+_THROUGHPUT_COLOUR = "#c0392b"
+
+#: table columns after the knobs: (metric, formatter)
+_METRIC_FORMATS = (
+    ("always_live_bytes", format_bytes),
+    ("not_always_live_peak_bytes", format_bytes),
+    ("code_bytes", format_bytes),
+    ("streaming_memory_bytes", format_bytes),
+    ("cycles_per_step", format_cycles),
+    ("samples_per_second", format_rate),
+)
+
+
+def _x_labels(table: pd.DataFrame, swept: Sequence[str]) -> list[str]:
+    if len(swept) == 1:
+        from profcompare.sweep import format_knob_value
+
+        return [format_knob_value(v) for v in table[swept[0]]]
+    return [str(p) for p in table["point"]]
+
+
+def plot_sweep(table: pd.DataFrame, swept: Sequence[str]) -> Figure:
+    """Memory and throughput per sweep point, points in grid order along x.
+
+    Returns a Figure with two Axes: left, grouped bars of always-live, not-always-live peak, code
+    and Streaming Memory bytes per point (y in 1024-based byte units); right, samples per second
+    per point (line with markers). Points without a report have no bar and no marker; oom points
+    are marked "oom" above their bars.
+    """
+    labels = _x_labels(table, swept)
+    x = np.arange(len(labels))
+    fig = Figure(figsize=(11.0, 3.8), layout="constrained")
+    mem_ax, rate_ax = fig.subplots(1, 2, width_ratios=[3, 2])
+    width = 0.8 / len(MEMORY_SERIES)
+    for i, (metric, text) in enumerate(MEMORY_SERIES):
+        values = table[metric].to_numpy(dtype="float64")
+        mem_ax.bar(x + (i - (len(MEMORY_SERIES) - 1) / 2) * width, np.nan_to_num(values), width, label=text, color=_COLOURS[i])
+    mem_ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: format_bytes(value)))
+    mem_ax.set_ylabel("bytes per replica")
+    mem_ax.set_title("Memory")
+    tops = table[[m for m, _ in MEMORY_SERIES]].max(axis=1).fillna(0).to_numpy()
+    for xi, status, top in zip(x, table["status"], tops):
+        if status != "ok":
+            mem_ax.annotate(status, (xi, top), ha="center", va="bottom", color=_THROUGHPUT_COLOUR, fontsize=8)
+    mem_ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.22), ncols=2, frameon=False)
+    rates = table["samples_per_second"].to_numpy(dtype="float64")
+    if np.isfinite(rates).any():
+        rate_ax.plot(x, rates, marker="o", color=_THROUGHPUT_COLOUR)
+        rate_ax.set_ylim(bottom=0, top=float(np.nanmax(rates)) * 1.15 or 1.0)
+        rate_ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: format_rate(value).split(".")[0]))
+    else:
+        rate_ax.text(0.5, 0.5, "no execution profile", ha="center", va="center", transform=rate_ax.transAxes, color="#777777")
+    rate_ax.set_ylabel("samples per second")
+    rate_ax.set_title("Throughput")
+    xlabel = swept[0] if len(swept) == 1 else "point"
+    for ax in (mem_ax, rate_ax):
+        ax.set_xticks(x, [label.replace("$", r"\$") for label in labels], rotation=20 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center", fontsize=8)
+        ax.set_xlabel(xlabel.replace("$", r"\$"))
+        ax.grid(axis="y", color="#e5e5e5")
+        ax.set_axisbelow(True)
+    return fig
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("profcompare", "render/templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value)
+
+
+def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    from profcompare.sweep import table_records
+
+    return table_records(table)
+
+
+def render_sweep_html(table: pd.DataFrame, swept: Sequence[str], meta: Mapping[str, Any]) -> str:
+    """Return the sweep page (one self-contained HTML document).
+
+    ``table`` is a sweep table, ``swept`` the knob names that vary, ``meta`` holds name,
+    workload, variant, backend and fixed_config (as written to sweep.json).
+    """
+    from profcompare.render.plots import figure_to_svg
+
+    svg = figure_to_svg(plot_sweep(table, swept))
+    knob_columns = list(swept)
+    headers = ["point", *knob_columns, "status", *(metric_label(m) for m, _ in _METRIC_FORMATS), "error"]
+    rows = []
+    for record in table.to_dict(orient="records"):
+        cells = [_cell(record["point"]), *(_cell(record[k]) for k in knob_columns), _cell(record["status"])]
+        cells += [fmt(record[m]) for m, fmt in _METRIC_FORMATS]
+        cells.append(_cell(record.get("error")))
+        rows.append({"status": record["status"], "cells": cells})
+    data = {
+        "schema_version": 1,
+        **{k: meta.get(k) for k in ("name", "workload", "variant", "backend", "swept", "fixed_config")},
+        "points": _records(table),
+    }
+    template = _environment().get_template("sweep.html.j2")
+    return template.render(
+        title=f"profcompare sweep: {meta.get('variant')} over {', '.join(swept)}",
+        meta=meta,
+        simulated=meta.get("backend") == "sim",
+        figure=Markup(svg),  # produced by matplotlib from numbers and escaped labels
+        headers=headers,
+        rows=rows,
+        data=data,
+        version=__version__,
+    )
+
+
+__all__ = ["MEMORY_SERIES", "plot_sweep", "render_sweep_html"]

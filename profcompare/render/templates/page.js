@@ -1,0 +1,122 @@
+/* profcompare HTML page: sort tables by clicking a header; filter the variable table. */
+(function () {
+  "use strict";
+
+  var data = {};
+  try {
+    data = JSON.parse(document.getElementById("profcompare-data").textContent);
+  } catch (err) {
+    data = {};
+  }
+
+  function sortKey(cell, numeric) {
+    if (!cell) { return null; }
+    var raw = cell.getAttribute("data-sort");
+    if (raw === null || raw === "") { return numeric ? null : cell.textContent.toLowerCase(); }
+    if (numeric) {
+      var value = parseFloat(raw);
+      return isNaN(value) ? null : value;
+    }
+    return raw.toLowerCase();
+  }
+
+  function compareKeys(a, b) {
+    if (a === b) { return 0; }
+    if (a === null) { return 1; }
+    if (b === null) { return -1; }
+    return a < b ? -1 : 1;
+  }
+
+  function sortTable(table, th) {
+    var headers = Array.prototype.slice.call(table.tHead.rows[0].cells);
+    var index = headers.indexOf(th);
+    var numeric = th.getAttribute("data-type") === "number";
+    var current = th.getAttribute("aria-sort");
+    // numbers start largest first (the interesting end), text starts A to Z
+    var direction = current ? (current === "ascending" ? "descending" : "ascending")
+                            : (numeric ? "descending" : "ascending");
+    headers.forEach(function (h) { h.removeAttribute("aria-sort"); });
+    th.setAttribute("aria-sort", direction);
+    var sign = direction === "ascending" ? 1 : -1;
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows).filter(function (r) { return !r.classList.contains("empty"); });
+    var keyed = rows.map(function (row, position) {
+      return { row: row, key: sortKey(row.cells[index], numeric), position: position };
+    });
+    keyed.sort(function (a, b) {
+      // missing values stay last in both directions
+      if (a.key === null || b.key === null) {
+        return compareKeys(a.key, b.key) || a.position - b.position;
+      }
+      return sign * compareKeys(a.key, b.key) || a.position - b.position;
+    });
+    keyed.forEach(function (item) { body.appendChild(item.row); });
+  }
+
+  Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), function (table) {
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
+      var button = th.querySelector("button.sort");
+      if (button) {
+        button.addEventListener("click", function () { sortTable(table, th); });
+      }
+    });
+  });
+
+  var table = document.getElementById("variables-table");
+  var input = document.getElementById("variable-filter");
+  var regexBox = document.getElementById("variable-regex");
+  var select = document.getElementById("variable-status");
+  var count = document.getElementById("variable-count");
+  var error = document.getElementById("variable-error");
+  if (!table || !input || !select) { return; }
+  var filterKey = "filter";
+
+  function matcher() {
+    var text = input.value;
+    error.textContent = "";
+    input.classList.remove("invalid");
+    if (!text) { return function () { return true; }; }
+    if (regexBox && regexBox.checked) {
+      try {
+        var pattern = new RegExp(text, "i");
+        return function (name) { return pattern.test(name); };
+      } catch (err) {
+        error.textContent = "invalid regular expression";
+        input.classList.add("invalid");
+        return function () { return true; };
+      }
+    }
+    var needle = text.toLowerCase();
+    return function (name) { return name.toLowerCase().indexOf(needle) !== -1; };
+  }
+
+  function applyFilter() {
+    var matches = matcher();
+    var wanted = select.value;
+    var rows = Array.prototype.slice.call(table.tBodies[0].rows).filter(function (r) {
+      return !r.classList.contains("empty");
+    });
+    var shown = 0;
+    rows.forEach(function (row) {
+      var name = row.getAttribute("data-name") || "";
+      var keep = matches(name) && (!wanted || row.getAttribute("data-" + filterKey) === wanted);
+      row.hidden = !keep;
+      if (keep) { shown += 1; }
+    });
+    var filtered = input.value || wanted;
+    count.textContent = filtered ? shown.toLocaleString("en-US") + " of " + rows.length.toLocaleString("en-US") +
+      " rows match" : "";
+    if (filtered && data.variables && data.variables.cut > 0) {
+      count.textContent += " (" + data.variables.cut.toLocaleString("en-US") + " more variables are not in this page)";
+    }
+  }
+
+  input.addEventListener("input", applyFilter);
+  select.addEventListener("change", applyFilter);
+  if (regexBox) { regexBox.addEventListener("change", applyFilter); }
+  if (data.variables && typeof data.variables.total === "number") {
+    // the note under the filter says how many variables exist beyond the rows shown
+    table.setAttribute("data-total", String(data.variables.total));
+  }
+  applyFilter();
+})();

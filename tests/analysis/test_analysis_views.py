@@ -1,0 +1,202 @@
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pandas.testing as pdt
+import pytest
+from analysis_builders import report, variable_frame
+
+from profcompare.analysis import (
+    OTHER_LABEL,
+    category_breakdown,
+    code_by_program,
+    execution_by_phase,
+    liveness_peak,
+    tile_stats,
+    variables_view,
+)
+from profcompare.errors import ProfcompareError
+from profcompare.model import make_frame
+
+VARIABLES = variable_frame(
+    [
+        ("layer0/weight", 4000, True, "weight"),
+        ("layer0/weight/adam_m", 2000, True, "optimizer_state"),
+        ("layer1/weight", 3000, True, "weight"),
+        ("layer0/act", 500, False, "activation"),
+        ("layer1/act", 700, False, "activation"),
+        ("grad/layer0/weight", 4000, False, "gradient"),
+    ]
+)
+
+
+def test_category_breakdown_orders_by_group_then_bytes() -> None:
+    categories = make_frame(
+        "categories",
+        {
+            "category": ["variable", "controlCode", "vertexCode", "stack"],
+            "group": ["variables", "code", "code", "other"],
+            "bytes": [600, 100, 200, 100],
+        },
+    )
+    expected = pd.DataFrame(
+        {
+            "category": pd.Series(["vertexCode", "controlCode", "variable", "stack"], dtype=object),
+            "group": pd.Categorical(["code", "code", "variables", "other"], categories=["code", "vertex_data", "variables", "other"]),
+            "bytes": np.array([200, 100, 600, 100], dtype=np.int64),
+            "pct": np.array([20.0, 10.0, 60.0, 10.0]),
+        }
+    )
+    pdt.assert_frame_equal(category_breakdown(report(categories=categories)), expected)
+
+
+def test_category_breakdown_of_empty_report() -> None:
+    result = category_breakdown(report())
+    assert list(result.columns) == ["category", "group", "bytes", "pct"]
+    assert len(result) == 0
+
+
+def test_variables_view_sorts_by_bytes_with_name_tiebreak_and_other_row() -> None:
+    view = variables_view(report(variables=VARIABLES), top=3)
+    assert view.rows["name"].tolist() == ["grad/layer0/weight", "layer0/weight", "layer1/weight", OTHER_LABEL]
+    assert view.rows["bytes"].tolist() == [4000, 4000, 3000, 2000 + 500 + 700]
+    assert (view.shown, view.total, view.cut) == (3, 6, 3)
+
+
+def test_variables_view_filters_by_regex_and_liveness() -> None:
+    view = variables_view(report(variables=VARIABLES), filter_regex=r"^layer0/", always_live=True)
+    assert view.rows["name"].tolist() == ["layer0/weight", "layer0/weight/adam_m"]
+    assert view.total == 2 and view.cut == 0
+    view = variables_view(report(variables=VARIABLES), always_live=False, sort="name")
+    assert view.rows["name"].tolist() == ["grad/layer0/weight", "layer0/act", "layer1/act"]
+
+
+def test_variables_view_sorts_by_any_column() -> None:
+    view = variables_view(report(variables=VARIABLES), sort="tiles")
+    assert view.rows["tiles"].tolist() == [6, 5, 4, 3, 2, 1]
+    view = variables_view(report(variables=VARIABLES), sort="kind", top=2)
+    assert view.rows["kind"].astype(object).tolist()[:2] == ["activation", "activation"]
+    view = variables_view(report(variables=VARIABLES), sort="bytes", ascending=True, top=1)
+    assert view.rows["name"].tolist() == ["layer0/act", OTHER_LABEL]
+
+
+def test_variables_view_rejects_bad_regex_and_sort() -> None:
+    with pytest.raises(ProfcompareError, match="invalid filter regular expression"):
+        variables_view(report(variables=VARIABLES), filter_regex="layer[")
+    with pytest.raises(ProfcompareError, match="cannot sort variables by 'size'"):
+        variables_view(report(variables=VARIABLES), sort="size")
+
+
+def test_liveness_peak_reports_first_maximum() -> None:
+    liveness = make_frame(
+        "liveness",
+        {
+            "step": [0, 1, 2, 3],
+            "program": ["load", "fwd", "bwd", "update"],
+            "program_type": ["StreamCopy", "OnTileExecute", "OnTileExecute", "OnTileExecute"],
+            "not_always_live_bytes": [10, 90, 90, 5],
+        },
+    )
+    tiles = make_frame(
+        "tiles",
+        {
+            "tile": [0, 1],
+            "ipu": [0, 0],
+            "bytes_including_gaps": [300, 200],
+            "bytes_excluding_gaps": [300, 200],
+            "always_live_bytes": [100, 50],
+            "not_always_live_peak_bytes": [200, 150],
+        },
+    )
+    assert liveness_peak(report(liveness=liveness, tiles=tiles)) == {
+        "step": 1,
+        "program": "fwd",
+        "program_type": "OnTileExecute",
+        "not_always_live_bytes": 90,
+        "always_live_bytes": 150,
+        "peak_liveness_bytes": 240,
+    }
+    assert liveness_peak(report())["step"] is None
+
+
+def test_code_by_program_sums_categories() -> None:
+    code = make_frame(
+        "code",
+        {
+            "name": ["fwd", "fwd", "bwd", "copy"],
+            "type": ["OnTileExecute", "OnTileExecute", "OnTileExecute", "DoExchange"],
+            "category": ["vertexCode", "controlCode", "vertexCode", "internalExchangeCode"],
+            "code_bytes": [100, 20, 200, 120],
+        },
+    )
+    result = code_by_program(report(code=code))
+    expected = pd.DataFrame(
+        {
+            "name": pd.Series(["bwd", "copy", "fwd"], dtype=object),
+            "type": pd.Categorical(["OnTileExecute", "DoExchange", "OnTileExecute"], categories=["DoExchange", "OnTileExecute"]),
+            "code_bytes": np.array([200, 120, 120], dtype=np.int64),
+        }
+    )
+    pdt.assert_frame_equal(result, expected)
+    assert len(code_by_program(report())) == 0
+
+
+def test_execution_by_phase_averages_over_runs() -> None:
+    execution = make_frame(
+        "execution",
+        {
+            "run": [0, 0, 0, 1, 1],
+            "step": [0, 0, 1, 0, 1],
+            "program": ["fwd", "fwd", "sync", "fwd", "sync"],
+            "type": ["OnTileExecute"] * 5,
+            "phase": ["exchange", "compute", "sync", "compute", "sync"],
+            "cycles": [100, 600, 50, 600, 50],
+        },
+    )
+    expected = pd.DataFrame(
+        {
+            "phase": pd.Series(["compute", "exchange", "sync"], dtype=object),
+            "cycles": [600.0, 50.0, 50.0],
+            "pct": [100 * 600 / 700, 100 * 50 / 700, 100 * 50 / 700],
+        }
+    )
+    pdt.assert_frame_equal(execution_by_phase(report(execution=execution)), expected)
+    assert len(execution_by_phase(report())) == 0
+
+
+def test_tile_stats() -> None:
+    used = [100, 1200, 500, 1001]
+    tiles = make_frame(
+        "tiles",
+        {
+            "tile": [0, 1, 2, 3],
+            "ipu": [0, 0, 0, 0],
+            "bytes_including_gaps": used,
+            "bytes_excluding_gaps": used,
+            "always_live_bytes": [10, 20, 30, 40],
+            "not_always_live_peak_bytes": [1, 2, 3, 4],
+        },
+    )
+    stats = tile_stats(report(tiles=tiles), worst=2)
+    worst = stats.pop("worst_tiles")
+    assert stats == {
+        "tiles": 4,
+        "bytes_per_tile": 1000,
+        "min_bytes": 100,
+        "max_bytes": 1200,
+        "median_bytes": 750.5,
+        "mean_bytes": 700.25,
+        "tiles_over_budget": 2,
+    }
+    expected = pd.DataFrame(
+        {
+            "tile": np.array([1, 3], dtype=np.int64),
+            "ipu": np.array([0, 0], dtype=np.int64),
+            "bytes": np.array([1200, 1001], dtype=np.int64),
+            "always_live_bytes": np.array([20, 40], dtype=np.int64),
+            "not_always_live_peak_bytes": np.array([2, 4], dtype=np.int64),
+            "pct_of_budget": [120.0, 100.1],
+        }
+    )
+    pdt.assert_frame_equal(worst, expected)
+    assert tile_stats(report())["tiles"] == 0

@@ -1,0 +1,25 @@
+"""One real process: ``python -m profcompare`` as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+
+def test_python_m_profcompare_show(onchip_path: str, tmp_path: pathlib.Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "CLICOLOR_FORCE")}
+    done = subprocess.run(
+        [sys.executable, "-m", "profcompare", "show", onchip_path, "--format", "json"],
+        check=False, capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["meta"]["label"] == "onchip"
+    failed = subprocess.run(
+        [sys.executable, "-m", "profcompare", "show", str(tmp_path / "missing")],
+        check=False, capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
+    )
+    assert failed.returncode == 2
+    assert failed.stderr.strip().splitlines() == [f"profcompare: error: {tmp_path / 'missing'}: no such file or directory"]

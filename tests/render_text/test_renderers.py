@@ -1,0 +1,291 @@
+"""Text, markdown, json and csv renderers: golden files, shapes and the promises around them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import pytest
+from render_text_helpers import check_golden, samples, scrub
+
+from profcompare import analysis
+from profcompare.compare import Comparison, compare
+from profcompare.errors import ProfcompareError
+from profcompare.model import METRICS, Report
+from profcompare.render.base import FORMATS, Renderer, get_renderer
+from profcompare.render.markdown import escape
+from profcompare.render.sections import VariablesView
+from profcompare.render.text import TextRenderer
+
+ANSI = "\x1b["
+
+
+# ------------------------------------------------------------------ golden files
+
+
+def test_show_text_golden(offchip: Report) -> None:
+    check_golden("show_offchip.txt", scrub(get_renderer("text").render(offchip, top=6)))
+
+
+def test_show_markdown_golden(onchip: Report) -> None:
+    check_golden("show_onchip.md", scrub(get_renderer("markdown").render(onchip, top=6)))
+
+
+def test_compare_text_golden(comparison: Comparison) -> None:
+    check_golden("compare.txt", scrub(get_renderer("text").render(comparison, top=6)))
+
+
+def test_compare_markdown_golden(comparison: Comparison) -> None:
+    check_golden("compare.md", scrub(get_renderer("markdown").render(comparison, top=6)))
+
+
+def test_variables_text_golden(offchip: Report) -> None:
+    view = analysis.variables_view(offchip, top=5, filter_regex="moment", always_live=False)
+    result = VariablesView(offchip, view, filter_regex="moment", always_live=False)
+    check_golden("variables_offchip.txt", scrub(get_renderer("text").render(result)))
+
+
+# ------------------------------------------------------------------ registry
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_has_a_renderer(fmt: str) -> None:
+    renderer = get_renderer(fmt)
+    assert isinstance(renderer, Renderer)
+    assert renderer.name == fmt
+    assert renderer.file_extension.startswith(".")
+
+
+def test_unknown_format_is_a_clear_error() -> None:
+    with pytest.raises(ProfcompareError, match="unknown output format 'xml'; choose from text, markdown"):
+        get_renderer("xml")
+
+
+# ------------------------------------------------------------------ text
+
+
+def test_text_is_plain_unless_colour_is_asked(comparison: Comparison) -> None:
+    plain = TextRenderer().render(comparison)
+    assert ANSI not in plain
+    coloured = TextRenderer(color=True, width=100).render(comparison)
+    assert ANSI in coloured
+    # growth of memory is red (31), savings green (32)
+    assert "\x1b[31m" in coloured and "\x1b[32m" in coloured
+
+
+def test_text_names_both_reports_and_says_simulated(comparison: Comparison) -> None:
+    text = TextRenderer().render(comparison)
+    assert "base:        onchip (simulated, profcompare-sim 0.1.0)" in text
+    assert "new:         offchip-sharded (simulated, profcompare-sim 0.1.0)" in text
+    assert "SIMULATED" in text
+
+
+def test_text_output_keeps_to_the_width_when_tables_fit(offchip: Report) -> None:
+    text = TextRenderer(width=120).render(offchip)
+    assert max(len(line) for line in text.splitlines()) <= 120
+    assert "Streaming Memory (remote buffers)" in text  # long lines wrap, they are not cut
+
+
+@pytest.mark.parametrize("width", [60, 80, 160])
+def test_text_never_drops_data_on_a_narrow_terminal(width: int) -> None:
+    name = "encoder/" * 12 + "weight"
+    report = samples.build_report("onchip", extra_variables=[(name, 50_000_000)])
+    lines = TextRenderer(width=width).render(report).splitlines()
+    header_at = next(i for i, line in enumerate(lines) if line.startswith("Variable") and "Kind" in line)
+    header = lines[header_at]
+    for title in ("Kind", "Bytes", "Always-live", "Dtype", "Shape", "Tiles", "Live steps"):
+        assert title in header  # no column dropped
+    name_width = header.index("Kind")
+    first = next(i for i, line in enumerate(lines) if line.startswith("encoder/"))
+    assert "47.7 MiB" in lines[first] and lines[first].rstrip().endswith("3-4")
+    pieces: list[str] = []
+    for line in lines[first:]:
+        piece = line[:name_width].strip()
+        if not piece or not name.startswith("".join(pieces) + piece):
+            break
+        pieces.append(piece)
+    assert "".join(pieces) == name  # folded, never cut
+
+
+def test_markup_in_names_is_printed_verbatim() -> None:
+    report = samples.build_report("onchip", extra_variables=[("[bold]x[/bold]", 50_000_000)])
+    assert "[bold]x[/bold]" in TextRenderer().render(report)
+
+
+def test_hardware_report_is_not_called_simulated() -> None:
+    report = samples.build_report("onchip", simulated=False)
+    text = TextRenderer().render(report)
+    assert "onchip (Poplar 3.3.0 (de1f8de2a7))" in text
+    assert "simulated" not in text.lower()
+
+
+def test_mixed_comparison_warns_about_simulator_error() -> None:
+    cmp = compare(samples.build_report("onchip", simulated=False), samples.build_report("onchip"))
+    text = TextRenderer().render(cmp)
+    assert "SIMULATED vs Poplar: the new report is simulated" in text
+
+
+def test_report_without_execution_profile_says_so() -> None:
+    report = samples.build_report("onchip", execution=False)
+    text = TextRenderer().render(report)
+    assert "No execution profile in this report." in text
+    assert re.search(r"^Cycles per step +n/a$", text, re.MULTILINE)
+
+
+def test_top_n_cut_is_announced_with_the_other_row() -> None:
+    extra = [(f"scratch/{i}", 1000 + i) for i in range(200)]
+    report = samples.build_report("onchip", extra_variables=extra)
+    text = TextRenderer().render(report, top=5)
+    total = len(report.variables)
+    assert f"Top 5 of {total} variables shown; {total - 5} more in the 'other' row" in text
+    assert f"other ({total - 5} variables)" in text
+
+
+# ------------------------------------------------------------------ markdown
+
+
+def test_markdown_escapes_names_that_could_break_tables() -> None:
+    assert escape("a|b") == "a\\|b"
+    assert escape("<b>x</b>") == "&lt;b&gt;x&lt;/b&gt;"
+    assert escape("grad_accum*2") == "grad\\_accum\\*2"
+    assert escape("two\nlines") == "two lines"
+    report = samples.build_report("onchip", extra_variables=[("</script><b>x|y</b>", 90_000_000)])
+    md = get_renderer("markdown").render(report)
+    assert "&lt;/script&gt;&lt;b&gt;x\\|y&lt;/b&gt;" in md
+    assert "<b>" not in md
+
+
+def test_markdown_tables_are_well_formed(comparison: Comparison) -> None:
+    md = get_renderer("markdown").render(comparison)
+    lines = md.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(("|:", "|-")):
+            columns = line.count("|") - 1
+            j = i + 1
+            while j < len(lines) and lines[j].startswith("| "):
+                unescaped = lines[j].replace("\\|", "")
+                assert unescaped.count("|") - 1 == columns, lines[j]
+                j += 1
+
+
+def test_markdown_says_which_report_is_base_and_new(comparison: Comparison) -> None:
+    md = get_renderer("markdown").render(comparison)
+    assert "- **base**: onchip (simulated, profcompare-sim 0.1.0)" in md
+    assert "- **new**: offchip-sharded (simulated, profcompare-sim 0.1.0)" in md
+    assert "**grew**" in md  # regressions stand out in a PR comment
+
+
+# ------------------------------------------------------------------ json
+
+
+def test_show_json_shape(offchip: Report) -> None:
+    data = json.loads(get_renderer("json").render(offchip))
+    assert list(data) == ["schema_version", "meta", "summary"]
+    assert data["schema_version"] == 1
+    assert data["meta"]["label"] == "offchip-sharded"
+    assert data["meta"]["simulated"] is True
+    assert list(data["summary"]) == list(METRICS)
+    summary = offchip.summary()
+    for metric in ("total_bytes", "peak_liveness_bytes", "streaming_memory_bytes", "tiles_over_budget"):
+        assert isinstance(data["summary"][metric], int)
+        assert data["summary"][metric] == int(summary[metric])
+    assert data["summary"]["cycles_per_step"] == pytest.approx(summary["cycles_per_step"])
+
+
+def test_show_json_nan_is_null() -> None:
+    report = samples.build_report("onchip", execution=False)
+    text = get_renderer("json").render(report)
+    assert "NaN" not in text
+    data = json.loads(text)
+    assert data["summary"]["cycles_per_step"] is None
+    assert data["summary"]["samples_per_second"] is None
+
+
+def test_compare_json_shape(comparison: Comparison) -> None:
+    data = json.loads(get_renderer("json").render(comparison, top=4))
+    assert list(data) == ["schema_version", "base", "new", "summary", "variables"]
+    assert data["schema_version"] == 1
+    assert data["base"]["label"] == "onchip" and data["new"]["label"] == "offchip-sharded"
+    assert list(data["summary"]) == list(METRICS)
+    peak = data["summary"]["peak_liveness_bytes"]
+    assert list(peak) == ["base", "new", "delta", "delta_pct", "status"]
+    assert peak["delta"] == peak["new"] - peak["base"]
+    assert isinstance(peak["base"], int)
+    assert data["summary"]["streaming_memory_bytes"]["delta_pct"] is None  # base 0: undefined
+    assert len(data["variables"]) == 4
+    expected = comparison.variables.iloc[:4]
+    assert [v["name"] for v in data["variables"]] == list(expected["name"])
+    assert list(data["variables"][0]) == list(comparison.variables.columns)
+    first = data["variables"][0]
+    assert isinstance(first["base_bytes"], int) and first["new_always_live"] is None
+
+
+# ------------------------------------------------------------------ csv
+
+
+def test_show_csv_is_the_summary(offchip: Report) -> None:
+    rows = list(csv.DictReader(io.StringIO(get_renderer("csv").render(offchip))))
+    assert [r["metric"] for r in rows] == list(METRICS)
+    by_metric = {r["metric"]: r for r in rows}
+    assert by_metric["total_bytes"]["unit"] == "bytes"
+    assert by_metric["total_bytes"]["value"] == str(int(offchip.summary()["total_bytes"]))
+
+
+def test_show_csv_missing_is_empty() -> None:
+    rows = list(csv.DictReader(io.StringIO(get_renderer("csv").render(samples.build_report("onchip", execution=False)))))
+    assert {r["metric"]: r["value"] for r in rows}["cycles_per_step"] == ""
+
+
+def test_compare_csv_is_the_variable_diff(comparison: Comparison) -> None:
+    text = get_renderer("csv").render(comparison, top=5)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert text.splitlines()[0].split(",") == list(comparison.variables.columns)
+    assert len(rows) == 5
+    assert [r["name"] for r in rows] == list(comparison.variables["name"].iloc[:5])
+    for r in rows:
+        assert int(r["base_bytes"]) + int(r["delta_bytes"]) == int(r["new_bytes"])
+    assert all(r["name"] != "other" for r in rows)
+
+
+def test_variables_csv_and_json_list_the_selection(offchip: Report) -> None:
+    view = analysis.variables_view(offchip, top=3, sort="name", filter_regex="^layer1/")
+    result = VariablesView(offchip, view, sort="name", filter_regex="^layer1/")
+    rows = list(csv.DictReader(io.StringIO(get_renderer("csv").render(result))))
+    assert [r["name"] for r in rows] == sorted(r["name"] for r in rows)
+    assert all(r["name"].startswith("layer1/") for r in rows) and len(rows) == 3
+    data = json.loads(get_renderer("json").render(result))
+    matching = offchip.variables[offchip.variables["name"].str.startswith("layer1/")]
+    assert data["total"] == len(matching) and data["shown"] == 3 and data["cut"] == len(matching) - 3
+    assert data["other_bytes"] == int(matching["bytes"].sum()) - sum(v["bytes"] for v in data["variables"])
+    assert data["selection"] == {"sort": "name", "filter": "^layer1/", "always_live": None, "top": 3}
+
+
+# ------------------------------------------------------------------ partial and empty reports
+
+
+def test_missing_table_is_not_reported_as_empty() -> None:
+    full = samples.build_report("onchip")
+    partial = Report.build(
+        full.meta.replace(capabilities=frozenset({"tiles", "categories", "variables", "liveness", "code"})),
+        tiles=full.tiles, categories=full.categories, variables=full.variables,
+        liveness=full.liveness, code=full.code,
+    )
+    text = TextRenderer().render(partial)
+    assert "This report does not record remote buffers (Streaming Memory)." in text
+    assert "This report does not record an execution profile." in text
+    assert "nothing is kept in Streaming Memory" not in text
+    cmp_text = TextRenderer().render(compare(partial, samples.build_report("offchip-sharded")))
+    assert "The base report does not record remote buffers (Streaming Memory); its side reads 0." in cmp_text
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json", "csv"])
+def test_empty_reports_render(fmt: str) -> None:
+    meta = samples.build_report("onchip").meta.replace(variant="empty", capabilities=frozenset({"tiles"}))
+    empty = Report.build(meta)
+    renderer = get_renderer(fmt)
+    assert renderer.render(empty)
+    assert renderer.render(compare(empty, empty))
+    if fmt == "text":
+        assert "No variables in either report." in renderer.render(compare(empty, empty))
