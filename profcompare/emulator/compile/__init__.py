@@ -1,0 +1,148 @@
+"""The compile model: turns a LoweredProgram into the report Poplar's autoReport would give.
+
+``compile_program(program, target)`` lowers the program to program steps (programs.py), maps
+every tensor to tiles (mapping.py), computes liveness (liveness.py), memory per tile and
+category (memory.py, code.py) and cycles per step (cycles.py), and assembles a simulated
+:class:`profcompare.model.Report` (report.py). Every rule and constant is explained in
+docs/ipu-model.md; device numbers live in profcompare/emulator/targets.py.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from profcompare.emulator.compile import report as _report
+from profcompare.emulator.compile.code import code_model
+from profcompare.emulator.compile.cycles import CostModel, static_cycles
+from profcompare.emulator.compile.liveness import instances, step_totals, tile_peaks
+from profcompare.emulator.compile.memory import build_storage, tile_memory
+from profcompare.emulator.compile.programs import ProgramSteps, lower_to_steps
+from profcompare.emulator.program import LoweredProgram
+from profcompare.emulator.targets import DeviceSpec, get_device
+from profcompare.model import CAPABILITIES, Report, ReportMeta
+
+
+def producer() -> str:
+    """The producer string of simulated reports: ``profcompare-sim <version>``."""
+    from profcompare import __version__
+
+    return f"profcompare-sim {__version__}"
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledProgram:
+    """A compiled program: its graph-profile report, OOM verdict and per-step cycle model."""
+
+    report: Report  # graph profile (execution table empty)
+    device: DeviceSpec
+    steps: ProgramSteps
+    static_cycles: np.ndarray  # (static steps, phases)
+    oom: bool
+    tiles_over_budget: int
+    worst_tile: int
+    worst_tile_bytes: int
+    phase_cycles: Mapping[str, int] = field(default_factory=dict)  # one run, per phase
+
+    @property
+    def cycles_per_step(self) -> int:
+        """Estimated cycles of one run of the main program (one weight update)."""
+        return int(sum(self.phase_cycles.values()))
+
+    @property
+    def seconds_per_step(self) -> float:
+        """Estimated seconds of one run of the main program."""
+        return self.cycles_per_step / self.device.clock_hz
+
+    def oom_message(self) -> str:
+        """Poplar-like one-line message for a program that does not fit (empty if it fits)."""
+        if not self.oom:
+            return ""
+        t = self.report.meta.target
+        return (
+            f"Out of memory: the program does not fit on the {t.architecture} target "
+            f"({t.tiles_per_replica} tiles per replica, {t.bytes_per_tile} bytes per tile): "
+            f"{self.tiles_over_budget} tiles over budget, worst tile {self.worst_tile} uses "
+            f"{self.worst_tile_bytes} of {t.bytes_per_tile} bytes (including gaps)"
+        )
+
+    def execution_frame(self, runs: int):  # -> pd.DataFrame
+        """The ``execution`` table for ``runs`` profiled runs (see report.execution_frame)."""
+        return _report.execution_frame(self.steps, self.static_cycles, runs)
+
+    def with_execution(self, runs: int) -> Report:
+        """The report with an execution profile of ``runs`` runs (graph profile only if 0)."""
+        if runs <= 0:
+            return self.report
+        r = self.report
+        meta = r.meta.replace(capabilities=frozenset(r.meta.capabilities | {"execution"}))
+        return Report(meta=meta, tiles=r.tiles, categories=r.categories, variables=r.variables,
+                      liveness=r.liveness, code=r.code, execution=self.execution_frame(runs),
+                      remote_buffers=r.remote_buffers)
+
+
+def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = None, *,
+                    samples_per_step: int | None = None) -> CompiledProgram:
+    """Compile ``program`` for ``target`` (a DeviceSpec or name; default Mk2).
+
+    Returns a :class:`CompiledProgram` whose ``report`` is the simulated graph profile
+    (meta.simulated True, producer ``profcompare-sim <version>``, meta.oom set when a tile
+    exceeds its memory including gaps).
+    """
+    device = target if isinstance(target, DeviceSpec) else get_device(target)
+    ipus_per_replica = 1
+    num_tiles = device.tiles_per_ipu * ipus_per_replica
+    steps = lower_to_steps(program)
+    costs = CostModel(program, device, num_tiles)
+    storage = build_storage(program, steps, costs, device, num_tiles)
+    nal_rows = {t: r for t, r in storage.row_of.items() if storage.storage[r] == "intermediate"}
+    inst = instances(program, steps, nal_rows, storage.temp_rows)
+    n_exec = steps.num_executed
+    totals = step_totals(inst, storage.row_bytes, n_exec)
+    peak_all, peak_il, peak_flex = tile_peaks(inst, storage.tile_bytes, storage.interleaved, n_exec)
+    code = code_model(program, steps, storage, costs, device, num_tiles)
+    has_host = bool(program.streams) or bool(program.remote_buffers) or any(
+        steps.op_class[o] in ("host_load", "host_store", "remote_load", "remote_store") for o in program.ops)
+    mem = tile_memory(storage, device, code.categories, peak_all, peak_il, peak_flex, has_host)
+    cyc = static_cycles(steps, costs)
+    over = mem.including_gaps > device.bytes_per_tile
+    worst = int(np.argmax(mem.including_gaps)) if len(mem.including_gaps) else 0
+    tgt = device.target(program.replicas, ipus_per_replica)
+    capabilities = set(CAPABILITIES) - {"execution"}
+    meta = ReportMeta(
+        source="",
+        format="store",
+        producer=producer(),
+        simulated=True,
+        target=tgt,
+        oom=bool(over.any()),
+        capabilities=frozenset(capabilities),
+        samples_per_step=samples_per_step,
+        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    )
+    rep = Report.build(
+        meta,
+        tiles=_report.tiles_frame(mem, device.tiles_per_ipu),
+        categories=_report.categories_frame(mem),
+        variables=_report.variables_frame(storage, inst),
+        liveness=_report.liveness_frame(steps, totals),
+        code=code.table,
+        remote_buffers=_report.remote_buffers_frame(program),
+    )
+    return CompiledProgram(
+        report=rep,
+        device=device,
+        steps=steps,
+        static_cycles=cyc,
+        oom=bool(over.any()),
+        tiles_over_budget=int(over.sum()),
+        worst_tile=worst,
+        worst_tile_bytes=int(mem.including_gaps[worst]) if len(mem.including_gaps) else 0,
+        phase_cycles=_report.phase_totals(steps, cyc),
+    )
+
+
+__all__ = ["CompiledProgram", "compile_program", "producer"]

@@ -1,0 +1,198 @@
+"""Code and vertex data per tile, and the ``code`` table (docs/ipu-model.md "Code").
+
+Everything here is counted per *static* program step, so a called graph's code exists once
+however often it is called (outlining). A step's participating tiles are the tiles holding
+the tensors it reads or writes (and its temporaries). Per tile:
+
+- controlCode: a fixed base, plus a sync/branch per static step on every tile, plus a
+  launch/call sequence per step on participating tiles;
+- vertexCode: one copy of each codelet family used on the tile;
+- vertexInstanceState: one vertex per worker with data (at most 6 per tile per compute step);
+- internalExchangeCode: per DoExchange on participating tiles;
+- hostExchangeCode: per StreamCopy, RemoteLoad or RemoteStore on participating tiles;
+- globalExchangeCode: per ring step of each collective on participating tiles;
+- copyDescriptor: per tensor copied by a Call's enter/exit copies, on the tiles holding it.
+Sizes come from targets.DeviceSpec (each cites its source or is an ASSUMPTION).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from profcompare.emulator.compile.cycles import CostModel
+from profcompare.emulator.compile.mapping import mapping_offset, tile_bytes_matrix
+from profcompare.emulator.compile.memory import Storage
+from profcompare.emulator.compile.programs import ProgramSteps, codelet_kind
+from profcompare.emulator.program import LoweredProgram
+from profcompare.emulator.targets import DeviceSpec
+from profcompare.model import make_frame
+
+CODE_CATEGORIES = ("vertexCode", "controlCode", "internalExchangeCode", "hostExchangeCode", "globalExchangeCode")
+VERTEX_CATEGORIES = ("vertexInstanceState", "copyDescriptor")
+HOST_STEP_TYPES = frozenset({"StreamCopy", "RemoteLoad", "RemoteStore"})
+
+
+@dataclass(frozen=True)
+class CodeModel:
+    """Per-tile code/vertex-data categories, the code table and per-step participation counts."""
+
+    categories: dict[str, np.ndarray]
+    table: pd.DataFrame
+    participating_tiles: np.ndarray  # per static step
+    vertices: int  # vertex instances in total
+
+
+class _Tiles:
+    """Bytes per tile of any tensor id (storage rows, else a linear mapping of its own)."""
+
+    def __init__(self, program: LoweredProgram, steps: ProgramSteps, storage: Storage, device: DeviceSpec,
+                 num_tiles: int) -> None:
+        self.program = program
+        self.root = steps.alias_root
+        self.storage = storage
+        self.device = device
+        self.num_tiles = num_tiles
+        self._cache: dict[str, np.ndarray] = {}
+
+    def bytes(self, tid: str) -> np.ndarray | None:
+        r = self.storage.row_of.get(self.root.get(tid, tid))
+        if r is not None:
+            return self.storage.tile_bytes[r]
+        if tid in self._cache:
+            return self._cache[tid]
+        info = self.program.tensors.get(tid)
+        if info is None:
+            return None
+        row = tile_bytes_matrix(
+            np.array([info.nelms]), np.array([info.itemsize]),
+            np.array([mapping_offset(info.shape, info.dtype, self.num_tiles)]), self.num_tiles,
+            datapath_bytes=self.device.datapath_bytes, min_bytes_per_tile=self.device.min_bytes_per_tile,
+        )[0]
+        self._cache[tid] = row
+        return row
+
+
+def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, costs: CostModel,
+               device: DeviceSpec, num_tiles: int) -> CodeModel:
+    """Compute code and vertex-data bytes per tile and the ``code`` table (model.SCHEMAS)."""
+    tiles = _Tiles(program, steps, storage, device, num_tiles)
+    zeros = lambda: np.zeros(num_tiles, dtype=np.int64)
+    control = zeros()
+    internal = zeros()
+    host = zeros()
+    global_ex = zeros()
+    vstate = zeros()
+    copy_desc = zeros()
+    codelet_masks: dict[str, np.ndarray] = {}
+    participating = np.zeros(len(steps.static), dtype=np.int64)
+    rows_name: list[str] = []
+    rows_type: list[str] = []
+    rows_cat: list[str] = []
+    rows_bytes: list[int] = []
+    per_op_cache: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    workers = device.worker_contexts
+
+    def touched(op_id: str, phase: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        key = (op_id, phase)
+        hit = per_op_cache.get(key)
+        if hit is not None:
+            return hit
+        op = program.ops[op_id]
+        cls = steps.op_class[op_id]
+        if cls == "call":
+            gin = op.attrs.get("inputs") or {}
+            gout = op.attrs.get("outputs") or {}
+            if phase == "exit":
+                tids = list(gout.keys()) + list(op.outputs) + list(op.modified)
+                copied_ids = list(op.outputs) + list(op.modified)
+            else:
+                tids = list(gin.keys()) + list(op.inputs)
+                copied_ids = list(gin.values()) or list(op.inputs)
+        else:
+            tids = list(op.inputs) + list(op.outputs) + list(op.modified)
+            copied_ids = []
+        mask = np.zeros(num_tiles, dtype=bool)
+        largest = np.zeros(num_tiles, dtype=np.int64)
+        copied = np.zeros(num_tiles, dtype=np.int64)  # tensors copied per tile
+        for t in tids:
+            b = tiles.bytes(t)
+            if b is None:
+                continue
+            mask |= b > 0
+            np.maximum(largest, b, out=largest)
+        for t in copied_ids:
+            b = tiles.bytes(t)
+            if b is not None:
+                copied += b > 0
+        for row, _ in storage.temp_rows.get(op_id, ()):
+            b = storage.tile_bytes[row]
+            mask |= b > 0
+        if not mask.any():
+            mask[0] = True
+        per_op_cache[key] = (mask, largest, copied)
+        return mask, largest, copied
+
+    def row(name: str, ptype: str, cat: str, nbytes: int) -> None:
+        if nbytes:
+            rows_name.append(name)
+            rows_type.append(ptype)
+            rows_cat.append(cat)
+            rows_bytes.append(int(nbytes))
+
+    vertices_total = 0
+    for st in steps.static:
+        op = program.ops[st.op]
+        cls = steps.op_class[st.op]
+        mask, largest, copied = touched(st.op, st.phase)
+        n = int(mask.sum())
+        participating[st.index] = n
+        control += mask * device.control_code_bytes_per_participating_step
+        row(st.name, st.type, "controlCode", n * device.control_code_bytes_per_participating_step)
+        if st.type == "OnTileExecute" or (cls == "collective" and costs.ring(op).reduce_elements):
+            kind = codelet_kind(op, cls)
+            m = codelet_masks.get(kind)
+            codelet_masks[kind] = mask.copy() if m is None else (m | mask)
+            if cls == "matmul":
+                v = mask * workers
+            else:
+                v = np.where(mask, np.clip(largest // device.datapath_bytes, 1, workers), 0)
+            vstate += v * device.vertex_state_bytes
+            vertices_total += int(v.sum())
+        elif st.type == "DoExchange":
+            internal += mask * device.internal_exchange_code_bytes
+            row(st.name, st.type, "internalExchangeCode", n * device.internal_exchange_code_bytes)
+        elif st.type in HOST_STEP_TYPES:
+            host += mask * device.host_exchange_code_bytes
+            row(st.name, st.type, "hostExchangeCode", n * device.host_exchange_code_bytes)
+        if cls == "collective":
+            ring_steps = costs.ring(op).ring_steps
+            per_tile = ring_steps * device.global_exchange_code_bytes
+            global_ex += mask * per_tile
+            row(st.name, st.type, "globalExchangeCode", n * per_tile)
+        if cls == "call":
+            kind = "copy"
+            m = codelet_masks.get(kind)
+            codelet_masks[kind] = mask.copy() if m is None else (m | mask)
+            copy_desc += copied * device.copy_descriptor_bytes
+    base = device.control_code_base_bytes + device.control_code_bytes_per_step * len(steps.static)
+    control += base
+    row("program control (all steps)", "Sequence", "controlCode", base * num_tiles)
+    vertex_code = np.zeros(num_tiles, dtype=np.int64)
+    for kind in sorted(codelet_masks):
+        size = int(device.codelet_bytes.get(kind, device.codelet_bytes.get("elementwise", 0)))
+        vertex_code += codelet_masks[kind] * size
+        row(f"codelets:{kind}", "OnTileExecute", "vertexCode", size * int(codelet_masks[kind].sum()))
+    cats = {
+        "vertexCode": vertex_code,
+        "controlCode": control,
+        "internalExchangeCode": internal,
+        "hostExchangeCode": host,
+        "globalExchangeCode": global_ex,
+        "vertexInstanceState": vstate,
+        "copyDescriptor": copy_desc,
+    }
+    table = make_frame("code", {"name": rows_name, "type": rows_type, "category": rows_cat, "code_bytes": rows_bytes})
+    return CodeModel(cats, table, participating, vertices_total)

@@ -1,0 +1,271 @@
+"""Cycle estimates per program step, by phase (docs/ipu-model.md "Cycles").
+
+The simulator has no hardware counters: every figure here is the model's estimate from the
+device data in ``targets.py``:
+
+- compute: matmuls run on the AMP units at the per-tile FLOP rate over the tiles the plan
+  uses; other ops run on the vector unit (``datapath_bytes`` per cycle per tile) over the
+  worst tile's share of the op's largest tensor; plus a fixed per-compute-set overhead.
+- exchange: bytes received by the worst tile / exchange bytes per cycle per tile.
+- sync: an on-chip barrier ends every OnTileExecute / DoExchange / Copy step; host, Streaming
+  Memory and IPU-Link transfers pay a global sync instead (one per ring step for collectives).
+- host_io: bytes / host bandwidth. streaming_memory: bytes / Streaming Memory bandwidth.
+- collective: rings over IPU-Links (facts 2.7): all-reduce moves 2(N-1)/N x S bytes per IPU,
+  reduce-scatter (N-1)/N x S, all-gather (N-1) x shard, over a bidirectional ring pair.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from profcompare.emulator.compile.mapping import linear_split
+from profcompare.emulator.compile.programs import ProgramSteps, StaticStep
+from profcompare.emulator.program import LoweredProgram, OpInfo
+from profcompare.emulator.targets import DeviceSpec
+from profcompare.model import PHASES
+
+PHASE_INDEX = {p: i for i, p in enumerate(PHASES)}
+
+
+@dataclass(frozen=True)
+class TensorStats:
+    """How a tensor spreads over tiles under the linear mapping."""
+
+    nbytes: int
+    nelms: int
+    itemsize: int
+    tiles_used: int
+    max_tile_elements: int
+
+
+@dataclass(frozen=True)
+class MatmulPlan:
+    """The model's stand-in for the PopLibs matmul planner (an ASSUMPTION, see docs)."""
+
+    tiles: int
+    flops: int
+    dtype: str
+    kept_operand: str  # operand already laid out for the matmul (the larger one)
+    copied_bytes: int  # total bytes of the smaller operand's copies (broadcast to the plan)
+    exchange_bytes_per_tile: int
+    contraction_splits: int  # ways the contraction dimension is split (partials per output)
+    partial_bytes: int  # fp32 partials, total
+    partial_exchange_bytes_per_tile: int
+    reduce_elements_per_tile: int
+
+
+@dataclass(frozen=True)
+class Ring:
+    """A collective as a ring over IPU-Links."""
+
+    group_size: int
+    ring_steps: int
+    link_bytes: int  # bytes each IPU sends over its links
+    reduce_elements: int  # element additions per replica
+
+
+class CostModel:
+    """Per-op costs for one program on one device (cached per tensor and per op)."""
+
+    def __init__(self, program: LoweredProgram, device: DeviceSpec, num_tiles: int) -> None:
+        self.program = program
+        self.device = device
+        self.num_tiles = num_tiles
+        self._stats: dict[str, TensorStats] = {}
+        self._plans: dict[str, MatmulPlan] = {}
+
+    # -- tensors -------------------------------------------------------------------------
+    def stats(self, tid: str) -> TensorStats:
+        """Mapping statistics of tensor ``tid`` (per replica)."""
+        s = self._stats.get(tid)
+        if s is None:
+            info = self.program.tensors[tid]
+            s = _stats(info.nelms, info.itemsize, self.num_tiles, self.device.datapath_bytes,
+                       self.device.min_bytes_per_tile)
+            self._stats[tid] = s
+        return s
+
+    def largest(self, tids: tuple[str, ...]) -> str | None:
+        """The tensor of ``tids`` with the most bytes (None if none is known)."""
+        known = [t for t in tids if t in self.program.tensors]
+        if not known:
+            return None
+        return max(known, key=lambda t: (self.program.tensors[t].nbytes, t))
+
+    # -- matmul --------------------------------------------------------------------------
+    def matmul_plan(self, op: OpInfo) -> MatmulPlan:
+        """The matmul plan of ``op`` (tiles, operand copies, partials; see docs)."""
+        plan = self._plans.get(op.id)
+        if plan is not None:
+            return plan
+        tensors = self.program.tensors
+        lhs = tensors[op.inputs[0]]
+        rhs = tensors[op.inputs[1]] if len(op.inputs) > 1 else lhs
+        out = tensors[op.outputs[0]] if op.outputs else lhs
+        k = int(lhs.shape[-1]) if lhs.shape else 1
+        flops = int(op.flops) if op.flops else 2 * out.nelms * k
+        used = [self.stats(t).tiles_used for t in (op.inputs[:2] + op.outputs[:1]) if t in tensors]
+        tiles = max(1, min(self.num_tiles, max(used or [1])))
+        kept, other = (lhs, rhs) if lhs.nbytes >= rhs.nbytes else (rhs, lhs)
+        replicas_of_copy = min(tiles, math.ceil(math.sqrt(tiles)))
+        copied = other.nbytes * replicas_of_copy if op.inputs[0] != (op.inputs[1] if len(op.inputs) > 1 else None) else 0
+        # the contraction is split only as far as needed to use the tiles the output cannot fill
+        out_tiles = max(1, self.stats(out.id).tiles_used) if out.id in tensors else 1
+        splits = max(1, min(k, -(-tiles // out_tiles)))
+        partial = out.nelms * 4 * splits if splits > 1 else 0
+        plan = MatmulPlan(
+            tiles=tiles,
+            flops=flops,
+            dtype=lhs.dtype,
+            kept_operand=kept.id,
+            copied_bytes=int(copied),
+            exchange_bytes_per_tile=-(-int(copied) // tiles),
+            contraction_splits=splits,
+            partial_bytes=int(partial),
+            partial_exchange_bytes_per_tile=-(-int(partial) // tiles),
+            reduce_elements_per_tile=-(-out.nelms * splits // tiles) if splits > 1 else 0,
+        )
+        self._plans[op.id] = plan
+        return plan
+
+    # -- collectives ---------------------------------------------------------------------
+    def ring(self, op: OpInfo) -> Ring:
+        """The ring a collective op runs (group size, ring steps, bytes over the links)."""
+        n = int(op.attrs.get("group_size") or self.program.replicas or 1)
+        kind = str(op.attrs.get("op", "add")).lower()
+        tid = op.inputs[0] if op.inputs else (op.modified[0] if op.modified else None)
+        if tid is None or tid not in self.program.tensors:
+            return Ring(n, 0, 0, 0)
+        info = self.program.tensors[tid]
+        t = op.type
+        if n <= 1 or kind == "local" or "Slice" in t:
+            return Ring(n, 0, 0, 0)
+        if "AllReduce" in t:
+            return Ring(n, 2 * (n - 1), int(2 * (n - 1) * info.nbytes // n), (n - 1) * info.nelms // n)
+        if "ReduceScatter" in t:
+            return Ring(n, n - 1, int((n - 1) * info.nbytes // n), (n - 1) * info.nelms // n)
+        if "AllGather" in t:
+            return Ring(n, n - 1, int((n - 1) * info.nbytes), 0)
+        return Ring(n, 2 * (n - 1), int(2 * (n - 1) * info.nbytes // n), 0)
+
+    # -- costs ---------------------------------------------------------------------------
+    def _worst_tile_bytes(self, tids: tuple[str, ...]) -> int:
+        total = 0
+        for t in tids:
+            if t in self.program.tensors:
+                s = self.stats(t)
+                total += s.max_tile_elements * s.itemsize
+        return total
+
+    def step_cycles(self, step: StaticStep, position: int, op_class: str) -> np.ndarray:
+        """Cycles of one static step by phase (int64 array indexed like model.PHASES)."""
+        d = self.device
+        op = self.program.ops[step.op]
+        out = np.zeros(len(PHASES), dtype=np.int64)
+        clock = d.clock_hz
+
+        def add(phase: str, cycles: float) -> None:
+            out[PHASE_INDEX[phase]] += math.ceil(cycles)
+
+        if op_class in ("host_load", "host_store"):
+            tid = (op.outputs or op.inputs or ("",))[0]
+            nbytes = self.program.tensors[tid].nbytes if tid in self.program.tensors else 0
+            add("host_io", nbytes / d.host_bytes_per_s * clock)
+            add("sync", d.global_sync_cycles)
+        elif op_class in ("remote_load", "remote_store"):
+            tid = (op.outputs[0] if op_class == "remote_load" and op.outputs else
+                   (op.inputs[0] if op.inputs else ""))
+            nbytes = self.program.tensors[tid].nbytes if tid in self.program.tensors else 0
+            add("streaming_memory", nbytes / d.streaming_bytes_per_s * clock)
+            add("sync", d.global_sync_cycles)
+        elif op_class == "collective":
+            ring = self.ring(op)
+            tid = op.inputs[0] if op.inputs else ""
+            if ring.ring_steps:
+                add("collective", ring.link_bytes / (2.0 * d.ipu_link_bytes_per_s) * clock)
+                add("sync", ring.ring_steps * d.global_sync_cycles)
+                if ring.reduce_elements and tid in self.program.tensors:
+                    s = self.stats(tid)
+                    per_tile = -(-ring.reduce_elements // max(1, s.tiles_used))
+                    add("compute", per_tile / d.vector_width(s.itemsize) + d.vertex_overhead_cycles)
+            else:
+                add("compute", self._worst_tile_bytes((tid,)) / d.datapath_bytes)
+                add("sync", d.internal_sync_cycles)
+        elif op_class == "call":
+            graph_in = op.attrs.get("inputs", {}) or {}
+            if step.phase == "exit":
+                copied = tuple(op.outputs) + tuple(op.modified)
+            else:
+                copied = tuple(graph_in.values()) if graph_in else tuple(op.inputs)
+            # on-tile copies: one 64-bit store per cycle (facts 1.1 tile memory bandwidth row)
+            add("compute", self._worst_tile_bytes(copied) / d.datapath_bytes)
+            add("sync", d.internal_sync_cycles)
+        elif op_class == "matmul":
+            plan = self.matmul_plan(op)
+            if position == 0:
+                add("exchange", plan.exchange_bytes_per_tile / d.exchange_bytes_per_cycle)
+            elif position == 1:
+                add("compute", plan.flops / (plan.tiles * d.amp_flops_per_cycle(plan.dtype)) + d.vertex_overhead_cycles)
+            elif position == 2:
+                add("exchange", plan.partial_exchange_bytes_per_tile / d.exchange_bytes_per_cycle)
+            else:
+                add("compute", plan.reduce_elements_per_tile / d.vector_width(4) + d.vertex_overhead_cycles)
+            add("sync", d.internal_sync_cycles)
+        else:
+            tids = tuple(op.outputs) or tuple(op.modified) or tuple(op.inputs)
+            big = self.largest(tids)
+            s = self.stats(big) if big is not None else TensorStats(0, 0, 4, 1, 0)
+            if step.type == "DoExchange":
+                if op_class == "reduce":
+                    src = self.largest(tuple(op.inputs))
+                    in_bytes = self.program.tensors[src].nbytes if src else 0
+                    add("exchange", -(-in_bytes // max(1, s.tiles_used)) / d.exchange_bytes_per_cycle)
+                else:
+                    add("exchange", self._broadcast_bytes(op, s) / d.exchange_bytes_per_cycle)
+            else:
+                src = self.largest(tuple(op.inputs)) if op_class == "reduce" and position == 0 else big
+                ss = self.stats(src) if src is not None else s
+                per_element = max(1.0, float(op.flops) / max(1, s.nelms)) if op.flops else 1.0
+                if op_class == "init":
+                    per_element = 1.0
+                add("compute", ss.max_tile_elements * per_element / d.vector_width(ss.itemsize)
+                    + d.vertex_overhead_cycles)
+            add("sync", d.internal_sync_cycles)
+        return out
+
+    def _broadcast_bytes(self, op: OpInfo, out: TensorStats) -> int:
+        total = 0
+        for t in op.inputs:
+            info = self.program.tensors.get(t)
+            if info is not None and 1 < info.nelms < out.nelms:
+                total += min(info.nbytes, out.max_tile_elements * info.itemsize)
+        return total
+
+
+@lru_cache(maxsize=65536)
+def _stats(nelms: int, itemsize: int, num_tiles: int, datapath: int, min_bytes: int) -> TensorStats:
+    split = linear_split(nelms, itemsize, num_tiles, datapath_bytes=datapath, min_bytes_per_tile=min_bytes)
+    if split.tiles_used == 0:
+        return TensorStats(0, 0, itemsize, 0, 0)
+    max_grains = -(-split.num_grains // split.tiles_used)
+    return TensorStats(nelms * itemsize, nelms, itemsize, split.tiles_used, min(nelms, max_grains * split.grain))
+
+
+def static_cycles(steps: ProgramSteps, costs: CostModel) -> np.ndarray:
+    """Cycles by phase of every static step: int64 array (static steps, len(model.PHASES))."""
+    out = np.zeros((len(steps.static), len(PHASES)), dtype=np.int64)
+    position: dict[tuple[str, str], int] = {}
+    for st in steps.static:
+        key = (st.op, st.phase)
+        k = position.get(key, 0)
+        position[key] = k + 1
+        out[st.index] = costs.step_cycles(st, k, steps.op_class[st.op])
+    return out
+
+
+__all__ = ["PHASE_INDEX", "CostModel", "MatmulPlan", "Ring", "TensorStats", "static_cycles"]
+

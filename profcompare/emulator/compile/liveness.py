@@ -1,0 +1,209 @@
+"""Which tensors own tile memory, when they are live, and the not-always-live bytes per step.
+
+Rules (docs/ipu-model.md "Liveness"):
+
+- Tensors with storage "variable" or "constant" are always live.
+- Tensors with storage "remote" live in Streaming Memory and take no tile memory; "stream"
+  tensors are host-side.
+- Views and outputs of in-place ops share their root's storage (programs.alias_roots).
+- An intermediate is live, per call instance (tensor id + call path), from the program step
+  that writes it to the last step that reads it. A called graph's inputs are written by the
+  Call's enter step; its outputs and by-ref inputs are last read by the Call's exit step.
+  Loaded remote tensors are intermediates like any other (not always live).
+- Op temporaries (the matmul plan's operand copies and partials, see cycles.matmul_plan)
+  are live only during the op's own steps.
+
+Not-always-live bytes per step are summed over instances; per tile, the peak over steps is
+computed block by block with numpy (steps x tiles), never per tile in Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from profcompare.emulator.compile.programs import ProgramSteps
+from profcompare.emulator.program import LoweredProgram
+
+MEMORY_STORAGES = ("variable", "constant", "intermediate")
+
+
+@dataclass(frozen=True)
+class Temporary:
+    """A compiler temporary of one static op, live over some of the op's steps."""
+
+    op: str
+    name: str
+    nbytes: int
+    offset_key: str  # tensor id whose mapping offset the temporary follows
+    first: int  # step index within the op's steps
+    last: int
+    interleaved: bool
+
+
+@dataclass(frozen=True)
+class Instances:
+    """Live intervals of not-always-live storage in executed program steps."""
+
+    row: np.ndarray  # index into the storage rows (tensors, then temporaries)
+    first: np.ndarray  # first live executed step
+    last: np.ndarray  # last live executed step (inclusive)
+
+
+def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str, int],
+              temp_rows: Mapping[str, Sequence[tuple[int, Temporary]]]) -> Instances:
+    """Live intervals of every intermediate instance and temporary in one run.
+
+    ``row_of`` maps intermediate root tensor ids to storage rows; ``temp_rows`` maps op id to
+    its (row, Temporary) pairs. Returns :class:`Instances` (arrays of equal length).
+    """
+    root = steps.alias_root
+    first: dict[tuple[int, tuple[str, ...]], int] = {}
+    last: dict[tuple[int, tuple[str, ...]], int] = {}
+    rows_t: list[int] = []
+    first_t: list[int] = []
+    last_t: list[int] = []
+
+    def touch(tid: str, path: tuple[str, ...], step: int) -> None:
+        r = row_of.get(root.get(tid, tid))
+        if r is None:
+            return
+        key = (r, path)
+        if key in first:
+            first[key] = min(first[key], step)
+            last[key] = max(last[key], step)
+        else:
+            first[key] = step
+            last[key] = step
+
+    for entry, (s, t) in zip(program.schedule, steps.exec_ranges):
+        if t == s:
+            continue
+        op = program.ops[entry.op]
+        path = tuple(entry.call_path)
+        end = t - 1
+        if steps.op_class.get(op.id) == "call":
+            inner = path + (op.id,)
+            graph_inputs = dict(op.attrs.get("inputs", {}))
+            graph_outputs = dict(op.attrs.get("outputs", {}))
+            if entry.phase == "exit":
+                for g_out, parent in graph_outputs.items():
+                    touch(g_out, inner, s)
+                    touch(parent, path, s)
+                for g_in, parent in graph_inputs.items():
+                    if parent in op.modified:
+                        touch(g_in, inner, s)
+                for tid in op.modified:
+                    touch(tid, path, s)
+                for tid in op.outputs:
+                    touch(tid, path, s)
+            else:
+                for g_in, parent in graph_inputs.items():
+                    touch(parent, path, s)
+                    touch(g_in, inner, s)
+                for tid in op.inputs:
+                    touch(tid, path, s)
+            continue
+        for tid in op.inputs:
+            touch(tid, path, end)
+        for tid in op.modified:
+            touch(tid, path, end)
+        for tid in op.outputs:
+            touch(tid, path, end)
+        for row, temp in temp_rows.get(op.id, ()):
+            rows_t.append(row)
+            first_t.append(s + min(temp.first, t - s - 1))
+            last_t.append(s + min(temp.last, t - s - 1))
+    keys = list(first)
+    rows = np.fromiter((k[0] for k in keys), dtype=np.int64, count=len(keys))
+    f = np.fromiter((first[k] for k in keys), dtype=np.int64, count=len(keys))
+    la = np.fromiter((last[k] for k in keys), dtype=np.int64, count=len(keys))
+    return Instances(
+        row=np.concatenate([rows, np.asarray(rows_t, dtype=np.int64)]),
+        first=np.concatenate([f, np.asarray(first_t, dtype=np.int64)]),
+        last=np.concatenate([la, np.asarray(last_t, dtype=np.int64)]),
+    )
+
+
+def step_totals(inst: Instances, row_bytes: np.ndarray, num_steps: int) -> np.ndarray:
+    """Not-always-live bytes per executed step, summed over tiles (int64 array, one per step)."""
+    diff = np.zeros(num_steps + 1, dtype=np.int64)
+    if len(inst.row):
+        b = row_bytes[inst.row]
+        np.add.at(diff, inst.first, b)
+        np.add.at(diff, inst.last + 1, -b)
+    return np.cumsum(diff)[:num_steps]
+
+
+def _add_events(diff: np.ndarray, steps_rel: np.ndarray, rows: np.ndarray, signs: np.ndarray,
+                tile_bytes32: np.ndarray) -> None:
+    """diff[step] += sign * tile_bytes[row] for every event; events are sorted by step."""
+    for sign in (1, -1):
+        sel = signs == sign
+        if not sel.any():
+            continue
+        s = steps_rel[sel]
+        uniq, starts = np.unique(s, return_index=True)
+        sums = np.add.reduceat(tile_bytes32[rows[sel]], starts, axis=0, dtype=np.int64)
+        if sign > 0:
+            diff[uniq] += sums
+        else:
+            diff[uniq] -= sums
+
+
+def tile_peaks(inst: Instances, tile_bytes: np.ndarray, interleaved: np.ndarray, num_steps: int,
+               block: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-tile peaks over steps of not-always-live bytes.
+
+    ``tile_bytes`` is the (rows, tiles) storage matrix and ``interleaved`` a bool per row.
+    Returns three int64 arrays of length tiles: the peak of all not-always-live bytes, the peak
+    of those in the interleaved class and the peak of the rest (each peak taken separately).
+    """
+    num_tiles = tile_bytes.shape[1]
+    peak_all = np.zeros(num_tiles, dtype=np.int64)
+    peak_il = np.zeros(num_tiles, dtype=np.int64)
+    peak_flex = np.zeros(num_tiles, dtype=np.int64)
+    if not len(inst.row) or num_steps == 0:
+        return peak_all, peak_il, peak_flex
+    ev_step = np.concatenate([inst.first, inst.last + 1])
+    ev_row = np.concatenate([inst.row, inst.row])
+    ev_sign = np.concatenate([np.ones(len(inst.row), np.int64), -np.ones(len(inst.row), np.int64)])
+    keep = ev_step < num_steps
+    ev_step, ev_row, ev_sign = ev_step[keep], ev_row[keep], ev_sign[keep]
+    order = np.argsort(ev_step, kind="stable")
+    ev_step, ev_row, ev_sign = ev_step[order], ev_row[order], ev_sign[order]
+    ev_il = interleaved[ev_row]
+    # per-tile bytes of one tensor always fit in 32 bits; gathering them halves memory traffic
+    tb32 = tile_bytes.astype(np.int32) if tile_bytes.max(initial=0) < 2**31 else tile_bytes
+    carry_il = np.zeros(num_tiles, dtype=np.int64)
+    carry_flex = np.zeros(num_tiles, dtype=np.int64)
+    bounds = np.searchsorted(ev_step, np.arange(0, num_steps + block, block))
+    for bi, b0 in enumerate(range(0, num_steps, block)):
+        b1 = min(num_steps, b0 + block)
+        lo, hi = bounds[bi], bounds[bi + 1]
+        if lo == hi:
+            # no event in this block: the running totals stay as they are
+            peak_il = np.maximum(peak_il, carry_il)
+            peak_flex = np.maximum(peak_flex, carry_flex)
+            peak_all = np.maximum(peak_all, carry_il + carry_flex)
+            continue
+        d_il = np.zeros((b1 - b0, num_tiles), dtype=np.int64)
+        d_flex = np.zeros((b1 - b0, num_tiles), dtype=np.int64)
+        s = ev_step[lo:hi] - b0
+        r = ev_row[lo:hi]
+        g = ev_sign[lo:hi]
+        m = ev_il[lo:hi]
+        _add_events(d_il, s[m], r[m], g[m], tb32)
+        _add_events(d_flex, s[~m], r[~m], g[~m], tb32)
+        c_il = np.cumsum(d_il, axis=0)
+        c_il += carry_il
+        c_flex = np.cumsum(d_flex, axis=0)
+        c_flex += carry_flex
+        peak_il = np.maximum(peak_il, c_il.max(axis=0))
+        peak_flex = np.maximum(peak_flex, c_flex.max(axis=0))
+        peak_all = np.maximum(peak_all, (c_il + c_flex).max(axis=0))
+        carry_il = c_il[-1]
+        carry_flex = c_flex[-1]
+    return peak_all, peak_il, peak_flex

@@ -1,0 +1,190 @@
+"""Tile memory: storage rows, categories per tile and the region/gap model.
+
+Storage rows are every tensor that owns tile memory (always-live variables and constants,
+not-always-live intermediates, each once however many call instances it has) followed by op
+temporaries. Each row has a byte count per tile from the linear mapping (mapping.py).
+
+Per tile (docs/ipu-model.md "Memory categories" and "Regions and gaps"):
+
+- ``variable`` = always-live variables + the not-always-live peak of the tile (intermediates
+  that are never live together share addresses, so a tile needs room for its peak only);
+- ``constant`` = constants;
+- code and vertex-data categories come from code.py; ``stack`` and
+  ``hostExchangePacketHeader`` are fixed per tile (targets.py).
+- Regions: code, stack, vertex data, descriptors and headers live in the non-interleaved
+  region (facts 2.1: code must). Data that a matmul reads or writes (the AMP loads 128 bits at
+  a time, which works only in interleaved memory, facts 2.1) lives in the interleaved region;
+  other data fills the non-interleaved region first and overflows into the interleaved one.
+  A tile with interleaved data spans up to the region boundary plus its interleaved bytes:
+  ``bytes_including_gaps = max(boundary, non-interleaved bytes) + interleaved bytes``;
+  otherwise the span is its non-interleaved bytes. ``bytes_excluding_gaps`` sums categories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from profcompare.emulator.compile.cycles import CostModel
+from profcompare.emulator.compile.liveness import MEMORY_STORAGES, Temporary
+from profcompare.emulator.compile.mapping import mapping_offset, tile_bytes_matrix
+from profcompare.emulator.compile.programs import ProgramSteps
+from profcompare.emulator.program import LoweredProgram
+from profcompare.emulator.targets import DeviceSpec
+
+#: Categories placed in the non-interleaved region.
+NON_INTERLEAVED_CATEGORIES = (
+    "vertexCode", "controlCode", "internalExchangeCode", "hostExchangeCode", "globalExchangeCode",
+    "vertexInstanceState", "copyDescriptor", "stack", "hostExchangePacketHeader",
+)
+
+
+@dataclass(frozen=True)
+class Storage:
+    """Every piece of tile storage (tensors then temporaries) and its bytes per tile."""
+
+    ids: tuple[str, ...]  # tensor id, or "<op id>#<temporary name>"
+    names: tuple[str, ...]
+    storage: tuple[str, ...]  # variable | constant | intermediate | temporary
+    kinds: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    shapes: tuple[tuple[int, ...] | None, ...]
+    interleaved: np.ndarray  # bool per row
+    tile_bytes: np.ndarray  # (rows, tiles) int64
+    row_of: Mapping[str, int]  # tensor id -> row (tensors only)
+    temp_rows: Mapping[str, tuple[tuple[int, Temporary], ...]]  # op id -> temporaries
+
+    @property
+    def row_bytes(self) -> np.ndarray:
+        """Bytes of each row summed over tiles."""
+        return self.tile_bytes.sum(axis=1)
+
+
+def temporaries(program: LoweredProgram, steps: ProgramSteps, costs: CostModel) -> list[Temporary]:
+    """The op temporaries of the model: a matmul's operand copies and fp32 partials."""
+    temps: list[Temporary] = []
+    for op in program.ops.values():
+        if steps.op_class.get(op.id) != "matmul" or len(op.inputs) < 1:
+            continue
+        plan = costs.matmul_plan(op)
+        key = op.outputs[0] if op.outputs else op.inputs[0]
+        if plan.copied_bytes:
+            temps.append(Temporary(op.id, (op.name or op.id) + "/operand_copies", plan.copied_bytes,
+                                   plan.kept_operand, 0, 1, True))
+        if plan.partial_bytes:
+            temps.append(Temporary(op.id, (op.name or op.id) + "/partials", plan.partial_bytes, key, 1, 3, True))
+    return temps
+
+
+def build_storage(program: LoweredProgram, steps: ProgramSteps, costs: CostModel, device: DeviceSpec,
+                  num_tiles: int) -> Storage:
+    """Map every storage row to tiles. Returns :class:`Storage`."""
+    root = steps.alias_root
+    used: set[str] = set()
+    amp: set[str] = set()
+    for op in program.ops.values():
+        touched = [*op.inputs, *op.outputs, *op.modified]
+        if steps.op_class.get(op.id) == "call":
+            touched += list((op.attrs.get("inputs") or {}).keys()) + list((op.attrs.get("outputs") or {}).keys())
+        roots = [root.get(t, t) for t in touched]
+        used.update(roots)
+        if steps.op_class.get(op.id) == "matmul":
+            amp.update(roots)
+    ids: list[str] = []
+    for tid, info in program.tensors.items():
+        if tid in root or info.storage not in MEMORY_STORAGES:
+            continue
+        if info.storage == "intermediate" and tid not in used:
+            continue
+        ids.append(tid)
+    temps = temporaries(program, steps, costs)
+    tensors = program.tensors
+    n_t = len(ids)
+    nelms = np.array([tensors[t].nelms for t in ids] + [-(-tp.nbytes // 4) for tp in temps], dtype=np.int64)
+    itemsize = np.array([tensors[t].itemsize for t in ids] + [4] * len(temps), dtype=np.int64)
+    offsets = np.array(
+        [mapping_offset(tensors[t].shape, tensors[t].dtype, num_tiles) for t in ids]
+        + [mapping_offset(tensors[tp.offset_key].shape, tensors[tp.offset_key].dtype, num_tiles)
+           if tp.offset_key in tensors else 0 for tp in temps],
+        dtype=np.int64,
+    )
+    tile_bytes = tile_bytes_matrix(nelms, itemsize, offsets, num_tiles, datapath_bytes=device.datapath_bytes,
+                                   min_bytes_per_tile=device.min_bytes_per_tile)
+    row_of = {t: i for i, t in enumerate(ids)}
+    temp_rows: dict[str, list[tuple[int, Temporary]]] = {}
+    for j, tp in enumerate(temps):
+        temp_rows.setdefault(tp.op, []).append((n_t + j, tp))
+    interleaved = np.array([t in amp for t in ids] + [tp.interleaved for tp in temps], dtype=bool)
+    return Storage(
+        ids=tuple(ids) + tuple(f"{tp.op}#{tp.name}" for tp in temps),
+        names=tuple(tensors[t].name or t for t in ids) + tuple(tp.name for tp in temps),
+        storage=tuple(tensors[t].storage for t in ids) + ("temporary",) * len(temps),
+        kinds=tuple(tensors[t].kind for t in ids) + ("other",) * len(temps),
+        dtypes=tuple(tensors[t].dtype for t in ids) + ("float32",) * len(temps),
+        shapes=tuple(tuple(tensors[t].shape) for t in ids) + (None,) * len(temps),
+        interleaved=interleaved,
+        tile_bytes=tile_bytes,
+        row_of=row_of,
+        temp_rows={k: tuple(v) for k, v in temp_rows.items()},
+    )
+
+
+def sum_rows(tile_bytes: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Sum of the selected rows per tile (int64 array of length tiles)."""
+    if not mask.any():
+        return np.zeros(tile_bytes.shape[1], dtype=np.int64)
+    return tile_bytes[mask].sum(axis=0)
+
+
+@dataclass(frozen=True)
+class TileMemory:
+    """Per-tile memory of one replica."""
+
+    categories: dict[str, np.ndarray]  # category -> bytes per tile
+    including_gaps: np.ndarray
+    excluding_gaps: np.ndarray
+    always_live: np.ndarray
+    not_always_live_peak: np.ndarray
+
+
+def tile_memory(storage: Storage, device: DeviceSpec, code_categories: Mapping[str, np.ndarray],
+                nal_peak: np.ndarray, nal_il_peak: np.ndarray, nal_flex_peak: np.ndarray,
+                has_host_transfers: bool) -> TileMemory:
+    """Assemble the categories per tile and apply the region/gap model (module docstring)."""
+    num_tiles = storage.tile_bytes.shape[1]
+    st = np.array(storage.storage, dtype=object)
+    var_mask = st == "variable"
+    const_mask = st == "constant"
+    il = storage.interleaved
+    var_al = sum_rows(storage.tile_bytes, var_mask)
+    const_al = sum_rows(storage.tile_bytes, const_mask)
+    data_il_al = sum_rows(storage.tile_bytes, (var_mask | const_mask) & il)
+    cats: dict[str, np.ndarray] = {}
+    cats["variable"] = var_al + nal_peak
+    cats["constant"] = const_al
+    for name, arr in code_categories.items():
+        cats[name] = np.asarray(arr, dtype=np.int64)
+    cats["stack"] = np.full(num_tiles, device.stack_bytes_per_tile, dtype=np.int64)
+    cats["hostExchangePacketHeader"] = np.full(
+        num_tiles, device.host_packet_header_bytes_per_tile if has_host_transfers else 0, dtype=np.int64)
+    excluding = np.zeros(num_tiles, dtype=np.int64)
+    for arr in cats.values():
+        excluding += arr
+    always_live = excluding - nal_peak
+    ni_required = np.zeros(num_tiles, dtype=np.int64)
+    for name in NON_INTERLEAVED_CATEGORIES:
+        if name in cats:
+            ni_required += cats[name]
+    il_data = data_il_al + nal_il_peak
+    flex = (var_al + const_al - data_il_al) + nal_flex_peak
+    boundary = device.non_interleaved_bytes
+    ni_free = np.maximum(0, boundary - ni_required)
+    flex_in_ni = np.minimum(flex, ni_free)
+    ni_used = ni_required + flex_in_ni
+    il_used = il_data + (flex - flex_in_ni)
+    including = np.where(il_used > 0, np.maximum(boundary, ni_used) + il_used, ni_used)
+    # the separate class peaks may exceed the joint peak; never report less than allocated
+    including = np.maximum(including, excluding)
+    return TileMemory(cats, including.astype(np.int64), excluding, always_live, nal_peak.astype(np.int64))

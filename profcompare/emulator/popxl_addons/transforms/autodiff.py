@@ -1,0 +1,102 @@
+"""Autodiff of GraphWithNamedArgs, with or without gradient accumulation
+(reference popxl.md section 2.5)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from profcompare.emulator.popxl_addons._compat import not_supported, ops, popxl
+from profcompare.emulator.popxl_addons.graph import GraphWithNamedArgs
+from profcompare.emulator.popxl_addons.named_tensors import NamedTensors
+from profcompare.emulator.popxl_addons.variable_factory import NamedVariableFactories, add_variable_input
+
+__all__ = ["autodiff", "autodiff_with_accumulation"]
+
+
+def autodiff(
+    graph: GraphWithNamedArgs,
+    grads_provided: Iterable[Any] | None = None,
+    grads_required: Iterable[Any] | None = None,
+) -> GraphWithNamedArgs:
+    """Return the gradient graph of ``graph`` (with ``grad_graph_info``, no named args).
+    ``grads_provided`` defaults to all forward outputs, ``grads_required`` to all forward inputs."""
+    info = popxl.transforms.autodiff(
+        graph.graph,
+        grads_provided=list(grads_provided) if grads_provided is not None else None,
+        grads_required=list(grads_required) if grads_required is not None else None,
+    )
+    return GraphWithNamedArgs.from_grad_graph(info)
+
+
+def _sanitise(name: str) -> str:
+    return re.sub(r"\W|^(?=\d)", "_", name)
+
+
+def autodiff_with_accumulation(
+    graph: GraphWithNamedArgs,
+    tensors_to_accumulate_grads: Iterable[Any],
+    grads_required: Iterable[Any] | None = None,
+    replica_groupings: Any = None,
+) -> tuple[NamedVariableFactories, GraphWithNamedArgs]:
+    """Return (factories, gradient graph) where the gradient graph accumulates a running mean of
+    the gradient of every tensor in ``tensors_to_accumulate_grads`` into a by-ref input
+    ``accum.<name>`` (``<name>`` = the tensor's named-arg key) and counts calls in the by-ref
+    float32 scalar ``mean_accum_counter``; the accumulated gradients are no longer outputs.
+    Resetting the counter to 0 restarts the mean (the next call overwrites the accumulators)."""
+    if replica_groupings is not None:
+        raise not_supported("autodiff_with_accumulation(replica_groupings=...)", "Gen B API")
+    to_accumulate = list(tensors_to_accumulate_grads)
+    required = list(grads_required or []) + to_accumulate
+    grad_graph = autodiff(graph, grads_required=required)
+    info = grad_graph.grad_graph_info
+    grad_outputs = list(grad_graph.graph.outputs)
+    expected = list(info.outputs)  # forward tensors whose gradients the outputs are, in order
+    arg_names = {t: key for key, t in graph.args.to_dict().items()}
+
+    factories: dict[str, Any] = {}
+    named_inputs: dict[str, Any] = {}
+
+    def add_input(name: str, data: Any, dtype: Any) -> Any:
+        tensor, factory = add_variable_input(name, data, dtype, by_ref=True)
+        factories[name] = factory
+        named_inputs[name] = tensor
+        return tensor
+
+    removed: list[int] = []
+    with grad_graph.graph, popxl.in_sequence(True):
+        counter = add_input("mean_accum_counter", partial(np.zeros, ()), popxl.float32)
+        with popxl.in_sequence(False):
+            for tensor in to_accumulate:
+                index = expected.index(tensor)
+                removed.append(index)
+                name = "accum." + arg_names.get(tensor, _sanitise(tensor.name))
+                accum = add_input(name, partial(np.zeros, tuple(tensor.shape)), tensor.dtype)
+                ops.var_updates.accumulate_mean_(accum, grad_outputs[index], counter)
+        ops.var_updates.accumulate_(counter, popxl.constant(1.0, popxl.float32))
+
+    _remove_outputs(grad_graph.graph, removed)
+    return (
+        NamedVariableFactories.from_dict(factories),
+        GraphWithNamedArgs.from_grad_graph(info, NamedTensors.from_dict(named_inputs)),
+    )
+
+
+def _remove_outputs(graph: Any, indices: list[int]) -> None:
+    """Remove the graph outputs at ``indices`` (all of them at once, highest index first)."""
+    remove = getattr(graph, "remove_output", None)
+    for index in sorted(set(indices), reverse=True):
+        if remove is not None:
+            remove(index)
+        elif isinstance(getattr(graph, "_outputs", None), list):
+            # popxl has no public way to drop a graph output (popxl-addons reaches into the
+            # C++ graph for it); the emulator's Graph keeps its outputs in ``_outputs``
+            del graph._outputs[index]
+        else:
+            raise not_supported(
+                "transforms.autodiff_with_accumulation", "the popxl graph cannot remove outputs"
+            )

@@ -1,0 +1,172 @@
+"""Workload registry: the programs ``profcompare run`` builds, profiles and compares.
+
+Every module of this package that defines a module-level ``WORKLOAD`` (a :class:`Workload`)
+is a workload; adding one is adding one module. Modules whose name starts with ``_`` are
+helpers and are not imported by discovery (they may import the SDK seam at import time).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from profcompare.errors import WorkloadError
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One tunable of a workload: CLI option ``--<name with - for _>``, typed, with a default."""
+
+    name: str
+    type: type  # int | float | str
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A workload: its variants (name -> one-line description), knobs and ``run(variant, config)``."""
+
+    name: str
+    description: str
+    variants: Mapping[str, str]
+    knobs: tuple[Knob, ...]
+    run: Callable[[str, Mapping[str, Any]], "WorkloadResult"]
+
+    def knob(self, name: str) -> Knob:
+        """Return the knob called ``name`` (WorkloadError listing the knobs otherwise)."""
+        for knob in self.knobs:
+            if knob.name == name:
+                return knob
+        raise WorkloadError(
+            f"unknown knob {name!r} for workload {self.name!r}; valid knobs: "
+            + ", ".join(k.name for k in self.knobs)
+        )
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    """What one ``Workload.run`` did: per-step losses and timings in seconds."""
+
+    variant: str
+    backend: str  # "sim" | "sdk"
+    losses: tuple[float, ...]  # mean loss of each weight update (training step)
+    samples_per_step: int
+    steps: int
+    build_seconds: float
+    compile_seconds: float
+    run_seconds: float
+    extra: Mapping[str, Any] = field(default_factory=dict)  # workload-specific facts (e.g. data source)
+
+
+def list_workloads() -> list[Workload]:
+    """Return every workload of this package, sorted by name."""
+    found: dict[str, Workload] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        workload = getattr(module, "WORKLOAD", None)
+        if isinstance(workload, Workload):
+            found[workload.name] = workload
+    return [found[name] for name in sorted(found)]
+
+
+def find_variant(variant: str) -> Workload:
+    """Return the workload that has ``variant`` (WorkloadError listing every valid variant)."""
+    workloads = list_workloads()
+    for workload in workloads:
+        if variant in workload.variants:
+            return workload
+    valid = ", ".join(v for w in workloads for v in w.variants)
+    raise WorkloadError(f"unknown variant {variant!r}; valid variants: {valid}")
+
+
+def _parse_value(knob: Knob, value: Any) -> Any:
+    """Convert ``value`` (a typed value or CLI text) to the knob's type, or raise WorkloadError."""
+
+    def bad(reason: str) -> WorkloadError:
+        return WorkloadError(f"bad value {value!r} for knob {knob.name!r}: {reason}")
+
+    if knob.type is str:
+        if not isinstance(value, str):
+            raise bad("expected text")
+        return value
+    if isinstance(value, bool):
+        raise bad(f"expected {knob.type.__name__}")
+    if isinstance(value, str):
+        text = value.strip().replace("_", "")
+        try:
+            number: float | int = int(text) if knob.type is int and text.lstrip("+-").isdigit() else float(text)
+        except ValueError:
+            raise bad(f"expected {'an integer' if knob.type is int else 'a number'}") from None
+    elif isinstance(value, (int, float)):
+        number = value
+    else:
+        raise bad(f"expected {knob.type.__name__}")
+    if knob.type is int:
+        if isinstance(number, float):
+            # 1e10 is a common way to write "larger than any tensor" for thresholds
+            if not math.isfinite(number) or number != int(number):
+                raise bad("expected an integer")
+            number = int(number)
+        return int(number)
+    number = float(number)
+    if not math.isfinite(number):
+        raise bad("expected a finite number")
+    return number
+
+
+def parse_knobs(workload: Workload, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the full config of ``workload``: every knob's default, overridden by ``overrides``.
+
+    Values may be typed or text (from the CLI). Raises WorkloadError naming the knob, the bad
+    value and the valid choices or type; unknown knobs list the valid knob names. Checks the
+    workload's own ranges through ``check_config`` when its module defines one.
+    """
+    config = {knob.name: knob.default for knob in workload.knobs}
+    for name, raw in overrides.items():
+        knob = workload.knob(name.replace("-", "_"))
+        value = _parse_value(knob, raw)
+        if knob.choices is not None and value not in knob.choices:
+            raise WorkloadError(
+                f"bad value {raw!r} for knob {knob.name!r}; valid choices: "
+                + ", ".join(str(c) for c in knob.choices)
+            )
+        config[knob.name] = value
+    checker = _CHECKERS.get(workload.name)
+    if checker is not None:
+        checker(config)
+    return config
+
+
+#: per-workload range checks: workload name -> function(config) raising WorkloadError
+_CHECKERS: dict[str, Callable[[dict[str, Any]], None]] = {}
+
+
+def register_checker(workload_name: str, checker: Callable[[dict[str, Any]], None]) -> None:
+    """Register the range check ``parse_knobs`` applies to ``workload_name``'s configs."""
+    _CHECKERS[workload_name] = checker
+
+
+def require(condition: bool, knob: str, value: Any, valid: str) -> None:
+    """Raise a one-line WorkloadError for knob ``knob`` unless ``condition`` holds."""
+    if not condition:
+        raise WorkloadError(f"bad value {value!r} for knob {knob!r}: valid values are {valid}")
+
+
+__all__ = [
+    "Knob",
+    "Workload",
+    "WorkloadResult",
+    "list_workloads",
+    "find_variant",
+    "parse_knobs",
+    "register_checker",
+    "require",
+]
