@@ -487,20 +487,21 @@ class Report:
         per replica. ``cycles_per_step`` and ``samples_per_second`` are NaN without an
         execution profile (or without ``meta.samples_per_step`` for the latter).
 
-        - total_bytes: sum over tiles of bytes_including_gaps
+        - total_bytes: sum over tiles of bytes_excluding_gaps (allocated bytes, PopVision's
+          default "Tile Memory (w/o gaps)" view)
         - always_live_bytes: sum over tiles of always_live_bytes
         - not_always_live_peak_bytes: max over program steps of not_always_live_bytes
         - peak_liveness_bytes: always_live_bytes + not_always_live_peak_bytes
         - code_bytes: sum of the categories in group ``code``
         - variable_bytes: sum of ``variables.bytes``
-        - max_tile_bytes: max over tiles of bytes_including_gaps
+        - max_tile_bytes: max over tiles of bytes_including_gaps (what decides whether a tile fits)
         - tiles_over_budget: tiles whose bytes_including_gaps exceed target.bytes_per_tile
         - streaming_memory_bytes: sum of ``remote_buffers.bytes``
         - cycles_per_step: execution cycles summed, divided by the number of profiled runs
         - samples_per_second: samples_per_step x clock_hz / cycles_per_step
         """
         tiles = self.tiles
-        total = float(tiles["bytes_including_gaps"].sum())
+        total = float(tiles["bytes_excluding_gaps"].sum())
         always_live = float(tiles["always_live_bytes"].sum())
         nal_peak = float(self.liveness["not_always_live_bytes"].max()) if len(self.liveness) else 0.0
         cats = self.categories

@@ -22,7 +22,7 @@ _BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 #: Human names of the summary metrics (keys are :data:`profcompare.model.METRICS`).
 METRIC_LABELS: Mapping[str, str] = MappingProxyType(
     {
-        "total_bytes": "Total memory (incl. gaps)",
+        "total_bytes": "Total memory (excl. gaps)",
         "always_live_bytes": "Always-live memory",
         "not_always_live_peak_bytes": "Not-always-live peak",
         "peak_liveness_bytes": "Peak liveness",
