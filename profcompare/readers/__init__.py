@@ -1,0 +1,186 @@
+"""Readers: turn report files into :class:`~profcompare.model.Report` objects.
+
+:func:`open_report` is the one entry point users need. It accepts
+
+* a run directory ``reports/<run>/<variant>/`` holding ``run.json`` and the backend's report
+  (``profile.sqlite`` or ``profile.pop``); ``meta.workload``, ``variant``, ``config`` and
+  ``samples_per_step`` then come from ``run.json``;
+* a report directory: ours (``profile.sqlite``) or Poplar's autoReport layout, with
+  ``profile.pop`` directly inside or inside one engine-named subdirectory (``training/``,
+  ``inference/``, ``tf_report__...``);
+* a file, whose reader is chosen by content (SQLite header, ``application_id``, tables), the
+  extension only deciding what cannot be known from the bytes.
+
+Anything that is not a readable report raises :class:`~profcompare.errors.ReportFormatError`
+naming the path and what is wrong with it (``SdkUnavailableError`` for a Poplar profile when
+the SDK is missing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import sqlite3
+import urllib.request
+from collections.abc import Mapping
+from typing import Any
+
+from profcompare.errors import ReportFormatError
+from profcompare.model import TABLES, Report
+from profcompare.readers import store
+
+#: File names of reports inside a report directory, in order of preference.
+REPORT_FILENAMES = (store.DEFAULT_FILENAME, "profile.pop")
+RUN_FILENAME = "run.json"
+DEBUG_FILENAME = "debug.cbor"
+
+# Tables a Poplar profile.pop holds (reference/pva.md section 3.1, one third-party source; an
+# SQLite file with any of them and without our application_id is taken for a Poplar profile).
+_POPLAR_TABLES = frozenset({"programs", "compute_sets", "steps", "steps_by_ipu", "vars_info", "var_categories", "memory_by_tile"})
+
+
+def open_report(path: str | os.PathLike[str]) -> Report:
+    """Open a run directory, a report directory or a report file and return its Report.
+
+    See the module docstring for what is accepted. Returns the Report with ``meta.source`` set
+    to the report file read; with a ``run.json`` beside it, ``meta.workload``, ``variant``,
+    ``config`` and ``samples_per_step`` come from the run (and an ``oom`` run is flagged oom).
+    """
+    given = pathlib.Path(path)
+    if not given.exists():
+        raise ReportFormatError(f"{given}: no such file or directory")
+    if given.is_file() and given.name == RUN_FILENAME:
+        given = given.parent
+    if given.is_dir():
+        run = _load_run(given / RUN_FILENAME) if (given / RUN_FILENAME).is_file() else None
+        report_file = _find_report_file(given, run)
+        report = _open_file(report_file, root=given)
+        return _apply_run(report, run) if run is not None else report
+    return _open_file(given, root=given.parent)
+
+
+def _load_run(path: pathlib.Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportFormatError(f"{path}: cannot read run description: {exc}") from None
+    try:
+        run = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportFormatError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(run, dict):
+        raise ReportFormatError(f"{path}: expected a JSON object, found {type(run).__name__}")
+    return run
+
+
+def _find_report_file(directory: pathlib.Path, run: Mapping[str, Any] | None) -> pathlib.Path:
+    candidates: list[pathlib.Path] = []
+    if run is not None:
+        listed = run.get("report_files") or []
+        if isinstance(listed, list):
+            candidates += [directory / str(name) for name in listed]
+    candidates += [directory / name for name in REPORT_FILENAMES]
+    for candidate in candidates:
+        if candidate.is_file() and candidate.name != RUN_FILENAME and candidate.suffix != ".cbor":
+            return candidate
+    # Poplar autoReport with a named engine: <dir>/<engine>/profile.pop
+    try:
+        nested = sorted(
+            sub / name
+            for sub in directory.iterdir()
+            if sub.is_dir()
+            for name in REPORT_FILENAMES
+            if (sub / name).is_file()
+        )
+    except OSError as exc:
+        raise ReportFormatError(f"{directory}: cannot list: {exc.strerror or exc}") from None
+    if len(nested) == 1:
+        return nested[0]
+    if len(nested) > 1:
+        names = ", ".join(str(p.relative_to(directory)) for p in nested)
+        raise ReportFormatError(f"{directory}: holds several reports ({names}); open one of them")
+    if run is not None and run.get("status") in ("failed", "oom"):
+        error = run.get("error") or "no error message recorded"
+        raise ReportFormatError(f"{directory}: run {run.get('status')} without a report: {error}")
+    raise ReportFormatError(
+        f"{directory}: no report found (expected {' or '.join(REPORT_FILENAMES)} here or in one engine subdirectory)"
+    )
+
+
+def _open_file(file: pathlib.Path, *, root: pathlib.Path) -> Report:
+    if not file.is_file():
+        raise ReportFormatError(f"{file}: not a regular file")
+    try:
+        size = file.stat().st_size
+        header = store.read_header(file)
+    except OSError as exc:
+        raise ReportFormatError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    if size == 0:
+        raise ReportFormatError(f"{file}: empty file")
+    if store.is_store_header(header):
+        return store.read_report(file)
+    if store.is_sqlite_header(header):
+        if file.suffix == ".pop" or _looks_like_poplar(file):
+            return _read_poplar(file, root)
+        raise ReportFormatError(
+            f"{file}: an SQLite database but neither a profcompare report nor a Poplar profile"
+        )
+    if file.suffix == ".pop":
+        raise ReportFormatError(f"{file}: not a Poplar profile (profile.pop files are SQLite databases; truncated or corrupt?)")
+    if file.suffix == ".cbor":
+        raise ReportFormatError(f"{file}: Poplar debug information, not a profile; open the profile.pop next to it")
+    if header.lstrip()[:1] in (b"{", b"["):
+        raise ReportFormatError(f"{file}: a JSON file, not a report")
+    raise ReportFormatError(f"{file}: not a report (unrecognised content; expected profile.sqlite or profile.pop)")
+
+
+def _looks_like_poplar(file: pathlib.Path) -> bool:
+    uri = "file:" + urllib.request.pathname2url(str(file.resolve())) + "?mode=ro"
+    try:
+        con = sqlite3.connect(uri, uri=True)
+        try:
+            names = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise ReportFormatError(f"{file}: corrupt SQLite database ({exc})") from None
+    return bool(names & _POPLAR_TABLES)
+
+
+def _find_debug(profile: pathlib.Path, root: pathlib.Path) -> pathlib.Path | None:
+    """debug.cbor beside the profile, else in a parent up to ``root`` (PopTorch puts it there)."""
+    directory = profile.parent.resolve()
+    stop = root.resolve()
+    while True:
+        candidate = directory / DEBUG_FILENAME
+        if candidate.is_file():
+            return candidate
+        if directory == stop or directory.parent == directory or stop not in directory.parents:
+            return None
+        directory = directory.parent
+
+
+def _read_poplar(file: pathlib.Path, root: pathlib.Path) -> Report:
+    from profcompare.readers.pva import read_pva
+
+    return read_pva(file, _find_debug(file, root))
+
+
+def _apply_run(report: Report, run: Mapping[str, Any]) -> Report:
+    changes: dict[str, Any] = {}
+    for key in ("workload", "variant"):
+        value = run.get(key)
+        if value is not None:
+            changes[key] = str(value)
+    config = run.get("config")
+    if isinstance(config, dict):
+        changes["config"] = config
+    samples = run.get("samples_per_step")
+    if isinstance(samples, int) and not isinstance(samples, bool):
+        changes["samples_per_step"] = samples
+    if run.get("status") == "oom":
+        changes["oom"] = True
+    return Report(meta=report.meta.replace(**changes), **{t: getattr(report, t) for t in TABLES})
+
+__all__ = ["REPORT_FILENAMES", "open_report"]

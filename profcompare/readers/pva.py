@@ -1,0 +1,503 @@
+"""Read Poplar's own profiles (``profile.pop`` + optional ``debug.cbor``) through the SDK's ``pva``.
+
+Only the libpva Python API documented in ``shared/reference/pva.md`` is used; which parts of it
+are confirmed by Graphcore code and which are assumptions is listed in
+``docs/pva-adapter.md``. Attributes that are not confirmed are read with ``getattr`` and a
+default, and ``meta.capabilities`` names only the tables that could actually be filled.
+
+``pva`` is imported lazily, on the first read: without the Poplar SDK, reading a
+``profile.pop`` raises :class:`~profcompare.errors.SdkUnavailableError` explaining the two
+ways out (enable the SDK, or export to our store format on a machine that has it).
+
+The slow parts of the object tree (``alwaysLiveVariables``, the per-step variable lists of
+``livenessProgramSteps``) are walked once, into plain Python lists, and turned into
+DataFrames in one go.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from collections.abc import Iterable
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from profcompare.errors import (
+    OutputExistsError,
+    ProfcompareError,
+    ReportFormatError,
+    SdkUnavailableError,
+)
+from profcompare.model import CATEGORY_GROUPS, Report, ReportMeta, Target, make_frame
+
+#: libpva ``IPU.Architecture`` names -> our Target.architecture. ``Ipu2`` is confirmed
+#: (reference/pva.md, POPART report_test); ``Ipu1`` and ``Ipu21`` (Bow) are assumptions.
+ARCHITECTURES = {"Ipu1": "Mk1", "Ipu2": "Mk2", "Ipu21": "Bow"}
+
+#: Program type name -> execution phase. An assumption: pva has no phase notion. Streaming
+#: Memory transfers are StreamCopy programs too and cannot be told apart from host I/O here.
+PHASE_OF_PROGRAM_TYPE = {
+    "OnTileExecute": "compute",
+    "OnEveryTileSwitch": "compute",
+    "DoExchange": "exchange",
+    "GlobalExchange": "collective",
+    "StreamCopyBegin": "host_io",
+    "StreamCopyMid": "host_io",
+    "StreamCopyEnd": "host_io",
+    "Sync": "sync",
+    "SyncAns": "sync",
+    "Sans": "sync",
+    "ExternalSync": "sync",
+    "InternalSync": "sync",
+}
+
+#: Program type name -> code category of its ``codeBytesByTile`` (exchange code). Confirmed
+#: for DoExchange (internal exchange); the other two are assumptions.
+EXCHANGE_CODE_CATEGORY = {
+    "DoExchange": "internalExchangeCode",
+    "GlobalExchange": "globalExchangeCode",
+    "StreamCopyMid": "hostExchangeCode",
+}
+
+#: Memory categories read with confirmed attribute names (reference/pva.md section 1.2); the
+#: others of model.CATEGORY_GROUPS are tried too but are assumptions.
+CONFIRMED_CATEGORIES = (
+    "vertexCode",
+    "internalExchangeCode",
+    "globalExchangeCode",
+    "hostExchangeCode",
+    "controlCode",
+    "vertexInstanceState",
+    "vectorListDescriptor",
+    "constant",
+)
+
+# Name fragments -> variable kind, tried in order (a heuristic: pva has no variable kinds).
+_KIND_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("remote_staging", r"remote"),
+    ("accumulator", r"accum|accl"),
+    ("optimizer_state", r"adam|lamb|first_order|second_order|momentum|optim|(?:^|[/._])[mv](?:$|[/._])"),
+    ("gradient", r"grad"),
+    ("collective_buffer", r"collective|allreduce|all_reduce|reducescatter|allgather"),
+    ("stream", r"stream|h2d|d2h|host_load|host_store"),
+    ("constant", r"const"),
+    ("weight", r"weight|bias|kernel|embedding|gamma|beta|scale"),
+)
+
+
+def _hint(path: pathlib.Path) -> str:
+    return (
+        "install the Poplar SDK and source its enable script, or run "
+        f"`profcompare export {path} -o profile.sqlite` on a machine that has it and open that file"
+    )
+
+
+def import_pva(path: str | os.PathLike[str] = "profile.pop") -> ModuleType:
+    """Import and return the SDK's ``pva`` module, or raise SdkUnavailableError with a hint."""
+    try:
+        import pva  # type: ignore[import-not-found]
+    except (ImportError, RuntimeError, OSError) as exc:
+        # RuntimeError: pva's native module refuses a mismatched Python version.
+        raise SdkUnavailableError(
+            f"cannot read {path}: the Poplar SDK's `pva` module is not available ({exc}); {_hint(pathlib.Path(path))}"
+        ) from None
+    return pva
+
+
+def read_pva(
+    profile_path: str | os.PathLike[str],
+    debug_path: str | os.PathLike[str] | None = None,
+    *,
+    not_always_live_variables: bool = True,
+    pva_module: Any = None,
+) -> Report:
+    """Read a Poplar ``profile.pop`` (and ``debug.cbor`` if given) into a Report.
+
+    Returns a Report with ``meta.format == "pva"`` whose tables are filled as described in
+    ``docs/pva-adapter.md``; ``meta.capabilities`` lists the filled tables. With
+    ``not_always_live_variables`` false, the per-step variable lists are not walked (faster on
+    big profiles) and ``variables`` holds only always-live variables. ``pva_module`` replaces
+    the SDK's ``pva`` module (for tests). Raises SdkUnavailableError without ``pva`` and
+    ReportFormatError when pva cannot open the file or its content is not as documented.
+    """
+    profile = pathlib.Path(profile_path)
+    if not profile.is_file():
+        raise ReportFormatError(f"{profile}: no such file")
+    if debug_path is not None and not pathlib.Path(debug_path).is_file():
+        raise ReportFormatError(f"{debug_path}: no such file")
+    pva = pva_module if pva_module is not None else import_pva(profile)
+    try:
+        if debug_path is None:
+            raw = pva.openReport(str(profile))
+        else:
+            raw = pva.openReport(str(profile), str(debug_path))
+    except Exception as exc:  # noqa: BLE001 - pybind raises RuntimeError, IndexError, ...: all mean "unreadable"
+        raise ReportFormatError(f"{profile}: pva cannot open it: {exc}") from None
+    try:
+        return report_from_pva(raw, source=str(profile), not_always_live_variables=not_always_live_variables)
+    except ProfcompareError as exc:
+        if isinstance(exc, ReportFormatError):
+            raise
+        raise ReportFormatError(f"{profile}: unexpected profile content: {exc}") from None
+    except (AttributeError, TypeError, ValueError, IndexError, KeyError, OverflowError) as exc:
+        raise ReportFormatError(f"{profile}: unexpected profile content ({type(exc).__name__}: {exc})") from None
+
+
+def export_pva(
+    profile: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    debug: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
+    *,
+    pva_module: Any = None,
+) -> pathlib.Path:
+    """Read ``profile`` through pva and write it as a store file ``out``; return ``out``.
+
+    Checks ``out`` before the (slow) read: OutputExistsError if it exists and not ``overwrite``.
+    """
+    from profcompare.readers.store import write_report
+
+    target = pathlib.Path(out)
+    if target.exists() and not overwrite:
+        raise OutputExistsError(f"{target} already exists (pass overwrite/--force to replace it)")
+    report = read_pva(profile, debug, pva_module=pva_module)
+    return write_report(report, target, overwrite=overwrite)
+
+
+# --------------------------------------------------------------------------------------------
+# object tree -> Report
+
+
+def _name(value: Any) -> str:
+    """String of a pva enum value (``.name``) or of anything else."""
+    name = getattr(value, "name", None)
+    return str(name) if name is not None else str(value)
+
+
+def _int(value: Any, default: int = 0) -> int:
+    return default if value is None else int(value)
+
+
+def report_from_pva(raw: Any, *, source: str, not_always_live_variables: bool = True) -> Report:
+    """Build a Report from an opened ``pva.Report`` object tree (see :func:`read_pva`)."""
+    compilation = raw.compilation
+    target = _target(compilation.target)
+    capabilities: set[str] = set()
+
+    tiles, categories, oom = _tiles(compilation, target)
+    if len(tiles):
+        capabilities.add("tiles")
+    if len(categories):
+        capabilities.add("categories")
+
+    liveness, nal_steps, nal_names, nal_sizes = _liveness(compilation, not_always_live_variables)
+    if len(liveness):
+        capabilities.add("liveness")
+
+    variables = _variables(compilation, nal_steps, nal_names, nal_sizes)
+    if variables is not None:
+        capabilities.add("variables")
+    else:
+        variables = make_frame("variables")
+
+    code = _code(compilation)
+    if code is not None:
+        capabilities.add("code")
+    else:
+        code = make_frame("code")
+
+    execution = _execution(getattr(raw, "execution", None))
+    if len(execution):
+        capabilities.add("execution")
+
+    version = getattr(raw, "poplarVersion", None)
+    version_text = getattr(version, "string", None) or (
+        ".".join(str(getattr(version, k, "?")) for k in ("major", "minor", "point")) if version is not None else "unknown"
+    )
+    meta = ReportMeta(
+        source=source,
+        format="pva",
+        producer=f"Poplar {version_text}",
+        simulated=False,
+        target=target,
+        oom=oom,
+        capabilities=frozenset(capabilities),
+        created=None,
+    )
+    return Report.build(
+        meta,
+        tiles=tiles,
+        categories=categories,
+        variables=variables,
+        liveness=liveness,
+        code=code,
+        execution=execution,
+    )
+
+
+def _target(t: Any) -> Target:
+    num_ipus = int(t.numIPUs)
+    tiles_per_ipu = int(t.tilesPerIpu)
+    num_replicas = _int(getattr(t, "numReplicas", None), 1) or 1
+    ipus_per_replica = _int(getattr(t, "ipusPerReplica", None), max(1, num_ipus // num_replicas)) or 1
+    arch = _name(getattr(t, "architecture", "unknown"))
+    return Target(
+        architecture=ARCHITECTURES.get(arch, arch),
+        num_ipus=num_ipus,
+        tiles_per_ipu=tiles_per_ipu,
+        bytes_per_tile=int(t.bytesPerTile),
+        clock_hz=float(t.clockFrequency),
+        num_replicas=num_replicas,
+        ipus_per_replica=ipus_per_replica,
+    )
+
+
+def _tiles(compilation: Any, target: Target) -> tuple[pd.DataFrame, pd.DataFrame, bool]:
+    all_tiles = list(compilation.tiles)
+    # The model is per replica; a profile listing more tiles than one replica has is cut to
+    # the first replica (an assumption: replicas are compiled identically).
+    tiles = all_tiles[: target.tiles_per_replica]
+    if not tiles:
+        return make_frame("tiles"), make_frame("categories"), False
+    first_categories = getattr(tiles[0].memory, "category", None)
+    present = [c for c in CATEGORY_GROUPS if getattr(getattr(first_categories, c, None), "total", None) is not None]
+    including, excluding, always, not_always, overflowed = [], [], [], [], []
+    per_category: dict[str, list[int]] = {c: [] for c in present}
+    for tile in tiles:
+        memory = tile.memory
+        including.append(int(memory.total.includingGaps))
+        excluding.append(int(memory.total.excludingGaps))
+        always.append(int(memory.alwaysLiveBytes))
+        not_always.append(int(memory.notAlwaysLiveBytes))
+        overflowed.append(_int(getattr(getattr(memory, "overflowed", None), "includingGaps", None)))
+        cats = getattr(memory, "category", None)
+        for c in present:
+            per_category[c].append(_int(getattr(getattr(cats, c, None), "total", None)))
+    count = len(tiles)
+    tile_index = np.arange(count, dtype=np.int64)
+    frame = make_frame(
+        "tiles",
+        {
+            "tile": tile_index,
+            "ipu": tile_index // target.tiles_per_ipu,
+            "bytes_including_gaps": including,
+            "bytes_excluding_gaps": excluding,
+            "always_live_bytes": always,
+            "not_always_live_peak_bytes": not_always,
+            **per_category,
+        },
+    )
+    categories = make_frame(
+        "categories",
+        {
+            "category": present,
+            "group": [CATEGORY_GROUPS[c] for c in present],
+            "bytes": [int(sum(per_category[c])) for c in present],
+        },
+    )
+    oom = any(overflowed) or max(including) > target.bytes_per_tile
+    return frame, categories, bool(oom)
+
+
+def _liveness(compilation: Any, walk_variables: bool) -> tuple[pd.DataFrame, list[int], list[str], list[int]] :
+    steps = getattr(compilation, "livenessProgramSteps", None)
+    programs: list[str] = []
+    types: list[str] = []
+    nal_bytes: list[int] = []
+    var_steps: list[int] = []
+    var_names: list[str] = []
+    var_sizes: list[int] = []
+    for index, step in enumerate(steps or ()):
+        program = step.program
+        programs.append(str(program.name))
+        types.append(_name(program.type))
+        memory = step.notAlwaysLiveMemory
+        nal_bytes.append(int(memory.bytes))
+        if walk_variables:
+            for variable in getattr(memory, "variables", None) or ():
+                var_steps.append(index)
+                var_names.append(str(variable.name))
+                var_sizes.append(int(variable.size))
+    frame = make_frame(
+        "liveness",
+        {
+            "step": np.arange(len(programs), dtype=np.int64),
+            "program": programs,
+            "program_type": types,
+            "not_always_live_bytes": nal_bytes,
+        },
+    )
+    return frame, var_steps, var_names, var_sizes
+
+
+def guess_kinds(names: pd.Series, always_live: np.ndarray) -> list[str]:
+    """Guess a variable kind from each name (pva has none); returns one of model.VARIABLE_KINDS.
+
+    First matching pattern wins (case-insensitive); unmatched names are ``activation`` when
+    not always live, else ``other``. A heuristic documented in docs/pva-adapter.md.
+    """
+    lower = names.astype(object).str.lower()
+    kinds = np.where(always_live, "other", "activation").astype(object)
+    decided = np.zeros(len(names), dtype=bool)
+    for kind, pattern in _KIND_PATTERNS:
+        hit = lower.str.contains(pattern, regex=True).to_numpy(dtype=bool) & ~decided
+        kinds[hit] = kind
+        decided |= hit
+    return kinds.tolist()
+
+
+def _variables(
+    compilation: Any, nal_steps: list[int], nal_names: list[str], nal_sizes: list[int]
+) -> pd.DataFrame | None:
+    always = getattr(compilation, "alwaysLiveVariables", None)
+    if always is None and not nal_names:
+        return None
+    names: list[str] = []
+    sizes: list[int] = []
+    for variable in always or ():
+        name = str(variable.name)
+        # Pseudo-variables named after memory categories (vertexCode, controlId, ...) are
+        # code and metadata, already counted in the categories table.
+        if name in CATEGORY_GROUPS:
+            continue
+        names.append(name)
+        sizes.append(int(variable.size))
+    always_frame = pd.DataFrame({"name": pd.Series(names, dtype=object), "bytes": np.asarray(sizes, dtype=np.int64)})
+    always_frame = always_frame.groupby("name", sort=False, as_index=False)["bytes"].sum()
+
+    nal = pd.DataFrame(
+        {
+            "step": np.asarray(nal_steps, dtype=np.int64),
+            "name": pd.Series(nal_names, dtype=object),
+            "bytes": np.asarray(nal_sizes, dtype=np.int64),
+        }
+    )
+    # A parameter sometimes shows up as not-always-live in a few early steps (reference/pva.md
+    # quirk); the always-live entry wins.
+    nal = nal[~nal["name"].isin(set(always_frame["name"]))]
+    intervals = nal.groupby("name", sort=False).agg(
+        bytes=("bytes", "max"), first_step=("step", "min"), last_step=("step", "max")
+    ).reset_index()
+
+    count_always = len(always_frame)
+    all_names = pd.concat([always_frame["name"], intervals["name"]], ignore_index=True).astype(object)
+    always_live = np.concatenate([np.ones(count_always, dtype=bool), np.zeros(len(intervals), dtype=bool)])
+    first = pd.array(
+        np.concatenate([np.zeros(count_always, dtype=np.int64), intervals["first_step"].to_numpy(dtype=np.int64)]),
+        dtype="Int64",
+    )
+    last = pd.array(
+        np.concatenate([np.zeros(count_always, dtype=np.int64), intervals["last_step"].to_numpy(dtype=np.int64)]),
+        dtype="Int64",
+    )
+    first[:count_always] = pd.NA
+    last[:count_always] = pd.NA
+    total = len(all_names)
+    return make_frame(
+        "variables",
+        {
+            "name": all_names,
+            "bytes": np.concatenate(
+                [always_frame["bytes"].to_numpy(dtype=np.int64), intervals["bytes"].to_numpy(dtype=np.int64)]
+            ),
+            "always_live": always_live,
+            "kind": guess_kinds(all_names, always_live),
+            "dtype": [""] * total,
+            "shape": [""] * total,
+            "tiles": np.zeros(total, dtype=np.int64),
+            "first_step": first,
+            "last_step": last,
+        },
+    )
+
+
+def _sum(values: Iterable[Any] | None) -> int:
+    if values is None:
+        return 0
+    return int(sum(int(v) for v in values))
+
+
+def _code(compilation: Any) -> pd.DataFrame | None:
+    programs = getattr(compilation, "programs", None)
+    if programs is None:
+        return None
+    names: list[str] = []
+    types: list[str] = []
+    categories: list[str] = []
+    code_bytes: list[int] = []
+    for program in programs:
+        name = str(program.name)
+        ptype = _name(program.type)
+        # controlCodeByTile of a parent includes its children: count leaves only.
+        if not list(getattr(program, "children", None) or ()):
+            control = _sum(getattr(program, "controlCodeByTile", None))
+            if control:
+                names.append(name)
+                types.append(ptype)
+                categories.append("controlCode")
+                code_bytes.append(control)
+        category = EXCHANGE_CODE_CATEGORY.get(ptype)
+        if category is not None:
+            exchange = _sum(getattr(program, "codeBytesByTile", None))
+            if exchange:
+                names.append(name)
+                types.append(ptype)
+                categories.append(category)
+                code_bytes.append(exchange)
+    return make_frame("code", {"name": names, "type": types, "category": categories, "code_bytes": code_bytes})
+
+
+def _execution(execution: Any) -> pd.DataFrame:
+    if execution is None:
+        return make_frame("execution")
+    total = getattr(getattr(execution, "totalCycles", None), "total", None)
+    if total is not None and int(total) == 0:
+        return make_frame("execution")  # e.g. a cached-executable copy: no execution data
+    runs = getattr(execution, "runs", None) or ()
+    run_ids: list[int] = []
+    step_ids: list[int] = []
+    programs: list[str] = []
+    types: list[str] = []
+    cycles: list[int] = []
+    for run_index, run in enumerate(runs):
+        for step_index, step in enumerate(getattr(run, "steps", None) or ()):
+            program = step.program
+            ipus = list(getattr(step, "ipus", None) or ())
+            if ipus:
+                # IPUs of a replica run a step in parallel: the step takes as long as the slowest.
+                step_cycles = max(int(ipu.cycles) for ipu in ipus)
+            else:
+                by_tile = getattr(step, "cyclesByTile", None)
+                step_cycles = max((int(c) for c in by_tile), default=0) if by_tile is not None else 0
+            run_ids.append(run_index)
+            step_ids.append(step_index)
+            programs.append(str(program.name))
+            types.append(_name(program.type))
+            cycles.append(step_cycles)
+    return make_frame(
+        "execution",
+        {
+            "run": run_ids,
+            "step": step_ids,
+            "program": programs,
+            "type": types,
+            "phase": [PHASE_OF_PROGRAM_TYPE.get(t, "compute") for t in types],
+            "cycles": cycles,
+        },
+    )
+
+
+__all__ = [
+    "ARCHITECTURES",
+    "CONFIRMED_CATEGORIES",
+    "EXCHANGE_CODE_CATEGORY",
+    "PHASE_OF_PROGRAM_TYPE",
+    "export_pva",
+    "guess_kinds",
+    "import_pva",
+    "read_pva",
+    "report_from_pva",
+]

@@ -1,0 +1,735 @@
+"""Our open report format: one SQLite file (normally ``profile.sqlite``) holding a whole Report.
+
+The layout is documented in ``docs/report-format.md``; in short:
+
+* ``PRAGMA application_id`` = :data:`APPLICATION_ID` and ``PRAGMA user_version`` =
+  :data:`SCHEMA_VERSION`, so any SQLite file can be recognised (or rejected) from its first
+  100 bytes without opening it;
+* ``meta(key, value)``: one JSON value per :class:`~profcompare.model.ReportMeta` field plus
+  ``schema_version`` and ``writer``;
+* ``columns``: a catalogue of every stored column (table, position, name, storage, pandas
+  dtype), which is how the reader knows the optional per-category columns of ``tiles``;
+* one table per Report table (``tiles``, ``categories``, ``variables``, ``liveness``, ``code``,
+  ``execution``, ``remote_buffers``). Category columns and repetitive text columns are
+  dictionary encoded: the table holds an integer code, ``dictionary`` holds the strings, and
+  a ``<table>_text`` view shows the decoded values for people exploring with ``sqlite3``;
+* ``checksums(table_name, rows, crc32)``: row counts and CRC-32 of the decoded content of
+  every table, so a truncated or bit-flipped file is reported instead of read wrongly.
+
+A report is written in one transaction into a temporary file in the destination directory,
+flushed to disk and then renamed, so a crash never leaves a file that opens as a report.
+
+Reading materialises each table column-wise: ``numpy.fromiter`` consumes the cursor straight
+into a structured array (no list of row tuples is kept), categorical columns are rebuilt from
+their integer codes with :meth:`pandas.Categorical.from_codes` (no string hashing), and
+dictionary-encoded text columns are a single ``take``.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+import os
+import pathlib
+import secrets
+import sqlite3
+import urllib.request
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from profcompare.errors import (
+    OutputExistsError,
+    ProfcompareError,
+    ReportFormatError,
+    UnsupportedReportVersion,
+)
+from profcompare.model import (
+    CATEGORY_GROUPS,
+    SCHEMAS,
+    TABLES,
+    Report,
+    ReportMeta,
+    Target,
+)
+
+#: Version of the layout written by :func:`write_report`. Readers accept every version up to
+#: this one; anything newer raises :class:`~profcompare.errors.UnsupportedReportVersion`.
+SCHEMA_VERSION = 1
+
+#: ``PRAGMA application_id`` of our files: the ASCII bytes "PrfC" as a big-endian int32.
+APPLICATION_ID = int.from_bytes(b"PrfC", "big")
+
+#: Default file name of a store report inside a report or run directory.
+DEFAULT_FILENAME = "profile.sqlite"
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_HEADER_SIZE = 100
+
+#: Text columns stored dictionary encoded although their model dtype is ``object``: they
+#: repeat a lot (shapes, program names), so decoding them is one ``take`` instead of one
+#: Python string per row. Category columns are always dictionary encoded.
+DICTIONARY_TEXT_COLUMNS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("variables", "shape"),
+        ("liveness", "program"),
+        ("code", "name"),
+        ("execution", "program"),
+        ("remote_buffers", "shape"),
+    }
+)
+
+# storage kinds (the ``columns.storage`` values)
+_INTEGER = "integer"  # int64, NOT NULL
+_BOOLEAN = "boolean"  # 0/1, NOT NULL
+_NULLABLE_INTEGER = "nullable_integer"  # pandas Int64, NULL = <NA>
+_TEXT = "text"  # TEXT, NULL = None
+_DICTIONARY = "dictionary"  # INTEGER code into ``dictionary``, NULL = NaN / None
+_STORAGES = (_INTEGER, _BOOLEAN, _NULLABLE_INTEGER, _TEXT, _DICTIONARY)
+
+_META_FIELDS = (
+    "format",
+    "producer",
+    "simulated",
+    "target",
+    "oom",
+    "capabilities",
+    "workload",
+    "variant",
+    "config",
+    "samples_per_step",
+    "created",
+)
+
+
+@dataclass(frozen=True)
+class StoredColumn:
+    """How one column of a Report table is stored (one row of the ``columns`` catalogue)."""
+
+    table: str
+    position: int
+    name: str
+    storage: str
+    dtype: str  # pandas dtype name to restore: int64, Int64, bool, object, str, string, category
+    categories_dtype: str | None = None  # dtype of a categorical's categories (str | object)
+    ordered: bool = False
+
+
+# --------------------------------------------------------------------------------------------
+# sniffing
+
+
+def read_header(path: str | os.PathLike[str]) -> bytes:
+    """Return the first 100 bytes of ``path`` (fewer if the file is shorter)."""
+    with open(path, "rb") as handle:
+        return handle.read(_HEADER_SIZE)
+
+
+def is_sqlite_header(header: bytes) -> bool:
+    """True when ``header`` starts with the SQLite 3 magic string."""
+    return header.startswith(SQLITE_MAGIC)
+
+
+def header_application_id(header: bytes) -> int | None:
+    """The ``application_id`` stored at offset 68 of an SQLite header, or None if too short."""
+    if len(header) < 72 or not is_sqlite_header(header):
+        return None
+    return int.from_bytes(header[68:72], "big", signed=True)
+
+
+def is_store_header(header: bytes) -> bool:
+    """True when ``header`` is the header of one of our store files (magic + application id)."""
+    return header_application_id(header) == APPLICATION_ID
+
+
+# --------------------------------------------------------------------------------------------
+# column catalogue and canonical content (shared by writer and reader so checksums agree)
+
+
+def _column_plan(table: str, frame: pd.DataFrame) -> list[StoredColumn]:
+    schema = {c.name: c for c in SCHEMAS[table]}
+    plan = []
+    for position, name in enumerate(frame.columns):
+        series = frame[name]
+        col = schema.get(name)
+        model_dtype = col.dtype if col is not None else "int64"  # tiles category columns
+        if model_dtype == "int64":
+            plan.append(StoredColumn(table, position, name, _INTEGER, "int64"))
+        elif model_dtype == "Int64":
+            plan.append(StoredColumn(table, position, name, _NULLABLE_INTEGER, "Int64"))
+        elif model_dtype == "bool":
+            plan.append(StoredColumn(table, position, name, _BOOLEAN, "bool"))
+        elif model_dtype == "category":
+            cats = series.cat.categories
+            plan.append(
+                StoredColumn(
+                    table,
+                    position,
+                    name,
+                    _DICTIONARY,
+                    "category",
+                    categories_dtype=str(cats.dtype),
+                    ordered=bool(series.cat.ordered),
+                )
+            )
+        else:
+            storage = _DICTIONARY if (table, name) in DICTIONARY_TEXT_COLUMNS else _TEXT
+            plan.append(StoredColumn(table, position, name, storage, str(series.dtype)))
+    return plan
+
+
+def _text_bytes(values: Sequence[Any] | np.ndarray) -> bytes:
+    """Canonical bytes of a text column: values joined by NUL, None spelled as \\x01."""
+    try:
+        joined = "\x00".join(values)
+    except TypeError:
+        joined = "\x00".join("\x01" if v is None else str(v) for v in values)
+    return joined.encode("utf-8", "surrogatepass")
+
+
+class _Checksum:
+    def __init__(self, label: str, rows: int) -> None:
+        self.value = zlib.crc32(f"{label}\x00{rows}".encode())
+
+    def add(self, data: bytes) -> None:
+        self.value = zlib.crc32(data, self.value)
+
+
+def _meta_items(meta: ReportMeta) -> list[tuple[str, str]]:
+    values: dict[str, Any] = {
+        "format": meta.format,
+        "producer": meta.producer,
+        "simulated": bool(meta.simulated),
+        "target": meta.target.to_dict(),
+        "oom": bool(meta.oom),
+        "capabilities": sorted(meta.capabilities),
+        "workload": meta.workload,
+        "variant": meta.variant,
+        "config": dict(meta.config),
+        "samples_per_step": meta.samples_per_step,
+        "created": meta.created,
+    }
+    items = []
+    for key in _META_FIELDS:
+        try:
+            items.append((key, json.dumps(values[key], sort_keys=True, default=_json_default)))
+        except (TypeError, ValueError) as exc:
+            raise ProfcompareError(f"meta.{key} cannot be stored as JSON: {exc}") from None
+    return items
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _meta_checksum(items: Sequence[tuple[str, str]]) -> int:
+    check = _Checksum("meta", len(items))
+    for key, value in sorted(items):
+        check.add(f"{key}\x00{value}\x00".encode("utf-8", "surrogatepass"))
+    return check.value
+
+
+# --------------------------------------------------------------------------------------------
+# writing
+
+
+def _encode_column(spec: StoredColumn, series: pd.Series) -> tuple[list[Any], bytes, list[Any] | None]:
+    """Return (values to insert, canonical checksum bytes, dictionary levels or None)."""
+    if spec.storage == _INTEGER:
+        array = series.to_numpy(dtype=np.int64)
+        return array.tolist(), array.tobytes(), None
+    if spec.storage == _BOOLEAN:
+        array = series.to_numpy(dtype=bool)
+        return array.tolist(), array.astype(np.uint8).tobytes(), None
+    if spec.storage == _NULLABLE_INTEGER:
+        mask = series.isna().to_numpy()
+        filled = series.fillna(0).to_numpy(dtype=np.int64)
+        values = series.to_numpy(dtype=object, na_value=None).tolist()
+        return values, filled.tobytes() + mask.astype(np.uint8).tobytes(), None
+    if spec.storage == _TEXT:
+        values = series.to_numpy(dtype=object, na_value=None).tolist()
+        return values, _text_bytes(values), None
+    # dictionary
+    if spec.dtype == "category":
+        codes = series.cat.codes.to_numpy().astype(np.int64)
+        levels = [str(v) for v in series.cat.categories]
+    else:
+        codes_arr, uniques = pd.factorize(series.to_numpy(dtype=object), use_na_sentinel=True)
+        codes = codes_arr.astype(np.int64)
+        levels = [str(v) for v in uniques]
+    values = codes.tolist()
+    if (codes < 0).any():
+        values = [None if c < 0 else c for c in values]
+    return values, codes.tobytes(), levels
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _sql_type(spec: StoredColumn) -> str:
+    if spec.storage in (_INTEGER, _BOOLEAN):
+        return "INTEGER NOT NULL"
+    if spec.storage in (_NULLABLE_INTEGER, _DICTIONARY):
+        return "INTEGER"
+    return "TEXT"
+
+
+_FIXED_DDL = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE columns (
+    table_name TEXT NOT NULL, position INTEGER NOT NULL, column_name TEXT NOT NULL,
+    storage TEXT NOT NULL, dtype TEXT NOT NULL, categories_dtype TEXT, ordered INTEGER NOT NULL,
+    PRIMARY KEY (table_name, position));
+CREATE TABLE dictionary (
+    table_name TEXT NOT NULL, column_name TEXT NOT NULL, code INTEGER NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (table_name, column_name, code)) WITHOUT ROWID;
+CREATE TABLE checksums (table_name TEXT PRIMARY KEY, rows INTEGER NOT NULL, crc32 INTEGER NOT NULL);
+"""
+
+
+def write_report(report: Report, path: str | os.PathLike[str], *, overwrite: bool = False) -> pathlib.Path:
+    """Write ``report`` to the SQLite store file ``path`` atomically and return the path.
+
+    The file is built in a temporary file in the same directory (one transaction, flushed
+    with fsync) and then renamed to ``path``. Raises :class:`OutputExistsError` if ``path``
+    exists and ``overwrite`` is false; the parent directory must exist.
+    """
+    target = pathlib.Path(path)
+    if target.exists() and not overwrite:
+        raise OutputExistsError(f"{target} already exists (pass overwrite/--force to replace it)")
+    directory = target.parent if str(target.parent) else pathlib.Path(".")
+    if not directory.is_dir():
+        raise ProfcompareError(f"cannot write {target}: directory {directory} does not exist")
+    try:
+        tmp = _create_temporary(directory, target.name)
+    except OSError as exc:
+        raise ProfcompareError(f"cannot write {target}: {exc.strerror or exc}") from None
+    try:
+        _write_database(report, tmp)
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        if overwrite:
+            os.replace(tmp, target)
+        else:
+            _rename_no_clobber(tmp, target)
+        _fsync_directory(directory)
+    except (OSError, sqlite3.Error) as exc:
+        message = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ProfcompareError(f"cannot write {target}: {message}") from exc
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return target
+
+
+def _create_temporary(directory: pathlib.Path, name: str) -> pathlib.Path:
+    # os.open with 0o666 (not mkstemp's 0o600) so the final file gets the usual permissions.
+    while True:
+        tmp = directory / f".{name}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return tmp
+
+
+def _rename_no_clobber(tmp: pathlib.Path, target: pathlib.Path) -> None:
+    # A hard link fails atomically if the target appeared meanwhile; fall back to a checked
+    # rename on file systems without hard links.
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise OutputExistsError(f"{target} already exists (pass overwrite/--force to replace it)") from None
+    except OSError:
+        if target.exists():
+            raise OutputExistsError(f"{target} already exists (pass overwrite/--force to replace it)") from None
+        os.replace(tmp, target)
+    else:
+        tmp.unlink()
+
+
+def _fsync_directory(directory: pathlib.Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_database(report: Report, path: pathlib.Path) -> None:
+    con = sqlite3.connect(path, isolation_level=None)
+    try:
+        # The temporary file is discarded on any failure, so no rollback journal is needed;
+        # durability comes from the fsync before the rename.
+        con.execute("PRAGMA journal_mode = OFF")
+        con.execute("PRAGMA synchronous = OFF")
+        con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        con.execute("BEGIN")
+        for statement in _FIXED_DDL.split(";"):
+            if statement.strip():
+                con.execute(statement)
+        checksums: list[tuple[str, int, int]] = []
+        dictionary_rows: list[tuple[str, str, int, str]] = []
+        for table in TABLES:
+            frame = getattr(report, table)
+            plan = _column_plan(table, frame)
+            columns_sql = ", ".join(f"{_quote(s.name)} {_sql_type(s)}" for s in plan)
+            con.execute(f"CREATE TABLE {table} ({columns_sql})")
+            con.executemany(
+                "INSERT INTO columns VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(s.table, s.position, s.name, s.storage, s.dtype, s.categories_dtype, int(s.ordered)) for s in plan],
+            )
+            check = _Checksum(table, len(frame))
+            values: list[list[Any]] = []
+            for spec in plan:
+                column_values, canonical, levels = _encode_column(spec, frame[spec.name])
+                check.add(spec.name.encode() + b"\x00" + canonical)
+                values.append(column_values)
+                if levels is not None:
+                    dictionary_rows.extend((table, spec.name, code, value) for code, value in enumerate(levels))
+            if len(frame):
+                placeholders = ", ".join("?" * len(plan))
+                con.executemany(f"INSERT INTO {table} VALUES ({placeholders})", zip(*values))
+            checksums.append((table, len(frame), check.value))
+            _create_text_view(con, table, plan)
+        con.executemany("INSERT INTO dictionary VALUES (?, ?, ?, ?)", dictionary_rows)
+        checksums.append(("dictionary", len(dictionary_rows), _dictionary_checksum(dictionary_rows)))
+        meta_items = [("schema_version", json.dumps(SCHEMA_VERSION)), ("writer", json.dumps(_writer()))]
+        meta_items += _meta_items(report.meta)
+        con.executemany("INSERT INTO meta VALUES (?, ?)", meta_items)
+        checksums.append(("meta", len(meta_items), _meta_checksum(meta_items)))
+        con.executemany("INSERT INTO checksums VALUES (?, ?, ?)", checksums)
+        con.execute("COMMIT")
+    finally:
+        con.close()
+
+
+def _writer() -> str:
+    from profcompare import __version__
+
+    return f"profcompare {__version__}"
+
+
+def _dictionary_checksum(rows: Sequence[tuple[str, str, int, str]]) -> int:
+    check = _Checksum("dictionary", len(rows))
+    for table, column, code, value in sorted(rows, key=lambda r: (r[0], r[1], r[2])):
+        check.add(f"{table}\x00{column}\x00{code}\x00{value}\x00".encode("utf-8", "surrogatepass"))
+    return check.value
+
+
+def _create_text_view(con: sqlite3.Connection, table: str, plan: Sequence[StoredColumn]) -> None:
+    selects = []
+    joins = []
+    for spec in plan:
+        if spec.storage == _DICTIONARY:
+            alias = f"d{spec.position}"
+            joins.append(
+                f"LEFT JOIN dictionary AS {alias} ON {alias}.table_name = '{table}' "
+                f"AND {alias}.column_name = '{spec.name}' AND {alias}.code = t.{_quote(spec.name)}"
+            )
+            selects.append(f"{alias}.value AS {_quote(spec.name)}")
+        else:
+            selects.append(f"t.{_quote(spec.name)}")
+    con.execute(f"CREATE VIEW {table}_text AS SELECT {', '.join(selects)} FROM {table} AS t {' '.join(joins)}")
+
+
+# --------------------------------------------------------------------------------------------
+# reading
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    # Materialising a million rows allocates millions of short-lived objects; the cyclic
+    # collector would rescan them repeatedly for nothing (none of them form cycles).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _connect_read_only(path: pathlib.Path) -> sqlite3.Connection:
+    uri = "file:" + urllib.request.pathname2url(str(path.resolve())) + "?mode=ro"
+    return sqlite3.connect(uri, uri=True)
+
+
+def read_report(path: str | os.PathLike[str]) -> Report:
+    """Read a store file written by :func:`write_report` and return the Report.
+
+    ``meta.source`` is ``path`` and ``meta.format`` is ``"store"``. Raises
+    :class:`ReportFormatError` naming the file when it is missing, not one of our files,
+    truncated or corrupt, and :class:`UnsupportedReportVersion` when it was written by a newer
+    schema version.
+    """
+    file = pathlib.Path(path)
+    if not file.exists():
+        raise ReportFormatError(f"{file}: no such file")
+    if not file.is_file():
+        raise ReportFormatError(f"{file}: not a file")
+    try:
+        header = read_header(file)
+        size = file.stat().st_size
+    except OSError as exc:
+        raise ReportFormatError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    _check_header(file, header, size)
+    try:
+        with _gc_paused():
+            con = _connect_read_only(file)
+            try:
+                return _read_database(con, file)
+            finally:
+                con.close()
+    except ProfcompareError as exc:
+        if isinstance(exc, ReportFormatError):
+            raise
+        raise ReportFormatError(f"{file}: invalid report content: {exc}") from None
+    except (sqlite3.Error, ValueError, TypeError, KeyError, IndexError, OverflowError, UnicodeError) as exc:
+        raise ReportFormatError(f"{file}: corrupt report ({type(exc).__name__}: {exc})") from None
+
+
+def _check_header(file: pathlib.Path, header: bytes, size: int) -> None:
+    if size == 0:
+        raise ReportFormatError(f"{file}: empty file")
+    if not is_sqlite_header(header):
+        raise ReportFormatError(f"{file}: not a profcompare report (not an SQLite database)")
+    if len(header) < _HEADER_SIZE:
+        raise ReportFormatError(f"{file}: truncated ({size} bytes, shorter than an SQLite header)")
+    app_id = header_application_id(header)
+    if app_id != APPLICATION_ID:
+        raise ReportFormatError(
+            f"{file}: an SQLite database but not a profcompare report (application_id {app_id}, expected {APPLICATION_ID})"
+        )
+    version = int.from_bytes(header[60:64], "big", signed=True)
+    if version > SCHEMA_VERSION:
+        raise UnsupportedReportVersion(
+            f"{file}: written by report schema version {version}; this profcompare reads up to version {SCHEMA_VERSION} (upgrade profcompare)"
+        )
+    if version < 1:
+        raise ReportFormatError(f"{file}: corrupt report (schema version {version} in header)")
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if page_size < 512 or page_size & (page_size - 1):
+        raise ReportFormatError(f"{file}: corrupt report (invalid page size {page_size} in header)")
+    if pages and size < pages * page_size:
+        raise ReportFormatError(f"{file}: truncated ({size} bytes, the header says {pages * page_size})")
+
+
+def _read_database(con: sqlite3.Connection, file: pathlib.Path) -> Report:
+    tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    missing = [t for t in ("meta", "columns", "dictionary", "checksums", *TABLES) if t not in tables]
+    if missing:
+        raise ReportFormatError(f"{file}: not a complete profcompare report (missing table(s) {', '.join(missing)})")
+    meta_items = con.execute("SELECT key, value FROM meta").fetchall()
+    meta_values = dict(meta_items)
+    version = json.loads(meta_values.get("schema_version", "null"))
+    if not isinstance(version, int):
+        raise ReportFormatError(f"{file}: corrupt report (no schema_version in meta)")
+    if version > SCHEMA_VERSION:
+        raise UnsupportedReportVersion(
+            f"{file}: written by report schema version {version}; this profcompare reads up to version {SCHEMA_VERSION} (upgrade profcompare)"
+        )
+    checksums = {name: (rows, crc) for name, rows, crc in con.execute("SELECT table_name, rows, crc32 FROM checksums")}
+    _verify(file, "meta", checksums, len(meta_items), _meta_checksum(meta_items))
+
+    dictionary_rows = con.execute(
+        "SELECT table_name, column_name, code, value FROM dictionary ORDER BY table_name, column_name, code"
+    ).fetchall()
+    _verify(file, "dictionary", checksums, len(dictionary_rows), _dictionary_checksum(dictionary_rows))
+    levels: dict[tuple[str, str], list[str]] = {}
+    for table, column, code, value in dictionary_rows:
+        bucket = levels.setdefault((table, column), [])
+        if code != len(bucket):
+            raise ReportFormatError(f"{file}: corrupt report (dictionary of {table}.{column} has a gap at code {code})")
+        bucket.append(value)
+
+    catalogue: dict[str, list[StoredColumn]] = {}
+    for row in con.execute(
+        "SELECT table_name, position, column_name, storage, dtype, categories_dtype, ordered FROM columns ORDER BY table_name, position"
+    ):
+        spec = StoredColumn(row[0], int(row[1]), row[2], row[3], row[4], row[5], bool(row[6]))
+        if spec.storage not in _STORAGES:
+            raise ReportFormatError(f"{file}: corrupt report (unknown storage {spec.storage!r} for {spec.table}.{spec.name})")
+        catalogue.setdefault(spec.table, []).append(spec)
+
+    frames = {}
+    for table in TABLES:
+        plan = catalogue.get(table, [])
+        _check_plan(file, con, table, plan)
+        if table not in checksums:
+            raise ReportFormatError(f"{file}: corrupt report (no checksum for table {table})")
+        rows = checksums[table][0]
+        frames[table] = _read_table(con, file, table, plan, rows, levels, checksums)
+
+    meta = _decode_meta(file, meta_values)
+    return Report.build(meta, **frames)
+
+
+def _verify(file: pathlib.Path, name: str, checksums: Mapping[str, tuple[int, int]], rows: int, crc: int) -> None:
+    if name not in checksums:
+        raise ReportFormatError(f"{file}: corrupt report (no checksum for {name})")
+    want_rows, want_crc = checksums[name]
+    if want_rows != rows:
+        raise ReportFormatError(f"{file}: corrupt report ({name} has {rows} rows, expected {want_rows})")
+    if want_crc != crc:
+        raise ReportFormatError(f"{file}: corrupt report (checksum mismatch in {name})")
+
+
+def _check_plan(file: pathlib.Path, con: sqlite3.Connection, table: str, plan: Sequence[StoredColumn]) -> None:
+    actual = [row[1] for row in con.execute(f"PRAGMA table_info({table})")]
+    if actual != [s.name for s in plan]:
+        raise ReportFormatError(f"{file}: corrupt report (columns of {table} do not match its catalogue)")
+    fixed = [c.name for c in SCHEMAS[table]]
+    names = [s.name for s in plan]
+    extra = names[len(fixed) :]
+    if names[: len(fixed)] != fixed or (extra and (table != "tiles" or any(n not in CATEGORY_GROUPS for n in extra))):
+        raise ReportFormatError(f"{file}: table {table} has columns {names}, expected {fixed}")
+
+
+_FIELD_DTYPES = {_INTEGER: np.int64, _BOOLEAN: np.int64, _NULLABLE_INTEGER: np.int64, _DICTIONARY: np.int64, _TEXT: object}
+
+
+def _read_table(
+    con: sqlite3.Connection,
+    file: pathlib.Path,
+    table: str,
+    plan: Sequence[StoredColumn],
+    rows: int,
+    levels: Mapping[tuple[str, str], list[str]],
+    checksums: Mapping[str, tuple[int, int]],
+) -> pd.DataFrame:
+    selects: list[str] = []
+    fields: list[tuple[str, Any]] = []
+    for spec in plan:
+        quoted = _quote(spec.name)
+        if spec.storage == _NULLABLE_INTEGER:
+            selects += [f"ifnull({quoted}, 0)", f"{quoted} IS NULL"]
+            fields += [(f"v{spec.position}", np.int64), (f"m{spec.position}", np.bool_)]
+        elif spec.storage == _DICTIONARY:
+            selects.append(f"ifnull({quoted}, -1)")
+            fields.append((f"v{spec.position}", np.int64))
+        else:
+            selects.append(quoted)
+            fields.append((f"v{spec.position}", _FIELD_DTYPES[spec.storage]))
+    cursor = con.execute(f"SELECT {', '.join(selects)} FROM {table}")
+    try:
+        # count=rows: fewer rows than the checksum table records fail here, more just below.
+        records = np.fromiter(cursor, dtype=np.dtype(fields), count=rows)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise ReportFormatError(f"{file}: corrupt report (table {table}: {exc})") from None
+    if cursor.fetchone() is not None:
+        raise ReportFormatError(f"{file}: corrupt report ({table} has more rows than recorded)")
+
+    check = _Checksum(table, rows)
+    columns: dict[str, Any] = {}
+    for spec in plan:
+        values = np.ascontiguousarray(records[f"v{spec.position}"])
+        if spec.storage == _INTEGER:
+            check.add(spec.name.encode() + b"\x00" + values.tobytes())
+            columns[spec.name] = values
+        elif spec.storage == _BOOLEAN:
+            flags = values.astype(np.uint8)
+            if len(values) and (values.min() < 0 or values.max() > 1):
+                raise ReportFormatError(f"{file}: corrupt report ({table}.{spec.name} is not boolean)")
+            check.add(spec.name.encode() + b"\x00" + flags.tobytes())
+            columns[spec.name] = flags.astype(bool)
+        elif spec.storage == _NULLABLE_INTEGER:
+            mask = np.ascontiguousarray(records[f"m{spec.position}"])
+            check.add(spec.name.encode() + b"\x00" + values.tobytes() + mask.astype(np.uint8).tobytes())
+            columns[spec.name] = pd.arrays.IntegerArray(values, mask)
+        elif spec.storage == _TEXT:
+            check.add(spec.name.encode() + b"\x00" + _text_bytes(values))
+            columns[spec.name] = _restore_text(values, spec.dtype)
+        else:
+            check.add(spec.name.encode() + b"\x00" + values.tobytes())
+            columns[spec.name] = _decode_dictionary(file, spec, values, levels.get((table, spec.name), []))
+    _verify(file, table, checksums, rows, check.value)
+    return pd.DataFrame(columns, copy=False)
+
+
+def _restore_text(values: np.ndarray, dtype: str) -> pd.Series:
+    # An explicit object Series: a bare object array would be re-inferred as pandas' str dtype.
+    series = pd.Series(values, dtype=object, copy=False)
+    return series if dtype == "object" else series.astype(dtype)
+
+
+def _decode_dictionary(file: pathlib.Path, spec: StoredColumn, codes: np.ndarray, levels: list[str]) -> Any:
+    if len(codes) and (codes.min() < -1 or codes.max() >= len(levels)):
+        raise ReportFormatError(f"{file}: corrupt report ({spec.table}.{spec.name} has codes outside its dictionary)")
+    if spec.dtype == "category":
+        categories = pd.Index(levels, dtype=spec.categories_dtype or "object")
+        dtype = pd.CategoricalDtype(categories, ordered=spec.ordered)
+        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+    lookup = np.empty(len(levels) + 1, dtype=object)
+    lookup[: len(levels)] = levels
+    lookup[-1] = None  # code -1 (NULL) -> None
+    return _restore_text(lookup.take(codes), spec.dtype)
+
+
+def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
+    missing = [k for k in _META_FIELDS if k not in values]
+    if missing:
+        raise ReportFormatError(f"{file}: corrupt report (meta lacks {', '.join(missing)})")
+    meta = {k: json.loads(values[k]) for k in _META_FIELDS}
+    target = meta["target"]
+    if not isinstance(target, dict):
+        raise ReportFormatError(f"{file}: corrupt report (meta.target is not an object)")
+    config = meta["config"]
+    if not isinstance(config, dict):
+        raise ReportFormatError(f"{file}: corrupt report (meta.config is not an object)")
+    samples = meta["samples_per_step"]
+    if samples is not None and (not isinstance(samples, int) or isinstance(samples, bool)):
+        if isinstance(samples, float) and math.isfinite(samples) and samples.is_integer():
+            samples = int(samples)
+        else:
+            raise ReportFormatError(f"{file}: corrupt report (meta.samples_per_step is {samples!r})")
+    return ReportMeta(
+        source=str(file),
+        format="store",
+        producer=str(meta["producer"]),
+        simulated=bool(meta["simulated"]),
+        target=Target.from_dict(target),
+        oom=bool(meta["oom"]),
+        capabilities=frozenset(meta["capabilities"]),
+        workload=meta["workload"],
+        variant=meta["variant"],
+        config=config,
+        samples_per_step=samples,
+        created=meta["created"],
+    )
+
+
+__all__ = [
+    "APPLICATION_ID",
+    "DEFAULT_FILENAME",
+    "SCHEMA_VERSION",
+    "StoredColumn",
+    "header_application_id",
+    "is_sqlite_header",
+    "is_store_header",
+    "read_header",
+    "read_report",
+    "write_report",
+]

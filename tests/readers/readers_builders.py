@@ -1,0 +1,123 @@
+"""Small Reports built in code, shared by the reader tests."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from profcompare.model import Report, ReportMeta, Target, make_frame
+
+ODD_NAMES = ["</script><b>x</b>", "Ünïcødé/变量/🙂", "quote\"and'apostrophe", "semi;colon -- DROP TABLE x", "tab\tnewline\n"]
+
+
+def build_report(*, variables: int = 40, steps: int = 30) -> Report:
+    """A Report with every table filled (odd names, nulls, bools, categories, tile categories)."""
+    rng = np.random.default_rng(7)
+    tiles = 8
+    tile_frame = make_frame(
+        "tiles",
+        {
+            "tile": np.arange(tiles),
+            "ipu": np.arange(tiles) // 4,
+            "bytes_including_gaps": rng.integers(1000, 2000, tiles),
+            "bytes_excluding_gaps": rng.integers(500, 1000, tiles),
+            "always_live_bytes": rng.integers(100, 500, tiles),
+            "not_always_live_peak_bytes": rng.integers(0, 300, tiles),
+            "vertexCode": rng.integers(0, 100, tiles),
+            "variable": rng.integers(0, 100, tiles),
+            "stack": rng.integers(0, 100, tiles),
+        },
+    )
+    categories = make_frame(
+        "categories",
+        {"category": ["vertexCode", "variable", "stack"], "group": ["code", "variables", "other"], "bytes": [10, 20, 30]},
+    )
+    names = [f"layer{i}/weight" for i in range(variables - len(ODD_NAMES))] + ODD_NAMES
+    always = np.arange(variables) % 3 == 0
+    first = pd.array(np.where(always, 0, np.arange(variables) % steps), dtype="Int64")
+    last = pd.array(np.where(always, 0, np.minimum(steps - 1, np.arange(variables) % steps + 5)), dtype="Int64")
+    first[always] = pd.NA
+    last[always] = pd.NA
+    variables_frame = make_frame(
+        "variables",
+        {
+            "name": names,
+            "bytes": rng.integers(0, 1 << 40, variables),
+            "always_live": always,
+            "kind": np.array(["weight", "activation", "gradient", "optimizer_state"])[np.arange(variables) % 4],
+            "dtype": np.array(["float16", "float32", ""])[np.arange(variables) % 3],
+            "shape": np.array(["[784, 512]", "[]", ""])[np.arange(variables) % 3],
+            "tiles": rng.integers(1, 9, variables),
+            "first_step": first,
+            "last_step": last,
+        },
+    )
+    # categories in a non-lexical order with an unused level: must survive the round trip
+    variables_frame["kind"] = variables_frame["kind"].cat.set_categories(
+        ["weight", "optimizer_state", "gradient", "activation", "accumulator"]
+    )
+    liveness = make_frame(
+        "liveness",
+        {
+            "step": np.arange(steps),
+            "program": [ODD_NAMES[i % len(ODD_NAMES)] if i % 7 == 0 else f"prog{i % 4}" for i in range(steps)],
+            "program_type": np.array(["OnTileExecute", "DoExchange", "StreamCopy"])[np.arange(steps) % 3],
+            "not_always_live_bytes": rng.integers(0, 10_000, steps),
+        },
+    )
+    code = make_frame(
+        "code",
+        {
+            "name": ["prog0", "prog0", "</script>"],
+            "type": ["OnTileExecute", "OnTileExecute", "DoExchange"],
+            "category": ["controlCode", "vertexCode", "internalExchangeCode"],
+            "code_bytes": [100, 200, 300],
+        },
+    )
+    execution = make_frame(
+        "execution",
+        {
+            "run": [0, 0, 1, 1],
+            "step": [0, 1, 0, 1],
+            "program": ["prog0", "prog1", "prog0", "prog1"],
+            "type": ["OnTileExecute", "DoExchange", "OnTileExecute", "DoExchange"],
+            "phase": ["compute", "exchange", "compute", "exchange"],
+            "cycles": [1000, 200, 1010, 190],
+        },
+    )
+    remote = make_frame(
+        "remote_buffers",
+        {
+            "name": ["remote/w", "remote/</b>"],
+            "entries": [4, 1],
+            "shape": ["[512]", "[]"],
+            "dtype": ["float32", "float16"],
+            "sharded": [True, False],
+            "bytes": [8192, 2],
+        },
+    )
+    meta = ReportMeta(
+        source="",
+        format="store",
+        producer="profcompare-sim 0.1.0",
+        simulated=True,
+        target=Target("Mk2", num_ipus=8, tiles_per_ipu=4, bytes_per_tile=638976, clock_hz=1.33e9, num_replicas=4,
+                      ipus_per_replica=2),
+        oom=True,
+        capabilities=frozenset({"tiles", "variables", "liveness", "code"}),
+        workload="mnist",
+        variant="onchip-sharded",
+        config={"replicas": 4, "lr": 0.001, "name": "é</script>", "nested": {"a": [1, 2]}},
+        samples_per_step=256,
+        created="2024-01-02T03:04:05+00:00",
+    )
+    return Report.build(meta, tiles=tile_frame, categories=categories, variables=variables_frame, liveness=liveness,
+                        code=code, execution=execution, remote_buffers=remote)
+
+
+def assert_reports_equal(left: Report, right: Report, *, ignore_meta: tuple[str, ...] = ("source",)) -> None:
+    """Every table equal (pandas.testing, dtypes included) and meta equal except ``ignore_meta``."""
+    for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers"):
+        pd.testing.assert_frame_equal(getattr(left, table), getattr(right, table), obj=table)
+    blank = {k: {"format": "store", "workload": None, "variant": None, "created": None}.get(k, "") for k in ignore_meta}
+    assert left.meta.replace(**blank) == right.meta.replace(**blank)

@@ -1,0 +1,204 @@
+"""The pva adapter, driven by a stand-in object tree with the documented attribute names."""
+
+from __future__ import annotations
+
+import pathlib
+import sqlite3
+import sys
+from types import SimpleNamespace as NS
+
+import pandas as pd
+import pytest
+from fake_pva import FakePva, build_report_tree, enum
+from readers_builders import assert_reports_equal
+
+from profcompare.errors import OutputExistsError, ReportFormatError, SdkUnavailableError
+from profcompare.model import Target, make_frame
+from profcompare.readers import open_report, store
+from profcompare.readers.pva import export_pva, read_pva
+
+
+@pytest.fixture
+def profile(tmp_path: pathlib.Path) -> pathlib.Path:
+    """An SQLite file standing in for profile.pop (its content is only sniffed)."""
+    path = tmp_path / "profile.pop"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE programs (id INTEGER, name TEXT)")
+    con.commit()
+    con.close()
+    return path
+
+
+def test_reads_every_table_from_the_object_tree(profile: pathlib.Path) -> None:
+    report = read_pva(profile, pva_module=FakePva())
+    meta = report.meta
+    assert meta.format == "pva" and meta.simulated is False
+    assert meta.producer == "Poplar 3.3.0 (abc)"
+    assert meta.source == str(profile)
+    assert meta.target == Target("Mk2", num_ipus=4, tiles_per_ipu=2, bytes_per_tile=638976, clock_hz=1.33e9,
+                                 num_replicas=2, ipus_per_replica=2)
+    assert meta.oom is True  # tile 3 overflowed
+    assert meta.capabilities == {"tiles", "categories", "variables", "liveness", "code", "execution"}
+
+    pd.testing.assert_frame_equal(report.tiles, make_frame("tiles", {
+        "tile": [0, 1, 2, 3], "ipu": [0, 0, 1, 1],
+        "bytes_including_gaps": [1000, 1100, 700, 640000], "bytes_excluding_gaps": [900, 950, 690, 700],
+        "always_live_bytes": [600, 650, 500, 500], "not_always_live_peak_bytes": [300, 300, 190, 200],
+        "vertexCode": [100, 110, 90, 90], "controlCode": [20, 20, 20, 20], "constant": [5, 5, 0, 0],
+        "stack": [64, 64, 64, 64],
+    }))
+    pd.testing.assert_frame_equal(report.categories, make_frame("categories", {
+        "category": ["vertexCode", "controlCode", "constant", "stack"],
+        "group": ["code", "code", "variables", "other"], "bytes": [390, 80, 10, 256],
+    }))
+    pd.testing.assert_frame_equal(report.liveness, make_frame("liveness", {
+        "step": [0, 1, 2, 3], "program": ["host/copy", "fwd/matmul", "fwd/exchange", "fwd/matmul"],
+        "program_type": ["StreamCopyMid", "OnTileExecute", "DoExchange", "OnTileExecute"],
+        "not_always_live_bytes": [40, 300, 250, 150],
+    }))
+    pd.testing.assert_frame_equal(report.variables, make_frame("variables", {
+        "name": ["layer0.weight", "Adam/first_order/layer0.weight", "accum/layer0.weight", "</script><b>x</b>",
+                 "act/x", "act/y", "Gradient___w"],
+        "bytes": [4096, 2048, 4096, 8, 200, 100, 150],
+        "always_live": [True, True, True, True, False, False, False],
+        "kind": ["weight", "optimizer_state", "accumulator", "other", "activation", "activation", "gradient"],
+        "dtype": [""] * 7, "shape": [""] * 7, "tiles": [0] * 7,
+        "first_step": [None, None, None, None, 1, 1, 2], "last_step": [None, None, None, None, 1, 2, 3],
+    }))
+    pd.testing.assert_frame_equal(report.code, make_frame("code", {
+        "name": ["fwd/matmul", "fwd/exchange", "fwd/exchange", "host/copy", "host/copy"],
+        "type": ["OnTileExecute", "DoExchange", "DoExchange", "StreamCopyMid", "StreamCopyMid"],
+        "category": ["controlCode", "controlCode", "internalExchangeCode", "controlCode", "hostExchangeCode"],
+        "code_bytes": [40, 4, 300, 4, 14],
+    }))
+    pd.testing.assert_frame_equal(report.execution, make_frame("execution", {
+        "run": [0, 0, 0, 1, 1], "step": [0, 1, 2, 0, 1],
+        "program": ["fwd/matmul", "fwd/exchange", "host/copy", "fwd/matmul", "fwd/exchange"],
+        "type": ["OnTileExecute", "DoExchange", "StreamCopyMid", "OnTileExecute", "DoExchange"],
+        "phase": ["compute", "exchange", "host_io", "compute", "exchange"],
+        "cycles": [700, 80, 30, 690, 90],
+    }))
+    assert report.remote_buffers.empty
+    summary = report.summary()
+    assert summary["peak_liveness_bytes"] == 600 + 650 + 500 + 500 + 300
+    assert summary["cycles_per_step"] == (700 + 80 + 30 + 690 + 90) / 2
+
+
+def test_debug_file_is_passed_to_pva(profile: pathlib.Path) -> None:
+    debug = profile.with_name("debug.cbor")
+    debug.write_bytes(b"\xa0")
+    fake = FakePva()
+    read_pva(profile, debug, pva_module=fake)
+    assert fake.calls == [(str(profile), str(debug))]
+
+
+def test_profile_without_execution_declares_no_execution(profile: pathlib.Path) -> None:
+    report = read_pva(profile, pva_module=FakePva(build_report_tree(with_execution=False)))
+    assert report.execution.empty
+    assert "execution" not in report.meta.capabilities
+    assert pd.isna(report.summary()["cycles_per_step"])  # no cycles without an execution profile
+
+
+def test_skipping_the_liveness_variable_walk(profile: pathlib.Path) -> None:
+    report = read_pva(profile, pva_module=FakePva(), not_always_live_variables=False)
+    assert report.variables["always_live"].all()
+    assert len(report.variables) == 4
+    assert len(report.liveness) == 4
+
+
+def test_minimal_tree_uses_defaults_for_unconfirmed_attributes(profile: pathlib.Path) -> None:
+    """Only [C]-tagged attributes present: architecture, replicas, overflow, categories,
+    children, execution and program lists missing."""
+    prog = NS(name="p", type=enum("OnTileExecute"))
+    bare_tile = NS(memory=NS(total=NS(includingGaps=10, excludingGaps=8), alwaysLiveBytes=6, notAlwaysLiveBytes=2))
+    tree = NS(
+        compilation=NS(
+            target=NS(numIPUs=1, tilesPerIpu=1, bytesPerTile=100, clockFrequency=1.0e9),
+            tiles=[bare_tile],
+            livenessProgramSteps=[NS(program=prog, notAlwaysLiveMemory=NS(bytes=2))],
+        ),
+    )
+    report = read_pva(profile, pva_module=FakePva(tree))
+    assert report.meta.target == Target("unknown", 1, 1, 100, 1.0e9, 1, 1)
+    assert report.meta.producer == "Poplar unknown"
+    assert report.meta.capabilities == {"tiles", "liveness"}
+    assert list(report.tiles.columns) == ["tile", "ipu", "bytes_including_gaps", "bytes_excluding_gaps",
+                                          "always_live_bytes", "not_always_live_peak_bytes"]
+    assert report.variables.empty and report.code.empty and report.categories.empty
+    assert report.meta.oom is False
+
+
+def test_pva_that_cannot_open_the_file_is_a_format_error(profile: pathlib.Path) -> None:
+    with pytest.raises(ReportFormatError, match=r"profile\.pop: pva cannot open it: bad magic"):
+        read_pva(profile, pva_module=FakePva(error=RuntimeError("bad magic")))
+
+
+def test_unexpected_tree_is_a_format_error(profile: pathlib.Path) -> None:
+    tree = build_report_tree()
+    tree.compilation.tiles = [NS(memory=NS())]
+    with pytest.raises(ReportFormatError, match="unexpected profile content"):
+        read_pva(profile, pva_module=FakePva(tree))
+
+
+def test_without_pva_the_error_says_what_to_do(profile: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pva", None)  # makes `import pva` fail
+    with pytest.raises(SdkUnavailableError) as info:
+        read_pva(profile)
+    message = str(info.value)
+    assert "Poplar SDK" in message and "enable script" in message
+    assert f"profcompare export {profile} -o" in message
+    with pytest.raises(SdkUnavailableError):
+        open_report(profile.parent)
+
+
+def test_real_module_name_is_used_when_importable(profile: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakePva()
+    monkeypatch.setitem(sys.modules, "pva", fake)
+    assert read_pva(profile).meta.format == "pva"
+    assert fake.calls == [(str(profile),)]
+
+
+def test_export_writes_a_store_file_equal_to_the_pva_read(profile: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    out = export_pva(profile, tmp_path / "out.sqlite", pva_module=FakePva())
+    direct = read_pva(profile, pva_module=FakePva())
+    back = store.read_report(out)
+    assert back.meta.format == "store" and back.meta.producer == "Poplar 3.3.0 (abc)"
+    assert_reports_equal(direct, back, ignore_meta=("source", "format"))
+
+
+def test_export_refuses_to_overwrite_before_reading(profile: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    out = tmp_path / "out.sqlite"
+    out.write_text("keep")
+    fake = FakePva()
+    with pytest.raises(OutputExistsError):
+        export_pva(profile, out, pva_module=fake)
+    assert fake.calls == [] and out.read_text() == "keep"
+    export_pva(profile, out, overwrite=True, pva_module=fake)
+    assert store.read_report(out).meta.producer.startswith("Poplar")
+
+
+def test_open_report_finds_engine_subdirectory_and_top_level_debug(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PopTorch layout: <dir>/training/profile.pop with <dir>/debug.cbor."""
+    (tmp_path / "training").mkdir()
+    pop = tmp_path / "training" / "profile.pop"
+    sqlite3.connect(pop).execute("CREATE TABLE steps (id INTEGER)").connection.close()
+    (tmp_path / "debug.cbor").write_bytes(b"\xa0")
+    fake = FakePva()
+    monkeypatch.setitem(sys.modules, "pva", fake)
+    report = open_report(tmp_path)
+    assert report.meta.source == str(pop)
+    assert fake.calls == [(str(pop), str((tmp_path / "debug.cbor").resolve()))]
+
+
+def test_poplar_sqlite_without_pop_extension_is_sniffed(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "renamed.db"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE vars_info (size_bytes INTEGER, category INTEGER, tile INTEGER)")
+    con.commit()
+    con.close()
+    fake = FakePva()
+    monkeypatch.setitem(sys.modules, "pva", fake)
+    assert open_report(path).meta.format == "pva"
+
