@@ -25,6 +25,7 @@ from profcompare.errors import (  # noqa: E402
 )
 from profcompare.model import Report, ReportMeta, Target  # noqa: E402
 from profcompare.compare import Comparison, compare  # noqa: E402
+from profcompare.readers import open_report  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -42,4 +43,5 @@ __all__ = [
     "UnsupportedReportVersion",
     "WorkloadError",
     "compare",
+    "open_report",
 ]
