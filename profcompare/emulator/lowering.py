@@ -1,0 +1,365 @@
+"""Lower a built simulator Ir into a :class:`~profcompare.emulator.program.LoweredProgram`.
+
+The lowered program is what the compile model walks: plain records, no IR objects.
+
+Conventions chosen here
+-----------------------
+- The main graph's id is :data:`MAIN_GRAPH_ID` (popxl's own main-graph id is the empty string;
+  tensor ids of the main graph carry no scope either way).
+- ``OpInfo.attrs`` holds plain values only. Besides the keys documented in program.py:
+  ``aliases`` = {output id: input id} when an output shares an input's storage (in-place ops,
+  reshapes/transposes/detach, and loads writing into their ``Init`` placeholder);
+  ``merge_exchange`` = group id for transfers created inside ``transforms.merge_exchange()``;
+  collectives also carry ``num_groups``, ``stride`` and ``rts`` / ``output_shape``; remote ops
+  carry ``offset`` (int, or None when computed at run time).
+- ``flops`` per replica for one execution: MatMul 2*M*K*N (popxl's matmul FLOPs); the
+  per-element counts of the other ops (:data:`FLOPS_PER_ELEMENT`) are assumptions of this
+  model, not measured on hardware.
+
+Variable kinds (``TensorInfo.kind``), first rule that applies
+---------------------------------------------------------------
+1. stream tensors: ``stream``; constants: ``constant``.
+2. Variables (on chip or remote) are classified by how the program uses them, following
+   aliases, call sites (parent tensor -> graph input) and remote loads (buffer entry ->
+   loaded tensor):
+   ``accumulator`` if its name has an ``accum.`` component or is ``mean_accum_counter``, or it
+   is updated by Accumulate/AccumulateMean/AccumulatorScale;
+   ``optimizer_state`` if it is the state of a moving average (Adam first/second moment) or
+   the time step of an AdamUpdater;
+   ``weight`` if it is read by a MatMul or Add, or updated by ScaledAdd/CopyVarUpdate;
+   ``other`` otherwise.
+3. Op outputs: RemoteLoad outputs are ``remote_staging``; collective outputs
+   ``collective_buffer``; other outputs sharing an input's storage (in-place updates, reshapes)
+   take that input's kind; the remaining op outputs of a gradient graph (made by autodiff) and
+   the ``dx`` of nll_loss_with_softmax_grad are ``gradient``; Call outputs take the kind of the called graph's output; Init outputs are
+   ``other``; all other op outputs are ``activation``.
+4. Gradient-graph inputs for FwdGrad entries are ``gradient``. Other graph inputs take the kind
+   of the parent tensor at their first call site (``activation`` when never called).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from profcompare.emulator.popxl.graph import Graph, Op
+from profcompare.emulator.popxl.ir import Ir
+from profcompare.emulator.popxl.tensor import Constant, Tensor, Variable
+from profcompare.emulator.program import (
+    ExecStep,
+    GraphInfo,
+    LoweredProgram,
+    OpInfo,
+    RemoteBufferInfo,
+    StreamInfo,
+    TensorInfo,
+)
+
+MAIN_GRAPH_ID = "main_graph"
+
+#: assumed floating-point operations per output element (per input element for reductions)
+FLOPS_PER_ELEMENT: dict[str, int] = {
+    "Add": 1, "AddLhsInplace": 1, "Sub": 1, "Mul": 1, "Div": 1, "Neg": 1, "Expand": 0,
+    "Gelu": 8, "GeluInplace": 8, "GeluGrad": 12, "Softmax": 5, "NllLossWithSoftmaxGrad": 3,
+    "ReduceSum": 1, "ScaledAdd": 3, "ScaledAddLhsInplace": 3, "Accumulate": 2, "AccumulateSquare": 3,
+    "AccumulateMean": 4, "AccumulateMovingAverage": 3, "AccumulateMovingAverageSquare": 4,
+    "AccumulatorScale": 1, "AdamUpdater": 6, "ReplicatedAllReduce": 1, "ReplicatedAllReduceInplace": 1,
+    "ReplicatedReduceScatter": 1,
+}
+
+_INPLACE_TYPES = {"AddLhsInplace", "GeluInplace", "ScaledAddLhsInplace", "ReplicatedAllReduceInplace",
+                  "RemoteLoadInplace", "Accumulate", "AccumulateSquare", "AccumulateMean", "AccumulateMovingAverage",
+                  "AccumulateMovingAverageSquare", "AccumulatorScale", "CopyVarUpdate"}
+_VIEW_TYPES = {"Reshape", "ReshapeInplace", "Transpose", "Detach"}
+_COLLECTIVES = {"ReplicatedAllReduce", "ReplicatedAllReduceInplace", "ReplicatedReduceScatter", "ReplicatedAllGather"}
+
+#: (op type, input index) -> role of the variable feeding it
+_ROLES: dict[tuple[str, int], str] = {
+    ("Accumulate", 0): "accumulator", ("AccumulateSquare", 0): "accumulator", ("AccumulateMean", 0): "accumulator",
+    ("AccumulatorScale", 0): "accumulator",
+    ("AccumulateMovingAverage", 0): "optimizer_state", ("AccumulateMovingAverageSquare", 0): "optimizer_state",
+    ("AdamUpdater", 0): "optimizer_state", ("AdamUpdater", 1): "optimizer_state",
+    ("MatMul", 0): "weight", ("MatMul", 1): "weight", ("Add", 0): "weight", ("Add", 1): "weight",
+    ("ScaledAddLhsInplace", 0): "weight", ("CopyVarUpdate", 0): "weight",
+}
+_ROLE_PRIORITY = ("accumulator", "optimizer_state", "weight")
+
+
+def lower(ir: Ir, device: str = "ipu_model") -> LoweredProgram:
+    """Return the LoweredProgram of ``ir`` (tensors, ops, graphs, expanded schedule, buffers, streams)."""
+    graphs = list(ir._graphs.values())
+    gid = {g: (MAIN_GRAPH_ID if g is ir.main_graph else g.id) for g in graphs}
+    stream_tensors = {s._tensor: s for s in (*ir._h2d_streams, *ir._d2h_streams)}
+    call_sites = _call_sites(graphs)
+    aliases = {op: _aliases(op) for g in graphs for op in g._ops}
+    kinds = _tensor_kinds(ir, graphs, call_sites, aliases, stream_tensors)
+
+    tensors: dict[str, TensorInfo] = {}
+    for g in graphs:
+        for t in g._tensors.values():
+            tensors[t.id] = _tensor_info(t, gid[g], kinds[t], t in stream_tensors)
+    ops: dict[str, OpInfo] = {}
+    for g in graphs:
+        for op in g._ops:
+            ops[op.id] = _op_info(op, gid, aliases[op])
+    graph_infos = {gid[g]: GraphInfo(id=gid[g], name=gid[g] if g is not ir.main_graph else MAIN_GRAPH_ID,
+                                     ops=tuple(op.id for op in g._ops), inputs=tuple(t.id for t in g._inputs),
+                                     outputs=tuple(t.id for t in g._outputs),
+                                     by_ref_inputs=tuple(t.id for t in g._by_ref_inputs))
+                   for g in graphs}
+    schedule: list[ExecStep] = []
+    _expand(ir.main_graph, (), schedule, depth=0)
+    buffers = tuple(_buffer_info(b) for _, b in sorted(ir._remote_buffers.items()))
+    streams = tuple(StreamInfo(name=s.tensor_id, direction="h2d" if i < len(ir._h2d_streams) else "d2h",
+                               shape=tuple(s.shape), dtype=s.dtype.name)
+                    for i, s in enumerate((*ir._h2d_streams, *ir._d2h_streams)))
+    return LoweredProgram(replicas=ir.replication_factor, num_host_transfers=ir.num_host_transfers,
+                          main_graph=MAIN_GRAPH_ID, tensors=tensors, ops=ops, graphs=graph_infos,
+                          schedule=tuple(schedule), remote_buffers=buffers, streams=streams, device=device)
+
+
+# --- records ------------------------------------------------------------------------------------
+def _tensor_info(t: Tensor, graph_id: str, kind: str, is_stream: bool) -> TensorInfo:
+    if is_stream:
+        storage = "stream"
+    elif isinstance(t, Variable):
+        storage = "remote" if t._remote_buffer is not None else "variable"
+    elif isinstance(t, Constant):
+        storage = "constant"
+    else:
+        storage = "intermediate"
+    shape, meta, buf = tuple(t.shape), tuple(t.meta_shape), None
+    if isinstance(t, Variable) and t._remote_buffer is not None:
+        buf = t._remote_buffer.remote_buffer_id
+        if t._sharded:
+            shape, meta = tuple(t._remote_buffer.tensor_shape), tuple(t.shape)
+    return TensorInfo(id=t.id, name=t.name, graph=graph_id, shape=shape, dtype=t.dtype.name, kind=kind,
+                      storage=storage, meta_shape=meta, remote_buffer=buf)
+
+
+def _aliases(op: Op) -> dict[Tensor, Tensor]:
+    """{output: input} for an op whose output shares its first input's storage."""
+    if op.outputs and (op.type in _VIEW_TYPES or op.type in _INPLACE_TYPES or op.type in ("HostLoad", "RemoteLoad")):
+        return {op.outputs[0]: op.inputs[0]}
+    return {}
+
+
+def _flops(op: Op) -> int:
+    if op.type == "MatMul":
+        out = op.outputs[0]
+        return 2 * _nelms(out.shape) * int(op.attrs["k"])
+    per = FLOPS_PER_ELEMENT.get(op.type, 0)
+    if not per:
+        return 0
+    if op.type in ("ReduceSum", "ReplicatedReduceScatter", "NllLossWithSoftmaxGrad"):
+        return per * _nelms(op.inputs[0].shape)
+    if op.type == "AdamUpdater" and op.attrs.get("weight"):
+        per += 2
+    return per * _nelms(op.outputs[0].shape)
+
+
+def _nelms(shape: Iterable[int]) -> int:
+    shape = tuple(shape)
+    return int(np.prod(shape, dtype=np.int64)) if shape else 1
+
+
+def _plain(value: Any) -> Any:
+    from profcompare.emulator.popxl.dtypes import dtype
+    if isinstance(value, dtype):
+        return value.name
+    if isinstance(value, (tuple, list)):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return repr(value)
+
+
+def _op_info(op: Op, gid: dict[Graph, str], aliases: dict[Tensor, Tensor]) -> OpInfo:
+    attrs: dict[str, Any] = {}
+    for k, v in op.attrs.items():
+        if k in ("called_graph", "stream", "remote_buffer", "group"):
+            continue
+        attrs[k] = _plain(v)
+    if op.type == "Call":
+        callee: Graph = op.attrs["called_graph"]
+        attrs["called_graph"] = gid[callee]
+        attrs["inputs"] = {g.id: p.id for g, p in zip(callee._inputs, op.inputs)}
+        attrs["outputs"] = {g.id: p.id for g, p in zip(callee._outputs, op.outputs)}
+        attrs["by_ref"] = tuple(t.id for t in callee._by_ref_inputs)
+    if "stream" in op.attrs:
+        attrs["stream"] = op.attrs["stream"].tensor_id
+    if "remote_buffer" in op.attrs:
+        attrs["remote_buffer"] = op.attrs["remote_buffer"].remote_buffer_id
+        off = op.inputs[1]
+        attrs["offset"] = int(np.asarray(off._data).reshape(-1)[0]) if isinstance(off, Constant) else None
+    if "group" in op.attrs:
+        g = op.attrs["group"]
+        attrs["group_size"] = g.group_size
+        attrs["num_groups"] = g.num_groups
+        attrs["stride"] = g.stride
+    if aliases:
+        attrs["aliases"] = {o.id: i.id for o, i in aliases.items()}
+    return OpInfo(id=op.id, graph=gid[op.graph], type=op.type, name=op.name, inputs=tuple(t.id for t in op.inputs),
+                  outputs=tuple(t.id for t in op.outputs), modified=tuple(t.id for t in op.modified),
+                  flops=_flops(op), attrs=attrs)
+
+
+def _buffer_info(buf: Any) -> RemoteBufferInfo:
+    names = [v.name for v in sorted(buf._variables, key=lambda v: v._offset)]
+    name = names[0] if names else f"remote_buffer_{buf.remote_buffer_id}"
+    return RemoteBufferInfo(id=buf.remote_buffer_id, name=name, shape=tuple(buf.tensor_shape),
+                            dtype=buf.tensor_dtype.name, entries=buf.entries, meta_shape=tuple(buf.meta_shape))
+
+
+def _expand(graph: Graph, path: tuple[str, ...], out: list[ExecStep], depth: int) -> None:
+    if depth > 64:
+        raise RecursionError(f"graph {graph.id!r}: calls nested more than 64 deep")
+    for op in graph._ops:
+        if op.type == "Call":
+            out.append(ExecStep(index=len(out), op=op.id, call_path=path, phase="enter"))
+            _expand(op.attrs["called_graph"], path + (op.id,), out, depth + 1)
+            out.append(ExecStep(index=len(out), op=op.id, call_path=path, phase="exit"))
+        else:
+            out.append(ExecStep(index=len(out), op=op.id, call_path=path))
+
+
+# --- kinds ---------------------------------------------------------------------------------------
+def _call_sites(graphs: list[Graph]) -> dict[Graph, list[Op]]:
+    sites: dict[Graph, list[Op]] = {}
+    for g in graphs:
+        for op in g._ops:
+            if op.type == "Call":
+                sites.setdefault(op.attrs["called_graph"], []).append(op)
+    return sites
+
+
+def _variable_roles(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[Op]],
+                    aliases: dict[Op, dict[Tensor, Tensor]]) -> dict[Variable, set[str]]:
+    """Roles of every variable, following aliases, call sites and remote loads to its uses."""
+    origins: dict[Tensor, set[Variable]] = {v: {v} for v in ir._variables}
+    by_entry: dict[tuple[int, int], set[Variable]] = {}
+    by_buffer: dict[int, set[Variable]] = {}
+    for v in ir._variables:
+        if v._remote_buffer is not None:
+            bid = v._remote_buffer.remote_buffer_id
+            by_entry.setdefault((bid, v._offset), set()).add(v)
+            by_buffer.setdefault(bid, set()).add(v)
+    for _ in range(len(graphs) + 2):
+        changed = False
+
+        def add(t: Tensor, vs: set[Variable]) -> None:
+            nonlocal changed
+            if vs and not vs <= origins.get(t, set()):
+                origins.setdefault(t, set()).update(vs)
+                changed = True
+
+        for g in graphs:
+            for op in g._ops:
+                for o, i in aliases[op].items():
+                    add(o, origins.get(i, set()))
+                if op.type in ("RemoteLoad", "RemoteLoadInplace"):
+                    bid = op.attrs["remote_buffer"].remote_buffer_id
+                    off = op.inputs[1]
+                    if isinstance(off, Constant):
+                        vs = by_entry.get((bid, int(np.asarray(off._data).reshape(-1)[0])), set())
+                    else:
+                        vs = by_buffer.get(bid, set())
+                    add(op.outputs[0], vs)
+                if op.type == "ReplicatedReduceScatter" and op.attrs["op"] == "local":
+                    add(op.outputs[0], origins.get(op.inputs[0], set()))
+                if op.type == "Call":
+                    callee = op.attrs["called_graph"]
+                    for gi, p in zip(callee._inputs, op.inputs):
+                        add(gi, origins.get(p, set()))
+                    for go, p in zip(callee._outputs, op.outputs):
+                        add(p, origins.get(go, set()))
+        if not changed:
+            break
+    roles: dict[Variable, set[str]] = {v: set() for v in ir._variables}
+    for g in graphs:
+        for op in g._ops:
+            for idx, t in enumerate(op.inputs):
+                role = _ROLES.get((op.type, idx))
+                if op.type == "AdamUpdater" and t in op.modified:
+                    role = "optimizer_state"
+                if role:
+                    for v in origins.get(t, ()):
+                        roles[v].add(role)
+    return roles
+
+
+def _variable_kind(v: Variable, roles: set[str]) -> str:
+    base = v.name.split("__t")[0]
+    parts = base.replace("/", ".").split(".")
+    if "accum" in parts or parts[-1] == "mean_accum_counter":
+        return "accumulator"
+    for role in _ROLE_PRIORITY:
+        if role in roles:
+            return role
+    return "other"
+
+
+def _tensor_kinds(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[Op]],
+                  aliases: dict[Op, dict[Tensor, Tensor]], stream_tensors: dict[Tensor, Any]) -> dict[Tensor, str]:
+    roles = _variable_roles(ir, graphs, call_sites, aliases)
+    kinds: dict[Tensor, str] = {}
+    for g in graphs:
+        for t in g._tensors.values():
+            if t in stream_tensors:
+                kinds[t] = "stream"
+            elif isinstance(t, Constant):
+                kinds[t] = "constant"
+            elif isinstance(t, Variable):
+                kinds[t] = _variable_kind(t, roles[t])
+            else:
+                kinds[t] = "activation"
+    grad_inputs: dict[Tensor, str] = {}
+    for g in graphs:
+        info = g._grad_graph_info
+        if info is not None:
+            for gi, e in zip(g._inputs, info.expected_inputs):
+                grad_inputs[gi] = "gradient" if e.connection_type.value == "FwdGrad" else "activation"
+    for _ in range(len(graphs) + 2):
+        changed = False
+
+        def put(t: Tensor, kind: str) -> None:
+            nonlocal changed
+            if kinds.get(t) != kind:
+                kinds[t] = kind
+                changed = True
+
+        for g in graphs:
+            is_grad = g._grad_graph_info is not None
+            for gi in g._inputs:
+                sites = call_sites.get(g)
+                if grad_inputs.get(gi) == "gradient":
+                    put(gi, "gradient")
+                elif sites:
+                    put(gi, kinds[sites[0].inputs[g._inputs.index(gi)]])
+                elif gi in grad_inputs:
+                    put(gi, grad_inputs[gi])
+            for op in g._ops:
+                alias = aliases[op]
+                for i, o in enumerate(op.outputs):
+                    if op.type in ("RemoteLoad", "RemoteLoadInplace"):
+                        kind = "remote_staging"
+                    elif op.type in _COLLECTIVES:
+                        kind = "collective_buffer"
+                    elif o in alias and op.type != "HostLoad":
+                        kind = kinds[alias[o]]
+                    elif is_grad:
+                        kind = "gradient"
+                    elif op.type == "Call":
+                        kind = kinds[op.attrs["called_graph"]._outputs[i]]
+                    elif op.type == "Init":
+                        kind = "other"
+                    elif op.type == "NllLossWithSoftmaxGrad":
+                        kind = "gradient" if i == 1 else "activation"
+                    else:
+                        kind = "activation"
+                    put(o, kind)
+        if not changed:
+            break
+    return kinds

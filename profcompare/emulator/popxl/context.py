@@ -1,0 +1,174 @@
+"""The building context: current graph, name scopes, ``in_sequence`` ordering (popxl context.py).
+
+Ops execute in creation order in the simulator, which satisfies every data dependency and every
+``in_sequence`` constraint. The constraints are still recorded on the graph
+(``Graph._topo_constraints``, pairs of op ids) so that ordering is inspectable and lowered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Literal
+
+from .errors import SimulatorNotImplementedError, not_implemented_message
+
+if TYPE_CHECKING:
+    from .graph import Graph, Op
+    from .ir import Ir
+
+
+class _SeqFrame:
+    """One ``in_sequence`` block: its mode and, per graph, the ops a new op must follow."""
+
+    __slots__ = ("block_ops", "mode", "prev")
+
+    def __init__(self, mode: bool | str) -> None:
+        self.mode = mode
+        self.prev: dict[int, list[str]] = {}  # graph key -> op ids the next op comes after
+        self.block_ops: dict[int, list[str]] = {}  # ops created in a False block, per graph
+
+
+class Context:
+    """Global building state (one per process, like popxl's)."""
+
+    def __init__(self) -> None:
+        self.graphs: list[Graph] = []
+        self.name_scopes: list[str] = []
+        self.seq: list[_SeqFrame] = []
+        self.merge_exchange: list[int] = []
+        self._merge_counter = 0
+
+    @property
+    def graph(self) -> Graph:
+        """The current graph; RuntimeError outside any graph context."""
+        if not self.graphs:
+            raise RuntimeError(
+                "Trying to access a graph, but no graph has been selected. Hint - try performing "
+                "the operations in a context manager (e.g. `with ir.main_graph:`) or inside of a "
+                "function that's called by `popxl.Ir().create_graph()`")
+        return self.graphs[-1]
+
+    def op_created(self, graph: Graph, op: Op) -> None:
+        """Record ``in_sequence`` constraints and merge-exchange membership for a new op."""
+        if self.merge_exchange:
+            op.attrs["merge_exchange"] = self.merge_exchange[-1]
+        if not self.seq:
+            return
+        key = id(graph)
+        frame = self.seq[-1]
+        if frame.mode == "pass":
+            return
+        if frame.mode is True:
+            for before in frame.prev.get(key, ()):
+                graph._topo_constraints.append((before, op.id))
+            frame.prev[key] = [op.id]
+            return
+        # mode False: unordered among themselves, but after what preceded the block
+        outer = self._enclosing_true()
+        if outer is not None:
+            for before in outer.prev.get(key, ()):
+                graph._topo_constraints.append((before, op.id))
+        frame.block_ops.setdefault(key, []).append(op.id)
+
+    def _enclosing_true(self) -> _SeqFrame | None:
+        for frame in reversed(self.seq[:-1]):
+            if frame.mode is True:
+                return frame
+            if frame.mode == "pass":
+                return None
+        return None
+
+    def pop_seq(self) -> None:
+        """Close the innermost ``in_sequence`` block; a False block acts as one unit."""
+        frame = self.seq.pop()
+        if frame.mode is False:
+            outer = None
+            for f in reversed(self.seq):
+                if f.mode is True:
+                    outer = f
+                    break
+                if f.mode == "pass":
+                    break
+            if outer is not None:
+                for key, ops in frame.block_ops.items():
+                    if ops:
+                        outer.prev[key] = list(ops)
+
+
+_CONTEXT = Context()
+
+
+def get_current_context() -> Context:
+    """Return the process-wide building context."""
+    return _CONTEXT
+
+
+def gcg() -> Graph:
+    """Return the current graph (popxl ``get_current_graph``)."""
+    return _CONTEXT.graph
+
+
+def gmg() -> Graph:
+    """Return the main graph of the current Ir (popxl ``get_main_graph``)."""
+    return _CONTEXT.graph.ir.main_graph
+
+
+def gir() -> Ir:
+    """Return the Ir of the current graph (popxl ``get_ir``)."""
+    return _CONTEXT.graph.ir
+
+
+get_current_graph = gcg
+get_main_graph = gmg
+get_ir = gir
+
+
+@contextlib.contextmanager
+def in_sequence(mode: bool | Literal["pass"] = True) -> Iterator[None]:
+    """Order ops created inside the block: True = creation order, False = unordered (one unit
+    inside an enclosing True block), 'pass' = no constraints. Also usable as a decorator."""
+    if mode is None or not (mode is True or mode is False or mode == "pass"):
+        raise TypeError(f"in_sequence mode must be True, False or 'pass', got {mode!r}")
+    _CONTEXT.seq.append(_SeqFrame(mode))
+    try:
+        yield
+    finally:
+        _CONTEXT.pop_seq()
+
+
+@contextlib.contextmanager
+def name_scope(name: str) -> Iterator[None]:
+    """Prefix the names of tensors created inside the block with ``name/``."""
+    _CONTEXT.name_scopes.append(str(name))
+    try:
+        yield
+    finally:
+        _CONTEXT.name_scopes.pop()
+
+
+@contextlib.contextmanager
+def ipu(ipu: int) -> Iterator[None]:
+    """Place ops on IPU ``ipu`` of the replica; the simulator has one IPU per replica, so only 0."""
+    if ipu != 0:
+        raise SimulatorNotImplementedError(
+            not_implemented_message(f"popxl.ipu({ipu}) (more than one IPU per replica)"))
+    yield
+
+
+def io_tiles() -> Any:
+    """I/O tile placement is outside the simulated subset."""
+    raise SimulatorNotImplementedError(not_implemented_message("popxl.io_tiles"))
+
+
+@contextlib.contextmanager
+def merge_exchange() -> Iterator[None]:
+    """Mark host/remote transfers created inside the block as one merged exchange.
+
+    Numerically a no-op; the ops get ``attrs["merge_exchange"] = <group id>``."""
+    _CONTEXT._merge_counter += 1
+    _CONTEXT.merge_exchange.append(_CONTEXT._merge_counter)
+    try:
+        yield
+    finally:
+        _CONTEXT.merge_exchange.pop()

@@ -1,0 +1,958 @@
+"""Numeric execution of a built Ir with numpy, all replicas at once.
+
+Every value is an array with a leading replica axis, ``(R, *shape)``, so one numpy call serves
+every replica; collectives combine along that axis (replica r = (a*group_size + i)*stride + s,
+i being r's rank in its group). Each graph is compiled once into a list of closures over a
+slot list (``env``); running a graph is a loop over those closures.
+
+Aliasing rules (what makes in-place ops safe): in-place ops write into the existing array and
+their output shares it; view-producing ops (reshape, transpose, detach, host_load) share their
+input's array unless one side is ever modified in place in the graph, then they copy; calls
+pass by-ref inputs as the same array, copy non-by-ref inputs the callee modifies, and copy
+outputs that are not freshly computed inside the callee.
+
+Optimizer kernels (moving averages, Adam updater, in-place scaled add) check whether every
+replica holds the same values (the usual data-parallel case) and then compute once and copy the
+result to all replicas; the results are bit-identical to computing per replica.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .graph import Graph, Op
+from .ops.core import GELU_A, GELU_B
+from .tensor import Constant, Tensor, Variable
+
+if TYPE_CHECKING:
+    from .ir import Ir
+
+Kernel = Callable[[list], None]
+
+#: op types whose output shares the input's storage on purpose (popxl aliases)
+_ALIAS_OPS = {"ReshapeInplace"}
+#: op types whose output may be a view of the input (copied when either side is mutated)
+_VIEW_OPS = {"Reshape", "Transpose", "Detach"}
+#: op types producing a fresh array
+_NOT_FRESH = _ALIAS_OPS | _VIEW_OPS | {"HostLoad", "Call"}
+
+
+class RunContext:
+    """Per-run host data: inputs (T, R, *shape) per h2d stream, outputs per d2h stream."""
+
+    __slots__ = ("in_count", "inputs", "out_count", "outputs")
+
+    def __init__(self, n_in: int, n_out: int) -> None:
+        self.inputs: list[Any] = [None] * n_in
+        self.in_count = [0] * n_in
+        self.outputs: list[Any] = [None] * n_out
+        self.out_count = [0] * n_out
+
+    def reset(self, inputs: list[Any], outputs: list[Any]) -> None:
+        """Start a run with these host arrays."""
+        self.inputs = inputs
+        self.outputs = outputs
+        self.in_count = [0] * len(inputs)
+        self.out_count = [0] * len(outputs)
+
+
+class DeviceState:
+    """Device memory of the simulated replicas: on-chip variables and remote buffers."""
+
+    def __init__(self, ir: Ir) -> None:
+        self.replicas = ir.replication_factor
+        self.variables: dict[Variable, np.ndarray] = {}
+        self.buffers: dict[int, np.ndarray] = {}
+        r = self.replicas
+        for v in ir._variables:
+            if v._remote_buffer is None:
+                self.variables[v] = np.zeros((r, *v.shape), v.dtype.as_numpy())
+        for bid, buf in ir._remote_buffers.items():
+            self.buffers[bid] = np.zeros((r, buf.entries, *buf.tensor_shape), buf.tensor_dtype.as_numpy())
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[Tensor, Tensor] = {}
+
+    def find(self, t: Tensor) -> Tensor:
+        p = self.parent.get(t, t)
+        if p is t:
+            return t
+        root = self.find(p)
+        self.parent[t] = root
+        return root
+
+    def union(self, a: Tensor, b: Tensor) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra is not rb:
+            self.parent[ra] = rb
+
+
+class CompiledGraph:
+    """A graph turned into closures over a slot list."""
+
+    def __init__(self, graph: Graph, executor: Executor) -> None:
+        self.graph = graph
+        self.slot: dict[Tensor, int] = {t: i for i, t in enumerate(graph._tensors.values())}
+        self.n_slots = len(self.slot)
+        self.input_slots = [self.slot[t] for t in graph._inputs]
+        self.output_slots = [self.slot[t] for t in graph._outputs]
+        uf = _UnionFind()
+        modified: set[Tensor] = set()
+        for op in graph._ops:
+            modified.update(op.modified)
+            if op.type in _ALIAS_OPS:
+                uf.union(op.outputs[0], op.inputs[0])
+            for m in op.modified:
+                for o in op.outputs:
+                    uf.union(o, m)
+        self._uf = uf
+        self._mutated_roots = {uf.find(t) for t in modified}
+        inputs_set = set(graph._inputs)
+        self.mutated_inputs = [self.is_mutated(t) for t in graph._inputs]
+        roots_of_inputs = {uf.find(t) for t in inputs_set}
+        self.output_copy = []
+        for t in graph._outputs:
+            prod = t._producer
+            fresh = prod is not None and prod.type not in _NOT_FRESH and not prod.modified
+            self.output_copy.append(not fresh or uf.find(t) in roots_of_inputs)
+        self.template: list[Any] = [None] * self.n_slots
+        self.kernels: list[Kernel] = []
+        self._executor = executor
+        consumers: dict[Tensor, list[Op]] = {}
+        for op in graph._ops:
+            for t in op.inputs:
+                consumers.setdefault(t, []).append(op)
+        self._consumers = consumers
+        r = executor.replicas
+        for t, s in self.slot.items():
+            if isinstance(t, Constant):
+                data = np.broadcast_to(t._data, (r, *t.shape))
+                if self.is_mutated(t):
+                    self.kernels.append(_fresh_copy(s, data))
+                else:
+                    self.template[s] = data
+            elif isinstance(t, Variable):
+                if t._remote_buffer is None:
+                    self.template[s] = executor.state.variables[t]
+                elif t in consumers:
+                    raise ValueError(f"remote variable {t.id} lives in Streaming Memory; load it with "
+                                     "ops.remote_load before using it")
+        for op in graph._ops:
+            k = executor.kernel(op, self)
+            if k is not None:
+                self.kernels.append(k)
+
+    def is_mutated(self, t: Tensor) -> bool:
+        """True when t (or an alias of it) is modified in place in this graph."""
+        return self._uf.find(t) in self._mutated_roots
+
+    def only_feeds_loads(self, t: Tensor) -> bool:
+        """True when t is only the placeholder input of host/remote loads."""
+        cons = self._consumers.get(t, [])
+        return bool(cons) and all(c.type in ("HostLoad", "RemoteLoad") and c.inputs[0] is t for c in cons) \
+            and t not in self.graph._outputs
+
+    def run(self, env: list) -> None:
+        """Execute every op of the graph on ``env``."""
+        for k in self.kernels:
+            k(env)
+
+
+def _fresh_copy(s: int, data: np.ndarray) -> Kernel:
+    def run(env: list) -> None:
+        env[s] = np.array(data)
+    return run
+
+
+class Executor:
+    """Compiles an Ir's graphs (once) and runs its main graph."""
+
+    def __init__(self, ir: Ir, state: DeviceState) -> None:
+        self.ir = ir
+        self.state = state
+        self.replicas = state.replicas
+        self.h2d_index = {s: i for i, s in enumerate(ir._h2d_streams)}
+        self.d2h_index = {s: i for i, s in enumerate(ir._d2h_streams)}
+        self.rc = RunContext(len(self.h2d_index), len(self.d2h_index))
+        self._compiled: dict[Graph, CompiledGraph] = {}
+        self.main = self.compiled(ir.main_graph)
+
+    def compiled(self, graph: Graph) -> CompiledGraph:
+        """The compiled form of ``graph`` (built on first use)."""
+        cg = self._compiled.get(graph)
+        if cg is None:
+            cg = CompiledGraph(graph, self)
+            self._compiled[graph] = cg
+        return cg
+
+    def run(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> None:
+        """One run of the main program on host arrays shaped (T, R, *shape)."""
+        self.rc.reset(inputs, outputs)
+        env = list(self.main.template)
+        for k in self.main.kernels:
+            k(env)
+
+    def kernel(self, op: Op, cg: CompiledGraph) -> Kernel | None:
+        """The closure executing ``op`` inside ``cg`` (None when it needs no work)."""
+        factory = _KERNELS.get(op.type)
+        if factory is None:
+            raise NotImplementedError(f"no numeric kernel for op type {op.type}")
+        return factory(op, cg, self)
+
+
+# --------------------------------------------------------------------------------------------
+# kernels
+# --------------------------------------------------------------------------------------------
+_KERNELS: dict[str, Callable[[Op, CompiledGraph, Executor], Kernel | None]] = {}
+
+
+def _kernel(*types: str) -> Callable[[Any], Any]:
+    def deco(fn: Any) -> Any:
+        for t in types:
+            _KERNELS[t] = fn
+        return fn
+    return deco
+
+
+def _bview(t: Tensor, rank: int, r: int) -> tuple[int, ...] | None:
+    """Shape to view ``t``'s (R, *shape) array with, to broadcast it to ``rank`` dims (None = as is)."""
+    if t.rank == rank:
+        return None
+    return (r,) + (1,) * (rank - t.rank) + t.shape
+
+
+def _scalar_view(r: int, rank: int) -> tuple[int, ...]:
+    return (r,) + (1,) * rank
+
+
+def _binary(ufunc: Any) -> Callable[[Op, CompiledGraph, Executor], Kernel]:
+    def factory(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+        a, b = (cg.slot[t] for t in op.inputs)
+        o = cg.slot[op.outputs[0]]
+        n = op.outputs[0].rank
+        va = _bview(op.inputs[0], n, ex.replicas)
+        vb = _bview(op.inputs[1], n, ex.replicas)
+        f = ufunc
+        if op.outputs[0].dtype.is_int and ufunc is np.true_divide:
+            npdt = op.outputs[0].dtype.as_numpy()
+
+            def f(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+                return np.trunc(np.true_divide(x, y)).astype(npdt)
+        if va is None and vb is None:
+            def run(env: list) -> None:
+                env[o] = f(env[a], env[b])
+        elif va is None:
+            def run(env: list) -> None:
+                env[o] = f(env[a], env[b].reshape(vb))
+        elif vb is None:
+            def run(env: list) -> None:
+                env[o] = f(env[a].reshape(va), env[b])
+        else:
+            def run(env: list) -> None:
+                env[o] = f(env[a].reshape(va), env[b].reshape(vb))
+        return run
+    return factory
+
+
+_kernel("Add")(_binary(np.add))
+_kernel("Sub")(_binary(np.subtract))
+_kernel("Mul")(_binary(np.multiply))
+_kernel("Div")(_binary(np.true_divide))
+
+
+@_kernel("AddLhsInplace")
+def _add_inplace(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    a, b = (cg.slot[t] for t in op.inputs)
+    o = cg.slot[op.outputs[0]]
+    vb = _bview(op.inputs[1], op.inputs[0].rank, ex.replicas)
+
+    def run(env: list) -> None:
+        x = env[a]
+        y = env[b] if vb is None else env[b].reshape(vb)
+        np.add(x, y, out=x)
+        env[o] = x
+    return run
+
+
+def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[Op, CompiledGraph, Executor], Kernel]:
+    def factory(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+        i, o = cg.slot[op.inputs[0]], cg.slot[op.outputs[0]]
+
+        def run(env: list) -> None:
+            env[o] = fn(env[i])
+        return run
+    return factory
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:
+    """0.5 x (1 + tanh(0.7978845608 x + 0.035677408136 x^3)) in x's dtype (popnn GELU)."""
+    dt = x.dtype.type
+    u = x * x
+    u *= x
+    u *= dt(GELU_B)
+    u += dt(GELU_A) * x
+    np.tanh(u, out=u)
+    u += dt(1.0)
+    u *= x
+    u *= dt(0.5)
+    return u
+
+
+def gelu_tanh_grad(x: np.ndarray) -> np.ndarray:
+    """d/dx of :func:`gelu_tanh`, in x's dtype."""
+    dt = x.dtype.type
+    x2 = x * x
+    th = np.tanh(x * (dt(GELU_A) + dt(GELU_B) * x2))
+    du = dt(GELU_A) + dt(3.0 * GELU_B) * x2
+    sech2 = dt(1.0) - th * th
+    return dt(0.5) * (dt(1.0) + th) + dt(0.5) * x * sech2 * du
+
+
+_kernel("Neg")(_unary(np.negative))
+_kernel("Gelu")(_unary(gelu_tanh))
+
+
+@_kernel("GeluInplace")
+def _gelu_inplace(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    i, o = cg.slot[op.inputs[0]], cg.slot[op.outputs[0]]
+
+    def run(env: list) -> None:
+        x = env[i]
+        x[...] = gelu_tanh(x)
+        env[o] = x
+    return run
+
+
+@_kernel("GeluGrad")
+def _gelu_grad(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    g, x = (cg.slot[t] for t in op.inputs)
+    o = cg.slot[op.outputs[0]]
+
+    def run(env: list) -> None:
+        d = gelu_tanh_grad(env[x])
+        d *= env[g]
+        env[o] = d
+    return run
+
+
+def _view_kernel(op: Op, cg: CompiledGraph, fn: Callable[[np.ndarray], np.ndarray]) -> Kernel:
+    i, o = cg.slot[op.inputs[0]], cg.slot[op.outputs[0]]
+    copy = op.type not in _ALIAS_OPS and (cg.is_mutated(op.inputs[0]) or cg.is_mutated(op.outputs[0]))
+    if copy:
+        def run(env: list) -> None:
+            env[o] = np.array(fn(env[i]))
+    else:
+        def run(env: list) -> None:
+            env[o] = fn(env[i])
+    return run
+
+
+@_kernel("Reshape", "ReshapeInplace")
+def _reshape(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    shape = (ex.replicas, *op.attrs["shape"])
+    return _view_kernel(op, cg, lambda x: x.reshape(shape))
+
+
+@_kernel("Transpose")
+def _transpose(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    perm = (0, *(p + 1 for p in op.attrs["perm"]))
+    return _view_kernel(op, cg, lambda x: np.transpose(x, perm))
+
+
+@_kernel("Detach")
+def _detach(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    return _view_kernel(op, cg, lambda x: x)
+
+
+@_kernel("Cast")
+def _cast(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    npdt = op.attrs["dtype"].as_numpy()
+    return _unary(lambda x: x.astype(npdt))(op, cg, ex)
+
+
+@_kernel("MatMul")
+def _matmul(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    lhs, rhs = op.inputs
+    out_t = op.outputs[0]
+    r = ex.replicas
+    a_s, b_s = cg.slot[lhs], cg.slot[rhs]
+    o = cg.slot[out_t]
+    la = (1, *lhs.shape) if lhs.rank == 1 else lhs.shape
+    lb = (*rhs.shape, 1) if rhs.rank == 1 else rhs.shape
+    n = max(len(la), len(lb))
+    full_a = (r,) + (1,) * (n - len(la)) + la
+    full_b = (r,) + (1,) * (n - len(lb)) + lb
+    va: tuple[int, ...] | None = None if full_a == (r, *lhs.shape) else full_a
+    vb: tuple[int, ...] | None = None if full_b == (r, *rhs.shape) else full_b
+    vo = (r, *out_t.shape)
+    in_np = lhs.dtype.as_numpy()
+    out_np = out_t.dtype.as_numpy()
+    # partials are float32 (popxl default): half inputs are multiplied in float32
+    calc = np.float32 if in_np == np.float16 else None
+
+    def run(env: list) -> None:
+        x = env[a_s] if va is None else env[a_s].reshape(va)
+        y = env[b_s] if vb is None else env[b_s].reshape(vb)
+        if calc is not None:
+            x = x.astype(calc)
+            y = y.astype(calc)
+        z = np.matmul(x, y)
+        if z.dtype != out_np:
+            z = z.astype(out_np)
+        env[o] = z if z.shape == vo else z.reshape(vo)
+    return run
+
+
+@_kernel("Softmax")
+def _softmax(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    ax = op.attrs["axis"] + 1
+
+    def softmax(x: np.ndarray) -> np.ndarray:
+        e = x - x.max(axis=ax, keepdims=True)
+        np.exp(e, out=e)
+        e /= e.sum(axis=ax, keepdims=True)
+        return e
+    return _unary(softmax)(op, cg, ex)
+
+
+@_kernel("ReduceSum")
+def _reduce_sum(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    axes = tuple(a + 1 for a in op.attrs["axes"])
+    keep = op.attrs["keepdims"]
+    return _unary(lambda x: x.sum(axis=axes, keepdims=keep))(op, cg, ex)
+
+
+@_kernel("Expand")
+def _expand(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    r = ex.replicas
+    t = op.inputs[0]
+    shape = (r, *op.attrs["shape"])
+    v = _bview(t, len(op.attrs["shape"]), r)
+    return _unary(lambda x: np.array(np.broadcast_to(x if v is None else x.reshape(v), shape)))(op, cg, ex)
+
+
+@_kernel("NllLossWithSoftmaxGrad")
+def _nll(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    probs_t, labels_t, _lg_t = op.inputs
+    p_s, l_s, g_s = (cg.slot[t] for t in op.inputs)
+    loss_s, dx_s = (cg.slot[t] for t in op.outputs)
+    r = ex.replicas
+    c = probs_t.shape[-1]
+    n = labels_t.nelms
+    red = op.attrs["reduction"]
+    loss_shape = (r, *op.outputs[0].shape)
+    dx_shape = (r, *probs_t.shape)
+    rows = np.arange(r)[:, None]
+    items = np.arange(n)[None, :]
+
+    def run(env: list) -> None:
+        p = env[p_s].reshape(r, n, c)
+        lab = env[l_s].reshape(r, n).astype(np.intp)
+        if lab.size and (lab.min() < 0 or lab.max() >= c):
+            raise ValueError(f"nll_loss_with_softmax_grad: label out of range [0, {c}) in {labels_t.id}")
+        picked = p[rows, items, lab]
+        loss_items = -np.log(picked)
+        lg = env[g_s].reshape(r, 1, 1).astype(p.dtype)
+        dx = np.array(p)
+        dx[rows, items, lab] -= p.dtype.type(1)
+        if red == "mean":
+            loss = loss_items.mean(axis=1)
+            dx *= lg / p.dtype.type(n)
+        elif red == "sum":
+            loss = loss_items.sum(axis=1)
+            dx *= lg
+        else:
+            loss = loss_items
+            dx *= lg
+        env[loss_s] = loss.astype(p.dtype).reshape(loss_shape)
+        env[dx_s] = dx.reshape(dx_shape)
+    return run
+
+
+def _factor_getter(op: Op, cg: CompiledGraph, ex: Executor, key: str, tensor_index: int | None,
+                   rank: int) -> Callable[[list], Any]:
+    """Return env -> factor: a python float, or a per-replica array shaped (R, 1, ...)."""
+    if tensor_index is None:
+        value = op.attrs[key]
+        return lambda env: value
+    s = cg.slot[op.inputs[tensor_index]]
+    view = _scalar_view(ex.replicas, rank)
+    return lambda env: env[s].reshape(view)
+
+
+def _scaled_add_factors(op: Op, cg: CompiledGraph, ex: Executor) -> tuple[Any, Any]:
+    idx = 2
+    rank = op.inputs[0].rank
+    ai = bi = None
+    if op.attrs["a_tensor"]:
+        ai, idx = idx, idx + 1
+    if op.attrs["b_tensor"]:
+        bi = idx
+    return (_factor_getter(op, cg, ex, "a", ai, rank), _factor_getter(op, cg, ex, "b", bi, rank))
+
+
+@_kernel("ScaledAdd")
+def _scaled_add(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    xs, ys = cg.slot[op.inputs[0]], cg.slot[op.inputs[1]]
+    o = cg.slot[op.outputs[0]]
+    fa, fb = _scaled_add_factors(op, cg, ex)
+    npdt = op.inputs[0].dtype.as_numpy()
+
+    def run(env: list) -> None:
+        a, b = fa(env), fb(env)
+        y = env[ys].astype(npdt)
+        y *= npdt.type(b) if isinstance(b, float) else b.astype(npdt)
+        x = env[xs] * (npdt.type(a) if isinstance(a, float) else a.astype(npdt))
+        x += y
+        env[o] = x
+    return run
+
+
+@_kernel("ScaledAddLhsInplace")
+def _scaled_add_inplace(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    xs, ys = cg.slot[op.inputs[0]], cg.slot[op.inputs[1]]
+    o = cg.slot[op.outputs[0]]
+    fa, fb = _scaled_add_factors(op, cg, ex)
+    npdt = op.inputs[0].dtype.as_numpy()
+
+    def update(x: np.ndarray, y_in: np.ndarray, a: Any, b: Any) -> None:
+        y = y_in.astype(npdt)
+        y *= npdt.type(b) if isinstance(b, float) else b.astype(npdt)
+        if not (isinstance(a, float) and a == 1.0):
+            x *= npdt.type(a) if isinstance(a, float) else a.astype(npdt)
+        x += y
+
+    def run(env: list) -> None:
+        a, b = fa(env), fb(env)
+        x, y = env[xs], env[ys]
+        if x.shape[0] > 1 and _rows_equal(x) and _rows_equal(y) and _rows_equal(a) and _rows_equal(b):
+            one = x[:1].copy()
+            update(one, y[:1], _first(a), _first(b))
+            x[...] = one
+        else:
+            update(x, y, a, b)
+        env[o] = x
+    return run
+
+
+@_kernel("Init")
+def _init(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel | None:
+    t = op.outputs[0]
+    if cg.only_feeds_loads(t):
+        return None  # an 'undef' placeholder overwritten by the load: no storage needed
+    o = cg.slot[t]
+    shape = (ex.replicas, *t.shape)
+    npdt = t.dtype.as_numpy()
+
+    def run(env: list) -> None:
+        env[o] = np.zeros(shape, npdt)
+    return run
+
+
+@_kernel("HostLoad")
+def _host_load(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    k = ex.h2d_index[op.attrs["stream"]]
+    o = cg.slot[op.outputs[0]]
+    rc = ex.rc
+    copy = cg.is_mutated(op.outputs[0])
+
+    def run(env: list) -> None:
+        i = rc.in_count[k]
+        rc.in_count[k] = i + 1
+        x = rc.inputs[k][i]
+        env[o] = np.array(x) if copy else x
+    return run
+
+
+@_kernel("HostStore")
+def _host_store(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    k = ex.d2h_index[op.attrs["stream"]]
+    s = cg.slot[op.inputs[0]]
+    rc = ex.rc
+
+    def run(env: list) -> None:
+        i = rc.out_count[k]
+        rc.out_count[k] = i + 1
+        rc.outputs[k][i] = env[s]
+    return run
+
+
+def _offset_reader(off: Tensor, cg: CompiledGraph, ex: Executor, entries: int, buf_id: int) -> Any:
+    """Return a constant entry index, or env -> per-replica index array."""
+    if isinstance(off, Constant) and not cg.is_mutated(off):
+        k = int(np.asarray(off._data).reshape(-1)[0])
+        if not 0 <= k < entries:
+            raise ValueError(f"offset {k} is out of range for RemoteBuffer[id={buf_id}] with {entries} entries")
+        return k
+    s = cg.slot[off]
+    r = ex.replicas
+
+    def read(env: list) -> np.ndarray:
+        idx = env[s].reshape(r).astype(np.intp)
+        if idx.min() < 0 or idx.max() >= entries:
+            raise ValueError(f"remote buffer offset {idx.tolist()} out of range for RemoteBuffer[id={buf_id}] "
+                             f"with {entries} entries")
+        return idx
+    return read
+
+
+@_kernel("RemoteLoad", "RemoteLoadInplace")
+def _remote_load(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    buf_obj = op.attrs["remote_buffer"]
+    buf = ex.state.buffers[buf_obj.remote_buffer_id]
+    off = _offset_reader(op.inputs[1], cg, ex, buf_obj.entries, buf_obj.remote_buffer_id)
+    o = cg.slot[op.outputs[0]]
+    rows = np.arange(ex.replicas)
+    if op.type == "RemoteLoad":
+        if isinstance(off, int):
+            def run(env: list) -> None:
+                env[o] = buf[:, off].copy()
+        else:
+            def run(env: list) -> None:
+                env[o] = buf[rows, off(env)]
+        return run
+    t = cg.slot[op.inputs[0]]
+
+    def run_inplace(env: list) -> None:
+        x = env[t]
+        x[...] = buf[:, off] if isinstance(off, int) else buf[rows, off(env)]
+        env[o] = x
+    return run_inplace
+
+
+@_kernel("RemoteStore")
+def _remote_store(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    buf_obj = op.attrs["remote_buffer"]
+    buf = ex.state.buffers[buf_obj.remote_buffer_id]
+    off = _offset_reader(op.inputs[1], cg, ex, buf_obj.entries, buf_obj.remote_buffer_id)
+    s = cg.slot[op.inputs[0]]
+    rows = np.arange(ex.replicas)
+    if isinstance(off, int):
+        def run(env: list) -> None:
+            buf[:, off] = env[s]
+    else:
+        def run(env: list) -> None:
+            buf[rows, off(env)] = env[s]
+    return run
+
+
+@_kernel("Call")
+def _call(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    callee = ex.compiled(op.attrs["called_graph"])
+    by_ref = op.attrs["called_graph"]._by_ref_inputs
+    ins = []
+    for i, (pt, gt) in enumerate(zip(op.inputs, callee.graph._inputs)):
+        copy = gt not in by_ref and callee.mutated_inputs[i]
+        ins.append((callee.slot[gt], cg.slot[pt], copy))
+    outs = [(gs, cg.slot[pt], copy) for gs, pt, copy in zip(callee.output_slots, op.outputs, callee.output_copy)]
+    template = callee.template
+    kernels = callee.kernels
+
+    def run(env: list) -> None:
+        sub = list(template)
+        for gs, ps, copy in ins:
+            sub[gs] = np.array(env[ps]) if copy else env[ps]
+        for k in kernels:
+            k(sub)
+        for gs, ps, copy in outs:
+            env[ps] = np.array(sub[gs]) if copy else sub[gs]
+    return run
+
+
+# --- collectives ---------------------------------------------------------------------------------
+def _reduce(x: np.ndarray, op: str, axis: int, group: int) -> np.ndarray:
+    if op == "add":
+        return x.sum(axis=axis, keepdims=True)
+    if op == "mean":
+        s = x.sum(axis=axis, keepdims=True)
+        return s / s.dtype.type(group) if s.dtype.kind == "f" else s // group
+    if op == "min":
+        return x.min(axis=axis, keepdims=True)
+    if op == "max":
+        return x.max(axis=axis, keepdims=True)
+    if op == "square_add":
+        return (x * x).sum(axis=axis, keepdims=True)
+    if op == "and":
+        return np.logical_and.reduce(x, axis=axis, keepdims=True).astype(x.dtype)
+    if op == "or":
+        return np.logical_or.reduce(x, axis=axis, keepdims=True).astype(x.dtype)
+    raise ValueError(f"unknown collective op {op!r}")
+
+
+@_kernel("ReplicatedAllReduce", "ReplicatedAllReduceInplace")
+def _all_reduce(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    i, o = cg.slot[op.inputs[0]], cg.slot[op.outputs[0]]
+    t = op.inputs[0]
+    a, g, s = op.attrs["group"]._layout()
+    grouped = (a, g, s, *t.shape)
+    full = (ex.replicas, *t.shape)
+    red_op = op.attrs["op"]
+    npdt = t.dtype.as_numpy()
+    inplace = op.type == "ReplicatedAllReduceInplace"
+
+    def run(env: list) -> None:
+        x = env[i]
+        red = _reduce(x.reshape(grouped), red_op, 1, g).astype(npdt, copy=False)
+        if inplace:
+            x.reshape(grouped)[...] = red
+            env[o] = x
+        else:
+            env[o] = np.array(np.broadcast_to(red, grouped)).reshape(full)
+    return run
+
+
+@_kernel("ReplicatedReduceScatter")
+def _reduce_scatter(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    i, o = cg.slot[op.inputs[0]], cg.slot[op.outputs[0]]
+    t = op.inputs[0]
+    a, g, s = op.attrs["group"]._layout()
+    r = ex.replicas
+    n = t.nelms
+    c = op.outputs[0].shape[0]
+    pad = g * c - n
+    red_op = op.attrs["op"]
+    npdt = t.dtype.as_numpy()
+    idx = np.arange(g)
+
+    def run(env: list) -> None:
+        x = env[i].reshape(r, n)
+        if pad:
+            x = np.concatenate([x, np.zeros((r, pad), npdt)], axis=1)
+        xr = x.reshape(a, g, s, g, c)
+        if red_op == "local":
+            shard = xr[:, idx, :, idx, :]  # (g, a, s, c): replica rank i keeps chunk i
+            out = np.transpose(shard, (1, 0, 2, 3))
+        else:
+            red = _reduce(xr, red_op, 1, g)[:, 0].astype(npdt, copy=False)  # (a, s, g, c)
+            out = np.transpose(red, (0, 2, 1, 3))
+        env[o] = np.ascontiguousarray(out).reshape(r, c)
+    return run
+
+
+@_kernel("ReplicatedAllGather")
+def _all_gather(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    i, o = cg.slot[op.inputs[0]], cg.slot[op.outputs[0]]
+    t = op.inputs[0]
+    a, g, s = op.attrs["group"]._layout()
+    r = ex.replicas
+    mode = op.attrs["output_shape"]
+    axis = op.attrs["axis"]
+    out_full = (r, *op.outputs[0].shape)
+
+    def gather(x: np.ndarray) -> np.ndarray:
+        xr = x.reshape(a, g, s, *t.shape)
+        per_group = np.moveaxis(xr, 1, 2)  # (a, s, g, *shape)
+        every = np.broadcast_to(per_group[:, None], (a, g, s, g, *t.shape))
+        return every.reshape(r, g, *t.shape)
+
+    if mode == "new_axis":
+        def run(env: list) -> None:
+            env[o] = np.array(gather(env[i]))
+    elif mode == "concat":
+        def run(env: list) -> None:
+            gathered = np.moveaxis(gather(env[i]), 1, axis + 1)
+            env[o] = np.ascontiguousarray(gathered).reshape(out_full)
+    else:
+        n = int(np.prod(op.outputs[0].shape, dtype=np.int64))
+
+        def run(env: list) -> None:
+            flat = np.ascontiguousarray(gather(env[i])).reshape(r, -1)
+            env[o] = flat[:, :n].reshape(out_full).copy()
+    return run
+
+
+# --- var updates ---------------------------------------------------------------------------------
+def _var_update(op: Op, cg: CompiledGraph, ex: Executor,
+                body: Callable[[np.ndarray, list, Any], None], key: str = "f") -> Kernel:
+    ts = cg.slot[op.inputs[0]]
+    o = cg.slot[op.outputs[0]]
+    rank = op.inputs[0].rank
+    tensor_index = len(op.inputs) - 1 if op.attrs.get(f"{key}_tensor") else None
+    fget = _factor_getter(op, cg, ex, key, tensor_index, rank)
+
+    def run(env: list) -> None:
+        t = env[ts]
+        body(t, env, fget(env))
+        env[o] = t
+    return run
+
+
+def _rows_equal(x: Any) -> bool:
+    """True when every replica holds the same values (rows along axis 0 equal; floats: a float)."""
+    if isinstance(x, float) or x is None or x.shape[0] == 1:
+        return True
+    first = x[0]
+    return all(np.array_equal(first, x[r]) for r in range(1, x.shape[0]))
+
+
+def _first(x: Any) -> Any:
+    return x if isinstance(x, float) or x is None else x[:1]
+
+
+def _typed(f: Any, npdt: np.dtype) -> Any:
+    return npdt.type(f) if isinstance(f, float) else f.astype(npdt)
+
+
+@_kernel("Accumulate")
+def _accumulate(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    xs = cg.slot[op.inputs[1]]
+    npdt = op.inputs[0].dtype.as_numpy()
+
+    def body(t: np.ndarray, env: list, f: Any) -> None:
+        x = env[xs].astype(npdt)
+        if f is not None:
+            x *= _typed(f, npdt)
+        t += x
+    return _var_update(op, cg, ex, body)
+
+
+@_kernel("AccumulateSquare")
+def _accumulate_square(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    xs = cg.slot[op.inputs[1]]
+    npdt = op.inputs[0].dtype.as_numpy()
+
+    def body(t: np.ndarray, env: list, f: Any) -> None:
+        x = env[xs].astype(npdt)
+        x *= x
+        x *= _typed(f, npdt)
+        t += x
+    return _var_update(op, cg, ex, body)
+
+
+@_kernel("AccumulateMean")
+def _accumulate_mean(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    xs = cg.slot[op.inputs[1]]
+    npdt = op.inputs[0].dtype.as_numpy()
+
+    def body(t: np.ndarray, env: list, step: Any) -> None:
+        if isinstance(step, float):
+            keep, new = npdt.type(step / (step + 1.0)), npdt.type(1.0 / (step + 1.0))
+        else:
+            st = step.astype(np.float32)
+            keep, new = (st / (st + 1)).astype(npdt), (1 / (st + 1)).astype(npdt)
+        x = env[xs].astype(npdt)
+        x *= new
+        t *= keep
+        t += x
+    return _var_update(op, cg, ex, body, key="step")
+
+
+def _moving_average(square: bool) -> Callable[[Op, CompiledGraph, Executor], Kernel]:
+    def factory(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+        xs = cg.slot[op.inputs[1]]
+        npdt = op.inputs[0].dtype.as_numpy()
+
+        def update(t: np.ndarray, x_in: np.ndarray, f: Any) -> None:
+            if isinstance(f, float):
+                fa, fb = npdt.type(f), npdt.type(1.0 - f)
+            else:
+                fa, fb = f.astype(npdt), (1 - f).astype(npdt)
+            x = x_in.astype(npdt)  # X is cast to t's dtype first
+            if square:
+                x *= x
+            x *= fb
+            t *= fa
+            t += x
+
+        def body(t: np.ndarray, env: list, f: Any) -> None:
+            x_in = env[xs]
+            # optimizer state is usually identical on every replica: compute once, copy to all
+            if t.shape[0] > 1 and _rows_equal(t) and _rows_equal(x_in) and _rows_equal(f):
+                one = t[:1].copy()
+                update(one, x_in[:1], _first(f))
+                t[...] = one
+            else:
+                update(t, x_in, f)
+        return _var_update(op, cg, ex, body)
+    return factory
+
+
+_kernel("AccumulateMovingAverage")(_moving_average(False))
+_kernel("AccumulateMovingAverageSquare")(_moving_average(True))
+
+
+@_kernel("AccumulatorScale")
+def _accumulator_scale(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    npdt = op.inputs[0].dtype.as_numpy()
+
+    def body(t: np.ndarray, env: list, f: Any) -> None:
+        if isinstance(f, float) and f == 0.0:
+            t[...] = 0
+        else:
+            t *= _typed(f, npdt)
+    return _var_update(op, cg, ex, body)
+
+
+@_kernel("CopyVarUpdate")
+def _copy_var_update(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    ts, xs = cg.slot[op.inputs[0]], cg.slot[op.inputs[1]]
+    o = cg.slot[op.outputs[0]]
+
+    def run(env: list) -> None:
+        t = env[ts]
+        np.copyto(t, env[xs], casting="unsafe")
+        env[o] = t
+    return run
+
+
+@_kernel("AdamUpdater")
+def _adam_updater(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    at = op.attrs
+    m_t, v_t = op.inputs[0], op.inputs[1]
+    ms, vs = cg.slot[m_t], cg.slot[v_t]
+    rank = m_t.rank
+    idx = 2
+    ws = None
+    if at["weight"]:
+        ws, idx = cg.slot[op.inputs[idx]], idx + 1
+    getters = {}
+    for key in ("weight_decay", "beta1", "beta2", "epsilon"):
+        ti = None
+        if at[f"{key}_tensor"]:
+            ti, idx = idx, idx + 1
+        getters[key] = _factor_getter(op, cg, ex, key, ti, rank)
+    step_s = cg.slot[op.inputs[idx]] if at["mode"] == "adam" else None
+    o = cg.slot[op.outputs[0]]
+    m_np, v_np = m_t.dtype.as_numpy(), v_t.dtype.as_numpy()
+    out_np = op.outputs[0].dtype.as_numpy()
+    view = _scalar_view(ex.replicas, rank)
+
+    def compute(m: np.ndarray, v: np.ndarray, step: Any, get: Callable[[str], Any], w: Any) -> np.ndarray:
+        eps = get("epsilon")
+        if step is not None:
+            ts = step.reshape((step.shape[0],) + view[1:]).astype(np.float32)
+            b1, b2 = get("beta1"), get("beta2")
+            b1c = (np.float32(1) - np.power(np.float32(b1) if isinstance(b1, float) else b1, ts)).astype(m_np)
+            b2c = (np.float32(1) - np.power(np.float32(b2) if isinstance(b2, float) else b2, ts)).astype(v_np)
+            mh = (m / b1c).astype(v_np)
+            vh = v / b2c
+        else:
+            mh = m.astype(v_np)
+            vh = v
+        den = np.sqrt(vh)
+        den += _typed(eps, v_np)
+        upd = mh / den
+        if w is not None:
+            upd = upd.astype(w.dtype) + _typed(get("weight_decay"), w.dtype) * w
+        return upd.astype(out_np, copy=False)
+
+    def run(env: list) -> None:
+        m, v = env[ms], env[vs]
+        step = None
+        if step_s is not None:
+            step = env[step_s]
+            step += step.dtype.type(1)  # time_step is incremented in place before use
+        w = env[ws] if ws is not None else None
+        values = {k: g(env) for k, g in getters.items()}
+        if m.shape[0] > 1 and all(_rows_equal(x) for x in (m, v, step, w, *values.values())):
+            firsts = {k: _first(x) for k, x in values.items()}
+            one = compute(m[:1], v[:1], _first(step), firsts.__getitem__, _first(w))
+            env[o] = np.array(np.broadcast_to(one, m.shape))
+        else:
+            env[o] = compute(m, v, step, values.__getitem__, w)
+    return run

@@ -1,0 +1,317 @@
+"""popxl.Session on the profcompare simulator (never hardware; ``Session.simulated`` is True).
+
+Creating a Session lowers the Ir (``profcompare.emulator.lowering.lower``), hands the
+LoweredProgram to ``profcompare.emulator.engine.Engine`` (the compile model, which may raise
+IpuOutOfMemoryError or EngineOptionsError) and compiles the graphs into numpy closures.
+
+Host arrays are shaped ``(num_host_transfers?, replicas?, *stream shape)``, each leading
+dimension present only when it is > 1. Variables keep a host copy (``get_tensors_data``) and a
+device copy per replica; remote and replica-sharded remote variables live in remote buffers
+(per replica ``(entries, *shard shape)``) and are seen by the host in their full shape.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from .errors import SessionInputError
+from .execution import DeviceState, Executor
+from .ir import Ir
+from .streams import DeviceToHostStream, HostToDeviceStream
+from .tensor import Constant, Tensor, Variable
+
+#: device names popxl accepts; all run on the simulator
+DEVICES = ("cpu", "ipu_model", "ipu_hw")
+
+_DOWNCASTS = {(np.dtype(np.float64), np.dtype(np.float32)), (np.dtype(np.int64), np.dtype(np.int32)),
+              (np.dtype(np.uint64), np.dtype(np.uint32))}
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, math.ceil(math.log2(n))) if n > 1 else 1
+
+
+class Session:
+    """Runs an Ir on the profcompare simulator. Use ``with session:`` around runs."""
+
+    #: this Session executes on the simulator, not on an IPU
+    simulated = True
+
+    def __init__(self, ir: Ir, device_desc: str = "cpu", weights_to_host_on_exit: bool = True) -> None:
+        if not isinstance(ir, Ir):
+            raise TypeError(f"Session needs a popxl Ir, got {type(ir).__name__}")
+        if device_desc not in DEVICES:
+            raise ValueError(f"device_desc must be one of {', '.join(DEVICES)} (all run on the profcompare "
+                             f"simulator), got {device_desc!r}")
+        replicas = ir.instance_replication_factor
+        self.num_ipus = _next_pow2(replicas)
+        if device_desc == "cpu" and self.num_ipus > 1:
+            raise ValueError(f"device 'cpu' supports one IPU, but {replicas} replicas need {self.num_ipus}; "
+                             "use 'ipu_model' or 'ipu_hw'")
+        self._ir = ir
+        self.device_desc = device_desc
+        self.weights_to_host_on_exit = weights_to_host_on_exit
+        from profcompare.emulator import engine as engine_module
+        from profcompare.emulator.lowering import lower
+
+        self.program = lower(ir, device_desc)
+        self._check_transfers()
+        self.engine = engine_module.Engine(self.program, device=device_desc, environ=os.environ)
+        ir._prepared = True
+        self._replicas = replicas
+        self._state = DeviceState(ir)
+        self._executor = Executor(ir, self._state)
+        self._host: dict[Variable, np.ndarray] = {v: np.array(v._host_data) for v in ir._variables}
+        self._attached = False
+        self._host_stale = False
+        self._expected = [s for s in ir._h2d_streams if s in ir.get_all_h2d_streams()]
+
+    # --- info ---------------------------------------------------------------------------------
+    @property
+    def ir(self) -> Ir:
+        """The Ir this session runs."""
+        return self._ir
+
+    @property
+    def is_attached(self) -> bool:
+        """True inside ``with session:``."""
+        return self._attached
+
+    def __repr__(self) -> str:
+        return (f"Session(device={self.device_desc!r}, replicas={self._replicas}, ipus={self.num_ipus}; "
+                "profcompare simulator (not hardware))")
+
+    def expected_inputs(self) -> list[HostToDeviceStream]:
+        """The host-to-device streams ``run`` needs (those with a host_load)."""
+        return list(self._expected)
+
+    def _extra_dims(self) -> tuple[int, ...]:
+        t, r = self._ir.num_host_transfers, self._replicas
+        return ((t,) if t > 1 else ()) + ((r,) if r > 1 else ())
+
+    def _full_input_shape(self, shape: Iterable[int]) -> tuple[int, ...]:
+        """Host array shape for a stream of ``shape``: (num_host_transfers?, replicas?, *shape)."""
+        return self._extra_dims() + tuple(shape)
+
+    def _check_transfers(self) -> None:
+        loads: dict[str, int] = {}
+        for step in self.program.schedule:
+            op = self.program.ops[step.op]
+            if op.type in ("HostLoad", "HostStore") and not step.phase:
+                loads[op.attrs["stream"]] = loads.get(op.attrs["stream"], 0) + 1
+        t = self._ir.num_host_transfers
+        for name, n in loads.items():
+            if n > t:
+                raise ValueError(f"stream {name!r} is transferred {n} times per run but ir.num_host_transfers is "
+                                 f"{t}; set ir.num_host_transfers = {n}")
+
+    # --- attach / detach -----------------------------------------------------------------------
+    def __enter__(self) -> Session:
+        if self._attached:
+            raise ValueError("The session is already attached (nested `with session:`)")
+        self._attached = True
+        self.weights_from_host()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self.weights_to_host_on_exit:
+                self.weights_to_host()
+        finally:
+            self._attached = False
+            self.engine.on_detach()
+
+    def _need_attached(self, what: str) -> None:
+        if not self._attached:
+            raise ValueError(f"Session.{what} needs an attached session: call it inside `with session:`")
+
+    # --- weights -------------------------------------------------------------------------------
+    def weights_from_host(self) -> None:
+        """Copy every variable's host value to the device (remote ones into their buffers)."""
+        self._need_attached("weights_from_host")
+        for v in self._ir._variables:
+            self._to_device(v)
+        self._host_stale = False
+
+    def weights_to_host(self) -> None:
+        """Copy every variable's device value (replica 0 of each group) to the host."""
+        self._need_attached("weights_to_host")
+        for v in self._ir._variables:
+            self._host[v] = self._from_device(v)
+        self._host_stale = False
+
+    def _to_device(self, v: Variable) -> None:
+        r = self._replicas
+        data = self._host[v]
+        rg = v._replica_grouping
+        if rg.num_groups > 1:
+            per_replica = data[np.asarray(rg.assignment)]
+        else:
+            per_replica = np.broadcast_to(data, (r, *v.shape))
+        buf = v._remote_buffer
+        if buf is None:
+            self._state.variables[v][...] = per_replica
+            return
+        store = self._state.buffers[buf.remote_buffer_id]
+        if not v._sharded:
+            store[:, v._offset] = per_replica
+            return
+        g = rg.group_size
+        shard = buf.tensor_shape[0]
+        a, gs, s = self._ir.replica_grouping()._layout() if rg.num_groups == 1 else rg._layout()
+        flat = np.zeros((r, g * shard), per_replica.dtype)
+        flat[:, :v.nelms] = per_replica.reshape(r, -1)
+        chunks = flat.reshape(a, gs, s, g, shard)
+        idx = np.arange(g)
+        mine = np.transpose(chunks[:, idx, :, idx, :], (1, 0, 2, 3)).reshape(r, shard)
+        store[:, v._offset] = mine
+
+    def _from_device(self, v: Variable) -> np.ndarray:
+        rg = v._replica_grouping
+        first = [rg.assignment.index(k) for k in range(rg.num_groups)]
+        buf = v._remote_buffer
+        if buf is None:
+            dev = self._state.variables[v]
+            out = dev[first]
+        elif not v._sharded:
+            out = self._state.buffers[buf.remote_buffer_id][first, v._offset]
+        else:
+            store = self._state.buffers[buf.remote_buffer_id][:, v._offset]  # (R, shard)
+            a, g, s = rg._layout()
+            shards = store.reshape(a, g, s, -1)
+            groups = []
+            for k in range(rg.num_groups):
+                ai, si = divmod(k, s)
+                groups.append(shards[ai, :, si].reshape(-1)[:v.nelms].reshape(v.shape))
+            out = np.stack(groups)
+        out = np.array(out)
+        return out if rg.num_groups > 1 else out[0]
+
+    def get_tensor_data(self, tensor: Tensor) -> np.ndarray:
+        """Host value of a Variable or Constant (remote/RTS variables in their full shape)."""
+        return self.get_tensors_data([tensor])[tensor]
+
+    def get_tensors_data(self, tensors: Iterable[Tensor]) -> dict[Tensor, np.ndarray]:
+        """``{tensor: host value}`` for Variables and Constants; TypeError for other tensors."""
+        tensors = list(tensors)
+        for t in tensors:
+            if not isinstance(t, (Variable, Constant)):
+                raise TypeError(f"get_tensors_data needs Variables or Constants; {t.id} is a {type(t).__name__}")
+            if t.ir is not self._ir:
+                raise ValueError(f"{t.id} belongs to another Ir than this session's")
+        if self._attached and self._host_stale:
+            self.weights_to_host()
+        out: dict[Tensor, np.ndarray] = {}
+        for t in tensors:
+            out[t] = np.array(t._data) if isinstance(t, Constant) else np.array(self._host[t])  # type: ignore[index]
+        return out
+
+    def write_variable_data(self, tensor: Variable, data: np.ndarray) -> None:
+        """Write a variable's host value (exact dtype, shape_on_host); also to device if attached."""
+        self.write_variables_data({tensor: data})
+
+    def write_variables_data(self, tensors: Mapping[Variable, np.ndarray]) -> None:
+        """Write several variables' host values; also to the device if attached."""
+        checked = []
+        for v, data in tensors.items():
+            if not isinstance(v, Variable):
+                raise TypeError(f"write_variables_data needs Variables; {getattr(v, 'id', v)!r} is a {type(v).__name__}")
+            if v.ir is not self._ir:
+                raise ValueError(f"{v.id} belongs to another Ir than this session's")
+            arr = np.asarray(data)
+            if arr.dtype != v.dtype.as_numpy():
+                raise SessionInputError(f"variable {v.id!r}: data dtype {arr.dtype} does not match the variable "
+                                        f"dtype {v.dtype.name}")
+            if arr.shape != v.shape_on_host:
+                raise SessionInputError(f"variable {v.id!r}: data shape {arr.shape} does not match the host "
+                                        f"shape {v.shape_on_host}")
+            checked.append((v, np.array(arr)))
+        if self._attached and self._host_stale:
+            self.weights_to_host()
+        for v, arr in checked:
+            self._host[v] = arr
+            if self._attached:
+                self._to_device(v)
+
+    # --- running -------------------------------------------------------------------------------
+    def create_host_outputs(self) -> dict[DeviceToHostStream, np.ndarray]:
+        """Zeroed host arrays for every stored d2h stream, in host shape."""
+        streams = [s for s in self._ir._d2h_streams if s in self._ir.get_all_d2h_streams()]
+        return {s: np.zeros(self._full_input_shape(s.shape), s.dtype.as_numpy()) for s in streams}
+
+    def run(self, inputs: Mapping[HostToDeviceStream, Any] | None = None,
+            downcast_inputs: bool = True) -> dict[DeviceToHostStream, np.ndarray]:
+        """Run the main program once; return ``{d2h stream: host array}``."""
+        outputs = self.create_host_outputs()
+        self.run_with_outputs(inputs, outputs, downcast_inputs)
+        return outputs
+
+    def run_with_outputs(self, inputs: Mapping[HostToDeviceStream, Any] | None,
+                         outputs: Mapping[DeviceToHostStream, np.ndarray], downcast_inputs: bool = True) -> None:
+        """Run the main program once, writing stored values into ``outputs`` (host-shaped arrays)."""
+        self._need_attached("run")
+        ins = self._prepare_inputs(inputs or {}, downcast_inputs)
+        t, r = self._ir.num_host_transfers, self._replicas
+        outs: list[np.ndarray] = []
+        views: list[tuple[np.ndarray, np.ndarray]] = []
+        for s in self._ir._d2h_streams:
+            dt = s.dtype.as_numpy()
+            dev = np.zeros((t, r, *s.shape), dt)
+            outs.append(dev)
+            if s in outputs:
+                host = outputs[s]
+                want = self._full_input_shape(s.shape)
+                if tuple(host.shape) != want or host.dtype != dt:
+                    raise SessionInputError(f"output stream {s.tensor_id!r}: expected a host array of shape {want} "
+                                            f"and dtype {dt}, got {tuple(host.shape)} {host.dtype}")
+                views.append((host, dev))
+        self._executor.run(ins, outs)
+        for host, dev in views:
+            host[...] = dev.reshape(host.shape)
+        self._host_stale = True
+        self.engine.on_run()
+
+    def _prepare_inputs(self, inputs: Mapping[HostToDeviceStream, Any], downcast: bool) -> list[Any]:
+        expected = set(self._expected)
+        given = set(inputs)
+        unexpected = [s for s in inputs if s not in expected]
+        if unexpected:
+            names = ", ".join(repr(getattr(s, "tensor_id", s)) for s in unexpected)
+            raise SessionInputError(f"Unexpected input stream(s) {names}: the program has no host_load for them "
+                                    f"(expected: {', '.join(repr(s.tensor_id) for s in self._expected) or 'none'})")
+        missing = [s for s in self._expected if s not in given]
+        if missing:
+            raise SessionInputError("Missing input stream(s) "
+                                    + ", ".join(f"{s.tensor_id!r} (host shape {self._full_input_shape(s.shape)}, "
+                                                f"{s.dtype.name})" for s in missing))
+        t, r = self._ir.num_host_transfers, self._replicas
+        result: list[Any] = [None] * len(self._ir._h2d_streams)
+        index = {s: i for i, s in enumerate(self._ir._h2d_streams)}
+        for s, data in inputs.items():
+            arr = np.asarray(data)
+            want_dt = s.dtype.as_numpy()
+            if arr.dtype != want_dt:
+                if downcast and (arr.dtype, want_dt) in _DOWNCASTS:
+                    arr = arr.astype(want_dt)
+                else:
+                    raise SessionInputError(f"input stream {s.tensor_id!r}: expected dtype {want_dt}, got {arr.dtype}")
+            want = self._full_input_shape(s.shape)
+            if arr.shape != want:
+                if arr.size == int(np.prod(want, dtype=np.int64)) and _squeezed(arr.shape) == _squeezed(want):
+                    arr = arr.reshape(want)
+                else:
+                    raise SessionInputError(
+                        f"input stream {s.tensor_id!r}: expected a host array of shape {want} "
+                        f"(num_host_transfers={t}, replicas={r}, stream shape {s.shape}; leading dims only when "
+                        f"> 1), got {arr.shape}")
+            result[index[s]] = arr.reshape((t, r, *s.shape))
+        return result
+
+
+def _squeezed(shape: Iterable[int]) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1)

@@ -1,0 +1,542 @@
+"""Tensors, variables, constants, graph inputs/outputs (popxl tensor.py).
+
+Ids follow popxl: ``<graph id>/<name scopes>/<name>`` in subgraphs, ``<name scopes>/<name>`` in
+the main graph; a name already present in the graph gets ``__t<N>`` appended, N being an
+Ir-wide counter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import dtypes
+from .context import gcg
+from .errors import SimulatorNotImplementedError, not_implemented_message
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from .graph import Graph, Op
+    from .ir import Ir
+    from .remote_buffer import RemoteBuffer
+    from .replica_grouping import ReplicaGrouping
+
+
+class TensorSpec(Mapping):
+    """Shape, dtype and meta_shape of a tensor, without the tensor (a hashable Mapping)."""
+
+    def __init__(self, shape: Iterable[int], dtype: dtypes.dtype, meta_shape: Iterable[int] = ()) -> None:
+        self.shape = tuple(int(s) for s in shape)
+        if not isinstance(dtype, dtypes.dtype):
+            raise TypeError(f"TensorSpec dtype must be a popxl dtype, got {dtype!r}")
+        self.dtype = dtype
+        self.meta_shape = tuple(int(s) for s in meta_shape) if meta_shape else ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return ``{"shape", "dtype", "meta_shape"}``."""
+        return {"shape": self.shape, "dtype": self.dtype, "meta_shape": self.meta_shape}
+
+    def to_tuple(self) -> tuple[Any, ...]:
+        """Return ``(shape, dtype, meta_shape)``."""
+        return (self.shape, self.dtype, self.meta_shape)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("shape", "dtype", "meta_shape"))
+
+    def __len__(self) -> int:
+        return 3
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+    def __hash__(self) -> int:
+        return hash(self.to_tuple())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TensorSpec):
+            return self.to_tuple() == other.to_tuple()
+        return Mapping.__eq__(self, other)
+
+    def __repr__(self) -> str:
+        return f"TensorSpec(shape={self.shape}, dtype={self.dtype}, meta_shape={self.meta_shape})"
+
+
+class Tensor:
+    """A tensor of a graph. Built by ops, never constructed directly by users."""
+
+    __slots__ = ("__weakref__", "_dtype", "_graph", "_id", "_meta_shape", "_producer", "_shape")
+    _id: str
+    _graph: Graph
+    _shape: tuple[int, ...]
+    _dtype: dtypes.dtype
+    _meta_shape: tuple[int, ...]
+    _producer: Op | None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("popxl.Tensor cannot be constructed directly.")
+
+    @classmethod
+    def _create(cls, graph: Graph, tensor_id: str, shape: Iterable[int], dtype: dtypes.dtype,
+                meta_shape: Iterable[int] = ()) -> Self:
+        t = object.__new__(cls)
+        t._id = tensor_id
+        t._graph = graph
+        t._shape = tuple(int(s) for s in shape)
+        t._dtype = dtype
+        t._meta_shape = tuple(int(s) for s in meta_shape) if meta_shape else ()
+        t._producer = None
+        graph._tensors[tensor_id] = t
+        return t
+
+    # --- properties --------------------------------------------------------------------------
+    @property
+    def id(self) -> str:
+        """Full id, including the graph scope."""
+        return self._id
+
+    @property
+    def name(self) -> str:
+        """The id without the graph scope."""
+        prefix = self._graph._scope_prefix
+        return self._id[len(prefix):] if prefix and self._id.startswith(prefix) else self._id
+
+    @property
+    def scope(self) -> str:
+        """The graph scope part of the id."""
+        return self._graph.id
+
+    @property
+    def dtype(self) -> dtypes.dtype:
+        """The popxl dtype."""
+        return self._dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape (per replica; the shard shape for a sharded tensor)."""
+        return self._shape
+
+    @property
+    def meta_shape(self) -> tuple[int, ...]:
+        """The full shape of a replica-sharded tensor; ``()`` when not sharded."""
+        return self._meta_shape
+
+    @property
+    def spec(self) -> TensorSpec:
+        """``TensorSpec(shape, dtype, meta_shape)``."""
+        return TensorSpec(self._shape, self._dtype, self._meta_shape)
+
+    @property
+    def rank(self) -> int:
+        """Number of dimensions."""
+        return len(self._shape)
+
+    @property
+    def nelms(self) -> int:
+        """Number of elements."""
+        return int(np.prod(self._shape, dtype=np.int64)) if self._shape else 1
+
+    @property
+    def ir(self) -> Ir:
+        """The Ir owning the tensor."""
+        return self._graph.ir
+
+    @property
+    def graph(self) -> Graph:
+        """The graph owning the tensor (simulator convenience)."""
+        return self._graph
+
+    @property
+    def T(self) -> Tensor:
+        """The tensor with its axes reversed."""
+        return self.transpose()
+
+    def transpose(self, permutation: Iterable[int] | None = None) -> Tensor:
+        """Return ``ops.transpose(self, permutation)``."""
+        from . import ops
+        return ops.transpose(self, permutation)
+
+    def reshape(self, shape: Iterable[int]) -> Tensor:
+        """Return ``ops.reshape(self, shape)``."""
+        from . import ops
+        return ops.reshape(self, shape)
+
+    def reshape_(self, shape: Iterable[int]) -> Tensor:
+        """Return ``ops.reshape_(self, shape)`` (an alias)."""
+        from . import ops
+        return ops.reshape_(self, shape)
+
+    def flatten(self) -> Tensor:
+        """Return ``ops.flatten(self)``."""
+        from . import ops
+        return ops.flatten(self)
+
+    def flatten_(self) -> Tensor:
+        """Return ``ops.flatten_(self)`` (an alias)."""
+        from . import ops
+        return ops.flatten_(self)
+
+    def detach(self) -> Tensor:
+        """Return ``ops.detach(self)``: the same values, no gradient flows back."""
+        from . import ops
+        return ops.detach(self)
+
+    def _ensure_tensor(self, value: Any, dtype: dtypes.dtype | None = None,
+                       raise_on_empty: bool = True) -> Tensor:
+        """Return ``value`` if it is a Tensor, else a constant of ``dtype`` (default: self's)."""
+        if isinstance(value, Tensor):
+            return value
+        t = constant(value, dtype if dtype is not None else self._dtype)
+        if raise_on_empty and t.nelms == 0:
+            raise ValueError(f"The value has 0 elements - this is most likely a mistake. Value: {value!r}")
+        return t
+
+    # --- dunders ------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}[{self._id} {self._dtype} {self._shape}]"
+
+    def __hash__(self) -> int:
+        return hash((self._id, id(self._graph._ir)))
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Tensor) and other._id == self._id
+                and other._graph._ir is self._graph._ir)
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise ValueError("Tensor is a scalar and doesn't have a length.")
+        return self._shape[0]
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __add__(self, other: Any) -> Tensor:
+        from . import ops
+        return ops.add(self, self._ensure_tensor(other))
+
+    def __radd__(self, other: Any) -> Tensor:
+        from . import ops
+        return ops.add(self._ensure_tensor(other), self)
+
+    def __iadd__(self, other: Any) -> Tensor:
+        from . import ops
+        ops.add_(self, self._ensure_tensor(other))
+        return self
+
+    def __sub__(self, other: Any) -> Tensor:
+        from . import ops
+        return ops.sub(self, self._ensure_tensor(other))
+
+    def __rsub__(self, other: Any) -> Tensor:
+        from . import ops
+        return ops.sub(self._ensure_tensor(other), self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        from . import ops
+        return ops.mul(self, self._ensure_tensor(other))
+
+    def __rmul__(self, other: Any) -> Tensor:
+        from . import ops
+        return ops.mul(self._ensure_tensor(other), self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        from . import ops
+        return ops.div(self, self._ensure_tensor(other))
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        from . import ops
+        return ops.div(self._ensure_tensor(other), self)
+
+    def __neg__(self) -> Tensor:
+        from . import ops
+        return ops.negate(self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        from . import ops
+        return ops.matmul(self, self._ensure_tensor(other))
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        from . import ops
+        return ops.matmul(self._ensure_tensor(other), self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        raise SimulatorNotImplementedError(not_implemented_message("popxl.Tensor.__pow__ (ops.pow)"))
+
+    __rpow__ = __pow__
+
+    def __mod__(self, other: Any) -> Tensor:
+        raise SimulatorNotImplementedError(not_implemented_message("popxl.Tensor.__mod__ (ops.fmod)"))
+
+    __rmod__ = __mod__
+
+    def __and__(self, other: Any) -> Tensor:
+        raise SimulatorNotImplementedError(not_implemented_message("popxl.Tensor.__and__ (ops.logical_and)"))
+
+    __rand__ = __and__
+
+    def __or__(self, other: Any) -> Tensor:
+        raise SimulatorNotImplementedError(not_implemented_message("popxl.Tensor.__or__ (ops.logical_or)"))
+
+    __ror__ = __or__
+
+    def __invert__(self) -> Tensor:
+        raise SimulatorNotImplementedError(not_implemented_message("popxl.Tensor.__invert__ (ops.logical_not)"))
+
+    def __getitem__(self, key: Any) -> Tensor:
+        raise SimulatorNotImplementedError(not_implemented_message("popxl.Tensor indexing (ops.slice / ops.gather)"))
+
+    def __iter__(self) -> Iterator[Any]:
+        raise TypeError("popxl.Tensor is not iterable")
+
+
+class Variable(Tensor):
+    """A variable of the main graph (on chip, or in a remote buffer for remote variables)."""
+
+    __slots__ = (
+        "_host_data",
+        "_offset",
+        "_remote_buffer",
+        "_replica_grouping",
+        "_retrieval_mode",
+        "_sharded",
+    )
+    _host_data: np.ndarray
+    _replica_grouping: ReplicaGrouping
+    _retrieval_mode: str
+    _remote_buffer: RemoteBuffer | None
+    _offset: int
+    _sharded: bool
+
+    @property
+    def replica_grouping(self) -> ReplicaGrouping:
+        """How replicas share this variable's values."""
+        return self._replica_grouping
+
+    @property
+    def retrieval_mode(self) -> str:
+        """``"one_per_group"`` (the only mode the simulator supports)."""
+        return self._retrieval_mode
+
+    @property
+    def shape_on_host(self) -> tuple[int, ...]:
+        """Host shape: a leading num_groups dimension only when there is more than one group."""
+        groups = self._replica_grouping.num_groups
+        return ((groups,) if groups > 1 else ()) + self._shape
+
+    @property
+    def shape_on_replica(self) -> tuple[int, ...]:
+        """Shape of this variable on one replica (the full shape; the shard lives in the buffer)."""
+        return self._shape
+
+    @property
+    def remote_buffer(self) -> RemoteBuffer | None:
+        """The remote buffer of a remote variable, else None (simulator convenience)."""
+        return self._remote_buffer
+
+    @property
+    def is_replica_sharded(self) -> bool:
+        """True for a remote replica-sharded variable (simulator convenience)."""
+        return self._sharded
+
+
+class Constant(Tensor):
+    """A constant of any graph."""
+
+    __slots__ = ("_data",)
+    _data: np.ndarray
+
+    @property
+    def data(self) -> np.ndarray:
+        """The constant's host data (read-only view)."""
+        v = self._data.view()
+        v.flags.writeable = False
+        return v
+
+
+class TensorByRef(Tensor):
+    """Annotation: a graph input of this type is passed by reference (modified in place)."""
+
+    __slots__ = ()
+
+
+HostScalarTensor = Any
+TensorLike = Any
+
+
+def _check_name(name: str | None) -> str | None:
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
+    return name
+
+
+def variable(data: Any, dtype: dtypes.dtype | None = None, name: str | None = None,
+             downcast: bool = True, replica_grouping: ReplicaGrouping | None = None,
+             retrieval_mode: str | None = "one_per_group", log2_scale: Any = None,
+             nan_on_overflow: Any = None) -> Variable:
+    """Create a variable in the main graph (ValueError elsewhere) and return it.
+
+    float64/int64 data is downcast to 32 bits when no dtype is given. With a replica grouping of
+    more than one group, ``data`` carries a leading num_groups dimension."""
+    g = gcg()
+    if g is not g.ir.main_graph:
+        raise ValueError(
+            "You cannot initialise a variable tensor within a graph. It can only be initialised "
+            "within the main graph. Please create a graph input for this variable "
+            "(`popxl.graph_input`) or use a constant tensor (`popxl.constant`).")
+    _check_fp8(log2_scale, nan_on_overflow, "popxl.variable")
+    arr = dtypes.to_numpy(data, dtype, downcast)
+    rg = replica_grouping if replica_grouping is not None else g.ir.replica_grouping()
+    mode = _check_retrieval_mode(retrieval_mode)
+    if rg.num_groups > 1:
+        if arr.ndim == 0 or arr.shape[0] != rg.num_groups:
+            raise ValueError(f"variable data for {rg.num_groups} replica groups needs a leading "
+                             f"dimension of {rg.num_groups}, got shape {arr.shape}")
+        shape = arr.shape[1:]
+    else:
+        shape = arr.shape
+    v = Variable._create(g, g._create_tensor_id(_check_name(name)), shape, dtypes.dtype.as_dtype(arr.dtype))
+    v._host_data = arr
+    v._replica_grouping = rg
+    v._retrieval_mode = mode
+    v._remote_buffer = None
+    v._offset = 0
+    v._sharded = False
+    g.ir._variables.append(v)
+    return v
+
+
+def _check_retrieval_mode(mode: str | None) -> str:
+    if mode is None or mode == "one_per_group":
+        return "one_per_group"
+    if mode == "all_replicas":
+        raise SimulatorNotImplementedError(not_implemented_message("retrieval_mode='all_replicas'"))
+    raise ValueError(f"retrieval_mode must be 'one_per_group' or 'all_replicas', got {mode!r}")
+
+
+def _check_fp8(log2_scale: Any, nan_on_overflow: Any, api: str) -> None:
+    if log2_scale is not None or nan_on_overflow is not None:
+        raise SimulatorNotImplementedError(not_implemented_message(f"{api}(log2_scale=/nan_on_overflow=) (float8)"))
+
+
+def constant(data: Any, dtype: dtypes.dtype | None = None, name: str | None = None,
+             downcast: bool = True, log2_scale: Any = None, nan_on_overflow: Any = None) -> Constant:
+    """Create a constant in the current graph and return it."""
+    g = gcg()
+    _check_fp8(log2_scale, nan_on_overflow, "popxl.constant")
+    if isinstance(data, Tensor):
+        raise TypeError("A Tensor cannot be used as the data of popxl.constant")
+    arr = dtypes.to_numpy(data, dtype, downcast)
+    c = Constant._create(g, g._create_tensor_id(_check_name(name)), arr.shape, dtypes.dtype.as_dtype(arr.dtype))
+    c._data = arr
+    return c
+
+
+def graph_input(shape: Iterable[int], dtype: dtypes.dtype, name: str | None = None,
+                by_ref: bool = False, meta_shape: Iterable[int] | None = None) -> Tensor:
+    """Add an input to the current graph and return it (appended after existing inputs)."""
+    g = gcg()
+    if not isinstance(dtype, dtypes.dtype):
+        raise TypeError(f"graph_input dtype must be a popxl dtype, got {dtype!r}")
+    t = Tensor._create(g, g._create_tensor_id(_check_name(name)), tuple(shape), dtype,
+                       tuple(meta_shape) if meta_shape else ())
+    g._inputs.append(t)
+    if by_ref:
+        g._by_ref_inputs[t] = None
+    return t
+
+
+def graph_output(t: Tensor) -> None:
+    """Mark ``t`` (a tensor of the current graph) as the next output of the current graph."""
+    g = gcg()
+    if not isinstance(t, Tensor):
+        raise TypeError(f"graph_output expects a Tensor, got {type(t).__name__}")
+    if t._graph is not g:
+        raise ValueError(f"The tensor {t.id} is not in the current graph {g.name}")
+    g._outputs.append(t)
+
+
+def remote_variable(data: Any, remote_buffer: RemoteBuffer, offset: int = 0,
+                    dtype: dtypes.dtype | None = None, name: str | None = None,
+                    downcast: bool = True, replica_grouping: ReplicaGrouping | None = None,
+                    retrieval_mode: str | None = "one_per_group", log2_scale: Any = None,
+                    nan_on_overflow: Any = None) -> Variable:
+    """Create a variable stored at entry ``offset`` of ``remote_buffer`` (load it before use)."""
+    v = variable(data, dtype, name, downcast, replica_grouping, retrieval_mode, log2_scale, nan_on_overflow)
+    _attach_remote(v, remote_buffer, offset, sharded=False)
+    return v
+
+
+def remote_replica_sharded_variable(data: Any, remote_buffer: RemoteBuffer, offset: int = 0,
+                                    dtype: dtypes.dtype | None = None, name: str | None = None,
+                                    downcast: bool = True,
+                                    replica_grouping: ReplicaGrouping | None = None,
+                                    retrieval_mode: str | None = "one_per_group",
+                                    log2_scale: Any = None, nan_on_overflow: Any = None) -> Variable:
+    """Create a replica-sharded remote variable from the FULL data; each replica holds a shard.
+
+    Raises ValueError when the replication factor is 1 or the buffer's meta_shape differs."""
+    ir = gcg().ir
+    rf = ir.replication_factor
+    if rf <= 1:
+        raise ValueError(f"The IR's global replication factor is {rf}. It must be greater than 1 "
+                         "to create a replica sharded variable.")
+    arr = dtypes.to_numpy(data, dtype, downcast)
+    rg = replica_grouping if replica_grouping is not None else ir.replica_grouping()
+    required = arr.shape[1:] if rg.num_groups > 1 else arr.shape
+    if remote_buffer.meta_shape == ():
+        remote_buffer.meta_shape = required
+    elif remote_buffer.meta_shape != tuple(required):
+        raise ValueError(
+            f"Cannot use RemoteBuffer[id={remote_buffer.remote_buffer_id}] for replica sharded variable "
+            f"of shape {tuple(required)}. The buffer's meta_shape has already been set to: "
+            f"{remote_buffer.meta_shape}.")
+    v = variable(arr, None, name, downcast, rg, retrieval_mode, log2_scale, nan_on_overflow)
+    _attach_remote(v, remote_buffer, offset, sharded=True)
+    return v
+
+
+def _attach_remote(v: Variable, buffer: RemoteBuffer, offset: int, sharded: bool) -> None:
+    if not isinstance(offset, (int, np.integer)) or offset < 0:
+        raise ValueError(f"remote variable offset must be a non-negative int, got {offset!r}")
+    if offset >= buffer.entries:
+        raise ValueError(f"offset {offset} is out of range for RemoteBuffer[id={buffer.remote_buffer_id}] "
+                         f"with {buffer.entries} entries")
+    if v.dtype != buffer.tensor_dtype:
+        raise ValueError(f"remote variable dtype {v.dtype} does not match the buffer dtype {buffer.tensor_dtype}")
+    if sharded:
+        n = v.nelms
+        groups = v.replica_grouping.group_size
+        shard = (-(-n // groups),)
+        if tuple(buffer.tensor_shape) != shard:
+            raise ValueError(f"RemoteBuffer[id={buffer.remote_buffer_id}] has tensor shape {buffer.tensor_shape}; "
+                             f"a shard of {v.shape} over {groups} replicas needs {shard}")
+    elif tuple(buffer.tensor_shape) != v.shape:
+        raise ValueError(f"remote variable shape {v.shape} does not match the buffer tensor shape "
+                         f"{buffer.tensor_shape}")
+    v._remote_buffer = buffer
+    v._offset = int(offset)
+    v._sharded = sharded
+    buffer._variables.append(v)
+
+
+def replica_sharded_variable(*args: Any, **kwargs: Any) -> Any:
+    """Outside the simulated subset (the MNIST workloads use remote RTS variables instead)."""
+    raise SimulatorNotImplementedError(not_implemented_message("popxl.replica_sharded_variable"))
+
+
+__all__ = [
+    "Constant",
+    "Tensor",
+    "TensorByRef",
+    "TensorSpec",
+    "Variable",
+    "constant",
+    "graph_input",
+    "graph_output",
+    "remote_replica_sharded_variable",
+    "remote_variable",
+    "replica_sharded_variable",
+    "variable",
+]

@@ -1,0 +1,324 @@
+"""Reverse-mode automatic differentiation of a subgraph (popxl.transforms.autodiff).
+
+The gradient graph ``<fwd id>_bwd`` has inputs: first the gradients of ``grads_provided``
+(``Gradient___<name>``, in that order), then the forward tensors it needs (activations, named as
+in the forward graph). Forward tensors it needs that are neither inputs nor outputs of the
+forward graph become extra forward-graph outputs, so call sites created *after* autodiff expose
+them. Its outputs are the gradients of ``grads_required`` in order (``Gradient___<name>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from enum import Enum
+
+import numpy as np
+
+from .. import ops
+from ..context import get_current_context
+from ..errors import SimulatorNotImplementedError, not_implemented_message
+from ..graph import Graph, Op
+from ..ops.call import CallSiteInfo
+from ..ops.core import _expand, _gelu_grad
+from ..tensor import Constant, Tensor, constant, graph_input, graph_output
+
+
+class ExpectedConnectionType(Enum):
+    """Whether a gradient-graph input/output is a forward tensor or the gradient of one."""
+
+    Fwd = "Fwd"
+    FwdGrad = "FwdGrad"
+
+
+class ExpectedConnection:
+    """One gradient-graph input or output, described by the forward tensor it relates to."""
+
+    __slots__ = ("_fwd_tensor", "_type")
+
+    def __init__(self, fwd_tensor: Tensor, connection_type: ExpectedConnectionType) -> None:
+        self._fwd_tensor = fwd_tensor
+        self._type = connection_type
+
+    @property
+    def fwd_tensor(self) -> Tensor:
+        """The forward-graph tensor."""
+        return self._fwd_tensor
+
+    @property
+    def connection_type(self) -> ExpectedConnectionType:
+        """Fwd (the tensor itself) or FwdGrad (its gradient)."""
+        return self._type
+
+    def __repr__(self) -> str:
+        return f"({self._type}, {self._fwd_tensor})"
+
+
+class GradGraphInfo:
+    """Result of :func:`autodiff`: the gradient graph and how to connect it."""
+
+    def __init__(self, graph: Graph, forward_graph: Graph, expected_inputs: list[ExpectedConnection],
+                 expected_outputs: list[ExpectedConnection]) -> None:
+        self._graph = graph
+        self._fwd = forward_graph
+        self._inputs = tuple(expected_inputs)
+        self._outputs = tuple(expected_outputs)
+
+    @property
+    def graph(self) -> Graph:
+        """The gradient graph."""
+        return self._graph
+
+    @property
+    def forward_graph(self) -> Graph:
+        """The differentiated graph."""
+        return self._fwd
+
+    @property
+    def expected_inputs(self) -> tuple[ExpectedConnection, ...]:
+        """Gradient-graph inputs: FwdGrad entries (grads_provided order), then Fwd activations."""
+        return self._inputs
+
+    @property
+    def expected_outputs(self) -> tuple[ExpectedConnection, ...]:
+        """Gradient-graph outputs: FwdGrad entries matching grads_required."""
+        return self._outputs
+
+    @property
+    def inputs(self) -> tuple[Tensor, ...]:
+        """Forward tensors of every expected input."""
+        return tuple(e.fwd_tensor for e in self._inputs)
+
+    @property
+    def outputs(self) -> tuple[Tensor, ...]:
+        """Forward tensors whose gradients are the outputs."""
+        return tuple(e.fwd_tensor for e in self._outputs)
+
+    def inputs_dict(self, fwd_call_info: CallSiteInfo) -> dict[Tensor, Tensor]:
+        """Map the gradient graph's activation inputs to the tensors at a forward call site.
+
+        Raises TypeError when the call site calls another graph."""
+        if fwd_call_info.called_graph != self._fwd:
+            raise TypeError("The called graph does not match the graph that was differentiated.")
+        return {self._graph._inputs[i]: fwd_call_info.graph_to_parent(e.fwd_tensor)
+                for i, e in enumerate(self._inputs) if e.connection_type is ExpectedConnectionType.Fwd}
+
+    def fwd_graph_ins_to_grad_parent_outs(self, grad_call_info: CallSiteInfo) -> dict[Tensor, Tensor]:
+        """Map forward-graph tensors to the parent tensors receiving their gradients."""
+        return {t: grad_call_info.graph_to_parent(self._graph._outputs[i]) for i, t in enumerate(self.outputs)}
+
+    def fwd_parent_ins_to_grad_parent_outs(self, fwd_call_info: CallSiteInfo,
+                                           grad_call_info: CallSiteInfo) -> dict[Tensor, Tensor]:
+        """Map the forward call site's parent inputs to the parent tensors receiving their gradients."""
+        return {fwd_call_info.graph_to_parent(t): grad_call_info.graph_to_parent(self._graph._outputs[i])
+                for i, t in enumerate(self.outputs)}
+
+    def __repr__(self) -> str:
+        ins = "".join(f"    {e!r}\n" for e in self._inputs)
+        outs = "".join(f"    {e!r}\n" for e in self._outputs)
+        return (f"GradGraphInfo[\n  graph={self._graph.id}\n  expected_inputs=[\n{ins}  ]\n"
+                f"  expected_outputs=[\n{outs}  ]\n]")
+
+
+def autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None = None,
+             grads_required: Iterable[Tensor] | None = None,
+             called_graphs_grad_info: Mapping[Graph, GradGraphInfo] | None = None,
+             return_all_grad_graphs: bool = False) -> GradGraphInfo:
+    """Differentiate ``graph`` and return the :class:`GradGraphInfo` of its gradient graph.
+
+    ``grads_provided`` defaults to all forward outputs, ``grads_required`` to all inputs."""
+    if not isinstance(graph, Graph):
+        raise TypeError(f"autodiff needs a popxl Graph, got {type(graph).__name__}")
+    if graph is graph.ir.main_graph:
+        raise ValueError("autodiff needs a subgraph created with ir.create_graph, not the main graph")
+    if called_graphs_grad_info or return_all_grad_graphs:
+        raise SimulatorNotImplementedError(not_implemented_message(
+            "popxl.transforms.autodiff(called_graphs_grad_info=/return_all_grad_graphs=)"))
+    provided = list(graph._outputs) if grads_provided is None else list(grads_provided)
+    required = list(graph._inputs) if grads_required is None else list(grads_required)
+    for t in provided + required:
+        if not isinstance(t, Tensor) or t._graph is not graph:
+            raise ValueError(f"autodiff: {t!r} is not a tensor of graph {graph.name!r}")
+
+    depends = {t for t in required}
+    for op in graph._ops:
+        if any(t in depends for t in op.inputs):
+            depends.update(op.outputs)
+    contributes = {t for t in provided}
+    relevant: list[Op] = []
+    for op in reversed(graph._ops):
+        if any(t in contributes for t in op.outputs) and any(t in depends for t in op.inputs):
+            contributes.update(op.inputs)
+            relevant.append(op)
+
+    for op in graph._ops:
+        for m in op.modified:
+            if m in depends or m in contributes:
+                raise SimulatorNotImplementedError(not_implemented_message(
+                    f"autodiff of op {op.type} ({op.name}), which modifies {m.id} in place on the gradient path"))
+
+    ir = graph.ir
+    base = f"{graph.id}_bwd"
+    gid, n = base, 0
+    while gid in ir._graphs:
+        gid, n = f"{base}_{n}", n + 1
+    bwd = ir._add_graph(gid)
+
+    ctx = get_current_context()
+    saved_seq, saved_scopes = ctx.seq, ctx.name_scopes
+    ctx.seq, ctx.name_scopes = [], []
+    expected_in: list[ExpectedConnection] = []
+    fwd_map: dict[Tensor, Tensor] = {}
+    try:
+        with bwd:
+            grads: dict[Tensor, list[Tensor]] = {}
+            for t in provided:
+                gi = graph_input(t.shape, t.dtype, "Gradient___" + t.name, meta_shape=t.meta_shape)
+                grads.setdefault(t, []).append(gi)
+                expected_in.append(ExpectedConnection(t, ExpectedConnectionType.FwdGrad))
+
+            def fwd(t: Tensor) -> Tensor:
+                if t not in fwd_map:
+                    if isinstance(t, Constant):
+                        fwd_map[t] = constant(t._data, t.dtype, t.name)
+                    else:
+                        fwd_map[t] = graph_input(t.shape, t.dtype, t.name, meta_shape=t.meta_shape)
+                        expected_in.append(ExpectedConnection(t, ExpectedConnectionType.Fwd))
+                return fwd_map[t]
+
+            for op in relevant:
+                out_grads = [_total(grads.get(o)) for o in op.outputs]
+                if all(g is None for g in out_grads):
+                    continue
+                in_grads = _grad_rule(op, out_grads, fwd)
+                for t, g in zip(op.inputs, in_grads):
+                    if g is not None and t in depends:
+                        grads.setdefault(t, []).append(g)
+
+            expected_out = []
+            for t in required:
+                g = _total(grads.get(t))
+                if g is None:
+                    g = ops.init(t.shape, t.dtype, "Gradient___" + t.name, "zero")
+                elif g._producer is not None and g not in bwd._outputs:
+                    _rename(g, "Gradient___" + t.name)
+                graph_output(g)
+                expected_out.append(ExpectedConnection(t, ExpectedConnectionType.FwdGrad))
+    finally:
+        ctx.seq, ctx.name_scopes = saved_seq, saved_scopes
+
+    for e in expected_in:
+        t = e.fwd_tensor
+        if e.connection_type is ExpectedConnectionType.Fwd and t not in graph._inputs and t not in graph._outputs:
+            graph._outputs.append(t)
+    info = GradGraphInfo(bwd, graph, expected_in, expected_out)
+    bwd._grad_graph_info = info
+    return info
+
+
+def _rename(t: Tensor, name: str) -> None:
+    g = t._graph
+    new_id = g._scope_prefix + name
+    if new_id in g._tensors or t in g._inputs:
+        return
+    del g._tensors[t._id]
+    t._id = new_id
+    g._tensors[new_id] = t
+
+
+def _total(gs: list[Tensor] | None) -> Tensor | None:
+    if not gs:
+        return None
+    total = gs[0]
+    for g in gs[1:]:
+        total = ops.add(total, g)
+    return total
+
+
+def _reduce_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum a broadcast gradient back to ``shape``."""
+    if g.shape == shape:
+        return g
+    lead = g.rank - len(shape)
+    axes = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
+    r = ops.sum(g, axes) if axes else g
+    return r if r.shape == shape else ops.reshape(r, shape)
+
+
+def _swap_last(t: Tensor) -> Tensor:
+    perm = list(range(t.rank))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    return ops.transpose(t, perm)
+
+
+def _matmul_grad(op: Op, g: Tensor, fwd: Callable[[Tensor], Tensor]) -> list[Tensor | None]:
+    a_f, b_f = op.inputs
+    if g.dtype != a_f.dtype:
+        g = ops.cast(g, a_f.dtype)
+    if a_f.rank >= 2 and b_f.rank == 2:
+        a, b = fwd(a_f), fwd(b_f)
+        da = ops.matmul(g, ops.transpose(b))
+        k, n = b_f.shape
+        a2 = a if a.rank == 2 else ops.reshape(a, (-1, k))
+        g2 = g if g.rank == 2 else ops.reshape(g, (-1, n))
+        db = ops.matmul(ops.transpose(a2), g2)
+        return [da, db]
+    if a_f.rank == b_f.rank and a_f.rank > 2 and a_f.shape[:-2] == b_f.shape[:-2]:
+        a, b = fwd(a_f), fwd(b_f)
+        return [ops.matmul(g, _swap_last(b)), ops.matmul(_swap_last(a), g)]
+    raise SimulatorNotImplementedError(not_implemented_message(
+        f"autodiff of matmul with shapes {a_f.shape} @ {b_f.shape}"))
+
+
+def _grad_rule(op: Op, out_grads: list[Tensor | None], fwd: Callable[[Tensor], Tensor]) -> list[Tensor | None]:
+    """Gradients w.r.t. op's inputs (None where none flows), built as ops of the current graph."""
+    t = op.type
+    g = out_grads[0] if out_grads else None
+    ins = op.inputs
+    if g is None:
+        return [None] * len(ins)
+    if t == "Add":
+        return [_reduce_to(g, ins[0].shape), _reduce_to(g, ins[1].shape)]
+    if t == "Sub":
+        return [_reduce_to(g, ins[0].shape), ops.negate(_reduce_to(g, ins[1].shape))]
+    if t == "Mul":
+        return [_reduce_to(ops.mul(g, fwd(ins[1])), ins[0].shape), _reduce_to(ops.mul(g, fwd(ins[0])), ins[1].shape)]
+    if t == "Div":
+        a, b = fwd(ins[0]), fwd(ins[1])
+        da = _reduce_to(ops.div(g, b), ins[0].shape)
+        db = _reduce_to(ops.negate(ops.div(ops.mul(g, a), ops.mul(b, b))), ins[1].shape)
+        return [da, db]
+    if t == "Neg":
+        return [ops.negate(g)]
+    if t == "MatMul":
+        return _matmul_grad(op, g, fwd)
+    if t == "Gelu":
+        return [_gelu_grad(g, fwd(ins[0]))]
+    if t in ("Reshape", "ReshapeInplace"):
+        return [ops.reshape(g, ins[0].shape)]
+    if t == "Transpose":
+        inv = list(np.argsort(op.attrs["perm"]))
+        return [ops.transpose(g, inv)]
+    if t == "Cast":
+        return [ops.cast(g, ins[0].dtype)]
+    if t == "Detach":
+        return [None]
+    if t == "Softmax":
+        y = fwd(op.outputs[0])
+        s = ops.sum(ops.mul(g, y), op.attrs["axis"], keepdims=True)
+        return [ops.mul(y, ops.sub(g, s))]
+    if t == "ReduceSum":
+        x = ins[0]
+        keep = tuple(1 if i in op.attrs["axes"] else s for i, s in enumerate(x.shape))
+        g2 = g if g.shape == keep else ops.reshape(g, keep)
+        return [_expand(g2, x.shape)]
+    if t == "Expand":
+        return [_reduce_to(g, ins[0].shape)]
+    if t == "ScaledAdd" and not op.attrs["a_tensor"] and not op.attrs["b_tensor"]:
+        x, y = ins[0], ins[1]
+        dx = ops.mul(g, constant(op.attrs["a"], g.dtype))
+        dy = ops.mul(g, constant(op.attrs["b"], g.dtype))
+        return [dx, dy if y.dtype == g.dtype else ops.cast(dy, y.dtype)]
+    if t == "Init":
+        return []
+    raise SimulatorNotImplementedError(not_implemented_message(f"autodiff of op {t} ({op.name})"))
+
