@@ -119,7 +119,10 @@ def build_storage(program: LoweredProgram, steps: ProgramSteps, costs: CostModel
     interleaved = np.array([t in amp for t in ids] + [tp.interleaved for tp in temps], dtype=bool)
     return Storage(
         ids=tuple(ids) + tuple(f"{tp.op}#{tp.name}" for tp in temps),
-        names=tuple(tensors[t].name or t for t in ids) + tuple(tp.name for tp in temps),
+        # a subgraph's tensors keep their graph scope ("Net_subgraph(0)/fc1/weight"), as popxl ids
+        # do, so that the forward and backward graphs' inputs are not reported under one name
+        names=tuple(tensors[t].name if tensors[t].graph == program.main_graph else t for t in ids)
+        + tuple(tp.name for tp in temps),
         storage=tuple(tensors[t].storage for t in ids) + ("temporary",) * len(temps),
         kinds=tuple(tensors[t].kind for t in ids) + ("other",) * len(temps),
         dtypes=tuple(tensors[t].dtype for t in ids) + ("float32",) * len(temps),
