@@ -1,11 +1,331 @@
-"""Placeholder for `profcompare run` until its module is written."""
+"""``profcompare run VARIANT...``: build and run workload variants with autoReport, then compare them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
 import click
+
+from profcompare.commands._common import stdout_is_tty, top_option
+from profcompare.errors import WorkloadError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: (option, knob name, help) of the knob options ``run`` and ``sweep`` share; values are parsed
+#: by the workload's knob types, so they are taken as text here.
+KNOB_OPTIONS: tuple[tuple[str, str, str], ...] = (
+    ("--replicas", "replicas", "Data-parallel replicas."),
+    ("--grad-accum", "grad_accum", "Gradient accumulation factor (micro-batches per weight update)."),
+    ("--micro-batch", "micro_batch", "Samples per micro-batch per replica."),
+    ("--sharded-threshold", "sharded_threshold", "Variables with fewer elements are not replica-sharded."),
+    ("--hidden", "hidden", "Hidden layer size."),
+    ("--layers", "layers", "Number of hidden layers."),
+    ("--steps", "steps", "Training steps (weight updates) to run."),
+    ("--seed", "seed", "Random seed."),
+    ("--lr", "lr", "Learning rate."),
+    ("--device", "device", "ipu_hw or ipu_model."),
+    ("--data", "data", "Directory with MNIST IDX files (default: synthetic data)."),
+)
+
+
+_METAVARS = {"device": "NAME", "data": "DIR", "lr": "X"}
+
+
+def knob_options(func: F) -> F:
+    """Add the shared knob options (and ``--set NAME=VALUE``) to a click command."""
+    func = click.option(
+        "--set",
+        "set_knobs",
+        multiple=True,
+        metavar="NAME=VALUE",
+        help="Set any knob of the workload (repeatable); see `profcompare workloads`.",
+    )(func)
+    for option, knob, help_text in reversed(KNOB_OPTIONS):
+        func = click.option(option, knob, default=None, metavar=_METAVARS.get(knob, "N"), help=help_text)(func)
+    return func
+
+
+def collect_overrides(kwargs: Mapping[str, Any], set_knobs: Sequence[str] = ()) -> dict[str, Any]:
+    """The knob values given on the command line (text), keyed by knob name."""
+    overrides = {knob: kwargs[knob] for _, knob, _ in KNOB_OPTIONS if kwargs.get(knob) is not None}
+    for item in set_knobs:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise WorkloadError(f"bad --set {item!r}: expected NAME=VALUE")
+        overrides[name.strip().replace("-", "_")] = value
+    return overrides
+
+
+def common_run_options(func: F) -> F:
+    """Options ``run`` and ``sweep`` share besides the knobs."""
+    for decorator in reversed(
+        [
+            click.option(
+                "--backend",
+                type=click.Choice(["auto", "sdk", "sim"]),
+                default="auto",
+                show_default=True,
+                help="auto = the Poplar SDK when importable, else the embedded simulator.",
+            ),
+            click.option("--out", default="reports", show_default=True, type=click.Path(file_okay=False), help="Output root."),
+            click.option("--name", default=None, help="Run directory name (default: timestamp + what runs)."),
+            click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Subprocesses to run in parallel."),
+            click.option("--force", is_flag=True, help="Replace an existing run directory of the same name."),
+            click.option("--quiet", "-q", is_flag=True, help="No progress display."),
+        ]
+    ):
+        func = decorator(func)
+    return func
+
+
+# --------------------------------------------------------------------------------------------
+# progress display
+
+_STATUS_STYLE = {"ok": "green", "oom": "bold red", "failed": "bold red"}
+
+
+class ProgressDisplay:
+    """A rich progress display with one line per job (stage, elapsed time); inert when disabled."""
+
+    def __init__(self, labels: Sequence[str], *, enabled: bool = True, finalize_text: str = "comparing") -> None:
+        self._enabled = enabled
+        self._finalize_text = finalize_text
+        self._progress: Any = None
+        self._tasks: dict[str, Any] = {}
+        self._labels = list(labels)
+
+    def __enter__(self) -> ProgressDisplay:  # noqa: PYI034
+        if not self._enabled:
+            return self
+        from rich.console import Console
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        width = max(len(label) for label in [*self._labels, self._finalize_text])
+        self._progress = Progress(
+            SpinnerColumn(finished_text="[dim]-[/]"),
+            TextColumn(f"{{task.description:<{width}}}"),
+            TextColumn("{task.fields[stage]}"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self._progress.__enter__()
+        from rich.markup import escape
+
+        for label in self._labels:
+            self._tasks[label] = self._progress.add_task(escape(label), total=1, start=False, stage="[dim]queued[/]")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc)
+
+    def __call__(self, label: str, stage: str, info: Mapping[str, Any]) -> None:
+        """Progress callback for :func:`profcompare.runner.execute_jobs`."""
+        from profcompare.runner import FINALIZE_LABEL
+
+        if self._progress is None:
+            return
+        if label == FINALIZE_LABEL and label not in self._tasks:
+            self._tasks[label] = self._progress.add_task(self._finalize_text, total=1, stage="writing outputs")
+        if label not in self._tasks:
+            return
+        task = self._tasks[label]
+        if stage == "queued":
+            return
+        if stage == "done" and label == FINALIZE_LABEL:
+            self._progress.update(task, stage="[green]done[/]", completed=1)
+            self._progress.stop_task(task)
+            return
+        if stage == "done":
+            status = str(info.get("status", "failed"))
+            text = f"[{_STATUS_STYLE.get(status, 'red')}]{status}[/]"
+            if info.get("error"):
+                from rich.markup import escape
+
+                text += f" [dim]{escape(str(info['error'])[:100])}[/]"
+            self._progress.update(task, stage=text, completed=1)
+            self._progress.stop_task(task)
+            return
+        self._progress.start_task(task)
+        self._progress.update(task, stage="writing outputs" if label == FINALIZE_LABEL else stage)
+
+
+# --------------------------------------------------------------------------------------------
+# output
+
+
+def backend_note(requested: str, resolved: str) -> str:
+    """One line saying which backend runs, and why when it was chosen automatically."""
+    if resolved == "sim":
+        why = " (Poplar SDK not importable)" if requested == "auto" else ""
+        return f"backend: sim -- the embedded simulator{why}; reports are simulated, not measured on hardware"
+    return "backend: sdk -- the Poplar SDK (popxl)" + (" (found by auto)" if requested == "auto" else "")
+
+
+def display_path(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it, else absolute."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path.resolve())
+
+
+def _seconds(timings: Mapping[str, Any], key: str) -> str:
+    value = timings.get(key)
+    return "" if value is None else f"{float(value):.2f}"
+
+
+def outcome_table(result: Any) -> Any:
+    """A rich Table of the jobs of a run: label, status, timings, report file, error."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from profcompare.render.format import format_count
+
+    table = Table(title=None, show_edge=False, pad_edge=False)
+    for column in ("variant", "status", "compile s", "run s", "total s", "samples/step", "report / error"):
+        table.add_column(column, justify="right" if column.endswith((" s", "step")) else "left")
+    for outcome in result.outcomes:
+        timings = outcome.info.get("timings") or {}
+        status = outcome.status
+        detail = outcome.error or ""
+        if outcome.has_report:
+            report = display_path(outcome.directory / outcome.report_files[0])
+            detail = f"{report}" + (f"  ({detail})" if detail else "")
+        sps = outcome.info.get("samples_per_step")
+        table.add_row(
+            escape(outcome.label),
+            f"[{_STATUS_STYLE.get(status, 'red')}]{status}[/]",
+            _seconds(timings, "compile_s"),
+            _seconds(timings, "run_s"),
+            _seconds(timings, "total_s"),
+            "" if sps is None else format_count(sps),
+            escape(detail),
+        )
+    return table
+
+
+#: sections of a comparison the terminal summary of ``run`` shows (the files hold all of them)
+SUMMARY_SECTIONS = ("Summary", "Memory by category", "Variables (largest changes)")
+
+
+def comparison_summary_text(comparison: Any, *, top: int) -> str:
+    """The terminal summary of one comparison: header, warnings and the summary, category and
+    largest-variable-change tables of the text renderer (colour and width only on a terminal)."""
+    import dataclasses
+    import os
+    import shutil
+
+    from profcompare.render.sections import comparison_document
+    from profcompare.render.text import render_document
+
+    document = comparison_document(comparison, top=min(top, 10))
+    sections = tuple(section for section in document.sections if section.title in SUMMARY_SECTIONS)
+    if sections:
+        document = dataclasses.replace(document, sections=sections)
+    tty = stdout_is_tty()
+    color = tty and "NO_COLOR" not in os.environ
+    width = shutil.get_terminal_size(fallback=(120, 24)).columns if tty else 120
+    return render_document(document, color=color, width=width)
+
+
+def make_console(*, stderr: bool = False) -> Any:
+    """A rich Console on click's current stdout/stderr (so CliRunner captures it)."""
+    from rich.console import Console
+
+    stream = click.get_text_stream("stderr" if stderr else "stdout")
+    is_tty = stream.isatty()
+    # piped or captured output is read by tools and people alike: do not squeeze tables to 80 columns
+    return Console(file=stream, soft_wrap=False, highlight=False, width=None if is_tty else 200, no_color=not is_tty)
+
+
+def echo_failures(result: Any) -> None:
+    """One stderr line per job that did not finish ok."""
+    for outcome in result.outcomes:
+        if outcome.status != "ok":
+            log = display_path(outcome.directory / "run.log")
+            click.echo(
+                f"profcompare: {outcome.label}: {outcome.status}: {outcome.error or 'no error text'} (log: {log})",
+                err=True,
+            )
 
 
 @click.command(name="run")
-def command() -> None:
-    """(not yet available)"""
-    raise click.UsageError("'run' is not available yet")
+@click.argument("variants", nargs=-1, required=True, metavar="VARIANT...")
+@knob_options
+@common_run_options
+@top_option()
+@click.pass_context
+def command(
+    ctx: click.Context,
+    variants: tuple[str, ...],
+    backend: str,
+    out: str,
+    name: str | None,
+    jobs: int,
+    force: bool,
+    quiet: bool,
+    top: int,
+    set_knobs: tuple[str, ...],
+    **knobs: Any,
+) -> None:
+    """Build and run workload variants with autoReport, then compare them.
+
+    Example: profcompare run onchip offchip-sharded
+
+    Each variant runs in its own subprocess and writes OUT/NAME/VARIANT/ (report + run.json).
+    The first variant is the base: it is compared with each other one, and the comparisons are
+    written as OUT/NAME/compare-BASE-vs-NEW.{html,md,json}. The exit code is 1 when a variant
+    failed or ran out of memory.
+    """
+    from profcompare import runner
+
+    overrides = collect_overrides(knobs, set_knobs)
+    runner.make_jobs(list(variants), overrides)  # validate before anything else happens
+    resolved = runner.resolve_backend(backend)
+    if not quiet:
+        click.echo(backend_note(backend, resolved), err=True)
+    with ProgressDisplay(list(variants), enabled=not quiet) as display:
+        result = runner.run_variants(
+            list(variants),
+            overrides=overrides,
+            backend=resolved,
+            out=out,
+            name=name,
+            jobs=jobs,
+            force=force,
+            top=top,
+            progress=display,
+        )
+
+    console = make_console()
+    console.print(outcome_table(result))
+    for item in result.comparisons:
+        if item.comparison is not None:
+            click.echo()
+            click.echo(comparison_summary_text(item.comparison, top=top))
+    if len(result.outcomes) > 1:
+        if not result.outcomes[0].has_report:
+            click.echo(f"\nno comparison: the base variant {result.outcomes[0].label!r} has no report")
+        else:
+            skipped = [o.label for o in result.outcomes[1:] if not o.has_report]
+            if skipped:
+                click.echo(f"\nnot compared (no report): {', '.join(skipped)}")
+
+    click.echo(f"\nrun written to {display_path(result.directory)}/" + ("  (replaced the previous run)" if result.replaced else ""))
+    for item in result.comparisons:
+        for fmt, path in item.files.items():
+            click.echo(f"  {fmt:<8} {display_path(path)}")
+    click.echo(f"  (backend {result.backend}, {result.wall_seconds:.1f} s wall)")
+    if not result.ok:
+        echo_failures(result)
+        for item in result.comparisons:
+            if item.error:
+                click.echo(f"profcompare: comparison {item.base} vs {item.new} failed: {item.error}", err=True)
+        ctx.exit(1)
+
+
+__all__ = ["KNOB_OPTIONS", "ProgressDisplay", "backend_note", "collect_overrides", "command", "knob_options"]

@@ -1,11 +1,57 @@
-"""Placeholder for `profcompare runs` until its module is written."""
+"""``profcompare runs``: the runs under the output root, with their variants and status."""
 
 from __future__ import annotations
 
 import click
 
 
+def _when(started: str | None) -> str:
+    """``2026-11-22T10:15:00+01:00`` -> ``2026-11-22 10:15:00`` (the run's local time)."""
+    return (started or "")[:19].replace("T", " ")
+
+
 @click.command(name="runs")
-def command() -> None:
-    """(not yet available)"""
-    raise click.UsageError("'runs' is not available yet")
+@click.option("--out", default="reports", show_default=True, type=click.Path(file_okay=False), help="Output root to list.")
+def command(out: str) -> None:
+    """List the runs (and sweeps) under OUT: variants with their status, backend and start time.
+
+    Directories of runs still in progress (or killed) are hidden and not listed.
+    """
+    from rich.markup import escape
+    from rich.table import Table
+
+    from profcompare.commands.run import make_console
+    from profcompare.runner import list_runs
+
+    runs = list_runs(out)
+    if not runs:
+        click.echo(f"no runs under {out}")
+        return
+    styles = {"ok": "green", "oom": "bold red", "failed": "bold red"}
+    table = Table(show_edge=False, pad_edge=False)
+    for column in ("run", "kind", "status", "variants", "backend", "started"):
+        table.add_column(column)
+    for run in runs:
+        not_ok = [f"{label} ({info.get('status', 'failed')})" for label, info in run.jobs if info.get("status") != "ok"]
+        if run.kind == "sweep":
+            over = f" over {', '.join(run.swept)}" if run.swept else ""
+            variants = f"{', '.join(run.variants)}: {len(run.jobs)} points{over}"
+            if not_ok:
+                variants += "; " + ", ".join(not_ok)
+        else:
+            variants = ", ".join(
+                label if info.get("status") == "ok" else f"{label} ({info.get('status', 'failed')})"
+                for label, info in run.jobs
+            )
+        table.add_row(
+            escape(run.name),
+            run.kind,
+            f"[{styles.get(run.status, 'red')}]{run.status}[/]",
+            escape(variants),
+            run.backend,
+            _when(run.started),
+        )
+    make_console().print(table)
+
+
+__all__ = ["command"]

@@ -1,11 +1,118 @@
-"""Placeholder for `profcompare sweep` until its module is written."""
+"""``profcompare sweep VARIANT --param NAME=V1,V2,...``: run one variant over a grid of knob values."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
+
+from profcompare.commands.run import (
+    ProgressDisplay,
+    backend_note,
+    collect_overrides,
+    common_run_options,
+    display_path,
+    echo_failures,
+    knob_options,
+    make_console,
+)
+
+
+def sweep_rich_table(result: Any) -> Any:
+    """A rich Table of a sweep: one row per point with the swept knobs, status and metrics."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from profcompare.render.format import format_bytes, format_cycles, format_rate
+
+    columns = [
+        ("always_live_bytes", "always-live", format_bytes),
+        ("not_always_live_peak_bytes", "not-always-live peak", format_bytes),
+        ("code_bytes", "code", format_bytes),
+        ("streaming_memory_bytes", "streaming mem", format_bytes),
+        ("cycles_per_step", "cycles/step", format_cycles),
+        ("samples_per_second", "samples/s", format_rate),
+    ]
+    table = Table(show_edge=False, pad_edge=False)
+    for knob in result.swept:
+        table.add_column(knob, justify="right")
+    table.add_column("status")
+    for _, title, _ in columns:
+        table.add_column(title, justify="right")
+    styles = {"ok": "green", "oom": "bold red", "failed": "bold red"}
+    for record in result.table.to_dict(orient="records"):
+        status = str(record["status"])
+        table.add_row(
+            *(escape(str(record[k])) for k in result.swept),
+            f"[{styles.get(status, 'red')}]{status}[/]",
+            *(fmt(record[metric]) for metric, _, fmt in columns),
+        )
+    return table
 
 
 @click.command(name="sweep")
-def command() -> None:
-    """(not yet available)"""
-    raise click.UsageError("'sweep' is not available yet")
+@click.argument("variant", metavar="VARIANT")
+@click.option(
+    "--param",
+    "params",
+    multiple=True,
+    required=True,
+    metavar="NAME=V1,V2,...",
+    help="A knob and the values to try (repeat for a grid), e.g. sharded_threshold=1e10,262145,1024,512.",
+)
+@knob_options
+@common_run_options
+@click.pass_context
+def command(
+    ctx: click.Context,
+    variant: str,
+    params: tuple[str, ...],
+    backend: str,
+    out: str,
+    name: str | None,
+    jobs: int,
+    force: bool,
+    quiet: bool,
+    set_knobs: tuple[str, ...],
+    **knobs: Any,
+) -> None:
+    """Run VARIANT at every point of a grid of knob values and tabulate memory and throughput.
+
+    Each point runs in its own subprocess (like `run`) into OUT/NAME/POINT/; the table (one row per
+    point: the swept knobs, always-live, not-always-live peak, code and Streaming Memory bytes,
+    cycles per step, samples per second) is printed and written as OUT/NAME/sweep.csv, sweep.json
+    and sweep.html (with a plot). The exit code is 1 when a point failed or ran out of memory.
+    """
+    from profcompare import runner, sweep
+
+    overrides = collect_overrides(knobs, set_knobs)
+    parsed = [sweep.parse_param(p) for p in params]
+    points = sweep.expand_grid(variant, parsed, overrides)  # validate before anything runs
+    resolved = runner.resolve_backend(backend)
+    if not quiet:
+        click.echo(backend_note(backend, resolved), err=True)
+        click.echo(f"sweep: {variant}, {len(points)} point(s)", err=True)
+    with ProgressDisplay([p.job.label for p in points], enabled=not quiet, finalize_text="tabulating") as display:
+        result = sweep.run_sweep(
+            variant,
+            parsed,
+            overrides=overrides,
+            backend=resolved,
+            out=out,
+            name=name,
+            jobs=jobs,
+            force=force,
+            progress=display,
+        )
+    console = make_console()
+    console.print(sweep_rich_table(result))
+    click.echo(f"\nsweep written to {display_path(result.run.directory)}/" + ("  (replaced the previous run)" if result.run.replaced else ""))
+    for fmt, path in result.files.items():
+        click.echo(f"  {fmt:<5} {display_path(path)}")
+    click.echo(f"  (backend {result.run.backend}, {result.run.wall_seconds:.1f} s wall)")
+    if not result.ok:
+        echo_failures(result.run)
+        ctx.exit(1)
+
+
+__all__ = ["command", "sweep_rich_table"]

@@ -20,7 +20,12 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from profcompare import __version__
-from profcompare.render.format import format_bytes, format_cycles, format_rate, metric_label
+from profcompare.render.format import (
+    format_bytes,
+    format_cycles,
+    format_rate,
+    metric_label,
+)
 
 #: memory series of the left panel: metric -> legend text
 MEMORY_SERIES: tuple[tuple[str, str], ...] = (
@@ -31,6 +36,7 @@ MEMORY_SERIES: tuple[tuple[str, str], ...] = (
 )
 _COLOURS = ("#3b6fb6", "#e08a1e", "#8e44ad", "#2e9a47")
 _THROUGHPUT_COLOUR = "#c0392b"
+_BYTE_UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB")
 
 #: table columns after the knobs: (metric, formatter)
 _METRIC_FORMATS = (
@@ -64,13 +70,18 @@ def plot_sweep(table: pd.DataFrame, swept: Sequence[str]) -> Figure:
     fig = Figure(figsize=(11.0, 3.8), layout="constrained")
     mem_ax, rate_ax = fig.subplots(1, 2, width_ratios=[3, 2])
     width = 0.8 / len(MEMORY_SERIES)
-    for i, (metric, text) in enumerate(MEMORY_SERIES):
-        values = table[metric].to_numpy(dtype="float64")
-        mem_ax.bar(x + (i - (len(MEMORY_SERIES) - 1) / 2) * width, np.nan_to_num(values), width, label=text, color=_COLOURS[i])
-    mem_ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: format_bytes(value)))
-    mem_ax.set_ylabel("bytes per replica")
-    mem_ax.set_title("Memory")
     tops = table[[m for m, _ in MEMORY_SERIES]].max(axis=1).fillna(0).to_numpy()
+    # plot in the 1024-based unit of the largest bar so that the ticks fall on round numbers
+    unit_index = int(np.floor(np.log(max(float(tops.max(initial=0.0)), 1.0)) / np.log(1024)))
+    unit_index = min(unit_index, len(_BYTE_UNITS) - 1)
+    scale = 1024.0**unit_index
+    for i, (metric, text) in enumerate(MEMORY_SERIES):
+        values = table[metric].to_numpy(dtype="float64") / scale
+        mem_ax.bar(x + (i - (len(MEMORY_SERIES) - 1) / 2) * width, np.nan_to_num(values), width, label=text, color=_COLOURS[i])
+    mem_ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
+    mem_ax.set_ylabel(f"{_BYTE_UNITS[unit_index]} per replica")
+    mem_ax.set_title("Memory")
+    tops = tops / scale
     for xi, status, top in zip(x, table["status"], tops):
         if status != "ok":
             mem_ax.annotate(status, (xi, top), ha="center", va="bottom", color=_THROUGHPUT_COLOUR, fontsize=8)
@@ -138,10 +149,12 @@ def render_sweep_html(table: pd.DataFrame, swept: Sequence[str], meta: Mapping[s
         **{k: meta.get(k) for k in ("name", "workload", "variant", "backend", "swept", "fixed_config")},
         "points": _records(table),
     }
+    fixed = {k: (v if v != "" else "''") for k, v in (meta.get("fixed_config") or {}).items()}
     template = _environment().get_template("sweep.html.j2")
     return template.render(
         title=f"profcompare sweep: {meta.get('variant')} over {', '.join(swept)}",
         meta=meta,
+        fixed_config=fixed,
         simulated=meta.get("backend") == "sim",
         figure=Markup(svg),  # produced by matplotlib from numbers and escaped labels
         headers=headers,

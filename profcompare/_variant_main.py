@@ -1,0 +1,183 @@
+"""Subprocess entry point of the runner: ``python -m profcompare._variant_main SPEC_JSON``.
+
+Runs one workload variant in the current directory (the job's directory) and writes
+``run.json`` there (CONTRACTS section 3). The environment carries everything else:
+``POPLAR_ENGINE_OPTIONS`` (autoReport into this directory) and ``PROFCOMPARE_BACKEND``.
+
+Progress goes to the parent as JSON lines (``{"stage": "compiling"}``) on the original stdout;
+the process's fd 1 is pointed at stderr (the job's run.log) first, so nothing the workload or
+the SDK prints can corrupt the protocol. Imports stay lean: no pandas/matplotlib here beyond
+what the backend itself needs.
+
+Exit code: 0 when the variant ran (status ok), 1 when run.json says oom or failed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from profcompare.errors import IpuOutOfMemoryError, ProfcompareError
+from profcompare.runner import (
+    RUN_JSON,
+    RUN_SCHEMA_VERSION,
+    find_report_files,
+    now_iso,
+    write_json_atomic,
+)
+
+
+def _open_protocol() -> IO[str]:
+    """Keep the real stdout for the protocol; send everything else written to fd 1 to stderr."""
+    sys.stdout.flush()
+    proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    return proto
+
+
+def _is_out_of_memory(exc: BaseException) -> bool:
+    """An SDK out-of-memory failure (Poplar's graph_memory_allocation_error) or ours."""
+    if isinstance(exc, IpuOutOfMemoryError):
+        return True
+    name = type(exc).__name__.lower()
+    return "memory_allocation" in name or "out of memory" in str(exc).lower()
+
+
+def _instrument_session(emit: Callable[[str], None], timings: dict[str, float | None], marks: dict[str, float]) -> None:
+    """Report compile/run stages by wrapping the backend's ``popxl.Session``.
+
+    Session construction is where the program compiles (and where the autoReport graph profile is
+    written); leaving the ``with session:`` block writes the execution profile.
+    """
+    try:
+        from profcompare import sdk
+
+        popxl = sdk.popxl
+        original = popxl.Session
+    except Exception:  # the workload reports its own failure later  # noqa: BLE001
+        return
+
+    class Session(original):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            start = time.perf_counter()
+            timings["build_s"] = start - marks["start"]
+            emit("compiling")
+            try:
+                super().__init__(*args, **kwargs)
+            finally:
+                timings["compile_s"] = time.perf_counter() - start
+                marks["run_start"] = time.perf_counter()
+            emit("running")
+
+        def __exit__(self, *exc: object) -> Any:
+            timings["run_s"] = time.perf_counter() - marks.get("run_start", marks["start"])
+            emit("writing report")
+            return super().__exit__(*exc)
+
+    Session.__name__ = Session.__qualname__ = original.__name__
+    Session.__module__ = original.__module__
+    popxl.Session = Session  # type: ignore[attr-defined]
+
+
+def _load_workload(ref: str) -> Any:
+    module_name, _, attr = ref.partition(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, attr or "WORKLOAD")
+
+
+def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
+    """Run the variant described by ``spec``; write and return run.json's content."""
+    from profcompare import __version__
+
+    cwd = Path.cwd()
+    started = now_iso()
+    marks = {"start": time.perf_counter()}
+    timings: dict[str, float | None] = {"build_s": None, "compile_s": None, "run_s": None, "total_s": None}
+    info: dict[str, Any] = {
+        "schema_version": RUN_SCHEMA_VERSION,
+        "workload": spec["workload"],
+        "variant": spec["variant"],
+        "backend": spec["backend"],
+        "config": spec["config"],
+        "samples_per_step": None,
+        "status": "failed",
+        "error": None,
+        "timings": timings,
+        "report_files": [],
+        "losses": [],
+        "started": started,
+        "finished": None,
+        "profcompare_version": __version__,
+    }
+    try:
+        emit("building")
+        _instrument_session(emit, timings, marks)
+        workload = _load_workload(spec["workload_ref"])
+        result = workload.run(spec["variant"], dict(spec["config"]))
+        info["status"] = "ok"
+        info["backend"] = getattr(result, "backend", spec["backend"]) or spec["backend"]
+        info["samples_per_step"] = int(result.samples_per_step)
+        info["losses"] = [float(x) for x in result.losses]
+        for key, attr in (("build_s", "build_seconds"), ("compile_s", "compile_seconds"), ("run_s", "run_seconds")):
+            value = getattr(result, attr, None)
+            if value is not None:
+                timings[key] = float(value)
+    except BaseException as exc:  # noqa: BLE001 - every failure must end up in run.json
+        if _is_out_of_memory(exc):
+            info["status"] = "oom"
+        text = " ".join(str(exc).split())
+        if not isinstance(exc, ProfcompareError):
+            text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+            traceback.print_exc(file=sys.stderr)
+        else:
+            print(f"{type(exc).__name__}: {text}", file=sys.stderr)
+        info["error"] = text[:500]
+        if isinstance(exc, KeyboardInterrupt):
+            info["error"] = "interrupted"
+    emit("writing report")
+    for key in ("build_s", "compile_s", "run_s"):
+        if timings[key] is not None:
+            timings[key] = round(float(timings[key]), 3)  # type: ignore[arg-type]
+    timings["total_s"] = round(time.perf_counter() - marks["start"], 3)
+    info["report_files"] = find_report_files(cwd)
+    if info["status"] == "ok" and not info["report_files"]:
+        info["status"] = "failed"
+        info["error"] = "the variant ran but no report file (profile.pop / profile.sqlite) was written"
+    info["finished"] = now_iso()
+    write_json_atomic(cwd / RUN_JSON, info)
+    return info
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one variant; return 0 for status ok, 1 otherwise."""
+    args = sys.argv[1:] if argv is None else argv
+    proto = _open_protocol()
+
+    last: list[str] = []
+
+    def emit(stage: str) -> None:
+        if last and last[-1] == stage:
+            return
+        last.append(stage)
+        try:
+            proto.write(json.dumps({"stage": stage, "t": round(time.time(), 3)}) + "\n")
+        except (OSError, ValueError):  # parent gone: keep going, run.json is what counts
+            pass
+
+    if len(args) != 1:
+        print("usage: python -m profcompare._variant_main SPEC_JSON", file=sys.stderr)
+        return 2
+    info = run(json.loads(args[0]), emit)
+    emit("done")
+    return 0 if info["status"] == "ok" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""Run directories appear only when complete: killed or interrupted runs leave nothing that looks done."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import launcher_code, subprocess_env
+
+from profcompare import runner
+
+
+def _start(args: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-c", launcher_code(args)],
+        env=subprocess_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, like a shell job: killpg reaches the children too
+    )
+
+
+def _wait_for(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for the run to get going")
+
+
+def _slow_job_started(out: Path) -> bool:
+    return any(out.glob(".r.tmp-*/fake-slow/env.json"))
+
+
+def _visible(out: Path) -> list[str]:
+    return sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+
+
+def _start_and_kill_mid_way(out: Path, *extra: str) -> None:
+    proc = _start(["run", "fake-small", "fake-slow", "--set", "sleep=60", "--backend", "sim", "--out", str(out), "--name", "r", "-q", *extra])
+    try:
+        _wait_for(lambda: _slow_job_started(out))
+        # fake-small is finished inside the staging directory, fake-slow is mid-way
+        assert any(out.glob(".r.tmp-*/fake-small/run.json"))
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test_run_killed_mid_way_leaves_no_complete_directory(fake_registry: object, tmp_path: Path) -> None:
+    out = tmp_path / "reports"
+    _start_and_kill_mid_way(out)
+    assert not (out / "r").exists()
+    assert _visible(out) == []
+    assert runner.list_runs(out) == []
+    # a new run of the same name clears the dead run's staging directory and succeeds
+    result = runner.execute_jobs(runner.make_jobs(["fake-small"], {"size": 111}), out=out, name="r", backend="sim")
+    assert result.ok and (out / "r" / "fake-small" / "run.json").is_file()
+    assert sorted(p.name for p in out.iterdir()) == ["r"]
+    # a forced rerun killed mid-way leaves the previous run as it was
+    _start_and_kill_mid_way(out, "--force", "--set", "size=222")
+    assert _visible(out) == ["r"]
+    assert runner.read_run_json(out / "r" / "fake-small")["config"]["size"] == 111
+    assert not (out / "r" / "fake-slow").exists()
+
+
+def test_interrupted_run_cleans_up_and_stops_its_children(fake_registry: object, tmp_path: Path) -> None:
+    out = tmp_path / "reports"
+    proc = _start(["run", "fake-small", "fake-slow", "--set", "sleep=60", "--backend", "sim", "--out", str(out), "--name", "r"])
+    try:
+        _wait_for(lambda: _slow_job_started(out))
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in a terminal reaches the whole foreground group
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    assert b"aborted" in err or b"interrupted" in err
+    assert sorted(out.iterdir()) == []
+
+
+def test_rerun_without_force_refuses(fake_registry: object, tmp_path: Path) -> None:
+    out = tmp_path / "reports"
+    args = ["run", "fake-small", "fake-broken", "--backend", "sim", "--out", str(out), "--name", "r", "-q", "--jobs", "2"]
+    first = subprocess.run([sys.executable, "-c", launcher_code(args)], env=subprocess_env(), capture_output=True, timeout=120, check=False)
+    assert first.returncode == 1, first.stderr.decode()
+    assert (out / "r" / "fake-small" / "run.json").is_file()
+    before = (out / "r" / "fake-small" / "run.json").read_bytes()
+    second = subprocess.run([sys.executable, "-c", launcher_code(args)], env=subprocess_env(), capture_output=True, timeout=120, check=False)
+    assert second.returncode == 2
+    assert b"already exists" in second.stderr and b"--force" in second.stderr
+    assert (out / "r" / "fake-small" / "run.json").read_bytes() == before

@@ -1,0 +1,94 @@
+"""`profcompare run`: comparisons written next to the variants, failures reported, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from profcompare import runner
+from profcompare.cli import cli
+
+
+def _run(args: list[str]) -> Result:
+    return CliRunner().invoke(cli, ["run", *args, "--backend", "sim", "-q"])
+
+
+def test_run_writes_variants_and_the_four_outputs(fake_registry: object, tmp_path: Path) -> None:
+    result = _run(["fake-small", "fake-big", "--out", str(tmp_path), "--name", "r", "--set", "size=2048"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    run_dir = tmp_path / "r"
+    stem = run_dir / "compare-fake-small-vs-fake-big"
+    for ext in ("html", "md", "json"):
+        assert stem.with_suffix(f".{ext}").is_file()
+    document = json.loads(stem.with_suffix(".json").read_text())
+    assert document["schema_version"] == 1
+    assert document["base"]["variant"] == "fake-small" and document["new"]["variant"] == "fake-big"
+    streaming = document["summary"]["streaming_memory_bytes"]
+    assert (streaming["base"], streaming["new"]) == (0, 4096)
+    assert "<svg" in stem.with_suffix(".html").read_text()
+    # the terminal shows the variant table, the comparison summary and where everything went
+    out = result.output
+    assert "fake-small" in out and "fake-big" in out
+    assert "Streaming Memory" in out
+    assert "compare-fake-small-vs-fake-big.html" in out and "compare-fake-small-vs-fake-big.md" in out
+    assert f"run written to {run_dir.resolve()}" in out
+
+
+def test_failed_and_oom_variants_are_reported_and_exit_code_is_1(fake_registry: object, tmp_path: Path) -> None:
+    result = _run(["fake-small", "fake-broken", "fake-oom", "--out", str(tmp_path), "--name", "r", "--jobs", "3"])
+    assert result.exit_code == 1
+    run_dir = tmp_path / "r"
+    assert runner.read_run_json(run_dir / "fake-broken")["status"] == "failed"
+    assert not list(run_dir.glob("compare-*fake-broken*"))
+    assert "not compared (no report): fake-broken" in result.output
+    assert "fake-broken: failed: broken on purpose" in result.output  # CliRunner mixes stderr in
+    # an oom variant still has its report (flagged), so it is compared
+    info = runner.read_run_json(run_dir / "fake-oom")
+    assert info["status"] == "oom" and info["report_files"] == ["profile.sqlite"]
+    assert (run_dir / "compare-fake-small-vs-fake-oom.md").is_file()
+    assert "fake-oom: oom: out of memory" in result.output
+
+
+def test_no_comparison_without_a_base_report(fake_registry: object, tmp_path: Path) -> None:
+    result = _run(["fake-broken", "fake-small", "--out", str(tmp_path), "--name", "r"])
+    assert result.exit_code == 1
+    assert "no comparison: the base variant 'fake-broken' has no report" in result.output
+    assert not list((tmp_path / "r").glob("compare-*"))
+    assert (tmp_path / "r" / "fake-small" / "profile.sqlite").is_file()
+
+
+def test_rerun_with_force_replaces_and_says_so(fake_registry: object, tmp_path: Path) -> None:
+    assert _run(["fake-small", "--out", str(tmp_path), "--name", "r"]).exit_code == 0
+    refused = _run(["fake-small", "--out", str(tmp_path), "--name", "r"])
+    assert refused.exit_code != 0 and "already exists" in str(refused.exception)
+    forced = _run(["fake-small", "--out", str(tmp_path), "--name", "r", "--force", "--set", "size=7"])
+    assert forced.exit_code == 0
+    assert "replaced the previous run" in forced.output
+    assert runner.read_run_json(tmp_path / "r" / "fake-small")["config"]["size"] == 7
+
+
+def test_default_name_is_timestamp_and_variants(fake_registry: object, tmp_path: Path) -> None:
+    result = _run(["fake-small", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    (run_dir,) = [p for p in tmp_path.iterdir()]
+    stamp, rest = run_dir.name[:15], run_dir.name[16:]
+    assert stamp[:8].isdigit() and stamp[8] == "-" and stamp[9:].isdigit()
+    assert rest == "fake-small"
+
+
+def test_auto_backend_says_which_backend_runs(fake_registry: object, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["run", "fake-small", "--out", str(tmp_path), "--name", "r"])
+    assert result.exit_code == 0, result.output
+    assert "backend: sim -- the embedded simulator (Poplar SDK not importable)" in result.output
+    assert runner.read_run_json(tmp_path / "r" / "fake-small")["backend"] == "sim"
+
+
+def test_sdk_backend_without_the_sdk_is_a_one_line_error(fake_registry: object, tmp_path: Path) -> None:
+    from profcompare.errors import SdkUnavailableError
+
+    result = CliRunner().invoke(cli, ["run", "fake-small", "--backend", "sdk", "--out", str(tmp_path)])
+    assert isinstance(result.exception, SdkUnavailableError)
+    assert "\n" not in str(result.exception)
+    assert not any(tmp_path.iterdir())

@@ -1,0 +1,145 @@
+"""Sweeps: grid expansion, the table, the files, and the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from profcompare import runner, sweep
+from profcompare.cli import cli
+from profcompare.errors import WorkloadError
+
+
+def test_parse_param() -> None:
+    assert sweep.parse_param("sharded-threshold=1e10,262145, 512") == ("sharded_threshold", ["1e10", "262145", "512"])
+    for bad in ("size", "=1,2", "size=", "size=1,,2"):
+        with pytest.raises(WorkloadError, match="--param"):
+            sweep.parse_param(bad)
+
+
+def test_grid_is_the_product_first_param_slowest(fake_registry: object) -> None:
+    points = sweep.expand_grid(
+        "fake-big", [("size", ["1e3", "2000"]), ("device", ["ipu_hw", "ipu_model"])], {"sleep": "0.25"}
+    )
+    assert [p.job.label for p in points] == [
+        "size=1000,device=ipu_hw",
+        "size=1000,device=ipu_model",
+        "size=2000,device=ipu_hw",
+        "size=2000,device=ipu_model",
+    ]
+    assert [dict(p.values) for p in points][1] == {"size": 1000, "device": "ipu_model"}
+    assert all(p.job.config["sleep"] == 0.25 and p.job.variant == "fake-big" for p in points)
+
+
+@pytest.mark.parametrize(
+    ("params", "overrides", "match"),
+    [
+        ([("size", ["1000", "1e3"])], {}, "same point"),
+        ([("size", ["1"]), ("size", ["2"])], {}, "swept twice"),
+        ([("size", ["1", "2"])], {"size": "3"}, "both set and swept"),
+        ([("colour", ["red"])], {}, "valid knobs are size, sleep, device, tag"),
+        ([("size", ["1", "big"])], {}, "'big'"),
+        ([("device", ["ipu_hw", "gpu"])], {}, "ipu_model"),
+        ([], {}, "nothing to sweep"),
+    ],
+)
+def test_bad_grids_are_one_line_errors(fake_registry: object, params: list, overrides: dict, match: str) -> None:
+    with pytest.raises(WorkloadError, match=match) as info:
+        sweep.expand_grid("fake-big", params, overrides)
+    assert "\n" not in str(info.value)
+
+
+def test_sweep_cli_runs_every_point_and_writes_the_table(fake_registry: object, tmp_path: Path) -> None:
+    out = tmp_path / "reports"
+    result = CliRunner().invoke(
+        cli,
+        ["sweep", "fake-big", "--param", "size=1000,4000", "--param", "device=ipu_hw,ipu_model",
+         "--backend", "sim", "--out", str(out), "--name", "s", "-q", "--jobs", "2"],
+    )
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    run_dir = out / "s"
+    points = ["size=1000,device=ipu_hw", "size=1000,device=ipu_model", "size=4000,device=ipu_hw", "size=4000,device=ipu_model"]
+    assert all((run_dir / p / "run.json").is_file() and (run_dir / p / "profile.sqlite").is_file() for p in points)
+    table = pd.read_csv(run_dir / "sweep.csv")
+    assert list(table.columns) == ["point", "size", "device", "status", *sweep.SWEEP_METRICS, "error"]
+    assert list(table["point"]) == points
+    assert list(table["status"]) == ["ok"] * 4
+    # the fake puts 2 x size bytes in its one remote buffer
+    assert list(table["streaming_memory_bytes"]) == [2000.0, 2000.0, 8000.0, 8000.0]
+    assert (table["samples_per_second"] > 0).all()
+    document = json.loads((run_dir / "sweep.json").read_text())
+    assert document["schema_version"] == 1 and document["swept"] == ["size", "device"]
+    assert document["variant"] == "fake-big" and document["backend"] == "sim"
+    assert [p["size"] for p in document["points"]] == [1000, 1000, 4000, 4000]
+    html = (run_dir / "sweep.html").read_text()
+    assert "<svg" in html and "Throughput" in html
+    assert "Simulated" in html
+    # the terminal table shows each point and where the files are
+    assert "ipu_model" in result.output and "sweep.html" in result.output
+    (listing,) = runner.list_runs(out)
+    assert (listing.kind, listing.swept, listing.variants) == ("sweep", ("size", "device"), ("fake-big",))
+    runs_output = CliRunner().invoke(cli, ["runs", "--out", str(out)]).output
+    assert "fake-big: 4 points over size, device" in runs_output
+
+
+def test_sweep_of_failing_points_reports_them_and_exits_1(fake_registry: object, tmp_path: Path) -> None:
+    out = tmp_path / "reports"
+    result = CliRunner().invoke(
+        cli, ["sweep", "fake-broken", "--param", "size=1,2", "--backend", "sim", "--out", str(out), "--name", "s", "-q"]
+    )
+    assert result.exit_code == 1
+    table = pd.read_csv(out / "s" / "sweep.csv")
+    assert list(table["status"]) == ["failed", "failed"]
+    assert list(table["error"]) == ["broken on purpose"] * 2
+    assert all(math.isnan(v) for v in table["always_live_bytes"])
+    assert "failed" in result.output
+
+
+def test_sweep_page_escapes_user_text(fake_registry: object, tmp_path: Path) -> None:
+    out = tmp_path / "reports"
+    result = CliRunner().invoke(
+        cli,
+        ["sweep", "fake-small", "--param", "tag=<b>bold</b>,</script><i>,[/x]", "--backend", "sim", "--out", str(out), "--name", "s", "-q"],
+    )
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    html = (out / "s" / "sweep.html").read_text()
+    assert "<b>bold" not in html and "<i>" not in html
+    assert html.count("</script>") == 1  # only the data block's own end tag
+    data = re.search(r'<script type="application/json" id="sweep-data">(.*?)</script>', html, re.DOTALL)
+    assert data is not None
+    assert [p["tag"] for p in json.loads(data.group(1))["points"]] == ["<b>bold</b>", "</script><i>", "[/x]"]
+    assert "[/x]" in result.output  # the terminal table shows it as text, not as markup
+
+
+def test_sweep_page_with_missing_and_oom_points() -> None:
+    from profcompare.render.sweep import render_sweep_html
+
+    table = pd.DataFrame(
+        {
+            "point": ["hidden=64", "hidden=4096", "hidden=8192"],
+            "hidden": [64, 4096, 8192],
+            "status": ["ok", "oom", "failed"],
+            "always_live_bytes": [1.5 * 2**20, 700 * 2**20, math.nan],
+            "not_always_live_peak_bytes": [2**19, 90 * 2**20, math.nan],
+            "code_bytes": [2**20, 2**21, math.nan],
+            "streaming_memory_bytes": [0.0, 0.0, math.nan],
+            "cycles_per_step": [1000.0, math.nan, math.nan],
+            "samples_per_second": [1.2e6, math.nan, math.nan],
+            "error": [None, "out of memory", "boom"],
+        }
+    )
+    meta = {"name": "s", "workload": "mnist", "variant": "onchip", "backend": "sdk", "swept": ["hidden"], "fixed_config": {}}
+    html = render_sweep_html(table, ["hidden"], meta)
+    assert "Simulated" not in html  # an sdk sweep is not labelled simulated
+    assert ">oom<" in html and "out of memory" in html and "boom" in html
+    assert "MiB per replica" in html  # the memory axis uses the unit of the largest bar
+    data = re.search(r'id="sweep-data">(.*?)</script>', html, re.DOTALL)
+    assert data is not None
+    points = json.loads(data.group(1))["points"]
+    assert points[2]["always_live_bytes"] is None and points[0]["samples_per_second"] == 1.2e6
