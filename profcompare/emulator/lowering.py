@@ -28,11 +28,16 @@ Variable kinds (``TensorInfo.kind``), first rule that applies
    the time step of an AdamUpdater;
    ``weight`` if it is read by a MatMul or Add, or updated by ScaledAdd/CopyVarUpdate;
    ``other`` otherwise.
-3. Op outputs: RemoteLoad outputs are ``remote_staging``; collective outputs
-   ``collective_buffer``; other outputs sharing an input's storage (in-place updates, reshapes)
+3. Op outputs: RemoteLoad outputs are ``remote_staging``; collective outputs are
+   ``gradient`` when their input is a gradient or accumulator (a mean-reduced or
+   reduce-scattered gradient is the gradient the optimizer consumes, not an accumulator),
+   ``weight`` / ``optimizer_state`` when they slice or gather such data, and
+   ``collective_buffer`` otherwise (an in-place collective's output is its input); other
+   outputs sharing an input's storage (in-place updates, reshapes)
    take that input's kind; the remaining op outputs of a gradient graph (made by autodiff) and
    the ``dx`` of nll_loss_with_softmax_grad are ``gradient``; Call outputs take the kind of the called graph's output; Init outputs are
-   ``other``; all other op outputs are ``activation``.
+   ``other``, except the placeholder a HostLoad / RemoteLoad writes into, which takes the
+   kind of the loaded tensor; all other op outputs are ``activation``.
 4. Gradient-graph inputs for FwdGrad entries are ``gradient``. Other graph inputs take the kind
    of the parent tensor at their first call site (``activation`` when never called).
 """
@@ -301,6 +306,18 @@ def _variable_kind(v: Variable, roles: set[str]) -> str:
     return "other"
 
 
+def _collective_kind(source: str | None) -> str:
+    """Kind of a collective's output from the kind of the tensor it reduces, slices or gathers:
+    a reduced (or sliced) gradient or accumulator is a ``gradient`` (the accumulator itself is
+    not changed); a slice or gather of a weight or optimizer state is that data, sharded or
+    whole; anything else is a ``collective_buffer``."""
+    if source in ("accumulator", "gradient"):
+        return "gradient"
+    if source in ("weight", "optimizer_state"):
+        return source
+    return "collective_buffer"
+
+
 def _tensor_kinds(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[Op]],
                   aliases: dict[Op, dict[Tensor, Tensor]], stream_tensors: dict[Tensor, Any]) -> dict[Tensor, str]:
     roles = _variable_roles(ir, graphs, call_sites, aliases)
@@ -345,8 +362,8 @@ def _tensor_kinds(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[Op]]
                 for i, o in enumerate(op.outputs):
                     if op.type in ("RemoteLoad", "RemoteLoadInplace"):
                         kind = "remote_staging"
-                    elif op.type in _COLLECTIVES:
-                        kind = "collective_buffer"
+                    elif op.type in _COLLECTIVES and o not in alias:
+                        kind = _collective_kind(kinds.get(op.inputs[0]) if op.inputs else None)
                     elif o in alias and op.type != "HostLoad":
                         kind = kinds[alias[o]]
                     elif is_grad:
@@ -362,4 +379,13 @@ def _tensor_kinds(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[Op]]
                     put(o, kind)
         if not changed:
             break
+    # an Init placeholder that a host or remote load writes into owns the loaded data's
+    # storage, so it is reported as what is loaded (remote state: remote_staging)
+    placeholders = {o for g in graphs for op in g._ops if op.type == "Init" for o in op.outputs}
+    for g in graphs:
+        for op in g._ops:
+            if op.type in ("HostLoad", "RemoteLoad", "RemoteLoadInplace"):
+                for o, i in aliases[op].items():
+                    if i in placeholders:
+                        kinds[i] = kinds[o]
     return kinds

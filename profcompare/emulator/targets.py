@@ -115,8 +115,8 @@ def num_ipus_for(replicas: int, ipus_per_replica: int = 1) -> int:
 
 # Calibrated from the tutorial's off-chip sharded MNIST (facts section 3, item 1) by
 # benchmarks/calibrate_streaming.py; see docs/ipu-model.md "Calibration". The only fitted value.
-# `python benchmarks/calibrate_streaming.py` (workload source) printed 8.946e+08 B/s per replica.
-CALIBRATED_STREAMING_BYTES_PER_S = 8.946e8
+# `python benchmarks/calibrate_streaming.py` (workload source) printed 8.931e+08 B/s per replica.
+CALIBRATED_STREAMING_BYTES_PER_S = 8.931e8
 
 _COMMON_SOURCES: dict[str, str] = {
     "worker_contexts": "facts 1.1 'Hardware contexts per tile' (A): 1 supervisor + 6 workers",

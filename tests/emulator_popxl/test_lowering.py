@@ -74,8 +74,9 @@ def test_kinds_storage_and_shapes_onchip() -> None:
     assert t["image"].storage == "stream" and t["image"].kind == "stream"
     bwd_outputs = [i for i in t.values() if i.name.startswith("Gradient___")]
     assert bwd_outputs and all(i.kind == "gradient" for i in bwd_outputs)
+    # the in-place all-reduce's output is the accumulator itself
     collective = [i for i in t.values() if i.id.endswith("_all_reduce")]
-    assert collective and collective[0].kind == "collective_buffer"
+    assert collective and collective[0].kind == "accumulator"
     assert t["image_hostload"].kind == "activation"
 
 

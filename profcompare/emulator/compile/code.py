@@ -1,7 +1,7 @@
 """Code and vertex data per tile, and the ``code`` table (docs/ipu-model.md "Code").
 
 Everything here is counted per *static* program step, so a called graph's code exists once
-however often it is called (outlining). A step's participating tiles are the tiles holding
+however often it is called (outlining). WriteUndef steps generate no code and are skipped. A step's participating tiles are the tiles holding
 the tensors it reads or writes (and its temporaries). Per tile:
 
 - controlCode: a fixed base, plus a sync/branch per static step on every tile, plus a
@@ -25,7 +25,7 @@ import pandas as pd
 from profcompare.emulator.compile.cycles import CostModel
 from profcompare.emulator.compile.mapping import mapping_offset, tile_bytes_matrix
 from profcompare.emulator.compile.memory import Storage
-from profcompare.emulator.compile.programs import ProgramSteps, codelet_kind
+from profcompare.emulator.compile.programs import NO_CODE_STEP_TYPES, ProgramSteps, codelet_kind
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec
 from profcompare.model import make_frame
@@ -143,7 +143,11 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
             rows_bytes.append(int(nbytes))
 
     vertices_total = 0
+    code_steps = 0
     for st in steps.static:
+        if st.type in NO_CODE_STEP_TYPES:
+            continue  # WriteUndef: a liveness marker only, no instructions on any tile
+        code_steps += 1
         op = program.ops[st.op]
         cls = steps.op_class[st.op]
         mask, largest, copied = touched(st.op, st.phase)
@@ -177,7 +181,7 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
             m = codelet_masks.get(kind)
             codelet_masks[kind] = mask.copy() if m is None else (m | mask)
             copy_desc += copied * device.copy_descriptor_bytes
-    base = device.control_code_base_bytes + device.control_code_bytes_per_step * len(steps.static)
+    base = device.control_code_base_bytes + device.control_code_bytes_per_step * code_steps
     control += base
     row("program control (all steps)", "Sequence", "controlCode", base * num_tiles)
     vertex_code = np.zeros(num_tiles, dtype=np.int64)

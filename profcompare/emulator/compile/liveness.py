@@ -10,6 +10,8 @@ Rules (docs/ipu-model.md "Liveness"):
   that writes it to the last step that reads it. A called graph's inputs are written by the
   Call's enter step; its outputs and by-ref inputs are last read by the Call's exit step.
   Loaded remote tensors are intermediates like any other (not always live).
+- A WriteUndef (the undefined placeholder of a host or remote load) makes nothing live: the
+  placeholder is live from the load that writes it.
 - Op temporaries (the matmul plan's operand copies and partials, see cycles.matmul_plan)
   are live only during the op's own steps.
 
@@ -106,6 +108,8 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
                 for tid in op.inputs:
                     touch(tid, path, s)
             continue
+        if steps.op_class.get(op.id) == "write_undef":
+            continue  # marks the placeholder dead; it becomes live when the load writes it
         for tid in op.inputs:
             touch(tid, path, end)
         for tid in op.modified:

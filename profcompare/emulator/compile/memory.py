@@ -70,12 +70,41 @@ def temporaries(program: LoweredProgram, steps: ProgramSteps, costs: CostModel) 
             continue
         plan = costs.matmul_plan(op)
         key = op.outputs[0] if op.outputs else op.inputs[0]
+        base = _temporary_base(program, op.graph, key)
         if plan.copied_bytes:
-            temps.append(Temporary(op.id, (op.name or op.id) + "/operand_copies", plan.copied_bytes,
+            temps.append(Temporary(op.id, base + "/operand_copies", plan.copied_bytes,
                                    plan.kept_operand, 0, 1, True))
         if plan.partial_bytes:
-            temps.append(Temporary(op.id, (op.name or op.id) + "/partials", plan.partial_bytes, key, 1, 3, True))
+            temps.append(Temporary(op.id, base + "/partials", plan.partial_bytes, key, 1, 3, True))
     return temps
+
+
+def _temporary_base(program: LoweredProgram, graph: str, tid: str) -> str:
+    """Name prefix of an op's temporaries: its output tensor's name (unique in its graph, unlike
+    op names), with the graph scope for subgraph ops, as the tensors of the table are named."""
+    info = program.tensors.get(tid)
+    if info is None:
+        return tid
+    return info.name if graph == program.main_graph else info.id
+
+
+def _unique(names: list[str]) -> tuple[str, ...]:
+    """``names`` with repeats suffixed ``#2``, ``#3``... so that every row has its own name."""
+    seen: dict[str, int] = {}
+    out: list[str] = []
+    taken = set(names)
+    for n in names:
+        k = seen.get(n, 0) + 1
+        seen[n] = k
+        if k == 1:
+            out.append(n)
+            continue
+        while f"{n}#{k}" in taken:
+            k += 1
+        seen[n] = k
+        taken.add(f"{n}#{k}")
+        out.append(f"{n}#{k}")
+    return tuple(out)
 
 
 def build_storage(program: LoweredProgram, steps: ProgramSteps, costs: CostModel, device: DeviceSpec,
@@ -121,8 +150,8 @@ def build_storage(program: LoweredProgram, steps: ProgramSteps, costs: CostModel
         ids=tuple(ids) + tuple(f"{tp.op}#{tp.name}" for tp in temps),
         # a subgraph's tensors keep their graph scope ("Net_subgraph(0)/fc1/weight"), as popxl ids
         # do, so that the forward and backward graphs' inputs are not reported under one name
-        names=tuple(tensors[t].name if tensors[t].graph == program.main_graph else t for t in ids)
-        + tuple(tp.name for tp in temps),
+        names=_unique([tensors[t].name if tensors[t].graph == program.main_graph else t for t in ids]
+                      + [tp.name for tp in temps]),
         storage=tuple(tensors[t].storage for t in ids) + ("temporary",) * len(temps),
         kinds=tuple(tensors[t].kind for t in ids) + ("other",) * len(temps),
         dtypes=tuple(tensors[t].dtype for t in ids) + ("float32",) * len(temps),

@@ -18,6 +18,9 @@ Op classes and their steps (see docs/ipu-model.md "Program steps"):
   OnTileExecute (reduce partials).
 - Reduce*: OnTileExecute (per-tile partials), DoExchange, OnTileExecute (final reduction).
 - views (Reshape, Flatten, ...): no step; the output aliases the input.
+- Init 'undef' (the placeholder of a host or remote load): one WriteUndef, which marks the
+  tensor dead for liveness and has no code, vertices, sync or cycles. Init 'zero' is an
+  OnTileExecute (a zero fill).
 - anything else: OnTileExecute, preceded by a DoExchange when an input is broadcast.
 """
 
@@ -35,6 +38,9 @@ VIEW_TYPES = frozenset(
      "TransposeInplace", "Detach", "DetachInplace", "Alias", "View"}
 )
 COLLECTIVE_PREFIX = "Replicated"
+
+#: Program types that exist only for liveness analysis: no code, vertices, sync or cycles.
+NO_CODE_STEP_TYPES = frozenset({"WriteUndef"})
 
 #: Codelet kind (vertex code) per op-type keyword; the first keyword found in the type wins.
 _CODELET_KEYWORDS: tuple[tuple[str, str], ...] = (
@@ -84,7 +90,7 @@ class ProgramSteps:
 
 def classify(op: OpInfo, program: LoweredProgram) -> str:
     """The op's class: host_load, host_store, remote_load, remote_store, collective, call,
-    matmul, reduce, view, init or elementwise."""
+    matmul, reduce, view, init (zero fill), write_undef (undefined placeholder) or elementwise."""
     t = op.type
     if t == "HostLoad":
         return "host_load"
@@ -105,7 +111,9 @@ def classify(op: OpInfo, program: LoweredProgram) -> str:
     if t.startswith("Reduce"):
         return "reduce"
     if t == "Init":
-        return "init"
+        # an undefined placeholder (the target of a host or remote load) is Poplar's WriteUndef:
+        # it only tells liveness analysis the tensor is dead, and runs no code
+        return "write_undef" if op.attrs.get("init_type") == "undef" else "init"
     return "elementwise"
 
 
@@ -150,6 +158,8 @@ def templates(op: OpInfo, op_class: str, phase: str, program: LoweredProgram) ->
         return (("Call", "/enter"),) if phase != "exit" else (("Copy", "/exit"),)
     if op_class == "view":
         return ()
+    if op_class == "write_undef":
+        return (("WriteUndef", ""),)
     if op_class == "matmul":
         return (("DoExchange", "/rearrange"), ("OnTileExecute", ""), ("DoExchange", "/partials_exchange"),
                 ("OnTileExecute", "/reduce_partials"))
