@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.errors import ProfcompareError
-from profcompare.model import CATEGORY_GROUP_NAMES, CATEGORY_GROUPS, PHASES, Report
+from profcompare.model import CATEGORY_GROUP_NAMES, PHASES, Report
 
 #: Label of the row that aggregates the rows :func:`top_n` cut.
 OTHER_LABEL = "other"
@@ -374,16 +374,10 @@ def tile_stats(report: Report, *, worst: int = 10) -> dict[str, Any]:
     }
 
 
-def category_group_of(category: str) -> str:
-    """The group (code | vertex_data | variables | other) of a PopVision memory category name."""
-    return CATEGORY_GROUPS.get(category, "other")
-
-
 __all__ = [
     "OTHER_LABEL",
     "TopN",
     "category_breakdown",
-    "category_group_of",
     "code_by_program",
     "execution_by_phase",
     "liveness_peak",

@@ -4,7 +4,8 @@ Each subcommand lives in its own module under :mod:`profcompare.commands` and ex
 ``command`` (a click command). This module only assembles them and is the one place where
 errors become exit codes: a :class:`~profcompare.errors.ProfcompareError` prints one line
 (``profcompare: error: ...``) and exits with its ``exit_code``; ``--debug`` re-raises it so the
-traceback is shown.
+traceback is shown. Any other exception is a bug in profcompare: it too prints one line (naming
+the exception and ``--debug``) and exits with :data:`INTERNAL_ERROR`, and ``--debug`` shows it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ COMMAND_MODULES = (
     "workloads",
     "runs",
 )
+
+
+#: exit code of an unexpected exception (a bug), apart from 1 (a ``--fail-if`` limit exceeded)
+#: and 2 (bad input); the value of BSD's EX_SOFTWARE
+INTERNAL_ERROR = 70
 
 
 class _Group(click.Group):
@@ -66,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         # without standalone mode click returns (not raises) the code of ``ctx.exit(n)``
         result = cli.main(args=args, prog_name="profcompare", standalone_mode=False)
     except click.exceptions.Abort:
-        click.echo("profcompare: aborted", err=True)
+        click.echo("profcompare: error: interrupted", err=True)
         return 130
     except click.ClickException as exc:
         no_args_help = getattr(click.exceptions, "NoArgsIsHelpError", None)
@@ -83,8 +89,18 @@ def main(argv: list[str] | None = None) -> int:
         click.echo(f"profcompare: error: {exc}", err=True)
         return exc.exit_code
     except KeyboardInterrupt:
-        click.echo("profcompare: interrupted", err=True)
+        click.echo("profcompare: error: interrupted", err=True)
         return 130
+    except Exception as exc:  # the last line of defence: one line, never a traceback
+        if debug:
+            raise
+        detail = " ".join(str(exc).split()) or "no message"
+        click.echo(
+            f"profcompare: error: internal error ({type(exc).__name__}: {detail}); "
+            "run again with --debug for the traceback",
+            err=True,
+        )
+        return INTERNAL_ERROR
     return result if isinstance(result, int) else 0
 
 

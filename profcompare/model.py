@@ -214,6 +214,22 @@ METRIC_UNITS: Mapping[str, str] = MappingProxyType(
 )
 METRICS: tuple[str, ...] = tuple(METRIC_UNITS)
 
+#: The tables each summary metric is computed from (cycles and throughput are NaN without an
+#: execution profile anyway).
+_METRIC_SOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "total_bytes": ("tiles",),
+        "always_live_bytes": ("tiles",),
+        "not_always_live_peak_bytes": ("liveness",),
+        "peak_liveness_bytes": ("tiles", "liveness"),
+        "code_bytes": ("categories",),
+        "variable_bytes": ("variables",),
+        "max_tile_bytes": ("tiles",),
+        "tiles_over_budget": ("tiles",),
+        "streaming_memory_bytes": ("remote_buffers",),
+    }
+)
+
 
 def format_shape(shape: Sequence[int] | None) -> str:
     """Return the model's text form of a shape: ``[784, 512]``, ``[]`` for scalars, ``""`` if unknown."""
@@ -493,12 +509,17 @@ class Report:
         - not_always_live_peak_bytes: max over program steps of not_always_live_bytes
         - peak_liveness_bytes: always_live_bytes + not_always_live_peak_bytes
         - code_bytes: sum of the categories in group ``code``
-        - variable_bytes: sum of ``variables.bytes``
+        - variable_bytes: bytes of the always-live variables (weights, on-chip optimizer state,
+          accumulators...): the part of always-live memory a layout change moves directly
         - max_tile_bytes: max over tiles of bytes_including_gaps (what decides whether a tile fits)
         - tiles_over_budget: tiles whose bytes_including_gaps exceed target.bytes_per_tile
         - streaming_memory_bytes: sum of ``remote_buffers.bytes``
         - cycles_per_step: execution cycles summed, divided by the number of profiled runs
         - samples_per_second: samples_per_step x clock_hz / cycles_per_step
+
+        A metric whose source table the report does not record (empty and absent from
+        ``meta.capabilities``, e.g. remote buffers of a Poplar profile) is NaN, not 0: the
+        report cannot say, which is not the same as having none.
         """
         tiles = self.tiles
         total = float(tiles["bytes_excluding_gaps"].sum())
@@ -521,13 +542,16 @@ class Report:
             "not_always_live_peak_bytes": nal_peak,
             "peak_liveness_bytes": always_live + nal_peak,
             "code_bytes": code,
-            "variable_bytes": float(self.variables["bytes"].sum()),
+            "variable_bytes": float(self.variables.loc[self.variables["always_live"], "bytes"].sum()),
             "max_tile_bytes": max_tile,
             "tiles_over_budget": over,
             "streaming_memory_bytes": float(self.remote_buffers["bytes"].sum()),
             "cycles_per_step": cycles,
             "samples_per_second": sps,
         }
+        for metric, tables in _METRIC_SOURCES.items():
+            if any(t not in self.meta.capabilities and not len(getattr(self, t)) for t in tables):
+                values[metric] = math.nan
         return pd.Series(values, index=list(METRICS), dtype="float64", name=self.label)
 
     # Notebook display and plots live in the render layer; imported lazily so that the model

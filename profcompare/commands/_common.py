@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -63,8 +64,9 @@ def top_option(default: int = 20) -> Callable[[F], F]:
 
 
 def stdout_is_tty() -> bool:
-    """Return True when standard output is a terminal."""
-    return click.get_text_stream("stdout").isatty()
+    """Return True when standard output is a terminal (False when it is closed)."""
+    stream = click.get_text_stream("stdout")
+    return stream is not None and stream.isatty()
 
 
 def _to_stdout(output: str | None) -> bool:
@@ -97,7 +99,12 @@ def render(fmt: str, obj: Any, *, top: int, output: str | None) -> str | bytes:
 
 def check_output(output: str | None, *, force: bool) -> None:
     """Fail early (OutputExistsError) when ``output`` is an existing file and ``force`` is off,
-    so no work is done for an output that would be refused anyway."""
+    and (ProfcompareError) when it is a directory or standard output is closed, so no work is
+    done for an output that would be refused anyway."""
+    if _to_stdout(output) and sys.stdout is None:
+        raise ProfcompareError("standard output is closed; give -o FILE")
+    if not _to_stdout(output) and os.path.isdir(str(output)):
+        raise ProfcompareError(f"{output} is a directory; give a file name")
     if not _to_stdout(output) and not force and os.path.exists(str(output)):
         raise OutputExistsError(f"{output} exists; use --force to overwrite")
 
@@ -105,6 +112,8 @@ def check_output(output: str | None, *, force: bool) -> None:
 def emit(content: str | bytes, output: str | None, *, force: bool) -> None:
     """Write ``content`` to ``output`` (a file path, or standard output for None and ``-``)."""
     if _to_stdout(output):
+        if sys.stdout is None:
+            raise ProfcompareError("standard output is closed; give -o FILE")
         if isinstance(content, bytes):
             stream = click.get_binary_stream("stdout")
             stream.write(content)

@@ -47,6 +47,9 @@ def open_report(path: str | os.PathLike[str]) -> Report:
     to the report file read; with a ``run.json`` beside it, ``meta.workload``, ``variant``,
     ``config`` and ``samples_per_step`` come from the run (and an ``oom`` run is flagged oom).
     """
+    if not str(path).strip():
+        # pathlib reads "" as ".": an unset shell variable must not open the current directory
+        raise ReportFormatError("empty report path; give a run directory, a report directory or a report file")
     given = pathlib.Path(path)
     if not given.exists():
         raise ReportFormatError(f"{given}: no such file or directory")

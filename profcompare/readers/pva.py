@@ -125,7 +125,8 @@ def read_pva(
     """
     profile = pathlib.Path(profile_path)
     if not profile.is_file():
-        raise ReportFormatError(f"{profile}: no such file")
+        what = "a directory; give the profile.pop file in it" if profile.is_dir() else "no such file"
+        raise ReportFormatError(f"{profile}: {what}")
     if debug_path is not None and not pathlib.Path(debug_path).is_file():
         raise ReportFormatError(f"{debug_path}: no such file")
     pva = pva_module if pva_module is not None else import_pva(profile)
@@ -158,11 +159,19 @@ def export_pva(
 
     Checks ``out`` before the (slow) read: OutputExistsError if it exists and not ``overwrite``.
     """
-    from profcompare.readers.store import write_report
+    from profcompare.readers.store import is_store_header, read_header, write_report
 
     target = pathlib.Path(out)
     if target.exists() and not overwrite:
         raise OutputExistsError(f"{target} already exists (pass overwrite/--force to replace it)")
+    source = pathlib.Path(profile)
+    if source.is_file():
+        try:
+            header = read_header(source)
+        except OSError as exc:
+            raise ReportFormatError(f"{source}: cannot read: {exc.strerror or exc}") from None
+        if is_store_header(header):
+            raise ReportFormatError(f"{source}: already a profcompare store report; open it directly, no export needed")
     report = read_pva(profile, debug, pva_module=pva_module)
     return write_report(report, target, overwrite=overwrite)
 

@@ -3,7 +3,7 @@
 - ``show``: the summary, columns ``metric, unit, value`` (value in the unit: bytes, tiles,
   cycles, samples/s; empty when the report cannot say, e.g. cycles without an execution profile).
 - ``compare``: the variable diff, one row per variable among the top-N changes (by
-  |delta_bytes|; ``--top 0`` for all), with every :attr:`Comparison.variables` column: name,
+  |delta_bytes|; ``render(cmp, top=0)`` for all), with every :attr:`Comparison.variables` column: name,
   match, base_name, new_name, kind, base_bytes, new_bytes, delta_bytes, delta_pct, status,
   base_always_live, new_always_live, base_shape, new_shape, dtype. Which report is base and
   which is new is not in the CSV; use ``--format json`` for the metadata.

@@ -27,7 +27,7 @@ METRIC_LABELS: Mapping[str, str] = MappingProxyType(
         "not_always_live_peak_bytes": "Not-always-live peak",
         "peak_liveness_bytes": "Peak liveness",
         "code_bytes": "Code",
-        "variable_bytes": "Variables",
+        "variable_bytes": "Always-live variables",
         "max_tile_bytes": "Max tile memory",
         "tiles_over_budget": "Tiles over budget",
         "streaming_memory_bytes": "Streaming Memory (remote buffers)",

@@ -30,7 +30,6 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import jinja2
-import numpy as np
 from markupsafe import Markup
 
 from profcompare import __version__, analysis
@@ -50,6 +49,7 @@ from profcompare.render.format import (
     metric_tone,
     status_tone,
 )
+from profcompare.render.json_out import jsonable
 
 if TYPE_CHECKING:
     from profcompare.compare import Comparison
@@ -217,23 +217,6 @@ def report_cards(obj: Report | Comparison) -> tuple[ReportCard, ...]:
 
 def _svg(fig_id: str, figure: Any, caption: str) -> InlineFigure:
     return InlineFigure(fig_id, Markup(plots.figure_to_svg(figure, id_salt=fig_id)), caption)
-
-
-def _jsonable(value: Any) -> Any:
-    """Plain JSON types only; NaN/inf/<NA> become null (JSON has no NaN)."""
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return _num(value)
-    if value is None or is_missing(value):
-        return None
-    return str(value)
 
 
 def _diff_cols(unit_title: str) -> tuple[Col, ...]:
@@ -415,7 +398,7 @@ def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
         worst_rows = tuple(
             Row(
                 (
-                    Cell(f"{int(w.tile):,}", int(w.tile)),
+                    Cell(f"{int(w.tile)}", int(w.tile)),
                     Cell(f"{int(w.ipu)}", int(w.ipu)),
                     _bytes_cell(w.bytes),
                     _bytes_cell(w.always_live_bytes),
@@ -681,11 +664,24 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
             Col("sharded", "Sharded"),
             Col("bytes", "Bytes", True),
         )
-        footer = (
-            (Row((Cell("total"), Cell(""), Cell(""), Cell(""), Cell(""), _bytes_cell(int(frame["bytes"].sum())))),)
-            if len(frame)
-            else ()
-        )
+        footer: tuple[Row, ...] = ()
+        if view.cut:
+            other = view.other
+            assert other is not None
+            footer += (
+                Row(
+                    (
+                        Cell(f"other ({view.cut:,} remote buffers)"),
+                        Cell(format_count(other["entries"]), _num(other["entries"])),
+                        Cell(""),
+                        Cell(""),
+                        Cell(""),
+                        _bytes_cell(other["bytes"]),
+                    )
+                ),
+            )
+        if len(frame):
+            footer += (Row((Cell("total"), Cell(""), Cell(""), Cell(""), Cell(""), _bytes_cell(int(frame["bytes"].sum())))),)
     else:
         frame = obj.remote_buffers
         view = analysis.top_n(
@@ -715,9 +711,26 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
             Col("entries", "Entries"),
         )
         footer = ()
+        if view.cut:
+            other = view.other
+            assert other is not None
+            footer += (
+                Row(
+                    (
+                        Cell(f"other ({view.cut:,} remote buffers)"),
+                        _bytes_cell(other["base_bytes"]),
+                        _bytes_cell(other["new_bytes"]),
+                        _bytes_cell(other["delta_bytes"], signed=True),
+                        Cell(""),
+                        Cell(""),
+                        Cell(""),
+                        Cell(""),
+                    )
+                ),
+            )
         if len(frame):
             b, n = int(frame["base_bytes"].sum()), int(frame["new_bytes"].sum())
-            footer = (
+            footer += (
                 Row(
                     (
                         Cell("total"),
@@ -827,7 +840,7 @@ def _page_data(
             str(m): {k: obj.summary.loc[m, k] for k in ("unit", "base", "new", "delta", "delta_pct", "status")}
             for m in obj.summary.index
         }
-    return _jsonable(
+    return jsonable(
         {
             "schema_version": 1,
             "kind": "report" if isinstance(obj, Report) else "comparison",

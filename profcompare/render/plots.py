@@ -51,6 +51,21 @@ def _text(label: str) -> str:
     return " " + label if label.startswith("_") else label
 
 
+def _labels(reports: Sequence[Report]) -> list[str]:
+    """The legend/axis names of ``reports``: their labels, told apart when two are equal.
+
+    Comparing two runs of one variant gives two reports with the same label; the two reports
+    of a comparison are [base, new], so they are then called ``base: X`` and ``new: X``.
+    """
+    labels = [r.label for r in reports]
+    if len(set(labels)) < len(labels):
+        if len(labels) == 2:
+            labels = [f"base: {labels[0]}", f"new: {labels[1]}"]
+        else:
+            labels = [f"{label} #{index + 1}" for index, label in enumerate(labels)]
+    return [_text(label) for label in labels]
+
+
 class _BinaryLocator(MaxNLocator):
     """Ticks at round multiples of the 1024-based unit the axis is shown in (KiB, MiB, ...)."""
 
@@ -135,9 +150,10 @@ def plot_liveness(
     if not any(len(r.liveness) for r in reports):
         _empty(ax, "no liveness data")
         return fig
+    names = _labels(reports)
     for index, report in enumerate(reports):
         colour = _colour(index)
-        label = _text(report.label)
+        label = names[index]
         x_all, y_all, steps = _liveness_curve(report, index, aligned)
         if len(x_all):
             x, y = downsample_max(x_all, y_all, max_points)
@@ -197,7 +213,7 @@ def plot_categories(reports: Sequence[Report]) -> Figure:
         _group=pd.Categorical(groups, ["code", "vertex_data", "variables", "other"]), _size=table.sum(axis=1)
     )
     table = table.sort_values(["_group", "_size"], ascending=[True, False])
-    labels = [_text(r.label) for r in reports]
+    labels = _labels(reports)
     positions = np.arange(len(reports))[::-1]
     left = np.zeros(len(reports))
     shade_index: dict[str, int] = {}
@@ -245,7 +261,7 @@ def plot_tiles(reports: Sequence[Report], *, max_points: int = MAX_POINTS) -> Fi
         if not len(tiles):
             continue
         x, y = downsample_max(tiles["tile"].to_numpy(), tiles["bytes_including_gaps"].to_numpy(), max_points)
-        ax.plot(x, y, color=_colour(index), linewidth=0.9, label=_text(report.label))
+        ax.plot(x, y, color=_colour(index), linewidth=0.9, label=_labels(reports)[index])
     for budget in sorted({r.meta.target.bytes_per_tile for r in reports}):
         ax.axhline(
             budget, color=BUDGET_COLOUR, linestyle="--", linewidth=1.0, label=f"tile budget {format_bytes(budget)}"
@@ -283,7 +299,7 @@ def plot_code(reports: Sequence[Report], *, top: int = 15) -> Figure:
             table[index].to_numpy(dtype=float),
             height=height,
             color=_colour(index),
-            label=_text(report.label),
+            label=_labels(reports)[index],
         )
     ax.set_yticks(positions, [_text(str(name)) for name in table.index], fontsize=8)
     _bytes_axis(ax, "x")
@@ -325,7 +341,7 @@ def plot_execution(reports: Sequence[Report]) -> Figure:
         left += values
     for pos, total in zip(positions, left, strict=True):
         ax.text(total, pos, f" {total:,.0f}", va="center", fontsize=8)
-    ax.set_yticks(positions, [_text(r.label) for r in reports])
+    ax.set_yticks(positions, _labels(reports))
     ax.set_xlim(0, max(left.max(), 1) * 1.15)
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
     ax.set_xlabel("cycles per step")

@@ -159,3 +159,13 @@ def test_debug_cbor_given_instead_of_the_profile(tmp_path: pathlib.Path) -> None
     path.write_bytes(b"\xa1\x61a\x01")
     with pytest.raises(ReportFormatError, match="debug information, not a profile"):
         open_report(path)
+
+
+@pytest.mark.parametrize("empty", ["", "  "])
+def test_empty_path_is_refused_rather_than_read_as_the_current_directory(
+    empty: str, report: Report, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # even where a report would be found
+    store.write_report(report, tmp_path / "profile.sqlite")
+    with pytest.raises(ReportFormatError, match="empty report path"):
+        open_report(empty)

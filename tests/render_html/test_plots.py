@@ -206,3 +206,30 @@ def test_aligned_liveness_lines_up_programs_and_leaves_gaps(onchip: Report, offc
     assert "peak 8.6 MiB at step 10 (opt/adam_update)" in notes
     with pytest.raises(ValueError):
         plots.plot_liveness([onchip], aligned=aligned)
+
+
+def test_two_reports_with_the_same_label_are_told_apart_as_base_and_new(onchip: Report) -> None:
+    # comparing two runs of one variant: both reports are called "onchip"
+    again = Report.build(
+        onchip.meta.replace(source="reports/r2/onchip/profile.sqlite"),
+        **{t: getattr(onchip, t) for t in ("tiles", "categories", "variables", "liveness", "code", "execution")},
+    )
+    diff = compare(onchip, again)
+    liveness = [t.get_text() for t in diff.plot_liveness().legends[0].get_texts()]
+    assert liveness[:4] == [
+        "base: onchip: not always live",
+        "base: onchip: always live",
+        "new: onchip: not always live",
+        "new: onchip: always live",
+    ]
+    tiles = [t.get_text() for t in diff.plot_tiles().legends[0].get_texts()]
+    assert tiles[:2] == ["base: onchip", "new: onchip"]
+    categories = diff.plot_memory_by_category().axes[0]
+    assert [t.get_text() for t in categories.get_yticklabels()] == ["base: onchip", "new: onchip"]
+    code = plots.plot_code([onchip, again], top=3)
+    assert [c.get_label() for c in code.axes[0].containers if isinstance(c, BarContainer)] == [
+        "base: onchip",
+        "new: onchip",
+    ]
+    execution = plots.plot_execution([onchip, again]).axes[0]
+    assert [t.get_text() for t in execution.get_yticklabels()] == ["base: onchip", "new: onchip"]

@@ -1,0 +1,69 @@
+"""HTML tables that are cut to top N: the "other" row the note promises, and identifiers."""
+
+from __future__ import annotations
+
+import numpy as np
+from html_fixtures import MK2_TILES
+
+from profcompare.compare import compare
+from profcompare.model import Report, make_frame
+from profcompare.render.format import format_bytes
+from profcompare.render.html import Page, Table, build_page
+
+
+def _table(page: Page, section_id: str, index: int = 0) -> Table:
+    section = next(s for s in page.sections if s.id == section_id)
+    return section.tables[index]
+
+
+def test_report_remote_buffers_cut_to_top_have_an_other_row(offchip: Report) -> None:
+    remote = offchip.remote_buffers
+    table = _table(build_page(offchip, top=3), "streaming")
+    assert len(table.rows) == 3
+    assert "summed in 'other'" in table.note
+    other, total = table.footer
+    cut = remote.sort_values("bytes", ascending=False).iloc[3:]
+    assert other.cells[0].text == f"other ({len(cut)} remote buffers)"
+    assert other.cells[-1].text == format_bytes(cut["bytes"].sum())
+    assert total.cells[0].text == "total" and total.cells[-1].text == format_bytes(remote["bytes"].sum())
+
+
+def test_comparison_remote_buffers_cut_to_top_have_an_other_row(onchip: Report, offchip: Report) -> None:
+    diff = compare(onchip, offchip)
+    table = _table(build_page(diff, top=3), "streaming")
+    assert len(table.rows) == 3
+    assert "summed in 'other'" in table.note
+    other, total = table.footer
+    cut = diff.top("remote_buffers", 3).other
+    assert cut is not None
+    assert other.cells[0].text == f"other ({len(diff.remote_buffers) - 3} remote buffers)"
+    assert [c.text for c in other.cells[1:4]] == [
+        format_bytes(cut["base_bytes"]),
+        format_bytes(cut["new_bytes"]),
+        format_bytes(cut["delta_bytes"], signed=True),
+    ]
+    assert total.cells[0].text == "total"
+
+
+def test_remote_buffers_all_shown_have_only_the_total_row(offchip: Report) -> None:
+    table = _table(build_page(offchip, top=50), "streaming")
+    assert [row.cells[0].text for row in table.footer] == ["total"]
+    assert table.note == ""
+
+
+def test_fullest_tiles_show_the_tile_index_without_thousands_separator(onchip: Report) -> None:
+    used = np.arange(MK2_TILES, dtype="int64") * 10 + 100_000  # the last tile is the fullest
+    tiles = make_frame(
+        "tiles",
+        {
+            "tile": np.arange(MK2_TILES),
+            "ipu": np.zeros(MK2_TILES, dtype="int64"),
+            "bytes_including_gaps": used,
+            "bytes_excluding_gaps": used,
+            "always_live_bytes": used // 2,
+            "not_always_live_peak_bytes": used // 4,
+        },
+    )
+    report = Report.build(onchip.meta, tiles=tiles)
+    worst = _table(build_page(report), "tiles", 1)
+    assert worst.rows[0].cells[0].text == str(MK2_TILES - 1)
