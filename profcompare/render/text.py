@@ -50,7 +50,7 @@ def _column_widths(table: Table, width: int) -> tuple[list[int] | None, int]:
     """Fixed column widths when the table does not fit in ``width`` at its natural size.
 
     Returns (None, natural width) when it fits. Otherwise numbers keep their full width, the
-    descriptive columns are folded at 12 characters and the first column (the row's name) takes
+    descriptive columns are folded at 18 characters and the first column (the row's name) takes
     the rest, at least 16; the table may then be wider than ``width`` rather than drop columns.
     """
     natural = []
@@ -65,7 +65,8 @@ def _column_widths(table: Table, width: int) -> tuple[list[int] | None, int]:
         if column.numeric or index == 0:
             widths.append(natural[index])
         else:
-            widths.append(min(natural[index], 12))
+            # short labels (kind, status, match: at most 17 characters) stay whole
+            widths.append(min(natural[index], 18))
     rest = sum(widths[1:]) + gaps
     widths[0] = min(natural[0], max(width - rest, 16))
     return widths, sum(widths) + gaps
