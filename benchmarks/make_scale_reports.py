@@ -88,8 +88,8 @@ def _unique_names(count: int, rng: np.random.Generator) -> list[str]:
     param = np.array(_PARAMS)[(item // len(_OPS)) % len(_PARAMS)]
     rep = item // (len(_OPS) * len(_PARAMS))
     return [
-        f"model.layer{l}.block{b}.{o}.{p}" + (f".part{r}" if r else "")
-        for l, b, o, p, r in zip(layer.tolist(), block.tolist(), op.tolist(), param.tolist(), rep.tolist())
+        f"model.layer{lay}.block{b}.{o}.{p}" + (f".part{r}" if r else "")
+        for lay, b, o, p, r in zip(layer.tolist(), block.tolist(), op.tolist(), param.tolist(), rep.tolist())
     ]
 
 

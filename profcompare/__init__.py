@@ -10,9 +10,8 @@ Public API::
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from profcompare.errors import (  # noqa: E402
+from profcompare._version import __version__
+from profcompare.errors import (
     EngineOptionsError,
     IpuOutOfMemoryError,
     OutputExistsError,
@@ -23,9 +22,9 @@ from profcompare.errors import (  # noqa: E402
     UnsupportedReportVersion,
     WorkloadError,
 )
-from profcompare.model import Report, ReportMeta, Target  # noqa: E402
-from profcompare.compare import Comparison, compare  # noqa: E402
-from profcompare.readers import open_report  # noqa: E402
+from profcompare.model import Report, ReportMeta, Target
+from profcompare.compare import Comparison, compare
+from profcompare.readers import open_report
 
 __all__ = [
     "__version__",

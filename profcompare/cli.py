@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from profcompare import __version__
+from profcompare._version import __version__
 from profcompare.errors import ProfcompareError
 
 #: subcommand modules, in the order ``--help`` lists them

@@ -154,8 +154,8 @@ class Comparison:
         if result.cut:
             rows = result.rows
             last = rows.index[-1]
-            base_sum = float(rows.at[last, f"base_{value}"])
-            delta_sum = float(rows.at[last, f"delta_{value}"])
+            base_sum = float(rows[f"base_{value}"].to_numpy(dtype=float)[-1])
+            delta_sum = float(rows[f"delta_{value}"].to_numpy(dtype=float)[-1])
             rows.at[last, "delta_pct"] = 100.0 * delta_sum / base_sum if base_sum else np.nan
         return result
 
@@ -293,7 +293,7 @@ def _pick_categorical(base: pd.Series, new: pd.Series, base_index: np.ndarray, n
     base_codes = base_map[base_cat.cat.codes.to_numpy()] if len(base_cat) else np.zeros(0, dtype=np.int64)
     new_codes = new_map[new_cat.cat.codes.to_numpy()] if len(new_cat) else np.zeros(0, dtype=np.int64)
     codes = np.where(new_index >= 0, _take(new_codes, new_index, -1), _take(base_codes, base_index, -1))
-    return pd.Series(pd.Categorical.from_codes(codes, categories=categories))
+    return pd.Series(pd.Categorical.from_codes(codes, categories=pd.Index(categories)))
 
 
 def _order_abs_delta_then_label(delta: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -820,7 +820,7 @@ def check_limits(comparison: Comparison, limits: Iterable[Limit]) -> list[str]:
     messages: list[str] = []
     summary = comparison.summary
     for limit in limits:
-        row = summary.loc[limit.metric]
+        row: pd.Series = summary.loc[limit.metric]
         base, new, pct = float(row["base"]), float(row["new"]), float(row["delta_pct"])
         unit = str(row["unit"])
         if math.isnan(base) or math.isnan(new):

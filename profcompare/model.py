@@ -264,7 +264,7 @@ def _coerce_series(values: Any, dtype: str, length: int) -> pd.Series:
         return pd.Series(values, dtype="object").astype("category") if length else pd.Series([], dtype="category")
     if dtype == "object":
         return pd.Series(values, dtype="object")
-    return pd.Series(values).astype(dtype) if length else pd.Series([], dtype=dtype)
+    return pd.Series(values).astype(pd.api.types.pandas_dtype(dtype)) if length else pd.Series([], dtype=dtype)
 
 
 def make_frame(table: str, data: Mapping[str, Any] | None = None, **extra_int_columns: Any) -> pd.DataFrame:

@@ -385,7 +385,7 @@ def _tensor_kinds(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[Op]]
     for g in graphs:
         for op in g._ops:
             if op.type in ("HostLoad", "RemoteLoad", "RemoteLoadInplace"):
-                for o, i in aliases[op].items():
-                    if i in placeholders:
-                        kinds[i] = kinds[o]
+                for loaded, target in aliases[op].items():
+                    if target in placeholders:
+                        kinds[target] = kinds[loaded]
     return kinds

@@ -375,7 +375,7 @@ def _variables(
         names.append(name)
         sizes.append(int(variable.size))
     always_frame = pd.DataFrame({"name": pd.Series(names, dtype=object), "bytes": np.asarray(sizes, dtype=np.int64)})
-    always_frame = always_frame.groupby("name", sort=False, as_index=False)["bytes"].sum()
+    always_frame = always_frame.groupby("name", sort=False)["bytes"].sum().reset_index()
 
     nal = pd.DataFrame(
         {

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from profcompare._version import __version__
 from profcompare.errors import (
     OutputExistsError,
     ProfcompareError,
@@ -256,10 +257,10 @@ def _encode_column(spec: StoredColumn, series: pd.Series) -> tuple[list[Any], by
     if spec.storage == _NULLABLE_INTEGER:
         mask = series.isna().to_numpy()
         filled = series.fillna(0).to_numpy(dtype=np.int64)
-        values = series.to_numpy(dtype=object, na_value=None).tolist()
+        values = series.to_numpy(dtype=object, na_value=None).tolist()  # type: ignore[call-overload]  # pandas-stubs lacks na_value=None
         return values, filled.tobytes() + mask.astype(np.uint8).tobytes(), None
     if spec.storage == _TEXT:
-        values = series.to_numpy(dtype=object, na_value=None).tolist()
+        values = series.to_numpy(dtype=object, na_value=None).tolist()  # type: ignore[call-overload]  # pandas-stubs lacks na_value=None
         return values, _text_bytes(values), None
     # dictionary
     if spec.dtype == "category":
@@ -425,8 +426,6 @@ def _write_database(report: Report, path: pathlib.Path) -> None:
 
 
 def _writer() -> str:
-    from profcompare import __version__
-
     return f"profcompare {__version__}"
 
 
@@ -672,7 +671,7 @@ def _read_table(
 def _restore_text(values: np.ndarray, dtype: str) -> pd.Series:
     # An explicit object Series: a bare object array would be re-inferred as pandas' str dtype.
     series = pd.Series(values, dtype=object, copy=False)
-    return series if dtype == "object" else series.astype(dtype)
+    return series if dtype == "object" else series.astype(pd.api.types.pandas_dtype(dtype))
 
 
 def _decode_dictionary(file: pathlib.Path, spec: StoredColumn, codes: np.ndarray, levels: list[str]) -> Any:

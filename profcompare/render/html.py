@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 from markupsafe import Markup
 
-from profcompare import __version__, analysis
+from profcompare import analysis
+from profcompare._version import __version__
 from profcompare.model import METRIC_UNITS, METRICS, Report
 from profcompare.render import plots
 from profcompare.render.format import (
@@ -165,6 +166,11 @@ def _num(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _step_cell(value: Any) -> Cell:
+    """A program-step number (blank for always-live variables, which have none)."""
+    return Cell("" if is_missing(value) else f"{int(value):,}", _num(value))
+
+
 def _bytes_cell(value: Any, *, signed: bool = False, tone: str | None = None) -> Cell:
     return Cell(
         format_bytes(value, signed=signed), _num(value), tone, None if is_missing(value) else f"{int(value):,} B"
@@ -250,6 +256,24 @@ def _diff_cells(
         _pct_cell(row["delta_pct"], tone),
         _status_cell(status, tone),
     )
+
+
+def _other_diff_footer(view: analysis.TopN, noun: str, width: int, *, leading: int, suffix: str = "bytes") -> tuple[Row, ...]:
+    """The footer of a cut comparison table: one "other" row with the base/new/delta sums of
+    the rows left out, ``leading`` blank cells before them and blanks up to ``width`` cells;
+    no row when nothing was cut."""
+    if not view.cut:
+        return ()
+    other = view.other
+    assert other is not None
+    cells = (
+        Cell(f"other ({view.cut:,} {noun})"),
+        *(Cell("") for _ in range(leading)),
+        _bytes_cell(other[f"base_{suffix}"]),
+        _bytes_cell(other[f"new_{suffix}"]),
+        _bytes_cell(other[f"delta_{suffix}"], signed=True),
+    )
+    return (Row((*cells, *(Cell("") for _ in range(width - len(cells))))),)
 
 
 def _cut_note(top: analysis.TopN, noun: str) -> str:
@@ -470,8 +494,8 @@ def _variables_table(obj: Report | Comparison, top: int) -> tuple[Table, analysi
                         _text_cell(r.dtype),
                         _text_cell(r.shape),
                         Cell(format_count(r.tiles), _num(r.tiles)),
-                        Cell("" if is_missing(r.first_step) else f"{int(r.first_step):,}", _num(r.first_step)),
-                        Cell("" if is_missing(r.last_step) else f"{int(r.last_step):,}", _num(r.last_step)),
+                        _step_cell(r.first_step),
+                        _step_cell(r.last_step),
                     ),
                     {"name": str(r.name), "filter": live},
                 )
@@ -513,43 +537,27 @@ def _variables_table(obj: Report | Comparison, top: int) -> tuple[Table, analysi
         *((Col("match", "Match"),) if show_match else ()),
     )
     rows = []
-    for r in view.shown_rows.to_dict("records"):
-        status = str(r["status"])
-        live = _pair(_yes_no(r["base_always_live"]), _yes_no(r["new_always_live"]), status)
-        shape = _pair(_blank(r["base_shape"]), _blank(r["new_shape"]), status)
+    for rec in view.shown_rows.to_dict("records"):
+        status = str(rec["status"])
+        live = _pair(_yes_no(rec["base_always_live"]), _yes_no(rec["new_always_live"]), status)
+        shape = _pair(_blank(rec["base_shape"]), _blank(rec["new_shape"]), status)
         name_title = None
-        if r["match"] == "normalised":
-            name_title = f"base: {r['base_name']}; new: {r['new_name']}"
+        if rec["match"] == "normalised":
+            name_title = f"base: {rec['base_name']}; new: {rec['new_name']}"
         rows.append(
             Row(
                 (
-                    Cell(str(r["name"]), str(r["name"]), None, name_title),
-                    _text_cell(r["kind"]),
-                    *_diff_cells(r),
+                    Cell(str(rec["name"]), str(rec["name"]), None, name_title),
+                    _text_cell(rec["kind"]),
+                    *_diff_cells(rec),
                     Cell(live),
                     Cell(shape),
-                    *((_text_cell(r["match"]),) if show_match else ()),
+                    *((_text_cell(rec["match"]),) if show_match else ()),
                 ),
-                {"name": str(r["name"]), "filter": status},
+                {"name": str(rec["name"]), "filter": status},
             )
         )
-    footer = ()
-    if view.cut:
-        other = view.other
-        assert other is not None
-        delta = other["delta_bytes"]
-        footer = (
-            Row(
-                (
-                    Cell(f"other ({view.cut:,} variables)"),
-                    Cell(""),
-                    _bytes_cell(other["base_bytes"]),
-                    _bytes_cell(other["new_bytes"]),
-                    _bytes_cell(delta, signed=True),
-                    *(Cell("") for _ in range(len(cols) - 5)),
-                )
-            ),
-        )
+    footer = _other_diff_footer(view, "variables", len(cols), leading=1)
     table = Table(
         "variables-table",
         cols,
@@ -609,23 +617,7 @@ def _code_section(obj: Report | Comparison, reports: list[Report], top: int) -> 
             for r in view.shown_rows.to_dict("records")
         )
         cols = (Col("name", "Program"), Col("type", "Type"), *_diff_cols("code"))
-        footer = ()
-        if view.cut:
-            other = view.other
-            assert other is not None
-            footer = (
-                Row(
-                    (
-                        Cell(f"other ({view.cut:,} programs)"),
-                        Cell(""),
-                        _bytes_cell(other["base_code_bytes"]),
-                        _bytes_cell(other["new_code_bytes"]),
-                        _bytes_cell(other["delta_code_bytes"], signed=True),
-                        Cell(""),
-                        Cell(""),
-                    )
-                ),
-            )
+        footer = _other_diff_footer(view, "programs", len(cols), leading=1, suffix="code_bytes")
     table = Table("code-table", cols, rows, footer, _cut_note(view, "programs"), empty="no code data")
     figure = _svg(
         "fig-code",
@@ -710,24 +702,7 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
             Col("sharded", "Sharded"),
             Col("entries", "Entries"),
         )
-        footer = ()
-        if view.cut:
-            other = view.other
-            assert other is not None
-            footer += (
-                Row(
-                    (
-                        Cell(f"other ({view.cut:,} remote buffers)"),
-                        _bytes_cell(other["base_bytes"]),
-                        _bytes_cell(other["new_bytes"]),
-                        _bytes_cell(other["delta_bytes"], signed=True),
-                        Cell(""),
-                        Cell(""),
-                        Cell(""),
-                        Cell(""),
-                    )
-                ),
-            )
+        footer = _other_diff_footer(view, "remote buffers", len(cols), leading=0)
         if len(frame):
             b, n = int(frame["base_bytes"].sum()), int(frame["new_bytes"].sum())
             footer += (
@@ -834,7 +809,7 @@ def _page_data(
     """The JSON data block: metas, summary metrics and the variable rows shown (plus "other")."""
     fields = _REPORT_VARIABLE_FIELDS if isinstance(obj, Report) else _COMPARISON_VARIABLE_FIELDS
     if isinstance(obj, Report):
-        summary = {m: {"value": v, "unit": METRIC_UNITS[m]} for m, v in obj.summary().items()}
+        summary = {m: {"value": v, "unit": METRIC_UNITS[str(m)]} for m, v in obj.summary().items()}
     else:
         summary = {
             str(m): {k: obj.summary.loc[m, k] for k in ("unit", "base", "new", "delta", "delta_pct", "status")}
@@ -875,7 +850,7 @@ def _environment() -> jinja2.Environment:
 @cache
 def _asset(name: str) -> Markup:
     """A static CSS/JS file shipped next to the templates, inlined verbatim (our own code)."""
-    text = resources.files("profcompare.render").joinpath("templates", name).read_text(encoding="utf-8")
+    text = resources.files("profcompare.render").joinpath("templates").joinpath(name).read_text(encoding="utf-8")
     if "</" in text:
         # the asset is inlined inside <style>/<script>; a closing tag would end it early
         raise RuntimeError(f"asset {name} must not contain '</'")

@@ -293,13 +293,13 @@ def plot_code(reports: Sequence[Report], *, top: int = 15) -> Figure:
     n = len(reports)
     height = 0.8 / n
     positions = np.arange(len(table))[::-1]
-    for index, report in enumerate(reports):
+    for index, label in enumerate(_labels(reports)):
         ax.barh(
             positions + (n - 1 - 2 * index) * height / 2,
             table[index].to_numpy(dtype=float),
             height=height,
             color=_colour(index),
-            label=_labels(reports)[index],
+            label=label,
         )
     ax.set_yticks(positions, [_text(str(name)) for name in table.index], fontsize=8)
     _bytes_axis(ax, "x")

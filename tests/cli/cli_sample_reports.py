@@ -162,7 +162,7 @@ def build_report(
     always_live_total = sum(categories_bytes.values())
     # not-always-live bytes per step: activations during fwd/bwd, staging at the optimizer
     liveness_bytes: list[int] = []
-    for step, (name, _) in enumerate(programs):
+    for step in range(len(programs)):
         live = variables[(~variables["always_live"])
                          & (variables["first_step"].fillna(-1) <= step)
                          & (variables["last_step"].fillna(-1) >= step)]

@@ -34,8 +34,10 @@ def test_calling_a_graph_twice_does_not_double_its_code():
     assert (twice.code["name"] == "body/gelu").sum() == 1  # ... compiled once
     assert _cat(twice, "vertexCode") == _cat(once, "vertexCode")
     assert _cat(twice, "vertexInstanceState") == _cat(once, "vertexInstanceState")
-    row = lambda r: int(r.code.loc[r.code["name"] == "body/gelu", "code_bytes"].sum())
-    assert row(twice) == row(once) > 0
+    def gelu_code_bytes(report):
+        return int(report.code.loc[report.code["name"] == "body/gelu", "code_bytes"].sum())
+
+    assert gelu_code_bytes(twice) == gelu_code_bytes(once) > 0
 
 
 def test_inlining_twice_duplicates_vertex_state():

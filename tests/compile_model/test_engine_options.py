@@ -112,3 +112,15 @@ def test_non_object_and_other_keys():
     assert not opts.graph_profile and not opts.execution_profile and not opts.allow_out_of_memory
     opts = parse_engine_options(json.dumps({"autoReport.all": True, "autoReport.executionProfileProgramRunCount": 7}))
     assert opts.graph_profile and opts.execution_profile and opts.program_run_count == 7
+
+
+def test_options_text_is_read_as_a_json_object_with_short_messages():
+    from profcompare.poplar_options import parse_options_object
+
+    assert parse_options_object(None) == {} and parse_options_object("  ") == {}
+    assert parse_options_object('{"autoReport.all": "true", "debug.x": 1}') == {"autoReport.all": "true", "debug.x": 1}
+    long_value = "[" + ", ".join(["1"] * 100) + "]"
+    with pytest.raises(EngineOptionsError, match=r"must be a JSON object") as info:
+        parse_options_object(long_value)
+    message = str(info.value)
+    assert "..." in message and len(message) < 200 and "\n" not in message

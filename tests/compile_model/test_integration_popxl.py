@@ -10,8 +10,8 @@ import pytest
 popxl = pytest.importorskip("profcompare.emulator.popxl")
 pytest.importorskip("profcompare.emulator.lowering")
 
-from profcompare.emulator.popxl import ops
-from profcompare.readers.store import read_report
+from profcompare.emulator.popxl import ops  # noqa: E402  (after the importorskip guards)
+from profcompare.readers.store import read_report  # noqa: E402
 
 
 def _build(replicas: int = 1):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from profcompare._version import __version__
 from profcompare.emulator.compile import report as _report
 from profcompare.emulator.compile.code import code_model
 from profcompare.emulator.compile.cycles import CostModel, static_cycles
@@ -28,8 +29,6 @@ from profcompare.model import CAPABILITIES, Report, ReportMeta
 
 def producer() -> str:
     """The producer string of simulated reports: ``profcompare-sim <version>``."""
-    from profcompare import __version__
-
     return f"profcompare-sim {__version__}"
 
 

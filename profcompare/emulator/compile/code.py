@@ -79,7 +79,10 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
                device: DeviceSpec, num_tiles: int) -> CodeModel:
     """Compute code and vertex-data bytes per tile and the ``code`` table (model.SCHEMAS)."""
     tiles = _Tiles(program, steps, storage, device, num_tiles)
-    zeros = lambda: np.zeros(num_tiles, dtype=np.int64)
+
+    def zeros() -> np.ndarray:
+        return np.zeros(num_tiles, dtype=np.int64)
+
     control = zeros()
     internal = zeros()
     host = zeros()

@@ -9,15 +9,13 @@ keys (``debug.*``, ``target.*``, ``profiler.*`` ...) are accepted, and only
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from profcompare.errors import EngineOptionsError
-
-ENV_VAR = "POPLAR_ENGINE_OPTIONS"
+from profcompare.poplar_options import ENV_VAR, parse_options_object
 
 #: Default of autoReport.executionProfileProgramRunCount (pva.md 4: "Default 2").
 DEFAULT_PROGRAM_RUN_COUNT = 2
@@ -90,16 +88,7 @@ def parse_engine_options(text: str | None) -> EngineOptions:
     execution profile. Raises EngineOptionsError on malformed JSON, a non-object, an unknown
     ``autoReport.*`` key or a bad value.
     """
-    if text is None or not text.strip():
-        return EngineOptions(raw={})
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise EngineOptionsError(
-            f"{ENV_VAR} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}): {text!r}"
-        ) from None
-    if not isinstance(data, dict):
-        raise EngineOptionsError(f"{ENV_VAR} must be a JSON object of option names to values, got {text!r}")
+    data = parse_options_object(text)
     unknown = sorted(k for k in data if k.startswith("autoReport.") and k not in AUTO_REPORT_KEYS)
     if unknown:
         raise EngineOptionsError(

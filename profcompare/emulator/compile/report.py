@@ -33,7 +33,7 @@ def tiles_frame(mem: TileMemory, tiles_per_ipu: int) -> pd.DataFrame:
 
 
 def categories_frame(mem: TileMemory) -> pd.DataFrame:
-    """The ``categories`` table: bytes per category summed over tiles (all modelled categories)."""
+    """The ``categories`` table (model.SCHEMAS columns): bytes per category summed over tiles, every modelled category."""
     names = [c for c in CATEGORY_GROUPS if c in mem.categories]
     return make_frame("categories", {
         "category": names,

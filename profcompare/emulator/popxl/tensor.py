@@ -17,7 +17,7 @@ from .context import gcg
 from .errors import SimulatorNotImplementedError, not_implemented_message
 
 if TYPE_CHECKING:
-    from typing import Self
+    from typing_extensions import Self  # typing.Self is Python 3.11+; only the type checker reads this
 
     from .graph import Graph, Op
     from .ir import Ir
