@@ -27,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -269,11 +270,6 @@ def check_run_name(name: str) -> str:
     return name
 
 
-def is_staging_dir(name: str) -> bool:
-    """True for the hidden staging/old directories a run uses while it is in progress."""
-    return bool(_STAGING_RE.match(name))
-
-
 def _pid_alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
@@ -451,6 +447,36 @@ class _ChildTracker:
                     proc.kill()
 
 
+#: signals that end a run like Ctrl-C does (``kill``, a CI timeout, a closed terminal)
+_TERMINATION_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+def _interrupt_on_termination() -> Callable[[], None]:
+    """Make SIGTERM / SIGHUP raise KeyboardInterrupt while a run executes; return the undo function.
+
+    By default those signals kill the process on the spot, leaving its variant subprocesses
+    running and its staging directory behind; as an exception they go through the same cleanup
+    as Ctrl-C. Only the main thread can install handlers, and handlers someone else installed
+    are left alone.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def interrupt(signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt(f"terminated by signal {signum}")
+
+    previous: dict[int, Any] = {}
+    for signum in _TERMINATION_SIGNALS:
+        if signal.getsignal(signum) is signal.SIG_DFL:
+            previous[signum] = signal.signal(signum, interrupt)
+
+    def restore() -> None:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+    return restore
+
+
 def _failed_info(job: Job, backend: str, error: str, started: str, total_s: float, job_dir: Path) -> dict[str, Any]:
     from profcompare import __version__
 
@@ -513,20 +539,19 @@ def _run_one(
             stderr=log,
         )
         tracker.add(proc)
-        try:
-            assert proc.stdout is not None
-            for raw in proc.stdout:
-                try:
-                    event = json.loads(raw)
-                except ValueError:
-                    continue
-                if isinstance(event, dict) and event.get("stage") in STAGES and progress:
-                    stage = event["stage"]
-                    if stage != "done":  # "done" is reported below, once run.json is known
-                        progress(job.label, stage, {})
-            returncode = proc.wait()
-        finally:
-            tracker.discard(proc)
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("stage") in STAGES and progress:
+                stage = event["stage"]
+                if stage != "done":  # "done" is reported below, once run.json is known
+                    progress(job.label, stage, {})
+        returncode = proc.wait()
+        # only a finished child leaves the tracker: if this is interrupted, the run stops it
+        tracker.discard(proc)
     info = read_run_json(job_dir)
     if info is None:
         how = f"was killed by signal {-returncode}" if returncode < 0 else f"exited with code {returncode}"
@@ -611,6 +636,7 @@ def execute_jobs(
     staging = _prepare_out(out_path, name, force)
     tracker = _ChildTracker()
     t0 = time.perf_counter()
+    restore_signals = _interrupt_on_termination()
     try:
         if progress:
             for job in jobs:
@@ -645,6 +671,8 @@ def execute_jobs(
         tracker.terminate_all()
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        restore_signals()
     return replace_result(result, wall_seconds=time.perf_counter() - t0, replaced=replaced)
 
 
@@ -863,7 +891,6 @@ __all__ = [
     "execute_jobs",
     "find_knob",
     "find_report_files",
-    "is_staging_dir",
     "list_runs",
     "make_jobs",
     "merge_engine_options",

@@ -133,7 +133,7 @@ def table_records(table: pd.DataFrame) -> list[dict[str, Any]]:
     """JSON-ready rows of a sweep table (NaN becomes None)."""
     records = []
     for row in table.to_dict(orient="records"):
-        records.append({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})
+        records.append({str(k): (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})
     return records
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,6 +27,9 @@ class Knob:
     default: Any
     help: str
     choices: tuple[Any, ...] | None = None
+    #: a filesystem path (str knobs): made absolute when parsed, so it means the same in the
+    #: variant's subprocess, which runs in its own directory
+    path: bool = False
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,8 @@ def _parse_value(knob: Knob, value: Any) -> Any:
     if knob.type is str:
         if not isinstance(value, str):
             raise bad("expected text")
+        if knob.path and value.strip():
+            return os.path.abspath(os.path.expanduser(value.strip()))
         return value
     if isinstance(value, bool):
         raise bad(f"expected {knob.type.__name__}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,13 @@ KNOBS = (
     Knob("lr", float, 1e-3, "Adam learning rate"),
     Knob("seed", int, 42, "seed for weights and synthetic data"),
     Knob("device", str, "ipu_hw", "popxl device name", choices=("ipu_hw", "ipu_model")),
-    Knob("data", str, "", "directory with MNIST IDX files (torchvision layout, gz or not); empty = synthetic"),
+    Knob(
+        "data",
+        str,
+        "",
+        "directory with MNIST IDX files (torchvision layout, gz or not); empty = synthetic",
+        path=True,
+    ),
 )
 
 _MAX_REPLICAS = 64  # assumption: the largest data-parallel pod slice we model (IPU-POD64)
@@ -55,6 +62,12 @@ def check_config(config: Mapping[str, Any]) -> None:
         require(config[name] >= 1, name, config[name], "integers >= 1")
     require(config["lr"] > 0, "lr", config["lr"], "numbers > 0")
     require(config["seed"] >= 0, "seed", config["seed"], "integers >= 0")
+    require(
+        not config["data"] or Path(config["data"]).is_dir(),
+        "data",
+        config["data"],
+        "existing directories holding MNIST IDX files, or '' for synthetic data",
+    )
 
 
 def samples_per_step(config: Mapping[str, Any]) -> int:

@@ -101,13 +101,15 @@ class ProgressDisplay:
             return self
         from rich.console import Console
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.table import Column
 
         width = max(len(label) for label in [*self._labels, self._finalize_text])
+        # labels and times are never squeezed: a long error in the stage column wraps instead
         self._progress = Progress(
-            SpinnerColumn(finished_text="[dim]-[/]"),
-            TextColumn(f"{{task.description:<{width}}}"),
-            TextColumn("{task.fields[stage]}"),
-            TimeElapsedColumn(),
+            SpinnerColumn(finished_text="[dim]-[/]", table_column=Column(no_wrap=True)),
+            TextColumn(f"{{task.description:<{width}}}", table_column=Column(min_width=width, no_wrap=True)),
+            TextColumn("{task.fields[stage]}", table_column=Column(overflow="fold")),
+            TimeElapsedColumn(table_column=Column(no_wrap=True)),
             console=Console(stderr=True),
             transient=False,
         )

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, NullLocator
 
 from profcompare import __version__
 from profcompare.render.format import (
@@ -57,17 +57,46 @@ def _x_labels(table: pd.DataFrame, swept: Sequence[str]) -> list[str]:
     return [str(p) for p in table["point"]]
 
 
-def plot_sweep(table: pd.DataFrame, swept: Sequence[str]) -> Figure:
-    """Memory and throughput per sweep point, points in grid order along x.
+def _numeric_axis(table: pd.DataFrame, swept: Sequence[str]) -> tuple[np.ndarray, bool] | None:
+    """(x values, log scale?) when one numeric knob is swept over at least two values, else None.
 
-    Returns a Figure with two Axes: left, grouped bars of always-live, not-always-live peak, code
-    and Streaming Memory bytes per point (y in 1024-based byte units); right, samples per second
-    per point (line with markers). Points without a report have no bar and no marker; oom points
-    are marked "oom" above their bars.
+    A log axis is used when every value is positive and they span at least two decades (the
+    tutorial's sharded_threshold study goes from 512 to 1e10).
+    """
+    if len(swept) != 1:
+        return None
+    column = table[swept[0]]
+    if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+        return None
+    xs = column.to_numpy(dtype="float64")
+    if len(np.unique(xs)) < 2 or not np.isfinite(xs).all():
+        return None
+    log = bool((xs > 0).all() and xs.max() / xs.min() >= 100.0)
+    return xs, log
+
+
+def _tick_text(value: float) -> str:
+    """``512``, ``262145``, ``1e10``, ``0.001``: short labels for knob values on a numeric axis."""
+    text = f"{value:.6g}"
+    return text.replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
+
+
+def plot_sweep(table: pd.DataFrame, swept: Sequence[str]) -> Figure:
+    """Memory and throughput per sweep point.
+
+    Returns a Figure with two Axes: left, always-live, not-always-live peak, code and Streaming
+    Memory bytes per point (y in 1024-based byte units); right, samples per second per point.
+    When one numeric knob is swept, x is that knob's value (log scale when the values span two
+    decades or more) and each series is a line with markers; otherwise the points are in grid
+    order along x with grouped bars, and the throughput line is broken where the slowest knob
+    of a grid changes. Points without a report have no bar and no marker; oom points are marked
+    "oom" above their bars or markers.
     """
     labels = _x_labels(table, swept)
-    x = np.arange(len(labels))
-    fig = Figure(figsize=(11.0, 3.8), layout="constrained")
+    numeric = _numeric_axis(table, swept)
+    x = numeric[0] if numeric is not None else np.arange(len(labels), dtype="float64")
+    order = np.argsort(x, kind="stable")
+    fig = Figure(figsize=(11.0, 4.0), layout="constrained")
     mem_ax, rate_ax = fig.subplots(1, 2, width_ratios=[3, 2])
     width = 0.8 / len(MEMORY_SERIES)
     tops = table[[m for m, _ in MEMORY_SERIES]].max(axis=1).fillna(0).to_numpy()
@@ -77,7 +106,12 @@ def plot_sweep(table: pd.DataFrame, swept: Sequence[str]) -> Figure:
     scale = 1024.0**unit_index
     for i, (metric, text) in enumerate(MEMORY_SERIES):
         values = table[metric].to_numpy(dtype="float64") / scale
-        mem_ax.bar(x + (i - (len(MEMORY_SERIES) - 1) / 2) * width, np.nan_to_num(values), width, label=text, color=_COLOURS[i])
+        if numeric is not None:
+            mem_ax.plot(x[order], values[order], marker="o", label=text, color=_COLOURS[i])
+        else:
+            offset = (i - (len(MEMORY_SERIES) - 1) / 2) * width
+            mem_ax.bar(x + offset, np.nan_to_num(values), width, label=text, color=_COLOURS[i])
+    mem_ax.set_ylim(bottom=0)
     mem_ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
     mem_ax.set_ylabel(f"{_BYTE_UNITS[unit_index]} per replica")
     mem_ax.set_title("Memory")
@@ -85,10 +119,16 @@ def plot_sweep(table: pd.DataFrame, swept: Sequence[str]) -> Figure:
     for xi, status, top in zip(x, table["status"], tops):
         if status != "ok":
             mem_ax.annotate(status, (xi, top), ha="center", va="bottom", color=_THROUGHPUT_COLOUR, fontsize=8)
-    mem_ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.22), ncols=2, frameon=False)
+    fig.legend(*mem_ax.get_legend_handles_labels(), loc="outside lower left", ncols=len(MEMORY_SERIES), fontsize=8, frameon=False)
     rates = table["samples_per_second"].to_numpy(dtype="float64")
     if np.isfinite(rates).any():
-        rate_ax.plot(x, rates, marker="o", color=_THROUGHPUT_COLOUR)
+        if numeric is not None or len(swept) < 2:
+            rate_ax.plot(x[order], rates[order], marker="o", color=_THROUGHPUT_COLOUR)
+        else:  # one line per value of the slowest-varying knob: do not join unrelated points
+            groups = table[swept[0]].ne(table[swept[0]].shift()).cumsum().to_numpy()
+            for group in np.unique(groups):
+                mask = groups == group
+                rate_ax.plot(x[mask], rates[mask], marker="o", color=_THROUGHPUT_COLOUR)
         rate_ax.set_ylim(bottom=0, top=float(np.nanmax(rates)) * 1.15 or 1.0)
         rate_ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: format_rate(value).split(".")[0]))
     else:
@@ -96,8 +136,18 @@ def plot_sweep(table: pd.DataFrame, swept: Sequence[str]) -> Figure:
     rate_ax.set_ylabel("samples per second")
     rate_ax.set_title("Throughput")
     xlabel = swept[0] if len(swept) == 1 else "point"
+    if numeric is not None:
+        ticks = np.unique(x)
+        tick_labels = [_tick_text(v) for v in ticks]
+        xlabel += " (log scale)" if numeric[1] else ""
+    else:
+        ticks, tick_labels = x, [label.replace("$", r"\$") for label in labels]
+    slanted = len(ticks) > 4 or (numeric is not None and numeric[1])
     for ax in (mem_ax, rate_ax):
-        ax.set_xticks(x, [label.replace("$", r"\$") for label in labels], rotation=20 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center", fontsize=8)
+        if numeric is not None and numeric[1]:
+            ax.set_xscale("log")
+            ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xticks(ticks, tick_labels, rotation=30 if slanted else 0, ha="right" if slanted else "center", fontsize=8)
         ax.set_xlabel(xlabel.replace("$", r"\$"))
         ax.grid(axis="y", color="#e5e5e5")
         ax.set_axisbelow(True)
@@ -121,12 +171,6 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
-    from profcompare.sweep import table_records
-
-    return table_records(table)
-
-
 def render_sweep_html(table: pd.DataFrame, swept: Sequence[str], meta: Mapping[str, Any]) -> str:
     """Return the sweep page (one self-contained HTML document).
 
@@ -134,6 +178,7 @@ def render_sweep_html(table: pd.DataFrame, swept: Sequence[str], meta: Mapping[s
     workload, variant, backend and fixed_config (as written to sweep.json).
     """
     from profcompare.render.plots import figure_to_svg
+    from profcompare.sweep import table_records
 
     svg = figure_to_svg(plot_sweep(table, swept))
     knob_columns = list(swept)
@@ -147,7 +192,7 @@ def render_sweep_html(table: pd.DataFrame, swept: Sequence[str], meta: Mapping[s
     data = {
         "schema_version": 1,
         **{k: meta.get(k) for k in ("name", "workload", "variant", "backend", "swept", "fixed_config")},
-        "points": _records(table),
+        "points": table_records(table),
     }
     fixed = {k: (v if v != "" else "''") for k, v in (meta.get("fixed_config") or {}).items()}
     template = _environment().get_template("sweep.html.j2")

@@ -120,6 +120,7 @@ def run(variant: str, config: Mapping[str, Any]) -> WorkloadResult:
                 "PROFCOMPARE_BACKEND": os.environ.get("PROFCOMPARE_BACKEND"),
                 "POPLAR_ENGINE_OPTIONS": os.environ.get("POPLAR_ENGINE_OPTIONS"),
                 "cwd": os.getcwd(),
+                "pid": os.getpid(),
                 "config": dict(config),
             }
         )

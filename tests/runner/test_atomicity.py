@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -9,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import launcher_code, subprocess_env
 
 from profcompare import runner
@@ -95,3 +97,33 @@ def test_rerun_without_force_refuses(fake_registry: object, tmp_path: Path) -> N
     assert second.returncode == 2
     assert b"already exists" in second.stderr and b"--force" in second.stderr
     assert (out / "r" / "fake-small" / "run.json").read_bytes() == before
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    return "\nState:\tZ" in state  # a zombie has stopped; only its exit status is left
+
+
+@pytest.mark.parametrize(("sig", "jobs"), [(signal.SIGTERM, "1"), (signal.SIGTERM, "2"), (signal.SIGINT, "1")])
+def test_signal_to_the_runner_alone_stops_its_children_and_cleans_up(
+    fake_registry: object, tmp_path: Path, sig: signal.Signals, jobs: str
+) -> None:
+    # `kill PID` or a CI timeout signals only the runner, not its process group
+    out = tmp_path / "reports"
+    proc = _start(["run", "fake-small", "fake-slow", "--set", "sleep=60", "--backend", "sim", "--out", str(out), "--name", "r", "-q", "--jobs", jobs])
+    try:
+        _wait_for(lambda: _slow_job_started(out))
+        (env_file,) = out.glob(".r.tmp-*/fake-slow/env.json")
+        child = json.loads(env_file.read_text())["pid"]
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err.decode()
+    assert b"interrupted" in err and b"Traceback" not in err
+    assert sorted(out.iterdir()) == []
+    _wait_for(lambda: _process_gone(child), timeout=10)

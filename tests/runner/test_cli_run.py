@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from profcompare import runner
@@ -92,3 +94,20 @@ def test_sdk_backend_without_the_sdk_is_a_one_line_error(fake_registry: object, 
     assert isinstance(result.exception, SdkUnavailableError)
     assert "\n" not in str(result.exception)
     assert not any(tmp_path.iterdir())
+
+
+def test_progress_display_keeps_labels_and_times_whole_beside_a_long_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from profcompare.commands.run import ProgressDisplay
+
+    monkeypatch.setenv("COLUMNS", "80")
+    error = "Out of memory: the program does not fit on the Mk2 target (1472 tiles per replica): 4 tiles over budget"
+    with ProgressDisplay(["offchip", "offchip-sharded"]) as display:
+        display("offchip", "done", {"status": "oom", "error": error})
+        display("offchip-sharded", "done", {"status": "ok", "error": None})
+    lines = capsys.readouterr().err.splitlines()
+    assert any(re.match(r"^\S offchip +oom Out of memory", line) for line in lines), lines
+    assert any(re.match(r"^\S offchip-sharded ok", line) for line in lines), lines
+    assert sum(bool(re.search(r"\d:\d\d:\d\d\s*$", line)) for line in lines) == 2, lines  # elapsed times kept
+    assert "1472 tiles" in " ".join(lines)  # the error wraps instead of being cut at the edge

@@ -7,6 +7,7 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -143,3 +144,42 @@ def test_sweep_page_with_missing_and_oom_points() -> None:
     assert data is not None
     points = json.loads(data.group(1))["points"]
     assert points[2]["always_live_bytes"] is None and points[0]["samples_per_second"] == 1.2e6
+
+
+def _table(knobs: dict, n: int) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    columns = {"point": [f"p{i}" for i in range(n)], **knobs, "status": ["ok"] * n}
+    for metric in ("always_live_bytes", "not_always_live_peak_bytes", "code_bytes", "streaming_memory_bytes"):
+        columns[metric] = rng.uniform(2**20, 2**25, n)
+    columns["cycles_per_step"] = rng.uniform(1e5, 1e7, n)
+    columns["samples_per_second"] = rng.uniform(1e4, 1e5, n)
+    columns["error"] = [None] * n
+    return pd.DataFrame(columns)
+
+
+def test_sweep_plot_puts_a_wide_numeric_knob_on_a_log_axis() -> None:
+    from profcompare.render.sweep import plot_sweep
+
+    figure = plot_sweep(_table({"sharded_threshold": [10**10, 262145, 1024, 512]}, 4), ["sharded_threshold"])
+    memory, throughput = figure.axes[:2]
+    for ax in (memory, throughput):
+        assert ax.get_xscale() == "log"
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["512", "1024", "262145", "1e10"]
+        assert ax.get_xlim()[0] < 512 and ax.get_xlim()[1] > 1e10
+    # the throughput line follows the knob's value, not the order the values were given in
+    xs, _ = throughput.lines[0].get_data()
+    assert list(xs) == [512, 1024, 262145, 10**10]
+
+
+def test_sweep_plot_of_a_narrow_range_or_a_grid() -> None:
+    from profcompare.render.sweep import plot_sweep
+
+    narrow = plot_sweep(_table({"hidden": [128, 256, 512]}, 3), ["hidden"])
+    assert narrow.axes[0].get_xscale() == "linear"
+    assert [t.get_text() for t in narrow.axes[0].get_xticklabels()] == ["128", "256", "512"]
+    grid = _table({"hidden": [128, 128, 256, 256], "replicas": [1, 2, 1, 2]}, 4)
+    grid["point"] = [f"hidden={h},replicas={r}" for h, r in zip(grid["hidden"], grid["replicas"])]
+    figure = plot_sweep(grid, ["hidden", "replicas"])
+    assert figure.axes[0].get_xscale() == "linear"
+    # one throughput line per value of the slowest knob: points of different hidden sizes are not joined
+    assert [len(line.get_xdata()) for line in figure.axes[1].lines] == [2, 2]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +90,17 @@ def test_listing_workloads_does_not_import_the_sdk_seam() -> None:
     env = {**os.environ, "PROFCOMPARE_BACKEND": "sdk"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "['mnist'] False False"
+
+
+def test_data_directory_is_made_absolute_and_must_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the variant runs in its own directory, so a relative --data must be resolved where the user typed it
+    (tmp_path / "mnist").mkdir()
+    monkeypatch.chdir(tmp_path)
+    mnist = find_variant("onchip")
+    assert parse_knobs(mnist, {"data": "mnist"})["data"] == str(tmp_path / "mnist")
+    assert parse_knobs(mnist, {"data": ""})["data"] == ""
+    with pytest.raises(
+        WorkloadError, match=r"bad value '.*missing' for knob 'data': valid values are existing directories"
+    ) as info:
+        parse_knobs(mnist, {"data": "missing"})
+    assert "\n" not in str(info.value)
