@@ -1,7 +1,7 @@
 """Subprocess entry point of the runner: ``python -m profcompare._variant_main SPEC_JSON``.
 
 Runs one workload variant in the current directory (the job's directory) and writes
-``run.json`` there (CONTRACTS section 3). The environment carries everything else:
+``run.json`` there (its fields are listed in docs/report-format.md). The environment carries everything else:
 ``POPLAR_ENGINE_OPTIONS`` (autoReport into this directory) and ``PROFCOMPARE_BACKEND``.
 
 Progress goes to the parent as JSON lines (``{"stage": "compiling"}``) on the original stdout;
@@ -94,7 +94,7 @@ def _load_workload(ref: str) -> Any:
 
 def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
     """Run the variant described by ``spec``; write and return run.json's content."""
-    from profcompare import __version__
+    from profcompare._version import __version__
 
     cwd = Path.cwd()
     started = now_iso()

@@ -39,8 +39,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from profcompare.poplar_options import parse_options_object
 from profcompare.errors import (
-    EngineOptionsError,
     OutputExistsError,
     ProfcompareError,
     WorkloadError,
@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from profcompare.compare import Comparison
     from profcompare.model import Report
 
-#: ``run.json`` layout version (CONTRACTS section 3).
+#: ``run.json`` layout version (fields listed in docs/report-format.md).
 RUN_SCHEMA_VERSION = 1
 RUN_JSON = "run.json"
 #: stderr of a job's subprocess (tracebacks, anything the SDK prints) lands here.
@@ -192,21 +192,7 @@ def merge_engine_options(user_value: str | None, report_dir: str | os.PathLike[s
     user's JSON object (their other keys are kept). Raises EngineOptionsError when the user's
     value is not a JSON object.
     """
-    options: dict[str, Any] = {}
-    if user_value is not None and user_value.strip():
-        shown = user_value if len(user_value) <= 80 else user_value[:77] + "..."
-        try:
-            parsed = json.loads(user_value)
-        except json.JSONDecodeError as exc:
-            raise EngineOptionsError(
-                f"POPLAR_ENGINE_OPTIONS is not valid JSON ({exc.msg} at character {exc.pos}): {shown!r}"
-            ) from None
-        if not isinstance(parsed, dict):
-            raise EngineOptionsError(
-                'POPLAR_ENGINE_OPTIONS must be a JSON object such as {"autoReport.all": "true"}, '
-                f"got {shown!r}"
-            )
-        options.update(parsed)
+    options = parse_options_object(user_value)
     options["autoReport.all"] = "true"
     options["autoReport.directory"] = os.fspath(report_dir)
     return json.dumps(options)
@@ -478,7 +464,7 @@ def _interrupt_on_termination() -> Callable[[], None]:
 
 
 def _failed_info(job: Job, backend: str, error: str, started: str, total_s: float, job_dir: Path) -> dict[str, Any]:
-    from profcompare import __version__
+    from profcompare._version import __version__
 
     return {
         "schema_version": RUN_SCHEMA_VERSION,

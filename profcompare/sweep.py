@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,8 @@ from typing import Any
 import pandas as pd
 
 from profcompare import runner
+from profcompare.render.format import format_knob_value
+from profcompare.render.json_out import frame_records
 from profcompare.errors import ProfcompareError, WorkloadError
 
 #: the metrics of a sweep table, in column order (units in profcompare.model.METRIC_UNITS)
@@ -48,13 +49,6 @@ def parse_param(text: str) -> tuple[str, list[str]]:
     if not values_text.strip() or any(not v for v in values):
         raise WorkloadError(f"bad --param {text!r}: empty value; expected NAME=V1,V2,...")
     return name, values
-
-
-def format_knob_value(value: Any) -> str:
-    """A knob value as it appears in a point label: ``512``, ``0.001``, ``ipu_model``."""
-    if isinstance(value, float):
-        return f"{value:g}"
-    return re.sub(r"[\s/\\]+", "_", str(value))
 
 
 def point_label(values: Mapping[str, Any]) -> str:
@@ -127,14 +121,6 @@ def sweep_table(points: Sequence[SweepPoint], outcomes: Sequence[runner.JobOutco
     for metric in SWEEP_METRICS:
         frame[metric] = frame[metric].astype("float64")
     return frame
-
-
-def table_records(table: pd.DataFrame) -> list[dict[str, Any]]:
-    """JSON-ready rows of a sweep table (NaN becomes None)."""
-    records = []
-    for row in table.to_dict(orient="records"):
-        records.append({str(k): (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})
-    return records
 
 
 @dataclass(frozen=True)
@@ -228,7 +214,7 @@ def write_sweep_files(
         "swept": list(swept),
         "fixed_config": fixed,
     }
-    document = {"schema_version": SWEEP_SCHEMA_VERSION, **meta, "metrics": list(SWEEP_METRICS), "points": table_records(table)}
+    document = {"schema_version": SWEEP_SCHEMA_VERSION, **meta, "metrics": list(SWEEP_METRICS), "points": frame_records(table)}
     import json
 
     paths = {"csv": directory / "sweep.csv", "json": directory / "sweep.json", "html": directory / "sweep.html"}
@@ -243,11 +229,9 @@ __all__ = [
     "SweepPoint",
     "SweepResult",
     "expand_grid",
-    "format_knob_value",
     "parse_param",
     "point_label",
     "run_sweep",
     "sweep_table",
-    "table_records",
     "write_sweep_files",
 ]

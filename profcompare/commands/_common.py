@@ -65,7 +65,7 @@ def top_option(default: int = 20) -> Callable[[F], F]:
 
 def stdout_is_tty() -> bool:
     """Return True when standard output is a terminal (False when it is closed)."""
-    stream = click.get_text_stream("stdout")
+    stream = sys.stdout  # CliRunner swaps sys.stdout too, so tests see their capture
     return stream is not None and stream.isatty()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -238,7 +240,7 @@ def make_console(*, stderr: bool = False) -> Any:
     """A rich Console on click's current stdout/stderr (so CliRunner captures it)."""
     from rich.console import Console
 
-    stream = click.get_text_stream("stderr" if stderr else "stdout")
+    stream = sys.stderr if stderr else sys.stdout  # swapped by CliRunner as well
     is_tty = stream.isatty()
     # piped or captured output is read by tools and people alike: do not squeeze tables to 80 columns
     return Console(file=stream, soft_wrap=False, highlight=False, width=None if is_tty else 200, no_color=not is_tty)

@@ -8,6 +8,7 @@ units: B, KiB, MiB, GiB, TiB. A missing value (None or NaN) reads :data:`MISSING
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -215,4 +216,12 @@ __all__ = [
     "metric_label",
     "metric_tone",
     "status_tone",
+    "format_knob_value",
 ]
+
+
+def format_knob_value(value: Any) -> str:
+    """A knob value as it appears in a sweep point label: ``512``, ``0.001``, ``ipu_model``."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    return re.sub(r"[\s/\\]+", "_", str(value))

@@ -19,10 +19,12 @@ from markupsafe import Markup
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from profcompare import __version__
+from profcompare._version import __version__
+from profcompare.render.json_out import frame_records
 from profcompare.render.format import (
     format_bytes,
     format_cycles,
+    format_knob_value,
     format_rate,
     metric_label,
 )
@@ -51,7 +53,6 @@ _METRIC_FORMATS = (
 
 def _x_labels(table: pd.DataFrame, swept: Sequence[str]) -> list[str]:
     if len(swept) == 1:
-        from profcompare.sweep import format_knob_value
 
         return [format_knob_value(v) for v in table[swept[0]]]
     return [str(p) for p in table["point"]]
@@ -178,7 +179,6 @@ def render_sweep_html(table: pd.DataFrame, swept: Sequence[str], meta: Mapping[s
     workload, variant, backend and fixed_config (as written to sweep.json).
     """
     from profcompare.render.plots import figure_to_svg
-    from profcompare.sweep import table_records
 
     svg = figure_to_svg(plot_sweep(table, swept))
     knob_columns = list(swept)
@@ -192,7 +192,7 @@ def render_sweep_html(table: pd.DataFrame, swept: Sequence[str], meta: Mapping[s
     data = {
         "schema_version": 1,
         **{k: meta.get(k) for k in ("name", "workload", "variant", "backend", "swept", "fixed_config")},
-        "points": table_records(table),
+        "points": frame_records(table),
     }
     fixed = {k: (v if v != "" else "''") for k, v in (meta.get("fixed_config") or {}).items()}
     template = _environment().get_template("sweep.html.j2")
