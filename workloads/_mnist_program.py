@@ -127,12 +127,18 @@ def _is_sharded(t: Any, threshold: int, replicas: int) -> bool:
     return replicas > 1 and t.nelms >= threshold and t.nelms % replicas == 0
 
 
-def _onchip_step(var: Any, grad: Any, optimizer: Adam, lr: float) -> None:
+def _state_prefix(key: str) -> str:
+    # names each variable's Adam state after it ("adam.fc1.weight.first_order") rather than
+    # leaving popxl's suffixed "first_order__t127", so reports of different layouts line up
+    return f"adam.{key}"
+
+
+def _onchip_step(key: str, var: Any, grad: Any, optimizer: Adam, lr: float) -> None:
     facts, graph = optimizer.create_graph(var, grad.spec, lr=lr, weight_decay=0.0, bias_correction=True)
-    graph.bind(facts.init()).call(var, grad)
+    graph.bind(facts.init(_state_prefix(key))).call(var, grad)
 
 
-def _offchip_step(var: Any, grad: Any, optimizer: Adam, lr: float, threshold: int) -> None:
+def _offchip_step(key: str, var: Any, grad: Any, optimizer: Adam, lr: float, threshold: int) -> None:
     facts, graph = optimizer.create_graph(
         rts.replica_sharded_spec(var, threshold=threshold),
         rts.replica_sharded_spec(grad, threshold=threshold),
@@ -143,7 +149,7 @@ def _offchip_step(var: Any, grad: Any, optimizer: Adam, lr: float, threshold: in
     buffers = addons.named_variable_buffers(facts, entries=1, sharded_threshold=threshold)
     load_graph, names = addons.load_remote_graph(buffers, entries=1)
     store_graph = addons.store_remote_graph(buffers, entries=1)
-    facts.init_remote(buffers, 0)
+    facts.init_remote(buffers, 0, _state_prefix(key))
     state = addons.NamedTensors.pack(names, load_graph.call(0))
     graph.bind(state).call(var, grad)
     store_graph.bind(state).call(0)
@@ -221,9 +227,9 @@ def build_program(variant: str, config: Dict[str, Any]) -> TrainingProgram:
             optimizer = Adam(cache=True)
             for key in sorted(opt_vars):
                 if remote:
-                    _offchip_step(opt_vars[key], grads_by_key[key], optimizer, lr, threshold)
+                    _offchip_step(key, opt_vars[key], grads_by_key[key], optimizer, lr, threshold)
                 else:
-                    _onchip_step(opt_vars[key], grads_by_key[key], optimizer, lr)
+                    _onchip_step(key, opt_vars[key], grads_by_key[key], optimizer, lr)
             if counter is not None:
                 ops.var_updates.accumulator_scale_(counter, 0.0)
 

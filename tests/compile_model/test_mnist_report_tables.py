@@ -69,7 +69,7 @@ def test_loaded_state_is_remote_staging_and_not_always_live(reports, variant):
 
 def test_onchip_adam_state_is_always_live_optimizer_state(reports):
     v = reports["onchip"].variables
-    state = v[v["name"].str.match(r"(first_order|second_order|step)(__t\d+)?$")]
+    state = v[v["name"].str.match(r"adam\.fc\d\.(weight|bias)\.(first_order|second_order|step)$")]
     assert len(state) == 4 * 3
     assert set(state["kind"].astype(str)) == {"optimizer_state"} and state["always_live"].all()
 
