@@ -66,6 +66,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.errors import ReportValidationError
+from profcompare.report_values import check_meta, check_report_values, check_target
 
 #: Memory categories (PopVision / libpva names) and the group each belongs to.
 CATEGORY_GROUPS: Mapping[str, str] = MappingProxyType(
@@ -375,6 +376,7 @@ class Target:
                 raise ReportValidationError(f"target.{name} must be a positive integer, got {value!r}")
         if not self.clock_hz or self.clock_hz <= 0:
             raise ReportValidationError(f"target.clock_hz must be positive, got {self.clock_hz!r}")
+        check_target(self)
 
     @property
     def tiles_per_replica(self) -> int:
@@ -422,6 +424,7 @@ class ReportMeta:
             raise ReportValidationError(f"meta.capabilities: unknown {sorted(unknown)}")
         object.__setattr__(self, "capabilities", frozenset(self.capabilities))
         object.__setattr__(self, "config", MappingProxyType(dict(self.config)))
+        check_meta(self)
 
     @property
     def label(self) -> str:
@@ -481,6 +484,7 @@ class Report:
             raise ReportValidationError("Report.meta must be a ReportMeta")
         for table in TABLES:
             validate_frame(table, getattr(self, table))
+        check_report_values(self)
 
     @classmethod
     def build(cls, meta: ReportMeta, **tables: pd.DataFrame) -> Report:

@@ -7,7 +7,7 @@ from typing import Any
 
 from profcompare.model import Report, ReportMeta, Target, make_frame
 
-TARGET = Target(architecture="Mk2", num_ipus=1, tiles_per_ipu=4, bytes_per_tile=1000, clock_hz=1.0e9)
+TARGET = Target(architecture="Mk2", num_ipus=1, tiles_per_ipu=8, bytes_per_tile=1000, clock_hz=1.0e9)
 
 
 def meta(variant: str = "base", samples_per_step: int | None = None) -> ReportMeta:

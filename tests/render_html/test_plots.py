@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import sys
 
 import numpy as np
@@ -180,7 +182,8 @@ def test_many_tiles_are_downsampled(onchip: Report) -> None:
             "not_always_live_peak_bytes": used // 2,
         },
     )
-    big = Report.build(report.meta, tiles=tiles)
+    target = dataclasses.replace(report.meta.target, ipus_per_replica=4, num_ipus=4 * report.meta.target.num_replicas)
+    big = Report.build(report.meta.replace(target=target), tiles=tiles)
     solid, _ = _solid_and_dashed(plots.plot_tiles([big]))
     assert len(solid[0].get_ydata()) <= plots.MAX_POINTS
     assert solid[0].get_ydata().max() == 700_000

@@ -1,0 +1,215 @@
+"""Value rules of the report model: what a well-formed report's numbers must satisfy.
+
+:mod:`profcompare.model` checks a table's columns and dtypes; this module checks its values.
+Both run when a :class:`~profcompare.model.Report` is built, so every reader (our store, pva,
+the simulator) and every consumer gets the same guarantee: a report that opens is not
+nonsense. A violation raises :class:`~profcompare.errors.ReportValidationError` naming the
+table, the column and the first bad row, e.g.
+``tiles.bytes_excluding_gaps: row 17 has -1 (must be >= 0)``.
+
+The rules, and why:
+
+* every integer column (bytes, cycles, steps, counts, indices) lies in ``0 .. 2**53``:
+  negative figures have no meaning, and beyond 2**53 a float64 summary could no longer
+  represent the value exactly;
+* ``tiles``: ``bytes_excluding_gaps <= bytes_including_gaps`` (gaps only add), tile indices
+  unique and below ``target.tiles_per_replica``, IPU indices below ``target.ipus_per_replica``;
+* ``first_step <= last_step`` wherever both are given; ``cycles_from <= cycles_to`` in the
+  execution table when it has those columns;
+* ``categories``: one row per category; ``liveness``: one row per step;
+* the target's counts are plain positive integers (a bool is not a count) within the bounds of
+  :data:`TARGET_LIMITS`, the clock is finite and positive, and ``num_ipus`` holds all replicas'
+  IPUs (``num_ipus >= num_replicas x ipus_per_replica``; popxl rounds up to a power of two);
+* text fields of the metadata are strings, flags are bools, ``samples_per_step`` is a positive
+  integer, and ``config`` is a JSON-like mapping of bounded depth.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from profcompare.errors import ReportValidationError
+
+#: The largest integer a report may hold (float64 represents every integer up to it exactly).
+MAX_INTEGER = 2**53
+
+#: Upper bounds of the target's counts. Generous for any IPU system built (a Pod256 has 256
+#: IPUs; Mk2 IPUs have 1,472 tiles of 624 KiB), tight enough that a corrupt value is refused
+#: before anything allocates per-tile or per-IPU arrays from it.
+TARGET_LIMITS: Mapping[str, int] = {
+    "num_ipus": 65_536,
+    "tiles_per_ipu": 65_536,
+    "bytes_per_tile": 2**32,
+    "num_replicas": 65_536,
+    "ipus_per_replica": 4_096,
+}
+#: Upper bound of a clock in Hz (Mk1 1.6 GHz, Mk2 1.33, Bow 1.85): beyond it a value is corrupt.
+MAX_CLOCK_HZ = 1e11
+#: Deepest nesting accepted in ``meta.config`` (run configurations are flat mappings of knobs).
+MAX_CONFIG_DEPTH = 32
+
+
+def _fail(message: str) -> None:
+    raise ReportValidationError(message)
+
+
+def _first_bad_row(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def check_integer_columns(table: str, frame: pd.DataFrame) -> None:
+    """Every integer column of ``frame`` lies in ``0 .. MAX_INTEGER`` (nulls allowed)."""
+    for column in frame.columns:
+        series = frame[column]
+        dtype = series.dtype
+        if str(dtype) == "Int64":
+            values = series.to_numpy(dtype="int64", na_value=0)
+        elif dtype == np.dtype("int64"):
+            values = series.to_numpy()
+        else:
+            continue
+        if not len(values):
+            continue
+        low, high = values.min(), values.max()
+        if low < 0:
+            row = _first_bad_row(values < 0)
+            _fail(f"{table}.{column}: row {row} has {int(values[row])} (must be >= 0)")
+        if high > MAX_INTEGER:
+            row = _first_bad_row(values > MAX_INTEGER)
+            _fail(f"{table}.{column}: row {row} has {int(values[row])} (must be <= 2**53)")
+
+
+def check_unique(table: str, frame: pd.DataFrame, column: str) -> None:
+    """``frame[column]`` holds no value twice."""
+    duplicated = frame[column].duplicated().to_numpy()
+    if duplicated.any():
+        row = _first_bad_row(duplicated)
+        value = frame[column].iloc[row]
+        shown = int(value) if isinstance(value, (int, np.integer)) else repr(str(value))
+        _fail(f"{table}.{column}: row {row} repeats {shown} (one row each)")
+
+
+def check_ordered(table: str, frame: pd.DataFrame, low: str, high: str) -> None:
+    """``frame[low] <= frame[high]`` wherever both are given."""
+    if low not in frame.columns or high not in frame.columns or not len(frame):
+        return
+    a = frame[low].to_numpy(dtype="float64", na_value=np.nan)
+    b = frame[high].to_numpy(dtype="float64", na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        bad = a > b
+    if bad.any():
+        row = _first_bad_row(bad)
+        _fail(f"{table}: row {row} has {low} {int(a[row])} > {high} {int(b[row])}")
+
+
+def check_tiles(frame: pd.DataFrame, tiles_per_replica: int, ipus_per_replica: int) -> None:
+    """Tile rows: gaps only add, indices unique and inside the replica."""
+    if not len(frame):
+        return
+    check_ordered("tiles", frame, "bytes_excluding_gaps", "bytes_including_gaps")
+    check_unique("tiles", frame, "tile")
+    for column, bound in (("tile", tiles_per_replica), ("ipu", ipus_per_replica)):
+        values = frame[column].to_numpy()
+        if values.max() >= bound:
+            row = _first_bad_row(values >= bound)
+            _fail(f"tiles.{column}: row {row} has {int(values[row])} (the target has {bound} per replica)")
+
+
+def check_target(target: Any) -> None:
+    """The target's counts are bounded positive integers and its clock is a real clock."""
+    for name, limit in TARGET_LIMITS.items():
+        value = getattr(target, name)
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            _fail(f"target.{name} must be a positive integer, got {value!r}")
+        if not 1 <= value <= limit:
+            _fail(f"target.{name} must be between 1 and {limit}, got {value!r}")
+    clock = target.clock_hz
+    if isinstance(clock, (bool, np.bool_)) or not isinstance(clock, (int, float, np.integer, np.floating)):
+        _fail(f"target.clock_hz must be a number, got {clock!r}")
+    if not math.isfinite(clock) or not 0 < clock <= MAX_CLOCK_HZ:
+        _fail(f"target.clock_hz must be a finite positive clock up to {MAX_CLOCK_HZ:g} Hz, got {clock!r}")
+    if not isinstance(target.architecture, str):
+        _fail(f"target.architecture must be a string, got {target.architecture!r}")
+    needed = target.num_replicas * target.ipus_per_replica
+    if target.num_ipus < needed:
+        _fail(
+            f"target.num_ipus is {target.num_ipus}, fewer than num_replicas x ipus_per_replica = "
+            f"{target.num_replicas} x {target.ipus_per_replica}"
+        )
+
+
+def _depth(value: Any, limit: int) -> int:
+    """Nesting depth of a JSON-like value, stopping (without recursion) once past ``limit``."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        if isinstance(item, Mapping):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def check_meta(meta: Any) -> None:
+    """Types of the metadata fields, ``samples_per_step`` and the depth of ``config``."""
+    for name in ("source", "producer"):
+        if not isinstance(getattr(meta, name), str):
+            _fail(f"meta.{name} must be a string, got {getattr(meta, name)!r}")
+    for name in ("workload", "variant", "created"):
+        value = getattr(meta, name)
+        if value is not None and not isinstance(value, str):
+            _fail(f"meta.{name} must be a string, got {value!r}")
+    for name in ("simulated", "oom"):
+        if not isinstance(getattr(meta, name), (bool, np.bool_)):
+            _fail(f"meta.{name} must be true or false, got {getattr(meta, name)!r}")
+    samples = meta.samples_per_step
+    if samples is not None:
+        if isinstance(samples, (bool, np.bool_)) or not isinstance(samples, (int, np.integer)):
+            _fail(f"meta.samples_per_step must be a positive integer, got {samples!r}")
+        if not 1 <= samples <= MAX_INTEGER:
+            _fail(f"meta.samples_per_step must be between 1 and 2**53, got {samples!r}")
+    if any(not isinstance(k, str) for k in meta.config):
+        _fail("meta.config keys must be strings")
+    if _depth(dict(meta.config), MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH:
+        _fail(f"meta.config is nested deeper than {MAX_CONFIG_DEPTH} levels")
+
+
+def check_report_values(report: Any) -> None:
+    """Apply every value rule of this module to ``report`` (raises ReportValidationError)."""
+    meta = report.meta
+    check_meta(meta)
+    check_target(meta.target)
+    target = meta.target
+    for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers"):
+        check_integer_columns(table, getattr(report, table))
+    check_tiles(report.tiles, target.tiles_per_ipu * target.ipus_per_replica, target.ipus_per_replica)
+    if len(report.categories):
+        check_unique("categories", report.categories, "category")
+    if len(report.liveness):
+        check_unique("liveness", report.liveness, "step")
+    check_ordered("variables", report.variables, "first_step", "last_step")
+    check_ordered("execution", report.execution, "cycles_from", "cycles_to")
+
+
+__all__ = [
+    "MAX_CLOCK_HZ",
+    "MAX_CONFIG_DEPTH",
+    "MAX_INTEGER",
+    "TARGET_LIMITS",
+    "check_integer_columns",
+    "check_meta",
+    "check_ordered",
+    "check_report_values",
+    "check_target",
+    "check_tiles",
+    "check_unique",
+]
