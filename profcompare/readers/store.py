@@ -14,7 +14,11 @@ The layout is documented in ``docs/report-format.md``; in short:
   dictionary encoded: the table holds an integer code, ``dictionary`` holds the strings, and
   a ``<table>_text`` view shows the decoded values for people exploring with ``sqlite3``;
 * ``checksums(table_name, rows, crc32)``: row counts and CRC-32 of the decoded content of
-  every table, so a truncated or bit-flipped file is reported instead of read wrongly.
+  every table, of ``meta``, ``dictionary``, the ``columns`` catalogue and (row ``checksums``)
+  of its own other rows, so a truncated, bit-flipped or edited file is reported instead of
+  read wrongly. The reader verifies the checksums table first, then ``meta`` before parsing
+  any of it, and compares every recorded row count with the table's real one before sizing
+  anything from it.
 
 A report is written in one transaction into a temporary file in the destination directory,
 flushed to disk and then renamed, so a crash never leaves a file that opens as a report.
@@ -62,7 +66,15 @@ from profcompare.model import (
 
 #: Version of the layout written by :func:`write_report`. Readers accept every version up to
 #: this one; anything newer raises :class:`~profcompare.errors.UnsupportedReportVersion`.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+#: From this schema version on, ``checksums`` also covers the ``columns`` catalogue and
+#: itself (its row ``checksums``), so no edit of any table reads silently.
+SEALED_SINCE_VERSION = 2
+
+#: At most this many rows in ``checksums`` (one per table, plus meta, dictionary, columns and
+#: itself): more is corruption, refused before anything is sized from it.
+_MAX_CHECKSUM_ROWS = 64
 
 #: ``PRAGMA application_id`` of our files: the ASCII bytes "PrfC" as a big-endian int32.
 APPLICATION_ID = int.from_bytes(b"PrfC", "big")
@@ -391,15 +403,13 @@ def _write_database(report: Report, path: pathlib.Path) -> None:
                 con.execute(statement)
         checksums: list[tuple[str, int, int]] = []
         dictionary_rows: list[tuple[str, str, int, str]] = []
+        catalogue: list[tuple[str, int, str, str, str, str | None, int]] = []
         for table in TABLES:
             frame = getattr(report, table)
             plan = _column_plan(table, frame)
             columns_sql = ", ".join(f"{_quote(s.name)} {_sql_type(s)}" for s in plan)
             con.execute(f"CREATE TABLE {table} ({columns_sql})")
-            con.executemany(
-                "INSERT INTO columns VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(s.table, s.position, s.name, s.storage, s.dtype, s.categories_dtype, int(s.ordered)) for s in plan],
-            )
+            catalogue += [(s.table, s.position, s.name, s.storage, s.dtype, s.categories_dtype, int(s.ordered)) for s in plan]
             check = _Checksum(table, len(frame))
             values: list[list[Any]] = []
             for spec in plan:
@@ -419,6 +429,9 @@ def _write_database(report: Report, path: pathlib.Path) -> None:
         meta_items += _meta_items(report.meta)
         con.executemany("INSERT INTO meta VALUES (?, ?)", meta_items)
         checksums.append(("meta", len(meta_items), _meta_checksum(meta_items)))
+        con.executemany("INSERT INTO columns VALUES (?, ?, ?, ?, ?, ?, ?)", catalogue)
+        checksums.append(("columns", len(catalogue), _catalogue_checksum(catalogue)))
+        checksums.append(("checksums", len(checksums), _checksums_checksum(checksums)))
         con.executemany("INSERT INTO checksums VALUES (?, ?, ?)", checksums)
         con.execute("COMMIT")
     finally:
@@ -433,6 +446,21 @@ def _dictionary_checksum(rows: Sequence[tuple[str, str, int, str]]) -> int:
     check = _Checksum("dictionary", len(rows))
     for table, column, code, value in sorted(rows, key=lambda r: (r[0], r[1], r[2])):
         check.add(f"{table}\x00{column}\x00{code}\x00{value}\x00".encode("utf-8", "surrogatepass"))
+    return check.value
+
+
+def _catalogue_checksum(rows: Sequence[Sequence[Any]]) -> int:
+    check = _Checksum("columns", len(rows))
+    for row in sorted(rows, key=lambda r: (str(r[0]), int(r[1]))):
+        check.add("\x00".join("" if v is None else str(v) for v in row).encode("utf-8", "surrogatepass") + b"\x01")
+    return check.value
+
+
+def _checksums_checksum(rows: Sequence[tuple[str, int, int]]) -> int:
+    """CRC-32 of the checksums table's rows other than its own (sorted by table name)."""
+    check = _Checksum("checksums", len(rows))
+    for name, count, crc in sorted(rows, key=lambda r: str(r[0])):
+        check.add(f"{name}\x00{count}\x00{crc}\x00".encode("utf-8", "surrogatepass"))
     return check.value
 
 
@@ -504,6 +532,8 @@ def read_report(path: str | os.PathLike[str]) -> Report:
         if isinstance(exc, ReportFormatError):
             raise
         raise ReportFormatError(f"{file}: invalid report content: {exc}") from None
+    except RecursionError:
+        raise ReportFormatError(f"{file}: corrupt report (nesting too deep)") from None
     except (sqlite3.Error, ValueError, TypeError, KeyError, IndexError, OverflowError, UnicodeError) as exc:
         raise ReportFormatError(f"{file}: corrupt report ({type(exc).__name__}: {exc})") from None
 
@@ -541,18 +571,24 @@ def _read_database(con: sqlite3.Connection, file: pathlib.Path) -> Report:
     missing = [t for t in ("meta", "columns", "dictionary", "checksums", *TABLES) if t not in tables]
     if missing:
         raise ReportFormatError(f"{file}: not a complete profcompare report (missing table(s) {', '.join(missing)})")
+    header_version = con.execute("PRAGMA user_version").fetchone()[0]
+    checksums = _read_checksums(con, file, sealed=header_version >= SEALED_SINCE_VERSION)
+    _verify_count(con, file, "meta", checksums)
     meta_items = con.execute("SELECT key, value FROM meta").fetchall()
+    # Verified before any value is parsed: an edited meta never reaches the JSON parser.
+    _verify(file, "meta", checksums, len(meta_items), _meta_checksum(meta_items))
     meta_values = dict(meta_items)
-    version = json.loads(meta_values.get("schema_version", "null"))
-    if not isinstance(version, int):
+    version = _json_value(file, "schema_version", meta_values.get("schema_version", "null"))
+    if not isinstance(version, int) or isinstance(version, bool):
         raise ReportFormatError(f"{file}: corrupt report (no schema_version in meta)")
     if version > SCHEMA_VERSION:
         raise UnsupportedReportVersion(
             f"{file}: written by report schema version {version}; this profcompare reads up to version {SCHEMA_VERSION} (upgrade profcompare)"
         )
-    checksums = {name: (rows, crc) for name, rows, crc in con.execute("SELECT table_name, rows, crc32 FROM checksums")}
-    _verify(file, "meta", checksums, len(meta_items), _meta_checksum(meta_items))
+    if version != header_version:
+        raise ReportFormatError(f"{file}: corrupt report (schema version {version} in meta, {header_version} in header)")
 
+    _verify_count(con, file, "dictionary", checksums)
     dictionary_rows = con.execute(
         "SELECT table_name, column_name, code, value FROM dictionary ORDER BY table_name, column_name, code"
     ).fetchall()
@@ -565,9 +601,14 @@ def _read_database(con: sqlite3.Connection, file: pathlib.Path) -> Report:
         bucket.append(value)
 
     catalogue: dict[str, list[StoredColumn]] = {}
-    for row in con.execute(
+    if version >= SEALED_SINCE_VERSION:
+        _verify_count(con, file, "columns", checksums)
+    catalogue_rows = con.execute(
         "SELECT table_name, position, column_name, storage, dtype, categories_dtype, ordered FROM columns ORDER BY table_name, position"
-    ):
+    ).fetchall()
+    if version >= SEALED_SINCE_VERSION:
+        _verify(file, "columns", checksums, len(catalogue_rows), _catalogue_checksum(catalogue_rows))
+    for row in catalogue_rows:
         spec = StoredColumn(row[0], int(row[1]), row[2], row[3], row[4], row[5], bool(row[6]))
         if spec.storage not in _STORAGES:
             raise ReportFormatError(f"{file}: corrupt report (unknown storage {spec.storage!r} for {spec.table}.{spec.name})")
@@ -579,11 +620,51 @@ def _read_database(con: sqlite3.Connection, file: pathlib.Path) -> Report:
         _check_plan(file, con, table, plan)
         if table not in checksums:
             raise ReportFormatError(f"{file}: corrupt report (no checksum for table {table})")
-        rows = checksums[table][0]
+        rows = _verify_count(con, file, table, checksums)
         frames[table] = _read_table(con, file, table, plan, rows, levels, checksums)
 
     meta = _decode_meta(file, meta_values)
     return Report.build(meta, **frames)
+
+
+def _read_checksums(con: sqlite3.Connection, file: pathlib.Path, *, sealed: bool) -> dict[str, tuple[int, int]]:
+    """The checksums table, bounded in size and (from SEALED_SINCE_VERSION) verified against its own row."""
+    rows = con.execute(f"SELECT table_name, rows, crc32 FROM checksums LIMIT {_MAX_CHECKSUM_ROWS + 1}").fetchall()
+    if len(rows) > _MAX_CHECKSUM_ROWS:
+        raise ReportFormatError(f"{file}: corrupt report (more than {_MAX_CHECKSUM_ROWS} rows in checksums)")
+    checksums: dict[str, tuple[int, int]] = {}
+    for name, count, crc in rows:
+        if not isinstance(name, str) or not isinstance(count, int) or not isinstance(crc, int):
+            raise ReportFormatError(f"{file}: corrupt report (malformed row in checksums)")
+        checksums[name] = (count, crc)
+    if sealed:
+        others = [(n, c, k) for n, (c, k) in checksums.items() if n != "checksums"]
+        _verify(file, "checksums", checksums, len(others), _checksums_checksum(others))
+    return checksums
+
+
+def _verify_count(con: sqlite3.Connection, file: pathlib.Path, name: str, checksums: Mapping[str, tuple[int, int]]) -> int:
+    """The recorded row count of table ``name``, checked against the table's real count.
+
+    Nothing is sized from a recorded count before this check, so an edited count can never
+    make the reader allocate for rows that are not there.
+    """
+    if name not in checksums:
+        raise ReportFormatError(f"{file}: corrupt report (no checksum for {name})")
+    recorded = checksums[name][0]
+    actual = con.execute(f"SELECT COUNT(*) FROM {_quote(name)}").fetchone()[0]
+    if recorded != actual:
+        raise ReportFormatError(f"{file}: corrupt report ({name} has {actual} rows, expected {recorded})")
+    return int(recorded)
+
+
+def _json_value(file: pathlib.Path, key: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ReportFormatError(f"{file}: corrupt report (meta.{key} is nested too deeply)") from None
+    except ValueError:
+        raise ReportFormatError(f"{file}: corrupt report (meta.{key} is not valid JSON)") from None
 
 
 def _verify(file: pathlib.Path, name: str, checksums: Mapping[str, tuple[int, int]], rows: int, crc: int) -> None:
@@ -691,7 +772,7 @@ def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
     missing = [k for k in _META_FIELDS if k not in values]
     if missing:
         raise ReportFormatError(f"{file}: corrupt report (meta lacks {', '.join(missing)})")
-    meta = {k: json.loads(values[k]) for k in _META_FIELDS}
+    meta = {k: _json_value(file, k, values[k]) for k in _META_FIELDS}
     target = meta["target"]
     if not isinstance(target, dict):
         raise ReportFormatError(f"{file}: corrupt report (meta.target is not an object)")

@@ -112,7 +112,7 @@ def test_file_is_recognisable_and_explorable_with_sqlite(report: Report, tmp_pat
     assert con.execute("PRAGMA application_id").fetchone()[0] == store.APPLICATION_ID
     assert con.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
     meta = dict(con.execute("SELECT key, value FROM meta"))
-    assert meta["schema_version"] == "1"
+    assert meta["schema_version"] == str(store.SCHEMA_VERSION)
     assert '"tiles_per_ipu": 4' in meta["target"]
     # the decoded views show text where the tables hold dictionary codes
     rows = con.execute("SELECT name, kind, shape FROM variables_text WHERE name = ?", (ODD_NAMES[0],)).fetchall()
@@ -124,21 +124,23 @@ def test_file_is_recognisable_and_explorable_with_sqlite(report: Report, tmp_pat
 def test_newer_schema_version_is_refused(report: Report, tmp_path: pathlib.Path) -> None:
     path = store.write_report(report, tmp_path / "profile.sqlite")
     con = sqlite3.connect(path)
-    con.execute("PRAGMA user_version = 2")
+    newer = store.SCHEMA_VERSION + 1
+    con.execute(f"PRAGMA user_version = {newer}")
     con.commit()
     con.close()
-    with pytest.raises(UnsupportedReportVersion, match="version 2.*upgrade"):
+    with pytest.raises(UnsupportedReportVersion, match=f"version {newer}.*upgrade"):
         store.read_report(path)
     assert issubclass(UnsupportedReportVersion, ReportFormatError)
 
 
-def test_newer_schema_version_in_meta_is_refused(report: Report, tmp_path: pathlib.Path) -> None:
+def test_edited_schema_version_in_meta_is_corruption(report: Report, tmp_path: pathlib.Path) -> None:
+    # meta is verified before any of it is parsed: an edited version is an edit, not a newer file
     path = store.write_report(report, tmp_path / "profile.sqlite")
     con = sqlite3.connect(path)
     con.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
     con.commit()
     con.close()
-    with pytest.raises(UnsupportedReportVersion, match="version 7"):
+    with pytest.raises(ReportFormatError, match="checksum mismatch in meta"):
         store.read_report(path)
 
 

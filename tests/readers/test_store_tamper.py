@@ -1,0 +1,108 @@
+"""Edits of any checksummed part of a store are refused with one ReportFormatError, and
+nothing is sized from an edited count (no MemoryError, no RecursionError)."""
+
+from __future__ import annotations
+
+import pathlib
+import sqlite3
+
+import pytest
+
+from profcompare.errors import ReportFormatError
+from profcompare.model import Report
+from profcompare.readers import store
+
+
+def _edit(path: pathlib.Path, *statements: str) -> None:
+    con = sqlite3.connect(path)
+    for statement in statements:
+        con.execute(statement)
+    con.commit()
+    con.close()
+
+
+@pytest.fixture
+def path(report: Report, tmp_path: pathlib.Path) -> pathlib.Path:
+    return store.write_report(report, tmp_path / "profile.sqlite")
+
+
+def test_every_table_and_the_catalogue_are_checksummed(path: pathlib.Path) -> None:
+    con = sqlite3.connect(path)
+    names = {row[0] for row in con.execute("SELECT table_name FROM checksums")}
+    con.close()
+    assert names == {*store.TABLES, "meta", "dictionary", "columns", "checksums"}
+
+
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        ("UPDATE checksums SET rows = 1000000000 WHERE table_name = 'variables'", "checksum mismatch in checksums"),
+        ("UPDATE checksums SET crc32 = crc32 + 1 WHERE table_name = 'tiles'", "checksum mismatch in checksums"),
+        ("DELETE FROM checksums WHERE table_name = 'checksums'", "no checksum for checksums"),
+        ("UPDATE columns SET dtype = 'float64' WHERE table_name = 'tiles' AND position = 2", "checksum mismatch in columns"),
+        ("UPDATE dictionary SET value = 'other_program' WHERE column_name = 'program' AND code = 0", "checksum mismatch in dictionary"),
+        ("UPDATE meta SET value = '\"Poplar 9\"' WHERE key = 'producer'", "checksum mismatch in meta"),
+    ],
+)
+def test_edits_are_detected(path: pathlib.Path, statement: str, message: str) -> None:
+    _edit(path, statement)
+    with pytest.raises(ReportFormatError, match=message):
+        store.read_report(path)
+
+
+def test_a_huge_recorded_row_count_is_refused_before_allocating(path: pathlib.Path) -> None:
+    # Even with the seal recomputed by the editor, the count is checked against the table.
+    con = sqlite3.connect(path)
+    con.execute("UPDATE checksums SET rows = 1000000000 WHERE table_name = 'variables'")
+    others = [r for r in con.execute("SELECT table_name, rows, crc32 FROM checksums") if r[0] != "checksums"]
+    con.execute("UPDATE checksums SET rows = ?, crc32 = ? WHERE table_name = 'checksums'",
+                (len(others), store._checksums_checksum(others)))
+    con.commit()
+    con.close()
+    with pytest.raises(ReportFormatError, match="variables has .* rows, expected 1000000000"):
+        store.read_report(path)
+
+
+def test_deeply_nested_meta_is_a_format_error(path: pathlib.Path) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    con = sqlite3.connect(path)
+    con.execute("UPDATE meta SET value = ? WHERE key = 'config'", (deep,))
+    items = con.execute("SELECT key, value FROM meta").fetchall()
+    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'meta'", (store._meta_checksum(items),))
+    others = [r for r in con.execute("SELECT table_name, rows, crc32 FROM checksums") if r[0] != "checksums"]
+    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'checksums'", (store._checksums_checksum(others),))
+    con.commit()
+    con.close()
+    with pytest.raises(ReportFormatError, match="meta.config is nested too deeply"):
+        store.read_report(path)
+
+
+def _downgrade_to_version_1(path: pathlib.Path) -> None:
+    """Rewrite a store as schema version 1 wrote it: no catalogue or self checksum rows."""
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM checksums WHERE table_name IN ('columns', 'checksums')")
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    items = con.execute("SELECT key, value FROM meta").fetchall()
+    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'meta'", (store._meta_checksum(items),))
+    con.execute("PRAGMA user_version = 1")
+    con.commit()
+    con.close()
+
+
+def test_version_1_stores_still_open(report: Report, path: pathlib.Path) -> None:
+    _downgrade_to_version_1(path)
+    back = store.read_report(path)
+    assert back.variables["name"].tolist() == report.variables["name"].tolist()
+
+
+def test_version_1_stores_still_check_row_counts(path: pathlib.Path) -> None:
+    _downgrade_to_version_1(path)
+    _edit(path, "UPDATE checksums SET rows = 1000000000 WHERE table_name = 'variables'")
+    with pytest.raises(ReportFormatError, match="variables has .* rows, expected 1000000000"):
+        store.read_report(path)
+
+
+def test_header_and_meta_versions_must_agree(path: pathlib.Path) -> None:
+    _edit(path, "PRAGMA user_version = 1")
+    with pytest.raises(ReportFormatError, match=f"schema version {store.SCHEMA_VERSION} in meta, 1 in header"):
+        store.read_report(path)
