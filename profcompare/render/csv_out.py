@@ -25,6 +25,7 @@ import pandas as pd
 
 from profcompare.compare import Comparison
 from profcompare.model import METRIC_UNITS, METRICS, Report
+from profcompare.render.control_chars import visible
 from profcompare.render.format import is_missing
 from profcompare.render.json_out import frame_records, metric_value
 from profcompare.render.sections import VariablesView, comparison_variables_view, limit
@@ -35,6 +36,8 @@ def _field(value: Any) -> Any:
         return ""
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else ""
+    if isinstance(value, str):
+        return visible(value)
     return value
 
 

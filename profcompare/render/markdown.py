@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from profcompare.render.control_chars import visible
 from profcompare.render.sections import Cell, Document, Table, build_document
 
 if TYPE_CHECKING:
@@ -25,9 +26,10 @@ _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 def escape(text: str) -> str:
     """Return ``text`` safe inside Markdown (and inside a table cell): markup characters are
-    backslash-escaped, ``& < >`` become entities, and line breaks become spaces."""
+    backslash-escaped, ``& < >`` become entities, line breaks become spaces and other control
+    characters visible escapes (see :func:`profcompare.render.control_chars.visible`)."""
     out = []
-    for char in text.replace("\r\n", " ").replace("\n", " ").replace("\r", " "):
+    for char in visible(text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")):
         if char in _ENTITIES:
             out.append(_ENTITIES[char])
         elif char in _ESCAPED:

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from profcompare.render.control_chars import visible_document
 from profcompare.render.sections import Document, Table, build_document
 
 if TYPE_CHECKING:
@@ -92,7 +93,9 @@ def _rich_table(table: Table, color: bool, widths: list[int] | None) -> RichTabl
 
 
 def render_document(document: Document, *, color: bool = False, width: int = DEFAULT_WIDTH) -> str:
-    """Return ``document`` drawn as terminal text ``width`` characters wide."""
+    """Return ``document`` drawn as terminal text ``width`` characters wide (names made visible:
+    control characters from a report never reach the terminal)."""
+    document = visible_document(document)
     buffer = io.StringIO()
     console = Console(
         file=buffer,
