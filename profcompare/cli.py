@@ -10,7 +10,9 @@ the exception and ``--debug``) and exits with :data:`INTERNAL_ERROR`, and ``--de
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 import sys
 
 import click
@@ -34,6 +36,8 @@ COMMAND_MODULES = (
 #: exit code of an unexpected exception (a bug), apart from 1 (a ``--fail-if`` limit exceeded)
 #: and 2 (bad input); the value of BSD's EX_SOFTWARE
 INTERNAL_ERROR = 70
+#: Exit code of errors the user can fix (bad input, a path the system refuses), as click's usage errors.
+USAGE_ERROR = 2
 
 
 class _Group(click.Group):
@@ -64,6 +68,30 @@ def _click_message(exc: click.ClickException) -> str:
     return message
 
 
+def _error(message: str) -> None:
+    """Print ``message`` as the one error line: folded, control characters made visible."""
+    from profcompare.render.control_chars import one_line
+
+    try:
+        click.echo(f"profcompare: error: {one_line(message)}", err=True)
+    except OSError:
+        pass  # stderr itself is gone: the exit code still tells
+
+
+def _os_message(exc: OSError) -> str:
+    what = exc.strerror or str(exc) or type(exc).__name__
+    # Python would try to flush stdout again at exit and print a warning: the exit code is enough
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    if exc.filename is not None:
+        return f"{exc.filename}: {what}"
+    if exc.errno in (errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EBADF):
+        return f"cannot write output: {what}"
+    return what
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``profcompare`` console script. Returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -79,27 +107,29 @@ def main(argv: list[str] | None = None) -> int:
         if no_args_help is not None and isinstance(exc, no_args_help):
             exc.show()  # bare `profcompare` prints the help
             return exc.exit_code
-        click.echo(f"profcompare: error: {_click_message(exc)}", err=True)
+        _error(_click_message(exc))
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except ProfcompareError as exc:
         if debug:
             raise
-        click.echo(f"profcompare: error: {exc}", err=True)
+        _error(str(exc))
         return exc.exit_code
+    except OSError as exc:
+        # the file system said no (a path too long, an unwritable --out, a full disk or stdout)
+        if debug:
+            raise
+        _error(_os_message(exc))
+        return USAGE_ERROR
     except KeyboardInterrupt:
         click.echo("profcompare: error: interrupted", err=True)
         return 130
     except Exception as exc:  # the last line of defence: one line, never a traceback
         if debug:
             raise
-        detail = " ".join(str(exc).split()) or "no message"
-        click.echo(
-            f"profcompare: error: internal error ({type(exc).__name__}: {detail}); "
-            "run again with --debug for the traceback",
-            err=True,
-        )
+        detail = str(exc) or "no message"
+        _error(f"internal error ({type(exc).__name__}: {detail}); run again with --debug for the traceback")
         return INTERNAL_ERROR
     return result if isinstance(result, int) else 0
 

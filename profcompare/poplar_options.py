@@ -40,6 +40,8 @@ def parse_options_object(text: str | None) -> dict[str, Any]:
             f"{ENV_VAR} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}): "
             f"{_shown(text)!r}"
         ) from None
+    except RecursionError:
+        raise EngineOptionsError(f"{ENV_VAR} is nested too deeply to be engine options: {_shown(text)!r}") from None
     if not isinstance(data, dict):
         raise EngineOptionsError(
             f'{ENV_VAR} must be a JSON object such as {{"autoReport.all": "true"}}, got {_shown(text)!r}'
