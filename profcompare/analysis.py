@@ -14,6 +14,7 @@ Top-N with an "other" row
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -235,11 +236,15 @@ def variables_view(
     if sort not in variables.columns:
         raise ProfcompareError(f"cannot sort variables by {sort!r}; choose one of {', '.join(variables.columns)}")
     if filter_regex is not None:
-        try:
-            re.compile(filter_regex)
-        except re.error as exc:
-            raise ProfcompareError(f"invalid filter regular expression {filter_regex!r}: {exc}") from None
-        mask = variables["name"].astype(object).str.contains(filter_regex, regex=True, na=False)
+        # A user's pattern may draw library warnings ("possible nested set", "has match groups"):
+        # they say nothing about the result, so they are not printed.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                re.compile(filter_regex)
+            except (re.error, RecursionError, OverflowError) as exc:
+                raise ProfcompareError(f"invalid filter regular expression {filter_regex!r}: {exc}") from None
+            mask = variables["name"].astype(object).str.contains(filter_regex, regex=True, na=False)
         variables = variables.loc[mask.to_numpy(dtype=bool)]
     if always_live is not None:
         variables = variables.loc[variables["always_live"].to_numpy() == bool(always_live)]

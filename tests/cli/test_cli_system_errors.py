@@ -42,3 +42,10 @@ def test_deeply_nested_engine_options_are_refused() -> None:
     text = "[" * 50_000 + "]" * 50_000
     with pytest.raises(EngineOptionsError, match="nested too deeply"):
         parse_options_object(text)
+
+
+@pytest.mark.parametrize("pattern", ["[[a]", "(layer)", "(?P<x>weight)"])
+def test_regex_filters_print_no_library_warnings(onchip_path: str, pattern: str) -> None:
+    done = subprocess.run([sys.executable, "-W", "default", "-m", "profcompare", "variables", onchip_path, "--filter", pattern],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and done.stderr == ""
