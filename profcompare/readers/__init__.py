@@ -26,7 +26,7 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
-from profcompare.errors import ReportFormatError
+from profcompare.errors import ReportFormatError, ReportValidationError
 from profcompare.model import TABLES, Report
 from profcompare.readers import store
 
@@ -59,7 +59,7 @@ def open_report(path: str | os.PathLike[str]) -> Report:
         run = _load_run(given / RUN_FILENAME) if (given / RUN_FILENAME).is_file() else None
         report_file = _find_report_file(given, run)
         report = _open_file(report_file, root=given)
-        return _apply_run(report, run) if run is not None else report
+        return _apply_run(report, run, given / RUN_FILENAME) if run is not None else report
     return _open_file(given, root=given.parent)
 
 
@@ -72,6 +72,8 @@ def _load_run(path: pathlib.Path) -> dict[str, Any]:
         run = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReportFormatError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise ReportFormatError(f"{path}: nested too deeply to be a run description") from None
     if not isinstance(run, dict):
         raise ReportFormatError(f"{path}: expected a JSON object, found {type(run).__name__}")
     return run
@@ -170,20 +172,34 @@ def _read_poplar(file: pathlib.Path, root: pathlib.Path) -> Report:
     return read_pva(file, _find_debug(file, root))
 
 
-def _apply_run(report: Report, run: Mapping[str, Any]) -> Report:
+def _apply_run(report: Report, run: Mapping[str, Any], path: pathlib.Path) -> Report:
+    """The report with workload, variant, config and samples_per_step taken from ``run.json``.
+
+    Every value is checked like the report's own (a ReportFormatError naming ``path``): a
+    run description cannot smuggle in what a report could not hold.
+    """
     changes: dict[str, Any] = {}
     for key in ("workload", "variant"):
         value = run.get(key)
         if value is not None:
-            changes[key] = str(value)
+            if not isinstance(value, str):
+                raise ReportFormatError(f"{path}: {key} must be a string, got {type(value).__name__}")
+            changes[key] = value
     config = run.get("config")
-    if isinstance(config, dict):
+    if config is not None:
+        if not isinstance(config, dict):
+            raise ReportFormatError(f"{path}: config must be an object, got {type(config).__name__}")
         changes["config"] = config
     samples = run.get("samples_per_step")
-    if isinstance(samples, int) and not isinstance(samples, bool):
+    if samples is not None:
+        if isinstance(samples, bool) or not isinstance(samples, int):
+            raise ReportFormatError(f"{path}: samples_per_step must be a positive integer, got {samples!r}")
         changes["samples_per_step"] = samples
     if run.get("status") == "oom":
         changes["oom"] = True
-    return Report(meta=report.meta.replace(**changes), **{t: getattr(report, t) for t in TABLES})
+    try:
+        return Report(meta=report.meta.replace(**changes), **{t: getattr(report, t) for t in TABLES})
+    except ReportValidationError as exc:
+        raise ReportFormatError(f"{path}: {exc}") from None
 
 __all__ = ["REPORT_FILENAMES", "open_report"]

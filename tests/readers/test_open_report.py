@@ -169,3 +169,28 @@ def test_empty_path_is_refused_rather_than_read_as_the_current_directory(
     store.write_report(report, tmp_path / "profile.sqlite")
     with pytest.raises(ReportFormatError, match="empty report path"):
         open_report(empty)
+
+
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        ({"samples_per_step": -4}, r"run\.json: meta\.samples_per_step must be between 1 and 2\*\*53"),
+        ({"samples_per_step": 2**60}, r"run\.json: meta\.samples_per_step must be between 1 and 2\*\*53"),
+        ({"samples_per_step": "32"}, r"run\.json: samples_per_step must be a positive integer"),
+        ({"samples_per_step": True}, r"run\.json: samples_per_step must be a positive integer"),
+        ({"variant": 7}, r"run\.json: variant must be a string"),
+        ({"config": [1, 2]}, r"run\.json: config must be an object"),
+    ],
+)
+def test_run_json_overrides_are_range_checked(report: Report, tmp_path: pathlib.Path, run: dict, message: str) -> None:
+    store.write_report(report, tmp_path / "profile.sqlite")
+    (tmp_path / "run.json").write_text(json.dumps({"status": "ok", **run}))
+    with pytest.raises(ReportFormatError, match=message):
+        open_report(tmp_path)
+
+
+def test_deeply_nested_run_json_is_a_format_error(report: Report, tmp_path: pathlib.Path) -> None:
+    store.write_report(report, tmp_path / "profile.sqlite")
+    (tmp_path / "run.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ReportFormatError, match="nested too deeply"):
+        open_report(tmp_path)
