@@ -22,7 +22,8 @@ def write_output(content: str | bytes, path: str | os.PathLike[str], *, force: b
     target = Path(path)
     if target.is_dir():
         raise ProfcompareError(f"{target} is a directory; give a file name")
-    if target.exists() and not force:
+    # lexists: a symlink is an existing entry even when it dangles
+    if os.path.lexists(target) and not force:
         raise OutputExistsError(f"{target} exists; use --force to overwrite")
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
@@ -41,7 +42,7 @@ def write_output(content: str | bytes, path: str | os.PathLike[str], *, force: b
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp_name, 0o666 & ~umask)
-        if not force and target.exists():
+        if not force and os.path.lexists(target):
             raise OutputExistsError(f"{target} exists; use --force to overwrite")
         os.replace(tmp_name, target)
     except BaseException as exc:

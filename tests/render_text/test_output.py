@@ -77,3 +77,13 @@ def test_written_file_has_normal_permissions(tmp_path: pathlib.Path) -> None:
     umask = os.umask(0)
     os.umask(umask)
     assert target.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_a_dangling_symlink_needs_force(tmp_path: pathlib.Path) -> None:
+    link = tmp_path / "diff.html"
+    link.symlink_to(tmp_path / "nowhere" / "target.html")
+    with pytest.raises(OutputExistsError, match="exists; use --force"):
+        write_output("x", link)
+    assert link.is_symlink()
+    write_output("x", link, force=True)
+    assert not link.is_symlink() and link.read_text() == "x"
