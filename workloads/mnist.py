@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from workloads import Knob, Workload, WorkloadResult, register_checker, require
+from workloads._mnist_limits import check_size
 from workloads.data import Dataset, load_mnist, synthetic_mnist
 
 VARIANTS = {
@@ -62,6 +63,7 @@ def check_config(config: Mapping[str, Any]) -> None:
         require(config[name] >= 1, name, config[name], "integers >= 1")
     require(config["lr"] > 0, "lr", config["lr"], "numbers > 0")
     require(config["seed"] >= 0, "seed", config["seed"], "integers >= 0")
+    check_size(config, {knob.name: knob.default for knob in KNOBS})
     require(
         not config["data"] or Path(config["data"]).is_dir(),
         "data",
