@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from profcompare._parent_watch import exit_with_parent
 from profcompare.errors import IpuOutOfMemoryError, ProfcompareError
 from profcompare.runner import (
     RUN_JSON,
@@ -158,6 +159,7 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     """Run one variant; return 0 for status ok, 1 otherwise."""
     args = sys.argv[1:] if argv is None else argv
+    exit_with_parent()
     proto = _open_protocol()
 
     last: list[str] = []

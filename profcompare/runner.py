@@ -40,6 +40,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from profcompare.poplar_options import parse_options_object
+from profcompare._parent_watch import PARENT_PID_VARIABLE
 from profcompare.errors import (
     OutputExistsError,
     ProfcompareError,
@@ -225,6 +226,7 @@ def child_environment(
     env["POPLAR_ENGINE_OPTIONS"] = merge_engine_options(env.get("POPLAR_ENGINE_OPTIONS"), job_dir)
     env["PROFCOMPARE_BACKEND"] = backend
     env["PYTHONUNBUFFERED"] = "1"
+    env[PARENT_PID_VARIABLE] = str(os.getpid())  # the child exits when this process is gone
     import site
 
     installed = {os.path.realpath(p) for p in [*site.getsitepackages(), site.getusersitepackages()]}

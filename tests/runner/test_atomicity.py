@@ -127,3 +127,20 @@ def test_signal_to_the_runner_alone_stops_its_children_and_cleans_up(
     assert b"interrupted" in err and b"Traceback" not in err
     assert sorted(out.iterdir()) == []
     _wait_for(lambda: _process_gone(child), timeout=10)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_sigkill_of_the_runner_leaves_no_orphaned_variant(fake_registry: object, tmp_path: Path, jobs: str) -> None:
+    # `kill -9 PID` gives the runner no chance to clean up: its children must notice on their own
+    out = tmp_path / "reports"
+    proc = _start(["run", "fake-small", "fake-slow", "--set", "sleep=60", "--backend", "sim", "--out", str(out), "--name", "r", "-q", "--jobs", jobs])
+    try:
+        _wait_for(lambda: _slow_job_started(out))
+        (env_file,) = out.glob(".r.tmp-*/fake-slow/env.json")
+        child = json.loads(env_file.read_text())["pid"]
+        proc.kill()
+        proc.wait(timeout=30)
+        _wait_for(lambda: _process_gone(child), timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
