@@ -93,6 +93,25 @@ def _load_workload(ref: str) -> Any:
     return getattr(module, attr or "WORKLOAD")
 
 
+def _report_oom(directory: Path) -> str | None:
+    """Why the report in ``directory`` says the program does not fit (None when it fits).
+
+    With ``debug.allowOutOfMemory`` the engine does not raise, yet the program still does not
+    fit: the run is "oom", never "ok". The report stays, flagged, for analysis.
+    """
+    from profcompare.readers import open_report
+
+    try:
+        report = open_report(directory)
+    except ProfcompareError:
+        return None  # an unreadable report is reported by whoever opens it next
+    if not report.meta.oom:
+        return None
+    tiles = report.tiles
+    over = int((tiles["bytes_including_gaps"] > report.meta.target.bytes_per_tile).sum()) if len(tiles) else 0
+    return f"out of memory (allowed by debug.allowOutOfMemory): {over} tiles over budget; the report is flagged oom"
+
+
 def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
     """Run the variant described by ``spec``; write and return run.json's content."""
     from profcompare._version import __version__
@@ -151,6 +170,11 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
     if info["status"] == "ok" and not info["report_files"]:
         info["status"] = "failed"
         info["error"] = "the variant ran but no report file (profile.pop / profile.sqlite) was written"
+    if info["status"] == "ok" and info["report_files"]:
+        oom = _report_oom(cwd)
+        if oom:
+            info["status"] = "oom"
+            info["error"] = oom
     info["finished"] = now_iso()
     write_json_atomic(cwd / RUN_JSON, info)
     return info

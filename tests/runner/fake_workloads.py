@@ -31,6 +31,7 @@ VARIANTS = {
     "fake-big": "bigger report with a remote buffer",
     "fake-broken": "fails with a WorkloadError",
     "fake-oom": "does not fit; report flagged oom",
+    "fake-oom-allowed": "does not fit, but the engine was told to allow it (debug.allowOutOfMemory)",
     "fake-crash": "the process dies without a word",
     "fake-slow": "sleeps before writing its report",
 }
@@ -136,7 +137,7 @@ def run(variant: str, config: Mapping[str, Any]) -> WorkloadResult:
     if variant == "fake-oom":
         path = _write_report(variant, config, oom=True)
         raise IpuOutOfMemoryError("out of memory: 4 tiles over budget", str(path))
-    _write_report(variant, config)
+    _write_report(variant, config, oom=variant == "fake-oom-allowed")
     elapsed = time.perf_counter() - start
     return WorkloadResult(
         variant=variant,

@@ -53,6 +53,18 @@ def test_failed_and_oom_variants_are_reported_and_exit_code_is_1(fake_registry: 
     assert "fake-oom: oom: out of memory" in result.output
 
 
+def test_oom_allowed_by_the_engine_is_still_oom(fake_registry: object, tmp_path: Path) -> None:
+    # debug.allowOutOfMemory: the engine does not raise, but the program does not fit
+    result = _run(["fake-small", "fake-oom-allowed", "--out", str(tmp_path), "--name", "r"])
+    assert result.exit_code == 1
+    info = runner.read_run_json(tmp_path / "r" / "fake-oom-allowed")
+    assert info["status"] == "oom" and info["report_files"] == ["profile.sqlite"]
+    assert "allowed by debug.allowOutOfMemory" in info["error"]
+    assert (tmp_path / "r" / "compare-fake-small-vs-fake-oom-allowed.md").is_file()
+    listing = CliRunner().invoke(cli, ["runs", "--out", str(tmp_path)])
+    assert re.search(r"\boom\b", listing.output), listing.output
+
+
 def test_no_comparison_without_a_base_report(fake_registry: object, tmp_path: Path) -> None:
     result = _run(["fake-broken", "fake-small", "--out", str(tmp_path), "--name", "r"])
     assert result.exit_code == 1
