@@ -251,10 +251,19 @@ def default_run_name(labels: Sequence[str], now: _dt.datetime | None = None, pre
     return "-".join(p for p in (stamp, prefix, "-vs-".join(labels)) if p)
 
 
+#: Longest run name in bytes: the hidden staging name ``.NAME.tmp-PID`` must stay within the
+#: 255-byte file-name limit of common file systems.
+MAX_RUN_NAME_BYTES = 200
+
+
 def check_run_name(name: str) -> str:
     """Return ``name`` if it can name a run directory, else raise WorkloadError saying why."""
-    if not name or name in (".", "..") or name.startswith(".") or "/" in name or os.sep in name or "\0" in name:
+    if not name or name in (".", "..") or name.startswith(".") or "/" in name or os.sep in name:
         raise WorkloadError(f"bad run name {name!r}: use a plain directory name (no '/', not starting with '.')")
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in name):
+        raise WorkloadError(f"bad run name {name!r}: control characters and line breaks are not allowed")
+    if len(os.fsencode(name)) > MAX_RUN_NAME_BYTES:
+        raise WorkloadError(f"bad run name: {len(os.fsencode(name))} bytes long, at most {MAX_RUN_NAME_BYTES}")
     return name
 
 
@@ -270,19 +279,39 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_staging(out: Path, name: str) -> list[Path]:
-    """Delete the staging directories of run ``name`` in ``out`` whose process is gone; return them.
+def leftover_staging(out: Path) -> list[Path]:
+    """Hidden ``.NAME.tmp-PID`` / ``.NAME.old-PID`` entries in ``out`` whose process is gone.
 
-    Only this run name's leftovers are touched (a killed earlier attempt of the same run).
+    They are what a killed run leaves behind (its process can no longer finish or publish them).
+    Entries of live processes (runs in progress) are not included.
     """
-    removed: list[Path] = []
     if not out.is_dir():
-        return removed
+        return []
+    found = []
     for entry in out.iterdir():
         match = _STAGING_RE.match(entry.name)
-        if match and match["name"] == name and entry.is_dir() and not _pid_alive(int(match["pid"])):
-            shutil.rmtree(entry, ignore_errors=True)
-            removed.append(entry)
+        if match and not _pid_alive(int(match["pid"])):
+            found.append(entry)
+    return sorted(found)
+
+
+def _remove_entry(path: Path) -> None:
+    """Remove a directory tree, a file or a symlink (never following the link)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def remove_stale_staging(out: Path) -> list[Path]:
+    """Delete every leftover of killed runs in ``out`` (see :func:`leftover_staging`); return them.
+
+    Any run name's leftovers go: the process that could have used them is gone.
+    """
+    removed = leftover_staging(out)
+    for entry in removed:
+        _remove_entry(entry)
     return removed
 
 
@@ -555,9 +584,9 @@ def _run_one(
 def _prepare_out(out: Path, name: str, force: bool) -> Path:
     check_run_name(name)
     out.mkdir(parents=True, exist_ok=True)
-    remove_stale_staging(out, name)
+    remove_stale_staging(out)
     final = out / name
-    if final.exists() and not force:
+    if os.path.lexists(final) and not force:
         raise OutputExistsError(f"run directory {final} already exists (use --force to replace it, or --name)")
     staging = out / f".{name}.tmp-{os.getpid()}"
     if staging.exists():
@@ -570,17 +599,17 @@ def _publish(staging: Path, final: Path, force: bool) -> bool:
     """Rename the complete ``staging`` dir to ``final``; returns True when an old run was replaced."""
     replaced = False
     old: Path | None = None
-    if final.exists():
+    if os.path.lexists(final):  # a file or a (dangling) symlink is in the way too
         if not force:
             raise OutputExistsError(f"run directory {final} already exists (use --force to replace it, or --name)")
         old = final.with_name(f".{final.name}.old-{os.getpid()}")
-        if old.exists():
-            shutil.rmtree(old)
+        if os.path.lexists(old):
+            _remove_entry(old)
         os.replace(final, old)
         replaced = True
     os.replace(staging, final)
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        _remove_entry(old)
     return replaced
 
 
@@ -864,6 +893,7 @@ __all__ = [
     "COMPARISON_FORMATS",
     "RUN_JSON",
     "RUN_SCHEMA_VERSION",
+    "MAX_RUN_NAME_BYTES",
     "STAGES",
     "STATUSES",
     "ComparisonOutcome",
@@ -879,6 +909,7 @@ __all__ = [
     "execute_jobs",
     "find_knob",
     "find_report_files",
+    "leftover_staging",
     "list_runs",
     "make_jobs",
     "merge_engine_options",

@@ -15,17 +15,25 @@ def _when(started: str | None) -> str:
 def command(out: str) -> None:
     """List the runs (and sweeps) under OUT: variants with their status, backend and start time.
 
-    Directories of runs still in progress (or killed) are hidden and not listed.
+    Directories of runs still in progress are hidden and not listed; leftovers of killed runs are
+    counted in a note (the next run of any name removes them).
     """
     from rich.markup import escape
     from rich.table import Table
 
     from profcompare.commands.run import make_console
-    from profcompare.runner import list_runs
+    from pathlib import Path
+
+    from profcompare.runner import leftover_staging, list_runs
 
     runs = list_runs(out)
+    leftovers = leftover_staging(Path(out))
+    note = (f"{len(leftovers)} leftover staging director{'y' if len(leftovers) == 1 else 'ies'} of killed runs "
+            f"under {out} (hidden; the next run removes them)") if leftovers else ""
     if not runs:
         click.echo(f"no runs under {out}")
+        if note:
+            click.echo(note)
         return
     styles = {"ok": "green", "oom": "bold red", "failed": "bold red"}
     table = Table(show_edge=False, pad_edge=False)
@@ -52,6 +60,8 @@ def command(out: str) -> None:
             _when(run.started),
         )
     make_console().print(table)
+    if note:
+        click.echo(note)
 
 
 __all__ = ["command"]

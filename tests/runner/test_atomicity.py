@@ -144,3 +144,63 @@ def test_sigkill_of_the_runner_leaves_no_orphaned_variant(fake_registry: object,
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_leftovers_of_killed_runs_of_any_name_are_removed_and_listed(fake_registry: object, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from profcompare.cli import cli
+
+    out = tmp_path / "reports"
+    out.mkdir()
+    dead = _dead_pid()
+    stale_dir = out / f".other-run.tmp-{dead}"
+    stale_dir.mkdir()
+    (stale_dir / "half.txt").write_text("x")
+    stale_file = out / f".old-run.old-{dead}"
+    stale_file.write_text("x")
+    live = out / f".busy.tmp-{os.getpid()}"  # a run in progress: never touched
+    live.mkdir()
+    listing = CliRunner().invoke(cli, ["runs", "--out", str(out)])
+    assert "2 leftover staging directories of killed runs" in listing.output
+    result = CliRunner().invoke(cli, ["run", "fake-small", "--backend", "sim", "--out", str(out), "--name", "new", "-q"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == [live.name, "new"]
+
+
+@pytest.mark.parametrize("kind", ["file", "symlink", "dangling"])
+def test_force_over_a_file_or_symlink_leaves_nothing_behind(fake_registry: object, tmp_path: Path, kind: str) -> None:
+    from click.testing import CliRunner
+
+    from profcompare.cli import cli
+
+    out = tmp_path / "reports"
+    out.mkdir()
+    target = out / "r"
+    if kind == "file":
+        target.write_text("precious")
+    elif kind == "symlink":
+        (tmp_path / "elsewhere").mkdir()
+        target.symlink_to(tmp_path / "elsewhere")
+    else:
+        target.symlink_to(tmp_path / "nowhere")
+    refused = CliRunner().invoke(cli, ["run", "fake-small", "--backend", "sim", "--out", str(out), "--name", "r", "-q"])
+    assert refused.exit_code != 0 and "already exists" in str(refused.exception) + refused.output
+    forced = CliRunner().invoke(cli, ["run", "fake-small", "--backend", "sim", "--out", str(out), "--name", "r", "-q", "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert sorted(p.name for p in out.iterdir()) == ["r"]
+    assert (out / "r").is_dir() and not (out / "r").is_symlink()
+    if kind == "symlink":
+        assert (tmp_path / "elsewhere").is_dir()  # the link's target is not deleted
+
+
+@pytest.mark.parametrize("name", ["bad\nname", "esc\x1b[31m", "tab\tname", "c1\x9bx", "x" * 201])
+def test_run_names_with_control_characters_or_too_long_are_refused(fake_registry: object, tmp_path: Path, name: str) -> None:
+    with pytest.raises(runner.WorkloadError if hasattr(runner, "WorkloadError") else Exception, match="bad run name"):
+        runner.check_run_name(name)

@@ -56,7 +56,7 @@ def test_runs_lists_runs_newest_first_and_ignores_staging(tmp_path: Path) -> Non
     rows = [line for line in result.output.splitlines() if line.strip().startswith(("newer", "older"))]
     assert [row.split()[0] for row in rows] == ["newer", "older"]
     assert "offchip (oom)" in rows[0] and "sim" in rows[0] and "2026-11-21 10:00:00" in rows[0]
-    assert "newest" not in result.output and "not-a-run" not in result.output
+    assert ".newest" not in result.output and "not-a-run" not in result.output
 
 
 def test_runs_lists_a_real_run(fake_registry: object, tmp_path: Path) -> None:
