@@ -191,8 +191,13 @@ def merge_engine_options(user_value: str | None, report_dir: str | os.PathLike[s
 
     ``autoReport.all`` = "true" and ``autoReport.directory`` = ``report_dir`` are set over the
     user's JSON object (their other keys are kept). Raises EngineOptionsError when the user's
-    value is not a JSON object.
+    value is not a JSON object, names an unknown ``autoReport.*`` option or gives one a bad value
+    (Poplar's own rules, as the simulator applies them), so a bad value is refused up front, once,
+    not by every variant.
     """
+    from profcompare.emulator.compile.engine_options import parse_engine_options
+
+    parse_engine_options(user_value)
     options = parse_options_object(user_value)
     options["autoReport.all"] = "true"
     options["autoReport.directory"] = os.fspath(report_dir)

@@ -221,3 +221,20 @@ def test_mnist_variants_and_knobs_are_validated_before_running(tmp_path: Path) -
     message = _one_line_error(["sweep", "offchip-sharded", "--param", "threshold=1,2", "--out", str(tmp_path)])
     assert "sharded_threshold" in message
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ('{"autoReport.bogus": "x"}', "unrecognised option 'autoReport.bogus'"),
+        ('{"autoReport.executionProfileProgramRunCount": "many"}', "autoReport.executionProfileProgramRunCount"),
+        ('{"debug.allowOutOfMemory": "perhaps"}', "debug.allowOutOfMemory"),
+    ],
+)
+def test_bad_engine_options_are_refused_up_front(fake_registry: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str], options: str, message: str) -> None:
+    monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", options)
+    assert main(["run", "fake-small", "fake-big", "--backend", "sim", "--out", str(tmp_path), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("profcompare: error: POPLAR_ENGINE_OPTIONS") and message in err and len(err.splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []  # nothing was started
