@@ -62,7 +62,9 @@ from profcompare.model import (
     Report,
     ReportMeta,
     Target,
+    validate_frame,
 )
+from profcompare.report_values import check_report_values
 
 #: Version of the layout written by :func:`write_report`. Readers accept every version up to
 #: this one; anything newer raises :class:`~profcompare.errors.UnsupportedReportVersion`.
@@ -320,8 +322,15 @@ def write_report(report: Report, path: str | os.PathLike[str], *, overwrite: boo
     with fsync) and then renamed to ``path``. Raises :class:`OutputExistsError` if ``path``
     exists and ``overwrite`` is false; the parent directory must exist.
     """
+    # The writer trusts no one: a Report assembled around its constructor is checked again here,
+    # so a store file never holds what the reader would refuse.
+    if not isinstance(report, Report):
+        raise ProfcompareError(f"cannot write {type(report).__name__} as a report")
+    for table in TABLES:
+        validate_frame(table, getattr(report, table))
+    check_report_values(report)
     target = pathlib.Path(path)
-    if target.exists() and not overwrite:
+    if os.path.lexists(target) and not overwrite:
         raise OutputExistsError(f"{target} already exists (pass overwrite/--force to replace it)")
     directory = target.parent if str(target.parent) else pathlib.Path(".")
     if not directory.is_dir():

@@ -106,3 +106,18 @@ def test_header_and_meta_versions_must_agree(path: pathlib.Path) -> None:
     _edit(path, "PRAGMA user_version = 1")
     with pytest.raises(ReportFormatError, match=f"schema version {store.SCHEMA_VERSION} in meta, 1 in header"):
         store.read_report(path)
+
+
+def test_the_writer_refuses_a_report_built_around_validation(report: Report, tmp_path: pathlib.Path) -> None:
+    import dataclasses
+
+    tiles = report.tiles.copy()
+    tiles.loc[0, "bytes_excluding_gaps"] = -1
+    forged = object.__new__(Report)
+    for f in dataclasses.fields(Report):
+        object.__setattr__(forged, f.name, tiles if f.name == "tiles" else getattr(report, f.name))
+    from profcompare.errors import ReportValidationError
+
+    with pytest.raises(ReportValidationError, match=r"tiles\.bytes_excluding_gaps: row 0 has -1"):
+        store.write_report(forged, tmp_path / "profile.sqlite")
+    assert list(tmp_path.iterdir()) == []
