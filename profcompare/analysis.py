@@ -315,13 +315,35 @@ def code_by_program(report: Report) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def _union_length(starts: np.ndarray, ends: np.ndarray) -> float:
+    """Total length covered by the intervals [start, end) (overlaps counted once)."""
+    if not len(starts):
+        return 0.0
+    order = np.argsort(starts, kind="stable")
+    s, e = starts[order], ends[order]
+    reach = np.maximum.accumulate(e)
+    # an interval opens a new covered piece when it starts after everything before it ended
+    new_piece = np.concatenate([[True], s[1:] > reach[:-1]])
+    piece_start = s[new_piece]
+    piece_end = np.maximum.reduceat(e, np.flatnonzero(new_piece))
+    return float(np.sum(piece_end - piece_start))
+
+
 def execution_by_phase(report: Report) -> pd.DataFrame:
     """Cycles per step (one run of the main program) by execution phase.
 
     Returns columns: phase (str; :data:`profcompare.model.PHASES` order, only phases present
-    in the execution profile), cycles (float64 cycles per step: the phase's cycles summed over
-    all profiled runs divided by the number of runs), pct (float64, percent of the step's
-    cycles; NaN when the step has 0 cycles). Empty without an execution profile.
+    in the execution profile), cycles (float64 cycles per step, averaged over the profiled
+    runs), pct (float64, percent of the run's cycles -- its span; NaN when 0). Empty without an
+    execution profile.
+
+    With intervals (``cycles_from``/``cycles_to``) a phase's cycles are the union of its
+    intervals, so overlapping steps count once; ``sync`` is *waiting*: the part of the sync
+    intervals not covered by any other phase (a SyncAns block spans the steps it waits for
+    and would otherwise be counted on top of them). Phases may still overlap each other (e.g.
+    compute during a stream copy), so the percentages can add up to more than 100. Without
+    intervals each phase is the sum of its rows' cycles, which is exact for profiles whose
+    steps run one after another (the simulator's).
     """
     execution = report.execution
     if not len(execution):
@@ -333,10 +355,33 @@ def execution_by_phase(report: Report) -> pd.DataFrame:
             }
         )
     runs = max(int(execution["run"].nunique()), 1)
-    sums = execution.groupby(execution["phase"].astype(str), sort=False)["cycles"].sum()
-    phases = [p for p in PHASES if p in sums.index]
-    cycles = np.array([float(sums[p]) / runs for p in phases], dtype="float64")
-    total = cycles.sum()
+    phase_of_row = execution["phase"].astype(str).to_numpy()
+    starts = execution["cycles_from"].to_numpy(dtype="float64", na_value=np.nan)
+    ends = execution["cycles_to"].to_numpy(dtype="float64", na_value=np.nan)
+    if np.isnan(starts).any() or np.isnan(ends).any():
+        sums = execution.groupby(phase_of_row, sort=False)["cycles"].sum()
+        phases = [p for p in PHASES if p in sums.index]
+        cycles = np.array([float(sums[p]) / runs for p in phases], dtype="float64")
+        total = cycles.sum()
+    else:
+        run_of_row = execution["run"].to_numpy()
+        present = set(phase_of_row)
+        phases = [p for p in PHASES if p in present]
+        totals = dict.fromkeys(phases, 0.0)
+        span = 0.0
+        for run in np.unique(run_of_row):
+            in_run = run_of_row == run
+            s, e, ph = starts[in_run], ends[in_run], phase_of_row[in_run]
+            span += float(e.max() - s.min())
+            busy = ph != "sync"
+            for p in phases:
+                if p != "sync":
+                    totals[p] += _union_length(s[ph == p], e[ph == p])
+            if "sync" in totals:
+                all_time = _union_length(s, e)
+                totals["sync"] += all_time - _union_length(s[busy], e[busy])
+        cycles = np.array([totals[p] / runs for p in phases], dtype="float64")
+        total = span / runs
     pct = 100.0 * cycles / total if total else np.full(len(cycles), np.nan)
     return pd.DataFrame({"phase": pd.Series(phases, dtype=object), "cycles": cycles, "pct": pct})
 

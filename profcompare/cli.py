@@ -10,10 +10,13 @@ the exception and ``--debug``) and exits with :data:`INTERNAL_ERROR`, and ``--de
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib
 import os
 import sys
+import warnings
+from typing import Any
 
 import click
 
@@ -36,6 +39,7 @@ COMMAND_MODULES = (
 #: exit code of an unexpected exception (a bug), apart from 1 (a ``--fail-if`` limit exceeded)
 #: and 2 (bad input); the value of BSD's EX_SOFTWARE
 INTERNAL_ERROR = 70
+_DEFAULT_SHOWWARNING = warnings.showwarning
 #: Exit code of errors the user can fix (bad input, a path the system refuses), as click's usage errors.
 USAGE_ERROR = 2
 
@@ -96,6 +100,25 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``profcompare`` console script. Returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        return _main(args, debug)
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """Warnings meant for users (ProfileWarning) as one line; others as Python shows them."""
+    from profcompare.errors import ProfileWarning
+    from profcompare.render.control_chars import one_line
+
+    if issubclass(category, ProfileWarning):
+        with contextlib.suppress(OSError):
+            click.echo(f"profcompare: warning: {one_line(str(message))}", err=True)
+        return
+    _DEFAULT_SHOWWARNING(message, category, filename, lineno, file, line)
+
+
+def _main(args: list[str], debug: bool) -> int:
     try:
         # without standalone mode click returns (not raises) the code of ``ctx.exit(n)``
         result = cli.main(args=args, prog_name="profcompare", standalone_mode=False)

@@ -46,6 +46,10 @@ class IpuOutOfMemoryError(ProfcompareError):
         self.report_path = report_path
 
 
+class ProfileWarning(UserWarning):
+    """A profile was read, but part of it is missing or assumed (the message says which)."""
+
+
 class EngineOptionsError(ProfcompareError):
     """``POPLAR_ENGINE_OPTIONS`` is malformed or names an unknown option, as Poplar would reject it."""
 
@@ -60,4 +64,5 @@ __all__ = [
     "OutputExistsError",
     "IpuOutOfMemoryError",
     "EngineOptionsError",
+    "ProfileWarning",
 ]

@@ -45,7 +45,10 @@ Tables (``name: dtype`` -- meaning):
 ``execution`` -- optional; one row per executed step and phase
     run: int64 -- index of the profiled run of the main program (one run = one weight update)
     step: int64; program: object(str); type: category;
-    phase: category -- one of :data:`PHASES`; cycles: int64
+    phase: category -- one of :data:`PHASES`; cycles: int64;
+    cycles_from, cycles_to: Int64 (nullable) -- the interval the row occupies, in cycles from the
+    start of the profile (real traces overlap: a SyncAns spans the steps it waits for, so a run's
+    time is the span of its intervals, never the sum of ``cycles``); <NA> when unknown
 
 ``remote_buffers`` -- optional; Streaming Memory (not tile memory), per replica
     name: object(str); entries: int64; shape: object(str) (one entry's element shape);
@@ -91,6 +94,8 @@ CATEGORY_GROUPS: Mapping[str, str] = MappingProxyType(
         "instrumentationResults": "other",
         "message": "other",
         "sharedDataStorage": "other",
+        # bytes excluding gaps that no category claims (a category the reader does not know)
+        "unattributed": "other",
     }
 )
 CATEGORY_GROUP_NAMES: tuple[str, ...] = ("code", "vertex_data", "variables", "other")
@@ -183,6 +188,8 @@ SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
             ("type", "category", "", "program type"),
             ("phase", "category", "", "compute | exchange | sync | host_io | streaming_memory | collective"),
             ("cycles", "int64", "cycles", "cycles of this step in this phase"),
+            ("cycles_from", "Int64", "cycles", "start of the row's interval (<NA> when unknown)"),
+            ("cycles_to", "Int64", "cycles", "end of the row's interval (<NA> when unknown)"),
         ),
         "remote_buffers": _cols(
             ("name", "object", "", "remote buffer name"),
@@ -232,6 +239,28 @@ _METRIC_SOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 
+def run_span_cycles(execution: pd.DataFrame) -> float:
+    """Cycles of one profiled run: the mean over runs of each run's span.
+
+    A run's span is its last ``cycles_to`` minus its first ``cycles_from``: steps of a real trace
+    overlap (a SyncAns block covers the steps it waits for), so adding up ``cycles`` would
+    overstate the run (about 2.5x on a real popxl trace). Runs whose intervals are unknown
+    (<NA>, e.g. older stores) fall back to the sum of their ``cycles``. NaN without rows.
+    """
+    if not len(execution):
+        return math.nan
+    run = execution["run"].to_numpy()
+    starts = execution["cycles_from"].to_numpy(dtype="float64", na_value=np.nan)
+    ends = execution["cycles_to"].to_numpy(dtype="float64", na_value=np.nan)
+    known = ~(np.isnan(starts) | np.isnan(ends))
+    frame = pd.DataFrame({"run": run, "start": np.where(known, starts, np.inf), "end": np.where(known, ends, -np.inf),
+                          "cycles": execution["cycles"].to_numpy(dtype="float64"), "known": known})
+    per_run = frame.groupby("run", sort=False).agg(start=("start", "min"), end=("end", "max"),
+                                                   cycles=("cycles", "sum"), known=("known", "all"))
+    spans = np.where(per_run["known"], per_run["end"] - per_run["start"], per_run["cycles"])
+    return float(np.mean(spans))
+
+
 def format_shape(shape: Sequence[int] | None) -> str:
     """Return the model's text form of a shape: ``[784, 512]``, ``[]`` for scalars, ``""`` if unknown."""
     if shape is None:
@@ -271,8 +300,9 @@ def _coerce_series(values: Any, dtype: str, length: int) -> pd.Series:
 def make_frame(table: str, data: Mapping[str, Any] | None = None, **extra_int_columns: Any) -> pd.DataFrame:
     """Build a DataFrame for ``table`` with the documented columns and dtypes.
 
-    ``data`` maps column name -> values (list, array or Series); missing columns must not
-    be required unless the frame is empty (``data`` None or all columns empty). For ``tiles``,
+    ``data`` maps column name -> values (list, array or Series); a missing column is an error
+    unless the frame is empty (``data`` None or all columns empty) or the column is nullable
+    (``Int64``: filled with <NA>). For ``tiles``,
     category columns may be passed in ``data`` too and become int64. Returns the frame with
     columns in schema order (category columns after the fixed ones, in CATEGORY_GROUPS order).
     """
@@ -289,6 +319,10 @@ def make_frame(table: str, data: Mapping[str, Any] | None = None, **extra_int_co
             columns[col.name] = _coerce_series(data.pop(col.name), col.dtype, length).reset_index(drop=True)
         elif length == 0:
             columns[col.name] = _coerce_series([], col.dtype, 0)
+        elif col.dtype == "Int64":
+            # nullable columns default to unknown (<NA>), e.g. cycles_from/to of a profile
+            # that records no intervals
+            columns[col.name] = pd.Series(pd.array([pd.NA] * length, dtype="Int64"))
         else:
             raise ReportValidationError(f"{table}: missing column {col.name!r}")
     if table == "tiles":
@@ -361,7 +395,7 @@ def validate_frame(table: str, frame: pd.DataFrame) -> None:
 class Target:
     """The device a report was compiled for (per replica figures derive from it)."""
 
-    architecture: str  # "Mk1" | "Mk2" | "Bow"
+    architecture: str  # "Mk1" | "Mk2" | "Bow" | "C600" (pva: Ipu1 -> Mk1, Ipu2 -> Mk2 or Bow by clock, Ipu21 -> C600)
     num_ipus: int  # IPUs in the whole device (all replicas)
     tiles_per_ipu: int
     bytes_per_tile: int
@@ -518,7 +552,9 @@ class Report:
         - max_tile_bytes: max over tiles of bytes_including_gaps (what decides whether a tile fits)
         - tiles_over_budget: tiles whose bytes_including_gaps exceed target.bytes_per_tile
         - streaming_memory_bytes: sum of ``remote_buffers.bytes``
-        - cycles_per_step: execution cycles summed, divided by the number of profiled runs
+        - cycles_per_step: cycles of one run of the main program, as a span: the mean over
+          profiled runs of (last ``cycles_to`` - first ``cycles_from``); the sum of ``cycles``
+          per run only when the intervals are unknown (see :func:`run_span_cycles`)
         - samples_per_second: samples_per_step x clock_hz / cycles_per_step
 
         A metric whose source table the report does not record (empty and absent from
@@ -533,10 +569,7 @@ class Report:
         code = float(cats.loc[cats["group"].astype(str) == "code", "bytes"].sum()) if len(cats) else 0.0
         max_tile = float(tiles["bytes_including_gaps"].max()) if len(tiles) else 0.0
         over = float((tiles["bytes_including_gaps"] > self.meta.target.bytes_per_tile).sum())
-        cycles = math.nan
-        if len(self.execution):
-            runs = self.execution["run"].nunique()
-            cycles = float(self.execution["cycles"].sum()) / max(runs, 1)
+        cycles = run_span_cycles(self.execution)
         sps = math.nan
         if self.meta.samples_per_step and cycles and not math.isnan(cycles):
             sps = self.meta.samples_per_step * self.meta.target.clock_hz / cycles
@@ -602,5 +635,6 @@ __all__ = [
     "format_shape",
     "make_frame",
     "parse_shape",
+    "run_span_cycles",
     "validate_frame",
 ]

@@ -73,11 +73,31 @@ def _to_stdout(output: str | None) -> bool:
     return output is None or output == STDOUT
 
 
-def load_report(path: str) -> Report:
-    """Return the report at ``path`` (a run directory, report directory or file)."""
+def load_report(path: str, *, code: bool = True) -> Report:
+    """Return the report at ``path`` (a run directory, report directory or file); ``code=False``
+    skips the per-program code of a Poplar profile. Reading a Poplar profile shows its progress
+    on a terminal."""
     from profcompare.readers import open_report
 
-    return open_report(path)
+    return open_report(path, code=code, progress=pva_progress())
+
+
+def pva_progress() -> Any:
+    """A progress callback for reading a Poplar profile: a one-line display on stderr when it
+    is a terminal, else None (nothing printed)."""
+    if not sys.stderr.isatty():
+        return None
+    shown: dict[str, int] = {}
+
+    def tell(part: str, done: int, total: int) -> None:
+        if total > 1 and shown.get(part) != done:
+            shown[part] = done
+            end = "\n" if done >= total else ""
+            click.echo(f"\rreading {part}: {done:,} of {total:,} programs", err=True, nl=False)
+            if end:
+                click.echo("", err=True)
+
+    return tell
 
 
 def render(fmt: str, obj: Any, *, top: int, output: str | None) -> str | bytes:

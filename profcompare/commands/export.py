@@ -18,10 +18,14 @@ from profcompare.readers.pva import export_pva
 @click.option("--debug-cbor", "debug_cbor", default=None, metavar="FILE",
               help="Poplar's debug.cbor, for debug information (operations, debug contexts).")
 @click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
-def command(profile: str, output: str, debug_cbor: str | None, force: bool) -> None:
+@click.option("--no-code", "no_code", is_flag=True,
+              help="Skip the per-program code (the slow part of reading big profiles); the code table stays empty.")
+def command(profile: str, output: str, debug_cbor: str | None, force: bool, no_code: bool) -> None:
     """Read the Poplar profile PROFILE (profile.pop) with the SDK's pva module and write it as a
     profcompare store file, readable without the SDK."""
     if output == "-":
         raise ProfcompareError("export writes an SQLite file, not a stream; give -o FILE.sqlite")
-    written = export_pva(profile, output, debug_cbor, overwrite=force)
+    from profcompare.commands._common import pva_progress
+
+    written = export_pva(profile, output, debug_cbor, overwrite=force, code=not no_code, progress=pva_progress())
     click.echo(f"wrote {written}")

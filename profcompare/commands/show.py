@@ -21,12 +21,14 @@ from profcompare.render.base import FORMATS
 @format_option(FORMATS)
 @output_options
 @top_option()
-def command(report: str, fmt: str, output: str | None, force: bool, top: int) -> None:
+@click.option("--no-code", "no_code", is_flag=True,
+              help="Poplar profiles: skip the per-program code (the slow part of reading big profiles).")
+def command(report: str, fmt: str, output: str | None, force: bool, top: int, no_code: bool) -> None:
     """Show one report: summary, memory by category, largest variables, liveness peak, fullest
     tiles, code by program, Streaming Memory and execution cycles.
 
     REPORT is a run directory, a report directory or a report file (profile.sqlite, profile.pop).
     """
     check_output(output, force=force)
-    loaded = load_report(report)
+    loaded = load_report(report, code=not no_code)
     emit(render(fmt, loaded, top=top, output=output), output, force=force)

@@ -260,18 +260,34 @@ MK1 = MK2.replace(
     },
 )
 
-DEVICES: Mapping[str, DeviceSpec] = MappingProxyType({"mk1": MK1, "mk2": MK2, "bow": BOW})
+C600 = MK2.replace(
+    architecture="C600",
+    sources={
+        **MK2.sources,
+        "tiles_per_ipu": "Poplar target Ipu21 = the C600 PCIe card, a Mk2-class (GC200) IPU with FP8 "
+        "support: 1472 tiles as Mk2 (facts 1.1); ASSUMPTION that the tile count is unchanged",
+        "bytes_per_tile": "ASSUMPTION: as Mk2 (624 KiB, facts 1.1): the C600 carries the Mk2-class IPU",
+        "clock_hz": "ASSUMPTION: as Mk2 (facts 1.1 Mk2 clock, D); no C600 clock in the reference",
+        "streaming_bytes_per_s": "ASSUMPTION: the Mk2 value; a PCIe card reaches host memory over PCIe, "
+        "not through an IPU-M2000 gateway",
+    },
+)
+
+DEVICES: Mapping[str, DeviceSpec] = MappingProxyType({"mk1": MK1, "mk2": MK2, "bow": BOW, "c600": C600})
 DEFAULT_DEVICE = MK2
 
 
 def get_device(name: str | None) -> DeviceSpec:
-    """The DeviceSpec named ``name`` (mk1, mk2, bow, case-insensitive; also GC2/GC200/ipu1/ipu2/ipu21).
+    """The DeviceSpec named ``name`` (mk1, mk2, bow, c600, case-insensitive; also GC2/GC200 and
+    Poplar's IPU Model names ipu1 -> mk1, ipu2 -> mk2, ipu21 -> c600).
 
     ``None`` or "" gives the default (Mk2). Raises ProfcompareError naming the valid choices.
     """
     if not name:
         return DEFAULT_DEVICE
-    aliases = {"gc2": "mk1", "ipu1": "mk1", "gc200": "mk2", "ipu2": "mk2", "ipu21": "bow", "bow2000": "bow"}
+    # Poplar's IPU Model names the architectures ipu1 (Mk1), ipu2 (Mk2) and ipu21 (the C600
+    # card's Mk2-class IPU with FP8); Bow systems report ipu2 at a higher clock.
+    aliases = {"gc2": "mk1", "ipu1": "mk1", "gc200": "mk2", "ipu2": "mk2", "ipu21": "c600", "bow2000": "bow"}
     key = name.strip().lower()
     key = aliases.get(key, key)
     if key not in DEVICES:
@@ -284,6 +300,7 @@ __all__ = [
     "CALIBRATED_STREAMING_BYTES_PER_S",
     "CODELET_BYTES",
     "DEFAULT_DEVICE",
+    "C600",
     "DEVICES",
     "MK1",
     "MK2",

@@ -40,12 +40,14 @@ DEBUG_FILENAME = "debug.cbor"
 _POPLAR_TABLES = frozenset({"programs", "compute_sets", "steps", "steps_by_ipu", "vars_info", "var_categories", "memory_by_tile"})
 
 
-def open_report(path: str | os.PathLike[str]) -> Report:
+def open_report(path: str | os.PathLike[str], *, code: bool = True, progress: Any = None) -> Report:
     """Open a run directory, a report directory or a report file and return its Report.
 
     See the module docstring for what is accepted. Returns the Report with ``meta.source`` set
     to the report file read; with a ``run.json`` beside it, ``meta.workload``, ``variant``,
     ``config`` and ``samples_per_step`` come from the run (and an ``oom`` run is flagged oom).
+    ``code`` and ``progress`` apply to Poplar profiles (see :func:`profcompare.readers.pva.read_pva`):
+    ``code=False`` skips the slow per-program code of big profiles.
     """
     if not str(path).strip():
         # pathlib reads "" as ".": an unset shell variable must not open the current directory
@@ -58,9 +60,9 @@ def open_report(path: str | os.PathLike[str]) -> Report:
     if given.is_dir():
         run = _load_run(given / RUN_FILENAME) if (given / RUN_FILENAME).is_file() else None
         report_file = _find_report_file(given, run)
-        report = _open_file(report_file, root=given)
+        report = _open_file(report_file, root=given, code=code, progress=progress)
         return _apply_run(report, run, given / RUN_FILENAME) if run is not None else report
-    return _open_file(given, root=given.parent)
+    return _open_file(given, root=given.parent, code=code, progress=progress)
 
 
 def _load_run(path: pathlib.Path) -> dict[str, Any]:
@@ -113,7 +115,7 @@ def _find_report_file(directory: pathlib.Path, run: Mapping[str, Any] | None) ->
     )
 
 
-def _open_file(file: pathlib.Path, *, root: pathlib.Path) -> Report:
+def _open_file(file: pathlib.Path, *, root: pathlib.Path, code: bool = True, progress: Any = None) -> Report:
     if not file.is_file():
         raise ReportFormatError(f"{file}: not a regular file")
     try:
@@ -127,7 +129,7 @@ def _open_file(file: pathlib.Path, *, root: pathlib.Path) -> Report:
         return store.read_report(file)
     if store.is_sqlite_header(header):
         if file.suffix == ".pop" or _looks_like_poplar(file):
-            return _read_poplar(file, root)
+            return _read_poplar(file, root, code=code, progress=progress)
         raise ReportFormatError(
             f"{file}: an SQLite database but neither a profcompare report nor a Poplar profile"
         )
@@ -166,10 +168,10 @@ def _find_debug(profile: pathlib.Path, root: pathlib.Path) -> pathlib.Path | Non
         directory = directory.parent
 
 
-def _read_poplar(file: pathlib.Path, root: pathlib.Path) -> Report:
+def _read_poplar(file: pathlib.Path, root: pathlib.Path, *, code: bool = True, progress: Any = None) -> Report:
     from profcompare.readers.pva import read_pva
 
-    return read_pva(file, _find_debug(file, root))
+    return read_pva(file, _find_debug(file, root), code=code, progress=progress)
 
 
 def _apply_run(report: Report, run: Mapping[str, Any], path: pathlib.Path) -> Report:

@@ -16,9 +16,11 @@ DataFrames in one go.
 
 from __future__ import annotations
 
+import math
 import os
 import pathlib
-from collections.abc import Iterable
+import warnings
+from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
 
@@ -28,17 +30,40 @@ import pandas as pd
 from profcompare.errors import (
     OutputExistsError,
     ProfcompareError,
+    ProfileWarning,
     ReportFormatError,
     SdkUnavailableError,
 )
 from profcompare.model import CATEGORY_GROUPS, Report, ReportMeta, Target, make_frame
 
+#: ``progress(part, done, total)``: told which part of the profile is being read ("tiles",
+#: "liveness", "code", "execution") and how far along it is.
+Progress = Callable[[str, int, int], None]
+
 #: libpva ``IPU.Architecture`` names -> our Target.architecture. ``Ipu2`` is confirmed
-#: (reference/pva.md, POPART report_test); ``Ipu1`` and ``Ipu21`` (Bow) are assumptions.
-ARCHITECTURES = {"Ipu1": "Mk1", "Ipu2": "Mk2", "Ipu21": "Bow"}
+#: (reference/pva.md, POPART report_test). ``Ipu21`` is the C600 PCIe card (a Mk2-class IPU
+#: with FP8 support), not Bow: Bow systems report ``Ipu2`` at about 1.85 GHz, so ``Ipu2`` is
+#: Bow when the clock is at least :data:`BOW_MIN_CLOCK_HZ` (see :func:`architecture_name`).
+ARCHITECTURES = {"Ipu1": "Mk1", "Ipu2": "Mk2", "Ipu21": "C600"}
+#: Mk2 (GC200) runs at about 1.33-1.35 GHz, Bow at 1.85 GHz (ipu_facts 1.1): 1.8 GHz separates them.
+BOW_MIN_CLOCK_HZ = 1.8e9
+#: Clock used when a profile's target reports none (IPU Model and CPU targets give 0 or less):
+#: the Mk2 clock (ipu_facts 1.1), with a warning.
+FALLBACK_CLOCK_HZ = 1.33e9
+
+
+def architecture_name(pva_name: str, clock_hz: float) -> str:
+    """Our architecture name for a pva ``IPU.Architecture`` name and the target clock."""
+    name = ARCHITECTURES.get(pva_name, pva_name)
+    if name == "Mk2" and clock_hz >= BOW_MIN_CLOCK_HZ:
+        return "Bow"
+    return name
 
 #: Program type name -> execution phase. An assumption: pva has no phase notion. Streaming
 #: Memory transfers are StreamCopy programs too and cannot be told apart from host I/O here.
+#: ``ExternalSync`` / ``InternalSync`` are not pva program types but Graph Analyser's labels of a
+#: ``Sync`` program named "External" / "Internal" (see :func:`sync_label`). Sync steps are
+#: waiting: their intervals cover the steps they wait for, so they are never added on top.
 PHASE_OF_PROGRAM_TYPE = {
     "OnTileExecute": "compute",
     "OnEveryTileSwitch": "compute",
@@ -50,9 +75,29 @@ PHASE_OF_PROGRAM_TYPE = {
     "Sync": "sync",
     "SyncAns": "sync",
     "Sans": "sync",
-    "ExternalSync": "sync",
-    "InternalSync": "sync",
 }
+
+
+def sync_label(program_type: str, program_name: str) -> str | None:
+    """``ExternalSync`` / ``InternalSync`` for a pva ``Sync`` program named "External..." /
+    "Internal..." (Graph Analyser's trace labels), ``SyncAns`` for a SyncAns step, else None."""
+    if program_type == "SyncAns":
+        return "SyncAns"
+    if program_type != "Sync":
+        return None
+    lowered = program_name.strip().lower()
+    if lowered.startswith("external"):
+        return "ExternalSync"
+    if lowered.startswith("internal"):
+        return "InternalSync"
+    return "Sync"
+
+
+def phase_of(program_type: str, program_name: str = "") -> str:
+    """The execution phase of a pva program, by type and (for syncs) name."""
+    if sync_label(program_type, program_name) is not None:
+        return "sync"
+    return PHASE_OF_PROGRAM_TYPE.get(program_type, "compute")
 
 #: Program type name -> code category of its ``codeBytesByTile`` (exchange code). Confirmed
 #: for DoExchange (internal exchange); the other two are assumptions.
@@ -76,7 +121,9 @@ CONFIRMED_CATEGORIES = (
 )
 
 # Name fragments -> variable kind, tried in order (a heuristic: pva has no variable kinds).
+# Poplar's control variables (broadcastProgramId...) hold program ids, not model data.
 _KIND_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("other", r"^broadcastprogramid"),
     ("remote_staging", r"remote"),
     ("accumulator", r"accum|accl"),
     ("optimizer_state", r"adam|lamb|first_order|second_order|momentum|optim|(?:^|[/._])[mv](?:$|[/._])"),
@@ -112,6 +159,8 @@ def read_pva(
     debug_path: str | os.PathLike[str] | None = None,
     *,
     not_always_live_variables: bool = True,
+    code: bool = True,
+    progress: Progress | None = None,
     pva_module: Any = None,
 ) -> Report:
     """Read a Poplar ``profile.pop`` (and ``debug.cbor`` if given) into a Report.
@@ -119,8 +168,12 @@ def read_pva(
     Returns a Report with ``meta.format == "pva"`` whose tables are filled as described in
     ``docs/pva-adapter.md``; ``meta.capabilities`` lists the filled tables. With
     ``not_always_live_variables`` false, the per-step variable lists are not walked (faster on
-    big profiles) and ``variables`` holds only always-live variables. ``pva_module`` replaces
-    the SDK's ``pva`` module (for tests). Raises SdkUnavailableError without ``pva`` and
+    big profiles) and ``variables`` holds only always-live variables. With ``code`` false the
+    per-program code (``controlCodeByTile``, ``codeBytesByTile``: the slow part on large
+    models) is not read and the ``code`` table is absent. ``progress(part, done, total)`` is
+    called as each part is read. ``pva_module`` replaces the SDK's ``pva`` module (for tests).
+    Problems that leave the rest readable (no clock, an execution walk pybind refuses) are
+    :class:`~profcompare.errors.ProfileWarning` warnings, not errors. Raises SdkUnavailableError without ``pva`` and
     ReportFormatError when pva cannot open the file or its content is not as documented.
     """
     profile = pathlib.Path(profile_path)
@@ -138,7 +191,8 @@ def read_pva(
     except Exception as exc:  # noqa: BLE001 - pybind raises RuntimeError, IndexError, ...: all mean "unreadable"
         raise ReportFormatError(f"{profile}: pva cannot open it: {exc}") from None
     try:
-        return report_from_pva(raw, source=str(profile), not_always_live_variables=not_always_live_variables)
+        return report_from_pva(raw, source=str(profile), not_always_live_variables=not_always_live_variables,
+                               code=code, progress=progress)
     except ProfcompareError as exc:
         if isinstance(exc, ReportFormatError):
             raise
@@ -153,6 +207,8 @@ def export_pva(
     debug: str | os.PathLike[str] | None = None,
     overwrite: bool = False,
     *,
+    code: bool = True,
+    progress: Progress | None = None,
     pva_module: Any = None,
 ) -> pathlib.Path:
     """Read ``profile`` through pva and write it as a store file ``out``; return ``out``.
@@ -172,7 +228,7 @@ def export_pva(
             raise ReportFormatError(f"{source}: cannot read: {exc.strerror or exc}") from None
         if is_store_header(header):
             raise ReportFormatError(f"{source}: already a profcompare store report; open it directly, no export needed")
-    report = read_pva(profile, debug, pva_module=pva_module)
+    report = read_pva(profile, debug, code=code, progress=progress, pva_module=pva_module)
     return write_report(report, target, overwrite=overwrite)
 
 
@@ -190,18 +246,38 @@ def _int(value: Any, default: int = 0) -> int:
     return default if value is None else int(value)
 
 
-def report_from_pva(raw: Any, *, source: str, not_always_live_variables: bool = True) -> Report:
+def _warn(message: str) -> None:
+    warnings.warn(message, ProfileWarning, stacklevel=3)
+
+
+def _guarded(part: str, read: Callable[[], Any], empty: Any) -> Any:
+    """``read()``, or ``empty`` with a warning when pybind fails mid-walk (RuntimeError).
+
+    A damaged or unusual execution or program section then costs that table, not the report.
+    """
+    try:
+        return read()
+    except RuntimeError as exc:
+        _warn(f"the {part} could not be read ({exc}); that table is left empty")
+        return empty
+
+
+def report_from_pva(raw: Any, *, source: str, not_always_live_variables: bool = True, code: bool = True,
+                    progress: Progress | None = None) -> Report:
     """Build a Report from an opened ``pva.Report`` object tree (see :func:`read_pva`)."""
+    tell = progress or (lambda part, done, total: None)
     compilation = raw.compilation
     target = _target(compilation.target)
     capabilities: set[str] = set()
 
+    tell("tiles", 0, 1)
     tiles, categories, oom = _tiles(compilation, target)
     if len(tiles):
         capabilities.add("tiles")
     if len(categories):
         capabilities.add("categories")
 
+    tell("liveness", 0, 1)
     liveness, nal_steps, nal_names, nal_sizes = _liveness(compilation, not_always_live_variables)
     if len(liveness):
         capabilities.add("liveness")
@@ -212,13 +288,15 @@ def report_from_pva(raw: Any, *, source: str, not_always_live_variables: bool = 
     else:
         variables = make_frame("variables")
 
-    code = _code(compilation)
-    if code is not None:
+    code_frame = _guarded("per-program code", lambda: _code(compilation, tell), None) if code else None
+    if code_frame is not None:
         capabilities.add("code")
     else:
-        code = make_frame("code")
+        code_frame = make_frame("code")
 
-    execution = _execution(getattr(raw, "execution", None))
+    tell("execution", 0, 1)
+    execution = _guarded("execution profile", lambda: _execution(getattr(raw, "execution", None)),
+                         make_frame("execution"))
     if len(execution):
         capabilities.add("execution")
 
@@ -242,7 +320,7 @@ def report_from_pva(raw: Any, *, source: str, not_always_live_variables: bool = 
         categories=categories,
         variables=variables,
         liveness=liveness,
-        code=code,
+        code=code_frame,
         execution=execution,
     )
 
@@ -253,12 +331,18 @@ def _target(t: Any) -> Target:
     num_replicas = _int(getattr(t, "numReplicas", None), 1) or 1
     ipus_per_replica = _int(getattr(t, "ipusPerReplica", None), max(1, num_ipus // num_replicas)) or 1
     arch = _name(getattr(t, "architecture", "unknown"))
+    clock = float(getattr(t, "clockFrequency", 0) or 0)
+    if not math.isfinite(clock) or clock <= 0:
+        # IPU Model and CPU targets report no clock: cycles are still cycles, seconds assume Mk2
+        _warn(f"the profile's target reports clock frequency {clock:g} Hz (an IPU Model or CPU target?); "
+              f"assuming {FALLBACK_CLOCK_HZ / 1e9:.2f} GHz to turn cycles into time")
+        clock = FALLBACK_CLOCK_HZ
     return Target(
-        architecture=ARCHITECTURES.get(arch, arch),
+        architecture=architecture_name(arch, clock),
         num_ipus=num_ipus,
         tiles_per_ipu=tiles_per_ipu,
         bytes_per_tile=int(t.bytesPerTile),
-        clock_hz=float(t.clockFrequency),
+        clock_hz=clock,
         num_replicas=num_replicas,
         ipus_per_replica=ipus_per_replica,
     )
@@ -271,8 +355,7 @@ def _tiles(compilation: Any, target: Target) -> tuple[pd.DataFrame, pd.DataFrame
     tiles = all_tiles[: target.tiles_per_replica]
     if not tiles:
         return make_frame("tiles"), make_frame("categories"), False
-    first_categories = getattr(tiles[0].memory, "category", None)
-    present = [c for c in CATEGORY_GROUPS if getattr(getattr(first_categories, c, None), "total", None) is not None]
+    present = category_names(getattr(tiles[0].memory, "category", None))
     including, excluding, always, not_always, overflowed = [], [], [], [], []
     per_category: dict[str, list[int]] = {c: [] for c in present}
     for tile in tiles:
@@ -287,6 +370,16 @@ def _tiles(compilation: Any, target: Target) -> tuple[pd.DataFrame, pd.DataFrame
             per_category[c].append(_int(getattr(getattr(cats, c, None), "total", None)))
     count = len(tiles)
     tile_index = np.arange(count, dtype=np.int64)
+    known = {c: v for c, v in per_category.items() if c in CATEGORY_GROUPS}
+    names = list(present)
+    totals = {c: int(sum(v)) for c, v in per_category.items()}
+    if present:
+        # What no category claims stays visible as "unattributed" instead of vanishing.
+        claimed = np.sum([np.asarray(v, dtype=np.int64) for v in per_category.values()], axis=0)
+        unattributed = np.maximum(np.asarray(excluding, dtype=np.int64) - claimed, 0)
+        known["unattributed"] = unattributed.tolist()
+        names.append("unattributed")
+        totals["unattributed"] = int(unattributed.sum())
     frame = make_frame(
         "tiles",
         {
@@ -296,19 +389,39 @@ def _tiles(compilation: Any, target: Target) -> tuple[pd.DataFrame, pd.DataFrame
             "bytes_excluding_gaps": excluding,
             "always_live_bytes": always,
             "not_always_live_peak_bytes": not_always,
-            **per_category,
+            **known,
         },
     )
     categories = make_frame(
         "categories",
         {
-            "category": present,
-            "group": [CATEGORY_GROUPS[c] for c in present],
-            "bytes": [int(sum(per_category[c])) for c in present],
+            "category": names,
+            "group": [CATEGORY_GROUPS.get(c, "other") for c in names],
+            "bytes": [totals[c] for c in names],
         },
     )
     oom = any(overflowed) or max(including) > target.bytes_per_tile
     return frame, categories, bool(oom)
+
+
+def category_names(categories: Any) -> list[str]:
+    """Every memory category a pva ``tile.memory.category`` object has: its public attributes
+    with a ``.total`` (known names first, in :data:`CATEGORY_GROUPS` order, then the others
+    sorted). Discovery rather than a fixed list: a category we do not know still counts."""
+    if categories is None:
+        return []
+    found = set()
+    for name in dir(categories):
+        if name.startswith("_"):
+            continue
+        try:
+            value = getattr(categories, name)
+        except Exception:  # noqa: BLE001 - a property pybind cannot produce is not a category
+            continue
+        if not callable(value) and getattr(value, "total", None) is not None:
+            found.add(name)
+    known = [c for c in CATEGORY_GROUPS if c in found and c != "unattributed"]
+    return known + sorted(found - set(CATEGORY_GROUPS))
 
 
 def _liveness(compilation: Any, walk_variables: bool) -> tuple[pd.DataFrame, list[int], list[str], list[int]] :
@@ -429,15 +542,19 @@ def _sum(values: Iterable[Any] | None) -> int:
     return int(sum(int(v) for v in values))
 
 
-def _code(compilation: Any) -> pd.DataFrame | None:
+def _code(compilation: Any, tell: Progress) -> pd.DataFrame | None:
     programs = getattr(compilation, "programs", None)
     if programs is None:
         return None
+    programs = list(programs)
+    total = len(programs)
     names: list[str] = []
     types: list[str] = []
     categories: list[str] = []
     code_bytes: list[int] = []
-    for program in programs:
+    for index, program in enumerate(programs):
+        if index % 256 == 0:
+            tell("code", index, total)
         name = str(program.name)
         ptype = _name(program.type)
         # controlCodeByTile of a parent includes its children: count leaves only.
@@ -456,10 +573,27 @@ def _code(compilation: Any) -> pd.DataFrame | None:
                 types.append(ptype)
                 categories.append(category)
                 code_bytes.append(exchange)
+    tell("code", total, total)
     return make_frame("code", {"name": names, "type": types, "category": categories, "code_bytes": code_bytes})
 
 
+def _interval(ipu: Any) -> tuple[int | None, int | None]:
+    """(first cycle, last cycle) of one IPU's part of a step, from ``activeCycles``."""
+    active = getattr(ipu, "activeCycles", None)
+    start = getattr(getattr(active, "cyclesFrom", None), "min", None)
+    end = getattr(getattr(active, "cyclesTo", None), "max", None)
+    if start is None or end is None:
+        return None, None
+    return int(start), int(end)
+
+
 def _execution(execution: Any) -> pd.DataFrame:
+    """One row per executed step of every profiled run: its cycles (the slowest IPU's) and its
+    interval ``cycles_from``..``cycles_to`` (earliest start and latest end over the IPUs).
+
+    Steps of a real trace overlap -- a SyncAns covers the steps it waits for -- so run time is
+    the span of the intervals (:func:`profcompare.model.run_span_cycles`), never their sum.
+    """
     if execution is None:
         return make_frame("execution")
     total = getattr(getattr(execution, "totalCycles", None), "total", None)
@@ -470,22 +604,36 @@ def _execution(execution: Any) -> pd.DataFrame:
     step_ids: list[int] = []
     programs: list[str] = []
     types: list[str] = []
+    phases: list[str] = []
     cycles: list[int] = []
+    starts: list[int | None] = []
+    ends: list[int | None] = []
     for run_index, run in enumerate(runs):
         for step_index, step in enumerate(getattr(run, "steps", None) or ()):
             program = step.program
+            name, ptype = str(program.name), _name(program.type)
             ipus = list(getattr(step, "ipus", None) or ())
+            first: int | None = None
+            last: int | None = None
             if ipus:
                 # IPUs of a replica run a step in parallel: the step takes as long as the slowest.
                 step_cycles = max(int(ipu.cycles) for ipu in ipus)
+                spans = [_interval(ipu) for ipu in ipus]
+                known = [(a, b) for a, b in spans if a is not None and b is not None]
+                if known:
+                    first = min(a for a, _ in known)
+                    last = max(b for _, b in known)
             else:
                 by_tile = getattr(step, "cyclesByTile", None)
                 step_cycles = max((int(c) for c in by_tile), default=0) if by_tile is not None else 0
             run_ids.append(run_index)
             step_ids.append(step_index)
-            programs.append(str(program.name))
-            types.append(_name(program.type))
+            programs.append(name)
+            types.append(ptype)
+            phases.append(phase_of(ptype, name))
             cycles.append(step_cycles)
+            starts.append(first)
+            ends.append(last)
     return make_frame(
         "execution",
         {
@@ -493,8 +641,10 @@ def _execution(execution: Any) -> pd.DataFrame:
             "step": step_ids,
             "program": programs,
             "type": types,
-            "phase": [PHASE_OF_PROGRAM_TYPE.get(t, "compute") for t in types],
+            "phase": phases,
             "cycles": cycles,
+            "cycles_from": pd.array(starts, dtype="Int64"),
+            "cycles_to": pd.array(ends, dtype="Int64"),
         },
     )
 
@@ -503,7 +653,14 @@ __all__ = [
     "ARCHITECTURES",
     "CONFIRMED_CATEGORIES",
     "EXCHANGE_CODE_CATEGORY",
+    "BOW_MIN_CLOCK_HZ",
+    "FALLBACK_CLOCK_HZ",
     "PHASE_OF_PROGRAM_TYPE",
+    "Progress",
+    "architecture_name",
+    "category_names",
+    "phase_of",
+    "sync_label",
     "export_pva",
     "guess_kinds",
     "import_pva",

@@ -74,6 +74,10 @@ SCHEMA_VERSION = 2
 #: itself (its row ``checksums``), so no edit of any table reads silently.
 SEALED_SINCE_VERSION = 2
 
+#: Columns added after schema version 1, with the version that added them. Older stores read
+#: them as unknown (<NA>).
+COLUMNS_SINCE: Mapping[tuple[str, str], int] = {("execution", "cycles_from"): 2, ("execution", "cycles_to"): 2}
+
 #: At most this many rows in ``checksums`` (one per table, plus meta, dictionary, columns and
 #: itself): more is corruption, refused before anything is sized from it.
 _MAX_CHECKSUM_ROWS = 64
@@ -626,11 +630,11 @@ def _read_database(con: sqlite3.Connection, file: pathlib.Path) -> Report:
     frames = {}
     for table in TABLES:
         plan = catalogue.get(table, [])
-        _check_plan(file, con, table, plan)
+        _check_plan(file, con, table, plan, version)
         if table not in checksums:
             raise ReportFormatError(f"{file}: corrupt report (no checksum for table {table})")
         rows = _verify_count(con, file, table, checksums)
-        frames[table] = _read_table(con, file, table, plan, rows, levels, checksums)
+        frames[table] = _with_later_columns(table, _read_table(con, file, table, plan, rows, levels, checksums))
 
     meta = _decode_meta(file, meta_values)
     return Report.build(meta, **frames)
@@ -686,11 +690,23 @@ def _verify(file: pathlib.Path, name: str, checksums: Mapping[str, tuple[int, in
         raise ReportFormatError(f"{file}: corrupt report (checksum mismatch in {name})")
 
 
-def _check_plan(file: pathlib.Path, con: sqlite3.Connection, table: str, plan: Sequence[StoredColumn]) -> None:
+def _with_later_columns(table: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the columns its (older) store did not have, as <NA>, in schema order."""
+    missing = [c for c in SCHEMAS[table] if c.name not in frame.columns]
+    if not missing:
+        return frame
+    for column in missing:
+        frame[column.name] = pd.array([pd.NA] * len(frame), dtype="Int64")
+    fixed = [c.name for c in SCHEMAS[table]]
+    return frame[fixed + [c for c in frame.columns if c not in fixed]]
+
+
+def _check_plan(file: pathlib.Path, con: sqlite3.Connection, table: str, plan: Sequence[StoredColumn],
+                version: int = SCHEMA_VERSION) -> None:
     actual = [row[1] for row in con.execute(f"PRAGMA table_info({table})")]
     if actual != [s.name for s in plan]:
         raise ReportFormatError(f"{file}: corrupt report (columns of {table} do not match its catalogue)")
-    fixed = [c.name for c in SCHEMAS[table]]
+    fixed = [c.name for c in SCHEMAS[table] if COLUMNS_SINCE.get((table, c.name), 1) <= version]
     names = [s.name for s in plan]
     extra = names[len(fixed) :]
     if names[: len(fixed)] != fixed or (extra and (table != "tiles" or any(n not in CATEGORY_GROUPS for n in extra))):

@@ -43,7 +43,7 @@ def test_output_that_is_a_directory_says_so_even_without_force(run_cli, onchip_p
 def test_unexpected_exception_is_one_line_and_debug_shows_it(
     run_cli, onchip_path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(path: str) -> object:
+    def broken(path: str, **options: object) -> object:
         raise RuntimeError("boom\nsecond line")
 
     monkeypatch.setattr(show_command, "load_report", broken)
@@ -53,7 +53,7 @@ def test_unexpected_exception_is_one_line_and_debug_shows_it(
 
 
 def test_interrupt_is_one_error_line_with_exit_130(run_cli, onchip_path: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    def interrupted(path: str) -> object:
+    def interrupted(path: str, **options: object) -> object:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(show_command, "load_report", interrupted)

@@ -85,14 +85,21 @@ def build_report_tree(*, with_execution: bool = True) -> NS:
     )
     execution = NS(totalCycles=NS(total=0), runs=[])
     if with_execution:
-        def ex_step(prog: NS, *cycles: int) -> NS:
-            return NS(program=prog, ipus=[NS(cycles=c) for c in cycles])
+        def ex_step(prog: NS, *per_ipu: tuple[int, int, int]) -> NS:
+            """One execution step: per IPU (cycles, activeCycles from, activeCycles to)."""
+            return NS(program=prog, ipus=[
+                NS(cycles=c, activeCycles=NS(cyclesFrom=NS(min=a, max=a), cyclesTo=NS(min=b, max=b)))
+                for c, a, b in per_ipu])
 
+        # the SyncAns of run 0 waits over the whole run: it overlaps every other step
+        sync = program("SyncAns", "SyncAns")
         runs = [
-            NS(name="run0", steps=[ex_step(fwd, 500, 700), ex_step(exch, 80, 60), ex_step(copy, 30, 0)]),
-            NS(name="run1", steps=[ex_step(fwd, 510, 690), ex_step(exch, 90, 60)]),
+            NS(name="run0", steps=[ex_step(fwd, (500, 0, 500), (700, 0, 700)), ex_step(exch, (80, 700, 780), (60, 700, 760)),
+                                   ex_step(copy, (30, 780, 810), (0, 780, 780)), ex_step(sync, (810, 0, 810), (810, 0, 810))]),
+            NS(name="run1", steps=[ex_step(fwd, (510, 1000, 1510), (690, 1000, 1690)),
+                                   ex_step(exch, (90, 1690, 1780), (60, 1690, 1750))]),
         ]
-        execution = NS(totalCycles=NS(total=1930), runs=runs)
+        execution = NS(totalCycles=NS(total=1780), runs=runs)
     return NS(
         poplarVersion=NS(major=3, minor=3, point=0, packageHash="abc", string="3.3.0 (abc)"),
         version=NS(major=1, minor=0, point=0, isUnstableFormat=False),

@@ -46,10 +46,12 @@ def test_reads_every_table_from_the_object_tree(profile: pathlib.Path) -> None:
         "always_live_bytes": [600, 650, 500, 500], "not_always_live_peak_bytes": [300, 300, 190, 200],
         "vertexCode": [100, 110, 90, 90], "controlCode": [20, 20, 20, 20], "constant": [5, 5, 0, 0],
         "stack": [64, 64, 64, 64],
+        # bytes excluding gaps no category claims: 900 - (100 + 20 + 5 + 64) = 711, ...
+        "unattributed": [711, 751, 516, 526],
     }))
     pd.testing.assert_frame_equal(report.categories, make_frame("categories", {
-        "category": ["vertexCode", "controlCode", "constant", "stack"],
-        "group": ["code", "code", "variables", "other"], "bytes": [390, 80, 10, 256],
+        "category": ["vertexCode", "controlCode", "constant", "stack", "unattributed"],
+        "group": ["code", "code", "variables", "other", "other"], "bytes": [390, 80, 10, 256, 2504],
     }))
     pd.testing.assert_frame_equal(report.liveness, make_frame("liveness", {
         "step": [0, 1, 2, 3], "program": ["host/copy", "fwd/matmul", "fwd/exchange", "fwd/matmul"],
@@ -72,16 +74,19 @@ def test_reads_every_table_from_the_object_tree(profile: pathlib.Path) -> None:
         "code_bytes": [40, 4, 300, 4, 14],
     }))
     pd.testing.assert_frame_equal(report.execution, make_frame("execution", {
-        "run": [0, 0, 0, 1, 1], "step": [0, 1, 2, 0, 1],
-        "program": ["fwd/matmul", "fwd/exchange", "host/copy", "fwd/matmul", "fwd/exchange"],
-        "type": ["OnTileExecute", "DoExchange", "StreamCopyMid", "OnTileExecute", "DoExchange"],
-        "phase": ["compute", "exchange", "host_io", "compute", "exchange"],
-        "cycles": [700, 80, 30, 690, 90],
+        "run": [0, 0, 0, 0, 1, 1], "step": [0, 1, 2, 3, 0, 1],
+        "program": ["fwd/matmul", "fwd/exchange", "host/copy", "SyncAns", "fwd/matmul", "fwd/exchange"],
+        "type": ["OnTileExecute", "DoExchange", "StreamCopyMid", "SyncAns", "OnTileExecute", "DoExchange"],
+        "phase": ["compute", "exchange", "host_io", "sync", "compute", "exchange"],
+        "cycles": [700, 80, 30, 810, 690, 90],
+        # earliest start and latest end over the replica's IPUs
+        "cycles_from": [0, 700, 780, 0, 1000, 1690], "cycles_to": [700, 780, 810, 810, 1690, 1780],
     }))
     assert report.remote_buffers.empty
     summary = report.summary()
     assert summary["peak_liveness_bytes"] == 600 + 650 + 500 + 500 + 300
-    assert summary["cycles_per_step"] == (700 + 80 + 30 + 690 + 90) / 2
+    # a run is its span (810 and 780 cycles), not the sum of its rows (1620 and 780)
+    assert summary["cycles_per_step"] == (810 + 780) / 2
 
 
 def test_debug_file_is_passed_to_pva(profile: pathlib.Path) -> None:

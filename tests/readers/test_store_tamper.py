@@ -77,9 +77,20 @@ def test_deeply_nested_meta_is_a_format_error(path: pathlib.Path) -> None:
         store.read_report(path)
 
 
-def _downgrade_to_version_1(path: pathlib.Path) -> None:
-    """Rewrite a store as schema version 1 wrote it: no catalogue or self checksum rows."""
+def _downgrade_to_version_1(path: pathlib.Path, report: Report) -> None:
+    """Rewrite a store as schema version 1 wrote it: no catalogue or self checksum rows, and no
+    execution intervals (cycles_from / cycles_to came with version 2)."""
+    execution = report.execution.drop(columns=["cycles_from", "cycles_to"])
+    check = store._Checksum("execution", len(execution))
+    for spec in store._column_plan("execution", execution):
+        _, canonical, _ = store._encode_column(spec, execution[spec.name])
+        check.add(spec.name.encode() + b"\x00" + canonical)
     con = sqlite3.connect(path)
+    con.execute("DROP VIEW IF EXISTS execution_text")
+    con.execute("ALTER TABLE execution DROP COLUMN cycles_from")
+    con.execute("ALTER TABLE execution DROP COLUMN cycles_to")
+    con.execute("DELETE FROM columns WHERE table_name = 'execution' AND column_name IN ('cycles_from', 'cycles_to')")
+    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'execution'", (check.value,))
     con.execute("DELETE FROM checksums WHERE table_name IN ('columns', 'checksums')")
     con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     items = con.execute("SELECT key, value FROM meta").fetchall()
@@ -90,13 +101,17 @@ def _downgrade_to_version_1(path: pathlib.Path) -> None:
 
 
 def test_version_1_stores_still_open(report: Report, path: pathlib.Path) -> None:
-    _downgrade_to_version_1(path)
+    _downgrade_to_version_1(path, report)
     back = store.read_report(path)
     assert back.variables["name"].tolist() == report.variables["name"].tolist()
+    # execution intervals did not exist then: unknown, and the run time falls back to the sum
+    assert len(back.execution) == len(report.execution) and back.execution["cycles_from"].isna().all()
+    per_run = report.execution.groupby("run")["cycles"].sum().mean()
+    assert back.summary()["cycles_per_step"] == per_run
 
 
-def test_version_1_stores_still_check_row_counts(path: pathlib.Path) -> None:
-    _downgrade_to_version_1(path)
+def test_version_1_stores_still_check_row_counts(report: Report, path: pathlib.Path) -> None:
+    _downgrade_to_version_1(path, report)
     _edit(path, "UPDATE checksums SET rows = 1000000000 WHERE table_name = 'variables'")
     with pytest.raises(ReportFormatError, match="variables has .* rows, expected 1000000000"):
         store.read_report(path)

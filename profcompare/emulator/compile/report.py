@@ -100,6 +100,13 @@ def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int) -
     phases = np.array(PHASES, dtype=object)
     k = len(step_idx)
     run = np.repeat(np.arange(runs, dtype=np.int64), k)
+    # The model's steps (and a step's phases) run one after another: each row starts where the
+    # previous one ended, and run r starts where run r-1 ended.
+    ends_one_run = np.cumsum(values.astype(np.int64))
+    per_run = int(ends_one_run[-1]) if k else 0
+    offsets = np.repeat(np.arange(runs, dtype=np.int64) * per_run, k)
+    cycles_to = np.tile(ends_one_run, runs) + offsets
+    cycles_from = cycles_to - np.tile(values.astype(np.int64), runs)
     return make_frame("execution", {
         "run": run,
         "step": np.tile(step_idx.astype(np.int64), runs),
@@ -107,6 +114,8 @@ def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int) -
         "type": pd.Categorical(np.tile(types[step_idx], runs)),
         "phase": pd.Categorical(np.tile(phases[phase_idx], runs), categories=list(PHASES)),
         "cycles": np.tile(values, runs),
+        "cycles_from": cycles_from,
+        "cycles_to": cycles_to,
     })
 
 

@@ -1,0 +1,106 @@
+"""Run time from a real trace: the span of the intervals, never the sum of the step rows."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+from types import SimpleNamespace as NS
+
+import numpy as np
+import pytest
+from fake_pva import FakePva, build_report_tree
+from trace_pva import TRACE_FILE, shared_data_file, trace_blocks, trace_execution
+
+from profcompare import analysis
+from profcompare.readers.pva import phase_of, read_pva, sync_label
+
+SPAN = 2_540_750  # both IPUs run from cycle 0 to 2,540,750 (shared/data README)
+
+
+@pytest.fixture(scope="module")
+def trace() -> pathlib.Path:
+    return shared_data_file(TRACE_FILE)
+
+
+@pytest.fixture
+def profile(tmp_path: pathlib.Path) -> pathlib.Path:
+    path = tmp_path / "profile.pop"
+    path.write_bytes(b"SQLite format 3\x00 stand-in")
+    return path
+
+
+def _trace_tree(trace: pathlib.Path) -> NS:
+    tree = build_report_tree()
+    tree.execution = trace_execution(trace)
+    return tree
+
+
+def test_the_trace_facts_hold(trace: pathlib.Path) -> None:
+    blocks = trace_blocks(trace)
+    on_ipu0 = [end - start for tag, ipu, _, start, end in blocks if ipu == 0]
+    assert sum(on_ipu0) == 6_226_672  # 2.45x the span: SyncAns blocks overlap what they wait for
+    assert sum(on_ipu0) / SPAN == pytest.approx(2.45, abs=0.01)
+    assert min(b[3] for b in blocks) == 0 and max(b[4] for b in blocks) == SPAN
+
+
+def test_run_time_is_the_span_not_the_sum(trace: pathlib.Path, profile: pathlib.Path) -> None:
+    report = read_pva(profile, pva_module=FakePva(_trace_tree(trace)))
+    execution = report.execution
+    assert report.summary()["cycles_per_step"] == SPAN
+    assert execution["cycles"].sum() > 2 * SPAN  # what a sum of step rows would claim
+    assert execution["cycles_from"].min() == 0 and execution["cycles_to"].max() == SPAN
+    assert report.summary()["samples_per_second"] != report.summary()["samples_per_second"]  # NaN: no samples known
+
+
+def test_syncs_are_classified_by_type_and_name(trace: pathlib.Path, profile: pathlib.Path) -> None:
+    report = read_pva(profile, pva_module=FakePva(_trace_tree(trace)))
+    execution = report.execution
+    syncs = execution[execution["type"].astype(str) == "Sync"]
+    assert set(syncs["program"]) == {"External", "Internal"}
+    assert (syncs["phase"].astype(str) == "sync").all()
+    assert len(syncs) == 32 * 1 + 1230  # ExternalSync + InternalSync blocks of the trace
+    assert sync_label("Sync", "External") == "ExternalSync" and sync_label("Sync", "Internal Sync") == "InternalSync"
+    assert sync_label("OnTileExecute", "External") is None and phase_of("OnTileExecute", "External") == "compute"
+    assert phase_of("StreamCopyMid") == "host_io" and phase_of("SyncAns") == "sync"
+
+
+def test_phase_shares_are_unions_and_sync_is_waiting(trace: pathlib.Path, profile: pathlib.Path) -> None:
+    report = read_pva(profile, pva_module=FakePva(_trace_tree(trace)))
+    phases = analysis.execution_by_phase(report).set_index("phase")
+    # the same shares worked out cycle by cycle: a boolean timeline per phase
+    ex = report.execution
+    covered = {}
+    for phase, rows in ex.groupby(ex["phase"].astype(str)):
+        line = np.zeros(SPAN, dtype=bool)
+        for a, b in zip(rows["cycles_from"].astype(int), rows["cycles_to"].astype(int)):
+            line[a:b] = True
+        covered[phase] = line
+    busy = np.zeros(SPAN, dtype=bool)
+    for phase, line in covered.items():
+        if phase != "sync":
+            busy |= line
+            assert phases.loc[phase, "cycles"] == line.sum()
+    assert phases.loc["sync", "cycles"] == (covered["sync"] & ~busy).sum()  # waiting only
+    assert phases.loc["compute", "pct"] == pytest.approx(100 * covered["compute"].sum() / SPAN)
+    assert (phases["cycles"] <= SPAN).all()
+
+
+def test_union_length_counts_overlaps_once() -> None:
+    union = analysis._union_length
+    assert union(np.array([0.0, 5, 20]), np.array([10.0, 15, 25])) == 20.0  # [0,15) + [20,25)
+    assert union(np.array([0.0, 2]), np.array([10.0, 3])) == 10.0  # nested
+    assert union(np.array([]), np.array([])) == 0.0
+
+
+def test_show_prints_the_span_as_the_run_time(trace: pathlib.Path, profile: pathlib.Path,
+                                              monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from profcompare.cli import main
+
+    monkeypatch.setitem(sys.modules, "pva", FakePva(_trace_tree(trace)))
+    assert main(["show", str(profile), "--format", "json"]) == 0
+    import json
+
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    assert summary["cycles_per_step"] == SPAN
+    assert main(["show", str(profile)]) == 0
+    assert "2,540,750" in capsys.readouterr().out
