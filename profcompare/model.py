@@ -113,6 +113,9 @@ VARIABLE_KINDS: tuple[str, ...] = (
     "other",
 )
 
+#: Kinds that are model state: what ``variable_bytes`` counts, whatever their liveness class.
+MODEL_STATE_KINDS: tuple[str, ...] = ("weight", "optimizer_state", "accumulator")
+
 PHASES: tuple[str, ...] = ("compute", "exchange", "sync", "host_io", "streaming_memory", "collective")
 
 #: Capabilities a report may declare in ``meta.capabilities`` (which optional parts it fills).
@@ -259,6 +262,21 @@ def run_span_cycles(execution: pd.DataFrame) -> float:
                                                    cycles=("cycles", "sum"), known=("known", "all"))
     spans = np.where(per_run["known"], per_run["end"] - per_run["start"], per_run["cycles"])
     return float(np.mean(spans))
+
+
+def variables_convention(variables: pd.DataFrame) -> str:
+    """How a report places its model state (weights, optimizer state, accumulators):
+
+    - ``"always_live"``: every such variable is always-live, as Poplar shows variables created
+      with initial values (a Poplar C++ program, the old tut4 screenshot);
+    - ``"written_from_host"``: some are not-always-live, live from the step that writes them,
+      as Graph Analyser shows a popxl program (its engine writes variables from the host);
+    - ``"unknown"``: the report lists no such variable.
+    """
+    state = variables["kind"].astype(str).isin(MODEL_STATE_KINDS).to_numpy()
+    if not state.any():
+        return "unknown"
+    return "always_live" if variables["always_live"].to_numpy()[state].all() else "written_from_host"
 
 
 def format_shape(shape: Sequence[int] | None) -> str:
@@ -547,8 +565,10 @@ class Report:
         - not_always_live_peak_bytes: max over program steps of not_always_live_bytes
         - peak_liveness_bytes: always_live_bytes + not_always_live_peak_bytes
         - code_bytes: sum of the categories in group ``code``
-        - variable_bytes: bytes of the always-live variables (weights, on-chip optimizer state,
-          accumulators...): the part of always-live memory a layout change moves directly
+        - variable_bytes: bytes of the model state held in tile memory -- variables of kind
+          weight, optimizer_state or accumulator (:data:`MODEL_STATE_KINDS`) -- whether the
+          report shows them always-live (variables created with initial values) or
+          not-always-live (popxl writes them from the host; see :func:`variables_convention`)
         - max_tile_bytes: max over tiles of bytes_including_gaps (what decides whether a tile fits)
         - tiles_over_budget: tiles whose bytes_including_gaps exceed target.bytes_per_tile
         - streaming_memory_bytes: sum of ``remote_buffers.bytes``
@@ -579,7 +599,9 @@ class Report:
             "not_always_live_peak_bytes": nal_peak,
             "peak_liveness_bytes": always_live + nal_peak,
             "code_bytes": code,
-            "variable_bytes": float(self.variables.loc[self.variables["always_live"], "bytes"].sum()),
+            "variable_bytes": float(
+                self.variables.loc[self.variables["kind"].astype(str).isin(MODEL_STATE_KINDS).to_numpy(), "bytes"].sum()
+            ),
             "max_tile_bytes": max_tile,
             "tiles_over_budget": over,
             "streaming_memory_bytes": float(self.remote_buffers["bytes"].sum()),
@@ -623,6 +645,7 @@ __all__ = [
     "CATEGORY_GROUP_NAMES",
     "Column",
     "METRICS",
+    "MODEL_STATE_KINDS",
     "METRIC_UNITS",
     "PHASES",
     "Report",
@@ -636,5 +659,6 @@ __all__ = [
     "make_frame",
     "parse_shape",
     "run_span_cycles",
+    "variables_convention",
     "validate_frame",
 ]

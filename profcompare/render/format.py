@@ -28,7 +28,7 @@ METRIC_LABELS: Mapping[str, str] = MappingProxyType(
         "not_always_live_peak_bytes": "Not-always-live peak",
         "peak_liveness_bytes": "Peak liveness",
         "code_bytes": "Code",
-        "variable_bytes": "Always-live variables",
+        "variable_bytes": "Model state in tile memory",
         "max_tile_bytes": "Max tile memory",
         "tiles_over_budget": "Tiles over budget",
         "streaming_memory_bytes": "Streaming Memory (remote buffers)",

@@ -20,7 +20,7 @@ import pandas as pd
 from profcompare import analysis
 from profcompare.analysis import TopN
 from profcompare.compare import STATUSES, Comparison
-from profcompare.model import METRICS, Report, ReportMeta
+from profcompare.model import METRICS, Report, ReportMeta, variables_convention
 from profcompare.render.format import (
     describe_report,
     describe_target,
@@ -399,6 +399,12 @@ def _execution_section(report: Report) -> Section:
     return Section(title, table, (f"Total: {format_cycles(phases['cycles'].sum())} cycles per step.",))
 
 
+_CONVENTION_TEXT = {
+    "always_live": "model state always-live (as for variables created with initial values)",
+    "written_from_host": "model state not always-live (written from the host, live from that step, as popxl does)",
+}
+
+
 def report_document(report: Report, *, top: int | None = 20) -> Document:
     """Return the document for one report (``show``): header facts, warnings and sections.
 
@@ -415,6 +421,9 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
         facts.append(("workload", workload))
     if meta.created:
         facts.append(("created", meta.created))
+    convention = _CONVENTION_TEXT.get(variables_convention(report.variables))
+    if convention:
+        facts.append(("variables", convention))
     warnings = [w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report")) if w]
     sections = (
         _summary_section(report),

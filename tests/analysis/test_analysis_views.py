@@ -200,3 +200,17 @@ def test_tile_stats() -> None:
     )
     pdt.assert_frame_equal(worst, expected)
     assert tile_stats(report())["tiles"] == 0
+
+
+def test_variable_bytes_count_model_state_whatever_its_liveness() -> None:
+    from profcompare.model import variables_convention
+
+    frame = variable_frame([("w", 400, True, "weight"), ("adam.w.first_order", 200, False, "optimizer_state"),
+                            ("accum.w", 400, False, "accumulator"), ("act", 999, False, "activation"),
+                            ("const", 50, True, "constant")])
+    rep = report(variables=frame)
+    assert rep.summary()["variable_bytes"] == 400 + 200 + 400  # not the activation, not the constant
+    assert variables_convention(frame) == "written_from_host"
+    all_live = variable_frame([("w", 400, True, "weight"), ("m", 200, True, "optimizer_state")])
+    assert variables_convention(all_live) == "always_live"
+    assert variables_convention(variable_frame([("act", 5, False, "activation")])) == "unknown"

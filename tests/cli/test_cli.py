@@ -56,7 +56,7 @@ def test_show_text_to_stdout(run_cli: Run, onchip_path: str) -> None:
     out = run_cli("show", onchip_path)
     assert out.exit_code == 0, out.stderr
     assert out.stdout.startswith("profcompare report: onchip\n")
-    assert "report:   onchip (simulated, profcompare-sim" in out.stdout
+    assert "report:    onchip (simulated, profcompare-sim" in out.stdout
     assert "\x1b[" not in out.stdout  # not a terminal: no colour
     assert out.stderr == ""
 
