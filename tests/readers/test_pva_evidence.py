@@ -161,3 +161,27 @@ def test_export_no_code(profile: pathlib.Path, tmp_path: pathlib.Path, monkeypat
     assert main(["export", str(profile), "-o", str(tmp_path / "p.sqlite"), "--no-code"]) == 0
     back = open_report(tmp_path / "p.sqlite")
     assert back.code.empty and back.summary()["cycles_per_step"] == (810 + 780) / 2
+
+
+def test_the_sdk_check_script_runs_on_a_pva_shaped_module(profile: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+    import sys
+
+    script = pathlib.Path(__file__).resolve().parents[2] / "tools" / "check_pva.py"
+    spec = importlib.util.spec_from_file_location("check_pva", script)
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    monkeypatch.setitem(sys.modules, "pva", FakePva())
+    code = module.main([str(profile)])
+    out = capsys.readouterr().out
+    assert "compilation.target.architecture.name" in out and "'Ipu2'" in out
+    assert "run 0: span 810 cycles; sum of step cycles 1,620" in out
+    assert "MISSING" not in out and code == 0
+    assert "cycles_per_step                  795.0" in out  # then profcompare's own reading
+    tree = build_report_tree()
+    del tree.execution.runs[0].steps[0].ipus[0].activeCycles
+    monkeypatch.setitem(sys.modules, "pva", FakePva(tree))
+    assert module.main([str(profile)]) == 1
+    assert "activeCycles.cyclesFrom.min" in capsys.readouterr().out
