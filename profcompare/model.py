@@ -225,6 +225,10 @@ METRIC_UNITS: Mapping[str, str] = MappingProxyType(
 )
 METRICS: tuple[str, ...] = tuple(METRIC_UNITS)
 
+#: Metrics where a higher value is better (throughput); for every other metric (bytes, tiles,
+#: cycles) lower is better. ``--fail-if`` messages and status colours follow it.
+HIGHER_IS_BETTER: frozenset[str] = frozenset({"samples_per_second"})
+
 #: The tables each summary metric is computed from (cycles and throughput are NaN without an
 #: execution profile anyway).
 _METRIC_SOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType(
@@ -644,6 +648,7 @@ __all__ = [
     "CATEGORY_GROUPS",
     "CATEGORY_GROUP_NAMES",
     "Column",
+    "HIGHER_IS_BETTER",
     "METRICS",
     "MODEL_STATE_KINDS",
     "METRIC_UNITS",

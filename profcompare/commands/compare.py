@@ -23,9 +23,10 @@ from profcompare.render.base import FORMATS
 @format_option(FORMATS)
 @output_options
 @top_option()
-@click.option("--fail-if", "fail_if", multiple=True, metavar="METRIC>PCT%",
-              help="Exit with status 1 (after writing the output) when METRIC grew by more than PCT percent, "
-                   "e.g. 'peak_liveness_bytes>5%'. Repeatable.")
+@click.option("--fail-if", "fail_if", multiple=True, metavar="METRIC>PCT%|METRIC<PCT%",
+              help="Exit with status 1 (after writing the output) when METRIC changed beyond PCT percent: "
+                   "'peak_liveness_bytes>2%' (grew by more than 2%), 'samples_per_second<-5%' (dropped by more "
+                   "than 5%). The message says whether that is worse or better. Repeatable.")
 @click.option("--noise-bytes", type=click.IntRange(min=0), default=64, show_default=True,
               help="Byte changes up to this size count as unchanged.")
 @click.option("--noise-pct", type=click.FloatRange(min=0), default=0.1, show_default=True,

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from profcompare.model import HIGHER_IS_BETTER as _model_higher_is_better
 from profcompare.model import METRIC_UNITS, ReportMeta
 
 #: How a missing value (None, NaN, <NA>) is shown.
@@ -38,7 +39,7 @@ METRIC_LABELS: Mapping[str, str] = MappingProxyType(
 )
 
 #: Metrics where a larger value is an improvement (for every other metric, growth is a cost).
-HIGHER_IS_BETTER: frozenset[str] = frozenset({"samples_per_second"})
+HIGHER_IS_BETTER = _model_higher_is_better  # the metrics' own declaration (profcompare.model)
 
 
 def is_missing(value: Any) -> bool:

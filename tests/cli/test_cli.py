@@ -235,7 +235,7 @@ def test_fail_if_exceeded_exits_1_after_writing(run_cli: Run, onchip_path: str, 
     assert target.read_text().startswith("## profcompare comparison")
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1  # peak liveness shrank: only the code limit is exceeded
-    assert lines[0].startswith("profcompare: limit exceeded: code_bytes>5%: code_bytes grew by 16.53%")
+    assert lines[0].startswith("profcompare: limit exceeded: code_bytes>5%: code_bytes worse by 16.53% (grew")
 
 
 def test_fail_if_within_limits_exits_0(run_cli: Run, onchip_path: str, offchip_path: str) -> None:
@@ -246,8 +246,15 @@ def test_fail_if_within_limits_exits_0(run_cli: Run, onchip_path: str, offchip_p
 
 
 def test_fail_if_bad_syntax(run_cli: Run, onchip_path: str, offchip_path: str) -> None:
-    _one_line_error(run_cli("compare", onchip_path, offchip_path, "--fail-if", "code_bytes<5%"),
-                    r"bad limit 'code_bytes<5%': expected METRIC>PCT%")
+    _one_line_error(run_cli("compare", onchip_path, offchip_path, "--fail-if", "code_bytes=5%"),
+                    r"bad limit 'code_bytes=5%': expected METRIC>PCT% \(a growth\) or METRIC<PCT% \(a drop\)")
+
+
+def test_fail_if_drop_limit(run_cli: Run, onchip_path: str, offchip_path: str) -> None:
+    # peak liveness shrank from onchip to offchip-sharded: a drop limit of -1% is broken, "better"
+    out = run_cli("compare", onchip_path, offchip_path, "--format", "json", "--fail-if", "peak_liveness_bytes<-1%")
+    assert out.exit_code == 1
+    assert "peak_liveness_bytes better by 9.3" in out.stderr
 
 
 def test_fail_if_unknown_metric(run_cli: Run, onchip_path: str, offchip_path: str) -> None:

@@ -24,9 +24,10 @@ def test_limit_text_round_trips() -> None:
     assert str(parse_limit("peak_liveness_bytes>5%")) == "peak_liveness_bytes>5%"
 
 
-@pytest.mark.parametrize("text", ["", "peak_liveness_bytes", "peak_liveness_bytes<5%", "peak_liveness_bytes>five%", ">5%"])
+@pytest.mark.parametrize("text", ["", "peak_liveness_bytes", "peak_liveness_bytes=5%", "peak_liveness_bytes>five%", ">5%",
+                                  "samples_per_second<>5%"])
 def test_parse_limit_rejects_bad_syntax(text: str) -> None:
-    with pytest.raises(ProfcompareError, match="expected METRIC>PCT%"):
+    with pytest.raises(ProfcompareError, match=r"expected METRIC>PCT% \(a growth\) or METRIC<PCT% \(a drop\)"):
         parse_limit(text)
 
 
@@ -43,7 +44,7 @@ def test_check_limits_reports_only_violations() -> None:
     assert check_limits(diff, [parse_limit("peak_liveness_bytes>5%")]) == []
     messages = check_limits(diff, [parse_limit("peak_liveness_bytes>2%"), parse_limit("total_bytes>5%")])
     assert messages == [
-        "peak_liveness_bytes>2%: peak_liveness_bytes grew by 2.50% (2,000 bytes -> 2,050 bytes), over the 2% limit"
+        "peak_liveness_bytes>2%: peak_liveness_bytes worse by 2.50% (grew 2,000 bytes -> 2,050 bytes), beyond the 2% limit"
     ]
 
 
@@ -52,9 +53,55 @@ def test_check_limits_growth_from_zero_and_unavailable_metrics() -> None:
     new = report("new", tiles=tiles([1500]))
     diff = compare(base, new)
     assert check_limits(diff, [parse_limit("tiles_over_budget>0%")]) == [
-        "tiles_over_budget>0%: tiles_over_budget grew from 0 to 1 tiles"
+        "tiles_over_budget>0%: tiles_over_budget worse: grew from 0 to 1 tiles"
     ]
     assert check_limits(diff, [parse_limit("cycles_per_step>2%")]) == [
         "cycles_per_step>2%: cannot check, cycles_per_step is not available in base and new"
     ]
     assert check_limits(compare(base, base), [parse_limit("code_bytes>1%")]) == []
+
+
+@pytest.mark.parametrize(("text", "limit"), [("samples_per_second<-5%", Limit("samples_per_second", -5.0, "<")),
+                                              ("code_bytes < 0", Limit("code_bytes", 0.0, "<"))])
+def test_parse_drop_limits(text: str, limit: Limit) -> None:
+    assert parse_limit(text) == limit
+    assert str(limit) == text.replace(" ", "").rstrip("%") + "%"
+
+
+def _metric_pair(metric: str, base_value: float, new_value: float):  # type: ignore[no-untyped-def]
+    """A comparison whose summary has ``metric`` = base_value -> new_value."""
+    import pandas as pd
+
+    from profcompare.model import METRIC_UNITS
+
+    class _Diff:
+        summary = pd.DataFrame(
+            {"base": [base_value], "new": [new_value],
+             "delta_pct": [100.0 * (new_value - base_value) / base_value], "unit": [METRIC_UNITS[metric]]},
+            index=[metric],
+        )
+
+    return _Diff()
+
+
+@pytest.mark.parametrize("metric", list(__import__("profcompare.model", fromlist=["METRICS"]).METRICS))
+def test_both_directions_on_every_metric(metric: str) -> None:
+    from profcompare.model import HIGHER_IS_BETTER
+
+    up, down = _metric_pair(metric, 1000.0, 1100.0), _metric_pair(metric, 1000.0, 900.0)
+    grow_limit, drop_limit = parse_limit(f"{metric}>5%"), parse_limit(f"{metric}<-5%")
+    higher_better = metric in HIGHER_IS_BETTER
+    # +10% breaks the growth limit, -10% the drop limit; neither breaks the other
+    (grew,) = check_limits(up, [grow_limit])
+    (dropped,) = check_limits(down, [drop_limit])
+    assert check_limits(up, [drop_limit]) == [] and check_limits(down, [grow_limit]) == []
+    assert f"{metric} {'better' if higher_better else 'worse'} by 10.00% (grew" in grew
+    assert f"{metric} {'worse' if higher_better else 'better'} by 10.00% (dropped" in dropped
+    assert check_limits(_metric_pair(metric, 1000.0, 1040.0), [grow_limit]) == []
+    assert check_limits(_metric_pair(metric, 1000.0, 960.0), [drop_limit]) == []
+
+
+def test_throughput_drop_message() -> None:
+    (message,) = check_limits(_metric_pair("samples_per_second", 40_000.0, 36_000.0), [parse_limit("samples_per_second<-5%")])
+    assert message == ("samples_per_second<-5%: samples_per_second worse by 10.00% "
+                       "(dropped 40,000 samples/s -> 36,000 samples/s), beyond the -5% limit")
