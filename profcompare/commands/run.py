@@ -15,43 +15,64 @@ from profcompare.errors import WorkloadError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: (option, knob name, help) of the knob options ``run`` and ``sweep`` share; values are parsed
-#: by the workload's knob types, so they are taken as text here.
-KNOB_OPTIONS: tuple[tuple[str, str, str], ...] = (
-    ("--replicas", "replicas", "Data-parallel replicas."),
-    ("--grad-accum", "grad_accum", "Gradient accumulation factor (micro-batches per weight update)."),
-    ("--micro-batch", "micro_batch", "Samples per micro-batch per replica."),
-    ("--sharded-threshold", "sharded_threshold", "Variables with fewer elements are not replica-sharded."),
-    ("--hidden", "hidden", "Hidden layer size."),
-    ("--layers", "layers", "Number of hidden layers."),
-    ("--steps", "steps", "Training steps (weight updates) to run."),
-    ("--seed", "seed", "Random seed."),
-    ("--lr", "lr", "Learning rate."),
-    ("--device", "device", "ipu_hw or ipu_model."),
-    ("--data", "data", "Directory with MNIST IDX files (default: synthetic data)."),
-)
+_METAVARS = {int: "N", float: "X", str: "TEXT"}
 
 
-_METAVARS = {"device": "NAME", "data": "DIR", "lr": "X"}
+def _knob_params() -> tuple[list[click.Option], str]:
+    """Options for every knob the workloads declare (one per knob name) and an epilog listing
+    the variants; values are parsed by the workload's knob types later, so they stay text here."""
+    from profcompare import runner
+
+    options: dict[str, click.Option] = {}
+    lines = []
+    for workload in runner.workload_registry().list_workloads():
+        lines.append(f"{workload.name}: " + ", ".join(workload.variants))
+        for knob in workload.knobs:
+            if knob.name in options:
+                continue
+            metavar = "DIR" if knob.path else "|".join(map(str, knob.choices)) if knob.choices else _METAVARS.get(knob.type, "VALUE")
+            default = f"{knob.default!r}" if isinstance(knob.default, str) else f"{knob.default:g}" if isinstance(knob.default, float) else str(knob.default)
+            text = knob.help.rstrip(".") + f" [default: {default}]"
+            options[knob.name] = click.Option([f"--{knob.name.replace('_', '-')}", knob.name], default=None,
+                                              metavar=metavar, help=text)
+    epilog = "\b\nVariants (workload: variants):\n" + "\n".join(f"  {line}" for line in lines)
+    return list(options.values()), epilog
+
+
+class KnobCommand(click.Command):
+    """A command whose knob options are generated from each workload's declared knobs.
+
+    The options are built when the command is used (parsing or ``--help``), from the registry
+    as it is then, so a new workload needs no CLI change and ``profcompare --help`` does not
+    import the workloads.
+    """
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        base = getattr(self, "_base_params", None)
+        if base is None:
+            base = self._base_params = list(self.params)
+        options, epilog = _knob_params()
+        position = next((i for i, p in enumerate(base) if p.name == "set_knobs"), len(base))
+        self.params = [*base[:position], *options, *base[position:]]
+        self.epilog = epilog
+        return super().get_params(ctx)
 
 
 def knob_options(func: F) -> F:
-    """Add the shared knob options (and ``--set NAME=VALUE``) to a click command."""
-    func = click.option(
+    """Add ``--set NAME=VALUE`` to a click command (use ``cls=KnobCommand`` for the per-knob options)."""
+    return click.option(
         "--set",
         "set_knobs",
         multiple=True,
         metavar="NAME=VALUE",
         help="Set any knob of the workload (repeatable); see `profcompare workloads`.",
     )(func)
-    for option, knob, help_text in reversed(KNOB_OPTIONS):
-        func = click.option(option, knob, default=None, metavar=_METAVARS.get(knob, "N"), help=help_text)(func)
-    return func
 
 
 def collect_overrides(kwargs: Mapping[str, Any], set_knobs: Sequence[str] = ()) -> dict[str, Any]:
-    """The knob values given on the command line (text), keyed by knob name."""
-    overrides = {knob: kwargs[knob] for _, knob, _ in KNOB_OPTIONS if kwargs.get(knob) is not None}
+    """The knob values given on the command line (text), keyed by knob name: every keyword not
+    given is None; ``--set NAME=VALUE`` items come last."""
+    overrides = {knob: value for knob, value in kwargs.items() if value is not None}
     for item in set_knobs:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
@@ -257,7 +278,7 @@ def echo_failures(result: Any) -> None:
             )
 
 
-@click.command(name="run")
+@click.command(name="run", cls=KnobCommand)
 @click.argument("variants", nargs=-1, required=True, metavar="VARIANT...")
 @knob_options
 @common_run_options
@@ -332,4 +353,4 @@ def command(
         ctx.exit(1)
 
 
-__all__ = ["KNOB_OPTIONS", "ProgressDisplay", "backend_note", "collect_overrides", "command", "knob_options"]
+__all__ = ["KnobCommand", "ProgressDisplay", "backend_note", "collect_overrides", "command", "knob_options"]

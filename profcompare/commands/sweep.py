@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from profcompare.commands.run import (
+    KnobCommand,
     ProgressDisplay,
     backend_note,
     collect_overrides,
@@ -50,7 +51,7 @@ def sweep_rich_table(result: Any) -> Any:
     return table
 
 
-@click.command(name="sweep")
+@click.command(name="sweep", cls=KnobCommand)
 @click.argument("variant", metavar="VARIANT")
 @click.option(
     "--param",

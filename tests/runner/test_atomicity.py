@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import launcher_code, subprocess_env
+from runner_launch import launcher_code, subprocess_env
 
 from profcompare import runner
 

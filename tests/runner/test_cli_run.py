@@ -123,3 +123,19 @@ def test_progress_display_keeps_labels_and_times_whole_beside_a_long_error(
     assert any(re.match(r"^\S offchip-sharded ok", line) for line in lines), lines
     assert sum(bool(re.search(r"\d:\d\d:\d\d\s*$", line)) for line in lines) == 2, lines  # elapsed times kept
     assert "1472 tiles" in " ".join(lines)  # the error wraps instead of being cut at the edge
+
+
+def test_run_help_lists_variants_and_knob_defaults() -> None:
+    help_text = CliRunner().invoke(cli, ["run", "--help"]).output
+    assert "mnist: onchip, onchip-sharded, offchip, offchip-sharded" in help_text
+    assert re.search(r"--replicas N\s+data-parallel replicas \(a power of two\) \[default:\s+4\]", help_text)
+    assert re.search(r"--device ipu_hw\|ipu_model", help_text)
+
+
+def test_knob_options_come_from_the_workloads(fake_registry: object, tmp_path: Path) -> None:
+    # the fake workload declares its own knobs: they become options without any CLI change
+    help_text = CliRunner().invoke(cli, ["run", "--help"]).output
+    assert "--size" in help_text and "--replicas" not in help_text
+    result = _run(["fake-small", "fake-big", "--size", "2048", "--out", str(tmp_path), "--name", "r"])
+    assert result.exit_code == 0, result.output
+    assert runner.read_run_json(tmp_path / "r" / "fake-big")["config"]["size"] == 2048
