@@ -82,6 +82,17 @@ def _error(message: str) -> None:
         pass  # stderr itself is gone: the exit code still tells
 
 
+def _interrupted(exc: BaseException | None) -> int:
+    """One line and the exit code a shell expects: 130 for Ctrl-C, 128 + N for signal N (SIGTERM: 143)."""
+    from profcompare.errors import Terminated
+
+    if isinstance(exc, Terminated):
+        _error(f"terminated by signal {exc.signum}")
+        return 128 + exc.signum
+    _error("interrupted")
+    return 130
+
+
 def _os_message(exc: OSError) -> str:
     what = exc.strerror or str(exc) or type(exc).__name__
     # Python would try to flush stdout again at exit and print a warning: the exit code is enough
@@ -107,11 +118,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
                   file: Any = None, line: str | None = None) -> None:
-    """Warnings meant for users (ProfileWarning) as one line; others as Python shows them."""
-    from profcompare.errors import ProfileWarning
+    """Warnings meant for users (ProfcompareWarning) as one line; others as Python shows them."""
+    from profcompare.errors import ProfcompareWarning
     from profcompare.render.control_chars import one_line
 
-    if issubclass(category, ProfileWarning):
+    if issubclass(category, ProfcompareWarning):
         with contextlib.suppress(OSError):
             click.echo(f"profcompare: warning: {one_line(str(message))}", err=True)
         return
@@ -122,9 +133,9 @@ def _main(args: list[str], debug: bool) -> int:
     try:
         # without standalone mode click returns (not raises) the code of ``ctx.exit(n)``
         result = cli.main(args=args, prog_name="profcompare", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("profcompare: error: interrupted", err=True)
-        return 130
+    except click.exceptions.Abort as exc:
+        # click turns KeyboardInterrupt (and our Terminated) into Abort; the cause says which
+        return _interrupted(exc.__cause__ or exc.__context__)
     except click.ClickException as exc:
         no_args_help = getattr(click.exceptions, "NoArgsIsHelpError", None)
         if no_args_help is not None and isinstance(exc, no_args_help):
@@ -145,9 +156,8 @@ def _main(args: list[str], debug: bool) -> int:
             raise
         _error(_os_message(exc))
         return USAGE_ERROR
-    except KeyboardInterrupt:
-        click.echo("profcompare: error: interrupted", err=True)
-        return 130
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc)
     except Exception as exc:  # the last line of defence: one line, never a traceback
         if debug:
             raise

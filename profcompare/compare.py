@@ -2,8 +2,10 @@
 
 Every table is an outer join of the two reports on a key, the missing side filled with 0,
 with fixed ``base_*`` / ``new_*`` / ``delta_*`` columns, ``delta_pct`` (100 * delta / base;
-NaN when base is 0) and ``status`` in {added, removed, grew, shrank, unchanged}. A change
-whose magnitude is at most ``max(noise_bytes, noise_pct% of base)`` is ``unchanged``.
+NaN when base is 0) and ``status`` in {added, removed, grew, shrank, unchanged}. A change is
+``unchanged`` only when it is noise by both measures: at most ``noise_bytes`` (byte columns) and
+at most ``noise_pct`` percent of base, so a large relative change (9 B -> 25 B, +177.8%) or a
+large absolute one is never called unchanged.
 Which report is which lives in ``Comparison.base.meta`` / ``Comparison.new.meta``, never in
 column names.
 
@@ -32,8 +34,9 @@ Details every consumer may rely on:
 - ``status`` (and ``match``) columns of the tables are categoricals with the fixed categories
   :data:`STATUSES` (and :data:`MATCHES`). ``added`` = key only in new, ``removed`` = only in
   base; ``grew`` / ``shrank`` = |delta| above the noise threshold, else ``unchanged``. The
-  threshold is ``max(noise_bytes, noise_pct / 100 * |base|)`` for byte columns and
-  ``noise_pct / 100 * |base|`` for everything else (cycles, tile counts, samples/s).
+  threshold is ``min(noise_bytes, noise_pct / 100 * |base|)`` for byte columns and
+  ``noise_pct / 100 * |base|`` for everything else (cycles, tile counts, samples/s); see
+  :func:`noise_threshold`.
 - ``summary.status`` is a plain str column with the same values plus ``"n/a"``: a summary
   metric that is NaN on either side (e.g. cycles without an execution profile) keeps NaN in
   base/new/delta/delta_pct and gets status ``"n/a"`` (summary metrics have no added/removed).
@@ -59,7 +62,9 @@ Details every consumer may rely on:
 from __future__ import annotations
 
 import math
+import os
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -68,7 +73,8 @@ import numpy as np
 import pandas as pd
 
 from profcompare.analysis import TopN, top_n
-from profcompare.errors import ProfcompareError
+from profcompare.errors import ProfcompareError, SameReportWarning
+from profcompare.readable import readable
 from profcompare.model import (
     HIGHER_IS_BETTER,
     CATEGORY_GROUP_NAMES,
@@ -118,6 +124,27 @@ class Comparison:
         from profcompare.render.notebook import comparison_repr_html
 
         return comparison_repr_html(self)
+
+    def __repr__(self) -> str:
+        """A short text summary (a plain REPL): which report is which, the summary metrics and
+        the tables there are; the full tables are attributes (``diff.variables``, ...)."""
+        from profcompare.render.format import format_metric
+
+        def side(report: Report) -> str:
+            return f"{report.label!r}" + (" (simulated)" if report.meta.simulated else "")
+
+        lines = [f"<Comparison base={side(self.base)} new={side(self.new)}; delta = new - base, "
+                 f"noise {self.noise_bytes} B or {self.noise_pct:g}%>"]
+        width = max(len(m) for m in self.summary.index)
+        for metric, row in self.summary.iterrows():
+            pct = row["delta_pct"]
+            pct_text = "" if pct != pct else f" ({pct:+.1f}%)"
+            lines.append(f"  {metric:<{width}}  {format_metric(metric, row['base']):>12} -> "
+                         f"{format_metric(metric, row['new']):>12}  {format_metric(metric, row['delta'], signed=True):>12}"
+                         f"{pct_text}  {row['status']}")
+        tables = ("categories", "variables", "tiles", "code", "liveness", "execution", "remote_buffers")
+        lines.append("  tables: " + ", ".join(f"{t} ({len(getattr(self, t)):,} rows)" for t in tables))
+        return "\n".join(lines)
 
     def plot_liveness(self) -> Any:
         """Overlay of both liveness curves, always-live levels marked (matplotlib Figure)."""
@@ -180,6 +207,13 @@ _TOP_TABLES: dict[str, tuple[str, str]] = {
 # Status and deltas (vectorised)
 
 
+def noise_threshold(base: np.ndarray | float, noise_abs: float, noise_pct: float) -> np.ndarray | float:
+    """The largest |delta| that is still noise: within ``noise_abs`` *and* within ``noise_pct``
+    percent of |base| (``noise_abs`` = inf for columns without an absolute threshold). One rule
+    for every table, so the status never disagrees with the delta shown beside it."""
+    return np.minimum(noise_abs, noise_pct / 100.0 * np.abs(base))
+
+
 def _status_codes(
     base: np.ndarray,
     new: np.ndarray,
@@ -191,7 +225,7 @@ def _status_codes(
     """int8 codes into STATUSES for each row (see the module docstring for the rules)."""
     base_f = base.astype("float64")
     delta = new.astype("float64") - base_f
-    threshold = np.maximum(noise_abs, noise_pct / 100.0 * np.abs(base_f))
+    threshold = noise_threshold(base_f, noise_abs, noise_pct)
     codes = np.full(len(base_f), _UNCHANGED, dtype=np.int8)
     codes[delta > threshold] = _GREW
     codes[delta < -threshold] = _SHRANK
@@ -394,8 +428,8 @@ def _compare_summary(base: Report, new: Report, noise_bytes: float, noise_pct: f
         if math.isnan(b) or math.isnan(n):
             status.append(NOT_AVAILABLE)
             continue
-        noise_abs = noise_bytes if METRIC_UNITS[metric] == "bytes" else 0.0
-        threshold = max(noise_abs, noise_pct / 100.0 * abs(b))
+        noise_abs = noise_bytes if METRIC_UNITS[metric] == "bytes" else math.inf
+        threshold = float(noise_threshold(b, noise_abs, noise_pct))
         status.append("grew" if d > threshold else "shrank" if d < -threshold else "unchanged")
     frame = pd.DataFrame(
         {
@@ -546,7 +580,7 @@ def _compare_execution(base: Report, new: Report, noise_pct: float) -> pd.DataFr
     frame = pd.DataFrame(
         {
             "phase": pd.Series(phase, dtype=object),
-            **_value_columns("cycles", b["cycles"].to_numpy(), n["cycles"].to_numpy(), bi, ni, 0.0, noise_pct, "float64"),
+            **_value_columns("cycles", b["cycles"].to_numpy(), n["cycles"].to_numpy(), bi, ni, math.inf, noise_pct, "float64"),
         }
     )
     rank = {p: i for i, p in enumerate(PHASES)}
@@ -746,22 +780,40 @@ def _compare_liveness(base: Report, new: Report) -> pd.DataFrame:
 # Public API
 
 
-def compare(base: Report, new: Report, *, noise_bytes: int = 64, noise_pct: float = 0.1) -> Comparison:
+def _same_report(base: Report, new: Report) -> bool:
+    if base is new:
+        return True
+    a, b = base.meta.source, new.meta.source
+    if not a or not b:
+        return False
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def compare(base: Report, new: Report, *, noise_bytes: int = 64, noise_pct: float = 1.0) -> Comparison:
     """Compare two reports (delta = new - base); see the module docstring for every table.
 
-    ``noise_bytes`` / ``noise_pct``: a change of at most ``max(noise_bytes, noise_pct% of
-    base)`` (``noise_pct%`` only for cycles and counts) is ``unchanged``. Raises
-    ProfcompareError for a negative or non-finite threshold.
+    ``noise_bytes`` / ``noise_pct``: a change of at most ``noise_bytes`` *and* at most
+    ``noise_pct`` percent of base (only the percentage for cycles and counts) is ``unchanged``
+    (:func:`noise_threshold`). Raises ProfcompareError for a negative or non-finite threshold.
     """
     if not isinstance(base, Report) or not isinstance(new, Report):
         raise ProfcompareError("compare() needs two Report objects (open them with profcompare.open_report)")
     for label, value in (("noise_bytes", noise_bytes), ("noise_pct", noise_pct)):
         if not isinstance(value, (int, float, np.integer, np.floating)) or not math.isfinite(value) or value < 0:
             raise ProfcompareError(f"{label} must be a non-negative number, got {value!r}")
+    if _same_report(base, new):
+        warnings.warn(
+            f"base and new are the same report ({base.meta.source or base.label}): every delta is 0",
+            SameReportWarning,
+            stacklevel=2,
+        )
     return Comparison(
         base=base,
         new=new,
-        summary=_compare_summary(base, new, noise_bytes, noise_pct),
+        summary=readable(_compare_summary(base, new, noise_bytes, noise_pct)),
         categories=_compare_categories(base, new, noise_bytes, noise_pct),
         variables=_compare_variables(base, new, noise_bytes, noise_pct),
         tiles=_compare_tiles(base, new, noise_bytes, noise_pct),
@@ -869,6 +921,7 @@ __all__ = [
     "Limit",
     "check_limits",
     "compare",
+    "noise_threshold",
     "normalise_variable_name",
     "parse_limit",
 ]

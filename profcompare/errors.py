@@ -46,8 +46,25 @@ class IpuOutOfMemoryError(ProfcompareError):
         self.report_path = report_path
 
 
-class ProfileWarning(UserWarning):
+class Terminated(KeyboardInterrupt):
+    """A termination signal (SIGTERM, SIGHUP) turned into an interrupt so a run cleans up;
+    the command then exits with 128 + the signal number, as the shell expects."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"terminated by signal {signum}")
+        self.signum = signum
+
+
+class ProfcompareWarning(UserWarning):
+    """Something the user should know that does not stop the command (shown as one line)."""
+
+
+class ProfileWarning(ProfcompareWarning):
     """A profile was read, but part of it is missing or assumed (the message says which)."""
+
+
+class SameReportWarning(ProfcompareWarning):
+    """A report was compared with itself: every delta is 0 by construction."""
 
 
 class EngineOptionsError(ProfcompareError):
@@ -64,5 +81,8 @@ __all__ = [
     "OutputExistsError",
     "IpuOutOfMemoryError",
     "EngineOptionsError",
+    "ProfcompareWarning",
     "ProfileWarning",
+    "SameReportWarning",
+    "Terminated",
 ]

@@ -69,6 +69,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.errors import ReportValidationError
+from profcompare.readable import readable
 from profcompare.report_values import check_meta, check_report_values, check_target
 
 #: Memory categories (PopVision / libpva names) and the group each belongs to.
@@ -615,7 +616,14 @@ class Report:
         for metric, tables in _METRIC_SOURCES.items():
             if any(t not in self.meta.capabilities and not len(getattr(self, t)) for t in tables):
                 values[metric] = math.nan
-        return pd.Series(values, index=list(METRICS), dtype="float64", name=self.label)
+        return readable(pd.Series(values, index=list(METRICS), dtype="float64", name=self.label))
+
+    def __repr__(self) -> str:
+        """A short text summary: label, producer, target and the summary metrics."""
+        lines = [f"<Report {self.label!r}: {self.meta.producer}{' (simulated)' if self.meta.simulated else ''}, "
+                 f"{self.meta.target.architecture} x {self.meta.target.num_replicas} replica(s)>"]
+        lines += ["  " + line for line in repr(self.summary()).splitlines()[:-1]]
+        return "\n".join(lines)
 
     # Notebook display and plots live in the render layer; imported lazily so that the model
     # stays at the bottom of the import graph.

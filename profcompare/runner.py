@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from profcompare.poplar_options import parse_options_object
 from profcompare._parent_watch import PARENT_PID_VARIABLE
 from profcompare.errors import (
+    Terminated,
     OutputExistsError,
     ProfcompareError,
     WorkloadError,
@@ -132,8 +133,12 @@ def find_knob(workload: Any, name: str) -> Any:
     for knob in workload.knobs:
         if knob.name == wanted:
             return knob
-    valid = ", ".join(k.name for k in workload.knobs)
-    raise WorkloadError(f"unknown knob {name!r} for workload {workload.name}: valid knobs are {valid}")
+    from workloads import did_you_mean
+
+    names = [k.name for k in workload.knobs]
+    raise WorkloadError(
+        f"unknown knob {name!r} for workload {workload.name}{did_you_mean(wanted, names)}: valid knobs are {', '.join(names)}"
+    )
 
 
 def resolve_config(workload: Any, overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -485,7 +490,7 @@ def _interrupt_on_termination() -> Callable[[], None]:
         return lambda: None
 
     def interrupt(signum: int, _frame: Any) -> None:
-        raise KeyboardInterrupt(f"terminated by signal {signum}")
+        raise Terminated(signum)
 
     previous: dict[int, Any] = {}
     for signum in _TERMINATION_SIGNALS:

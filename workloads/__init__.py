@@ -7,11 +7,13 @@ helpers and are not imported by discovery (they may import the SDK seam at impor
 
 from __future__ import annotations
 
+import difflib
+
 import importlib
 import math
 import os
 import pkgutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,9 +49,9 @@ class Workload:
         for knob in self.knobs:
             if knob.name == name:
                 return knob
+        names = [k.name for k in self.knobs]
         raise WorkloadError(
-            f"unknown knob {name!r} for workload {self.name!r}; valid knobs: "
-            + ", ".join(k.name for k in self.knobs)
+            f"unknown knob {name!r} for workload {self.name!r}{did_you_mean(name, names)}; valid knobs: " + ", ".join(names)
         )
 
 
@@ -87,8 +89,16 @@ def find_variant(variant: str) -> Workload:
     for workload in workloads:
         if variant in workload.variants:
             return workload
-    valid = ", ".join(v for w in workloads for v in w.variants)
-    raise WorkloadError(f"unknown variant {variant!r}; valid variants: {valid}")
+    names = [v for w in workloads for v in w.variants]
+    raise WorkloadError(f"unknown variant {variant!r}{did_you_mean(variant, names)}; valid variants: {', '.join(names)}")
+
+
+def did_you_mean(given: str, valid: Sequence[str]) -> str:
+    """``" (did you mean 'onchip'?)"`` for the closest valid names (difflib), else ``""``."""
+    close = difflib.get_close_matches(given, list(valid), n=2, cutoff=0.6)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
 
 
 def _parse_value(knob: Knob, value: Any) -> Any:
@@ -174,5 +184,6 @@ __all__ = [
     "find_variant",
     "parse_knobs",
     "register_checker",
+    "did_you_mean",
     "require",
 ]

@@ -39,17 +39,18 @@ def format_option(formats: Sequence[str], default: str = "text") -> Callable[[F]
     )
 
 
-def output_options(func: F) -> F:
-    """Add ``-o/--output FILE`` and ``--force`` to a command."""
-    func = click.option("--force", is_flag=True, help="Overwrite the output file if it exists.")(func)
-    func = click.option(
-        "-o",
-        "--output",
-        metavar="FILE",
-        default=None,
-        help="Write to FILE ('-' = standard output; the default, except for html on a terminal).",
-    )(func)
-    return func
+def output_options(func: F | None = None, *, html: bool = True) -> Any:
+    """Add ``-o/--output FILE`` and ``--force`` to a command (``html=False``: a command without
+    an html format, whose help then does not mention it). Usable as ``@output_options`` or
+    ``@output_options(html=False)``."""
+
+    def decorate(target: F) -> F:
+        target = click.option("--force", is_flag=True, help="Overwrite the output file if it exists.")(target)
+        where = ("Write to FILE ('-' = standard output; the default, except for html on a terminal)." if html
+                 else "Write to FILE ('-' = standard output, the default).")
+        return click.option("-o", "--output", metavar="FILE", default=None, help=where)(target)
+
+    return decorate(func) if func is not None else decorate
 
 
 def top_option(default: int = 20) -> Callable[[F], F]:

@@ -28,9 +28,9 @@ from profcompare.render.base import FORMATS
                    "'peak_liveness_bytes>2%' (grew by more than 2%), 'samples_per_second<-5%' (dropped by more "
                    "than 5%). The message says whether that is worse or better. Repeatable.")
 @click.option("--noise-bytes", type=click.IntRange(min=0), default=64, show_default=True,
-              help="Byte changes up to this size count as unchanged.")
-@click.option("--noise-pct", type=click.FloatRange(min=0), default=0.1, show_default=True,
-              help="Changes up to this percentage of base count as unchanged.")
+              help="A byte change counts as unchanged only when it is at most this size (and within --noise-pct).")
+@click.option("--noise-pct", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="A change counts as unchanged only when it is at most this percentage of base (and, for bytes, within --noise-bytes).")
 def command(
     base: str,
     new: str,

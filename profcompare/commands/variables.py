@@ -31,7 +31,7 @@ VARIABLE_FORMATS = ("text", "markdown", "json", "csv")
 @click.option("--always-live/--not-always-live", "always_live", default=None,
               help="Keep only always-live (or only not-always-live) variables.")
 @format_option(VARIABLE_FORMATS)
-@output_options
+@output_options(html=False)
 def command(
     report: str,
     top: int,

@@ -746,8 +746,8 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20) -> Document:
         (
             "delta",
             (
-                f"new - base; changes within max({format_bytes(cmp.noise_bytes)}, {cmp.noise_pct:g}% of base) "
-                "count as unchanged"
+                f"new - base; a change within {format_bytes(cmp.noise_bytes)} and within {cmp.noise_pct:g}% of base "
+                "counts as unchanged (noise)"
             ),
         )
     )

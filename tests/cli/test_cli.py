@@ -213,9 +213,9 @@ def test_compare_json_and_noise(run_cli: Run, onchip_path: str, offchip_path: st
     assert data["base"]["label"] == "onchip" and data["new"]["label"] == "offchip-sharded"
     assert len(data["variables"]) == 3
     assert data["summary"]["max_tile_bytes"]["status"] == "shrank"
-    # a huge noise threshold makes every byte change 'unchanged'
+    # huge noise thresholds (both of them: bytes and percent) make every byte change 'unchanged'
     quiet = json.loads(run_cli("compare", onchip_path, offchip_path, "--format", "json",
-                               "--noise-bytes", str(10**12)).stdout)
+                               "--noise-bytes", str(10**12), "--noise-pct", "1000").stdout)
     assert quiet["summary"]["max_tile_bytes"]["status"] == "unchanged"
 
 
@@ -323,3 +323,44 @@ def test_exported_file_is_sqlite(run_cli: Run, tmp_path: pathlib.Path, monkeypat
     assert run_cli("export", str(tmp_path / "p.pop"), "-o", str(tmp_path / "out.sqlite")).exit_code == 0
     with sqlite3.connect(tmp_path / "out.sqlite") as con:
         assert con.execute("select count(*) from variables").fetchone()[0] > 0
+
+
+def test_comparing_a_report_with_itself_warns(run_cli: Run, onchip_path: str) -> None:
+    out = run_cli("compare", onchip_path, onchip_path, "--format", "json")
+    assert out.exit_code == 0
+    assert out.stderr == f"profcompare: warning: base and new are the same report ({onchip_path}): every delta is 0\n"
+
+
+def test_short_reprs_for_a_plain_repl(onchip_path: str, offchip_path: str) -> None:
+    import profcompare as pc
+
+    diff = pc.compare(pc.open_report(onchip_path), pc.open_report(offchip_path))
+    text = repr(diff)
+    assert len(text.splitlines()) < 25
+    assert text.startswith("<Comparison base='onchip' (simulated) new='offchip-sharded' (simulated)")
+    assert "code_bytes" in text and "+16.5%" in text
+    # summaries print every figure in full: no scientific notation, thousands separators
+    summary = repr(diff.summary)
+    assert "e+0" not in summary and "23,204,748" in summary
+    assert diff.summary["base"].dtype == "float64"  # the display changed, not the dtype
+    assert "e+0" not in repr(diff.base.summary()) and len(repr(diff.base).splitlines()) < 25
+
+
+def test_variables_help_lists_only_its_formats() -> None:
+    from click.testing import CliRunner
+
+    from profcompare.cli import cli
+
+    text = CliRunner().invoke(cli, ["variables", "--help"]).output
+    assert "[text|markdown|json|csv]" in text and "html" not in text
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [(["run", "onchp"], "(did you mean 'onchip' or 'offchip'?)"),
+     (["run", "onchip", "--set", "replica=2"], "(did you mean 'replicas'?)"),
+     (["sweep", "offchip-shrded", "--param", "hidden=8,16"], "(did you mean 'offchip-sharded'")],
+)
+def test_unknown_names_suggest_the_closest(run_cli: Run, args: list[str], hint: str, tmp_path: pathlib.Path) -> None:
+    out = run_cli(*args, "--out", str(tmp_path))
+    assert out.exit_code == 2 and hint in out.stderr and len(out.stderr.splitlines()) == 1

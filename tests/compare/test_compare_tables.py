@@ -21,7 +21,7 @@ def status(*values: str) -> pd.Categorical:
 
 
 def test_variable_statuses_and_noise_threshold() -> None:
-    # noise threshold = max(64 bytes, 0.1% of base): 64 bytes up to 64 KB, then 0.1%.
+    # noise = within 64 bytes AND within 1% of base (the defaults): both measures must agree
     base = report(
         variables=variables(
             [("same", 1000), ("noise_up", 1000), ("grew", 1000), ("shrank", 1000), ("big", 1_000_000), ("gone", 300)]
@@ -30,26 +30,26 @@ def test_variable_statuses_and_noise_threshold() -> None:
     new = report(
         "new",
         variables=variables(
-            [("same", 1000), ("noise_up", 1064), ("grew", 1065), ("shrank", 900), ("big", 1_000_999), ("fresh", 70)]
+            [("same", 1000), ("noise_up", 1010), ("grew", 1065), ("shrank", 900), ("big", 1_000_064), ("fresh", 70)]
         ),
     )
     result = compare(base, new).variables
     expected = pd.DataFrame(
         {
-            "name": pd.Series(["big", "gone", "shrank", "fresh", "grew", "noise_up", "same"], dtype=object),
-            "match": pd.Categorical(["exact", "unmatched", "exact", "unmatched", "exact", "exact", "exact"], dtype=MATCH),
-            "base_name": pd.Series(["big", "gone", "shrank", None, "grew", "noise_up", "same"], dtype=object),
-            "new_name": pd.Series(["big", None, "shrank", "fresh", "grew", "noise_up", "same"], dtype=object),
+            "name": pd.Series(["gone", "shrank", "fresh", "grew", "big", "noise_up", "same"], dtype=object),
+            "match": pd.Categorical(["unmatched", "exact", "unmatched", "exact", "exact", "exact", "exact"], dtype=MATCH),
+            "base_name": pd.Series(["gone", "shrank", None, "grew", "big", "noise_up", "same"], dtype=object),
+            "new_name": pd.Series([None, "shrank", "fresh", "grew", "big", "noise_up", "same"], dtype=object),
             "kind": pd.Categorical(["weight"] * 7),
-            "base_bytes": np.array([1_000_000, 300, 1000, 0, 1000, 1000, 1000], dtype=np.int64),
-            "new_bytes": np.array([1_000_999, 0, 900, 70, 1065, 1064, 1000], dtype=np.int64),
-            "delta_bytes": np.array([999, -300, -100, 70, 65, 64, 0], dtype=np.int64),
-            "delta_pct": [0.0999, -100.0, -10.0, np.nan, 6.5, 6.4, 0.0],
-            "status": status("unchanged", "removed", "shrank", "added", "grew", "unchanged", "unchanged"),
-            "base_always_live": pd.array([True, True, True, None, True, True, True], dtype="boolean"),
-            "new_always_live": pd.array([True, None, True, True, True, True, True], dtype="boolean"),
-            "base_shape": pd.Series(["[250000]", "[75]", "[250]", None, "[250]", "[250]", "[250]"], dtype=object),
-            "new_shape": pd.Series(["[250249]", None, "[225]", "[17]", "[266]", "[266]", "[250]"], dtype=object),
+            "base_bytes": np.array([300, 1000, 0, 1000, 1_000_000, 1000, 1000], dtype=np.int64),
+            "new_bytes": np.array([0, 900, 70, 1065, 1_000_064, 1010, 1000], dtype=np.int64),
+            "delta_bytes": np.array([-300, -100, 70, 65, 64, 10, 0], dtype=np.int64),
+            "delta_pct": [-100.0, -10.0, np.nan, 6.5, 0.0064, 1.0, 0.0],
+            "status": status("removed", "shrank", "added", "grew", "unchanged", "unchanged", "unchanged"),
+            "base_always_live": pd.array([True, True, None, True, True, True, True], dtype="boolean"),
+            "new_always_live": pd.array([None, True, True, True, True, True, True], dtype="boolean"),
+            "base_shape": pd.Series(["[75]", "[250]", None, "[250]", "[250000]", "[250]", "[250]"], dtype=object),
+            "new_shape": pd.Series([None, "[225]", "[17]", "[266]", "[250016]", "[252]", "[250]"], dtype=object),
             "dtype": pd.Categorical(["float32"] * 7),
         }
     )
@@ -61,7 +61,19 @@ def test_noise_parameters_change_status() -> None:
     new = report("new", variables=variables([("w", 1010)]))
     assert compare(base, new).variables["status"].tolist() == ["unchanged"]
     assert compare(base, new, noise_bytes=0, noise_pct=0).variables["status"].tolist() == ["grew"]
-    assert compare(base, new, noise_bytes=0, noise_pct=1.0).variables["status"].tolist() == ["unchanged"]
+    # noise needs both: within the bytes and within the percentage
+    assert compare(base, new, noise_bytes=0, noise_pct=5.0).variables["status"].tolist() == ["grew"]
+    assert compare(base, new, noise_bytes=100, noise_pct=0.5).variables["status"].tolist() == ["grew"]
+    assert compare(base, new, noise_bytes=100, noise_pct=2.0).variables["status"].tolist() == ["unchanged"]
+
+
+def test_a_large_relative_change_is_never_unchanged() -> None:
+    # 9 B -> 25 B is only 16 bytes, but +177.8%
+    base = report(variables=variables([("tiny", 9), ("big", 10_000_000)]))
+    new = report("new", variables=variables([("tiny", 25), ("big", 10_000_050)]))
+    rows = compare(base, new).variables.set_index("name")
+    assert rows.loc["tiny", "status"] == "grew" and rows.loc["tiny", "delta_pct"] == pytest.approx(177.78, abs=0.01)
+    assert rows.loc["big", "status"] == "unchanged"  # +50 B and +0.0005%: noise by both measures
     with pytest.raises(ProfcompareError, match="noise_bytes"):
         compare(base, new, noise_bytes=-1)
     with pytest.raises(ProfcompareError, match="noise_pct"):
@@ -154,7 +166,7 @@ def test_summary_deltas_and_missing_metrics() -> None:
     over = summary.loc["tiles_over_budget"]
     assert (over["base"], over["new"], over["delta"], over["delta_pct"], over["status"]) == (1.0, 2.0, 1.0, 100.0, "grew")
     nal = summary.loc["not_always_live_peak_bytes"]
-    assert (nal["delta"], nal["status"]) == (-10.0, "unchanged")  # within 64 bytes of noise
+    assert (nal["delta"], nal["status"]) == (-10.0, "shrank")  # 10 bytes, but -10% of base: not noise
     cycles = summary.loc["cycles_per_step"]
     assert math.isnan(cycles["base"]) and cycles["new"] == 1000.0
     assert math.isnan(cycles["delta"]) and math.isnan(cycles["delta_pct"])
@@ -171,11 +183,11 @@ def test_summary_cycles_use_percentage_noise_only() -> None:
         )
         return report(variant, execution=execution)
 
-    # 10 cycles is within 64 (the byte noise) but above 0.1% of 1000: cycles ignore noise_bytes.
-    summary = compare(with_cycles(1000, "a"), with_cycles(1010, "b")).summary
+    # cycles have no absolute noise: only the percentage (1% by default) decides
+    summary = compare(with_cycles(1000, "a"), with_cycles(1020, "b")).summary
     assert summary.loc["cycles_per_step", "status"] == "grew"
-    summary = compare(with_cycles(100_000, "a"), with_cycles(100_100, "b")).summary
-    assert summary.loc["cycles_per_step", "status"] == "unchanged"
+    summary = compare(with_cycles(100_000, "a"), with_cycles(100_900, "b")).summary
+    assert summary.loc["cycles_per_step", "status"] == "unchanged"  # +900 cycles is +0.9%
     assert summary.loc["samples_per_second", "status"] == "n/a"  # no samples_per_step
 
 
