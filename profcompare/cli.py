@@ -111,8 +111,12 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``profcompare`` console script. Returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    from profcompare.errors import ProfcompareWarning
+
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
+        # every time, not once per code location: each command's warnings are about its input
+        warnings.simplefilter("always", ProfcompareWarning)
         return _main(args, debug)
 
 
