@@ -76,6 +76,8 @@ from profcompare.analysis import TopN, top_n
 from profcompare.errors import ProfcompareError, SameReportWarning
 from profcompare.readable import readable
 from profcompare.model import (
+    combined_confidence,
+    metric_confidence,
     HIGHER_IS_BETTER,
     CATEGORY_GROUP_NAMES,
     CATEGORY_GROUPS,
@@ -439,6 +441,10 @@ def _compare_summary(base: Report, new: Report, noise_bytes: float, noise_pct: f
             "delta": delta,
             "delta_pct": _delta_pct(base_values, delta),
             "status": pd.Series(status, dtype=object),
+            "confidence": pd.Series(
+                [combined_confidence(metric_confidence(base.meta, m), metric_confidence(new.meta, m)) for m in METRICS],
+                dtype=object,
+            ),
         }
     )
     frame.index = pd.Index(list(METRICS), name="metric", dtype=object)

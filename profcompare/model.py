@@ -226,6 +226,51 @@ METRIC_UNITS: Mapping[str, str] = MappingProxyType(
 )
 METRICS: tuple[str, ...] = tuple(METRIC_UNITS)
 
+#: How sure a figure is: ``exact`` follows from the program alone (shapes, dtypes, replicas,
+#: the layout the user chose); ``modelled`` rests on the simulator's model constants (code
+#: sizes, tile mapping, liveness schedule, cycles, host/runtime time: docs/ipu-model.md);
+#: ``measured`` was read from a real Poplar profile.
+CONFIDENCES: tuple[str, ...] = ("exact", "modelled", "measured")
+
+#: Summary metrics of a simulated report that are exact: the bytes of the model state and of
+#: Streaming Memory are shape x dtype (divided by replicas with padding when sharded).
+EXACT_SIMULATED_METRICS: frozenset[str] = frozenset({"variable_bytes", "streaming_memory_bytes"})
+
+#: Table columns of a simulated report that are exact (every other column is modelled).
+EXACT_SIMULATED_COLUMNS: Mapping[str, frozenset[str]] = MappingProxyType({
+    "variables": frozenset({"name", "bytes", "kind", "dtype", "shape"}),
+    "remote_buffers": frozenset({"name", "entries", "shape", "dtype", "sharded", "bytes"}),
+    "liveness": frozenset({"step", "program", "program_type"}),
+    "execution": frozenset({"run", "step", "program", "type", "phase"}),
+    "code": frozenset({"name", "type", "category"}),
+    "categories": frozenset({"category", "group"}),
+    "tiles": frozenset({"tile", "ipu"}),
+})
+
+
+def metric_confidence(meta: ReportMeta, metric: str) -> str:
+    """The confidence of one summary metric of a report (see :data:`CONFIDENCES`)."""
+    if not meta.simulated:
+        return "measured"
+    return "exact" if metric in EXACT_SIMULATED_METRICS else "modelled"
+
+
+def column_confidence(meta: ReportMeta, table: str, column: str) -> str:
+    """The confidence of one table column of a report (see :data:`CONFIDENCES`)."""
+    if not meta.simulated:
+        return "measured"
+    return "exact" if column in EXACT_SIMULATED_COLUMNS.get(table, frozenset()) else "modelled"
+
+
+def combined_confidence(*levels: str) -> str:
+    """The confidence of a figure derived from several (a delta, a ratio): the weakest of them;
+    modelled beats measured beats exact."""
+    for level in ("modelled", "measured", "exact"):
+        if level in levels:
+            return level
+    return "exact"
+
+
 #: Metrics where a higher value is better (throughput); for every other metric (bytes, tiles,
 #: cycles) lower is better. ``--fail-if`` messages and status colours follow it.
 HIGHER_IS_BETTER: frozenset[str] = frozenset({"samples_per_second"})
@@ -618,6 +663,10 @@ class Report:
                 values[metric] = math.nan
         return readable(pd.Series(values, index=list(METRICS), dtype="float64", name=self.label))
 
+    def confidence(self) -> pd.Series:
+        """The confidence of each summary metric (index :data:`METRICS`; values in :data:`CONFIDENCES`)."""
+        return pd.Series({m: metric_confidence(self.meta, m) for m in METRICS}, dtype=object, name=self.label)
+
     def __repr__(self) -> str:
         """A short text summary: label, producer, target and the summary metrics."""
         lines = [f"<Report {self.label!r}: {self.meta.producer}{' (simulated)' if self.meta.simulated else ''}, "
@@ -653,6 +702,12 @@ class Report:
 
 __all__ = [
     "CAPABILITIES",
+    "CONFIDENCES",
+    "EXACT_SIMULATED_COLUMNS",
+    "EXACT_SIMULATED_METRICS",
+    "column_confidence",
+    "combined_confidence",
+    "metric_confidence",
     "CATEGORY_GROUPS",
     "CATEGORY_GROUP_NAMES",
     "Column",

@@ -764,7 +764,8 @@ def compare_outcomes(result: RunResult, staging: Path, *, top: int = 20) -> tupl
                 base_report = open_staged_report(base, staging)
             comparison = compare(base_report, open_staged_report(other, staging))
             for renderer, ext in renderers:
-                content = renderer.render(comparison, top=top)
+                # the json export is complete; the pages are cut to the top rows
+                content = renderer.render(comparison, top=0 if renderer.name in ("json", "csv") else (top or 20))
                 write_output(content, staging / f"{stem}.{ext}")
                 files[renderer.name] = result.directory / f"{stem}.{ext}"
         except Exception as exc:  # noqa: BLE001 - the runs are worth keeping even if a comparison fails

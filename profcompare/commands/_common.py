@@ -53,15 +53,35 @@ def output_options(func: F | None = None, *, html: bool = True) -> Any:
     return decorate(func) if func is not None else decorate
 
 
-def top_option(default: int = 20) -> Callable[[F], F]:
-    """Return the ``--top N`` option (rows per table; the rest are summed into an "other" row)."""
+#: Formats that are exports: complete unless ``--top`` says otherwise.
+EXPORT_FORMATS = frozenset({"csv", "json"})
+
+
+def top_option(default: int = 20, *, views: str = "text, markdown and html") -> Callable[[F], F]:
+    """Return the ``--top N`` option: rows per table in the ``views`` formats (default
+    ``default``; the rest are summed into an "other" row); csv and json exports hold every row
+    unless ``--top`` is given."""
     return click.option(
         "--top",
         type=click.IntRange(min=1),
-        default=default,
-        show_default=True,
-        help="Rows per table; the rest are summed into an 'other' row.",
+        default=None,
+        help=f"Rows per table [default: {default} for {views}; all rows for csv and json]; "
+             "the rest are summed into an 'other' row.",
     )
+
+
+def resolve_top(top: int | None, fmt: str, default: int = 20) -> int | None:
+    """The row limit for ``fmt``: ``top`` when given, else all rows (None) for exports and
+    ``default`` for views."""
+    if top is not None:
+        return top
+    return None if fmt in EXPORT_FORMATS else default
+
+
+def announce_cut(fmt: str, shown: int, total: int, noun: str = "variables") -> None:
+    """Say on stderr when an export was limited by --top (an export is complete otherwise)."""
+    if fmt in EXPORT_FORMATS and shown < total:
+        click.echo(f"profcompare: note: --top {shown}: wrote {shown:,} of {total:,} {noun}", err=True)
 
 
 def stdout_is_tty() -> bool:
@@ -101,7 +121,7 @@ def pva_progress() -> Any:
     return tell
 
 
-def render(fmt: str, obj: Any, *, top: int, output: str | None) -> str | bytes:
+def render(fmt: str, obj: Any, *, top: int | None, output: str | None) -> str | bytes:
     """Return ``obj`` rendered in ``fmt``; text written to a terminal gets colour and its width.
 
     Refuses (ProfcompareError) HTML to a terminal before any work is done, suggesting ``-o``.
@@ -115,7 +135,7 @@ def render(fmt: str, obj: Any, *, top: int, output: str | None) -> str | bytes:
                 "color": "NO_COLOR" not in os.environ,
                 "width": shutil.get_terminal_size(fallback=(120, 24)).columns,
             }
-    return get_renderer(fmt, **options).render(obj, top=top)
+    return get_renderer(fmt, **options).render(obj, top=resolve_top(top, fmt) or 0)
 
 
 def check_output(output: str | None, *, force: bool) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from profcompare.commands._common import (
+    announce_cut,
     check_output,
     emit,
     format_option,
@@ -37,7 +38,7 @@ def command(
     fmt: str,
     output: str | None,
     force: bool,
-    top: int,
+    top: int | None,
     fail_if: tuple[str, ...],
     noise_bytes: int,
     noise_pct: float,
@@ -51,6 +52,8 @@ def command(
     check_output(output, force=force)
     comparison = compare(load_report(base), load_report(new), noise_bytes=noise_bytes, noise_pct=noise_pct)
     emit(render(fmt, comparison, top=top, output=output), output, force=force)
+    if top is not None:
+        announce_cut(fmt, min(top, len(comparison.variables)), len(comparison.variables))
     violations = check_limits(comparison, limits)
     for message in violations:
         click.echo(f"profcompare: limit exceeded: {message}", err=True)

@@ -293,7 +293,7 @@ def command(
     jobs: int,
     force: bool,
     quiet: bool,
-    top: int,
+    top: int | None,
     set_knobs: tuple[str, ...],
     **knobs: Any,
 ) -> None:
@@ -322,7 +322,7 @@ def command(
             name=name,
             jobs=jobs,
             force=force,
-            top=top,
+            top=top or 20,
             progress=display,
         )
 
@@ -331,7 +331,7 @@ def command(
     for item in result.comparisons:
         if item.comparison is not None:
             click.echo()
-            click.echo(comparison_summary_text(item.comparison, top=top))
+            click.echo(comparison_summary_text(item.comparison, top=top or 20))
     if len(result.outcomes) > 1:
         if not result.outcomes[0].has_report:
             click.echo(f"\nno comparison: the base variant {result.outcomes[0].label!r} has no report")

@@ -23,7 +23,7 @@ from profcompare.render.base import FORMATS
 @top_option()
 @click.option("--no-code", "no_code", is_flag=True,
               help="Poplar profiles: skip the per-program code (the slow part of reading big profiles).")
-def command(report: str, fmt: str, output: str | None, force: bool, top: int, no_code: bool) -> None:
+def command(report: str, fmt: str, output: str | None, force: bool, top: int | None, no_code: bool) -> None:
     """Show one report: summary, memory by category, largest variables, liveness peak, fullest
     tiles, code by program, Streaming Memory and execution cycles.
 

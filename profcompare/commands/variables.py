@@ -6,12 +6,14 @@ import click
 
 from profcompare import analysis
 from profcompare.commands._common import (
+    announce_cut,
     check_output,
     emit,
     format_option,
     load_report,
     output_options,
     render,
+    resolve_top,
     top_option,
 )
 from profcompare.render.sections import VariablesView
@@ -22,7 +24,7 @@ VARIABLE_FORMATS = ("text", "markdown", "json", "csv")
 
 @click.command(name="variables")
 @click.argument("report", type=click.Path())
-@top_option(30)
+@top_option(30, views="text and markdown")
 @click.option("--sort", default="bytes", show_default=True, metavar="COLUMN",
               help="Sort by a variables column: name, bytes, always_live, kind, dtype, shape, tiles, "
                    "first_step, last_step (sizes largest first, text A-Z).")
@@ -34,7 +36,7 @@ VARIABLE_FORMATS = ("text", "markdown", "json", "csv")
 @output_options(html=False)
 def command(
     report: str,
-    top: int,
+    top: int | None,
     sort: str,
     filter_regex: str | None,
     always_live: bool | None,
@@ -45,6 +47,8 @@ def command(
     """List the variables of REPORT, largest first; what the top N leaves out is summed in an 'other' row."""
     check_output(output, force=force)
     loaded = load_report(report)
-    view = analysis.variables_view(loaded, top=top, sort=sort, filter_regex=filter_regex, always_live=always_live)
+    limit = resolve_top(top, fmt, default=30)
+    view = analysis.variables_view(loaded, top=limit, sort=sort, filter_regex=filter_regex, always_live=always_live)
     result = VariablesView(loaded, view, sort=sort, filter_regex=filter_regex, always_live=always_live)
-    emit(render(fmt, result, top=top, output=output), output, force=force)
+    emit(render(fmt, result, top=limit, output=output), output, force=force)
+    announce_cut(fmt, view.shown, view.total)

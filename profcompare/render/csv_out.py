@@ -1,16 +1,18 @@
 """CSV output (``--format csv``): one table per output, one header line, raw numbers.
 
-- ``show``: the summary, columns ``metric, unit, value`` (value in the unit: bytes, tiles,
-  cycles, samples/s; empty when the report cannot say, e.g. cycles without an execution profile).
-- ``compare``: the variable diff, one row per variable among the top-N changes (by
-  |delta_bytes|; ``render(cmp, top=0)`` for all), with every :attr:`Comparison.variables` column: name,
+- ``show``: the summary, columns ``metric, unit, value, confidence`` (value in the unit: bytes,
+  tiles, cycles, samples/s; empty when the report cannot say, e.g. cycles without an execution
+  profile; confidence exact | modelled | measured).
+- ``compare``: the variable diff, one row per variable (all of them unless ``--top N`` keeps
+  the N largest changes by |delta_bytes|), with every :attr:`Comparison.variables` column: name,
   match, base_name, new_name, kind, base_bytes, new_bytes, delta_bytes, delta_pct, status,
   base_always_live, new_always_live, base_shape, new_shape, dtype. Which report is base and
   which is new is not in the CSV; use ``--format json`` for the metadata.
 - ``variables``: the selected variables, with every Report ``variables`` column.
 
-Bytes are integers; missing values are empty fields. Rows cut by top-N are left out (no
-synthetic "other" row), so every row is a real variable.
+Bytes are integers; missing values are empty fields. Exports are complete by default; rows
+cut by ``--top`` are left out (no synthetic "other" row, and the CLI says on stderr how many),
+so every row is a real variable.
 """
 
 from __future__ import annotations
@@ -57,9 +59,11 @@ def _frame_csv(frame: pd.DataFrame) -> str:
 
 
 def report_csv(report: Report) -> str:
-    """Return the summary of ``report`` as CSV: columns metric, unit, value."""
+    """Return the summary of ``report`` as CSV: columns metric, unit, value, confidence."""
     summary = report.summary()
-    return _write(("metric", "unit", "value"), ((m, METRIC_UNITS[m], metric_value(m, summary[m])) for m in METRICS))
+    confidence = report.confidence()
+    return _write(("metric", "unit", "value", "confidence"),
+                  ((m, METRIC_UNITS[m], metric_value(m, summary[m]), confidence[m]) for m in METRICS))
 
 
 def comparison_csv(cmp: Comparison, *, top: int | None = 20) -> str:
@@ -78,8 +82,9 @@ class CsvRenderer:
     name = "csv"
     file_extension = ".csv"
 
-    def render(self, obj: Report | Comparison | VariablesView, *, top: int = 20) -> str:
-        """Return the CSV text (see the module docstring for the table of each input)."""
+    def render(self, obj: Report | Comparison | VariablesView, *, top: int = 0) -> str:
+        """Return the CSV text (see the module docstring for the table of each input); every
+        row unless ``top`` (> 0) limits it."""
         if isinstance(obj, Comparison):
             return comparison_csv(obj, top=limit(top))
         if isinstance(obj, Report):

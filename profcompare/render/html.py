@@ -276,6 +276,12 @@ def _other_diff_footer(view: analysis.TopN, noun: str, width: int, *, leading: i
     return (Row((*cells, *(Cell("") for _ in range(width - len(cells))))),)
 
 
+#: Rows of the variables table embedded in a page: every variable up to this bound (about 3 MB
+#: of HTML at the bound, within the 5 MB page budget); beyond it the page says how many were left
+#: out and that ``--format json`` / ``csv`` have them all.
+HTML_MAX_VARIABLE_ROWS = 5_000
+
+
 def _cut_note(top: analysis.TopN, noun: str) -> str:
     if not top.cut:
         return f"all {top.total:,} {noun} shown"
@@ -285,15 +291,32 @@ def _cut_note(top: analysis.TopN, noun: str) -> str:
 # --------------------------------------------------------------------------- sections
 
 
+#: The legend under every summary table (docs/ipu-model.md says what the model assumes).
+CONFIDENCE_NOTE = (
+    "exact: follows from the program (shapes, dtypes, replicas). modelled (~): an estimate resting on "
+    "the simulator's model constants (code size, layout, cycles, time), see docs/ipu-model.md; never a "
+    "measurement, so a modelled ratio is an estimate too. measured: read from a real Poplar profile."
+)
+
+
+def _confidence_cell(level: str) -> Cell:
+    """A confidence badge: modelled figures are marked ``~ modelled``."""
+    return Cell("~ modelled" if level == "modelled" else level, level, "muted" if level == "modelled" else None,
+                title=CONFIDENCE_NOTE)
+
+
 def summary_table(obj: Report | Comparison) -> Table:
     """The summary-metrics table of the page (also the notebook display's table)."""
     if isinstance(obj, Report):
         summary = obj.summary()
+        confidence = obj.confidence()
         rows = tuple(
-            Row((Cell(metric_label(m), m), Cell(format_metric(m, summary[m]), _num(summary[m]))), {"metric": m})
+            Row((Cell(metric_label(m), m), Cell(format_metric(m, summary[m]), _num(summary[m])),
+                 _confidence_cell(confidence[m])), {"metric": m, "confidence": confidence[m]})
             for m in METRICS
         )
-        return Table("summary-table", (Col("metric", "Metric"), Col("value", "Value", True)), rows, sortable=False)
+        return Table("summary-table", (Col("metric", "Metric"), Col("value", "Value", True), Col("confidence", "Confidence")),
+                     rows, sortable=False, note=CONFIDENCE_NOTE)
     frame = obj.summary
     rows_list = []
     for metric in frame.index:
@@ -309,12 +332,13 @@ def summary_table(obj: Report | Comparison) -> Table:
                     Cell(format_metric(str(metric), r["delta"], signed=True), _num(r["delta"]), tone),
                     _pct_cell(r["delta_pct"], tone),
                     _status_cell(status, tone),
+                    _confidence_cell(str(r["confidence"])),
                 ),
-                {"metric": str(metric), "status": status},
+                {"metric": str(metric), "status": status, "confidence": str(r["confidence"])},
             )
         )
-    cols: tuple[Col, ...] = (Col("metric", "Metric"), *_diff_cols(""))
-    return Table("summary-table", cols, tuple(rows_list), sortable=False)
+    cols: tuple[Col, ...] = (Col("metric", "Metric"), *_diff_cols(""), Col("confidence", "Confidence"))
+    return Table("summary-table", cols, tuple(rows_list), sortable=False, note=CONFIDENCE_NOTE)
 
 
 def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
@@ -466,7 +490,14 @@ _REPORT_VARIABLE_FIELDS = ("name", "kind", "bytes", "always_live", "dtype", "sha
 _COMPARISON_VARIABLE_FIELDS = ("name", "kind", "base_bytes", "new_bytes", "delta_bytes", "delta_pct", "status", "match")
 
 
-def _variables_table(obj: Report | Comparison, top: int) -> tuple[Table, analysis.TopN]:
+def _variables_note(view: analysis.TopN) -> str:
+    if not view.cut:
+        return f"all {view.total:,} variables (the status filter applies to every one of them)"
+    return (f"{view.shown:,} of {view.total:,} variables on this page (its bound); the {view.cut:,} smallest are summed "
+            "in 'other' -- `--format json` or `--format csv` write them all")
+
+
+def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = False) -> tuple[Table, analysis.TopN]:
     if isinstance(obj, Report):
         view = analysis.variables_view(obj, top=top)
         shown = view.shown_rows
@@ -519,7 +550,7 @@ def _variables_table(obj: Report | Comparison, top: int) -> tuple[Table, analysi
             cols,
             tuple(rows),
             footer,
-            _cut_note(view, "variables"),
+            _variables_note(view) if variables_note else _cut_note(view, "variables"),
             empty="no variables in the report",
         )
         return table, view
@@ -563,7 +594,7 @@ def _variables_table(obj: Report | Comparison, top: int) -> tuple[Table, analysi
         cols,
         tuple(rows),
         footer,
-        _cut_note(view, "variables"),
+        _variables_note(view) if variables_note else _cut_note(view, "variables"),
         empty="no variables in either report",
     )
     return table, view
@@ -782,7 +813,9 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
         title = f"profcompare: {obj.label}"
     else:
         title = f"profcompare: {obj.base.label} (base) vs {obj.new.label} (new)"
-    variables, variables_view = _variables_table(obj, top)
+    # the variables table holds every row up to a bound, so its status filter ("grew") shows
+    # every variable that grew; other tables are top-N views
+    variables, variables_view = _variables_table(obj, HTML_MAX_VARIABLE_ROWS, variables_note=True)
     summary = Section("summary", "Summary", (), (summary_table(obj),))
     sections = (
         summary,

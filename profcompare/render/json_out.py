@@ -1,27 +1,38 @@
 """JSON output for scripts and CI (``--format json``); every document carries ``schema_version``.
 
-Shapes (schema_version 1):
+Shapes (schema_version 2):
 
 ``show``::
 
-    {"schema_version": 1, "meta": {ReportMeta.to_dict()}, "summary": {"<metric>": value, ...}}
+    {"schema_version": 2, "meta": {ReportMeta.to_dict()},
+     "summary": {"<metric>": {"value", "unit", "confidence"}, ...},
+     "categories": [...], "variables": [...], "cut": {"variables": {"shown", "total", "cut"}},
+     "liveness": [...], "tiles": [...], "code": [...], "phases": [...], "streaming_memory": [...]}
 
 ``compare``::
 
-    {"schema_version": 1, "base": {meta}, "new": {meta},
-     "summary": {"<metric>": {"base", "new", "delta", "delta_pct", "status"}, ...},
-     "variables": [one object per Comparison.variables column, for the top-N changes]}
+    {"schema_version": 2, "base": {meta}, "new": {meta},
+     "summary": {"<metric>": {"base", "new", "delta", "delta_pct", "status", "confidence"}, ...},
+     "variables": [one object per Comparison.variables column], "cut": {"variables": {...}},
+     "categories": [...], "tiles": [...], "code": [...], "liveness": [...], "phases": [...],
+     "streaming_memory": [...]}
+
+Lists of rows carry the columns of the matching Report / Comparison table. Everything is
+complete unless ``--top N`` limits the variables (the largest first; ``cut`` says how many
+were left out).
 
 ``variables``::
 
-    {"schema_version": 1, "meta": {meta},
+    {"schema_version": 2, "meta": {meta},
      "selection": {"sort", "filter", "always_live", "top"},
      "total": int, "shown": int, "cut": int, "other_bytes": int | null,
      "variables": [one object per Report.variables column, for the rows shown]}
 
 Numbers: byte, tile, entry and step figures are integers; cycles, rates and percentages are
-floats. NaN, infinities and missing values become ``null``. The top-N lists hold real rows
-only; what was cut is never a fake "other" entry (``variables`` says how much was cut).
+floats. NaN, infinities and missing values become ``null``. ``confidence`` is ``exact`` (follows
+from the program), ``modelled`` (rests on the simulator's model constants) or ``measured`` (read
+from a real profile); a comparison's is the weaker of its two sides. The top-N lists hold real rows
+only; what was cut is never a fake "other" entry (``cut`` says how much was left out).
 """
 
 from __future__ import annotations
@@ -39,7 +50,7 @@ from profcompare.model import METRIC_UNITS, METRICS, Report
 from profcompare.render.format import is_missing
 from profcompare.render.sections import VariablesView, comparison_variables_view, limit
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: metric units whose values are whole numbers
 _INTEGER_UNITS = frozenset({"bytes", "tiles"})
@@ -98,18 +109,50 @@ def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [{c: columns[c][i] for c in columns} for i in range(len(frame))]
 
 
-def report_json(report: Report) -> dict[str, Any]:
-    """Return the ``show --format json`` document (see the module docstring)."""
+def _cut(shown: int, total: int) -> dict[str, int]:
+    return {"shown": shown, "total": total, "cut": total - shown}
+
+
+def _variables_rows(frame: pd.DataFrame, top: int | None, by: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Every row (or the ``top`` largest by |by|) of a variables table, and how many were cut."""
+    total = len(frame)
+    if top is not None and top < total:
+        order = np.argsort(-np.abs(frame[by].to_numpy(dtype="float64")), kind="stable")[:top]
+        frame = frame.iloc[np.sort(order)] if by == "bytes" else frame.iloc[order]
+    return frame_records(frame), _cut(len(frame), total)
+
+
+def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
+    """Return the ``show --format json`` document (see the module docstring): the summary with
+    each metric's confidence and every table the HTML page shows, complete unless ``top``
+    limits the variables."""
+    from profcompare.analysis import execution_by_phase
+
     summary = report.summary()
+    confidence = report.confidence()
+    variables, cut = _variables_rows(report.variables.sort_values("bytes", ascending=False, kind="stable"), top, "bytes")
     return {
         "schema_version": SCHEMA_VERSION,
         "meta": jsonable(report.meta.to_dict()),
-        "summary": {m: metric_value(m, summary[m]) for m in METRICS},
+        "summary": {
+            m: {"value": metric_value(m, summary[m]), "unit": METRIC_UNITS[m], "confidence": confidence[m]}
+            for m in METRICS
+        },
+        "categories": frame_records(report.categories),
+        "variables": variables,
+        "cut": {"variables": cut},
+        "liveness": frame_records(report.liveness),
+        "tiles": frame_records(report.tiles),
+        "code": frame_records(report.code),
+        "phases": frame_records(execution_by_phase(report)),
+        "streaming_memory": frame_records(report.remote_buffers),
     }
 
 
-def comparison_json(cmp: Comparison, *, top: int | None = 20) -> dict[str, Any]:
-    """Return the ``compare --format json`` document (see the module docstring)."""
+def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any]:
+    """Return the ``compare --format json`` document (see the module docstring): the summary
+    with confidence and every joined table, complete unless ``top`` limits the variables (the
+    largest changes first)."""
     summary: dict[str, Any] = {}
     for metric in cmp.summary.index:
         row = cmp.summary.loc[metric]
@@ -121,14 +164,22 @@ def comparison_json(cmp: Comparison, *, top: int | None = 20) -> dict[str, Any]:
             "delta_pct": None if is_missing(row["delta_pct"]) or not math.isfinite(float(row["delta_pct"]))
             else float(row["delta_pct"]),
             "status": None if is_missing(row["status"]) else str(row["status"]),
+            "confidence": str(row["confidence"]),
         }
-    view = comparison_variables_view(cmp, top)
+    variables, cut = _variables_rows(cmp.variables, top, "delta_bytes")
     return {
         "schema_version": SCHEMA_VERSION,
         "base": jsonable(cmp.base.meta.to_dict()),
         "new": jsonable(cmp.new.meta.to_dict()),
         "summary": summary,
-        "variables": frame_records(view.shown_rows),
+        "variables": variables,
+        "cut": {"variables": cut},
+        "categories": frame_records(cmp.categories),
+        "tiles": frame_records(cmp.tiles),
+        "code": frame_records(cmp.code),
+        "liveness": frame_records(cmp.liveness),
+        "phases": frame_records(cmp.execution),
+        "streaming_memory": frame_records(cmp.remote_buffers),
     }
 
 
@@ -159,12 +210,13 @@ class JsonRenderer:
     name = "json"
     file_extension = ".json"
 
-    def render(self, obj: Report | Comparison | VariablesView, *, top: int = 20) -> str:
-        """Return the JSON text (ends with a newline; ``allow_nan`` is off, NaN is null)."""
+    def render(self, obj: Report | Comparison | VariablesView, *, top: int = 0) -> str:
+        """Return the JSON text (ends with a newline; ``allow_nan`` is off, NaN is null); every
+        row unless ``top`` (> 0) limits the variables."""
         if isinstance(obj, Comparison):
             data = comparison_json(obj, top=limit(top))
         elif isinstance(obj, Report):
-            data = report_json(obj)
+            data = report_json(obj, top=limit(top))
         elif isinstance(obj, VariablesView):
             data = variables_json(obj)
         else:

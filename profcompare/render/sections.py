@@ -202,15 +202,28 @@ def _oom_warning(meta: ReportMeta, role: str) -> str | None:
     return None
 
 
+CONFIDENCE_LEGEND = (
+    "Confidence: exact = follows from the program (shapes, dtypes, replicas); modelled = rests on the "
+    "simulator's model constants (code size, layout, cycles, time; see docs/ipu-model.md), an estimate, "
+    "not a measurement; measured = read from a real Poplar profile."
+)
+
+
+def _confidence_cell(level: str) -> Cell:
+    return Cell(level, "muted" if level == "modelled" else None)
+
+
 def _summary_section(report: Report) -> Section:
     summary = report.summary()
+    confidence = report.confidence()
     rows = tuple(
-        (Cell(metric_label(m)), _num(format_metric(m, summary[m]))) for m in METRICS
+        (Cell(metric_label(m)), _num(format_metric(m, summary[m])), _confidence_cell(confidence[m])) for m in METRICS
     )
-    table = Table((Column("Metric"), Column("Value", numeric=True)), rows)
+    table = Table((Column("Metric"), Column("Value", numeric=True), Column("Confidence")), rows)
     notes = []
     if is_missing(summary["cycles_per_step"]):
         notes.append("Cycles and throughput need an execution profile, which this report does not have.")
+    notes.append(CONFIDENCE_LEGEND)
     return Section("Summary", table, tuple(notes))
 
 
@@ -509,10 +522,11 @@ def _comparison_summary_section(cmp: Comparison) -> Section:
                 _num(fmt(r["delta"], signed=True), tone),
                 _num(format_pct(r["delta_pct"]), tone),
                 Cell(_str(r["status"]), tone),
+                _confidence_cell(_str(r["confidence"])),
             )
         )
-    table = Table((Column("Metric"),) + _DELTA_COLUMNS, tuple(rows))
-    return Section("Summary", table, ())
+    table = Table((Column("Metric"),) + _DELTA_COLUMNS + (Column("Confidence"),), tuple(rows))
+    return Section("Summary", table, (CONFIDENCE_LEGEND,))
 
 
 def _comparison_categories_section(cmp: Comparison) -> Section:

@@ -68,7 +68,7 @@ def test_show_every_format(run_cli: Run, onchip_path: str, fmt: str) -> None:
     if fmt == "json":
         assert json.loads(out.stdout)["meta"]["label"] == "onchip"
     elif fmt == "csv":
-        assert out.stdout.splitlines()[0] == "metric,unit,value"
+        assert out.stdout.splitlines()[0] == "metric,unit,value,confidence"
     elif fmt == "markdown":
         assert out.stdout.startswith("## profcompare report: onchip")
     else:
@@ -78,9 +78,16 @@ def test_show_every_format(run_cli: Run, onchip_path: str, fmt: str) -> None:
 def test_show_json_matches_the_report(run_cli: Run, onchip_path: str) -> None:
     data = json.loads(run_cli("show", onchip_path, "--format", "json").stdout)
     summary = open_report(onchip_path).summary()
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2
     assert data["meta"]["source"] == onchip_path
-    assert data["summary"]["peak_liveness_bytes"] == int(summary["peak_liveness_bytes"])
+    peak = data["summary"]["peak_liveness_bytes"]
+    assert peak == {"value": int(summary["peak_liveness_bytes"]), "unit": "bytes", "confidence": "modelled"}
+    assert data["summary"]["streaming_memory_bytes"]["confidence"] == "exact"
+    # every table the HTML shows is in the export, complete
+    report = open_report(onchip_path)
+    assert len(data["variables"]) == len(report.variables) and data["cut"]["variables"]["cut"] == 0
+    assert len(data["tiles"]) == len(report.tiles) and len(data["liveness"]) == len(report.liveness)
+    assert {"categories", "code", "phases", "streaming_memory"} <= set(data)
 
 
 def test_show_writes_a_file_and_keeps_stdout_clean(run_cli: Run, onchip_path: str, tmp_path: pathlib.Path) -> None:

@@ -159,7 +159,8 @@ def test_summary_deltas_and_missing_metrics() -> None:
     summary = compare(base, new).summary
     assert list(summary.index) == list(METRICS)
     assert summary.index.name == "metric"
-    assert list(summary.columns) == ["unit", "base", "new", "delta", "delta_pct", "status"]
+    assert list(summary.columns) == ["unit", "base", "new", "delta", "delta_pct", "status", "confidence"]
+    assert summary.loc["variable_bytes", "confidence"] == "exact" and summary.loc["code_bytes", "confidence"] == "modelled"
     total = summary.loc["total_bytes"]
     assert (total["unit"], total["base"], total["new"], total["delta"], total["status"]) == ("bytes", 1600.0, 2800.0, 1200.0, "grew")
     assert total["delta_pct"] == pytest.approx(75.0)

@@ -101,6 +101,6 @@ def test_show_prints_the_span_as_the_run_time(trace: pathlib.Path, profile: path
     import json
 
     summary = json.loads(capsys.readouterr().out)["summary"]
-    assert summary["cycles_per_step"] == SPAN
+    assert summary["cycles_per_step"] == {"value": SPAN, "unit": "cycles", "confidence": "measured"}
     assert main(["show", str(profile)]) == 0
     assert "2,540,750" in capsys.readouterr().out

@@ -184,14 +184,20 @@ def test_remote_buffers_and_execution_tables(diff_html: str) -> None:
     assert 'data-status="added"' in execution and ">streaming_memory<" in execution
 
 
-def test_variable_table_is_cut_to_top_with_other_row(comparison) -> None:
-    page = HtmlRenderer().render(comparison, top=5)
+def test_variable_table_is_cut_at_its_row_bound_with_other_row(comparison, monkeypatch: pytest.MonkeyPatch) -> None:
+    from profcompare.render import html as html_module
+
+    # every variable up to the page's bound, whatever --top: here the bound is made 5
+    assert len(comparison.variables) < html_module.HTML_MAX_VARIABLE_ROWS
+    monkeypatch.setattr(html_module, "HTML_MAX_VARIABLE_ROWS", 5)
+    page = HtmlRenderer().render(comparison, top=20)
     table = page[page.index('id="variables-table"') :]
     table = table[: table.index("</table>")]
     body = table[table.index("<tbody>") : table.index("</tbody>")]
     assert body.count("<tr") == 5
     total = len(comparison.variables)
-    assert f"showing 5 of {total:,} variables; the rest are summed in &#39;other&#39;" in page
+    assert (f"5 of {total:,} variables on this page (its bound); the {total - 5:,} smallest are summed in "
+            "&#39;other&#39; -- `--format json` or `--format csv` write them all") in page
     assert f"other ({total - 5:,} variables)" in table
     # rows are the largest absolute changes first
     names = re.findall(r'<tr data-name="([^"]*)"', body)
@@ -211,10 +217,11 @@ def test_single_report_page_has_no_deltas(offchip: Report) -> None:
     summary = page[page.index('id="summary-table"') :]
     summary = summary[: summary.index("</table>")]
     assert summary.count("<tr") == 1 + len(METRICS)
-    assert "tone-" not in summary
+    assert "tone-good" not in summary and "tone-bad" not in summary  # no deltas, so no good/bad
+    assert summary.count("~ modelled") == 9 and summary.count(">exact<") == 2  # confidence of every figure
     data = _data(page)
     assert data["kind"] == "report" and list(data["reports"]) == ["report"]
-    assert f"showing 10 of {len(offchip.variables):,} variables" in text
+    assert f"all {len(offchip.variables):,} variables (the status filter applies to every one of them)" in text
     assert len(re.findall(r"<svg\b", page)) == 5
     everything = HtmlRenderer().render(offchip, top=100)
     assert ESCAPE_NAME in " ".join(_parse(everything).text) and "<b>x</b>" not in everything

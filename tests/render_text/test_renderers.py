@@ -131,7 +131,7 @@ def test_report_without_execution_profile_says_so() -> None:
     report = samples.build_report("onchip", execution=False)
     text = TextRenderer().render(report)
     assert "No execution profile in this report." in text
-    assert re.search(r"^Cycles per step +n/a$", text, re.MULTILINE)
+    assert re.search(r"^Cycles per step +n/a +modelled$", text, re.MULTILINE)
 
 
 def test_top_n_cut_is_announced_with_the_other_row() -> None:
@@ -182,16 +182,17 @@ def test_markdown_says_which_report_is_base_and_new(comparison: Comparison) -> N
 
 def test_show_json_shape(offchip: Report) -> None:
     data = json.loads(get_renderer("json").render(offchip))
-    assert list(data) == ["schema_version", "meta", "summary"]
-    assert data["schema_version"] == 1
+    assert list(data)[:3] == ["schema_version", "meta", "summary"]
+    assert data["schema_version"] == 2
     assert data["meta"]["label"] == "offchip-sharded"
     assert data["meta"]["simulated"] is True
     assert list(data["summary"]) == list(METRICS)
     summary = offchip.summary()
     for metric in ("total_bytes", "peak_liveness_bytes", "streaming_memory_bytes", "tiles_over_budget"):
-        assert isinstance(data["summary"][metric], int)
-        assert data["summary"][metric] == int(summary[metric])
-    assert data["summary"]["cycles_per_step"] == pytest.approx(summary["cycles_per_step"])
+        assert isinstance(data["summary"][metric]["value"], int)
+        assert data["summary"][metric]["value"] == int(summary[metric])
+    assert data["summary"]["cycles_per_step"]["value"] == pytest.approx(summary["cycles_per_step"])
+    assert {m: v["confidence"] for m, v in data["summary"].items()} == dict(offchip.confidence())
 
 
 def test_show_json_nan_is_null() -> None:
@@ -199,18 +200,19 @@ def test_show_json_nan_is_null() -> None:
     text = get_renderer("json").render(report)
     assert "NaN" not in text
     data = json.loads(text)
-    assert data["summary"]["cycles_per_step"] is None
-    assert data["summary"]["samples_per_second"] is None
+    assert data["summary"]["cycles_per_step"]["value"] is None
+    assert data["summary"]["samples_per_second"]["value"] is None
 
 
 def test_compare_json_shape(comparison: Comparison) -> None:
     data = json.loads(get_renderer("json").render(comparison, top=4))
-    assert list(data) == ["schema_version", "base", "new", "summary", "variables"]
-    assert data["schema_version"] == 1
+    assert list(data)[:5] == ["schema_version", "base", "new", "summary", "variables"]
+    assert data["schema_version"] == 2
     assert data["base"]["label"] == "onchip" and data["new"]["label"] == "offchip-sharded"
     assert list(data["summary"]) == list(METRICS)
     peak = data["summary"]["peak_liveness_bytes"]
-    assert list(peak) == ["base", "new", "delta", "delta_pct", "status"]
+    assert list(peak) == ["base", "new", "delta", "delta_pct", "status", "confidence"]
+    assert peak["confidence"] == "modelled" and data["summary"]["variable_bytes"]["confidence"] == "exact"
     assert peak["delta"] == peak["new"] - peak["base"]
     assert isinstance(peak["base"], int)
     assert data["summary"]["streaming_memory_bytes"]["delta_pct"] is None  # base 0: undefined
