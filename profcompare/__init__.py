@@ -10,6 +10,8 @@ Public API::
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from profcompare._version import __version__
 from profcompare.errors import (
     EngineOptionsError,
@@ -22,9 +24,35 @@ from profcompare.errors import (
     UnsupportedReportVersion,
     WorkloadError,
 )
-from profcompare.model import Report, ReportMeta, Target
-from profcompare.compare import Comparison, compare
-from profcompare.readers import open_report
+
+if TYPE_CHECKING:  # pragma: no cover
+    from profcompare.compare import Comparison, compare
+    from profcompare.model import Report, ReportMeta, Target
+    from profcompare.readers import open_report
+
+#: Public names and the module that holds each. They are imported on first use, so that
+#: ``import profcompare`` (and the command line's start-up) does not pay for pandas until a
+#: report is actually opened.
+_LAZY = {
+    "Report": "profcompare.model",
+    "ReportMeta": "profcompare.model",
+    "Target": "profcompare.model",
+    "Comparison": "profcompare.compare",
+    "compare": "profcompare.compare",
+    "open_report": "profcompare.readers",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'profcompare' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "__version__",

@@ -12,14 +12,16 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from profcompare.errors import OutputExistsError, ProfcompareError
-from profcompare.model import Report
 from profcompare.render.base import get_renderer
 from profcompare.render.output import write_output
+
+if TYPE_CHECKING:  # pragma: no cover
+    from profcompare.model import Report
 
 F = TypeVar("F", bound=Callable[..., Any])
 

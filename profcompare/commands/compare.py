@@ -14,7 +14,6 @@ from profcompare.commands._common import (
     render,
     top_option,
 )
-from profcompare.compare import check_limits, compare, parse_limit
 from profcompare.render.base import FORMATS
 
 
@@ -48,6 +47,8 @@ def command(
 
     BASE and NEW are run directories, report directories or report files.
     """
+    from profcompare.compare import check_limits, compare, parse_limit
+
     limits = [parse_limit(text) for text in fail_if]  # bad syntax fails before any work
     check_output(output, force=force)
     comparison = compare(load_report(base), load_report(new), noise_bytes=noise_bytes, noise_pct=noise_pct)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import click
 
 from profcompare.errors import ProfcompareError
-from profcompare.readers.pva import export_pva
 
 
 @click.command(name="export")
@@ -26,6 +25,7 @@ def command(profile: str, output: str, debug_cbor: str | None, force: bool, no_c
     if output == "-":
         raise ProfcompareError("export writes an SQLite file, not a stream; give -o FILE.sqlite")
     from profcompare.commands._common import pva_progress
+    from profcompare.readers.pva import export_pva
 
     written = export_pva(profile, output, debug_cbor, overwrite=force, code=not no_code, progress=pva_progress())
     click.echo(f"wrote {written}")

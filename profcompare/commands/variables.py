@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from profcompare import analysis
 from profcompare.commands._common import (
     announce_cut,
     check_output,
@@ -16,7 +15,6 @@ from profcompare.commands._common import (
     resolve_top,
     top_option,
 )
-from profcompare.render.sections import VariablesView
 
 #: formats that can draw a variables table
 VARIABLE_FORMATS = ("text", "markdown", "json", "csv")
@@ -45,6 +43,9 @@ def command(
     force: bool,
 ) -> None:
     """List the variables of REPORT, largest first; what the top N leaves out is summed in an 'other' row."""
+    from profcompare import analysis
+    from profcompare.render.sections import VariablesView
+
     check_output(output, force=force)
     loaded = load_report(report)
     limit = resolve_top(top, fmt, default=30)

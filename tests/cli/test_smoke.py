@@ -23,3 +23,14 @@ def test_python_m_profcompare_show(onchip_path: str, tmp_path: pathlib.Path) -> 
     )
     assert failed.returncode == 2
     assert failed.stderr.strip().splitlines() == [f"profcompare: error: {tmp_path / 'missing'}: no such file or directory"]
+
+
+def test_help_and_show_import_only_what_they_need(onchip_path: str) -> None:
+    # start-up time: --help needs neither pandas nor matplotlib; show needs pandas only
+    code = ("import sys; from profcompare.cli import main; "
+            "code = main(sys.argv[1:]); "
+            "print(sorted(m for m in ('pandas', 'matplotlib', 'profcompare.emulator', 'jinja2') if m in sys.modules))")
+    help_run = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True, check=True)
+    assert help_run.stdout.strip().splitlines()[-1] == "[]"
+    show_run = subprocess.run([sys.executable, "-c", code, "show", onchip_path], capture_output=True, text=True, check=True)
+    assert show_run.stdout.strip().splitlines()[-1] == "['pandas']"
