@@ -64,6 +64,8 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
+import types
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -931,3 +933,19 @@ __all__ = [
     "normalise_variable_name",
     "parse_limit",
 ]
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as :func:`compare`.
+
+    ``profcompare.compare`` names both this module and the function users call
+    (``pc.compare(base, new)``). The package imports its public names lazily, so whichever is
+    bound when this module loads, ``pc.compare(base, new)`` must compare: the module forwards a
+    call to :func:`compare`.
+    """
+
+    def __call__(self, base: Report, new: Report, **options: Any) -> Comparison:
+        return compare(base, new, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -34,3 +34,12 @@ def test_help_and_show_import_only_what_they_need(onchip_path: str) -> None:
     assert help_run.stdout.strip().splitlines()[-1] == "[]"
     show_run = subprocess.run([sys.executable, "-c", code, "show", onchip_path], capture_output=True, text=True, check=True)
     assert show_run.stdout.strip().splitlines()[-1] == "['pandas']"
+
+
+def test_pc_compare_is_callable_however_it_was_imported(onchip_path: str) -> None:
+    # the package imports lazily; importing the profcompare.compare module first must not
+    # turn pc.compare into something that cannot be called
+    code = ("import sys, profcompare as pc, profcompare.compare; "
+            "r = pc.open_report(sys.argv[1]); print(type(pc.compare(r, r)).__name__)")
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", code, onchip_path], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "Comparison"
