@@ -48,7 +48,7 @@ import pandas as pd
 from profcompare.compare import Comparison
 from profcompare.model import METRIC_UNITS, METRICS, Report
 from profcompare.render.format import is_missing
-from profcompare.render.sections import VariablesView, comparison_variables_view, limit
+from profcompare.render.sections import VariablesView, limit
 
 SCHEMA_VERSION = 2
 

@@ -1,0 +1,117 @@
+"""Running workload variants in subprocesses with Poplar's autoReport, into run directories.
+
+``profcompare run`` and ``profcompare sweep`` (and notebooks, through :func:`profcompare.run`)
+go through this package, whose modules are the run's stages:
+
+- :mod:`~profcompare.runner.plan`: what to run -- jobs validated against the workload registry
+  before anything runs, the backend, engine options, run names;
+- :mod:`~profcompare.runner.execute`: how it runs -- one subprocess per job with autoReport into
+  the job's directory, child tracking and signals;
+- :mod:`~profcompare.runner.rundir`: where it lands -- run.json, the hidden staging directory
+  renamed into place only when complete, clean-up, listing;
+- :mod:`~profcompare.runner.summarise`: what it means -- comparisons of the base with every
+  other variant (:func:`run_variants` ties the stages together);
+- :mod:`~profcompare.runner.results`: the records a run produces.
+
+Nothing here prints: progress goes to an optional callback; the CLI draws it.
+"""
+
+from __future__ import annotations
+
+from profcompare.errors import WorkloadError
+from profcompare.runner.results import (
+    ComparisonOutcome,
+    FINALIZE_LABEL,
+    JobOutcome,
+    ProgressCallback,
+    RunResult,
+    STAGES,
+    STATUSES,
+    replace_result,
+)
+from profcompare.runner.plan import (
+    Job,
+    MAX_RUN_NAME_BYTES,
+    check_run_name,
+    default_run_name,
+    find_knob,
+    make_jobs,
+    merge_engine_options,
+    normalise_knob_name,
+    resolve_backend,
+    resolve_config,
+    workload_ref,
+    workload_registry,
+)
+from profcompare.runner.rundir import (
+    REPORT_FILE_NAMES,
+    RUN_JSON,
+    RUN_LOG,
+    RUN_SCHEMA_VERSION,
+    RunListing,
+    find_report_files,
+    leftover_staging,
+    list_runs,
+    now_iso,
+    read_run_json,
+    remove_stale_staging,
+    unique_run_name,
+    write_json_atomic,
+)
+from profcompare.runner.execute import (
+    CHILD_MODULE,
+    Finalizer,
+    child_environment,
+    execute_jobs,
+)
+from profcompare.runner.summarise import (
+    COMPARISON_FORMATS,
+    compare_outcomes,
+    open_staged_report,
+    run_variants,
+)
+
+__all__ = [
+    "CHILD_MODULE",
+    "COMPARISON_FORMATS",
+    "ComparisonOutcome",
+    "FINALIZE_LABEL",
+    "Finalizer",
+    "Job",
+    "JobOutcome",
+    "MAX_RUN_NAME_BYTES",
+    "ProgressCallback",
+    "REPORT_FILE_NAMES",
+    "RUN_JSON",
+    "RUN_LOG",
+    "RUN_SCHEMA_VERSION",
+    "RunListing",
+    "RunResult",
+    "STAGES",
+    "STATUSES",
+    "WorkloadError",
+    "check_run_name",
+    "child_environment",
+    "compare_outcomes",
+    "default_run_name",
+    "execute_jobs",
+    "find_knob",
+    "find_report_files",
+    "leftover_staging",
+    "list_runs",
+    "make_jobs",
+    "merge_engine_options",
+    "normalise_knob_name",
+    "now_iso",
+    "open_staged_report",
+    "read_run_json",
+    "remove_stale_staging",
+    "replace_result",
+    "resolve_backend",
+    "resolve_config",
+    "run_variants",
+    "unique_run_name",
+    "workload_ref",
+    "workload_registry",
+    "write_json_atomic",
+]

@@ -1,0 +1,311 @@
+"""How a run executes: each job in its own subprocess (``python -m profcompare._variant_main``)
+with ``POPLAR_ENGINE_OPTIONS`` asking for an autoReport into the job's directory, child
+tracking, and signals (SIGTERM/SIGHUP clean up like Ctrl-C; children die with the runner).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from profcompare._parent_watch import PARENT_PID_VARIABLE
+from profcompare.errors import (
+    Terminated,
+    WorkloadError,
+)
+from profcompare.runner.results import FINALIZE_LABEL, JobOutcome, ProgressCallback, RunResult, STAGES, replace_result
+from profcompare.runner.plan import Job, check_run_name, merge_engine_options, resolve_backend
+from profcompare.runner.rundir import RUN_JSON, RUN_LOG, RUN_SCHEMA_VERSION, _prepare_out, _publish, find_report_files, now_iso, read_run_json, write_json_atomic
+
+if TYPE_CHECKING:  # pragma: no cover
+    pass
+
+
+#: the module the subprocess runs (``python -m ...``)
+CHILD_MODULE = "profcompare._variant_main"
+
+
+def _module_root(module_name: str) -> str | None:
+    """The sys.path entry a module was imported from (so a subprocess can import it too)."""
+    module = sys.modules.get(module_name)
+    file = getattr(module, "__file__", None)
+    if not file:
+        return None
+    path = Path(file).resolve().parent
+    depth = module_name.count(".")
+    if Path(file).name == "__init__.py":
+        depth += 1
+    for _ in range(depth):
+        path = path.parent
+    return str(path)
+
+
+def child_environment(
+    job: Job, job_dir: Path, backend: str, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Return the environment of ``job``'s subprocess.
+
+    ``POPLAR_ENGINE_OPTIONS`` merged (see :func:`merge_engine_options`), ``PROFCOMPARE_BACKEND``
+    = ``backend``, and ``PYTHONPATH`` extended so the subprocess imports the same workload module.
+    """
+    env = dict(os.environ if environ is None else environ)
+    env["POPLAR_ENGINE_OPTIONS"] = merge_engine_options(env.get("POPLAR_ENGINE_OPTIONS"), job_dir)
+    env["PROFCOMPARE_BACKEND"] = backend
+    env["PYTHONUNBUFFERED"] = "1"
+    env[PARENT_PID_VARIABLE] = str(os.getpid())  # the child exits when this process is gone
+    import site
+
+    installed = {os.path.realpath(p) for p in [*site.getsitepackages(), site.getusersitepackages()]}
+    roots = []
+    for module_name in (CHILD_MODULE.rsplit(".", 1)[0], job.workload_ref.split(":", 1)[0]):
+        root = _module_root(module_name) or _module_root(module_name.split(".")[0])
+        # installed packages import anyway; a source checkout or a plug-in module needs its root
+        if root and root not in roots and os.path.realpath(root) not in installed:
+            roots.append(root)
+    existing = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(roots + [p for p in existing if p not in roots])
+    return env
+
+
+class _ChildTracker:
+    """The live subprocesses of a run, so an interrupted run can stop them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._procs: set[subprocess.Popen[bytes]] = set()
+        self.cancelled = False
+
+    def add(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._procs.add(proc)
+
+    def discard(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._procs.discard(proc)
+
+    def terminate_all(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            procs = list(self._procs)
+        for proc in procs:
+            with contextlib.suppress(OSError):
+                proc.terminate()
+        deadline = time.monotonic() + 3.0
+        for proc in procs:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(OSError):
+                    proc.kill()
+
+
+#: signals that end a run like Ctrl-C does (``kill``, a CI timeout, a closed terminal)
+_TERMINATION_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+def _interrupt_on_termination() -> Callable[[], None]:
+    """Make SIGTERM / SIGHUP raise KeyboardInterrupt while a run executes; return the undo function.
+
+    By default those signals kill the process on the spot, leaving its variant subprocesses
+    running and its staging directory behind; as an exception they go through the same cleanup
+    as Ctrl-C. Only the main thread can install handlers, and handlers someone else installed
+    are left alone.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def interrupt(signum: int, _frame: Any) -> None:
+        raise Terminated(signum)
+
+    previous: dict[int, Any] = {}
+    for signum in _TERMINATION_SIGNALS:
+        if signal.getsignal(signum) is signal.SIG_DFL:
+            previous[signum] = signal.signal(signum, interrupt)
+
+    def restore() -> None:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+    return restore
+
+
+def _failed_info(job: Job, backend: str, error: str, started: str, total_s: float, job_dir: Path) -> dict[str, Any]:
+    from profcompare._version import __version__
+
+    return {
+        "schema_version": RUN_SCHEMA_VERSION,
+        "workload": job.workload,
+        "variant": job.variant,
+        "backend": backend,
+        "config": dict(job.config),
+        "samples_per_step": None,
+        "status": "failed",
+        "error": error,
+        "timings": {"build_s": None, "compile_s": None, "run_s": None, "total_s": round(total_s, 3)},
+        "report_files": find_report_files(job_dir),
+        "losses": [],
+        "started": started,
+        "finished": now_iso(),
+        "profcompare_version": __version__,
+    }
+
+
+def _last_error_line(log: Path) -> str:
+    try:
+        lines = [ln.strip() for ln in log.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return lines[-1][:300] if lines else ""
+
+
+def _run_one(
+    job: Job,
+    job_dir: Path,
+    backend: str,
+    environ: Mapping[str, str] | None,
+    progress: ProgressCallback | None,
+    tracker: _ChildTracker,
+) -> dict[str, Any]:
+    """Run ``job`` in a subprocess in ``job_dir``; return its run.json (written if the child could not)."""
+    job_dir.mkdir(parents=True, exist_ok=True)
+    started, t0 = now_iso(), time.perf_counter()
+    spec = {
+        "workload": job.workload,
+        "workload_ref": job.workload_ref,
+        "variant": job.variant,
+        "config": dict(job.config),
+        "backend": backend,
+    }
+    env = child_environment(job, job_dir.resolve(), backend, environ)
+    if progress:
+        progress(job.label, "starting", {})
+    with open(job_dir / RUN_LOG, "wb") as log:
+        if tracker.cancelled:
+            raise KeyboardInterrupt
+        proc = subprocess.Popen(
+            [sys.executable, "-m", CHILD_MODULE, json.dumps(spec)],
+            cwd=job_dir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+        )
+        tracker.add(proc)
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("stage") in STAGES and progress:
+                stage = event["stage"]
+                if stage != "done":  # "done" is reported below, once run.json is known
+                    progress(job.label, stage, {})
+        returncode = proc.wait()
+        # only a finished child leaves the tracker: if this is interrupted, the run stops it
+        tracker.discard(proc)
+    info = read_run_json(job_dir)
+    if info is None:
+        how = f"was killed by signal {-returncode}" if returncode < 0 else f"exited with code {returncode}"
+        detail = _last_error_line(job_dir / RUN_LOG)
+        error = f"variant process {how} before writing {RUN_JSON}" + (f": {detail}" if detail else "")
+        info = _failed_info(job, backend, error, started, time.perf_counter() - t0, job_dir)
+        write_json_atomic(job_dir / RUN_JSON, info)
+    if progress:
+        progress(job.label, "done", {"status": info.get("status", "failed"), "error": info.get("error")})
+    return info
+
+
+Finalizer = Callable[["RunResult", Path], "RunResult"]
+
+
+def execute_jobs(
+    jobs: Sequence[Job],
+    *,
+    out: str | os.PathLike[str] = "reports",
+    name: str,
+    backend: str = "auto",
+    parallel: int = 1,
+    force: bool = False,
+    progress: ProgressCallback | None = None,
+    environ: Mapping[str, str] | None = None,
+    finalize: Finalizer | None = None,
+) -> RunResult:
+    """Run ``jobs`` (each in its own subprocess, ``parallel`` at a time) into ``<out>/<name>/<label>/``.
+
+    Returns a RunResult whose paths are final. ``finalize(result, staging_dir)`` is called once
+    every job finished, before the run becomes visible, to add files (comparisons, tables) to
+    the staging directory; it returns the RunResult to publish. Raises OutputExistsError when
+    the run exists and not ``force``, EngineOptionsError for a malformed user
+    POPLAR_ENGINE_OPTIONS; a failing job never raises (see its status). If interrupted, the
+    subprocesses are stopped, the staging directory removed, and the exception re-raised.
+    """
+    if not jobs:
+        raise WorkloadError("nothing to run")
+    labels = [j.label for j in jobs]
+    if len(set(labels)) != len(labels):
+        raise WorkloadError(f"job labels must be unique, got {labels}")
+    for label in labels:
+        check_run_name(label)
+    resolved = resolve_backend(backend)
+    user_options = (os.environ if environ is None else environ).get("POPLAR_ENGINE_OPTIONS")
+    merge_engine_options(user_options, "check")  # fail before anything runs
+    parallel = max(1, int(parallel))
+    out_path = Path(out)
+    final = out_path / name
+    staging = _prepare_out(out_path, name, force)
+    tracker = _ChildTracker()
+    t0 = time.perf_counter()
+    restore_signals = _interrupt_on_termination()
+    try:
+        if progress:
+            for job in jobs:
+                progress(job.label, "queued", {})
+        if parallel == 1 or len(jobs) == 1:
+            infos = [_run_one(job, staging / job.label, resolved, environ, progress, tracker) for job in jobs]
+        else:
+            with ThreadPoolExecutor(max_workers=min(parallel, len(jobs))) as pool:
+                futures = [
+                    pool.submit(_run_one, job, staging / job.label, resolved, environ, progress, tracker)
+                    for job in jobs
+                ]
+                try:
+                    infos = [f.result() for f in futures]
+                except BaseException:
+                    tracker.terminate_all()
+                    for f in futures:
+                        f.cancel()
+                    raise
+        outcomes = tuple(
+            JobOutcome(job, final / job.label, MappingProxyType(info)) for job, info in zip(jobs, infos)
+        )
+        result = RunResult(name, final, resolved, outcomes, time.perf_counter() - t0)
+        if finalize is not None:
+            if progress:
+                progress(FINALIZE_LABEL, "running", {})
+            result = finalize(result, staging)
+            if progress:
+                progress(FINALIZE_LABEL, "done", {"status": "ok", "error": None})
+        replaced = _publish(staging, final, force)
+    except BaseException:
+        tracker.terminate_all()
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        restore_signals()
+    return replace_result(result, wall_seconds=time.perf_counter() - t0, replaced=replaced)
+
+
+__all__ = ["CHILD_MODULE", "Finalizer", "child_environment", "execute_jobs"]
