@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from profcompare.compare import Comparison, compare
     from profcompare.model import Report, ReportMeta, Target
     from profcompare.readers import open_report
+    from profcompare.run_api import Run, run
 
 #: Public names and the module that holds each. They are imported on first use, so that
 #: ``import profcompare`` (and the command line's start-up) does not pay for pandas until a
@@ -40,6 +41,8 @@ _LAZY = {
     "Comparison": "profcompare.compare",
     "compare": "profcompare.compare",
     "open_report": "profcompare.readers",
+    "run": "profcompare.run_api",
+    "Run": "profcompare.run_api",
 }
 
 
@@ -71,4 +74,6 @@ __all__ = [
     "WorkloadError",
     "compare",
     "open_report",
+    "run",
+    "Run",
 ]
