@@ -52,6 +52,7 @@ class Instances:
     row: np.ndarray  # index into the storage rows (tensors, then temporaries)
     first: np.ndarray  # first live executed step
     last: np.ndarray  # last live executed step (inclusive)
+    path: tuple[tuple[str, ...], ...] = ()  # call path of each instance (Call op ids, outermost first)
 
 
 def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str, int],
@@ -67,6 +68,7 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
     rows_t: list[int] = []
     first_t: list[int] = []
     last_t: list[int] = []
+    path_t: list[tuple[str, ...]] = []
 
     def touch(tid: str, path: tuple[str, ...], step: int) -> None:
         r = row_of.get(root.get(tid, tid))
@@ -120,6 +122,7 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
             rows_t.append(row)
             first_t.append(s + min(temp.first, t - s - 1))
             last_t.append(s + min(temp.last, t - s - 1))
+            path_t.append(path)
     keys = list(first)
     rows = np.fromiter((k[0] for k in keys), dtype=np.int64, count=len(keys))
     f = np.fromiter((first[k] for k in keys), dtype=np.int64, count=len(keys))
@@ -128,6 +131,7 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
         row=np.concatenate([rows, np.asarray(rows_t, dtype=np.int64)]),
         first=np.concatenate([f, np.asarray(first_t, dtype=np.int64)]),
         last=np.concatenate([la, np.asarray(last_t, dtype=np.int64)]),
+        path=tuple(k[1] for k in keys) + tuple(path_t),
     )
 
 
