@@ -55,6 +55,41 @@ def output_options(func: F | None = None, *, html: bool = True) -> Any:
     return decorate(func) if func is not None else decorate
 
 
+def addons_option(func: F) -> F:
+    """Add ``--addons 3.0|3.4``: the popxl-addons generation the simulator emulates (default:
+    ``$PROFCOMPARE_SIM_ADDONS``, else 3.4). Pair it with :func:`addons_environment`."""
+    from profcompare.emulator.generation import DEFAULT_GENERATION, ENV_VAR, GENERATIONS
+
+    return click.option(
+        "--addons",
+        type=click.Choice(list(GENERATIONS)),
+        default=None,
+        help=f"popxl-addons generation the simulator emulates: 3.0 = the threshold API, 3.4 = replica "
+             f"groupings [default: ${ENV_VAR}, else {DEFAULT_GENERATION}]. With the SDK backend the "
+             "installed popxl-addons decides.",
+    )(func)
+
+
+def addons_environment(addons: str | None, backend: str) -> dict[str, str] | None:
+    """Return the environment the runner gives its subprocesses for ``--addons`` (None: inherit
+    ours unchanged), after checking the value: ``$PROFCOMPARE_SIM_ADDONS`` must name a known
+    generation, and ``--addons`` is refused (ProfcompareError) with the resolved ``backend``
+    "sdk", where the installed popxl-addons decides."""
+    from profcompare.emulator.generation import ENV_VAR, UnknownGenerationError, current
+
+    if addons is not None and backend == "sdk":
+        raise ProfcompareError("--addons selects what the simulator emulates; with the SDK backend the installed "
+                               "popxl-addons decides (drop --addons or use --backend sim)")
+    if backend != "sdk":
+        try:
+            current()  # a bad $PROFCOMPARE_SIM_ADDONS is refused before anything runs
+        except UnknownGenerationError as exc:
+            raise ProfcompareError(str(exc)) from None
+    if addons is None:
+        return None
+    return {**os.environ, ENV_VAR: addons}
+
+
 #: Formats that are exports: complete unless ``--top`` says otherwise.
 EXPORT_FORMATS = frozenset({"csv", "json"})
 

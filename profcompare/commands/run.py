@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from profcompare.commands._common import stdout_is_tty, top_option
+from profcompare.commands._common import addons_environment, addons_option, stdout_is_tty, top_option
 from profcompare.errors import WorkloadError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -282,12 +282,14 @@ def echo_failures(result: Any) -> None:
 @click.argument("variants", nargs=-1, required=True, metavar="VARIANT...")
 @knob_options
 @common_run_options
+@addons_option
 @top_option()
 @click.pass_context
 def command(
     ctx: click.Context,
     variants: tuple[str, ...],
     backend: str,
+    addons: str | None,
     out: str,
     name: str | None,
     jobs: int,
@@ -311,6 +313,7 @@ def command(
     overrides = collect_overrides(knobs, set_knobs)
     runner.make_jobs(list(variants), overrides)  # validate before anything else happens
     resolved = runner.resolve_backend(backend)
+    child_environ = addons_environment(addons, resolved)
     if not quiet:
         click.echo(backend_note(backend, resolved), err=True)
     with ProgressDisplay(list(variants), enabled=not quiet) as display:
@@ -324,6 +327,7 @@ def command(
             force=force,
             top=top or 20,
             progress=display,
+            environ=child_environ,
         )
 
     console = make_console()

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from profcompare.commands._common import addons_environment, addons_option
 from profcompare.commands.run import (
     KnobCommand,
     ProgressDisplay,
@@ -63,12 +64,14 @@ def sweep_rich_table(result: Any) -> Any:
 )
 @knob_options
 @common_run_options
+@addons_option
 @click.pass_context
 def command(
     ctx: click.Context,
     variant: str,
     params: tuple[str, ...],
     backend: str,
+    addons: str | None,
     out: str,
     name: str | None,
     jobs: int,
@@ -90,6 +93,7 @@ def command(
     parsed = [sweep.parse_param(p) for p in params]
     points = sweep.expand_grid(variant, parsed, overrides)  # validate before anything runs
     resolved = runner.resolve_backend(backend)
+    child_environ = addons_environment(addons, resolved)
     if not quiet:
         click.echo(backend_note(backend, resolved), err=True)
         click.echo(f"sweep: {variant}, {len(points)} point(s)", err=True)
@@ -104,6 +108,7 @@ def command(
             jobs=jobs,
             force=force,
             progress=display,
+            environ=child_environ,
         )
     console = make_console()
     console.print(sweep_rich_table(result))
