@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
         except (AttributeError, RuntimeError, ValueError) as exc:
             print(f"run 0: no step intervals ({type(exc).__name__}: {exc})")
     ours = read_pva(argv[0], argv[1] if len(argv) > 1 else None)
-    print(ours.summary().to_string())
+    print(repr(ours.summary()))  # readable figures: no scientific notation for seconds
     return 1 if missing else 0
 
 

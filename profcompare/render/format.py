@@ -33,7 +33,8 @@ METRIC_LABELS: Mapping[str, str] = MappingProxyType(
         "max_tile_bytes": "Max tile memory",
         "tiles_over_budget": "Tiles over budget",
         "streaming_memory_bytes": "Streaming Memory (remote buffers)",
-        "cycles_per_step": "Cycles per step",
+        "cycles_per_step": "Cycles per step (device)",
+        "seconds_per_step": "Time per step (session.run)",
         "samples_per_second": "Samples per second",
     }
 )
@@ -127,6 +128,15 @@ def format_rate(value: Any, *, signed: bool = False) -> str:
     return f"{sign}{abs(number):,.1f}"
 
 
+def format_seconds(value: Any, *, signed: bool = False) -> str:
+    """Return a duration in milliseconds with three decimals: ``"3.369 ms"``."""
+    if is_missing(value):
+        return MISSING
+    number = float(value)
+    sign = _sign(number, signed)
+    return f"{sign}{abs(number) * 1e3:,.3f} ms"
+
+
 def format_value(value: Any, unit: str, *, signed: bool = False) -> str:
     """Return ``value`` formatted for ``unit`` (``bytes``, ``cycles``, ``tiles``, ``samples/s``)."""
     if unit == "bytes":
@@ -135,6 +145,8 @@ def format_value(value: Any, unit: str, *, signed: bool = False) -> str:
         return format_count(value, signed=signed)
     if unit == "samples/s":
         return format_rate(value, signed=signed)
+    if unit == "s":
+        return format_seconds(value, signed=signed)
     return format_rate(value, signed=signed)
 
 

@@ -42,7 +42,7 @@ _GROUP_SHADES = {
     "variables": ("#1e7b3a", "#5cb270"),
     "other": ("#5b5b5b", "#7a7a7a", "#989898", "#b3b3b3", "#c9c9c9", "#dcdcdc", "#6d4c7d", "#9a7aa9", "#c1a9cc"),
 }
-_PHASE_COLOURS = dict(zip(PHASES, ("#3b6fb6", "#e08a1e", "#9b9b9b", "#8e44ad", "#c0392b", "#2e9a47"), strict=True))
+_PHASE_COLOURS = dict(zip(PHASES, ("#3b6fb6", "#e08a1e", "#9b9b9b", "#8e44ad", "#c0392b", "#2e9a47", "#6d4c41"), strict=True))
 
 
 def _text(label: str) -> str:
