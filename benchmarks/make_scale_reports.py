@@ -60,6 +60,13 @@ _KINDS = np.array(
     dtype=object,
 )
 _KIND_P = np.array([0.12, 0.2, 0.1, 0.14, 0.3, 0.04, 0.03, 0.02, 0.03, 0.02])
+#: role (profcompare.model.ROLES) of each kind above, in the same order
+_ROLE_OF_KIND = np.array(
+    ["weight", "optimizer_state", "accumulator", "gradient", "activation", "remote_staging",
+     "gathered_weight", "other", "other", "other"],
+    dtype=object,
+)
+_ATTRIBUTED_KINDS = {"weight", "optimizer_state", "accumulator", "gradient", "remote_staging", "collective_buffer"}
 _ALWAYS_LIVE_KINDS = {"weight", "optimizer_state", "accumulator", "constant"}
 _DTYPES = np.array(["float16", "float32", "int32", "uint32"], dtype=object)
 _DTYPE_BYTES = np.array([2, 4, 4, 4])
@@ -75,6 +82,12 @@ _PHASE_OF_TYPE = np.array(
 )
 _OPS = ["matmul", "gelu", "softmax", "add", "layernorm", "cast", "copy", "reduce", "scale", "adam"]
 _PARAMS = ["weight", "bias", "out", "grad", "m", "v", "accum", "stage", "buffer", "tmp"]
+
+
+def _parameters(names: list[str]) -> np.ndarray:
+    """The parameter of each synthetic variable: its ``model.layerL.blockB`` prefix + ``.weight``."""
+    return np.array([n.split(".block")[0] + ".block" + n.split(".block")[1].split(".")[0] + ".weight"
+                     for n in names], dtype=object)
 
 
 def _unique_names(count: int, rng: np.random.Generator) -> list[str]:
@@ -130,7 +143,8 @@ def make_base(variables: int, steps: int, seed: int = 0) -> Report:
     suffixed = rng.random(variables) < 0.02
     suffix = rng.integers(0, 100, variables)
     names = [f"{n}__{s}" if f else n for n, f, s in zip(names, suffixed.tolist(), suffix.tolist())]
-    kind = _KINDS[rng.choice(len(_KINDS), variables, p=_KIND_P)]
+    kind_idx = rng.choice(len(_KINDS), variables, p=_KIND_P)
+    kind = _KINDS[kind_idx]
     dtype_idx = rng.integers(0, len(_DTYPES), variables)
     rows = rng.integers(1, 1025, variables)
     cols_ = np.array([1, 16, 128, 512, 784, 1024])[rng.integers(0, 6, variables)]
@@ -151,6 +165,13 @@ def make_base(variables: int, steps: int, seed: int = 0) -> Report:
             "tiles": np.minimum(tiles, 1 + nbytes // 4096).astype(np.int64),
             "first_step": pd.arrays.IntegerArray(np.where(is_always_live, 0, first), is_always_live.copy()),
             "last_step": pd.arrays.IntegerArray(np.where(is_always_live, 0, last), is_always_live.copy()),
+            # attribution: model state and gradients belong to their block's parameter
+            "parameter": pd.Series(np.where(np.isin(kind, list(_ATTRIBUTED_KINDS)), _parameters(names), ""),
+                                   dtype=object),
+            "role": pd.Categorical(_ROLE_OF_KIND[kind_idx]),
+            "which": pd.Categorical(np.where(kind == "optimizer_state",
+                                             np.array(["first_order", "second_order"], dtype=object)[
+                                                 np.arange(variables) % 2], "")),
         }
     )
 
@@ -246,7 +267,7 @@ def perturb(base: Report, seed: int = 1) -> Report:
     extra = base.variables.iloc[rng.integers(0, n, added)].reset_index(drop=True)
     extra = extra.assign(name=pd.Series([f"model.extra{i}.adapter.weight" for i in range(added)], dtype=object))
     variables = pd.concat([variables, extra], ignore_index=True)
-    for col in ("kind", "dtype"):
+    for col in ("kind", "dtype", "role", "which"):
         variables[col] = variables[col].astype(base.variables[col].dtype)
 
     tiles = base.tiles.copy()

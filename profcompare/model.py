@@ -30,7 +30,11 @@ Tables (``name: dtype`` -- meaning):
     dtype: category -- numpy-style name (float32, float16, int32, ...) or "" when unknown;
     shape: object(str) -- "[784, 512]", "[]" for a scalar, "" when unknown (see :func:`format_shape`);
     tiles: int64 -- number of tiles holding part of it;
-    first_step, last_step: Int64 (nullable) -- liveness interval in program steps, <NA> if always-live
+    first_step, last_step: Int64 (nullable) -- liveness interval in program steps, <NA> if always-live;
+    parameter: object(str) -- the model variable the row belongs to ("fc1.weight"), "" for none
+    (activations, op temporaries) or when it cannot be attributed;
+    role: category -- one of :data:`ROLES` (what the row is to its parameter);
+    which: category -- for role optimizer_state: one of :data:`OPTIMIZER_STATE_WHICH`, else ""
 
 ``liveness`` -- one row per compile-time program step
     step: int64 (0..n-1); program: object(str); program_type: category
@@ -52,7 +56,12 @@ Tables (``name: dtype`` -- meaning):
 
 ``remote_buffers`` -- optional; Streaming Memory (not tile memory), per replica
     name: object(str); entries: int64; shape: object(str) (one entry's element shape);
-    dtype: category; sharded: bool; bytes: int64 (entries x elements x itemsize)
+    dtype: category; sharded: bool; bytes: int64 (entries x elements x itemsize);
+    parameter, role, which -- as in ``variables``
+
+The attribution columns (``parameter``, ``role``, ``which``) default to unattributed
+(``""``, ``"other"``, ``""``) when a reader cannot fill them (older stores, foreign profiles).
+:meth:`Report.ledger` sums the tables per (parameter, role, location), see :data:`LOCATIONS`.
 """
 
 from __future__ import annotations
@@ -114,10 +123,50 @@ VARIABLE_KINDS: tuple[str, ...] = (
     "other",
 )
 
+#: What a variable row or Streaming Memory buffer is to its parameter (docs/report-format.md):
+#: ``weight`` the parameter itself; ``weight_copy`` a called graph's input copy of it (or of
+#: its shard); ``gathered_weight`` a shard all-gathered back to the full tensor; ``shard`` a
+#: replica's slice of the weight; ``gradient`` its gradient (also reduced / reduce-scattered);
+#: ``accumulator`` its gradient accumulator; ``optimizer_state`` (with ``which``);
+#: ``remote_staging`` a tile-memory copy of data loaded from or stored to Streaming Memory;
+#: ``activation``; ``partials`` op temporaries (matmul partials, operand copies); ``other``.
+ROLES: tuple[str, ...] = (
+    "weight",
+    "weight_copy",
+    "gathered_weight",
+    "shard",
+    "gradient",
+    "accumulator",
+    "optimizer_state",
+    "remote_staging",
+    "activation",
+    "partials",
+    "other",
+)
+
+#: Values of ``which`` for role optimizer_state ("" for every other role).
+OPTIMIZER_STATE_WHICH: tuple[str, ...] = ("", "first_order", "second_order", "step")
+
+#: Where a ledger row's bytes live: always-live tile memory, not-always-live tile memory
+#: (live over a range of program steps) or Streaming Memory (off chip, remote buffers).
+LOCATIONS: tuple[str, ...] = ("always_live", "not_always_live", "streaming_memory")
+
+#: Columns with a default when a reader does not give them: the attribution (unattributed).
+COLUMN_DEFAULTS: Mapping[tuple[str, str], Any] = MappingProxyType({
+    ("variables", "parameter"): "", ("variables", "role"): "other", ("variables", "which"): "",
+    ("remote_buffers", "parameter"): "", ("remote_buffers", "role"): "other", ("remote_buffers", "which"): "",
+})
+
 #: Kinds that are model state: what ``variable_bytes`` counts, whatever their liveness class.
 MODEL_STATE_KINDS: tuple[str, ...] = ("weight", "optimizer_state", "accumulator")
 
-PHASES: tuple[str, ...] = ("compute", "exchange", "sync", "host_io", "streaming_memory", "collective")
+#: Phases of the execution table. All but ``runtime`` are device time (what Graph Analyser's
+#: execution view shows; host and Streaming Memory transfers include the device's wait for the
+#: host or gateway). ``runtime`` is host/runtime time of one ``session.run`` outside the device's
+#: program (the simulator's per-run term); a real profile has no such rows.
+PHASES: tuple[str, ...] = ("compute", "exchange", "sync", "host_io", "streaming_memory", "collective", "runtime")
+#: The phases that are device cycles (everything but host/runtime time).
+DEVICE_PHASES: tuple[str, ...] = PHASES[:-1]
 
 #: Capabilities a report may declare in ``meta.capabilities`` (which optional parts it fills).
 CAPABILITIES: tuple[str, ...] = (
@@ -172,6 +221,9 @@ SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
             ("tiles", "int64", "", "tiles holding part of it"),
             ("first_step", "Int64", "step", "first live program step; <NA> if always-live"),
             ("last_step", "Int64", "step", "last live program step; <NA> if always-live"),
+            ("parameter", "object", "", "model variable it belongs to; '' for none"),
+            ("role", "category", "", "weight, gradient, optimizer_state, remote_staging, ... (ROLES)"),
+            ("which", "category", "", "optimizer state: first_order | second_order | step; else ''"),
         ),
         "liveness": _cols(
             ("step", "int64", "step", "program step index"),
@@ -190,7 +242,7 @@ SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
             ("step", "int64", "step", "executed step index within the run"),
             ("program", "object", "", "program name"),
             ("type", "category", "", "program type"),
-            ("phase", "category", "", "compute | exchange | sync | host_io | streaming_memory | collective"),
+            ("phase", "category", "", "compute | exchange | sync | host_io | streaming_memory | collective | runtime"),
             ("cycles", "int64", "cycles", "cycles of this step in this phase"),
             ("cycles_from", "Int64", "cycles", "start of the row's interval (<NA> when unknown)"),
             ("cycles_to", "Int64", "cycles", "end of the row's interval (<NA> when unknown)"),
@@ -202,6 +254,9 @@ SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
             ("dtype", "category", "", "element type"),
             ("sharded", "bool", "", "replica-sharded (RTS)"),
             ("bytes", "int64", "bytes", "entries x elements x itemsize, per replica"),
+            ("parameter", "object", "", "model variable it belongs to; '' for none"),
+            ("role", "category", "", "optimizer_state, weight, ... (ROLES)"),
+            ("which", "category", "", "optimizer state: first_order | second_order | step; else ''"),
         ),
     }
 )
@@ -221,6 +276,7 @@ METRIC_UNITS: Mapping[str, str] = MappingProxyType(
         "tiles_over_budget": "tiles",
         "streaming_memory_bytes": "bytes",
         "cycles_per_step": "cycles",
+        "seconds_per_step": "s",
         "samples_per_second": "samples/s",
     }
 )
@@ -292,14 +348,19 @@ _METRIC_SOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 
-def run_span_cycles(execution: pd.DataFrame) -> float:
-    """Cycles of one profiled run: the mean over runs of each run's span.
+def run_span_cycles(execution: pd.DataFrame, *, include_runtime: bool = False) -> float:
+    """Device cycles of one profiled run: the mean over runs of each run's span.
+
+    Rows of the ``runtime`` phase (host/runtime time outside the device, simulator only) are left
+    out unless ``include_runtime``; with it the span is the whole ``session.run``.
 
     A run's span is its last ``cycles_to`` minus its first ``cycles_from``: steps of a real trace
     overlap (a SyncAns block covers the steps it waits for), so adding up ``cycles`` would
     overstate the run (about 2.5x on a real popxl trace). Runs whose intervals are unknown
     (<NA>, e.g. older stores) fall back to the sum of their ``cycles``. NaN without rows.
     """
+    if not include_runtime and len(execution):
+        execution = execution[(execution["phase"].astype(str) != "runtime").to_numpy()]
     if not len(execution):
         return math.nan
     run = execution["run"].to_numpy()
@@ -387,6 +448,8 @@ def make_frame(table: str, data: Mapping[str, Any] | None = None, **extra_int_co
             columns[col.name] = _coerce_series(data.pop(col.name), col.dtype, length).reset_index(drop=True)
         elif length == 0:
             columns[col.name] = _coerce_series([], col.dtype, 0)
+        elif (table, col.name) in COLUMN_DEFAULTS:
+            columns[col.name] = _coerce_series([COLUMN_DEFAULTS[(table, col.name)]] * length, col.dtype, length)
         elif col.dtype == "Int64":
             # nullable columns default to unknown (<NA>), e.g. cycles_from/to of a profile
             # that records no intervals
@@ -453,6 +516,13 @@ def validate_frame(table: str, frame: pd.DataFrame) -> None:
         bad_kinds = _distinct_values(frame["kind"]) - set(VARIABLE_KINDS)
         if bad_kinds:
             raise ReportValidationError(f"variables.kind: unknown kind(s) {sorted(bad_kinds)}")
+    if table in ("variables", "remote_buffers") and len(frame):
+        bad_roles = _distinct_values(frame["role"]) - set(ROLES)
+        if bad_roles:
+            raise ReportValidationError(f"{table}.role: unknown role(s) {sorted(bad_roles)}")
+        bad_which = _distinct_values(frame["which"]) - set(OPTIMIZER_STATE_WHICH)
+        if bad_which:
+            raise ReportValidationError(f"{table}.which: unknown value(s) {sorted(bad_which)}")
     if table == "execution" and len(frame):
         bad_phases = _distinct_values(frame["phase"]) - set(PHASES)
         if bad_phases:
@@ -622,10 +692,13 @@ class Report:
         - max_tile_bytes: max over tiles of bytes_including_gaps (what decides whether a tile fits)
         - tiles_over_budget: tiles whose bytes_including_gaps exceed target.bytes_per_tile
         - streaming_memory_bytes: sum of ``remote_buffers.bytes``
-        - cycles_per_step: cycles of one run of the main program, as a span: the mean over
+        - cycles_per_step: device cycles of one run of the main program, as a span: the mean over
           profiled runs of (last ``cycles_to`` - first ``cycles_from``); the sum of ``cycles``
           per run only when the intervals are unknown (see :func:`run_span_cycles`)
-        - samples_per_second: samples_per_step x clock_hz / cycles_per_step
+        - seconds_per_step: wall-clock seconds of one ``session.run``: the span of the run's rows
+          including the ``runtime`` phase (host/runtime time), divided by ``clock_hz``. A real
+          profile records device time only, so there it is cycles_per_step / clock_hz.
+        - samples_per_second: samples_per_step / seconds_per_step
 
         A metric whose source table the report does not record (empty and absent from
         ``meta.capabilities``, e.g. remote buffers of a Poplar profile) is NaN, not 0: the
@@ -640,9 +713,10 @@ class Report:
         max_tile = float(tiles["bytes_including_gaps"].max()) if len(tiles) else 0.0
         over = float((tiles["bytes_including_gaps"] > self.meta.target.bytes_per_tile).sum())
         cycles = run_span_cycles(self.execution)
+        seconds = run_span_cycles(self.execution, include_runtime=True) / self.meta.target.clock_hz
         sps = math.nan
-        if self.meta.samples_per_step and cycles and not math.isnan(cycles):
-            sps = self.meta.samples_per_step * self.meta.target.clock_hz / cycles
+        if self.meta.samples_per_step and seconds and not math.isnan(seconds):
+            sps = self.meta.samples_per_step / seconds
         values = {
             "total_bytes": total,
             "always_live_bytes": always_live,
@@ -656,12 +730,33 @@ class Report:
             "tiles_over_budget": over,
             "streaming_memory_bytes": float(self.remote_buffers["bytes"].sum()),
             "cycles_per_step": cycles,
+            "seconds_per_step": seconds,
             "samples_per_second": sps,
         }
         for metric, tables in _METRIC_SOURCES.items():
             if any(t not in self.meta.capabilities and not len(getattr(self, t)) for t in tables):
                 values[metric] = math.nan
         return readable(pd.Series(values, index=list(METRICS), dtype="float64", name=self.label))
+
+    def ledger(self) -> pd.DataFrame:
+        """Where every byte of each model parameter lives: one row per (parameter, role, location).
+
+        Columns: parameter (str, "" for none), role (str, :data:`ROLES`), location (str,
+        :data:`LOCATIONS`), bytes (int64, per replica; for not_always_live the most the rows
+        need at once), bytes_at_peak (int64, tile memory live at the not-always-live peak step),
+        first_step, last_step (Int64, not_always_live only), rows (int64). See
+        :func:`profcompare.ledger.ledger`.
+        """
+        from profcompare.ledger import ledger
+
+        return ledger(self)
+
+    def live_at_peak(self) -> pd.DataFrame:
+        """The variables rows live at the not-always-live peak step, largest first (see
+        :func:`profcompare.ledger.live_at_peak`)."""
+        from profcompare.ledger import live_at_peak
+
+        return live_at_peak(self)
 
     def confidence(self) -> pd.Series:
         """The confidence of each summary metric (index :data:`METRICS`; values in :data:`CONFIDENCES`)."""
@@ -716,12 +811,17 @@ __all__ = [
     "MODEL_STATE_KINDS",
     "METRIC_UNITS",
     "PHASES",
+    "DEVICE_PHASES",
     "Report",
     "ReportMeta",
     "SCHEMAS",
     "TABLES",
     "Target",
     "VARIABLE_KINDS",
+    "ROLES",
+    "OPTIMIZER_STATE_WHICH",
+    "LOCATIONS",
+    "COLUMN_DEFAULTS",
     "empty_frame",
     "format_shape",
     "make_frame",

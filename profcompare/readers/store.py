@@ -57,6 +57,7 @@ from profcompare.errors import (
 )
 from profcompare.model import (
     CATEGORY_GROUPS,
+    COLUMN_DEFAULTS,
     SCHEMAS,
     TABLES,
     Report,
@@ -68,7 +69,7 @@ from profcompare.report_values import check_report_values
 
 #: Version of the layout written by :func:`write_report`. Readers accept every version up to
 #: this one; anything newer raises :class:`~profcompare.errors.UnsupportedReportVersion`.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: From this schema version on, ``checksums`` also covers the ``columns`` catalogue and
 #: itself (its row ``checksums``), so no edit of any table reads silently.
@@ -76,7 +77,12 @@ SEALED_SINCE_VERSION = 2
 
 #: Columns added after schema version 1, with the version that added them. Older stores read
 #: them as unknown (<NA>).
-COLUMNS_SINCE: Mapping[tuple[str, str], int] = {("execution", "cycles_from"): 2, ("execution", "cycles_to"): 2}
+COLUMNS_SINCE: Mapping[tuple[str, str], int] = {
+    ("execution", "cycles_from"): 2, ("execution", "cycles_to"): 2,
+    # version 3: the attribution of the memory ledger (older stores read as unattributed)
+    ("variables", "parameter"): 3, ("variables", "role"): 3, ("variables", "which"): 3,
+    ("remote_buffers", "parameter"): 3, ("remote_buffers", "role"): 3, ("remote_buffers", "which"): 3,
+}
 
 #: At most this many rows in ``checksums`` (one per table, plus meta, dictionary, columns and
 #: itself): more is corruption, refused before anything is sized from it.
@@ -97,6 +103,8 @@ _HEADER_SIZE = 100
 DICTIONARY_TEXT_COLUMNS: frozenset[tuple[str, str]] = frozenset(
     {
         ("variables", "shape"),
+        ("variables", "parameter"),
+        ("remote_buffers", "parameter"),
         ("liveness", "program"),
         ("code", "name"),
         ("execution", "program"),
@@ -691,12 +699,17 @@ def _verify(file: pathlib.Path, name: str, checksums: Mapping[str, tuple[int, in
 
 
 def _with_later_columns(table: str, frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with the columns its (older) store did not have, as <NA>, in schema order."""
+    """``frame`` with the columns its (older) store did not have, in schema order: <NA> for
+    nullable integers, the model's default for the attribution columns (unattributed)."""
     missing = [c for c in SCHEMAS[table] if c.name not in frame.columns]
     if not missing:
         return frame
     for column in missing:
-        frame[column.name] = pd.array([pd.NA] * len(frame), dtype="Int64")
+        if (table, column.name) in COLUMN_DEFAULTS:
+            values = pd.Series([COLUMN_DEFAULTS[(table, column.name)]] * len(frame), dtype=object)
+            frame[column.name] = values.astype("category") if column.dtype == "category" else values
+        else:
+            frame[column.name] = pd.array([pd.NA] * len(frame), dtype="Int64")
     fixed = [c.name for c in SCHEMAS[table]]
     return frame[fixed + [c for c in frame.columns if c not in fixed]]
 

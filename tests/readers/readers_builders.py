@@ -50,6 +50,9 @@ def build_report(*, variables: int = 40, steps: int = 30) -> Report:
             "tiles": rng.integers(1, 9, variables),
             "first_step": first,
             "last_step": last,
+            "parameter": np.array(["fc1.weight", "", "fc2.bias</b>", "fc1.weight"])[np.arange(variables) % 4],
+            "role": np.array(["weight", "activation", "gradient", "optimizer_state"])[np.arange(variables) % 4],
+            "which": np.array(["", "", "", "second_order"])[np.arange(variables) % 4],
         },
     )
     # categories in a non-lexical order with an unused level: must survive the round trip
@@ -94,6 +97,9 @@ def build_report(*, variables: int = 40, steps: int = 30) -> Report:
             "dtype": ["float32", "float16"],
             "sharded": [True, False],
             "bytes": [8192, 2],
+            "parameter": ["fc1.weight", ""],
+            "role": ["optimizer_state", "other"],
+            "which": ["first_order", ""],
         },
     )
     meta = ReportMeta(

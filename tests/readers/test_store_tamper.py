@@ -6,6 +6,7 @@ from __future__ import annotations
 import pathlib
 import sqlite3
 
+import pandas as pd
 import pytest
 
 from profcompare.errors import ReportFormatError
@@ -77,20 +78,50 @@ def test_deeply_nested_meta_is_a_format_error(path: pathlib.Path) -> None:
         store.read_report(path)
 
 
-def _downgrade_to_version_1(path: pathlib.Path, report: Report) -> None:
-    """Rewrite a store as schema version 1 wrote it: no catalogue or self checksum rows, and no
-    execution intervals (cycles_from / cycles_to came with version 2)."""
-    execution = report.execution.drop(columns=["cycles_from", "cycles_to"])
-    check = store._Checksum("execution", len(execution))
-    for spec in store._column_plan("execution", execution):
-        _, canonical, _ = store._encode_column(spec, execution[spec.name])
+_ATTRIBUTION = ("parameter", "role", "which")
+
+
+def _drop_columns(con: sqlite3.Connection, table: str, frame: pd.DataFrame, columns: tuple[str, ...]) -> None:
+    """Remove ``columns`` from a stored table as an older writer would not have written them."""
+    kept = frame.drop(columns=list(columns))
+    check = store._Checksum(table, len(kept))
+    for spec in store._column_plan(table, kept):
+        _, canonical, _ = store._encode_column(spec, kept[spec.name])
         check.add(spec.name.encode() + b"\x00" + canonical)
+    con.execute(f"DROP VIEW IF EXISTS {table}_text")
+    for column in columns:
+        con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+        con.execute("DELETE FROM columns WHERE table_name = ? AND column_name = ?", (table, column))
+    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = ?", (check.value, table))
+
+
+def _downgrade_to_version_2(path: pathlib.Path, report: Report) -> None:
+    """Rewrite a store as schema version 2 wrote it: no attribution columns (parameter, role,
+    which came with version 3)."""
     con = sqlite3.connect(path)
-    con.execute("DROP VIEW IF EXISTS execution_text")
-    con.execute("ALTER TABLE execution DROP COLUMN cycles_from")
-    con.execute("ALTER TABLE execution DROP COLUMN cycles_to")
-    con.execute("DELETE FROM columns WHERE table_name = 'execution' AND column_name IN ('cycles_from', 'cycles_to')")
-    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'execution'", (check.value,))
+    _drop_columns(con, "variables", report.variables, _ATTRIBUTION)
+    _drop_columns(con, "remote_buffers", report.remote_buffers, _ATTRIBUTION)
+    rows = con.execute("SELECT table_name, position, column_name, storage, dtype, categories_dtype, ordered "
+                       "FROM columns ORDER BY table_name, position").fetchall()
+    con.execute("UPDATE checksums SET rows = ?, crc32 = ? WHERE table_name = 'columns'",
+                (len(rows), store._catalogue_checksum(rows)))
+    con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    items = con.execute("SELECT key, value FROM meta").fetchall()
+    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'meta'", (store._meta_checksum(items),))
+    others = [r for r in con.execute("SELECT table_name, rows, crc32 FROM checksums") if r[0] != "checksums"]
+    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'checksums'", (store._checksums_checksum(others),))
+    con.execute("PRAGMA user_version = 2")
+    con.commit()
+    con.close()
+
+
+def _downgrade_to_version_1(path: pathlib.Path, report: Report) -> None:
+    """Rewrite a store as schema version 1 wrote it: no catalogue or self checksum rows, no
+    execution intervals (cycles_from / cycles_to came with version 2) and no attribution."""
+    con = sqlite3.connect(path)
+    _drop_columns(con, "execution", report.execution, ("cycles_from", "cycles_to"))
+    _drop_columns(con, "variables", report.variables, _ATTRIBUTION)
+    _drop_columns(con, "remote_buffers", report.remote_buffers, _ATTRIBUTION)
     con.execute("DELETE FROM checksums WHERE table_name IN ('columns', 'checksums')")
     con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     items = con.execute("SELECT key, value FROM meta").fetchall()
@@ -98,6 +129,19 @@ def _downgrade_to_version_1(path: pathlib.Path, report: Report) -> None:
     con.execute("PRAGMA user_version = 1")
     con.commit()
     con.close()
+
+
+def test_version_2_stores_open_unattributed(report: Report, path: pathlib.Path) -> None:
+    assert report.variables["parameter"].ne("").any()  # the fixture is attributed
+    _downgrade_to_version_2(path, report)
+    back = store.read_report(path)
+    assert back.variables["name"].tolist() == report.variables["name"].tolist()
+    for table in ("variables", "remote_buffers"):
+        frame = getattr(back, table)
+        assert (frame["parameter"] == "").all() and (frame["role"].astype(str) == "other").all()
+        assert (frame["which"].astype(str) == "").all()
+    ledger = back.ledger()
+    assert set(ledger["parameter"]) <= {""} and set(ledger["role"]) <= {"other"}
 
 
 def test_version_1_stores_still_open(report: Report, path: pathlib.Path) -> None:

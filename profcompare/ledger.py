@@ -1,0 +1,186 @@
+"""The memory ledger: per model parameter, where every byte of a report lives.
+
+Pure functions over a :class:`~profcompare.model.Report` (no I/O, no plotting). The ledger sums
+the ``variables`` table (tile memory) and the ``remote_buffers`` table (Streaming Memory) per
+(parameter, role, location) and reconciles with the summary by construction:
+
+- the ``streaming_memory`` rows add up to ``streaming_memory_bytes``;
+- the ``bytes_at_peak`` of the ``not_always_live`` rows add up to the liveness table's bytes at
+  its peak step (``not_always_live_peak_bytes``) when the variables table lists every
+  not-always-live allocation with its steps (simulated reports do, one row per call instance);
+- the ``always_live`` rows add up to the always-live variables and constants of the tiles
+  (``always_live_bytes`` minus the code, vertex-data and other categories).
+
+A row is *unattributed* when its parameter is empty and its role is ``other``: the reader could
+not say what it belongs to (activations and op temporaries have an empty parameter by nature,
+with roles ``activation`` / ``partials``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from profcompare.model import LOCATIONS, ROLES, Report
+
+#: Columns of :func:`ledger`, in order.
+LEDGER_COLUMNS: tuple[str, ...] = (
+    "parameter", "role", "location", "bytes", "bytes_at_peak", "first_step", "last_step", "rows",
+)
+
+
+def peak_step(report: Report) -> int | None:
+    """The not-always-live peak step of ``report`` (the first step with the most
+    not-always-live bytes), or None when the report has no liveness table."""
+    live = report.liveness
+    if not len(live):
+        return None
+    values = live["not_always_live_bytes"].to_numpy(dtype=np.int64)
+    return int(live["step"].to_numpy()[int(np.argmax(values))])
+
+
+def _live_mask(variables: pd.DataFrame, step: int | None) -> np.ndarray:
+    """Rows of ``variables`` that are not-always-live and live at ``step``."""
+    if step is None or not len(variables):
+        return np.zeros(len(variables), dtype=bool)
+    first = variables["first_step"].to_numpy(dtype="float64", na_value=np.nan)
+    last = variables["last_step"].to_numpy(dtype="float64", na_value=np.nan)
+    nal = ~variables["always_live"].to_numpy(dtype=bool)
+    with np.errstate(invalid="ignore"):
+        return nal & (first <= step) & (last >= step)
+
+
+def live_at_peak(report: Report) -> pd.DataFrame:
+    """The tensors live at the not-always-live peak step (what Graph Analyser's Insights shows).
+
+    Returns the ``variables`` rows (same columns) that are not-always-live and live at
+    :func:`peak_step`, largest ``bytes`` first, then by name; their ``bytes`` add up to the
+    report's not-always-live peak bytes. Empty without a liveness table.
+    """
+    variables = report.variables
+    rows = variables[_live_mask(variables, peak_step(report))]
+    order = np.lexsort((rows["name"].to_numpy(dtype=object).astype(str), -rows["bytes"].to_numpy(dtype=np.int64)))
+    return rows.take(order).reset_index(drop=True)
+
+
+def _group_peak(group: np.ndarray, first: np.ndarray, last: np.ndarray, nbytes: np.ndarray,
+                groups: int) -> np.ndarray:
+    """Per group, the most bytes its rows hold at once over the steps (int64, length ``groups``).
+
+    Rows without steps (``first`` < 0) count for the whole run (added to every step)."""
+    peak = np.zeros(groups, dtype=np.int64)
+    known = first >= 0
+    always = np.zeros(groups, dtype=np.int64)
+    np.add.at(always, group[~known], nbytes[~known])
+    if known.any():
+        g, f, la, b = group[known], first[known], last[known], nbytes[known]
+        ev_group = np.r_[g, g]
+        ev_step = np.r_[f, la + 1]
+        ev_delta = np.r_[b, -b]
+        frame = pd.DataFrame({"g": ev_group, "s": ev_step, "d": ev_delta})
+        per_step = frame.groupby(["g", "s"], sort=True)["d"].sum().reset_index()
+        per_step["c"] = per_step.groupby("g", sort=False)["d"].cumsum()
+        best = per_step.groupby("g", sort=False)["c"].max()
+        peak[best.index.to_numpy(dtype=np.int64)] = best.to_numpy(dtype=np.int64)
+    return peak + always
+
+
+def ledger(report: Report) -> pd.DataFrame:
+    """Where every byte of each model parameter lives, one row per (parameter, role, location).
+
+    Columns (:data:`LEDGER_COLUMNS`):
+
+    - parameter: str -- the model variable ("fc1.weight"); "" for activations, op temporaries and
+      what the report cannot attribute;
+    - role: str -- :data:`profcompare.model.ROLES`;
+    - location: str -- ``always_live`` | ``not_always_live`` (tile memory) | ``streaming_memory``;
+    - bytes: int64, per replica -- always_live and streaming_memory: the sum of the rows;
+      not_always_live: the most bytes the group's rows hold at once over the program steps (its
+      rows are live over different steps, so their sum would overstate it);
+    - bytes_at_peak: int64 -- tile memory of the group live at the not-always-live peak step
+      (:func:`peak_step`): always_live rows count in full, streaming_memory rows 0;
+    - first_step, last_step: Int64 -- the steps the not_always_live group is live over (<NA>
+      otherwise, or when the report does not record steps);
+    - rows: int64 -- variables rows or buffers in the group.
+
+    Rows are ordered by parameter (the unattributed "" last), role (ROLES order), location
+    (LOCATIONS order).
+    """
+    variables = report.variables
+    buffers = report.remote_buffers
+    always = variables["always_live"].to_numpy(dtype=bool)
+    n_var, n_buf = len(variables), len(buffers)
+    parameter = np.r_[variables["parameter"].to_numpy(dtype=object), buffers["parameter"].to_numpy(dtype=object)]
+    role = np.r_[variables["role"].astype(str).to_numpy(dtype=object), buffers["role"].astype(str).to_numpy(dtype=object)]
+    location = np.r_[np.where(always, "always_live", "not_always_live").astype(object),
+                     np.full(n_buf, "streaming_memory", dtype=object)]
+    nbytes = np.r_[variables["bytes"].to_numpy(dtype=np.int64), buffers["bytes"].to_numpy(dtype=np.int64)]
+    first = np.r_[variables["first_step"].to_numpy(dtype="float64", na_value=np.nan), np.full(n_buf, np.nan)]
+    last = np.r_[variables["last_step"].to_numpy(dtype="float64", na_value=np.nan), np.full(n_buf, np.nan)]
+    at_peak_mask = np.r_[_live_mask(variables, peak_step(report)) | always, np.zeros(n_buf, dtype=bool)]
+    if not len(nbytes):
+        return _empty_ledger()
+    keys = pd.MultiIndex.from_arrays([parameter, role, location])
+    codes, uniques = pd.factorize(keys)
+    groups = len(uniques)
+    nal = location == "not_always_live"
+    total = np.zeros(groups, dtype=np.int64)
+    np.add.at(total, codes[~nal], nbytes[~nal])
+    steps_known = nal & ~np.isnan(first) & ~np.isnan(last)
+    f_int = np.where(steps_known, np.nan_to_num(first), -1).astype(np.int64)
+    l_int = np.where(steps_known, np.nan_to_num(last), -1).astype(np.int64)
+    total += _group_peak(codes[nal], f_int[nal], l_int[nal], nbytes[nal], groups)
+    at_peak = np.zeros(groups, dtype=np.int64)
+    np.add.at(at_peak, codes[at_peak_mask], nbytes[at_peak_mask])
+    count = np.bincount(codes, minlength=groups).astype(np.int64)
+    big = np.iinfo(np.int64).max
+    g_first = np.full(groups, big, dtype=np.int64)
+    g_last = np.full(groups, -1, dtype=np.int64)
+    np.minimum.at(g_first, codes[steps_known], f_int[steps_known])
+    np.maximum.at(g_last, codes[steps_known], l_int[steps_known])
+    has_steps = g_last >= 0
+    frame = pd.DataFrame({
+        "parameter": pd.Series(uniques.get_level_values(0), dtype=object),
+        "role": pd.Series(uniques.get_level_values(1), dtype=object),
+        "location": pd.Series(uniques.get_level_values(2), dtype=object),
+        "bytes": total,
+        "bytes_at_peak": at_peak,
+        "first_step": pd.array(np.where(has_steps, g_first, 0), dtype="Int64"),
+        "last_step": pd.array(np.where(has_steps, g_last, 0), dtype="Int64"),
+        "rows": count,
+    })
+    frame.loc[~has_steps, ["first_step", "last_step"]] = pd.NA
+    return _sorted(frame)
+
+
+def _empty_ledger() -> pd.DataFrame:
+    return pd.DataFrame({
+        "parameter": pd.Series([], dtype=object), "role": pd.Series([], dtype=object),
+        "location": pd.Series([], dtype=object), "bytes": pd.Series([], dtype=np.int64),
+        "bytes_at_peak": pd.Series([], dtype=np.int64), "first_step": pd.array([], dtype="Int64"),
+        "last_step": pd.array([], dtype="Int64"), "rows": pd.Series([], dtype=np.int64),
+    })
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    role_rank = {r: i for i, r in enumerate(ROLES)}
+    loc_rank = {loc: i for i, loc in enumerate(LOCATIONS)}
+    key = pd.DataFrame({
+        "unattributed": (frame["parameter"] == "").to_numpy(),
+        "parameter": frame["parameter"].to_numpy(dtype=object),
+        "role": [role_rank.get(r, len(role_rank)) for r in frame["role"]],
+        "location": [loc_rank.get(x, len(loc_rank)) for x in frame["location"]],
+    })
+    order = key.sort_values(["unattributed", "parameter", "role", "location"], kind="mergesort").index
+    return frame.take(order).reset_index(drop=True)
+
+
+def unattributed_bytes(ledger_frame: pd.DataFrame) -> int:
+    """Bytes of the ledger rows the report could not attribute (parameter "" and role other),
+    tile memory at the peak plus Streaming Memory."""
+    rows = ledger_frame[(ledger_frame["parameter"] == "") & (ledger_frame["role"] == "other")]
+    tile = int(rows.loc[rows["location"] != "streaming_memory", "bytes_at_peak"].sum())
+    return tile + int(rows.loc[rows["location"] == "streaming_memory", "bytes"].sum())
+
+
+__all__ = ["LEDGER_COLUMNS", "ledger", "live_at_peak", "peak_step", "unattributed_bytes"]
