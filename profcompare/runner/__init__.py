@@ -32,6 +32,7 @@ from profcompare.runner.results import (
 from profcompare.runner.plan import (
     Job,
     MAX_RUN_NAME_BYTES,
+    SCRIPT_CHILD_MODULE,
     check_run_name,
     default_run_name,
     find_knob,
@@ -40,6 +41,8 @@ from profcompare.runner.plan import (
     normalise_knob_name,
     resolve_backend,
     resolve_config,
+    script_job,
+    script_label,
     workload_ref,
     workload_registry,
 )
@@ -80,6 +83,7 @@ __all__ = [
     "Job",
     "JobOutcome",
     "MAX_RUN_NAME_BYTES",
+    "SCRIPT_CHILD_MODULE",
     "ProgressCallback",
     "REPORT_FILE_NAMES",
     "RUN_JSON",
@@ -109,6 +113,8 @@ __all__ = [
     "replace_result",
     "resolve_backend",
     "resolve_config",
+    "script_job",
+    "script_label",
     "run_variants",
     "unique_run_name",
     "workload_ref",

@@ -195,7 +195,7 @@ def _run_one(
         if tracker.cancelled:
             raise KeyboardInterrupt
         proc = subprocess.Popen(
-            [sys.executable, "-m", CHILD_MODULE, json.dumps(spec)],
+            [sys.executable, "-m", job.child or CHILD_MODULE, json.dumps(spec)],
             cwd=job_dir,
             env=env,
             stdin=subprocess.DEVNULL,

@@ -34,6 +34,8 @@ class Job:
     workload_ref: str  # "module:attribute" the subprocess imports to find the Workload
     variant: str
     config: Mapping[str, Any]
+    #: the module the subprocess runs (``python -m CHILD``); None = the workload variant runner
+    child: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "config", MappingProxyType(dict(self.config)))
@@ -119,6 +121,46 @@ def make_jobs(variants: Sequence[str], overrides: Mapping[str, Any] | None = Non
     return jobs
 
 
+#: the module a program's subprocess runs (``profcompare profile``)
+SCRIPT_CHILD_MODULE = "profcompare._script_main"
+
+
+def script_label(target: str, module: bool = False) -> str:
+    """The job (directory) name of a program: the script's file stem, or the module name."""
+    import re
+
+    stem = target if module else os.path.splitext(os.path.basename(target))[0]
+    label = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem).strip("._") or "script"
+    return label[:MAX_RUN_NAME_BYTES]
+
+
+def script_job(target: str, args: Sequence[str] = (), *, module: bool = False, cwd: str | None = None) -> Job:
+    """A Job running a popxl program (a script path, or a module with ``module=True``) unmodified.
+
+    The subprocess (:data:`SCRIPT_CHILD_MODULE`) runs it in ``cwd`` (default: the current
+    directory) with ``sys.argv`` = [target, *args]; ``config`` records target, args, module and
+    cwd. Raises WorkloadError (one line) when the script is not a file or the module cannot be
+    found -- before anything runs.
+    """
+    where = os.path.abspath(cwd or os.getcwd())
+    if module:
+        import importlib.util
+
+        try:
+            found = importlib.util.find_spec(target)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            raise WorkloadError(f"no module named {target!r}")
+    else:
+        path = os.path.join(where, target)
+        if not os.path.isfile(path):
+            raise WorkloadError(f"no such script: {target}")
+    config = {"target": target, "args": [str(a) for a in args], "module": bool(module), "cwd": where}
+    label = script_label(target, module)
+    return Job(label, "script", "", label, config, child=SCRIPT_CHILD_MODULE)
+
+
 def resolve_backend(name: str = "auto") -> str:
     """Return "sdk" or "sim" for ``name`` in auto | sdk | sim (auto = sdk when the SDK imports).
 
@@ -173,4 +215,4 @@ def check_run_name(name: str) -> str:
     return name
 
 
-__all__ = ["Job", "MAX_RUN_NAME_BYTES", "check_run_name", "default_run_name", "find_knob", "make_jobs", "merge_engine_options", "normalise_knob_name", "resolve_backend", "resolve_config", "workload_ref", "workload_registry"]
+__all__ = ["Job", "MAX_RUN_NAME_BYTES", "SCRIPT_CHILD_MODULE", "check_run_name", "default_run_name", "find_knob", "make_jobs", "merge_engine_options", "normalise_knob_name", "resolve_backend", "resolve_config", "script_job", "script_label", "workload_ref", "workload_registry"]

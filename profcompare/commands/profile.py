@@ -1,0 +1,95 @@
+"""``profcompare profile SCRIPT [ARGS...]``: run an unmodified popxl program with autoReport, then show it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from profcompare.commands._common import addons_option, addons_environment, top_option
+
+#: lines of the program's output shown when it exits with an error status (pytest's summary)
+OUTPUT_TAIL_LINES = 30
+
+
+def _tail(path: Path, lines: int) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    kept = text.rstrip("\n").splitlines()[-lines:]
+    return "\n".join(kept)
+
+
+@click.command(
+    name="profile",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.option("-m", "module", is_flag=True, help="SCRIPT is a module to run as `python -m` does (e.g. -m pytest tests/test_x.py).")
+@click.option("--backend", type=click.Choice(["auto", "sdk", "sim"]), default="auto", show_default=True,
+              help="auto = the Poplar SDK when importable, else the embedded simulator.")
+@click.option("--out", default="reports", show_default=True, type=click.Path(file_okay=False), help="Output root.")
+@click.option("--name", default=None, help="Run directory name (default: timestamp + profile + script name).")
+@click.option("--force", is_flag=True, help="Replace an existing run directory of the same name.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@addons_option
+@top_option()
+@click.argument("script", metavar="SCRIPT")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="[ARGS]...")
+@click.pass_context
+def command(ctx: click.Context, module: bool, backend: str, out: str, name: str | None, force: bool, quiet: bool,
+            addons: str | None, top: int | None, script: str, args: tuple[str, ...]) -> None:
+    """Run a popxl / popxl-addons program unmodified with autoReport, then show its last report.
+
+    Example: profcompare profile train.py --epochs 1 ; profcompare profile -m pytest tests/test_x.py
+
+    The program runs in a subprocess, in the current directory, with popxl and popxl_addons
+    resolved to the Poplar SDK when it is importable, else to the embedded simulator. Every
+    popxl Session writes its report to OUT/NAME/SCRIPT/session-N/; the directory OUT/NAME/SCRIPT
+    opens as the last Session's report (for show, variables and compare). The program's output
+    goes to OUT/NAME/SCRIPT/run.log. Options after SCRIPT are the program's. The exit code is 1
+    when the program fails, exits with an error status or leaves no report.
+    """
+    from profcompare import runner
+    from profcompare.commands.run import ProgressDisplay, backend_note, display_path, echo_failures
+    from profcompare.commands._common import emit, render
+
+    job = runner.script_job(script, args, module=module)
+    resolved = runner.resolve_backend(backend)
+    child_environ = addons_environment(addons, resolved)
+    if name is not None:
+        run_name = runner.check_run_name(name)
+    else:
+        run_name = runner.unique_run_name(Path(out), runner.default_run_name([job.label], prefix="profile"))
+    if not quiet:
+        click.echo(backend_note(backend, resolved), err=True)
+    with ProgressDisplay([job.label], enabled=not quiet) as display:
+        result = runner.execute_jobs([job], out=out, name=run_name, backend=resolved, force=force, progress=display,
+                                     environ=child_environ)
+    outcome = result.outcomes[0]
+    info: Any = outcome.info
+    if outcome.has_report:
+        report = result.open_report(job.label)
+        emit(render("text", report, top=top, output=None), None, force=False)
+    sessions = info.get("sessions") or []
+    click.echo(f"\nrun written to {display_path(result.directory)}/" + ("  (replaced the previous run)" if result.replaced else ""))
+    for session in sessions:
+        report_file = session.get("report")
+        where = display_path(outcome.directory / report_file) if report_file else "no report"
+        click.echo(f"  session {session.get('index')}: {where}")
+    click.echo(f"  output   {display_path(outcome.directory / runner.RUN_LOG)}")
+    click.echo(f"  (backend {result.backend}, {result.wall_seconds:.1f} s wall)")
+    if outcome.status != "ok":
+        echo_failures(result)
+        if info.get("traceback"):
+            click.echo(str(info["traceback"]).rstrip("\n"), err=True)
+        elif info.get("exit_code") not in (None, 0):
+            tail = _tail(outcome.directory / runner.RUN_LOG, OUTPUT_TAIL_LINES)
+            if tail:
+                click.echo(f"last lines of the program's output ({display_path(outcome.directory / runner.RUN_LOG)}):", err=True)
+                click.echo(tail, err=True)
+        ctx.exit(1)
+
+
+__all__ = ["command"]
