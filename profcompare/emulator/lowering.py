@@ -135,13 +135,14 @@ def _tensor_info(t: Tensor, graph_id: str, kind: str, is_stream: bool) -> Tensor
         storage = "constant"
     else:
         storage = "intermediate"
-    shape, meta, buf = tuple(t.shape), tuple(t.meta_shape), None
+    shape, meta, buf, entry = tuple(t.shape), tuple(t.meta_shape), None, None
     if isinstance(t, Variable) and t._remote_buffer is not None:
         buf = t._remote_buffer.remote_buffer_id
+        entry = int(t._offset)
         if t._sharded:
             shape, meta = tuple(t._remote_buffer.tensor_shape), tuple(t.shape)
     return TensorInfo(id=t.id, name=t.name, graph=graph_id, shape=shape, dtype=t.dtype.name, kind=kind,
-                      storage=storage, meta_shape=meta, remote_buffer=buf)
+                      storage=storage, meta_shape=meta, remote_buffer=buf, remote_offset=entry)
 
 
 def _aliases(op: Op) -> dict[Tensor, Tensor]:

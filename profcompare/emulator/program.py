@@ -45,6 +45,7 @@ class TensorInfo:
     #               "constant"; "intermediate" (op outputs, graph inputs/outputs); "stream"
     meta_shape: tuple[int, ...] = ()  # full shape of a replica-sharded tensor, () otherwise
     remote_buffer: int | None = None  # buffer id for storage == "remote"
+    remote_offset: int | None = None  # entry of the remote buffer holding it (storage == "remote")
 
     @property
     def nelms(self) -> int:

@@ -126,10 +126,10 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         meta,
         tiles=_report.tiles_frame(mem, device.tiles_per_ipu),
         categories=_report.categories_frame(mem),
-        variables=_report.variables_frame(storage, inst),
+        variables=_report.variables_frame(storage, inst, program, steps),
         liveness=_report.liveness_frame(steps, totals),
         code=code.table,
-        remote_buffers=_report.remote_buffers_frame(program),
+        remote_buffers=_report.remote_buffers_frame(program, steps),
     )
     return CompiledProgram(
         report=rep,

@@ -42,34 +42,62 @@ def categories_frame(mem: TileMemory) -> pd.DataFrame:
     })
 
 
-def variables_frame(storage: Storage, inst: Instances) -> pd.DataFrame:
-    """The ``variables`` table: one row per storage row (tensor or temporary) with tile memory.
+def variables_frame(storage: Storage, inst: Instances, program: LoweredProgram | None = None,
+                    steps: ProgramSteps | None = None) -> pd.DataFrame:
+    """The ``variables`` table (model.SCHEMAS columns): one row per always-live storage row and
+    one per not-always-live *instance* (a storage row under one call path, liveness.Instances).
 
-    always_live rows have <NA> first/last steps; others carry the union of their instances'
-    live intervals.
+    A tensor of a graph called from several sites (one optimizer graph called for fc2.weight and
+    fc3.weight) has one row per call instance, with that instance's first/last step and
+    attribution, so the bytes of the rows live at a step add up to the liveness table's
+    not-always-live bytes of that step. Rows of one storage row with several instances are named
+    ``<name>@1``, ``<name>@2``, ... in the order they become live. Always-live rows (variables
+    and constants without instances) have <NA> steps. ``parameter`` / ``role`` / ``which`` come
+    from the program's provenance (attribution.py) when ``program`` and ``steps`` are given,
+    else they are unattributed.
     """
     n = len(storage.ids)
-    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    last = np.full(n, -1, dtype=np.int64)
-    if len(inst.row):
-        np.minimum.at(first, inst.row, inst.first)
-        np.maximum.at(last, inst.row, inst.last)
-    always = np.array([s in ("variable", "constant") for s in storage.storage], dtype=bool)
-    live = ~always & (last >= 0)
-    keep = always | live
-    idx = np.nonzero(keep)[0]
-    first_s = pd.array([int(first[i]) if live[i] else pd.NA for i in idx], dtype="Int64")
-    last_s = pd.array([int(last[i]) if live[i] else pd.NA for i in idx], dtype="Int64")
+    counts = np.bincount(inst.row, minlength=n) if len(inst.row) else np.zeros(n, dtype=np.int64)
+    always = np.array([s in ("variable", "constant") for s in storage.storage], dtype=bool) & (counts == 0)
+    al_idx = np.nonzero(always)[0]
+    order = np.lexsort((np.arange(len(inst.row)), inst.first, inst.row)) if len(inst.row) else np.zeros(0, np.int64)
+    if program is not None and steps is not None:
+        from profcompare.emulator.compile.attribution import attribute_rows, trace
+
+        per_row, per_inst = attribute_rows(trace(program, steps), storage, inst)
+    else:
+        per_row, per_inst = None, None
+    names: list[str] = [storage.names[i] for i in al_idx]
+    seen: dict[int, int] = {}
+    for j in order.tolist():
+        r = int(inst.row[j])
+        k = seen.get(r, 0) + 1
+        seen[r] = k
+        names.append(storage.names[r] if counts[r] == 1 else f"{storage.names[r]}@{k}")
+    rows = np.r_[al_idx, inst.row[order]].astype(np.int64)
+    n_al = len(al_idx)
+    first_s = pd.array([pd.NA] * n_al + inst.first[order].tolist(), dtype="Int64")
+    last_s = pd.array([pd.NA] * n_al + inst.last[order].tolist(), dtype="Int64")
+    if per_row is not None and per_inst is not None:
+        attributed = [per_row[i] for i in al_idx.tolist()] + [per_inst[j] for j in order.tolist()]
+        attribution = {
+            "parameter": [a.parameter for a in attributed],
+            "role": [a.role for a in attributed],
+            "which": [a.which for a in attributed],
+        }
+    else:
+        attribution = {}
     return make_frame("variables", {
-        "name": [storage.names[i] for i in idx],
-        "bytes": storage.row_bytes[idx],
-        "always_live": always[idx],
-        "kind": [storage.kinds[i] for i in idx],
-        "dtype": [storage.dtypes[i] for i in idx],
-        "shape": [format_shape(storage.shapes[i]) for i in idx],
-        "tiles": (storage.tile_bytes[idx] > 0).sum(axis=1),
+        "name": names,
+        "bytes": storage.row_bytes[rows],
+        "always_live": np.r_[np.ones(n_al, dtype=bool), np.zeros(len(order), dtype=bool)],
+        "kind": [storage.kinds[i] for i in rows.tolist()],
+        "dtype": [storage.dtypes[i] for i in rows.tolist()],
+        "shape": [format_shape(storage.shapes[i]) for i in rows.tolist()],
+        "tiles": (storage.tile_bytes[rows] > 0).sum(axis=1),
         "first_step": first_s,
         "last_step": last_s,
+        **attribution,
     })
 
 
@@ -119,9 +147,18 @@ def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int) -
     })
 
 
-def remote_buffers_frame(program: LoweredProgram) -> pd.DataFrame:
-    """The ``remote_buffers`` table: Streaming Memory per replica, one row per buffer."""
+def remote_buffers_frame(program: LoweredProgram, steps: ProgramSteps | None = None) -> pd.DataFrame:
+    """The ``remote_buffers`` table: Streaming Memory per replica, one row per buffer, with the
+    parameter / role / which of the variables it holds (attribution.py) when ``steps`` is given."""
     bufs = program.remote_buffers
+    attribution: dict[str, list[str]] = {}
+    if steps is not None:
+        from profcompare.emulator.compile.attribution import trace
+
+        by_id = trace(program, steps).buffers
+        attributed = [by_id[b.id] for b in bufs]
+        attribution = {"parameter": [a.parameter for a in attributed], "role": [a.role for a in attributed],
+                       "which": [a.which for a in attributed]}
     return make_frame("remote_buffers", {
         "name": [b.name for b in bufs],
         "entries": [int(b.entries) for b in bufs],
@@ -129,6 +166,7 @@ def remote_buffers_frame(program: LoweredProgram) -> pd.DataFrame:
         "dtype": [b.dtype for b in bufs],
         "sharded": [bool(b.sharded) for b in bufs],
         "bytes": [int(b.nbytes) for b in bufs],
+        **attribution,
     })
 
 

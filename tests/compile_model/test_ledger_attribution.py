@@ -1,0 +1,173 @@
+"""The memory ledger of the simulated MNIST variants (tutorial defaults).
+
+Reconciliation holds by construction whatever the compile model's numbers are: the ledger and
+the variables table are checked against the report's own summary, tiles and liveness table.
+The per-layout moves are checked against the program's own facts: bytes = shape x dtype,
+divided by the replica count (rounded up: popxl pads shards) for replica-sharded state.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from profcompare.emulator.compile import compile_program
+from profcompare.emulator.lowering import lower
+from profcompare.model import LOCATIONS, ROLES, Report
+from workloads import find_variant, parse_knobs
+from workloads._mnist_program import build_program
+
+VARIANTS = ("onchip", "onchip-sharded", "offchip", "offchip-sharded")
+
+
+def _build(variant: str):
+    config = parse_knobs(find_variant(variant), {})
+    program = lower(build_program(variant, config).ir, "ipu_hw")
+    return config, program, compile_program(program).report
+
+
+@pytest.fixture(scope="module")
+def built():
+    return {v: _build(v) for v in VARIANTS}
+
+
+def _weights(program) -> dict[str, int]:
+    """Model parameters (main-graph weight variables) -> number of elements."""
+    return {t.name: t.nelms for t in program.tensors.values()
+            if t.graph == program.main_graph and t.storage == "variable" and t.kind == "weight"}
+
+
+def _sharded(nelms: int, config) -> bool:
+    return config["replicas"] > 1 and nelms >= config["sharded_threshold"] and nelms % config["replicas"] == 0
+
+
+def _adam_state_bytes(nelms: int, replicas: int) -> int:
+    """first moment float16 + second moment float32 over ``nelms`` elements, shard of ``replicas``
+    (padded), + a float32 step (never sharded)."""
+    per_replica = math.ceil(nelms / replicas)
+    return per_replica * (2 + 4) + 4
+
+
+def _ledger_bytes(report: Report, parameter: str, role: str, location: str) -> int:
+    led = report.ledger()
+    rows = led[(led["parameter"] == parameter) & (led["role"] == role) & (led["location"] == location)]
+    return int(rows["bytes"].sum())
+
+
+# -- reconciliation ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_ledger_totals_equal_the_summary(built, variant):
+    _, _, report = built[variant]
+    led = report.ledger()
+    summary = report.summary()
+    assert set(led["location"]) <= set(LOCATIONS) and set(led["role"]) <= set(ROLES)
+    by_location = led.groupby("location")
+    assert by_location["bytes"].sum().get("streaming_memory", 0) == summary["streaming_memory_bytes"]
+    assert by_location["bytes_at_peak"].sum()["not_always_live"] == summary["not_always_live_peak_bytes"]
+    # the always-live rows are the tiles' always-live variables and constants: always-live
+    # bytes minus every category that is not a variable or constant (code, vertex data, ...)
+    cats = report.categories
+    non_variable = int(cats.loc[cats["group"].astype(str) != "variables", "bytes"].sum())
+    assert by_location["bytes"].sum().get("always_live", 0) == summary["always_live_bytes"] - non_variable
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_variables_live_at_each_step_add_up_to_the_liveness_curve(built, variant):
+    _, _, report = built[variant]
+    v = report.variables
+    nal = v[~v["always_live"]]
+    steps = len(report.liveness)
+    diff = np.zeros(steps + 1, dtype=np.int64)
+    np.add.at(diff, nal["first_step"].to_numpy(dtype=np.int64), nal["bytes"].to_numpy(dtype=np.int64))
+    np.add.at(diff, nal["last_step"].to_numpy(dtype=np.int64) + 1, -nal["bytes"].to_numpy(dtype=np.int64))
+    np.testing.assert_array_equal(np.cumsum(diff)[:steps], report.liveness["not_always_live_bytes"].to_numpy())
+    assert report.live_at_peak()["bytes"].sum() == report.summary()["not_always_live_peak_bytes"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_byte_of_model_state_is_attributed(built, variant):
+    config, program, report = built[variant]
+    v = report.variables
+    state = v[v["kind"].astype(str).isin(["weight", "optimizer_state", "accumulator"])]
+    # only the gradient-accumulation counter, shared by every parameter, belongs to none
+    unattributed = state[state["parameter"] == ""]
+    assert set(unattributed["name"].str.replace(r"^.*/|@\d+$", "", regex=True)) <= {"mean_accum_counter"}
+    assert (report.remote_buffers["parameter"] != "").all()
+    assert set(report.ledger()["parameter"]) - {""} == set(_weights(program))
+
+
+def test_a_graph_called_for_two_weights_has_one_row_per_call(built):
+    _, _, report = built["onchip"]
+    v = report.variables.set_index("name")
+    adam_vars = v[v.index.str.match(r"Adam_subgraph\(\d+\)/var@\d+$")]
+    # fc2.weight and fc3.weight (both 512 x 512) share one Adam graph: two instances of its input
+    shared = adam_vars[adam_vars["bytes"] == 512 * 512 * 4]
+    assert sorted(shared["parameter"]) == ["fc2.weight", "fc3.weight"]
+    assert set(shared["role"].astype(str)) == {"weight_copy"}
+    a, b = shared.sort_values("first_step").itertuples()
+    assert a.last_step < b.first_step  # each instance is live during its own call only
+
+
+# -- the moves of each layout, from the program's facts ----------------------------------------
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_adam_state_lives_where_the_layout_puts_it(built, variant):
+    config, program, report = built[variant]
+    remote = variant.startswith("offchip")
+    sharded_layout = variant.endswith("-sharded")
+    for parameter, nelms in _weights(program).items():
+        shards = config["replicas"] if sharded_layout and _sharded(nelms, config) else 1
+        expected = _adam_state_bytes(nelms, shards)
+        on_chip = _ledger_bytes(report, parameter, "optimizer_state", "always_live")
+        off_chip = _ledger_bytes(report, parameter, "optimizer_state", "streaming_memory")
+        assert (on_chip, off_chip) == ((0, expected) if remote else (expected, 0)), parameter
+        staging = _ledger_bytes(report, parameter, "remote_staging", "not_always_live")
+        if remote:
+            # loaded copies of the state: a whole number of copies of it live at once
+            assert staging >= expected and staging % expected == 0, parameter
+        else:
+            assert staging == 0, parameter
+
+
+def test_tutorial_adam_state_totals(built):
+    def total(variant: str, role: str, location: str) -> int:
+        led = built[variant][2].ledger()
+        return int(led.loc[(led["role"] == role) & (led["location"] == location), "bytes"].sum())
+
+    assert total("onchip", "optimizer_state", "always_live") == 5_594_204
+    assert total("offchip", "optimizer_state", "streaming_memory") == 5_594_204
+    assert total("onchip-sharded", "optimizer_state", "always_live") == 1_398_620
+    assert total("offchip-sharded", "optimizer_state", "streaming_memory") == 1_398_620
+
+
+@pytest.mark.parametrize("variant", ["onchip-sharded", "offchip-sharded"])
+def test_sharding_adds_shards_gathered_weights_and_reduce_scattered_gradients(built, variant):
+    config, program, report = built[variant]
+    replicas = config["replicas"]
+    for parameter, nelms in _weights(program).items():
+        shard = _ledger_bytes(report, parameter, "shard", "not_always_live")
+        gathered = _ledger_bytes(report, parameter, "gathered_weight", "not_always_live")
+        if _sharded(nelms, config):
+            assert shard == math.ceil(nelms / replicas) * 4, parameter
+            assert gathered == nelms * 4, parameter
+        else:
+            assert shard == gathered == 0, parameter
+    # the reduce-scattered gradient of fc1.weight reaches the optimizer as a shard-sized gradient
+    v = report.variables
+    scattered = v[v["name"].str.endswith("fc1.weight_reduce_scattered") & (v["parameter"] == "fc1.weight")]
+    assert len(scattered) and set(scattered["role"].astype(str)) == {"gradient"}
+    assert set(scattered["bytes"]) == {math.ceil(784 * 512 / replicas) * 4}
+
+
+def test_remote_buffers_say_which_moment_they_hold(built):
+    buffers = built["offchip-sharded"][2].remote_buffers.set_index("name")
+    assert buffers.loc["adam.fc1.weight.first_order", ["parameter", "role", "which"]].tolist() == [
+        "fc1.weight", "optimizer_state", "first_order"]
+    assert buffers.loc["adam.fc1.weight.second_order", "which"] == "second_order"
+    assert buffers.loc["adam.fc1.weight.step", "which"] == "step"
+    assert buffers.loc["adam.fc1.weight.first_order", "bytes"] == 784 * 512 // 4 * 2
