@@ -40,12 +40,18 @@ class DeviceSpec:
     exchange_bytes_per_cycle: int  # per receiving tile
     non_interleaved_bytes: int  # start of the interleaved region in each tile
     # -- sync and transfers ---------------------------------------------------------------
-    internal_sync_cycles: int  # on-chip barrier ending every compute/exchange superstep
-    global_sync_cycles: int  # barrier involving host, gateway or other IPUs
-    vertex_overhead_cycles: int  # supervisor + worker start-up per compute set
+    internal_sync_cycles: int  # on-chip barrier (a Sync step named Internal)
+    global_sync_cycles: int  # barrier involving host, gateway or other IPUs (Sync, External)
+    vertex_overhead_cycles: int  # fixed cost of a compute set (OnTileExecute) with little work
+    exchange_overhead_cycles: int  # fixed cost of a DoExchange with little data
     ipu_link_bytes_per_s: float  # one ring hop between neighbouring IPUs, per direction
-    host_bytes_per_s: float  # host <-> IPU stream copies, per IPU
-    streaming_bytes_per_s: float  # Streaming Memory (remote buffer) transfers, per IPU
+    host_bytes_per_s: float  # host <-> IPUs stream copies: one host link shared by a gateway's IPUs
+    stream_copy_begin_cycles: int  # StreamCopyBegin of a host transfer (device waits for the host)
+    stream_copy_end_cycles: int  # StreamCopyEnd of a host transfer
+    gateway_bytes_per_s: float  # Streaming Memory transfers: one gateway shared by its IPUs
+    ipus_per_gateway: int  # IPUs that share one gateway (host link and Streaming Memory path)
+    remote_transfer_seconds: float  # fixed cost of one remote buffer transfer (fitted)
+    run_overhead_seconds: float  # host/runtime time of one session.run outside the device (fitted)
     # -- PopLibs mapping ------------------------------------------------------------------
     min_bytes_per_tile: int  # mapTensorLinearly minimum per tile
     # -- memory categories ----------------------------------------------------------------
@@ -113,24 +119,43 @@ def num_ipus_for(replicas: int, ipus_per_replica: int = 1) -> int:
     return 1 << (need - 1).bit_length()
 
 
-# Calibrated from the tutorial's off-chip sharded MNIST (facts section 3, item 1) by
-# benchmarks/calibrate_streaming.py; see docs/ipu-model.md "Calibration". The only fitted value.
-# `python benchmarks/calibrate_streaming.py` (workload source) printed 8.931e+08 B/s per replica.
-CALIBRATED_STREAMING_BYTES_PER_S = 8.931e8
+# The two fitted constants (docs/ipu-model.md "Calibration"), solved by
+# `python benchmarks/calibrate_time.py` on the public timings of the remote-variables tutorial
+# (facts 3 item 1; graphcore/tutorials notebook outputs): the per-run host/runtime time on its
+# inference session (1 replica, batch 80: 0.8002 ms per run), then the fixed cost of a remote
+# buffer transfer on its off-chip sharded training session (DP 4, GA 4, micro-batch 8,
+# threshold 512: 3.3694 ms per run). benchmarks/fidelity.py validates them on the others.
+FITTED_RUN_OVERHEAD_SECONDS = 7.258e-4
+FITTED_REMOTE_TRANSFER_SECONDS = 3.167e-5
+
+#: The real Graph Analyser trace in shared/data (ga_cache_popxl_mnist_pipelining_2ipu.sqlite,
+#: popxl-addons' pipelined MNIST on 2 Mk2 IPUs; its README): median block lengths in cycles.
+TRACE_SOURCE = ("shared/data/ga_cache_popxl_mnist_pipelining_2ipu.sqlite (real Graph Analyser trace of "
+                "a popxl MNIST program on Mk2, B), median block length")
 
 _COMMON_SOURCES: dict[str, str] = {
     "worker_contexts": "facts 1.1 'Hardware contexts per tile' (A): 1 supervisor + 6 workers",
     "datapath_bytes": "facts 2.2 (A/D): dataPathWidth 64 bit, vector width 2 for FLOAT, 4 for HALF",
     "exchange_bytes_per_cycle": "facts 1.1 'On-chip exchange bandwidth' (D: 4.1 B/cycle/tile) and "
     "'Exchange bytes/cycle/tile used by early PopLibs planner' (A old: 4)",
-    "global_sync_cycles": "facts 1.1 'Exchange bytes/cycle/tile ...' row (A old): PopLibs "
-    "globalSyncCycles = 500, order of magnitude only",
-    "internal_sync_cycles": "ASSUMPTION: facts 4 lists the on-chip sync delay as unknown; 100 cycles "
-    "is taken as a fifth of the 500-cycle global sync because it involves no off-chip hop",
-    "vertex_overhead_cycles": "ASSUMPTION: supervisor launch of 6 workers plus worker prologue; "
-    "no published figure (facts 4: per-codelet cycle estimators are not recorded)",
+    "global_sync_cycles": TRACE_SOURCE + " of ExternalSync: 131 cycles",
+    "internal_sync_cycles": TRACE_SOURCE + " of InternalSync: 94 cycles",
+    "vertex_overhead_cycles": TRACE_SOURCE + ": the on-tile copies of small activations (OnTileCopy "
+    "compute sets) take 242 cycles each, the fixed cost of a compute set with little work (D)",
+    "exchange_overhead_cycles": TRACE_SOURCE + " of DoExchange: 117 cycles (small exchanges)",
+    "stream_copy_begin_cycles": TRACE_SOURCE + " of StreamCopyBegin: 5,687 cycles (includes the wait "
+    "for the host)",
+    "stream_copy_end_cycles": TRACE_SOURCE + " of StreamCopyEnd: 4,010 cycles",
     "host_bytes_per_s": "facts 1.2 'Measured device-to-host rate via gateway' (B): 5.5 GB/s; "
-    "ASSUMPTION that host-to-device is the same",
+    "ASSUMPTION that host-to-device is the same and that the IPUs of one gateway share it (one host NIC)",
+    "gateway_bytes_per_s": "facts 1.2 'Gateway to IPU path' (C/D): PCIe Gen4 x8 = 15.75 GB/s per "
+    "direction; ASSUMPTION: the IPUs of one IPU-M2000 reach Streaming Memory through one gateway "
+    "and share that rate when they transfer at once",
+    "ipus_per_gateway": "facts 1.1/1.2 (A/C): an IPU-M2000 holds 4 IPUs and one IPU-Gateway",
+    "remote_transfer_seconds": "fitted (1 of 2): tutorial off-chip sharded MNIST, 3.3694 ms per run "
+    "(facts 3 item 1); benchmarks/calibrate_time.py",
+    "run_overhead_seconds": "fitted (2 of 2): tutorial inference session, 0.8002 ms per run "
+    "(facts 3 item 1); benchmarks/calibrate_time.py",
     "min_bytes_per_tile": "facts 2.2 (A): mapTensorLinearly minBytesPerTile = 128",
     "stack_bytes_per_tile": "facts 2.3 (B): Mk1 adder 3,168 B per tile on every tile; ASSUMPTION "
     "for Mk2/Bow (facts 4: Mk2 stack size unknown)",
@@ -151,8 +176,6 @@ _COMMON_SOURCES: dict[str, str] = {
     "3.1 KiB in total); 8 B per tile per copied tensor",
     "codelet_bytes": "ASSUMPTION anchored on facts 2.3 (B): Mk1 adder vertex code 170,788 B over "
     "1216 tiles = ~140 B per tile for one element-wise codelet; others scaled by complexity",
-    "streaming_bytes_per_s": "calibrated (the one fitted constant): facts 3 item 1, tutorial "
-    "off-chip sharded MNIST 3.37 ms per weight update; benchmarks/calibrate_streaming.py",
 }
 
 #: Vertex code bytes per codelet kind (ASSUMPTION, see _COMMON_SOURCES["codelet_bytes"]).
@@ -180,12 +203,18 @@ MK2 = DeviceSpec(
     datapath_bytes=8,
     exchange_bytes_per_cycle=4,
     non_interleaved_bytes=208 * KiB,
-    internal_sync_cycles=100,
-    global_sync_cycles=500,
-    vertex_overhead_cycles=100,
+    internal_sync_cycles=94,
+    global_sync_cycles=131,
+    vertex_overhead_cycles=242,
+    exchange_overhead_cycles=117,
     ipu_link_bytes_per_s=32e9,
     host_bytes_per_s=5.5e9,
-    streaming_bytes_per_s=CALIBRATED_STREAMING_BYTES_PER_S,
+    stream_copy_begin_cycles=5687,
+    stream_copy_end_cycles=4010,
+    gateway_bytes_per_s=15.75e9,
+    ipus_per_gateway=4,
+    remote_transfer_seconds=FITTED_REMOTE_TRANSFER_SECONDS,
+    run_overhead_seconds=FITTED_RUN_OVERHEAD_SECONDS,
     min_bytes_per_tile=128,
     stack_bytes_per_tile=3168,
     vertex_state_bytes=16,
@@ -230,8 +259,9 @@ BOW = MK2.replace(
         "ipu_link_bytes_per_s": "ASSUMPTION: as Mk2; facts 1.1 Bow 'IPU-Link 512 Gbps' wording is "
         "ambiguous (per link or per direction), so the Mk2 derivation is kept",
         "vertex_state_bytes": "ASSUMPTION: as Mk2 (facts 2.3 Mk2 tut4 ~16 B/vertex)",
-        "streaming_bytes_per_s": "ASSUMPTION: the Mk2 calibration is reused (facts 4: which hardware "
+        "remote_transfer_seconds": "ASSUMPTION: the Mk2 fit is reused (facts 4: which hardware "
         "produced the tutorial timings is unknown; no Bow figure)",
+        "run_overhead_seconds": "ASSUMPTION: the Mk2 fit is reused (host-side time)",
     },
 )
 
@@ -255,7 +285,8 @@ MK1 = MK2.replace(
         "ipu_link_bytes_per_s": "facts 1.1/1.3 (C): C2 board, links of 64 GB/s bidirectional = 32 GB/s "
         "per direction; ASSUMPTION: one link per ring hop",
         "vertex_state_bytes": "facts 2.3 (B/D): Mk1 adder ~8 B internal state per vertex + 4 B per edge",
-        "streaming_bytes_per_s": "ASSUMPTION: the Mk2 calibration is reused (no Mk1 figure; facts 4)",
+        "remote_transfer_seconds": "ASSUMPTION: the Mk2 fit is reused (no Mk1 figure; facts 4)",
+        "run_overhead_seconds": "ASSUMPTION: the Mk2 fit is reused (host-side time)",
         "stack_bytes_per_tile": "facts 2.3 (B): Mk1 adder 3,168 B per tile on every tile",
     },
 )
@@ -268,7 +299,7 @@ C600 = MK2.replace(
         "support: 1472 tiles as Mk2 (facts 1.1); ASSUMPTION that the tile count is unchanged",
         "bytes_per_tile": "ASSUMPTION: as Mk2 (624 KiB, facts 1.1): the C600 carries the Mk2-class IPU",
         "clock_hz": "ASSUMPTION: as Mk2 (facts 1.1 Mk2 clock, D); no C600 clock in the reference",
-        "streaming_bytes_per_s": "ASSUMPTION: the Mk2 value; a PCIe card reaches host memory over PCIe, "
+        "gateway_bytes_per_s": "ASSUMPTION: the Mk2 value; a PCIe card reaches host memory over PCIe, "
         "not through an IPU-M2000 gateway",
     },
 )
@@ -297,7 +328,8 @@ def get_device(name: str | None) -> DeviceSpec:
 
 __all__ = [
     "BOW",
-    "CALIBRATED_STREAMING_BYTES_PER_S",
+    "FITTED_REMOTE_TRANSFER_SECONDS",
+    "FITTED_RUN_OVERHEAD_SECONDS",
     "CODELET_BYTES",
     "DEFAULT_DEVICE",
     "C600",

@@ -1,49 +1,51 @@
-"""The one fitted constant (Streaming Memory bandwidth) is reproducible from its script."""
+"""The time model's two fitted constants: re-solved from the public timings, and what they mean."""
 
 from __future__ import annotations
-
-import importlib.util
-import pathlib
 
 import pytest
 
 from profcompare.emulator.compile import compile_program
-from profcompare.emulator.compile.calibration import (
-    MEASURED_SECONDS_PER_UPDATE,
-    solve_streaming_bandwidth,
-    streaming_bytes_per_run,
-)
-from profcompare.emulator.compile.synthetic import mlp_program
-from profcompare.emulator.targets import CALIBRATED_STREAMING_BYTES_PER_S, MK2
-
-SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "calibrate_streaming.py"
+from profcompare.emulator.compile.calibration import PUBLIC_POINTS, fit_constants, remote_transfers_per_run
+from profcompare.emulator.compile.synthetic import mlp_inference_program
+from profcompare.emulator.targets import FITTED_REMOTE_TRANSFER_SECONDS, FITTED_RUN_OVERHEAD_SECONDS, MK2
+from workloads import mnist
+from workloads._mnist_program import build_program
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("calibrate_streaming", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _training_program():
+    from profcompare.emulator.lowering import lower
+
+    config = {k.name: k.default for k in mnist.KNOBS}
+    config.update(PUBLIC_POINTS[1].config)
+    return lower(build_program("offchip-sharded", config).ir, "ipu_hw")
 
 
-def test_solver_inverts_the_model():
-    program = mlp_program(replicas=4, grad_accum=4, remote=True, sharded=True)
-    cal = solve_streaming_bandwidth(program)
-    assert cal.streaming_bytes_per_update == streaming_bytes_per_run(program) == 2 * 1_398_620
-    solved = compile_program(program, MK2.replace(streaming_bytes_per_s=cal.streaming_bytes_per_s))
-    assert solved.seconds_per_step == pytest.approx(MEASURED_SECONDS_PER_UPDATE, rel=1e-4)
+@pytest.fixture(scope="module")
+def fit():
+    return fit_constants(mlp_inference_program(batch=80), _training_program())
 
 
-def test_calibrated_constant_is_reproduced_from_the_workload():
-    pytest.importorskip("profcompare.emulator.lowering")
-    pytest.importorskip("workloads._mnist_program")
-    cal = solve_streaming_bandwidth(_script().workload_program())
-    assert cal.streaming_bytes_per_s == pytest.approx(CALIBRATED_STREAMING_BYTES_PER_S, rel=0.01)
-    assert cal.streaming_bytes_per_update == 2 * 1_398_620  # Adam state, RTS R=4 (popxl.md 5), in and out
+def test_the_fitted_constants_are_what_the_calibration_solves(fit) -> None:
+    assert fit.run_overhead_seconds == pytest.approx(FITTED_RUN_OVERHEAD_SECONDS, rel=0.01)
+    assert fit.remote_transfer_seconds == pytest.approx(FITTED_REMOTE_TRANSFER_SECONDS, rel=0.01)
 
 
-def test_programs_without_streaming_cannot_calibrate():
-    from profcompare.errors import ProfcompareError
+def test_with_the_fitted_constants_the_fit_points_are_reproduced() -> None:
+    inference = compile_program(mlp_inference_program(batch=80), MK2)
+    assert inference.seconds_per_step == pytest.approx(PUBLIC_POINTS[0].seconds, rel=0.01)
+    training = compile_program(_training_program(), MK2)
+    assert training.seconds_per_step == pytest.approx(PUBLIC_POINTS[1].seconds, rel=0.01)
 
-    with pytest.raises(ProfcompareError, match="no bytes"):
-        solve_streaming_bandwidth(mlp_program(layers=2))
+
+def test_the_remote_fit_divides_the_remainder_by_the_transfers_of_one_run(fit) -> None:
+    program = _training_program()
+    # off-chip sharded MNIST: 8 parameters x 3 state tensors (first, second order, step), loaded and stored
+    assert remote_transfers_per_run(program) == fit.remote_transfers_per_run == 8 * 3 * 2
+    rebuilt = fit.training_seconds_without_transfers + fit.remote_transfers_per_run * fit.remote_transfer_seconds
+    assert rebuilt == pytest.approx(PUBLIC_POINTS[1].seconds, rel=1e-9)
+
+
+def test_only_two_points_are_fitted_and_the_others_validate() -> None:
+    roles = [p.role for p in PUBLIC_POINTS]
+    assert roles.count("validate") == 2 and len(roles) == 4
+    assert sorted(r for r in roles if r != "validate") == ["fit remote_transfer_seconds", "fit run_overhead_seconds"]

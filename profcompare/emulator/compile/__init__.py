@@ -10,6 +10,7 @@ docs/ipu-model.md; device numbers live in profcompare/emulator/targets.py.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -48,13 +49,14 @@ class CompiledProgram:
 
     @property
     def cycles_per_step(self) -> int:
-        """Estimated cycles of one run of the main program (one weight update)."""
-        return int(sum(self.phase_cycles.values()))
+        """Estimated device cycles of one run of the main program (one weight update)."""
+        return int(sum(v for p, v in self.phase_cycles.items() if p != "runtime"))
 
     @property
     def seconds_per_step(self) -> float:
-        """Estimated seconds of one run of the main program."""
-        return self.cycles_per_step / self.device.clock_hz
+        """Estimated wall-clock seconds of one ``session.run``: device time plus host/runtime time
+        (the sum of every phase, divided by the clock)."""
+        return sum(self.phase_cycles.values()) / self.device.clock_hz
 
     def oom_message(self) -> str:
         """Poplar-like one-line message for a program that does not fit (empty if it fits)."""
@@ -70,7 +72,12 @@ class CompiledProgram:
 
     def execution_frame(self, runs: int):  # -> pd.DataFrame
         """The ``execution`` table for ``runs`` profiled runs (see report.execution_frame)."""
-        return _report.execution_frame(self.steps, self.static_cycles, runs)
+        return _report.execution_frame(self.steps, self.static_cycles, runs, self.runtime_cycles)
+
+    @property
+    def runtime_cycles(self) -> int:
+        """Host/runtime time of one run outside the device, in device cycles (the runtime phase)."""
+        return int(self.phase_cycles.get("runtime", 0))
 
     def with_execution(self, runs: int) -> Report:
         """The report with an execution profile of ``runs`` runs (graph profile only if 0)."""
@@ -94,10 +101,12 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
     device = target if isinstance(target, DeviceSpec) else get_device(target)
     ipus_per_replica = 1
     num_tiles = device.tiles_per_ipu * ipus_per_replica
-    steps = lower_to_steps(program)
     costs = CostModel(program, device, num_tiles)
+    splits = {op.id: costs.matmul_plan(op).contraction_splits > 1 for op in program.ops.values()
+              if op.type.startswith("MatMul") and op.inputs and op.outputs}
+    steps = lower_to_steps(program, splits)
     storage = build_storage(program, steps, costs, device, num_tiles)
-    nal_rows = {t: r for t, r in storage.row_of.items() if storage.storage[r] == "intermediate"}
+    nal_rows = {t: r for t, r in storage.row_of.items() if storage.storage[r] in ("intermediate", "variable")}
     inst = instances(program, steps, nal_rows, storage.temp_rows)
     n_exec = steps.num_executed
     totals = step_totals(inst, storage.row_bytes, n_exec)
@@ -140,7 +149,8 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         tiles_over_budget=int(over.sum()),
         worst_tile=worst,
         worst_tile_bytes=int(mem.including_gaps[worst]) if len(mem.including_gaps) else 0,
-        phase_cycles=_report.phase_totals(steps, cyc),
+        phase_cycles=_report.phase_totals(steps, cyc, runtime_cycles=math.ceil(device.run_overhead_seconds
+                                                                                 * device.clock_hz)),
     )
 
 

@@ -32,7 +32,8 @@ from profcompare.model import make_frame
 
 CODE_CATEGORIES = ("vertexCode", "controlCode", "internalExchangeCode", "hostExchangeCode", "globalExchangeCode")
 VERTEX_CATEGORIES = ("vertexInstanceState", "copyDescriptor")
-HOST_STEP_TYPES = frozenset({"StreamCopy", "RemoteLoad", "RemoteStore"})
+#: Steps that move data between the host or Streaming Memory and the tiles (they hold host exchange code).
+HOST_STEP_TYPES = frozenset({"StreamCopyMid", "RemoteLoad", "RemoteStore"})
 
 
 @dataclass(frozen=True)
@@ -98,25 +99,28 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
     per_op_cache: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     workers = device.worker_contexts
 
-    def touched(op_id: str, phase: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        key = (op_id, phase)
+    def touched(st) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # a Call's copy step touches the copied tensor and its caller's tensor; a WeightsFromHost
+        # step the variable it writes; any other step its op's tensors and temporaries
+        key = (st.op, st.phase, st.tensor)
         hit = per_op_cache.get(key)
         if hit is not None:
             return hit
-        op = program.ops[op_id]
-        cls = steps.op_class[op_id]
-        if cls == "call":
-            gin = op.attrs.get("inputs") or {}
-            gout = op.attrs.get("outputs") or {}
-            if phase == "exit":
-                tids = list(gout.keys()) + list(op.outputs) + list(op.modified)
-                copied_ids = list(op.outputs) + list(op.modified)
-            else:
-                tids = list(gin.keys()) + list(op.inputs)
-                copied_ids = list(gin.values()) or list(op.inputs)
+        temps: tuple = ()
+        if not st.op:
+            tids = [st.tensor]
+            copied_ids: list[str] = []
         else:
-            tids = list(op.inputs) + list(op.outputs) + list(op.modified)
-            copied_ids = []
+            op = program.ops[st.op]
+            if steps.op_class[st.op] == "call":
+                gin = op.attrs.get("inputs") or {}
+                gout = op.attrs.get("outputs") or {}
+                tids = [st.tensor, gin.get(st.tensor, gout.get(st.tensor, ""))] if st.tensor else []
+                copied_ids = [st.tensor] if st.tensor else []
+            else:
+                tids = list(op.inputs) + list(op.outputs) + list(op.modified)
+                copied_ids = []
+                temps = storage.temp_rows.get(st.op, ())
         mask = np.zeros(num_tiles, dtype=bool)
         largest = np.zeros(num_tiles, dtype=np.int64)
         copied = np.zeros(num_tiles, dtype=np.int64)  # tensors copied per tile
@@ -130,7 +134,7 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
             b = tiles.bytes(t)
             if b is not None:
                 copied += b > 0
-        for row, _ in storage.temp_rows.get(op_id, ()):
+        for row, _ in temps:
             b = storage.tile_bytes[row]
             mask |= b > 0
         if not mask.any():
@@ -151,39 +155,38 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
         if st.type in NO_CODE_STEP_TYPES:
             continue  # WriteUndef: a liveness marker only, no instructions on any tile
         code_steps += 1
-        op = program.ops[st.op]
-        cls = steps.op_class[st.op]
-        mask, largest, copied = touched(st.op, st.phase)
+        cls = steps.op_class.get(st.op, "")
+        op = program.ops[st.op] if st.op else None
+        mask, largest, copied = touched(st)
         n = int(mask.sum())
         participating[st.index] = n
+        if st.type in ("Sync", "Call"):
+            continue  # a barrier or a call: the per-step control code every tile holds (below)
         control += mask * device.control_code_bytes_per_participating_step
         row(st.name, st.type, "controlCode", n * device.control_code_bytes_per_participating_step)
-        if st.type == "OnTileExecute" or (cls == "collective" and costs.ring(op).reduce_elements):
-            kind = codelet_kind(op, cls)
+        if st.type == "OnTileExecute" and op is not None:
+            kind = "copy" if st.role in ("copy_in", "copy_out", "local_copy", "mm_rearrange") else codelet_kind(op, cls)
+            if st.role == "ring_reduce":
+                kind = "collective"
             m = codelet_masks.get(kind)
             codelet_masks[kind] = mask.copy() if m is None else (m | mask)
-            if cls == "matmul":
+            if st.role in ("mm_convolve", "mm_reduce"):
                 v = mask * workers
             else:
                 v = np.where(mask, np.clip(largest // device.datapath_bytes, 1, workers), 0)
             vstate += v * device.vertex_state_bytes
             vertices_total += int(v.sum())
+            if st.role in ("copy_in", "copy_out"):
+                copy_desc += copied * device.copy_descriptor_bytes
         elif st.type == "DoExchange":
             internal += mask * device.internal_exchange_code_bytes
             row(st.name, st.type, "internalExchangeCode", n * device.internal_exchange_code_bytes)
         elif st.type in HOST_STEP_TYPES:
             host += mask * device.host_exchange_code_bytes
             row(st.name, st.type, "hostExchangeCode", n * device.host_exchange_code_bytes)
-        if cls == "collective":
-            ring_steps = costs.ring(op).ring_steps
-            per_tile = ring_steps * device.global_exchange_code_bytes
-            global_ex += mask * per_tile
-            row(st.name, st.type, "globalExchangeCode", n * per_tile)
-        if cls == "call":
-            kind = "copy"
-            m = codelet_masks.get(kind)
-            codelet_masks[kind] = mask.copy() if m is None else (m | mask)
-            copy_desc += copied * device.copy_descriptor_bytes
+        elif st.type == "GlobalExchange":
+            global_ex += mask * device.global_exchange_code_bytes
+            row(st.name, st.type, "globalExchangeCode", n * device.global_exchange_code_bytes)
     base = device.control_code_base_bytes + device.control_code_bytes_per_step * code_steps
     control += base
     row("program control (all steps)", "Sequence", "controlCode", base * num_tiles)

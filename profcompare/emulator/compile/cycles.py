@@ -1,17 +1,21 @@
 """Cycle estimates per program step, by phase (docs/ipu-model.md "Cycles").
 
 The simulator has no hardware counters: every figure here is the model's estimate from the
-device data in ``targets.py``:
+device data in ``targets.py`` (each constant sourced there):
 
 - compute: matmuls run on the AMP units at the per-tile FLOP rate over the tiles the plan
   uses; other ops run on the vector unit (``datapath_bytes`` per cycle per tile) over the
-  worst tile's share of the op's largest tensor; plus a fixed per-compute-set overhead.
-- exchange: bytes received by the worst tile / exchange bytes per cycle per tile.
-- sync: an on-chip barrier ends every OnTileExecute / DoExchange / Copy step; host, Streaming
-  Memory and IPU-Link transfers pay a global sync instead (one per ring step for collectives).
-- host_io: bytes / host bandwidth. streaming_memory: bytes / Streaming Memory bandwidth.
-- collective: rings over IPU-Links (facts 2.7): all-reduce moves 2(N-1)/N x S bytes per IPU,
-  reduce-scatter (N-1)/N x S, all-gather (N-1) x shard, over a bidirectional ring pair.
+  worst tile's share of the op's largest tensor; plus a fixed per-compute-set cost.
+- exchange: bytes received by the worst tile / exchange bytes per cycle per tile, plus a
+  fixed per-exchange cost.
+- sync: each Sync step (internal), and the end of a remote transfer (external).
+- host_io: StreamCopyBegin and End as measured in a real trace (they include the device's wait
+  for the host), Mid = bytes of all the gateway's IPUs over the one shared host link.
+- streaming_memory: a fixed (fitted) cost per remote transfer, then the bytes of all IPUs that
+  transfer at once over the one shared gateway path.
+- collective: rings over IPU-Links (facts 2.7): per ring step an external sync and the step's
+  bytes over a bidirectional ring pair, plus the reduction of reducing steps.
+- runtime (host time of one session.run, outside the device) is added per run by the caller.
 """
 
 from __future__ import annotations
@@ -161,62 +165,81 @@ class CostModel:
                 total += s.max_tile_elements * s.itemsize
         return total
 
+    def sharing(self) -> int:
+        """IPUs transferring through one gateway at once: every replica runs the same program in
+        step, so all of a gateway's IPUs transfer together (at most ``ipus_per_gateway``)."""
+        ipus = max(1, int(self.program.replicas or 1))
+        return max(1, min(ipus, self.device.ipus_per_gateway))
+
+    def _transfer_bytes(self, op: OpInfo, op_class: str) -> int:
+        tid = (op.outputs[0] if op_class in ("host_load", "remote_load") and op.outputs
+               else (op.inputs[0] if op.inputs else ""))
+        return self.program.tensors[tid].nbytes if tid in self.program.tensors else 0
+
     def step_cycles(self, step: StaticStep, position: int, op_class: str) -> np.ndarray:
-        """Cycles of one static step by phase (int64 array indexed like model.PHASES)."""
+        """Cycles of one static step by phase (int64 array indexed like model.PHASES).
+
+        The step's ``role`` (programs.templates) decides the cost; docs/ipu-model.md "Cycles".
+        """
         d = self.device
-        op = self.program.ops[step.op]
         out = np.zeros(len(PHASES), dtype=np.int64)
         clock = d.clock_hz
+        role = step.role
 
         def add(phase: str, cycles: float) -> None:
             out[PHASE_INDEX[phase]] += math.ceil(cycles)
 
-        if op_class == "write_undef":
-            return out  # a liveness marker: nothing runs
-        if op_class in ("host_load", "host_store"):
-            tid = (op.outputs or op.inputs or ("",))[0]
-            nbytes = self.program.tensors[tid].nbytes if tid in self.program.tensors else 0
-            add("host_io", nbytes / d.host_bytes_per_s * clock)
+        if not step.op or role in ("write_undef", "call"):
+            return out  # WeightsFromHost runs once per engine, not per run; markers run nothing
+        op = self.program.ops[step.op]
+        if role == "sync_internal":
+            add("sync", d.internal_sync_cycles)
+        elif role == "host_begin":
+            add("host_io", d.stream_copy_begin_cycles)
+        elif role == "host_mid":
+            add("host_io", self._transfer_bytes(op, op_class) * self.sharing() / d.host_bytes_per_s * clock)
+        elif role == "host_end":
+            add("host_io", d.stream_copy_end_cycles)
+        elif role == "remote_begin":
+            add("streaming_memory", d.remote_transfer_seconds * clock)
+        elif role == "remote_mid":
+            add("streaming_memory", self._transfer_bytes(op, op_class) * self.sharing() / d.gateway_bytes_per_s * clock)
+        elif role == "remote_end":
             add("sync", d.global_sync_cycles)
-        elif op_class in ("remote_load", "remote_store"):
-            tid = (op.outputs[0] if op_class == "remote_load" and op.outputs else
-                   (op.inputs[0] if op.inputs else ""))
-            nbytes = self.program.tensors[tid].nbytes if tid in self.program.tensors else 0
-            add("streaming_memory", nbytes / d.streaming_bytes_per_s * clock)
-            add("sync", d.global_sync_cycles)
-        elif op_class == "collective":
+        elif role in ("collective_pre", "sync_external", "ring_exchange", "ring_reduce"):
             ring = self.ring(op)
             tid = op.inputs[0] if op.inputs else ""
-            if ring.ring_steps:
-                add("collective", ring.link_bytes / (2.0 * d.ipu_link_bytes_per_s) * clock)
-                add("sync", ring.ring_steps * d.global_sync_cycles)
-                if ring.reduce_elements and tid in self.program.tensors:
-                    s = self.stats(tid)
-                    per_tile = -(-ring.reduce_elements // max(1, s.tiles_used))
-                    add("compute", per_tile / d.vector_width(s.itemsize) + d.vertex_overhead_cycles)
+            if role == "collective_pre":
+                add("collective", self._worst_tile_bytes((tid,)) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+            elif role == "sync_external":
+                add("collective", d.global_sync_cycles)
+            elif role == "ring_exchange":
+                per_step = ring.link_bytes / max(1, ring.ring_steps)
+                add("collective", per_step / (2.0 * d.ipu_link_bytes_per_s) * clock)
             else:
-                add("compute", self._worst_tile_bytes((tid,)) / d.datapath_bytes)
-                add("sync", d.internal_sync_cycles)
-        elif op_class == "call":
-            graph_in = op.attrs.get("inputs", {}) or {}
-            if step.phase == "exit":
-                copied = tuple(op.outputs) + tuple(op.modified)
-            else:
-                copied = tuple(graph_in.values()) if graph_in else tuple(op.inputs)
-            # on-tile copies: one 64-bit store per cycle (facts 1.1 tile memory bandwidth row)
-            add("compute", self._worst_tile_bytes(copied) / d.datapath_bytes)
-            add("sync", d.internal_sync_cycles)
-        elif op_class == "matmul":
+                s = self.stats(tid) if tid in self.program.tensors else TensorStats(0, 0, 4, 1, 0)
+                reducing = max(1, ring.ring_steps // 2 if "AllReduce" in op.type else ring.ring_steps)
+                per_tile = -(-ring.reduce_elements // (max(1, s.tiles_used) * reducing))
+                add("collective", per_tile / d.vector_width(s.itemsize) + d.vertex_overhead_cycles)
+        elif role == "local_copy":
+            tid = op.inputs[0] if op.inputs else ""
+            add("compute", self._worst_tile_bytes((tid,)) / d.datapath_bytes + d.vertex_overhead_cycles)
+        elif role in ("copy_in", "copy_out"):
+            # on-tile copies: one 64-bit store per cycle (facts 1.1 tile memory bandwidth row, D)
+            add("compute", self._worst_tile_bytes((step.tensor,)) / d.datapath_bytes + d.vertex_overhead_cycles)
+        elif role.startswith("mm_"):
             plan = self.matmul_plan(op)
-            if position == 0:
-                add("exchange", plan.exchange_bytes_per_tile / d.exchange_bytes_per_cycle)
-            elif position == 1:
+            if role == "mm_exchange":
+                add("exchange", plan.exchange_bytes_per_tile / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+            elif role == "mm_rearrange":
+                add("compute", plan.exchange_bytes_per_tile / d.datapath_bytes + d.vertex_overhead_cycles)
+            elif role == "mm_convolve":
                 add("compute", plan.flops / (plan.tiles * d.amp_flops_per_cycle(plan.dtype)) + d.vertex_overhead_cycles)
-            elif position == 2:
-                add("exchange", plan.partial_exchange_bytes_per_tile / d.exchange_bytes_per_cycle)
+            elif role == "mm_partials":
+                add("exchange", plan.partial_exchange_bytes_per_tile / d.exchange_bytes_per_cycle
+                    + d.exchange_overhead_cycles)
             else:
                 add("compute", plan.reduce_elements_per_tile / d.vector_width(4) + d.vertex_overhead_cycles)
-            add("sync", d.internal_sync_cycles)
         else:
             tids = tuple(op.outputs) or tuple(op.modified) or tuple(op.inputs)
             big = self.largest(tids)
@@ -225,18 +248,18 @@ class CostModel:
                 if op_class == "reduce":
                     src = self.largest(tuple(op.inputs))
                     in_bytes = self.program.tensors[src].nbytes if src else 0
-                    add("exchange", -(-in_bytes // max(1, s.tiles_used)) / d.exchange_bytes_per_cycle)
+                    add("exchange", -(-in_bytes // max(1, s.tiles_used)) / d.exchange_bytes_per_cycle
+                        + d.exchange_overhead_cycles)
                 else:
-                    add("exchange", self._broadcast_bytes(op, s) / d.exchange_bytes_per_cycle)
+                    add("exchange", self._broadcast_bytes(op, s) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
             else:
-                src = self.largest(tuple(op.inputs)) if op_class == "reduce" and position == 0 else big
+                src = self.largest(tuple(op.inputs)) if role == "reduce_partials" else big
                 ss = self.stats(src) if src is not None else s
                 per_element = max(1.0, float(op.flops) / max(1, s.nelms)) if op.flops else 1.0
                 if op_class == "init":
                     per_element = 1.0
                 add("compute", ss.max_tile_elements * per_element / d.vector_width(ss.itemsize)
                     + d.vertex_overhead_cycles)
-            add("sync", d.internal_sync_cycles)
         return out
 
     def _broadcast_bytes(self, op: OpInfo, out: TensorStats) -> int:
@@ -265,7 +288,7 @@ def static_cycles(steps: ProgramSteps, costs: CostModel) -> np.ndarray:
         key = (st.op, st.phase)
         k = position.get(key, 0)
         position[key] = k + 1
-        out[st.index] = costs.step_cycles(st, k, steps.op_class[st.op])
+        out[st.index] = costs.step_cycles(st, k, steps.op_class.get(st.op, ""))
     return out
 
 

@@ -2,18 +2,24 @@
 
 Rules (docs/ipu-model.md "Liveness"):
 
-- Tensors with storage "variable" or "constant" are always live.
+- Constants are always live. popxl variables are not: the engine's WeightsFromHost program
+  writes each one from the host, and it is live from that step to the end (Graph Analyser shows
+  a popxl program's variables as not-always-live memory; a Poplar program whose variables are
+  created with initial values shows them always-live, as the old tut4 report does).
 - Tensors with storage "remote" live in Streaming Memory and take no tile memory; "stream"
   tensors are host-side.
-- Views and outputs of in-place ops share their root's storage (programs.alias_roots).
-- An intermediate is live, per call instance (tensor id + call path), from the program step
-  that writes it to the last step that reads it. A called graph's inputs are written by the
-  Call's enter step; its outputs and by-ref inputs are last read by the Call's exit step.
-  Loaded remote tensors are intermediates like any other (not always live).
+- Views, outputs of in-place ops and zero-copy graph inputs share their root's storage
+  (programs.alias_roots).
+- Other tensors are live, per instance (storage row + the call path of the graph owning it),
+  from the step that writes them to the last step that reads them. An op's outputs are written
+  from its first step; its inputs are read up to its last step.
+- Calls (PopART CallOpx): a copied graph input is written by its own copy step and lives to its
+  last use in the body, or to the copy back when the call modifies it; a graph output lives
+  from its producer to its copy-out step, and the caller's tensor from there on.
 - A WriteUndef (the undefined placeholder of a host or remote load) makes nothing live: the
   placeholder is live from the load that writes it.
 - Op temporaries (the matmul plan's operand copies and partials, see cycles.matmul_plan)
-  are live only during the op's own steps.
+  are live only during the op's own steps that use them.
 
 Not-always-live bytes per step are summed over instances; per tile, the peak over steps is
 computed block by block with numpy (steps x tiles), never per tile in Python.
@@ -40,8 +46,8 @@ class Temporary:
     name: str
     nbytes: int
     offset_key: str  # tensor id whose mapping offset the temporary follows
-    first: int  # step index within the op's steps
-    last: int
+    first: str  # role of the op's step where it becomes live (programs.templates roles)
+    last: str  # role of the op's last step where it is live
     interleaved: bool
 
 
@@ -55,14 +61,26 @@ class Instances:
     path: tuple[tuple[str, ...], ...] = ()  # call path of each instance (Call op ids, outermost first)
 
 
+def _owner_paths(program: LoweredProgram) -> tuple[dict[str, str], dict[str, str]]:
+    """(tensor id -> owning graph id, Call op id -> called graph id)."""
+    owner = {tid: info.graph for tid, info in program.tensors.items()}
+    called = {op.id: str(op.attrs.get("called_graph")) for op in program.ops.values() if op.type == "Call"}
+    return owner, called
+
+
 def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str, int],
               temp_rows: Mapping[str, Sequence[tuple[int, Temporary]]]) -> Instances:
-    """Live intervals of every intermediate instance and temporary in one run.
+    """Live intervals of every not-always-live instance and temporary: WeightsFromHost, then one run.
 
-    ``row_of`` maps intermediate root tensor ids to storage rows; ``temp_rows`` maps op id to
-    its (row, Temporary) pairs. Returns :class:`Instances` (arrays of equal length).
+    ``row_of`` maps storage root tensor ids (variables and intermediates) to storage rows;
+    ``temp_rows`` maps op id to its (row, Temporary) pairs. An instance is a storage row at one
+    call path: the path of the graph that owns the row's root tensor, so a zero-copy graph input
+    (an alias of its caller's tensor) extends the caller's instance instead of making its own.
+    Returns :class:`Instances` (arrays of equal length).
     """
     root = steps.alias_root
+    owner, called = _owner_paths(program)
+    main = program.main_graph
     first: dict[tuple[int, tuple[str, ...]], int] = {}
     last: dict[tuple[int, tuple[str, ...]], int] = {}
     rows_t: list[int] = []
@@ -70,11 +88,20 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
     last_t: list[int] = []
     path_t: list[tuple[str, ...]] = []
 
+    def owner_path(graph: str, path: tuple[str, ...]) -> tuple[str, ...]:
+        if graph == main:
+            return ()
+        for k in range(len(path) - 1, -1, -1):
+            if called.get(path[k]) == graph:
+                return path[:k + 1]
+        return path
+
     def touch(tid: str, path: tuple[str, ...], step: int) -> None:
-        r = row_of.get(root.get(tid, tid))
+        rid = root.get(tid, tid)
+        r = row_of.get(rid)
         if r is None:
             return
-        key = (r, path)
+        key = (r, owner_path(owner.get(rid, main), path))
         if key in first:
             first[key] = min(first[key], step)
             last[key] = max(last[key], step)
@@ -82,47 +109,52 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
             first[key] = step
             last[key] = step
 
+    # variables are written from the host by WeightsFromHost and stay live to the end
+    end_of_all = steps.num_executed - 1
+    for tid, at in steps.written_at.items():
+        touch(tid, (), at)
+        touch(tid, (), end_of_all)
+    static = steps.static
     for entry, (s, t) in zip(program.schedule, steps.exec_ranges):
         if t == s:
             continue
         op = program.ops[entry.op]
         path = tuple(entry.call_path)
-        end = t - 1
-        if steps.op_class.get(op.id) == "call":
+        cls = steps.op_class.get(op.id)
+        if cls == "call":
             inner = path + (op.id,)
-            graph_inputs = dict(op.attrs.get("inputs", {}))
-            graph_outputs = dict(op.attrs.get("outputs", {}))
-            if entry.phase == "exit":
-                for g_out, parent in graph_outputs.items():
-                    touch(g_out, inner, s)
-                    touch(parent, path, s)
-                for g_in, parent in graph_inputs.items():
-                    if parent in op.modified:
-                        touch(g_in, inner, s)
-                for tid in op.modified:
-                    touch(tid, path, s)
-                for tid in op.outputs:
-                    touch(tid, path, s)
-            else:
-                for g_in, parent in graph_inputs.items():
-                    touch(parent, path, s)
-                    touch(g_in, inner, s)
-                for tid in op.inputs:
-                    touch(tid, path, s)
+            g_inputs = dict(op.attrs.get("inputs", {}))
+            g_outputs = dict(op.attrs.get("outputs", {}))
+            for k in range(s, t):
+                st = static[int(steps.exec_static[k])]
+                if st.role == "copy_in":
+                    touch(g_inputs.get(st.tensor, ""), path, k)
+                    touch(st.tensor, inner, k)
+                elif st.role == "copy_out":
+                    parent = g_outputs.get(st.tensor, g_inputs.get(st.tensor, ""))
+                    touch(st.tensor, inner, k)
+                    touch(parent, path, k)
             continue
-        if steps.op_class.get(op.id) == "write_undef":
+        if cls == "write_undef":
             continue  # marks the placeholder dead; it becomes live when the load writes it
+        end = t - 1
+        for tid in op.outputs:
+            touch(tid, path, s)
+            touch(tid, path, end)
         for tid in op.inputs:
             touch(tid, path, end)
         for tid in op.modified:
             touch(tid, path, end)
-        for tid in op.outputs:
-            touch(tid, path, end)
-        for row, temp in temp_rows.get(op.id, ()):
-            rows_t.append(row)
-            first_t.append(s + min(temp.first, t - s - 1))
-            last_t.append(s + min(temp.last, t - s - 1))
-            path_t.append(path)
+        temps = temp_rows.get(op.id, ())
+        if temps:
+            roles = [static[int(steps.exec_static[k])].role for k in range(s, t)]
+            for row, temp in temps:
+                lo = roles.index(temp.first) if temp.first in roles else 0
+                hi = roles.index(temp.last) if temp.last in roles else len(roles) - 1
+                rows_t.append(row)
+                first_t.append(s + lo)
+                last_t.append(s + max(lo, hi))
+                path_t.append(path)
     keys = list(first)
     rows = np.fromiter((k[0] for k in keys), dtype=np.int64, count=len(keys))
     f = np.fromiter((first[k] for k in keys), dtype=np.int64, count=len(keys))

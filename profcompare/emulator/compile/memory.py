@@ -6,8 +6,9 @@ temporaries. Each row has a byte count per tile from the linear mapping (mapping
 
 Per tile (docs/ipu-model.md "Memory categories" and "Regions and gaps"):
 
-- ``variable`` = always-live variables + the not-always-live peak of the tile (intermediates
-  that are never live together share addresses, so a tile needs room for its peak only);
+- ``variable`` = the not-always-live peak of the tile: popxl variables (written from the host,
+  live from then on) and intermediates; tensors never live together share addresses, so a tile
+  needs room for its peak only;
 - ``constant`` = constants;
 - code and vertex-data categories come from code.py; ``stack`` and
   ``hostExchangePacketHeader`` are fixed per tile (targets.py).
@@ -73,9 +74,9 @@ def temporaries(program: LoweredProgram, steps: ProgramSteps, costs: CostModel) 
         base = _temporary_base(program, op.graph, key)
         if plan.copied_bytes:
             temps.append(Temporary(op.id, base + "/operand_copies", plan.copied_bytes,
-                                   plan.kept_operand, 0, 1, True))
+                                   plan.kept_operand, "mm_exchange", "mm_convolve", True))
         if plan.partial_bytes:
-            temps.append(Temporary(op.id, base + "/partials", plan.partial_bytes, key, 1, 3, True))
+            temps.append(Temporary(op.id, base + "/partials", plan.partial_bytes, key, "mm_convolve", "mm_reduce", True))
     return temps
 
 
@@ -187,7 +188,8 @@ def tile_memory(storage: Storage, device: DeviceSpec, code_categories: Mapping[s
     """Assemble the categories per tile and apply the region/gap model (module docstring)."""
     num_tiles = storage.tile_bytes.shape[1]
     st = np.array(storage.storage, dtype=object)
-    var_mask = st == "variable"
+    # popxl variables are written from the host: not-always-live (liveness.py), in nal_peak
+    var_mask = np.zeros(len(st), dtype=bool)
     const_mask = st == "constant"
     il = storage.interleaved
     var_al = sum_rows(storage.tile_bytes, var_mask)

@@ -1,27 +1,38 @@
 """Lowering a LoweredProgram to Poplar-like program steps.
 
-Every op becomes zero or more *program steps* of the types PopVision shows (StreamCopy,
-OnTileExecute, DoExchange, RemoteLoad, RemoteStore, the collectives, Call, Copy). Steps exist
-statically once per op (and per Call phase), however often the op runs: a called graph's steps
-are outlined, so its code and vertex state exist once. The executed sequence of one run of the
-main program follows ``LoweredProgram.schedule`` (already in ``in_sequence`` order), each
-executed op expanding to its static steps.
+Every op becomes zero or more *program steps* of the types Graph Analyser shows (pva's
+``Program.Type``: OnTileExecute, DoExchange, GlobalExchange, StreamCopyBegin / StreamCopyMid /
+StreamCopyEnd, Sync, ...). Steps exist statically once per op (and per Call phase and copied
+tensor), however often the op runs: a called graph's steps are outlined, so its code and vertex
+state exist once. The executed sequence of one run of the main program follows
+``LoweredProgram.schedule`` (already in ``in_sequence`` order), each executed op expanding to
+its static steps. The liveness view starts with the engine's ``WeightsFromHost`` program: one
+host stream copy per on-chip variable (a popxl Session writes every variable from the host
+before the first run), so a variable is live from the step that writes it.
 
-Op classes and their steps (see docs/ipu-model.md "Program steps"):
+Which steps each op becomes (docs/ipu-model.md "Program steps"; the shapes follow the real
+Graph Analyser trace in ``shared/data``, where a matmul is a rearrangement copy, a Convolve
+compute set and Reduce compute sets separated by internal syncs, and a host transfer is
+StreamCopyBegin / Mid / End):
 
-- HostLoad / HostStore: one StreamCopy.
-- RemoteLoad / RemoteStore: one RemoteLoad / RemoteStore (Streaming Memory).
-- Replicated*: one step named after the collective (ReplicatedAllReduce, ...).
-- Call: "Call" on enter (inputs copied into the graph) and "Copy" on exit (outputs and
-  modified by-ref inputs copied back).
-- MatMul: DoExchange (operand copies), OnTileExecute (AMP), DoExchange (partials),
-  OnTileExecute (reduce partials).
-- Reduce*: OnTileExecute (per-tile partials), DoExchange, OnTileExecute (final reduction).
-- views (Reshape, Flatten, ...): no step; the output aliases the input.
-- Init 'undef' (the placeholder of a host or remote load): one WriteUndef, which marks the
-  tensor dead for liveness and has no code, vertices, sync or cycles. Init 'zero' is an
-  OnTileExecute (a zero fill).
-- anything else: OnTileExecute, preceded by a DoExchange when an input is broadcast.
+- HostLoad / HostStore: StreamCopyBegin, StreamCopyMid, StreamCopyEnd.
+- RemoteLoad / RemoteStore: StreamCopyBegin, RemoteLoad / RemoteStore (the data, through the
+  gateway), StreamCopyEnd.
+- Collectives over N > 1 replicas: a DoExchange into the transfer buffers, then per ring step
+  an external Sync and a GlobalExchange (plus an OnTileExecute for reducing steps); local
+  slices: an OnTileExecute copy and a Sync.
+- Call: a Call step, then one OnTileExecute copy per copied input (CallOp's CopyInput); after
+  the body one copy per output and per copied-back modified input (CopyOutput, CopyModified).
+  An input that every call site feeds from the same tensor is aliased, not copied (popxl turns
+  on PopART's aliasZeroCopy; see :func:`zero_copy_inputs`).
+- MatMul: DoExchange (operand broadcast), OnTileExecute (weights rearranged), Sync,
+  OnTileExecute (Convolve), Sync, then when the contraction is split a DoExchange (partials) and
+  an OnTileExecute (Reduce) and a Sync.
+- Reduce*: OnTileExecute (partials), Sync, DoExchange, OnTileExecute (reduce), Sync.
+- views (Reshape, ...): no step; the output aliases the input.
+- Init 'undef' (placeholder of a host or remote load): one WriteUndef (a liveness marker).
+  Init 'zero': OnTileExecute and Sync.
+- anything else: OnTileExecute and Sync, preceded by a DoExchange when an input is broadcast.
 """
 
 from __future__ import annotations
@@ -41,6 +52,9 @@ COLLECTIVE_PREFIX = "Replicated"
 
 #: Program types that exist only for liveness analysis: no code, vertices, sync or cycles.
 NO_CODE_STEP_TYPES = frozenset({"WriteUndef"})
+
+#: Name of the engine program that writes variables from the host before the first run.
+WEIGHTS_FROM_HOST = "WeightsFromHost"
 
 #: Codelet kind (vertex code) per op-type keyword; the first keyword found in the type wins.
 _CODELET_KEYWORDS: tuple[tuple[str, str], ...] = (
@@ -66,26 +80,36 @@ class StaticStep:
     """One step of the compiled program (exists once, whatever the number of executions)."""
 
     index: int
-    op: str  # OpInfo id
-    phase: str  # "" | "enter" | "exit"
-    type: str  # program type
+    op: str  # OpInfo id ("" for WeightsFromHost steps)
+    phase: str  # "" | "enter" | "exit" | "setup"
+    type: str  # program type (pva Program.Type name)
     name: str  # program name shown in reports
+    role: str = ""  # what the step does, for the cost and code models (see templates)
+    tensor: str = ""  # the tensor a copy or transfer step moves ("" otherwise)
 
 
 @dataclass(frozen=True)
 class ProgramSteps:
-    """Static steps plus the executed sequence of one run of the main program."""
+    """Static steps plus the executed sequence: WeightsFromHost, then one run of the main program."""
 
     static: tuple[StaticStep, ...]
     exec_static: np.ndarray  # executed step -> static step index (int64)
     exec_ranges: tuple[tuple[int, int], ...]  # schedule entry -> [start, end) in executed steps
     op_class: Mapping[str, str] = field(default_factory=dict)  # op id -> class
     alias_root: Mapping[str, str] = field(default_factory=dict)  # tensor id -> storage root id
+    setup_steps: int = 0  # executed steps of WeightsFromHost before the main program
+    written_at: Mapping[str, int] = field(default_factory=dict)  # variable id -> executed step writing it
+    zero_copy: frozenset[str] = frozenset()  # graph input ids aliased to their (single) parent tensor
 
     @property
     def num_executed(self) -> int:
-        """Number of executed program steps in one run."""
+        """Number of executed program steps (WeightsFromHost plus one run)."""
         return len(self.exec_static)
+
+    @property
+    def run_steps(self) -> np.ndarray:
+        """Executed step indices of one run of the main program."""
+        return np.arange(self.setup_steps, len(self.exec_static), dtype=np.int64)
 
 
 def classify(op: OpInfo, program: LoweredProgram) -> str:
@@ -144,38 +168,123 @@ def _has_broadcast_input(op: OpInfo, program: LoweredProgram) -> bool:
     return False
 
 
-def templates(op: OpInfo, op_class: str, phase: str, program: LoweredProgram) -> tuple[tuple[str, str], ...]:
-    """The (program type, name suffix) steps of one op in one phase (see module docstring)."""
-    if op_class == "host_load" or op_class == "host_store":
-        return (("StreamCopy", ""),)
-    if op_class == "remote_load":
-        return (("RemoteLoad", ""),)
-    if op_class == "remote_store":
-        return (("RemoteStore", ""),)
+def ring_steps(op: OpInfo, replicas: int) -> tuple[int, bool]:
+    """(ring steps, whether the steps reduce) of a collective op over its replica group.
+
+    facts 2.7: reduce-scatter and all-gather take N-1 steps, all-reduce 2(N-1) (its first N-1
+    reduce); a local slice or a group of one takes none.
+    """
+    n = int(op.attrs.get("group_size") or replicas or 1)
+    kind = str(op.attrs.get("op", "add")).lower()
+    t = op.type
+    if n <= 1 or kind == "local" or "Slice" in t:
+        return 0, False
+    if "AllGather" in t:
+        return n - 1, False
+    if "ReduceScatter" in t:
+        return n - 1, True
+    return 2 * (n - 1), True
+
+
+#: A step template: (program type, name suffix, role).
+Template = tuple[str, str, str]
+
+_SYNC: Template = ("Sync", "/Internal Sync", "sync_internal")
+
+
+def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contraction: bool = True
+              ) -> tuple[Template, ...]:
+    """The (program type, name suffix, role) steps of one non-Call op (see module docstring).
+
+    ``split_contraction`` says whether a matmul's plan splits its contraction (partials to
+    exchange and reduce).
+    """
+    if op_class in ("host_load", "host_store"):
+        return (("StreamCopyBegin", "/Begin", "host_begin"), ("StreamCopyMid", "/Mid", "host_mid"),
+                ("StreamCopyEnd", "/End", "host_end"))
+    if op_class in ("remote_load", "remote_store"):
+        mid = "RemoteLoad" if op_class == "remote_load" else "RemoteStore"
+        return (("StreamCopyBegin", "/Begin", "remote_begin"), (mid, "", "remote_mid"),
+                ("StreamCopyEnd", "/End", "remote_end"))
     if op_class == "collective":
-        return ((op.type.replace("Inplace", ""), ""),)
-    if op_class == "call":
-        return (("Call", "/enter"),) if phase != "exit" else (("Copy", "/exit"),)
+        n_steps, reducing = ring_steps(op, program.replicas)
+        if not n_steps:
+            return (("OnTileExecute", "/OnTileCopy", "local_copy"), _SYNC)
+        out: list[Template] = [("DoExchange", "/ExchangePre", "collective_pre")]
+        for k in range(n_steps):
+            out.append(("Sync", f"/step{k}/External Sync", "sync_external"))
+            out.append(("GlobalExchange", f"/step{k}/GlobalExchange", "ring_exchange"))
+            # all-reduce = reduce-scatter (reducing steps) then all-gather; reduce-scatter reduces every step
+            if reducing and ("AllReduce" not in op.type or k < n_steps // 2):
+                out.append(("OnTileExecute", f"/step{k}/Reduce", "ring_reduce"))
+        out.append(_SYNC)
+        return tuple(out)
     if op_class == "view":
         return ()
     if op_class == "write_undef":
-        return (("WriteUndef", ""),)
+        return (("WriteUndef", "", "write_undef"),)
     if op_class == "matmul":
-        return (("DoExchange", "/rearrange"), ("OnTileExecute", ""), ("DoExchange", "/partials_exchange"),
-                ("OnTileExecute", "/reduce_partials"))
+        steps: list[Template] = [("DoExchange", "/ExchangePre", "mm_exchange"),
+                                 ("OnTileExecute", "/weightsRearranged/OnTileCopy", "mm_rearrange"), _SYNC,
+                                 ("OnTileExecute", "/Convolve", "mm_convolve"), _SYNC]
+        if split_contraction:
+            steps += [("DoExchange", "/partials/ExchangePre", "mm_partials"),
+                      ("OnTileExecute", "/Reduce", "mm_reduce"), _SYNC]
+        return tuple(steps)
     if op_class == "reduce":
-        return (("OnTileExecute", "/partials"), ("DoExchange", "/exchange"), ("OnTileExecute", ""))
+        return (("OnTileExecute", "/partials", "reduce_partials"), _SYNC,
+                ("DoExchange", "/ExchangePre", "reduce_exchange"), ("OnTileExecute", "/Reduce", "reduce_final"),
+                _SYNC)
+    if op_class == "init":
+        return (("OnTileExecute", "/Fill", "compute"), _SYNC)
     if op_class == "elementwise" and _has_broadcast_input(op, program):
-        return (("DoExchange", "/broadcast"), ("OnTileExecute", ""))
-    return (("OnTileExecute", ""),)
+        return (("DoExchange", "/ExchangePre", "broadcast_exchange"), ("OnTileExecute", "", "compute"), _SYNC)
+    return (("OnTileExecute", "", "compute"), _SYNC)
 
 
-def alias_roots(program: LoweredProgram, op_class: Mapping[str, str]) -> dict[str, str]:
+def _graph_ops(program: LoweredProgram) -> dict[str, list[OpInfo]]:
+    by_graph: dict[str, list[OpInfo]] = {}
+    for op in program.ops.values():
+        by_graph.setdefault(op.graph, []).append(op)
+    return by_graph
+
+
+def zero_copy_inputs(program: LoweredProgram, base_root: Mapping[str, str]) -> dict[str, str]:
+    """Graph inputs that need no copy: {graph input id: parent tensor id}.
+
+    popxl turns on PopART's ``aliasZeroCopy``, which lets a subgraph input share the storage of
+    the tensor its call site passes instead of copying it (PopART ``AliasZeroCopy``: the only
+    candidate is the first call site's tensor). The model takes an input as aliased when every
+    reachable call site of its graph passes the same tensor (same storage root): then sharing is
+    always possible. A graph called with different tensors (one Adam graph for fc2.weight and
+    fc3.weight) copies its inputs in at every call, and copies modified inputs back.
+    """
+    sites: dict[str, list[OpInfo]] = {}
+    reachable = reachable_graphs(program)
+    for op in program.ops.values():
+        if op.type == "Call" and op.graph in reachable:
+            sites.setdefault(str(op.attrs.get("called_graph")), []).append(op)
+    out: dict[str, str] = {}
+    for graph, calls in sites.items():
+        info = program.graphs.get(graph)
+        if info is None:
+            continue
+        for g_in in info.inputs:
+            parents = {str((c.attrs.get("inputs") or {}).get(g_in, "")) for c in calls}
+            roots = {base_root.get(p, p) for p in parents}
+            if len(roots) == 1 and "" not in parents:
+                out[g_in] = next(iter(parents))
+    return out
+
+
+def alias_roots(program: LoweredProgram, op_class: Mapping[str, str],
+                zero_copy: Mapping[str, str] | None = None) -> dict[str, str]:
     """Map every tensor id that shares storage with another to that tensor's storage root.
 
     Views alias their first input; outputs of in-place ops alias the modified input of the
     same shape and dtype (popxl's in-place ops return an alias); ``attrs["aliases"]``
-    ({output id: input id}) is honoured when present. Tensors not in the map own storage.
+    ({output id: input id}) is honoured when present; zero-copy graph inputs alias the tensor
+    their call sites pass. Tensors not in the map own storage.
     """
     parent: dict[str, str] = {}
 
@@ -186,16 +295,20 @@ def alias_roots(program: LoweredProgram, op_class: Mapping[str, str]) -> dict[st
             seen += 1
         return t
 
+    for g_in, src in (zero_copy or {}).items():
+        if g_in != src:
+            parent[g_in] = src
     for op in program.ops.values():
         explicit = op.attrs.get("aliases") if isinstance(op.attrs, Mapping) else None
         if isinstance(explicit, Mapping):
             for out, src in explicit.items():
-                if out != src:
+                if out != src and root(src) != out:
                     parent[out] = root(src)
             continue
         if op_class.get(op.id) == "view" and op.inputs:
             for out in op.outputs:
-                parent[out] = root(op.inputs[0])
+                if root(op.inputs[0]) != out:
+                    parent[out] = root(op.inputs[0])
             continue
         if op.modified and op_class.get(op.id) != "call":
             for out in op.outputs:
@@ -214,9 +327,7 @@ def reachable_graphs(program: LoweredProgram) -> set[str]:
     """Ids of the main graph and every graph it calls, directly or not."""
     seen = {program.main_graph}
     todo = [program.main_graph]
-    by_graph: dict[str, list[OpInfo]] = {}
-    for op in program.ops.values():
-        by_graph.setdefault(op.graph, []).append(op)
+    by_graph = _graph_ops(program)
     while todo:
         g = todo.pop()
         for op in by_graph.get(g, ()):
@@ -227,23 +338,74 @@ def reachable_graphs(program: LoweredProgram) -> set[str]:
     return seen
 
 
-def lower_to_steps(program: LoweredProgram) -> ProgramSteps:
-    """Build the static program steps and the executed sequence of one run.
+def call_copies(op: OpInfo, phase: str, zero_copy: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The (graph tensor, parent tensor) pairs a Call copies on ``phase`` ("enter" or "exit").
 
-    Returns :class:`ProgramSteps`. Static steps are created for every op of every graph
-    (calls outlined) in graph/op order; the executed sequence follows ``program.schedule``.
+    enter: every graph input that is not zero-copy (CopyInput). exit: every graph output
+    (CopyOutput) and every copied input the call modifies (CopyModified).
+    """
+    g_inputs: Mapping[str, str] = op.attrs.get("inputs") or {}
+    if phase == "enter":
+        return tuple((g, p) for g, p in g_inputs.items() if g not in zero_copy)
+    g_outputs: Mapping[str, str] = op.attrs.get("outputs") or {}
+    back = tuple((g, p) for g, p in g_inputs.items() if g not in zero_copy and p in op.modified)
+    return tuple(g_outputs.items()) + back
+
+
+def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool] | None = None) -> ProgramSteps:
+    """Build the static program steps and the executed sequence (WeightsFromHost, one run).
+
+    ``split_contraction`` maps matmul op ids to whether their plan splits the contraction
+    (default: split). Returns :class:`ProgramSteps`. Static steps are created for every op of
+    every reachable graph (calls outlined) in graph/op order; the executed sequence follows
+    ``program.schedule``.
     """
     op_class = {op_id: classify(op, program) for op_id, op in program.ops.items()}
+    base_root = alias_roots(program, op_class)
+    zero_copy = zero_copy_inputs(program, base_root)
+    roots = alias_roots(program, op_class, zero_copy)
+    splits = split_contraction or {}
     static: list[StaticStep] = []
     by_key: dict[tuple[str, str], tuple[int, ...]] = {}
 
     def add(op: OpInfo, phase: str) -> None:
         idx = []
-        for ptype, suffix in templates(op, op_class[op.id], phase, program):
-            step = StaticStep(len(static), op.id, phase, ptype, (op.name or op.id) + suffix)
-            static.append(step)
-            idx.append(step.index)
+        base = op.name or op.id
+        if op_class[op.id] == "call":
+            made: list[tuple[str, str, str, str]] = []
+            if phase == "enter":
+                made.append(("Call", base, "call", ""))
+            for g, _p in call_copies(op, phase, zero_copy):
+                label = "copy_in" if phase == "enter" else "copy_out"
+                name = program.tensors[g].name if g in program.tensors else g
+                made.append(("OnTileExecute", f"{base}/{label}/{name}/OnTileCopy", label, g))
+            for ptype, name, role, tensor in made:
+                step = StaticStep(len(static), op.id, phase, ptype, name, role, tensor)
+                static.append(step)
+                idx.append(step.index)
+        else:
+            for ptype, suffix, role in templates(op, op_class[op.id], program,
+                                                 split_contraction=splits.get(op.id, True)):
+                step = StaticStep(len(static), op.id, phase, ptype, base + suffix, role)
+                static.append(step)
+                idx.append(step.index)
         by_key[(op.id, phase)] = tuple(idx)
+
+    # WeightsFromHost: one host stream copy per on-chip variable, in creation order
+    executed: list[int] = []
+    written_at: dict[str, int] = {}
+    for tid, info in program.tensors.items():
+        if info.storage != "variable" or tid in roots:
+            continue
+        for ptype, suffix, role in (("StreamCopyBegin", "/Begin", "setup_begin"),
+                                    ("StreamCopyMid", "/Mid", "setup_mid"),
+                                    ("StreamCopyEnd", "/End", "setup_end")):
+            step = StaticStep(len(static), "", "setup", ptype, f"{WEIGHTS_FROM_HOST}/{info.name}{suffix}", role, tid)
+            static.append(step)
+            if role == "setup_mid":
+                written_at[tid] = len(executed)
+            executed.append(step.index)
+    setup = len(executed)
 
     reachable = reachable_graphs(program)
     for op in program.ops.values():
@@ -254,7 +416,6 @@ def lower_to_steps(program: LoweredProgram) -> ProgramSteps:
             add(op, "exit")
         else:
             add(op, "")
-    executed: list[int] = []
     ranges: list[tuple[int, int]] = []
     for entry in program.schedule:
         op = program.ops[entry.op]
@@ -269,5 +430,8 @@ def lower_to_steps(program: LoweredProgram) -> ProgramSteps:
         exec_static=np.asarray(executed, dtype=np.int64),
         exec_ranges=tuple(ranges),
         op_class=op_class,
-        alias_root=alias_roots(program, op_class),
+        alias_root=roots,
+        setup_steps=setup,
+        written_at=written_at,
+        zero_copy=frozenset(zero_copy),
     )

@@ -161,6 +161,40 @@ def _nelms(shape: Sequence[int]) -> int:
     return int(np.prod(shape, dtype=np.int64)) if shape else 1
 
 
+def mlp_inference_program(layers: int = 4, *, hidden: int = 512, in_features: int = 784, out_features: int = 10,
+                          batch: int = 80, replicas: int = 1) -> LoweredProgram:
+    """A synthetic MLP inference program: the tutorials' test session (shared/reference tutorial,
+    ``test_program``): one host load of ``batch`` images, an outlined forward graph (Linear +
+    GELU layers) on the variables, one host store of the logits."""
+    b = ProgramBuilder(replicas=replicas, num_host_transfers=1)
+    dims = [in_features] + [hidden] * (layers - 1) + [out_features]
+    params: list[str] = []
+    for i in range(layers):
+        params.append(b.variable(f"fc{i + 1}.weight", (dims[i], dims[i + 1])))
+        params.append(b.variable(f"fc{i + 1}.bias", (dims[i + 1],)))
+    b.stream("image", "h2d", (batch, in_features))
+    b.stream("outputs", "d2h", (batch, out_features))
+    fwd = b.graph("fwd")
+    x_in = b.graph_input(fwd, "x", (batch, in_features))
+    p_in = [b.graph_input(fwd, b.tensors[p].name, b.tensors[p].shape, kind="weight") for p in params]
+    h = x_in
+    for i in range(layers):
+        (mm,) = b.op("MatMul", [h, p_in[2 * i]], [(f"fc{i + 1}/matmul", (batch, dims[i + 1]), "float32")],
+                     flops=2 * batch * dims[i] * dims[i + 1], graph=fwd, name=f"fwd/fc{i + 1}/matmul")
+        (h,) = b.op("Add", [mm, p_in[2 * i + 1]], [(f"fc{i + 1}/add", (batch, dims[i + 1]), "float32")],
+                    flops=batch * dims[i + 1], graph=fwd, name=f"fwd/fc{i + 1}/add")
+        if i < layers - 1:
+            (h,) = b.op("Gelu", [h], [(f"fc{i + 1}/gelu", (batch, dims[i + 1]), "float32")],
+                        flops=8 * batch * dims[i + 1], graph=fwd, name=f"fwd/fc{i + 1}/gelu")
+    b.graph_output(fwd, h)
+    (img,) = b.op("Init", [], [("image_init", (batch, in_features), "float32")], attrs={"init_type": "undef"})
+    (img_l,) = b.op("HostLoad", [img], [("image", (batch, in_features), "float32")], attrs={"stream": "image",
+                                                                                            "aliases": {}})
+    (logits,) = b.call(fwd, [img_l] + params)
+    b.op("HostStore", [logits], attrs={"stream": "outputs"})
+    return b.build()
+
+
 def mlp_program(layers: int = 4, *, hidden: int = 512, in_features: int = 784, out_features: int = 10,
                 micro_batch: int = 8, grad_accum: int = 1, replicas: int = 1, remote: bool = False,
                 sharded: bool = False, threshold: int = 512, first_order_dtype: str = "float16",
