@@ -114,33 +114,44 @@ def liveness_frame(steps: ProgramSteps, totals: np.ndarray) -> pd.DataFrame:
     })
 
 
-def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int) -> pd.DataFrame:
+def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, runtime_cycles: int = 0
+                    ) -> pd.DataFrame:
     """The ``execution`` table for ``runs`` profiled runs: one row per (run, step, phase) with
-    non-zero cycles. Every run costs the same in the model (it is deterministic)."""
-    ex = steps.exec_static
-    if runs <= 0 or not len(ex):
+    non-zero cycles, steps of the main program only (WeightsFromHost runs once per engine), then
+    one ``runtime`` row per run for host/runtime time outside the device (program
+    ``session.run (host)``, type ``Host``). Every run costs the same in the model."""
+    ex = steps.exec_static[steps.setup_steps:]
+    if runs <= 0 or (not len(ex) and not runtime_cycles):
         return make_frame("execution")
     cyc = static_cycles[ex]  # (steps, phases)
     step_idx, phase_idx = np.nonzero(cyc)
-    values = cyc[step_idx, phase_idx]
-    names = np.array([s.name for s in steps.static], dtype=object)[ex]
-    types = np.array([s.type for s in steps.static], dtype=object)[ex]
-    phases = np.array(PHASES, dtype=object)
-    k = len(step_idx)
+    values = cyc[step_idx, phase_idx].astype(np.int64)
+    names = np.array([s.name for s in steps.static], dtype=object)[ex][step_idx]
+    types = np.array([s.type for s in steps.static], dtype=object)[ex][step_idx]
+    phases = np.array(PHASES, dtype=object)[phase_idx]
+    step_no = step_idx.astype(np.int64) + steps.setup_steps
+    if runtime_cycles:
+        values = np.append(values, np.int64(runtime_cycles))
+        names = np.append(names, "session.run (host)")
+        types = np.append(types, "Host")
+        phases = np.append(phases, "runtime")
+        step_no = np.append(step_no, np.int64(steps.num_executed))
+    k = len(values)
     run = np.repeat(np.arange(runs, dtype=np.int64), k)
-    # The model's steps (and a step's phases) run one after another: each row starts where the
-    # previous one ended, and run r starts where run r-1 ended.
-    ends_one_run = np.cumsum(values.astype(np.int64))
+    # The model's steps (and a step's phases) run one after another, the host/runtime time after
+    # the device's program: each row starts where the previous one ended, and run r starts where
+    # run r-1 ended.
+    ends_one_run = np.cumsum(values)
     per_run = int(ends_one_run[-1]) if k else 0
     offsets = np.repeat(np.arange(runs, dtype=np.int64) * per_run, k)
     cycles_to = np.tile(ends_one_run, runs) + offsets
-    cycles_from = cycles_to - np.tile(values.astype(np.int64), runs)
+    cycles_from = cycles_to - np.tile(values, runs)
     return make_frame("execution", {
         "run": run,
-        "step": np.tile(step_idx.astype(np.int64), runs),
-        "program": np.tile(names[step_idx], runs),
-        "type": pd.Categorical(np.tile(types[step_idx], runs)),
-        "phase": pd.Categorical(np.tile(phases[phase_idx], runs), categories=list(PHASES)),
+        "step": np.tile(step_no, runs),
+        "program": np.tile(names, runs),
+        "type": pd.Categorical(np.tile(types, runs)),
+        "phase": pd.Categorical(np.tile(phases, runs), categories=list(PHASES)),
         "cycles": np.tile(values, runs),
         "cycles_from": cycles_from,
         "cycles_to": cycles_to,
@@ -170,7 +181,10 @@ def remote_buffers_frame(program: LoweredProgram, steps: ProgramSteps | None = N
     })
 
 
-def phase_totals(steps: ProgramSteps, static_cycles: np.ndarray) -> Mapping[str, int]:
-    """Cycles of one run per phase."""
-    tot = static_cycles[steps.exec_static].sum(axis=0) if len(steps.exec_static) else np.zeros(len(PHASES))
-    return {p: int(tot[i]) for i, p in enumerate(PHASES)}
+def phase_totals(steps: ProgramSteps, static_cycles: np.ndarray, runtime_cycles: int = 0) -> Mapping[str, int]:
+    """Cycles of one run per phase: the main program's steps, plus ``runtime_cycles`` of host/runtime time."""
+    ex = steps.exec_static[steps.setup_steps:]
+    tot = static_cycles[ex].sum(axis=0) if len(ex) else np.zeros(len(PHASES), dtype=np.int64)
+    out = {p: int(tot[i]) for i, p in enumerate(PHASES)}
+    out["runtime"] = out.get("runtime", 0) + int(runtime_cycles)
+    return out
