@@ -61,6 +61,7 @@ Details every consumer may rely on:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -90,7 +91,7 @@ from profcompare.model import (
 )
 
 STATUSES = ("added", "removed", "grew", "shrank", "unchanged")
-MATCHES = ("exact", "normalised", "unmatched")
+MATCHES = ("attributed", "exact", "normalised", "unmatched")
 #: Status of a summary metric that is NaN on either side.
 NOT_AVAILABLE = "n/a"
 
@@ -123,6 +124,37 @@ class Comparison:
     remote_buffers: pd.DataFrame
     noise_bytes: int
     noise_pct: float
+    ledger: pd.DataFrame = dataclasses.field(default_factory=lambda: _empty_ledger_diff())
+
+    def ledger_moves(self, n: int | None = 8) -> pd.DataFrame:
+        """How each (parameter, role)'s bytes moved between locations, largest move first.
+
+        One row per (parameter, role) whose bytes changed anywhere: parameter, role, then
+        ``base_<location>`` / ``new_<location>`` bytes for each of
+        :data:`profcompare.model.LOCATIONS`, ``base_steps`` / ``new_steps`` (the
+        not-always-live steps as "first-last", "" when none) and ``moved_bytes`` (the sum of
+        |delta| over locations, the sort key). ``n`` rows at most (None: all).
+        """
+        return ledger_moves(self.ledger, n)
+
+    def ledger_by_parameter(self) -> pd.DataFrame:
+        """The ledger per parameter (roles summed): parameter, then base_/new_/delta_ bytes per
+        location (``base_always_live``, ``new_always_live``, ``delta_always_live``, ...), and
+        ``base_total`` / ``new_total`` / ``delta_total``; largest |delta_total| first."""
+        return ledger_by_parameter(self.ledger)
+
+    def peak_composition(self) -> pd.DataFrame:
+        """How the not-always-live peak's composition changed: one row per (parameter, role) with
+        tile memory live at either report's peak step: parameter, role, base_bytes, new_bytes,
+        delta_bytes (bytes live at each report's own peak); largest |delta_bytes| first. The
+        deltas add up to the change of ``not_always_live_peak_bytes``."""
+        return peak_composition(self.ledger)
+
+    def plot_ledger(self) -> Any:
+        """Stacked bar per parameter, base vs new, coloured by location (matplotlib Figure)."""
+        from profcompare.render import plots
+
+        return plots.plot_ledger(self)
 
     def _repr_html_(self) -> str:
         from profcompare.render.notebook import comparison_repr_html
@@ -146,7 +178,7 @@ class Comparison:
             lines.append(f"  {metric:<{width}}  {format_metric(metric, row['base']):>12} -> "
                          f"{format_metric(metric, row['new']):>12}  {format_metric(metric, row['delta'], signed=True):>12}"
                          f"{pct_text}  {row['status']}")
-        tables = ("categories", "variables", "tiles", "code", "liveness", "execution", "remote_buffers")
+        tables = ("ledger", "categories", "variables", "tiles", "code", "liveness", "execution", "remote_buffers")
         lines.append("  tables: " + ", ".join(f"{t} ({len(getattr(self, t)):,} rows)" for t in tables))
         return "\n".join(lines)
 
@@ -198,6 +230,7 @@ class Comparison:
 
 #: table -> (label column, value column suffix) used by :meth:`Comparison.top`.
 _TOP_TABLES: dict[str, tuple[str, str]] = {
+    "ledger": ("parameter", "bytes"),
     "categories": ("category", "bytes"),
     "variables": ("name", "bytes"),
     "tiles": ("tile", "bytes"),
@@ -478,34 +511,119 @@ def _compare_categories(base: Report, new: Report, noise_bytes: float, noise_pct
     return frame.drop(columns=["_g", "_c"]).reset_index(drop=True)
 
 
+#: A graph scope with popxl's per-graph index, ``Adam_subgraph(2)/``: the index depends on the
+#: order graphs were created in, so two reports' ``(2)`` need not be the same graph.
+_GRAPH_INDEX = re.compile(r"\(\d+\)(?=/)")
+#: The per-call-instance suffix of simulated reports (``name@2``) and the repeat suffix (``#2``).
+_INSTANCE_SUFFIX = re.compile(r"(?:@\d+|#\d+)+$")
+
+
+def _graph_stems(names: np.ndarray) -> np.ndarray:
+    """Names without graph indices and instance suffixes: ``Adam_subgraph(2)/var@3`` ->
+    ``Adam_subgraph/var`` (the attributed match key's name part)."""
+    if not len(names):
+        return np.zeros(0, dtype=object)
+    series = pd.Series(names, dtype=object)
+    return series.str.replace(_GRAPH_INDEX, "", regex=True).str.replace(_INSTANCE_SUFFIX, "", regex=True).to_numpy(
+        dtype=object)
+
+
+def _codes(base_values: np.ndarray, new_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Integer codes of two arrays over their common values (vectorised)."""
+    codes, uniques = pd.factorize(pd.Series(np.r_[base_values, new_values], dtype=object), use_na_sentinel=False)
+    codes = codes.astype(np.int64)
+    return codes[: len(base_values)], codes[len(base_values):], max(1, len(uniques))
+
+
+def _combine(*parts: tuple[np.ndarray, np.ndarray, int]) -> tuple[np.ndarray, np.ndarray]:
+    """One int64 key per row from several coded columns (mixed radix)."""
+    base_key = np.zeros(len(parts[0][0]), dtype=np.int64)
+    new_key = np.zeros(len(parts[0][1]), dtype=np.int64)
+    for b, n, size in parts:
+        base_key = base_key * size + b
+        new_key = new_key * size + n
+    return base_key, new_key
+
+
+def _pair(base_key: np.ndarray, new_key: np.ndarray, base_free: np.ndarray, new_free: np.ndarray,
+          base_partner: np.ndarray, new_partner: np.ndarray, match: np.ndarray, code: int, *,
+          unique_only: bool) -> None:
+    """Pair the free rows (mask) with equal keys: the k-th occurrence in base with the k-th in new
+    (``unique_only``: only keys that occur once among each side's free rows). In place."""
+    bi_rows = np.flatnonzero(base_free)
+    ni_rows = np.flatnonzero(new_free)
+    if not len(bi_rows) or not len(ni_rows):
+        return
+    bk, nk = base_key[bi_rows], new_key[ni_rows]
+    if unique_only:
+        codes, uniques = pd.factorize(np.r_[bk, nk])
+        b_codes, n_codes = codes[: len(bk)], codes[len(bk):]
+        once = (np.bincount(b_codes, minlength=len(uniques)) == 1) & (np.bincount(n_codes, minlength=len(uniques)) == 1)
+        keep_b, keep_n = once[b_codes], once[n_codes]
+        bi_rows, ni_rows, bk, nk = bi_rows[keep_b], ni_rows[keep_n], bk[keep_b], nk[keep_n]
+        if not len(bi_rows) or not len(ni_rows):
+            return
+    b_pos, n_pos = _align_keys(bk, nk)
+    both = (b_pos >= 0) & (n_pos >= 0)
+    b_sel, n_sel = bi_rows[b_pos[both]], ni_rows[n_pos[both]]
+    base_partner[b_sel] = n_sel
+    new_partner[n_sel] = b_sel
+    match[b_sel] = code
+
+
 def _compare_variables(base: Report, new: Report, noise_bytes: float, noise_pct: float) -> pd.DataFrame:
+    """The per-variable diff (module docstring). Rows are paired in three passes, each only
+    between rows of the same parameter and role, so a pair never mixes two parameters' data:
+
+    1. ``attributed``: rows with a parameter, on the key (parameter, role, name without graph
+       indices and instance suffixes), k-th occurrence with k-th;
+    2. ``exact``: the same name (k-th with k-th);
+    3. ``normalised``: the same normalised name (:func:`normalise_variable_name`), when unique on
+       each side.
+
+    A graph-scoped name with popxl's graph index (``Adam_subgraph(2)/var``) is paired only in
+    pass 1: the index is creation order, not identity. Linear in the number of rows.
+    """
     b, n = base.variables, new.variables
     base_names = b["name"].to_numpy(dtype=object)
     new_names = n["name"].to_numpy(dtype=object)
-    bi, ni = _align_keys(base_names, new_names)
-    match = np.where((bi >= 0) & (ni >= 0), 0, 2).astype(np.int8)
+    base_param = b["parameter"].to_numpy(dtype=object)
+    new_param = n["parameter"].to_numpy(dtype=object)
+    base_role = b["role"].astype(str).to_numpy(dtype=object)
+    new_role = n["role"].astype(str).to_numpy(dtype=object)
+    n_base, n_new = len(b), len(n)
+    base_partner = np.full(n_base, -1, dtype=np.int64)
+    new_partner = np.full(n_new, -1, dtype=np.int64)
+    match = np.full(n_base, 3, dtype=np.int8)
+    param_codes = _codes(base_param, new_param)
+    role_codes = _codes(base_role, new_role)
 
-    # Pair leftovers whose normalised names are unique on each side.
-    only_base = np.flatnonzero((bi >= 0) & (ni < 0))
-    only_new = np.flatnonzero((ni >= 0) & (bi < 0))
-    if len(only_base) and len(only_new):
-        normalised = _normalise_names(np.r_[base_names[bi[only_base]], new_names[ni[only_new]]])
-        codes, uniques = pd.factorize(pd.Series(normalised, dtype=object))
-        base_codes, new_codes = codes[: len(only_base)], codes[len(only_base) :]
-        unique_once = (np.bincount(base_codes, minlength=len(uniques)) == 1) & (
-            np.bincount(new_codes, minlength=len(uniques)) == 1
-        )
-        base_pick = only_base[unique_once[base_codes]]
-        new_slot = np.full(len(uniques), -1, dtype=np.int64)
-        new_keep = unique_once[new_codes]
-        new_slot[new_codes[new_keep]] = only_new[new_keep]
-        partner = new_slot[base_codes[unique_once[base_codes]]]
-        if len(base_pick):
-            ni[base_pick] = ni[partner]
-            match[base_pick] = 1
-            keep = np.ones(len(bi), dtype=bool)
-            keep[partner] = False
-            bi, ni, match = bi[keep], ni[keep], match[keep]
+    base_attr, new_attr = base_param != "", new_param != ""
+    if base_attr.any() and new_attr.any():
+        stems = _codes(_graph_stems(base_names), _graph_stems(new_names))
+        bk, nk = _combine(param_codes, role_codes, stems)
+        _pair(bk, nk, base_attr, new_attr, base_partner, new_partner, match, 0, unique_only=False)
+
+    base_indexed = pd.Series(base_names, dtype=object).str.contains(_GRAPH_INDEX).to_numpy(dtype=bool) if n_base else np.zeros(0, bool)
+    new_indexed = pd.Series(new_names, dtype=object).str.contains(_GRAPH_INDEX).to_numpy(dtype=bool) if n_new else np.zeros(0, bool)
+    bk, nk = _combine(param_codes, role_codes, _codes(base_names, new_names))
+    _pair(bk, nk, (base_partner < 0) & ~base_indexed, (new_partner < 0) & ~new_indexed, base_partner, new_partner,
+          match, 1, unique_only=False)
+
+    base_free = (base_partner < 0) & ~base_indexed
+    new_free = (new_partner < 0) & ~new_indexed
+    if base_free.any() and new_free.any():
+        normalised_b = np.full(n_base, "", dtype=object)
+        normalised_n = np.full(n_new, "", dtype=object)
+        normalised_b[base_free] = _normalise_names(base_names[base_free])
+        normalised_n[new_free] = _normalise_names(new_names[new_free])
+        bk, nk = _combine(param_codes, role_codes, _codes(normalised_b, normalised_n))
+        _pair(bk, nk, base_free, new_free, base_partner, new_partner, match, 2, unique_only=True)
+
+    only_new = np.flatnonzero(new_partner < 0)
+    bi = np.r_[np.arange(n_base, dtype=np.int64), np.full(len(only_new), -1, dtype=np.int64)]
+    ni = np.r_[base_partner, only_new]
+    match_codes = np.r_[match, np.full(len(only_new), 3, dtype=np.int8)]
 
     base_name = _take(base_names, bi, None)
     new_name = _take(new_names, ni, None)
@@ -515,7 +633,7 @@ def _compare_variables(base: Report, new: Report, noise_bytes: float, noise_pct:
     frame = pd.DataFrame(
         {
             "name": pd.Series(name, dtype=object),
-            "match": pd.Categorical.from_codes(match, dtype=_MATCH_DTYPE),
+            "match": pd.Categorical.from_codes(match_codes, dtype=_MATCH_DTYPE),
             "base_name": pd.Series(base_name, dtype=object),
             "new_name": pd.Series(new_name, dtype=object),
             "kind": _pick_categorical(b["kind"], n["kind"], bi, ni),
@@ -525,8 +643,146 @@ def _compare_variables(base: Report, new: Report, noise_bytes: float, noise_pct:
             "base_shape": _take_object(b["shape"], bi),
             "new_shape": _take_object(n["shape"], ni),
             "dtype": _pick_categorical(b["dtype"], n["dtype"], bi, ni),
+            "base_parameter": pd.Series(_take(base_param, bi, None), dtype=object),
+            "new_parameter": pd.Series(_take(new_param, ni, None), dtype=object),
+            "base_role": pd.Series(_take(base_role, bi, None), dtype=object),
+            "new_role": pd.Series(_take(new_role, ni, None), dtype=object),
         }
     )
+    return frame.take(order).reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Ledger
+
+
+def _empty_ledger_diff() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series([], dtype=d) for c, d in _LEDGER_DIFF_COLUMNS})
+
+
+_LEDGER_DIFF_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("parameter", "object"), ("role", "object"), ("location", "object"),
+    ("base_bytes", "int64"), ("new_bytes", "int64"), ("delta_bytes", "int64"), ("delta_pct", "float64"),
+    ("status", "category"), ("base_bytes_at_peak", "int64"), ("new_bytes_at_peak", "int64"),
+    ("delta_bytes_at_peak", "int64"), ("base_first_step", "Int64"), ("base_last_step", "Int64"),
+    ("new_first_step", "Int64"), ("new_last_step", "Int64"),
+)
+
+
+def _compare_ledger(base: Report, new: Report, noise_bytes: float, noise_pct: float) -> pd.DataFrame:
+    """The ledger diff: :func:`profcompare.ledger.ledger` of both reports outer-joined on
+    (parameter, role, location)."""
+    b, n = base.ledger(), new.ledger()
+    b_key = (b["parameter"] + "\x00" + b["role"] + "\x00" + b["location"]).to_numpy(dtype=object)
+    n_key = (n["parameter"] + "\x00" + n["role"] + "\x00" + n["location"]).to_numpy(dtype=object)
+    bi, ni = _align_keys(b_key, n_key)
+
+    def pick(column: str) -> pd.Series:
+        return pd.Series(np.where(ni >= 0, _take(n[column].to_numpy(dtype=object), ni, None),
+                                  _take(b[column].to_numpy(dtype=object), bi, None)), dtype=object)
+
+    def steps(frame: pd.DataFrame, index: np.ndarray, column: str) -> pd.Series:
+        values = frame[column].to_numpy(dtype="float64", na_value=np.nan)
+        taken = np.full(len(index), np.nan)
+        present = index >= 0
+        taken[present] = values[index[present]]
+        return pd.Series(pd.array([None if v != v else int(v) for v in taken], dtype="Int64"))
+
+    values = _value_columns("bytes", b["bytes"].to_numpy(), n["bytes"].to_numpy(), bi, ni, noise_bytes, noise_pct, "int64")
+    at_peak_base = _take(b["bytes_at_peak"].to_numpy(dtype=np.int64), bi, 0).astype(np.int64)
+    at_peak_new = _take(n["bytes_at_peak"].to_numpy(dtype=np.int64), ni, 0).astype(np.int64)
+    frame = pd.DataFrame({
+        "parameter": pick("parameter"), "role": pick("role"), "location": pick("location"),
+        **values,
+        "base_bytes_at_peak": at_peak_base, "new_bytes_at_peak": at_peak_new,
+        "delta_bytes_at_peak": at_peak_new - at_peak_base,
+        "base_first_step": steps(b, bi, "first_step"), "base_last_step": steps(b, bi, "last_step"),
+        "new_first_step": steps(n, ni, "first_step"), "new_last_step": steps(n, ni, "last_step"),
+    })
+    if not len(frame):
+        return _empty_ledger_diff()
+    from profcompare.ledger import sort_ledger
+
+    return sort_ledger(frame)
+
+
+def _steps_text(first: Any, last: Any) -> str:
+    if first is None or last is None or first is pd.NA or last is pd.NA:
+        return ""
+    return f"{int(first)}-{int(last)}"
+
+
+def ledger_moves(ledger_diff: pd.DataFrame, n: int | None = 8) -> pd.DataFrame:
+    """See :meth:`Comparison.ledger_moves`."""
+    from profcompare.model import LOCATIONS
+
+    changed = ledger_diff[ledger_diff["delta_bytes"] != 0]
+    columns = ["parameter", "role", *[f"{side}_{loc}" for side in ("base", "new") for loc in LOCATIONS],
+               "base_steps", "new_steps", "moved_bytes"]
+    if not len(changed):
+        return pd.DataFrame({c: pd.Series([], dtype=object if c in ("parameter", "role", "base_steps", "new_steps")
+                                          else np.int64) for c in columns})
+    keys = changed[["parameter", "role"]].drop_duplicates()
+    rows = []
+    for parameter, role in keys.itertuples(index=False):
+        group = ledger_diff[(ledger_diff["parameter"] == parameter) & (ledger_diff["role"] == role)]
+        row: dict[str, Any] = {"parameter": parameter, "role": role}
+        for side in ("base", "new"):
+            for loc in LOCATIONS:
+                row[f"{side}_{loc}"] = int(group.loc[group["location"] == loc, f"{side}_bytes"].sum())
+            nal = group[group["location"] == "not_always_live"]
+            row[f"{side}_steps"] = _steps_text(nal[f"{side}_first_step"].iloc[0], nal[f"{side}_last_step"].iloc[0]) \
+                if len(nal) else ""
+        row["moved_bytes"] = int(group["delta_bytes"].abs().sum())
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=columns)
+    for c in columns:
+        if c not in ("parameter", "role", "base_steps", "new_steps"):
+            frame[c] = frame[c].astype(np.int64)
+        else:
+            frame[c] = frame[c].astype(object)
+    frame["_unattributed"] = frame["parameter"] == ""
+    frame = frame.sort_values(["moved_bytes", "parameter", "role"], ascending=[False, True, True], kind="mergesort")
+    frame = frame.drop(columns="_unattributed").reset_index(drop=True)
+    return frame if n is None else frame.head(n).reset_index(drop=True)
+
+
+def ledger_by_parameter(ledger_diff: pd.DataFrame) -> pd.DataFrame:
+    """See :meth:`Comparison.ledger_by_parameter`."""
+    from profcompare.model import LOCATIONS
+
+    columns = ["parameter"] + [f"{side}_{loc}" for loc in (*LOCATIONS, "total") for side in ("base", "new", "delta")]
+    if not len(ledger_diff):
+        return pd.DataFrame({c: pd.Series([], dtype=object if c == "parameter" else np.int64) for c in columns})
+    frame = pd.DataFrame({"parameter": ledger_diff["parameter"].to_numpy(dtype=object)})
+    for loc in LOCATIONS:
+        here = (ledger_diff["location"] == loc).to_numpy()
+        for side in ("base", "new", "delta"):
+            frame[f"{side}_{loc}"] = np.where(here, ledger_diff[f"{side}_bytes"].to_numpy(dtype=np.int64), 0)
+    grouped = frame.groupby("parameter", sort=False).sum()
+    for side in ("base", "new", "delta"):
+        grouped[f"{side}_total"] = sum(grouped[f"{side}_{loc}"] for loc in LOCATIONS)
+    grouped = grouped.reset_index()
+    grouped["parameter"] = grouped["parameter"].astype(object)
+    grouped = grouped[columns]
+    order = np.lexsort((grouped["parameter"].to_numpy(dtype=str), -np.abs(grouped["delta_total"].to_numpy()),
+                        (grouped["parameter"] == "").to_numpy()))
+    return grouped.take(order).reset_index(drop=True)
+
+
+def peak_composition(ledger_diff: pd.DataFrame) -> pd.DataFrame:
+    """See :meth:`Comparison.peak_composition`."""
+    nal = ledger_diff[ledger_diff["location"] == "not_always_live"]
+    frame = pd.DataFrame({
+        "parameter": nal["parameter"].to_numpy(dtype=object),
+        "role": nal["role"].to_numpy(dtype=object),
+        "base_bytes": nal["base_bytes_at_peak"].to_numpy(dtype=np.int64),
+        "new_bytes": nal["new_bytes_at_peak"].to_numpy(dtype=np.int64),
+        "delta_bytes": nal["delta_bytes_at_peak"].to_numpy(dtype=np.int64),
+    })
+    frame = frame[(frame["base_bytes"] != 0) | (frame["new_bytes"] != 0)]
+    order = np.lexsort((frame["role"].to_numpy(dtype=str), frame["parameter"].to_numpy(dtype=str),
+                        -np.abs(frame["delta_bytes"].to_numpy())))
     return frame.take(order).reset_index(drop=True)
 
 
@@ -831,6 +1087,7 @@ def compare(base: Report, new: Report, *, noise_bytes: int = 64, noise_pct: floa
         remote_buffers=_compare_remote_buffers(base, new, noise_bytes, noise_pct),
         noise_bytes=noise_bytes,
         noise_pct=float(noise_pct),
+        ledger=_compare_ledger(base, new, noise_bytes, noise_pct),
     )
 
 
@@ -929,6 +1186,9 @@ __all__ = [
     "Limit",
     "check_limits",
     "compare",
+    "ledger_by_parameter",
+    "ledger_moves",
+    "peak_composition",
     "noise_threshold",
     "normalise_variable_name",
     "parse_limit",

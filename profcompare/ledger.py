@@ -162,6 +162,12 @@ def _empty_ledger() -> pd.DataFrame:
     })
 
 
+def sort_ledger(frame: pd.DataFrame) -> pd.DataFrame:
+    """Ledger rows (or ledger-diff rows) in ledger order: parameter (the unattributed "" last),
+    role (ROLES order), location (LOCATIONS order)."""
+    return _sorted(frame)
+
+
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
     role_rank = {r: i for i, r in enumerate(ROLES)}
     loc_rank = {loc: i for i, loc in enumerate(LOCATIONS)}
@@ -183,4 +189,4 @@ def unattributed_bytes(ledger_frame: pd.DataFrame) -> int:
     return tile + int(rows.loc[rows["location"] == "streaming_memory", "bytes"].sum())
 
 
-__all__ = ["LEDGER_COLUMNS", "ledger", "live_at_peak", "peak_step", "unattributed_bytes"]
+__all__ = ["LEDGER_COLUMNS", "ledger", "live_at_peak", "peak_step", "sort_ledger", "unattributed_bytes"]

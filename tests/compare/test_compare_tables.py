@@ -51,6 +51,11 @@ def test_variable_statuses_and_noise_threshold() -> None:
             "base_shape": pd.Series(["[75]", "[250]", None, "[250]", "[250000]", "[250]", "[250]"], dtype=object),
             "new_shape": pd.Series([None, "[225]", "[17]", "[266]", "[250016]", "[252]", "[250]"], dtype=object),
             "dtype": pd.Categorical(["float32"] * 7),
+            # the builder's rows are unattributed (parameter "", role other)
+            "base_parameter": pd.Series(["", "", None, "", "", "", ""], dtype=object),
+            "new_parameter": pd.Series([None, "", "", "", "", "", ""], dtype=object),
+            "base_role": pd.Series(["other", "other", None, "other", "other", "other", "other"], dtype=object),
+            "new_role": pd.Series([None, "other", "other", "other", "other", "other", "other"], dtype=object),
         }
     )
     pdt.assert_frame_equal(result, expected)

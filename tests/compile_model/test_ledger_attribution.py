@@ -171,3 +171,58 @@ def test_remote_buffers_say_which_moment_they_hold(built):
     assert buffers.loc["adam.fc1.weight.second_order", "which"] == "second_order"
     assert buffers.loc["adam.fc1.weight.step", "which"] == "step"
     assert buffers.loc["adam.fc1.weight.first_order", "bytes"] == 784 * 512 // 4 * 2
+
+
+# -- comparisons of layouts --------------------------------------------------------------------
+
+PAIRS = [("onchip", "offchip-sharded"), ("onchip", "onchip-sharded"), ("offchip", "offchip-sharded")]
+
+
+@pytest.mark.parametrize("base, new", PAIRS)
+def test_matched_variables_share_parameter_and_role(built, base, new):
+    from profcompare.compare import compare
+
+    diff = compare(built[base][2], built[new][2])
+    paired = diff.variables[diff.variables["match"].astype(str) != "unmatched"]
+    assert (paired["base_parameter"] == paired["new_parameter"]).all()
+    assert (paired["base_role"] == paired["new_role"]).all()
+    # a graph index (creation order) never pairs two rows on its own
+    indexed = paired[paired["base_name"].str.contains(r"\(\d+\)/")]
+    assert set(indexed["match"].astype(str)) <= {"attributed"}
+
+
+@pytest.mark.parametrize("base, new", PAIRS)
+def test_ledger_moves_lead_with_the_optimizer_state(built, base, new):
+    from profcompare.compare import compare
+
+    config, program, _ = built[new]
+    diff = compare(built[base][2], built[new][2])
+    moves = diff.ledger_moves(n=None)
+    for parameter, nelms in _weights(program).items():
+        row = moves[(moves["parameter"] == parameter) & (moves["role"] == "optimizer_state")]
+        base_shards = config["replicas"] if base.endswith("-sharded") and _sharded(nelms, config) else 1
+        new_shards = config["replicas"] if new.endswith("-sharded") and _sharded(nelms, config) else 1
+        base_bytes, new_bytes = _adam_state_bytes(nelms, base_shards), _adam_state_bytes(nelms, new_shards)
+        base_loc = "streaming_memory" if base.startswith("offchip") else "always_live"
+        new_loc = "streaming_memory" if new.startswith("offchip") else "always_live"
+        if base_bytes == new_bytes and base_loc == new_loc:
+            assert row.empty, parameter
+            continue
+        assert len(row) == 1, parameter
+        assert row[f"base_{base_loc}"].item() == base_bytes and row[f"new_{new_loc}"].item() == new_bytes
+    # the largest weight's optimizer state is among the first moves
+    top = moves.head(4)
+    assert ((top["parameter"] == "fc1.weight") & (top["role"] == "optimizer_state")).any()
+
+
+@pytest.mark.parametrize("base, new", PAIRS)
+def test_peak_composition_explains_the_change_of_the_peak(built, base, new):
+    from profcompare.compare import compare
+
+    diff = compare(built[base][2], built[new][2])
+    peak = diff.peak_composition()
+    assert peak["delta_bytes"].sum() == diff.summary.loc["not_always_live_peak_bytes", "delta"]
+    by_parameter = diff.ledger_by_parameter()
+    sm = diff.ledger[diff.ledger["location"] == "streaming_memory"]
+    assert by_parameter["delta_streaming_memory"].sum() == sm["delta_bytes"].sum() == (
+        diff.summary.loc["streaming_memory_bytes", "delta"])
