@@ -72,11 +72,22 @@ FLOPS_PER_ELEMENT: dict[str, int] = {
     "AccumulateMean": 4, "AccumulateMovingAverage": 3, "AccumulateMovingAverageSquare": 4,
     "AccumulatorScale": 1, "AdamUpdater": 6, "ReplicatedAllReduce": 1, "ReplicatedAllReduceInplace": 1,
     "ReplicatedReduceScatter": 1,
+    # extended popxl ops (assumed like the rows above: one per basic operation of the formula)
+    "Relu": 1, "ReluInplace": 1, "ReluGrad": 1, "Exp": 4, "ExpInplace": 4, "Log": 4, "Log2": 4, "Sqrt": 4,
+    "Tanh": 6, "Sin": 6, "Cos": 6, "Abs": 1, "AbsGrad": 2, "Floor": 1, "Ceil": 1, "Sign": 1, "Swish": 6,
+    "SwishInplace": 6, "SwishGrad": 9, "GeluErf": 10, "GeluErfInplace": 10, "GeluErfGrad": 14, "IsNaN": 1,
+    "IsInf": 1, "IsFinite": 1, "Not": 1, "Equal": 1, "Greater": 1, "And": 1, "Or": 1, "Pow": 8, "Fmod": 2,
+    "Max": 1, "Where": 1, "Clip": 2, "ReduceMean": 1, "ReduceMax": 1, "ReduceMin": 1, "ReduceProd": 1,
+    "ReduceSumSquare": 2, "ReduceLogSumExp": 6, "ReduceLogSum": 1, "ReduceL1": 2, "ReduceL2": 2, "ArgMax": 1,
+    "ArgMin": 1, "CumSum": 1,
 }
 
-_INPLACE_TYPES = {"AddLhsInplace", "GeluInplace", "ScaledAddLhsInplace", "ReplicatedAllReduceInplace",
+_INPLACE_TYPES = {"AddLhsInplace", "GeluInplace", "ReluInplace", "ExpInplace", "SwishInplace", "GeluErfInplace", "ScaledAddLhsInplace", "ReplicatedAllReduceInplace",
                   "RemoteLoadInplace", "Accumulate", "AccumulateSquare", "AccumulateMean", "AccumulateMovingAverage",
                   "AccumulateMovingAverageSquare", "AccumulatorScale", "CopyVarUpdate"}
+#: reductions: FLOPs per input element
+_REDUCE_TYPES = {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceLogSumExp",
+                 "ReduceLogSum", "ReduceL1", "ReduceL2", "ArgMax", "ArgMin"}
 _VIEW_TYPES = {"Reshape", "ReshapeInplace", "Transpose", "Detach"}
 _COLLECTIVES = {"ReplicatedAllReduce", "ReplicatedAllReduceInplace", "ReplicatedReduceScatter", "ReplicatedAllGather"}
 
@@ -159,7 +170,7 @@ def _flops(op: Op) -> int:
     per = FLOPS_PER_ELEMENT.get(op.type, 0)
     if not per:
         return 0
-    if op.type in ("ReduceSum", "ReplicatedReduceScatter", "NllLossWithSoftmaxGrad"):
+    if op.type in ("ReduceSum", "ReplicatedReduceScatter", "NllLossWithSoftmaxGrad") or op.type in _REDUCE_TYPES:
         return per * _nelms(op.inputs[0].shape)
     if op.type == "AdamUpdater" and op.attrs.get("weight"):
         per += 2

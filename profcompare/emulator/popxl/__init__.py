@@ -69,6 +69,8 @@ from .transforms.autodiff import (
                      GradGraphInfo,
 )
 
+from . import kernels_ext  # noqa: E402,F401 - registers the numeric kernels of the extended ops
+
 #: always True: this popxl executes on the profcompare simulator, not on an IPU
 SIMULATED = True
 

@@ -320,5 +320,10 @@ def _grad_rule(op: Op, out_grads: list[Tensor | None], fwd: Callable[[Tensor], T
         return [dx, dy if y.dtype == g.dtype else ops.cast(dy, y.dtype)]
     if t == "Init":
         return []
+    from .grad_rules import GRAD_RULES
+
+    rule = GRAD_RULES.get(t)
+    if rule is not None:
+        return rule(op, out_grads, fwd)
     raise SimulatorNotImplementedError(not_implemented_message(f"autodiff of op {t} ({op.name})"))
 
