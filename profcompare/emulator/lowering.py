@@ -226,8 +226,10 @@ def _op_info(op: Op, gid: dict[Graph, str], aliases: dict[Tensor, Tensor]) -> Op
 def _buffer_info(buf: Any) -> RemoteBufferInfo:
     names = [v.name for v in sorted(buf._variables, key=lambda v: v._offset)]
     name = names[0] if names else f"remote_buffer_{buf.remote_buffer_id}"
+    held = tuple(v.id for v in sorted(buf._variables, key=lambda v: v._offset))
     return RemoteBufferInfo(id=buf.remote_buffer_id, name=name, shape=tuple(buf.tensor_shape),
-                            dtype=buf.tensor_dtype.name, entries=buf.entries, meta_shape=tuple(buf.meta_shape))
+                            dtype=buf.tensor_dtype.name, entries=buf.entries, meta_shape=tuple(buf.meta_shape),
+                            variables=held)
 
 
 def _expand(graph: Graph, path: tuple[str, ...], out: list[ExecStep], depth: int) -> None:

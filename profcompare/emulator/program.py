@@ -44,7 +44,8 @@ class TensorInfo:
     #               "remote" = remote/RTS variable living in a remote buffer (no tile memory);
     #               "constant"; "intermediate" (op outputs, graph inputs/outputs); "stream"
     meta_shape: tuple[int, ...] = ()  # full shape of a replica-sharded tensor, () otherwise
-    remote_buffer: int | None = None  # buffer id for storage == "remote"
+    remote_buffer: int | None = None  # buffer id for storage == "remote" (and, for the on-chip shard of a
+    #                                    popxl.replica_sharded_variable, the buffer it is loaded from / stored to)
     remote_offset: int | None = None  # entry of the remote buffer holding it (storage == "remote")
 
     @property
@@ -108,6 +109,7 @@ class RemoteBufferInfo:
     dtype: str
     entries: int
     meta_shape: tuple[int, ...] = ()  # full shape when replica-sharded
+    variables: tuple[str, ...] = ()  # ids of the variables it holds (or backs), by entry
 
     @property
     def sharded(self) -> bool:

@@ -50,6 +50,19 @@ def _adam_state_bytes(nelms: int, replicas: int) -> int:
     return per_replica * (2 + 4) + 4
 
 
+def _moments(nelms: int, replicas: int) -> tuple[int, int, int]:
+    """Bytes of the first moment, second moment and step of one parameter's Adam state."""
+    per_replica = math.ceil(nelms / replicas)
+    return per_replica * 2, per_replica * 4, 4
+
+
+def _copies_of_state(total: int, nelms: int, replicas: int) -> bool:
+    """Whether ``total`` is at least one whole copy of the state plus whole copies of moments."""
+    first, second, step = _moments(nelms, replicas)
+    return any(a * first + b * second + c * step == total
+               for a in range(1, 5) for b in range(1, 5) for c in range(1, 5))
+
+
 def _ledger_bytes(report: Report, parameter: str, role: str, location: str) -> int:
     led = report.ledger()
     rows = led[(led["parameter"] == parameter) & (led["role"] == role) & (led["location"] == location)]
@@ -115,6 +128,20 @@ def test_a_graph_called_for_two_weights_has_one_row_per_call(built):
 # -- the moves of each layout, from the program's facts ----------------------------------------
 
 
+def _state_variables(program) -> list[str]:
+    """Names of the program's optimizer-state variables (on chip or remote), from the program."""
+    return [t.name for t in program.tensors.values()
+            if t.graph == program.main_graph and t.storage in ("variable", "remote") and t.kind == "optimizer_state"]
+
+
+def _tile_state_bytes(report: Report, program, parameter: str) -> int:
+    """Tile memory of ``parameter``'s optimizer-state variables themselves (not their copies)."""
+    v = report.variables
+    rows = v[v["name"].isin(_state_variables(program)) & (v["parameter"] == parameter)]
+    assert set(rows["role"].astype(str)) <= {"optimizer_state"}
+    return int(rows["bytes"].sum())
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_adam_state_lives_where_the_layout_puts_it(built, variant):
     config, program, report = built[variant]
@@ -123,26 +150,34 @@ def test_adam_state_lives_where_the_layout_puts_it(built, variant):
     for parameter, nelms in _weights(program).items():
         shards = config["replicas"] if sharded_layout and _sharded(nelms, config) else 1
         expected = _adam_state_bytes(nelms, shards)
-        on_chip = _ledger_bytes(report, parameter, "optimizer_state", "always_live")
-        off_chip = _ledger_bytes(report, parameter, "optimizer_state", "streaming_memory")
-        assert (on_chip, off_chip) == ((0, expected) if remote else (expected, 0)), parameter
+        tile = _tile_state_bytes(report, program, parameter)
+        tile_rows = sum(_ledger_bytes(report, parameter, "optimizer_state", loc)
+                        for loc in ("always_live", "not_always_live"))
         staging = _ledger_bytes(report, parameter, "remote_staging", "not_always_live")
         if remote:
-            # loaded copies of the state: a whole number of copies of it live at once
-            assert staging >= expected and staging % expected == 0, parameter
+            assert _ledger_bytes(report, parameter, "optimizer_state", "streaming_memory") == expected, parameter
+            assert tile == tile_rows == 0, parameter
+            # loaded copies of the state: whole copies of its moments live at once
+            assert _copies_of_state(staging, nelms, shards), (parameter, staging)
         else:
+            assert tile == expected, parameter
+            # the state, plus any call-input copies of its moments live at the same time
+            assert _copies_of_state(tile_rows, nelms, shards), (parameter, tile_rows)
             assert staging == 0, parameter
 
 
 def test_tutorial_adam_state_totals(built):
-    def total(variant: str, role: str, location: str) -> int:
+    def streaming(variant: str) -> int:
         led = built[variant][2].ledger()
-        return int(led.loc[(led["role"] == role) & (led["location"] == location), "bytes"].sum())
+        return int(led.loc[(led["role"] == "optimizer_state") & (led["location"] == "streaming_memory"), "bytes"].sum())
 
-    assert total("onchip", "optimizer_state", "always_live") == 5_594_204
-    assert total("offchip", "optimizer_state", "streaming_memory") == 5_594_204
-    assert total("onchip-sharded", "optimizer_state", "always_live") == 1_398_620
-    assert total("offchip-sharded", "optimizer_state", "streaming_memory") == 1_398_620
+    def tile(variant: str) -> int:
+        _, program, report = built[variant]
+        return sum(_tile_state_bytes(report, program, p) for p in _weights(program))
+
+    assert tile("onchip") == 5_594_204 and tile("onchip-sharded") == 1_398_620
+    assert streaming("offchip") == 5_594_204 and streaming("offchip-sharded") == 1_398_620
+    assert tile("offchip") == tile("offchip-sharded") == 0
 
 
 @pytest.mark.parametrize("variant", ["onchip-sharded", "offchip-sharded"])
@@ -200,16 +235,20 @@ def test_ledger_moves_lead_with_the_optimizer_state(built, base, new):
     moves = diff.ledger_moves(n=None)
     for parameter, nelms in _weights(program).items():
         row = moves[(moves["parameter"] == parameter) & (moves["role"] == "optimizer_state")]
-        base_shards = config["replicas"] if base.endswith("-sharded") and _sharded(nelms, config) else 1
-        new_shards = config["replicas"] if new.endswith("-sharded") and _sharded(nelms, config) else 1
-        base_bytes, new_bytes = _adam_state_bytes(nelms, base_shards), _adam_state_bytes(nelms, new_shards)
-        base_loc = "streaming_memory" if base.startswith("offchip") else "always_live"
-        new_loc = "streaming_memory" if new.startswith("offchip") else "always_live"
-        if base_bytes == new_bytes and base_loc == new_loc:
+        shards = {side: config["replicas"] if variant.endswith("-sharded") and _sharded(nelms, config) else 1
+                  for side, variant in (("base", base), ("new", new))}
+        expected = {side: _adam_state_bytes(nelms, shards[side]) for side in shards}
+        if expected["base"] == expected["new"] and base.startswith("offchip") == new.startswith("offchip"):
             assert row.empty, parameter
             continue
         assert len(row) == 1, parameter
-        assert row[f"base_{base_loc}"].item() == base_bytes and row[f"new_{new_loc}"].item() == new_bytes
+        for side, variant in (("base", base), ("new", new)):
+            if variant.startswith("offchip"):
+                assert row[f"{side}_streaming_memory"].item() == expected[side], (parameter, side)
+                assert row[f"{side}_always_live"].item() + row[f"{side}_not_always_live"].item() == 0
+            else:
+                tile = row[f"{side}_always_live"].item() + row[f"{side}_not_always_live"].item()
+                assert _copies_of_state(tile, nelms, shards[side]), (parameter, side)
     # the largest weight's optimizer state is among the first moves
     top = moves.head(4)
     assert ((top["parameter"] == "fc1.weight") & (top["role"] == "optimizer_state")).any()

@@ -281,6 +281,14 @@ def _resolve(program: LoweredProgram, tr: _Trace, weights: set[str], variables: 
         else:
             owners = tr.owners.get(v, set())
             parameter_of_variable[v] = tensors[next(iter(owners))].name if len(owners) == 1 else ""
+    # the full variable of popxl.replica_sharded_variable lives only in its buffer; the program
+    # uses its on-chip shard, recorded with the same buffer and entry: the two are one parameter's
+    for v, info in variables.items():
+        if info.storage == "remote" and not parameter_of_variable[v]:
+            shards = [s for s, si in variables.items() if si.storage == "variable" and si.remote_buffer is not None
+                      and (si.remote_buffer, si.remote_offset) == (info.remote_buffer, info.remote_offset)]
+            if len(shards) == 1:
+                parameter_of_variable[v] = parameter_of_variable[shards[0]]
 
     def parameter_of(held: Iterable[str]) -> str:
         params = {parameter_of_variable.get(v, "") for v in held}
@@ -320,7 +328,9 @@ def _resolve(program: LoweredProgram, tr: _Trace, weights: set[str], variables: 
 
     buffers: dict[int, Attribution] = {}
     for buf in program.remote_buffers:
-        held = {v for v, info in variables.items() if info.remote_buffer == buf.id} or tr.buffer_stores.get(buf.id, set())
+        held = ({v for v in buf.variables if v in variables}
+                or {v for v, info in variables.items() if info.remote_buffer == buf.id}
+                or tr.buffer_stores.get(buf.id, set()))
         roles = {_BASE_ROLE.get(variables[v].kind, "other") if v in variables else "other" for v in held}
         whiches = {tr.which.get(v, "") for v in held}
         buffers[buf.id] = Attribution(
