@@ -99,10 +99,40 @@ def load(backend: str | None = None) -> Backend:
                    addons=_import(name, "addons"))
 
 
+def addons_generation(backend: str | None = None) -> str:
+    """Return the popxl-addons API generation workloads must speak: "3.0" (threshold API) or
+    "3.4" (replica groupings).
+
+    On the simulator it is the emulated one (``$PROFCOMPARE_SIM_ADDONS``, default 3.4); on the
+    SDK it is read from the installed popxl-addons: the parameters of
+    ``popxl_addons.rts.replica_sharded_spec`` (popxl-addons declares no version number). Raises
+    ProfcompareError for an unknown generation or an unrecognisable installed API."""
+    from profcompare.emulator.generation import UnknownGenerationError, current, from_parameters
+
+    name = resolve_backend(backend)
+    try:
+        if name == "sim":
+            return current()
+        import inspect
+
+        rts = _import_rts("sdk")
+        return from_parameters(inspect.signature(rts.replica_sharded_spec).parameters)
+    except UnknownGenerationError as exc:
+        raise ProfcompareError(str(exc)) from None
+
+
+def _import_rts(backend: str) -> ModuleType:
+    addons = _import(backend, "addons")
+    try:
+        return importlib.import_module(addons.__name__ + ".rts")
+    except ImportError as exc:
+        raise SdkUnavailableError(f"cannot import {addons.__name__}.rts ({exc}): {_HINT}") from exc
+
+
 def __getattr__(attr: str) -> ModuleType:
     if attr in _SIM_MODULES:
         return _import(resolve_backend(None), attr)
     raise AttributeError(f"module 'profcompare.sdk' has no attribute {attr!r}")
 
 
-__all__ = ["BACKENDS", "ENV_VAR", "Backend", "load", "resolve_backend", "sdk_available"]
+__all__ = ["BACKENDS", "ENV_VAR", "Backend", "addons_generation", "load", "resolve_backend", "sdk_available"]

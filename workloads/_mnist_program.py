@@ -1,14 +1,28 @@
 """The MNIST training programs, written as popxl / popxl-addons code.
 
 This module reads like code for the Poplar SDK: apart from the import of ``profcompare.sdk``
-it would run unchanged on real popxl and popxl-addons (Gen A, threshold API). It deliberately
-does not use ``from __future__ import annotations``: popxl decides which graph inputs are
-passed by reference from the *object* ``popxl.TensorByRef`` in the signature of ``build``.
+it is meant to run unchanged on real popxl with either popxl-addons generation (unverified on
+hardware; see docs/sdk-path.md). It speaks the generation it finds (``sdk.addons_generation()``:
+the installed popxl-addons on the SDK, the emulated one on the simulator):
+
+- ``3.0`` (popxl-addons up to sdk-release-3.0, the tutorial's threshold API):
+  ``rts.replica_sharded_spec(t, threshold=)``, ``rts.reduce_replica_sharded_graph(ts, "mean",
+  threshold=)``, ``named_variable_buffers(facts, entries, sharded_threshold=)``;
+- ``3.4`` (sdk-release-3.1 to 3.4, replica groupings): the threshold rule becomes one
+  ReplicaGrouping per variable (all replicas when sharded, ``group_size=1`` when not):
+  ``replica_sharded_spec(t, shard_over=)``, ``reduce_replica_sharded_graph(ts, "mean",
+  shard_groups=NamedReplicaGrouping, replica_group=)``, ``named_variable_buffers(facts, entries,
+  shard_over_dict=False)``.
+
+Both give the same layout. It deliberately does not use ``from __future__ import annotations``:
+popxl decides which graph inputs are passed by reference from the *object* ``popxl.TensorByRef``
+in the signature of ``build``.
 
 Variants (see ``workloads.mnist``):
 - ``onchip``: gradients all-reduced (mean) in place, Adam state as on-chip variables.
-- ``onchip-sharded``: gradients reduce-scattered, weights sliced, Adam state on chip with the
-  shard shape, updated shards all-gathered back into the full weights.
+- ``onchip-sharded``: gradients reduce-scattered, weights sliced, sharded Adam state held on chip
+  as the shards of ``popxl.replica_sharded_variable`` (each also has a Streaming Memory buffer,
+  used only by WeightsFromHost / WeightsToHost), updated shards all-gathered into the weights.
 - ``offchip``: Adam state in remote buffers (unsharded), loaded, updated and stored per variable.
 - ``offchip-sharded``: as ``offchip`` with replicated tensor sharding of state, grads and weights.
 Tensors are sharded when ``nelms >= sharded_threshold`` and ``nelms % replicas == 0``.
@@ -21,9 +35,9 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from profcompare.sdk import addons, ops, popxl
+from profcompare.sdk import addons, addons_generation, ops, popxl
 
-# popxl_addons.rts is a submodule the package does not import itself
+# the rts helpers are not exported at popxl_addons' top level (in either generation)
 rts = importlib.import_module(addons.__name__ + ".rts")
 
 IMAGE_SHAPE = (28, 28)
@@ -127,32 +141,70 @@ def _is_sharded(t: Any, threshold: int, replicas: int) -> bool:
     return replicas > 1 and t.nelms >= threshold and t.nelms % replicas == 0
 
 
+def _shard_grouping(sharded: bool) -> Any:
+    """The 3.4 spelling of the threshold rule for one tensor: shard over all replicas, or not."""
+    ir = popxl.gcg().ir
+    return ir.replica_grouping() if sharded else ir.replica_grouping(group_size=1)
+
+
 def _state_prefix(key: str) -> str:
     # names each variable's Adam state after it ("adam.fc1.weight.first_order") rather than
     # leaving popxl's suffixed "first_order__t127", so reports of different layouts line up
     return f"adam.{key}"
 
 
+def _onchip_state(facts: Any, prefix: str) -> Any:
+    """On-chip variables for ``facts`` (sorted by key, named ``prefix.key``). A sharded factory's
+    state is held as the shard of ``popxl.replica_sharded_variable`` (popxl-addons' ``init()``
+    would make a full-shape variable, which a sharded graph input refuses)."""
+    state = {}
+    for key, factory in sorted(facts.to_dict().items()):
+        name = f"{prefix}.{key}"
+        if factory.meta_shape:
+            _, state[key] = popxl.replica_sharded_variable(factory.next_data(), factory.dtype, name)
+        else:
+            state[key] = factory.create_tensor(name)
+    return addons.NamedTensors.from_dict(state)
+
+
 def _onchip_step(key: str, var: Any, grad: Any, optimizer: Adam, lr: float) -> None:
     facts, graph = optimizer.create_graph(var, grad.spec, lr=lr, weight_decay=0.0, bias_correction=True)
-    graph.bind(facts.init(_state_prefix(key))).call(var, grad)
+    graph.bind(_onchip_state(facts, _state_prefix(key))).call(var, grad)
 
 
-def _offchip_step(key: str, var: Any, grad: Any, optimizer: Adam, lr: float, threshold: int) -> None:
-    facts, graph = optimizer.create_graph(
-        rts.replica_sharded_spec(var, threshold=threshold),
-        rts.replica_sharded_spec(grad, threshold=threshold),
-        lr=lr,
-        weight_decay=0.0,
-        bias_correction=True,
-    )
-    buffers = addons.named_variable_buffers(facts, entries=1, sharded_threshold=threshold)
+def _offchip_step(key: str, var: Any, grad: Any, optimizer: Adam, lr: float, threshold: int, sharded: bool,
+                  generation: str) -> None:
+    if generation == "3.0":
+        var_spec = rts.replica_sharded_spec(var, threshold=threshold)
+        grad_spec = rts.replica_sharded_spec(grad, threshold=threshold)
+    else:
+        var_spec = rts.replica_sharded_spec(var, shard_over=_shard_grouping(sharded))
+        grad_spec = rts.replica_sharded_spec(grad, shard_over=_shard_grouping(sharded))
+    facts, graph = optimizer.create_graph(var_spec, grad_spec, lr=lr, weight_decay=0.0, bias_correction=True)
+    # every factory keeps its own sharding (sharded ones carry meta_shape and get shard buffers):
+    # 3.4 says so with shard_over_dict=False, 3.0 with a threshold no factory reaches
+    if generation == "3.0":
+        buffers = addons.named_variable_buffers(facts, entries=1, sharded_threshold=NEVER_SHARD)
+    else:
+        buffers = addons.named_variable_buffers(facts, entries=1, shard_over_dict=False)
     load_graph, names = addons.load_remote_graph(buffers, entries=1)
     store_graph = addons.store_remote_graph(buffers, entries=1)
     facts.init_remote(buffers, 0, _state_prefix(key))
     state = addons.NamedTensors.pack(names, load_graph.call(0))
     graph.bind(state).call(var, grad)
     store_graph.bind(state).call(0)
+
+
+def _reduce_graph(grads: Any, sharded_keys: Any, threshold: int, generation: str) -> Any:
+    """The tutorial's gradient reduction: sharded tensors become mean-reduced shards, the rest are
+    mean-all-reduced."""
+    if generation == "3.0":
+        return rts.reduce_replica_sharded_graph(grads, "mean", threshold=threshold)
+    named_replica_grouping = importlib.import_module(addons.__name__ + ".named_replica_grouping")
+    groups = named_replica_grouping.NamedReplicaGrouping.from_dict(
+        {key: _shard_grouping(key in sharded_keys) for key in grads.named_tensors})
+    return rts.reduce_replica_sharded_graph(grads, "mean", shard_groups=groups,
+                                            replica_group=popxl.gcg().ir.replica_grouping())
 
 
 def build_program(variant: str, config: Dict[str, Any]) -> TrainingProgram:
@@ -165,6 +217,7 @@ def build_program(variant: str, config: Dict[str, Any]) -> TrainingProgram:
     sharded = variant.endswith("-sharded")
     threshold = int(config["sharded_threshold"]) if sharded else NEVER_SHARD
     rng = np.random.default_rng(int(config["seed"]))
+    generation = addons_generation()
 
     ir = popxl.Ir()
     ir.replication_factor = replicas
@@ -216,18 +269,18 @@ def build_program(variant: str, config: Dict[str, Any]) -> TrainingProgram:
                 # the tutorial's off-chip path (also used for onchip-sharded): tensors at or
                 # above the threshold become mean-reduced shards, the rest mean-all-reduced
                 grads = addons.NamedTensors.from_dict(grads_by_key)
-                reduce_graph, names = rts.reduce_replica_sharded_graph(grads, "mean", threshold=threshold)
+                sharded_keys = {key for key, var in full_vars.items() if _is_sharded(var, threshold, replicas)}
+                reduce_graph, names = _reduce_graph(grads, sharded_keys, threshold, generation)
                 grads_by_key = dict(zip(names, reduce_graph.bind(grads).call()))
                 opt_vars = {}
                 for key, var in full_vars.items():
-                    opt_vars[key] = (
-                        ops.collectives.replica_sharded_slice(var) if _is_sharded(var, threshold, replicas) else var
-                    )
+                    opt_vars[key] = ops.collectives.replica_sharded_slice(var) if key in sharded_keys else var
 
             optimizer = Adam(cache=True)
             for key in sorted(opt_vars):
                 if remote:
-                    _offchip_step(key, opt_vars[key], grads_by_key[key], optimizer, lr, threshold)
+                    _offchip_step(key, opt_vars[key], grads_by_key[key], optimizer, lr, threshold,
+                                  bool(opt_vars[key].meta_shape), generation)
                 else:
                     _onchip_step(key, opt_vars[key], grads_by_key[key], optimizer, lr)
             if counter is not None:

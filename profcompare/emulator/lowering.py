@@ -51,7 +51,7 @@ import numpy as np
 
 from profcompare.emulator.popxl.graph import Graph, Op
 from profcompare.emulator.popxl.ir import Ir
-from profcompare.emulator.popxl.tensor import Constant, Tensor, Variable
+from profcompare.emulator.popxl.tensor import Constant, Tensor, Variable, _ReplicaShard
 from profcompare.emulator.program import (
     ExecStep,
     GraphInfo,
@@ -142,6 +142,10 @@ def _tensor_info(t: Tensor, graph_id: str, kind: str, is_stream: bool) -> Tensor
         storage = "stream"
     elif isinstance(t, Variable):
         storage = "remote" if t._remote_buffer is not None else "variable"
+    elif isinstance(t, _ReplicaShard):
+        # replica_sharded_variable's shard: on chip, shard shape, meta_shape full; its buffer
+        # (entry 0) is where WeightsFromHost loads it from and WeightsToHost stores it
+        storage = "variable"
     elif isinstance(t, Constant):
         storage = "constant"
     else:
@@ -152,6 +156,8 @@ def _tensor_info(t: Tensor, graph_id: str, kind: str, is_stream: bool) -> Tensor
         entry = int(t._offset)
         if t._sharded:
             shape, meta = tuple(t._remote_buffer.tensor_shape), tuple(t.shape)
+    if isinstance(t, _ReplicaShard):
+        buf, entry = t._full._remote_buffer.remote_buffer_id, 0
     return TensorInfo(id=t.id, name=t.name, graph=graph_id, shape=shape, dtype=t.dtype.name, kind=kind,
                       storage=storage, meta_shape=meta, remote_buffer=buf, remote_offset=entry)
 
@@ -257,7 +263,10 @@ def _call_sites(graphs: list[Graph]) -> dict[Graph, list[Op]]:
 def _variable_roles(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[Op]],
                     aliases: dict[Op, dict[Tensor, Tensor]]) -> dict[Variable, set[str]]:
     """Roles of every variable, following aliases, call sites and remote loads to its uses."""
-    origins: dict[Tensor, set[Variable]] = {v: {v} for v in ir._variables}
+    # the shards of replica_sharded_variable are on-chip state of their own (their full
+    # variable only lives in its buffer), so they are origins like variables
+    on_chip_state = (*ir._variables, *ir._replica_shards)
+    origins: dict[Tensor, set[Variable]] = {v: {v} for v in on_chip_state}
     by_entry: dict[tuple[int, int], set[Variable]] = {}
     by_buffer: dict[int, set[Variable]] = {}
     for v in ir._variables:
@@ -296,7 +305,7 @@ def _variable_roles(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[Op
                         add(p, origins.get(go, set()))
         if not changed:
             break
-    roles: dict[Variable, set[str]] = {v: set() for v in ir._variables}
+    roles: dict[Variable, set[str]] = {v: set() for v in on_chip_state}
     for g in graphs:
         for op in g._ops:
             for idx, t in enumerate(op.inputs):
@@ -306,6 +315,8 @@ def _variable_roles(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[Op
                 if role:
                     for v in origins.get(t, ()):
                         roles[v].add(role)
+    for shard in ir._replica_shards:
+        roles[shard._full] |= roles[shard]  # the full variable holds what its shard holds
     return roles
 
 
@@ -342,7 +353,7 @@ def _tensor_kinds(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[Op]]
                 kinds[t] = "stream"
             elif isinstance(t, Constant):
                 kinds[t] = "constant"
-            elif isinstance(t, Variable):
+            elif isinstance(t, (Variable, _ReplicaShard)):
                 kinds[t] = _variable_kind(t, roles[t])
             else:
                 kinds[t] = "activation"

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from profcompare.emulator.popxl_addons import DotTree, NamedTensors
+from profcompare.emulator.popxl_addons import NamedTensors
+from profcompare.emulator.popxl_addons.dot_tree import DotTree
 
 
 @dataclass(frozen=True)

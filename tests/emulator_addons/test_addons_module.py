@@ -157,5 +157,3 @@ def test_print_schedule_is_readable() -> None:
 def test_outside_the_subset_names_the_api() -> None:
     with pytest.raises(NotImplementedError, match="popxl_addons.phased_execution"):
         addons.phased_execution  # noqa: B018
-    with pytest.raises(NotImplementedError, match="replica_grouping"):
-        addons.VariableFactory(lambda: np.zeros(2), replica_grouping=object())

@@ -6,11 +6,19 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
+import pytest
 
 from profcompare.emulator import popxl
 from profcompare.emulator import popxl_addons as addons
 from profcompare.emulator.popxl import ops
 from profcompare.emulator.popxl_addons import NamedTensors
+
+
+@pytest.fixture(autouse=True)
+def _threshold_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    # these tests are written in the 3.0 (threshold) API; tests/emulator_addons/test_addons_generations.py
+    # covers 3.4
+    monkeypatch.setenv("PROFCOMPARE_SIM_ADDONS", "3.0")
 
 
 class AddWeight(addons.Module):

@@ -1,4 +1,4 @@
-"""Replicated tensor sharding helpers and remote buffers with the threshold rule."""
+"""Replicated tensor sharding helpers and remote buffers with the threshold rule (popxl-addons 3.0)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ import pytest
 from profcompare.emulator import popxl
 from profcompare.emulator import popxl_addons as addons
 from profcompare.emulator.popxl import ops
-from profcompare.emulator.popxl_addons.rts import reduce_replica_sharded_graph, replica_sharded_spec
+from profcompare.emulator.popxl_addons import rts
+
+
+@pytest.fixture(autouse=True)
+def _threshold_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    # these tests are written in the 3.0 (threshold) API; tests/emulator_addons/test_addons_generations.py
+    # covers 3.4
+    monkeypatch.setenv("PROFCOMPARE_SIM_ADDONS", "3.0")
 
 
 def test_replica_sharded_spec_threshold_rule() -> None:
@@ -21,15 +28,15 @@ def test_replica_sharded_spec_threshold_rule() -> None:
         small = popxl.variable(np.zeros((10,), np.float32))
         odd = popxl.variable(np.zeros((1026,), np.float32))
         shard = ops.collectives.replica_sharded_slice(big)
-        assert replica_sharded_spec(big, threshold=512) == popxl.TensorSpec((256,), popxl.float32, (32, 32))
-        assert replica_sharded_spec(big, threshold=1025) == big.spec
-        assert replica_sharded_spec(small, threshold=4) == small.spec  # 10 % 4 != 0
-        assert replica_sharded_spec(odd, threshold=512) == odd.spec
-        assert replica_sharded_spec(shard, threshold=1) == shard.spec  # already sharded
+        assert rts.replica_sharded_spec(big, threshold=512) == popxl.TensorSpec((256,), popxl.float32, (32, 32))
+        assert rts.replica_sharded_spec(big, threshold=1025) == big.spec
+        assert rts.replica_sharded_spec(small, threshold=4) == small.spec  # 10 % 4 != 0
+        assert rts.replica_sharded_spec(odd, threshold=512) == odd.spec
+        assert rts.replica_sharded_spec(shard, threshold=1) == shard.spec  # already sharded
     single = popxl.Ir()
     with single.main_graph:
         t = popxl.variable(np.zeros((32, 32), np.float32))
-        assert replica_sharded_spec(t, threshold=1) == t.spec
+        assert rts.replica_sharded_spec(t, threshold=1) == t.spec
 
 
 def test_named_variable_buffers_rules() -> None:
@@ -67,7 +74,7 @@ def test_reduce_replica_sharded_graph_scatters_large_and_all_reduces_small() -> 
         grads = addons.NamedTensors.from_dict(
             {"small": ops.host_load(small_stream, "small"), "big": ops.host_load(big_stream, "big")}
         )
-        graph, names = reduce_replica_sharded_graph(grads, "mean", threshold=512)
+        graph, names = rts.reduce_replica_sharded_graph(grads, "mean", threshold=512)
         outputs = graph.bind(grads).call()
         streams = [addons.host_store(t) for t in outputs]
     assert names == ["big", "small"]
@@ -78,12 +85,3 @@ def test_reduce_replica_sharded_graph_scatters_large_and_all_reduces_small() -> 
     mean_big = big_host.mean(axis=0).reshape(replicas, -1)  # replica r holds slice r
     np.testing.assert_allclose(out[streams[0]], mean_big, rtol=1e-6)
     np.testing.assert_allclose(out[streams[1]], np.broadcast_to(small_host.mean(axis=0), (replicas, 10)), rtol=1e-6)
-
-
-@pytest.mark.parametrize("api", ["shard_groups", "replica_group"])
-def test_gen_b_arguments_are_outside_the_subset(api: str) -> None:
-    ir = popxl.Ir()
-    with ir.main_graph:
-        t = addons.NamedTensors.from_dict({"a": popxl.variable(np.zeros(4, np.float32))})
-        with pytest.raises(NotImplementedError, match="reduce_replica_sharded_graph"):
-            reduce_replica_sharded_graph(t, "mean", threshold=1, **{api: object()})

@@ -72,6 +72,19 @@ class DeviceState:
                 self.variables[v] = np.zeros((r, *v.shape), v.dtype.as_numpy())
         for bid, buf in ir._remote_buffers.items():
             self.buffers[bid] = np.zeros((r, buf.entries, *buf.tensor_shape), buf.tensor_dtype.as_numpy())
+        # the on-chip shards of replica_sharded_variable (filled from their buffers by weights_from_host)
+        self.shards: dict[Tensor, np.ndarray] = {
+            t: np.zeros((r, *t.shape), t.dtype.as_numpy()) for t in ir._replica_shards}
+
+    def load_shards(self) -> None:
+        """The WeightsFromHost remote loads: each replica shard from entry 0 of its buffer."""
+        for t, arr in self.shards.items():
+            arr[...] = self.buffers[t._full._remote_buffer.remote_buffer_id][:, 0]
+
+    def store_shards(self) -> None:
+        """The WeightsToHost remote stores: each replica shard into entry 0 of its buffer."""
+        for t, arr in self.shards.items():
+            self.buffers[t._full._remote_buffer.remote_buffer_id][:, 0] = arr
 
 
 class _UnionFind:
@@ -136,6 +149,8 @@ class CompiledGraph:
                     self.kernels.append(_fresh_copy(s, data))
                 else:
                     self.template[s] = data
+            elif t in executor.state.shards:
+                self.template[s] = executor.state.shards[t]
             elif isinstance(t, Variable):
                 if t._remote_buffer is None:
                     self.template[s] = executor.state.variables[t]
@@ -644,10 +659,12 @@ def _remote_store(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
 @_kernel("Call")
 def _call(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     callee = ex.compiled(op.attrs["called_graph"])
-    by_ref = op.attrs["called_graph"]._by_ref_inputs
+    # by-ref inputs are in op.modified from the start; set_parent_input_modified adds others:
+    # those are passed as the parent's own array, so the callee's in-place changes reach it
+    modified = set(op.modified)
     ins = []
     for i, (pt, gt) in enumerate(zip(op.inputs, callee.graph._inputs)):
-        copy = gt not in by_ref and callee.mutated_inputs[i]
+        copy = pt not in modified and callee.mutated_inputs[i]
         ins.append((callee.slot[gt], cg.slot[pt], copy))
     outs = [(gs, cg.slot[pt], copy) for gs, pt, copy in zip(callee.output_slots, op.outputs, callee.output_copy)]
     template = callee.template

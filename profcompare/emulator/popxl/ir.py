@@ -45,6 +45,7 @@ class Ir:
         self._d2h_streams: list[Any] = []
         self._remote_buffers: dict[int, Any] = {}
         self._variables: list[Variable] = []
+        self._replica_shards: list[Tensor] = []  # on-chip shards of popxl.replica_sharded_variable
         self._main = Graph(self, "")
         self._graphs[""] = self._main
         self.replication_factor = replication  # type: ignore[assignment]

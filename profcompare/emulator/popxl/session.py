@@ -68,6 +68,7 @@ class Session:
         self._executor = Executor(ir, self._state)
         self._host: dict[Variable, np.ndarray] = {v: np.array(v._host_data) for v in ir._variables}
         self._attached = False
+        self._was_attached_stack: list[bool] = []
         self._host_stale = False
         self._expected = [s for s in ir._h2d_streams if s in ir.get_all_h2d_streams()]
 
@@ -112,15 +113,20 @@ class Session:
 
     # --- attach / detach -----------------------------------------------------------------------
     def __enter__(self) -> Session:
-        if self._attached:
-            raise ValueError("The session is already attached (nested `with session:`)")
-        self._attached = True
-        self.weights_from_host()
+        # as popxl: only the context that attaches does weights_from_host; a nested
+        # ``with session:`` (already attached) changes nothing, and its exit does not detach
+        self._was_attached_stack.append(self._attached)
+        if not self._attached:
+            self._attached = True
+            self.weights_from_host()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object = None, *exc: object) -> None:
+        was_attached = self._was_attached_stack.pop() if self._was_attached_stack else False
+        if was_attached or not self._attached:
+            return
         try:
-            if self.weights_to_host_on_exit:
+            if exc_type is None and self.weights_to_host_on_exit:
                 self.weights_to_host()
         finally:
             self._attached = False
@@ -136,11 +142,13 @@ class Session:
         self._need_attached("weights_from_host")
         for v in self._ir._variables:
             self._to_device(v)
+        self._state.load_shards()
         self._host_stale = False
 
     def weights_to_host(self) -> None:
         """Copy every variable's device value (replica 0 of each group) to the host."""
         self._need_attached("weights_to_host")
+        self._state.store_shards()
         for v in self._ir._variables:
             self._host[v] = self._from_device(v)
         self._host_stale = False
@@ -237,6 +245,8 @@ class Session:
             self._host[v] = arr
             if self._attached:
                 self._to_device(v)
+        if self._attached and checked:
+            self._state.load_shards()  # popxl runs the whole WeightsFromHost program again
 
     # --- running -------------------------------------------------------------------------------
     def create_host_outputs(self) -> dict[DeviceToHostStream, np.ndarray]:

@@ -521,9 +521,41 @@ def _attach_remote(v: Variable, buffer: RemoteBuffer, offset: int, sharded: bool
     buffer._variables.append(v)
 
 
-def replica_sharded_variable(*args: Any, **kwargs: Any) -> Any:
-    """Outside the simulated subset (the MNIST workloads use remote RTS variables instead)."""
-    raise SimulatorNotImplementedError(not_implemented_message("popxl.replica_sharded_variable"))
+class _ReplicaShard(Tensor):
+    """The on-chip shard returned by :func:`replica_sharded_variable`: a main-graph tensor (not a
+    Variable) with the shard shape and ``meta_shape`` = the full shape, loaded from entry 0 of its
+    buffer by weights_from_host and stored back by weights_to_host."""
+
+    __slots__ = ("_full",)
+    _full: Variable
+
+    def __repr__(self) -> str:
+        return f"Tensor[{self._id} {self._dtype} {self._shape}]"  # a plain popxl Tensor to users
+
+
+def replica_sharded_variable(data: Any, dtype: dtypes.dtype | None = None, name: str | None = None,
+                             downcast: bool = True, replica_grouping: ReplicaGrouping | None = None,
+                             shard_over: int | None = None, retrieval_mode: str | None = "one_per_group",
+                             log2_scale: Any = None, nan_on_overflow: Any = None) -> tuple[Variable, Tensor]:
+    """Return ``(full variable, shard)``: a replica-sharded buffer (``replica_sharded_buffer``), a
+    remote replica-sharded variable of the FULL data at its entry 0, and the shard every replica
+    holds on chip (named ``<name>_rts``, shape ``(ceil(nelms / shard_over),)``, meta_shape = the
+    full shape). As in popxl, the shard is loaded from the buffer in the WeightsFromHost program
+    and stored back in WeightsToHost; use the shard in the program and the full variable only
+    with the Session's get/write data methods."""
+    from .remote_buffer import replica_sharded_buffer
+
+    _check_fp8(log2_scale, nan_on_overflow, "popxl.replica_sharded_variable")
+    arr = dtypes.to_numpy(data, dtype, downcast)
+    buffer_dtype = dtype if dtype is not None else dtypes.dtype.as_dtype(arr.dtype)
+    buffer = replica_sharded_buffer(arr.shape, buffer_dtype, replica_grouping, shard_over)
+    var = remote_replica_sharded_variable(arr, buffer, 0, dtype, name, downcast, replica_grouping, retrieval_mode)
+    main = var.ir.main_graph
+    shard = _ReplicaShard._create(main, main._create_tensor_id(var.name + "_rts"), buffer.tensor_shape,
+                                  buffer.tensor_dtype, buffer.meta_shape)
+    shard._full = var
+    var.ir._replica_shards.append(shard)
+    return var, shard
 
 
 __all__ = [

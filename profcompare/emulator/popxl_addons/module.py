@@ -13,6 +13,7 @@ from typing import Any
 
 from profcompare.emulator.popxl_addons import variable_factory as _vf
 from profcompare.emulator.popxl_addons._compat import popxl
+from profcompare.emulator.popxl_addons._generation import Generational
 from profcompare.emulator.popxl_addons.graph import GraphWithNamedArgs
 from profcompare.emulator.popxl_addons.graph_cache import GraphCache
 from profcompare.emulator.popxl_addons.named_tensors import NamedTensors
@@ -43,6 +44,56 @@ def _scoped_build(build: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _module_init_30(self: Module, cache: bool = False) -> None:
+    _module_setup(self, cache)
+
+
+def _module_init_34(self: Module, cache: bool = False, grad_inlining_error: str = "error") -> None:
+    if grad_inlining_error not in ("error", "warning", "none"):
+        raise ValueError(f"grad_inlining_error should be one of 'error', 'warning', 'none'. Not: {grad_inlining_error}")
+    _module_setup(self, cache)
+    object.__setattr__(self, "grad_inlining_error", grad_inlining_error)
+
+
+def _module_setup(self: Module, cache: Any) -> None:
+    object.__setattr__(self, "_variable_factories", NamedVariableFactories())
+    object.__setattr__(self, "_named_inputs", NamedTensors())
+    object.__setattr__(self, "_name_scope", None)
+    object.__setattr__(self, "_in_scope", False)
+    # as popxl-addons: any true ``cache`` gives the module a cache of its own
+    object.__setattr__(self, "_cache", GraphCache() if cache else None)
+
+
+def _add_variable_input_30(self: Module, name: str, data_iter: _vf.DataIter, dtype: Any = None, by_ref: bool = False,
+                           replica_grouping: Any = None) -> Any:
+    tensor, factory = _vf.add_variable_input(name, data_iter, dtype, by_ref, replica_grouping)
+    self._record(name, tensor, factory)
+    return tensor
+
+
+def _add_variable_input_34(self: Module, name: str, data_iter: _vf.DataIter, dtype: Any = None, by_ref: bool = False,
+                           replica_grouping: Any = None, overwrite: bool = False) -> Any:
+    tensor, factory = _vf.add_variable_input(name, data_iter, dtype, by_ref, replica_grouping)
+    self._record(name, tensor, factory, overwrite)
+    return tensor
+
+
+def _add_sharded_30(self: Module, name: str, data_iter: _vf.DataIter, dtype: Any = None, by_ref: bool = False,
+                    replica_grouping: Any = None) -> Any:
+    tensor, factory = _vf.add_replica_sharded_variable_input.resolve("3.0")(name, data_iter, dtype, by_ref,
+                                                                           replica_grouping)
+    self._record(name, tensor, factory)
+    return tensor
+
+
+def _add_sharded_34(self: Module, name: str, data_iter: _vf.DataIter, dtype: Any = None, by_ref: bool = False,
+                    replica_grouping: Any = None, shard_over: int | None = None) -> Any:
+    tensor, factory = _vf.add_replica_sharded_variable_input.resolve("3.4")(name, data_iter, dtype, by_ref,
+                                                                           replica_grouping, shard_over)
+    self._record(name, tensor, factory)
+    return tensor
+
+
 class Module(_Base):  # type: ignore[misc, valid-type]
     """Base class of layers built into popxl graphs (popxl-addons Gen A ``Module``)."""
 
@@ -52,16 +103,10 @@ class Module(_Base):  # type: ignore[misc, valid-type]
         if build is not None and not getattr(build, "_profcompare_scoped", False):
             cls.build = _scoped_build(build)  # type: ignore[method-assign]
 
-    def __init__(self, cache: bool | GraphCache | None = False) -> None:
-        object.__setattr__(self, "_variable_factories", NamedVariableFactories())
-        object.__setattr__(self, "_named_inputs", NamedTensors())
-        object.__setattr__(self, "_name_scope", None)
-        object.__setattr__(self, "_in_scope", False)
-        if isinstance(cache, GraphCache):
-            graph_cache: GraphCache | None = cache
-        else:
-            graph_cache = GraphCache() if cache else None
-        object.__setattr__(self, "_cache", graph_cache)
+    __init__ = Generational("__init__", {"3.0": _module_init_30, "3.4": _module_init_34}, {
+        "3.0": "Module(cache=False); grad_inlining_error arrived in sdk-release-3.1",
+        "3.4": "Module(cache=False, grad_inlining_error='error')",
+    })
 
     def __setattr__(self, name: str, value: Any) -> None:
         if isinstance(value, Module):
@@ -79,23 +124,18 @@ class Module(_Base):  # type: ignore[misc, valid-type]
         return self.build(*args, **kwargs)
 
     # ----- variable inputs -----
-    def add_variable_input(
-        self, name: str, data_iter: _vf.DataIter, dtype: Any = None, by_ref: bool = False, replica_grouping: Any = None
-    ) -> Any:
-        """Return a new graph input of the graph being built, recorded (with its factory) under
-        ``name`` so that it becomes a named arg ``<scope>.name``."""
-        tensor, factory = _vf.add_variable_input(name, data_iter, dtype, by_ref, replica_grouping)
-        self._record(name, tensor, factory)
-        return tensor
-
-    def add_replica_sharded_variable_input(
-        self, name: str, data_iter: _vf.DataIter, dtype: Any = None, by_ref: bool = False, replica_grouping: Any = None
-    ) -> Any:
-        """Like :meth:`add_variable_input` for a replica-sharded variable: the graph input is the
-        shard ``(nelms // replicas,)`` with ``meta_shape`` = the full shape; the factory makes full data."""
-        tensor, factory = _vf.add_replica_sharded_variable_input(name, data_iter, dtype, by_ref, replica_grouping)
-        self._record(name, tensor, factory)
-        return tensor
+    add_variable_input = Generational("add_variable_input", {"3.0": _add_variable_input_30,
+                                                             "3.4": _add_variable_input_34}, {
+        "3.0": "add_variable_input(name, data_iter, dtype=None, by_ref=False, replica_grouping=None)",
+        "3.4": "add_variable_input(name, data_iter, dtype=None, by_ref=False, replica_grouping=None, overwrite=False)",
+    })
+    add_replica_sharded_variable_input = Generational(
+        "add_replica_sharded_variable_input", {"3.0": _add_sharded_30, "3.4": _add_sharded_34}, {
+            "3.0": "add_replica_sharded_variable_input(name, data_iter, dtype=None, by_ref=False, "
+                   "replica_grouping=None); shard_over arrived in sdk-release-3.1",
+            "3.4": "add_replica_sharded_variable_input(name, data_iter, dtype=None, by_ref=False, "
+                   "replica_grouping=None, shard_over=None)",
+        })
 
     def add_variable_inputs(self, name: str, factories: NamedVariableFactories) -> NamedTensors:
         """Return graph inputs for every factory of ``factories``, recorded under ``name.``."""
@@ -106,9 +146,9 @@ class Module(_Base):  # type: ignore[misc, valid-type]
             tensors[key] = tensor
         return NamedTensors.from_dict(tensors)
 
-    def _record(self, name: str, tensor: Any, factory: _vf.VariableFactory) -> None:
-        self._variable_factories.insert(name, factory)
-        self._named_inputs.insert(name, tensor)
+    def _record(self, name: str, tensor: Any, factory: _vf.VariableFactory, overwrite: bool = False) -> None:
+        self._variable_factories.insert(name, factory, overwrite)
+        self._named_inputs.insert(name, tensor, overwrite)
 
     # ----- graphs -----
     def create_graph(self, *args: Any, **kwargs: Any) -> tuple[NamedVariableFactories, GraphWithNamedArgs]:

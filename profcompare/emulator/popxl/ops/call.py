@@ -78,8 +78,7 @@ class CallSiteInfo:
                 return self._op.outputs[i]
         hint = ""
         if graph_tensor in g._outputs:
-            hint = (" It became an output of the graph after this call site was created; create the "
-                    "gradient graph (autodiff) before calling the forward graph.")
+            hint = " It became an output of the graph (popxl.graph_output) after this call site was created."
         raise ValueError(f"Tensor {graph_tensor.id} is not an input or output of the call site of "
                          f"graph {g.name!r}.{hint}")
 
@@ -92,9 +91,11 @@ class CallSiteInfo:
                          f"graph {self.called_graph.name!r}")
 
     def set_parent_input_modified(self, parent_tensor: Tensor, infer_modified_regions: bool = False) -> None:
-        """Mark a parent input as modified by the call (as by-ref inputs are)."""
-        if parent_tensor not in self._op.inputs:
-            raise ValueError(f"{parent_tensor.id} is not an input of this call site")
+        """Mark a parent input as modified by the call (as by-ref inputs are): an in-place
+        change the called graph makes to the matching graph input then reaches ``parent_tensor``.
+        """
+        if not isinstance(parent_tensor, Tensor) or parent_tensor not in self._op.inputs:
+            raise ValueError(f"{getattr(parent_tensor, 'id', parent_tensor)} is not an input of this call site")
         if parent_tensor not in self._op.modified:
             self._op.modified.append(parent_tensor)
 
@@ -158,9 +159,11 @@ def call_with_info(graph: Graph, *inputs: Any, inputs_dict: Mapping[Tensor, Any]
         raise SimulatorNotImplementedError(not_implemented_message("popxl.ops.call with unconnected graph inputs"))
     for i, pt in connected.items():
         gt = g_inputs[i]
-        if pt.shape != gt.shape or pt.dtype != gt.dtype:
-            raise ValueError(f"call {graph.name!r}: parent tensor {pt.id} {pt.dtype} {pt.shape} does not match "
-                             f"graph input {gt.id} {gt.dtype} {gt.shape}")
+        # popart's CallOp::setup compares the whole TensorInfo: dtype, shape and meta_shape
+        # (a full tensor bound to a replica-sharded input is refused even when shapes agree)
+        if pt.shape != gt.shape or pt.dtype != gt.dtype or tuple(pt.meta_shape) != tuple(gt.meta_shape):
+            raise ValueError(f"CallOp input (@{i}) does not match callee input tensor (@{i}) of graph "
+                             f"{graph.name!r}: {pt.id} -> {gt.id}: {_info(pt)} vs {_info(gt)}")
     ordered = [connected[i] for i in range(len(g_inputs)) if i in connected]
     modified = [connected[i] for i, t in enumerate(g_inputs) if t in graph._by_ref_inputs and i in connected]
     prefix = graph._scope_prefix
@@ -169,6 +172,11 @@ def call_with_info(graph: Graph, *inputs: Any, inputs_dict: Mapping[Tensor, Any]
     op = add_op("Call", f"{parent.name}--call--{graph.name}", ordered, outs,
                 {"called_graph": graph}, modified=modified)
     return CallSiteInfo(op)
+
+
+def _info(t: Tensor) -> str:
+    meta = f" meta_shape {tuple(t.meta_shape)}" if t.meta_shape else ""
+    return f"{t.dtype.name} {tuple(t.shape)}{meta}"
 
 
 def _parent_tensor(parent: Graph, graph_input: Tensor, value: Any, where: str) -> Tensor:

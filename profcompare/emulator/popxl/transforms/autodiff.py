@@ -210,9 +210,26 @@ def autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None = None,
         t = e.fwd_tensor
         if e.connection_type is ExpectedConnectionType.Fwd and t not in graph._inputs and t not in graph._outputs:
             graph._outputs.append(t)
+            _stitch_call_sites(graph, t)
     info = GradGraphInfo(bwd, graph, expected_in, expected_out)
     bwd._grad_graph_info = info
     return info
+
+
+def _stitch_call_sites(graph: Graph, output: Tensor) -> None:
+    """Give every existing call site of ``graph`` an output for its new graph output ``output``,
+    as PopART's AddFwdOutputStitcher does (a parent tensor ``autodiff_output__t<N>``), so a
+    forward graph may be called before it is differentiated."""
+    for g in graph.ir._graphs.values():
+        for op in g._ops:
+            if op.type != "Call" or op.attrs.get("called_graph") is not graph:
+                continue
+            if len(op.outputs) != len(graph._outputs) - 1:
+                continue  # already stitched
+            tid = g._ir._intermediate_tensor_id(g._scope_prefix + "autodiff_output")
+            t = Tensor._create(g, tid, output.shape, output.dtype, output.meta_shape)
+            t._producer = op
+            op.outputs.append(t)
 
 
 def _rename(t: Tensor, name: str) -> None:

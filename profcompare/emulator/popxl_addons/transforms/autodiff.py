@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from profcompare.emulator.popxl_addons._compat import not_supported, ops, popxl
+from profcompare.emulator.popxl_addons._generation import Generational
 from profcompare.emulator.popxl_addons.graph import GraphWithNamedArgs
 from profcompare.emulator.popxl_addons.named_tensors import NamedTensors
 from profcompare.emulator.popxl_addons.variable_factory import NamedVariableFactories, add_variable_input
@@ -22,11 +23,16 @@ def autodiff(
     graph: GraphWithNamedArgs,
     grads_provided: Iterable[Any] | None = None,
     grads_required: Iterable[Any] | None = None,
+    called_graphs_grad_info: Any = None,
 ) -> GraphWithNamedArgs:
     """Return the gradient graph of ``graph`` (with ``grad_graph_info``, no named args).
-    ``grads_provided`` defaults to all forward outputs, ``grads_required`` to all forward inputs."""
+    ``grads_provided`` defaults to all forward outputs, ``grads_required`` to all forward inputs.
+    (3.4 also takes a plain popxl Graph.)"""
+    if called_graphs_grad_info:
+        raise not_supported("transforms.autodiff(called_graphs_grad_info=...)")
+    popxl_graph = graph.graph if isinstance(graph, GraphWithNamedArgs) else graph
     info = popxl.transforms.autodiff(
-        graph.graph,
+        popxl_graph,
         grads_provided=list(grads_provided) if grads_provided is not None else None,
         grads_required=list(grads_required) if grads_required is not None else None,
     )
@@ -37,22 +43,60 @@ def _sanitise(name: str) -> str:
     return re.sub(r"\W|^(?=\d)", "_", name)
 
 
-def autodiff_with_accumulation(
+def _with_accumulation_30(
     graph: GraphWithNamedArgs,
     tensors_to_accumulate_grads: Iterable[Any],
     grads_required: Iterable[Any] | None = None,
+    called_graphs_grad_info: Any = None,
     replica_groupings: Any = None,
+) -> tuple[NamedVariableFactories, GraphWithNamedArgs]:
+    return _with_accumulation(graph, tensors_to_accumulate_grads, None, grads_required, called_graphs_grad_info,
+                              replica_groupings)
+
+
+def _with_accumulation_34(
+    graph: GraphWithNamedArgs,
+    tensors_to_accumulate_grads: Iterable[Any],
+    grads_provided: Iterable[Any] | None = None,
+    grads_required: Iterable[Any] | None = None,
+    called_graphs_grad_info: Any = None,
+    replica_groupings: Any = None,
+) -> tuple[NamedVariableFactories, GraphWithNamedArgs]:
+    return _with_accumulation(graph, tensors_to_accumulate_grads, grads_provided, grads_required,
+                              called_graphs_grad_info, replica_groupings)
+
+
+#: (factories, gradient graph) where the gradient graph accumulates a running mean of the gradient
+#: of every tensor in ``tensors_to_accumulate_grads`` (positional order of the emulated generation:
+#: 3.4 has ``grads_provided`` third)
+autodiff_with_accumulation = Generational(
+    "autodiff_with_accumulation", {"3.0": _with_accumulation_30, "3.4": _with_accumulation_34}, {
+        "3.0": "autodiff_with_accumulation(graph, tensors_to_accumulate_grads, grads_required=None, "
+               "called_graphs_grad_info=None, replica_groupings=None)",
+        "3.4": "autodiff_with_accumulation(graph, tensors_to_accumulate_grads, grads_provided=None, "
+               "grads_required=None, called_graphs_grad_info=None, replica_groupings=None)",
+    })
+
+
+def _with_accumulation(
+    graph: GraphWithNamedArgs,
+    tensors_to_accumulate_grads: Iterable[Any],
+    grads_provided: Iterable[Any] | None,
+    grads_required: Iterable[Any] | None,
+    called_graphs_grad_info: Any,
+    replica_groupings: Any,
 ) -> tuple[NamedVariableFactories, GraphWithNamedArgs]:
     """Return (factories, gradient graph) where the gradient graph accumulates a running mean of
     the gradient of every tensor in ``tensors_to_accumulate_grads`` into a by-ref input
     ``accum.<name>`` (``<name>`` = the tensor's named-arg key) and counts calls in the by-ref
     float32 scalar ``mean_accum_counter``; the accumulated gradients are no longer outputs.
-    Resetting the counter to 0 restarts the mean (the next call overwrites the accumulators)."""
-    if replica_groupings is not None:
-        raise not_supported("autodiff_with_accumulation(replica_groupings=...)", "Gen B API")
+    Resetting the counter to 0 restarts the mean (the next call overwrites the accumulators).
+    The accumulators' replica groupings come from ``replica_groupings`` (default: all replicas)."""
+    groups = replica_groupings.to_dict() if replica_groupings else {}
     to_accumulate = list(tensors_to_accumulate_grads)
     required = list(grads_required or []) + to_accumulate
-    grad_graph = autodiff(graph, grads_required=required)
+    grad_graph = autodiff(graph, grads_provided=grads_provided, grads_required=required,
+                          called_graphs_grad_info=called_graphs_grad_info)
     info = grad_graph.grad_graph_info
     grad_outputs = list(grad_graph.graph.outputs)
     expected = list(info.outputs)  # forward tensors whose gradients the outputs are, in order
@@ -61,8 +105,8 @@ def autodiff_with_accumulation(
     factories: dict[str, Any] = {}
     named_inputs: dict[str, Any] = {}
 
-    def add_input(name: str, data: Any, dtype: Any) -> Any:
-        tensor, factory = add_variable_input(name, data, dtype, by_ref=True)
+    def add_input(name: str, data: Any, dtype: Any, replica_grouping: Any = None) -> Any:
+        tensor, factory = add_variable_input(name, data, dtype, by_ref=True, replica_grouping=replica_grouping)
         factories[name] = factory
         named_inputs[name] = tensor
         return tensor
@@ -75,7 +119,8 @@ def autodiff_with_accumulation(
                 index = expected.index(tensor)
                 removed.append(index)
                 name = "accum." + arg_names.get(tensor, _sanitise(tensor.name))
-                accum = add_input(name, partial(np.zeros, tuple(tensor.shape)), tensor.dtype)
+                accum = add_input(name, partial(np.zeros, tuple(tensor.shape)), tensor.dtype,
+                                  groups.get(name[len("accum."):]))
                 ops.var_updates.accumulate_mean_(accum, grad_outputs[index], counter)
         ops.var_updates.accumulate_(counter, popxl.constant(1.0, popxl.float32))
 
