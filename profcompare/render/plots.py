@@ -382,3 +382,43 @@ __all__ = [
     "plot_liveness",
     "plot_tiles",
 ]
+
+
+_LOCATION_COLOURS = {"always_live": "#1e7b3a", "not_always_live": "#5cb270", "streaming_memory": "#3b6fb6"}
+
+
+def plot_ledger(comparison, *, top: int = 12) -> Figure:  # comparison: profcompare.compare.Comparison
+    """The memory ledger of a comparison: per parameter, a base bar and a new bar, each stacked by
+    location (always-live, not-always-live, Streaming Memory).
+
+    Returns a Figure with one Axes; bar containers are the locations (label = location), each with
+    two bars per parameter (base above new). The ``top`` parameters with the largest |delta| are
+    shown (the unattributed "" as "(no parameter)"); bytes per replica, not-always-live bytes as
+    the most the group holds at once.
+    """
+    from profcompare.model import LOCATIONS
+
+    table = comparison.ledger_by_parameter().head(top)
+    fig = _figure(height=1.0 + 0.5 * max(len(table), 1))
+    ax = fig.add_subplot()
+    if table.empty:
+        _empty(ax, "no ledger: the reports attribute no memory")
+        return fig
+    names = [p if p else "(no parameter)" for p in table["parameter"]]
+    count = len(names)
+    base_pos = np.arange(count)[::-1] * 2.6 + 1.0
+    new_pos = base_pos - 1.0
+    for side, positions in (("base", base_pos), ("new", new_pos)):
+        left = np.zeros(count)
+        for loc in LOCATIONS:
+            values = table[f"{side}_{loc}"].to_numpy(dtype=float)
+            ax.barh(positions, values, left=left, height=0.9, color=_LOCATION_COLOURS[loc],
+                    label=loc.replace("_", " ") if side == "base" else None, edgecolor="white", linewidth=0.4,
+                    hatch=None if side == "base" else "//")
+            left += values
+    labels = [_text(f"{name} ({side})") for name in names for side in ("base", "new")]
+    ax.set_yticks(np.ravel(np.column_stack([base_pos, new_pos])), labels, fontsize=7)
+    _bytes_axis(ax, "x")
+    ax.set_xlabel(_text(f"bytes per replica: base {comparison.base.label}, new {comparison.new.label}"))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    return fig
