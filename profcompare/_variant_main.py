@@ -20,6 +20,7 @@ import os
 import sys
 import time
 import traceback
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -44,14 +45,42 @@ def _open_protocol() -> IO[str]:
 
 
 def _is_out_of_memory(exc: BaseException) -> bool:
-    """An SDK out-of-memory failure (Poplar's graph_memory_allocation_error) or ours."""
+    """Ours (IpuOutOfMemoryError) or the SDK's: popxl's Session constructor raises
+    ``popart.OutOfMemoryException`` when Poplar cannot fit the graph (read from popart only when
+    the SDK has already imported it)."""
     if isinstance(exc, IpuOutOfMemoryError):
         return True
-    name = type(exc).__name__.lower()
-    return "memory_allocation" in name or "out of memory" in str(exc).lower()
+    popart = sys.modules.get("popart")
+    oom_type = getattr(popart, "OutOfMemoryException", None) if popart is not None else None
+    return isinstance(oom_type, type) and isinstance(exc, oom_type)
 
 
-def _instrument_session(emit: Callable[[str], None], timings: dict[str, float | None], marks: dict[str, float]) -> None:
+def _addons_generation(backend: str) -> str | None:
+    """The popxl-addons generation the workload spoke (None when it cannot be told)."""
+    try:
+        from profcompare import sdk
+
+        return sdk.addons_generation(backend)
+    except Exception:  # noqa: BLE001 - a failing workload has already said why
+        return None
+
+
+def _close_sessions(sessions: list[Any]) -> str | None:
+    """Let every popxl Session the workload created be destroyed before its reports are listed:
+    Poplar writes ``profile.pop`` under a temporary name and renames it only when the Engine (held
+    by the Session) is destroyed. Returns a warning when a Session is still referenced."""
+    import gc
+
+    gc.collect()
+    alive = [ref() for ref in sessions if ref() is not None]
+    if alive:
+        return (f"{len(alive)} popxl Session(s) still referenced after the workload returned: their "
+                "profile.pop may not be final (keep no Session alive past the run)")
+    return None
+
+
+def _instrument_session(emit: Callable[[str], None], timings: dict[str, float | None], marks: dict[str, float],
+                        created: list[Any] | None = None) -> None:
     """Report compile/run stages by wrapping the backend's ``popxl.Session``.
 
     Session construction is where the program compiles (and where the autoReport graph profile is
@@ -70,6 +99,8 @@ def _instrument_session(emit: Callable[[str], None], timings: dict[str, float | 
             start = time.perf_counter()
             timings["build_s"] = start - marks["start"]
             emit("compiling")
+            if created is not None:
+                created.append(weakref.ref(self))
             try:
                 super().__init__(*args, **kwargs)
             finally:
@@ -120,6 +151,7 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
     started = now_iso()
     marks = {"start": time.perf_counter()}
     timings: dict[str, float | None] = {"build_s": None, "compile_s": None, "run_s": None, "total_s": None}
+    sessions: list[Any] = []
     info: dict[str, Any] = {
         "schema_version": RUN_SCHEMA_VERSION,
         "workload": spec["workload"],
@@ -135,10 +167,12 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
         "started": started,
         "finished": None,
         "profcompare_version": __version__,
+        "addons_generation": None,
+        "warnings": [],
     }
     try:
         emit("building")
-        _instrument_session(emit, timings, marks)
+        _instrument_session(emit, timings, marks, sessions)
         workload = _load_workload(spec["workload_ref"])
         result = workload.run(spec["variant"], dict(spec["config"]))
         info["status"] = "ok"
@@ -166,6 +200,11 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
         if timings[key] is not None:
             timings[key] = round(float(timings[key]), 3)  # type: ignore[arg-type]
     timings["total_s"] = round(time.perf_counter() - marks["start"], 3)
+    info["addons_generation"] = _addons_generation(info["backend"])
+    result = None  # the workload's result may hold the Session: drop it before listing reports
+    warning = _close_sessions(sessions)
+    if warning:
+        info["warnings"].append(warning)
     info["report_files"] = find_report_files(cwd)
     if info["status"] == "ok" and not info["report_files"]:
         info["status"] = "failed"

@@ -606,6 +606,9 @@ class ReportMeta:
     config: Mapping[str, Any] = field(default_factory=dict)
     samples_per_step: int | None = None  # samples consumed by one run of the main program
     created: str | None = None  # ISO-8601 timestamp of compilation
+    #: popxl-addons API generation the workload spoke: "3.0" (threshold API) or "3.4" (replica
+    #: groupings); the emulated one for simulated reports, the installed one on the SDK path
+    addons_generation: str | None = None
 
     def __post_init__(self) -> None:
         if self.format not in ("store", "pva"):
@@ -646,6 +649,7 @@ class ReportMeta:
             "config": dict(self.config),
             "samples_per_step": self.samples_per_step,
             "created": self.created,
+            "addons_generation": self.addons_generation,
         }
 
     def replace(self, **changes: Any) -> ReportMeta:

@@ -164,7 +164,7 @@ def check_meta(meta: Any) -> None:
     for name in ("source", "producer"):
         if not isinstance(getattr(meta, name), str):
             _fail(f"meta.{name} must be a string, got {getattr(meta, name)!r}")
-    for name in ("workload", "variant", "created"):
+    for name in ("workload", "variant", "created", "addons_generation"):
         value = getattr(meta, name)
         if value is not None and not isinstance(value, str):
             _fail(f"meta.{name} must be a string, got {value!r}")

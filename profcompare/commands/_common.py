@@ -58,7 +58,7 @@ def output_options(func: F | None = None, *, html: bool = True) -> Any:
 def addons_option(func: F) -> F:
     """Add ``--addons 3.0|3.4``: the popxl-addons generation the simulator emulates (default:
     ``$PROFCOMPARE_SIM_ADDONS``, else 3.4). Pair it with :func:`addons_environment`."""
-    from profcompare.emulator.generation import DEFAULT_GENERATION, ENV_VAR, GENERATIONS
+    from profcompare.addons_generation import DEFAULT_GENERATION, ENV_VAR, GENERATIONS
 
     return click.option(
         "--addons",
@@ -75,7 +75,7 @@ def addons_environment(addons: str | None, backend: str) -> dict[str, str] | Non
     ours unchanged), after checking the value: ``$PROFCOMPARE_SIM_ADDONS`` must name a known
     generation, and ``--addons`` is refused (ProfcompareError) with the resolved ``backend``
     "sdk", where the installed popxl-addons decides."""
-    from profcompare.emulator.generation import ENV_VAR, UnknownGenerationError, current
+    from profcompare.addons_generation import ENV_VAR, UnknownGenerationError, current
 
     if addons is not None and backend == "sdk":
         raise ProfcompareError("--addons selects what the simulator emulates; with the SDK backend the installed "

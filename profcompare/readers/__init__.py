@@ -197,6 +197,11 @@ def _apply_run(report: Report, run: Mapping[str, Any], path: pathlib.Path) -> Re
         if isinstance(samples, bool) or not isinstance(samples, int):
             raise ReportFormatError(f"{path}: samples_per_step must be a positive integer, got {samples!r}")
         changes["samples_per_step"] = samples
+    generation = run.get("addons_generation")
+    if generation is not None:
+        if not isinstance(generation, str):
+            raise ReportFormatError(f"{path}: addons_generation must be a string, got {type(generation).__name__}")
+        changes["addons_generation"] = generation
     if run.get("status") == "oom":
         changes["oom"] = True
     try:

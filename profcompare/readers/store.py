@@ -133,6 +133,8 @@ _META_FIELDS = (
     "samples_per_step",
     "created",
 )
+#: meta fields added later: written always, optional when read (older stores lack them)
+_OPTIONAL_META_FIELDS = ("addons_generation",)
 
 
 @dataclass(frozen=True)
@@ -241,9 +243,10 @@ def _meta_items(meta: ReportMeta) -> list[tuple[str, str]]:
         "config": dict(meta.config),
         "samples_per_step": meta.samples_per_step,
         "created": meta.created,
+        "addons_generation": meta.addons_generation,
     }
     items = []
-    for key in _META_FIELDS:
+    for key in (*_META_FIELDS, *_OPTIONAL_META_FIELDS):
         try:
             items.append((key, json.dumps(values[key], sort_keys=True, default=_json_default)))
         except (TypeError, ValueError) as exc:
@@ -811,6 +814,8 @@ def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
     if missing:
         raise ReportFormatError(f"{file}: corrupt report (meta lacks {', '.join(missing)})")
     meta = {k: _json_value(file, k, values[k]) for k in _META_FIELDS}
+    for k in _OPTIONAL_META_FIELDS:
+        meta[k] = _json_value(file, k, values[k]) if k in values else None
     target = meta["target"]
     if not isinstance(target, dict):
         raise ReportFormatError(f"{file}: corrupt report (meta.target is not an object)")
@@ -836,6 +841,7 @@ def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
         config=config,
         samples_per_step=samples,
         created=meta["created"],
+        addons_generation=meta["addons_generation"],
     )
 
 

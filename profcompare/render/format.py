@@ -185,7 +185,8 @@ def metric_tone(metric: str, status: str) -> str | None:
 def describe_origin(meta: ReportMeta) -> str:
     """Return what produced a report, e.g. ``"simulated, profcompare-sim 0.1.0"`` or ``"Poplar 3.3.0"``."""
     producer = meta.producer or "unknown producer"
-    return f"simulated, {producer}" if meta.simulated else producer
+    addons = f", popxl-addons {meta.addons_generation}" if meta.addons_generation else ""
+    return f"simulated, {producer}{addons}" if meta.simulated else f"{producer}{addons}"
 
 
 def describe_report(meta: ReportMeta) -> str:

@@ -130,6 +130,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         capabilities=frozenset(capabilities),
         samples_per_step=samples_per_step,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        addons_generation=_addons_generation(),
     )
     rep = Report.build(
         meta,
@@ -155,3 +156,14 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
 
 
 __all__ = ["CompiledProgram", "compile_program", "producer"]
+
+
+def _addons_generation() -> str | None:
+    """The emulated popxl-addons generation (None when $PROFCOMPARE_SIM_ADDONS is invalid: the
+    workload refuses that itself)."""
+    from profcompare.addons_generation import UnknownGenerationError, current
+
+    try:
+        return current()
+    except UnknownGenerationError:
+        return None

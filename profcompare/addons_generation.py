@@ -1,4 +1,4 @@
-"""Which popxl-addons generation the emulator emulates.
+"""popxl-addons API generations: which one the emulator emulates, which one an installed copy has.
 
 popxl-addons changed its replicated-tensor-sharding API between SDK releases:
 
