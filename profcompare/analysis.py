@@ -424,12 +424,82 @@ def tile_stats(report: Report, *, worst: int = 10) -> dict[str, Any]:
     }
 
 
+#: How many of the largest not-always-live variables :func:`largest_live_variables` scans at
+#: most (in chunks, stopping as soon as every asked step has its ``k`` variables).
+LIVE_VARIABLES_SCAN_LIMIT = 200_000
+
+
+def largest_live_variables(report: Report, steps: Sequence[int] | np.ndarray, *, k: int = 3) -> pd.DataFrame:
+    """The ``k`` largest not-always-live variables live at each of ``steps``.
+
+    A variable is live at step ``s`` when ``first_step <= s <= last_step`` (the variables
+    table's liveness interval; always-live variables have none and are not listed). Returns a
+    DataFrame with columns step (int64, one of ``steps``), rank (int64, 1 = largest), name
+    (str), bytes (int64 bytes per replica), sorted by step then rank; a step where fewer than
+    ``k`` variables are live has fewer rows. Ties in bytes keep the table's order. Only the
+    :data:`LIVE_VARIABLES_SCAN_LIMIT` largest variables are considered, which only matters
+    when a step's largest live variables are smaller than that many others.
+    """
+    columns = {"step": "int64", "rank": "int64", "name": object, "bytes": "int64"}
+    queries = np.unique(np.asarray(steps, dtype="int64"))
+    variables = report.variables
+    if k <= 0 or not len(queries) or not len(variables):
+        return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in columns.items()})
+    first = variables["first_step"].to_numpy(dtype="float64", na_value=np.nan)
+    last = variables["last_step"].to_numpy(dtype="float64", na_value=np.nan)
+    keep = ~variables["always_live"].to_numpy(dtype=bool) & np.isfinite(first) & np.isfinite(last)
+    names = variables["name"].to_numpy(dtype=object)[keep]
+    sizes = variables["bytes"].to_numpy(dtype="int64")[keep]
+    first, last = first[keep], last[keep]
+    order = np.argsort(-sizes, kind="stable")[:LIVE_VARIABLES_SCAN_LIMIT]
+    # how many of the scanned variables are live at each step: the scan stops once every step
+    # has min(k, that many), so steps where little is live do not make it read every variable
+    starts, ends = np.sort(first[order]), np.sort(last[order])
+    wanted = np.minimum(
+        k, np.searchsorted(starts, queries, side="right") - np.searchsorted(ends, queries, side="left")
+    )
+    found = np.zeros(len(queries), dtype="int64")
+    out_step: list[np.ndarray] = []
+    out_rank: list[np.ndarray] = []
+    out_index: list[np.ndarray] = []
+    chunk = 4096
+    for start in range(0, len(order), chunk):
+        ids = order[start : start + chunk]
+        open_ = found < wanted
+        if not open_.any():
+            break
+        q = queries[open_]
+        live = (first[ids][None, :] <= q[:, None]) & (q[:, None] <= last[ids][None, :])
+        # rank of each live variable among the live ones of its step, continuing from earlier chunks
+        ranks = np.cumsum(live, axis=1) + found[open_][:, None]
+        take = live & (ranks <= k)
+        rows, cols = np.nonzero(take)
+        out_step.append(q[rows])
+        out_rank.append(ranks[rows, cols])
+        out_index.append(ids[cols])
+        found[open_] += take.sum(axis=1)
+    if not out_step:
+        return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in columns.items()})
+    index = np.concatenate(out_index)
+    frame = pd.DataFrame(
+        {
+            "step": np.concatenate(out_step).astype("int64"),
+            "rank": np.concatenate(out_rank).astype("int64"),
+            "name": pd.Series(names[index].astype(str), dtype=object),
+            "bytes": sizes[index].astype("int64"),
+        }
+    )
+    return frame.sort_values(["step", "rank"], kind="stable").reset_index(drop=True)
+
+
 __all__ = [
+    "LIVE_VARIABLES_SCAN_LIMIT",
     "OTHER_LABEL",
     "TopN",
     "category_breakdown",
     "code_by_program",
     "execution_by_phase",
+    "largest_live_variables",
     "liveness_peak",
     "tile_stats",
     "top_n",

@@ -3,8 +3,10 @@
 The page has the sections a PopVision user knows (Summary, Memory, Liveness, Tiles, Variables,
 Code, Streaming Memory, Execution). Comparisons show base and new side by side with a diff
 column; PopVision calls them source and target. Everything the page needs is inside the file:
-CSS and JavaScript are package data inlined into the page, figures are inline SVG, so it opens
-offline and can be attached to a CI run.
+CSS and JavaScript are package data inlined into the page, static figures are inline SVG, and
+the liveness and per-tile charts are interactive (zoom, pan, hover a step; see
+:mod:`profcompare.render.interactive`) through BokehJS inlined into the page, so it opens offline
+and can be attached to a CI run.
 
 Safety: the page is built only with Jinja2 templates with autoescaping on. Report-derived text
 (variable names, programs, paths) reaches the page either as autoescaped template values or as
@@ -35,7 +37,7 @@ from markupsafe import Markup
 from profcompare import analysis
 from profcompare._version import __version__
 from profcompare.model import METRIC_UNITS, METRICS, Report
-from profcompare.render import plots
+from profcompare.render import interactive, plots
 from profcompare.render.format import (
     MISSING,
     describe_origin,
@@ -139,6 +141,7 @@ class Section:
     figures: tuple[InlineFigure, ...] = ()
     tables: tuple[Table, ...] = ()
     text: str = ""
+    charts: tuple[interactive.InteractiveChart, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -412,13 +415,10 @@ def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: li
             )
         )
     table = Table("liveness-table", cols, tuple(rows), sortable=False)
-    figure = _svg(
-        "fig-liveness",
-        plots.plot_liveness(reports, aligned=None if isinstance(obj, Report) else obj.liveness),
-        "Not-always-live bytes per program step (solid) and always-live bytes (dashed); "
-        f"curves longer than {plots.MAX_POINTS:,} steps keep the maximum of each bucket",
+    chart = interactive.liveness_chart(
+        reports, roles, aligned=None if isinstance(obj, Report) else obj.liveness, chart_id="chart-liveness"
     )
-    return Section("liveness", "Liveness", (figure,), (table,))
+    return Section("liveness", "Liveness", (), (table,), charts=(chart,))
 
 
 def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
@@ -476,13 +476,8 @@ def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
                 empty="no per-tile data",
             )
         )
-    figure = _svg(
-        "fig-tiles",
-        plots.plot_tiles(reports),
-        f"Memory per tile (including gaps) with the tile budget; more than {plots.MAX_POINTS:,} tiles "
-        "are shown as bucket maxima",
-    )
-    return Section("tiles", "Tiles", (figure,), tuple(tables))
+    chart = interactive.tiles_chart(reports, roles, chart_id="chart-tiles")
+    return Section("tiles", "Tiles", (), tuple(tables), charts=(chart,))
 
 
 #: Variables columns copied into the page's JSON data block (report / comparison).
@@ -877,6 +872,9 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "allow_nan": False}
+    # Bokeh's JSON defines each model where it first occurs and refers to it by id afterwards, so
+    # its key order matters: the same HTML-safe escaping as ``tojson``, keys kept in order
+    env.filters["tojson_ordered"] = lambda value: jinja2.utils.htmlsafe_json_dumps(value, sort_keys=False, allow_nan=False)
     return env
 
 
@@ -893,7 +891,14 @@ def _asset(name: str) -> Markup:
 def render_page(page: Page) -> str:
     """Fill the page template. Returns the complete HTML document."""
     template = _environment().get_template("page.html.j2")
-    return template.render(page=page, css=_asset("page.css"), js=_asset("page.js"))
+    charts = any(section.charts for section in page.sections)
+    return template.render(
+        page=page,
+        css=_asset("page.css"),
+        js=_asset("page.js"),
+        chart_js=interactive.bokeh_js() if charts else "",
+        chart_library=f"Bokeh {interactive.bokeh_version()}" if charts else "",
+    )
 
 
 class HtmlRenderer:

@@ -7,6 +7,7 @@ import json
 import re
 from html.parser import HTMLParser
 
+import bokeh
 import pytest
 from html_fixtures import ESCAPE_NAME, build_report
 
@@ -67,9 +68,27 @@ def _parse(page: str) -> _Collector:
 
 def _data(page: str) -> dict:
     parsed = _parse(page)
-    blocks = [text for attrs, text in parsed.scripts if attrs.get("type") == "application/json"]
+    blocks = [text for attrs, text in parsed.scripts if attrs.get("id") == "profcompare-data"]
     assert len(blocks) == 1
     return json.loads(blocks[0])
+
+
+def _chart(page: str, chart: str) -> tuple[str, dict]:
+    """The raw text and the parsed Bokeh JSON item of one interactive chart of the page."""
+    parsed = _parse(page)
+    (raw,) = [text for attrs, text in parsed.scripts if attrs.get("data-chart") == chart]
+    return raw, json.loads(raw)
+
+
+def _strings(value) -> list[str]:  # type: ignore[no-untyped-def]
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def test_renderer_is_registered_and_declares_html() -> None:
@@ -82,19 +101,31 @@ def test_renderer_is_registered_and_declares_html() -> None:
 def test_hostile_variable_name_is_escaped_everywhere(diff_html: str) -> None:
     # the raw markup of the name must never reach the page as markup
     assert "<b>x</b>" not in diff_html
-    assert diff_html.count("</script>") == 2  # the JSON block and the code block, nothing else
+    # the two charts' JSON, the page's JSON, the charting library and our code, nothing else
+    assert diff_html.count("</script>") == 5
     parsed = _parse(diff_html)
     assert "b" not in parsed.tags
-    # exactly two script elements: the JSON data and our code, both intact
-    assert [attrs.get("type") for attrs, _ in parsed.scripts] == ["application/json", None]
-    code = parsed.scripts[1][1]
-    assert "applyFilter" in code and "sortTable" in code
+    assert [(attrs.get("type"), attrs.get("data-chart") or attrs.get("id") or attrs.get("data-library"))
+            for attrs, _ in parsed.scripts] == [
+        ("application/json", "chart-liveness"),
+        ("application/json", "chart-tiles"),
+        ("application/json", "profcompare-data"),
+        (None, f"Bokeh {bokeh.__version__}"),
+        (None, None),
+    ]
+    code = parsed.scripts[4][1]
+    assert "applyFilter" in code and "sortTable" in code and "embed_item" in code
+    # the liveness tooltip lists the variable (live at steps 2-3 of new): JSON-escaped in the page,
+    # the exact name once parsed; Bokeh inserts tooltip values as text
+    raw_chart, chart = _chart(diff_html, "chart-liveness")
+    assert "\\u003c/script\\u003e\\u003cb\\u003ex\\u003c/b\\u003e" in raw_chart
+    assert any(ESCAPE_NAME in text and text.startswith(("layer", ESCAPE_NAME)) for text in _strings(chart))
     # the name is shown as text in the variable table and its filter attribute ...
     assert ESCAPE_NAME in "".join(parsed.text)
     assert ("tr", "data-name", ESCAPE_NAME) in parsed.attributes
     assert htmllib.escape(ESCAPE_NAME, quote=False) in diff_html
     # ... and travels JSON-encoded in the data block, which still parses to the exact name
-    raw_json = parsed.scripts[0][1]
+    raw_json = parsed.scripts[2][1]
     assert "\\u003c/script\\u003e\\u003cb\\u003ex\\u003c/b\\u003e" in raw_json
     assert ESCAPE_NAME in [row[0] for row in json.loads(raw_json)["variables"]["rows"]]
 
@@ -132,9 +163,13 @@ def test_page_is_self_contained(diff_html: str) -> None:
             assert value.startswith("#"), f"<{tag} {name}={value!r}> loads something"
     assert "<link" not in diff_html
     assert "@import" not in diff_html
-    assert not re.search(r"url\((?!#)", diff_html), "CSS url() other than a same-document reference"
-    # the figures are inline SVG
-    assert len(re.findall(r"<svg\b", diff_html)) == 5
+    # (the inlined BokehJS has url() templates of models the page does not use, e.g. icon fonts;
+    # the browser test checks that the page makes no request at all)
+    library = next(text for attrs, text in parsed.scripts if attrs.get("data-library"))
+    assert not re.search(r"url\((?!#)", diff_html.replace(library, "")), "CSS url() other than a same-document reference"
+    # the static figures are inline SVG; the interactive ones are drawn by the inlined BokehJS
+    assert len(re.findall(r"<svg\b", diff_html.replace(library, ""))) == 3
+    assert len(re.findall(r'<script type="application/json" class="chart-data"', diff_html)) == 2
 
 
 def test_header_names_base_and_new_with_simulated_badges(diff_html: str) -> None:
@@ -222,7 +257,8 @@ def test_single_report_page_has_no_deltas(offchip: Report) -> None:
     data = _data(page)
     assert data["kind"] == "report" and list(data["reports"]) == ["report"]
     assert f"all {len(offchip.variables):,} variables (the status filter applies to every one of them)" in text
-    assert len(re.findall(r"<svg\b", page)) == 5
+    library = next(text for attrs, text in parsed.scripts if attrs.get("data-library"))
+    assert len(re.findall(r"<svg\b", page.replace(library, ""))) == 3
     everything = HtmlRenderer().render(offchip, top=100)
     assert ESCAPE_NAME in " ".join(_parse(everything).text) and "<b>x</b>" not in everything
 

@@ -1,4 +1,5 @@
-/* profcompare HTML page: sort tables by clicking a header; filter the variable table. */
+/* profcompare HTML page: sort tables by clicking a header; filter the variable table; draw the
+   interactive charts (BokehJS, inlined in the page) and switch what they show. */
 (function () {
   "use strict";
 
@@ -53,12 +54,85 @@
     keyed.forEach(function (item) { body.appendChild(item.row); });
   }
 
+  // the whole header cell is the click target; its button (for the keyboard) bubbles up to it
   Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), function (table) {
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
-      var button = th.querySelector("button.sort");
-      if (button) {
-        button.addEventListener("click", function () { sortTable(table, th); });
+      th.addEventListener("click", function () { sortTable(table, th); });
+    });
+  });
+
+  // ---- interactive charts: each chart's data is a Bokeh JSON item (escaped by tojson) ----
+  function chartModel(name) {
+    if (typeof Bokeh === "undefined" || !Bokeh.documents) { return null; }
+    for (var i = 0; i < Bokeh.documents.length; i += 1) {
+      var model = Bokeh.documents[i].get_model_by_name(name);
+      if (model) { return model; }
+    }
+    return null;
+  }
+  window.profcompareChartModel = chartModel;
+
+  // fit the y axis to what is in view (zooming into a phase shows it at full height); the
+  // curve sources (<chart>:curve:<i>) and level lines (<chart>:level:<i>) count
+  function fitY(chartId) {
+    var xr = chartModel(chartId + ":x");
+    var yr = chartModel(chartId + ":y");
+    if (!xr || !yr) { return; }
+    var lo = Math.min(xr.start, xr.end);
+    var hi = Math.max(xr.start, xr.end);
+    var top = 0;
+    ["curve", "level"].forEach(function (kind) {
+      for (var index = 0; ; index += 1) {
+        var source = chartModel(chartId + ":" + kind + ":" + index);
+        if (!source) { break; }
+        var xs = source.data.x;
+        var ys = source.data.y;
+        for (var i = 0; i < xs.length; i += 1) {
+          var next = i + 1 < xs.length ? xs[i + 1] : xs[i];
+          if (next >= lo && xs[i] <= hi && ys[i] > top) { top = ys[i]; }
+        }
       }
+    });
+    if (top > 0 && (yr.start !== 0 || Math.abs(yr.end - top * 1.08) > 1e-9 * top)) {
+      yr.start = 0;
+      yr.end = top * 1.08;
+    }
+  }
+
+  function showColumn(chartId, column) {
+    // every curve's source holds y_<column> / lo_<column>; the glyphs draw y / lo
+    for (var index = 0; ; index += 1) {
+      var source = chartModel(chartId + ":curve:" + index);
+      if (!source) { break; }
+      var data = Object.assign({}, source.data);
+      if (!data["y_" + column]) { continue; }
+      data.y = data["y_" + column];
+      data.lo = data["lo_" + column];
+      source.data = data;
+    }
+    fitY(chartId);
+  }
+
+  if (typeof Bokeh !== "undefined" && Bokeh.set_log_level) { Bokeh.set_log_level("warn"); }
+  Array.prototype.forEach.call(document.querySelectorAll("script.chart-data"), function (node) {
+    if (typeof Bokeh === "undefined") { return; }
+    var item;
+    try {
+      item = JSON.parse(node.textContent);
+    } catch (err) {
+      return;
+    }
+    var chartId = node.getAttribute("data-chart");
+    var figure = document.getElementById(chartId);
+    Bokeh.embed.embed_item(item, node.getAttribute("data-target")).then(function () {
+      var xr = chartModel(chartId + ":x");
+      if (xr) { xr.change.connect(function () { fitY(chartId); }); }
+      if (figure) { figure.setAttribute("data-ready", "true"); }
+    });
+  });
+  Array.prototype.forEach.call(document.querySelectorAll(".chart-controls input[type=radio]"), function (input) {
+    input.addEventListener("change", function () {
+      if (input.checked) { showColumn(input.getAttribute("data-chart"), input.value); }
     });
   });
 

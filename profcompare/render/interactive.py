@@ -1,0 +1,449 @@
+"""Interactive charts of the HTML page (liveness over program steps, memory per tile), drawn by Bokeh.
+
+Why Bokeh: it writes a chart as plain JSON (:func:`bokeh.embed.json_item`) that its own
+JavaScript library draws, and that library is one file of about 1.3 MB we inline into the page
+(no CDN, works offline); Plotly's is 4.8 MB, which alone nearly fills the page budget of 5 MB
+(``benchmarks/bench_html.py`` measures both). Bokeh gives zoom (drag a range of steps), wheel
+zoom, pan, reset and hover tooltips.
+
+Each chart is an :class:`InteractiveChart`: the Bokeh JSON item (reaching the page only through
+Jinja's ``tojson``, which escapes ``<``, ``>``, ``&`` and ``'``), a caption, a note saying how the
+data were reduced, and the page's own toggles (plain HTML inputs; ``page.js`` switches the
+displayed column of a data source named ``<chart id>:curve:<i>``). Tooltips use Bokeh's
+field substitution, which inserts values as text, so a name from a report cannot become markup.
+
+Size: a curve is cut into at most :data:`MAX_BUCKETS` buckets of consecutive steps (tiles); each
+bucket keeps its maximum (the drawn line, so every peak keeps its height) and its minimum (a
+shaded band under the line), and the hover tooltip of a bucket names the program at the
+maximum and the largest variables live at that step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from markupsafe import Markup
+
+from profcompare import analysis
+from profcompare.render.format import format_bytes, format_count
+
+if TYPE_CHECKING:  # pragma: no cover
+    from profcompare.model import Report
+
+#: Most buckets a curve keeps (each bucket: its maximum and minimum). The liveness chart's
+#: tooltips (program and largest live variables per bucket) are most of its size, so it keeps
+#: fewer: 1,000 buckets of a 100,000-step program are about 0.5 MB of the page.
+MAX_BUCKETS = 2000
+LIVENESS_BUCKETS = 1000
+
+#: How many of the largest live variables a liveness tooltip lists.
+TOOLTIP_VARIABLES = 3
+
+#: Longest name shown in a tooltip (longer names end in "…").
+TOOLTIP_NAME_CHARS = 80
+
+#: Line colours of the 1st, 2nd, ... report: base blue, new green (as the static figures).
+COLOURS = ("#3b6fb6", "#2e9a47", "#c0392b", "#8e44ad", "#d4860b")
+BUDGET_COLOUR = "#b03030"
+_UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB")
+
+
+@dataclass(frozen=True)
+class Toggle:
+    """A choice between data columns of a chart: ``options`` are (column, label), first is the default."""
+
+    name: str
+    label: str
+    options: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class InteractiveChart:
+    """An interactive chart of the page: Bokeh's JSON item plus what the page shows around it."""
+
+    id: str
+    item: dict[str, Any]
+    caption: str
+    note: str
+    toggles: tuple[Toggle, ...] = ()
+
+
+@dataclass(frozen=True)
+class Buckets:
+    """A series cut into consecutive buckets: index ranges, and per bucket the max, min and the
+    position of the max (NaN-aware: a bucket of only gaps has NaN max/min and position -1)."""
+
+    start: np.ndarray
+    end: np.ndarray
+    high: np.ndarray
+    low: np.ndarray
+    argmax: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """Positions per bucket (1 when the series was not reduced)."""
+        return int(self.end[0] - self.start[0]) if len(self.start) else 1
+
+
+def buckets(values: np.ndarray, max_buckets: int = MAX_BUCKETS) -> Buckets:
+    """Cut ``values`` (float, NaN = gap) into at most ``max_buckets`` equal consecutive buckets.
+
+    Returns :class:`Buckets` whose ``start``/``end`` are positions (end exclusive), ``high`` and
+    ``low`` the largest and smallest non-NaN value of each bucket and ``argmax`` the position of
+    the (first) largest. A series no longer than ``max_buckets`` keeps one position per bucket.
+    """
+    values = np.asarray(values, dtype="float64")
+    n = len(values)
+    if n == 0:
+        empty = np.zeros(0, dtype="int64")
+        return Buckets(empty, empty, np.zeros(0), np.zeros(0), empty)
+    size = max(1, -(-n // max(1, max_buckets)))
+    start = np.arange(0, n, size, dtype="int64")
+    end = np.minimum(start + size, n)
+    padded = np.full(len(start) * size, np.nan)
+    padded[:n] = values
+    grid = padded.reshape(len(start), size)
+    gaps = np.isnan(grid)
+    all_gap = gaps.all(axis=1)
+    high = np.where(all_gap, np.nan, np.nanmax(np.where(gaps, -np.inf, grid), axis=1))
+    low = np.where(all_gap, np.nan, np.nanmin(np.where(gaps, np.inf, grid), axis=1))
+    argmax = np.where(all_gap, -1, start + np.argmax(np.where(gaps, -np.inf, grid), axis=1))
+    return Buckets(start, end, high, low, argmax.astype("int64"))
+
+
+def _unit(largest: float) -> tuple[float, str]:
+    """The 1024-based unit the axis is drawn in (so ticks fall on round numbers of it)."""
+    index = int(np.floor(np.log(max(largest, 1.0)) / np.log(1024)))
+    index = min(max(index, 0), len(_UNITS) - 1)
+    return 1024.0**index, _UNITS[index]
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= TOOLTIP_NAME_CHARS else text[: TOOLTIP_NAME_CHARS - 1] + "…"
+
+
+def _labels(reports: Sequence[Report], roles: Sequence[str]) -> list[str]:
+    return [r.label if role == "report" else f"{role}: {r.label}" for r, role in zip(reports, roles, strict=True)]
+
+
+@cache
+def bokeh_js() -> Markup:
+    """BokehJS (the core library only: no widgets, tables or MathJax), to inline in a ``<script>``.
+
+    Raises RuntimeError if the library text could end the script element early.
+    """
+    from bokeh.resources import Resources
+
+    text = "\n".join(Resources(mode="inline", components=["bokeh"]).js_raw)
+    lowered = text.lower()
+    if "</script" in lowered or "<!--" in lowered:
+        raise RuntimeError("BokehJS contains '</script' or '<!--'; it cannot be inlined")
+    return Markup(text)
+
+
+def bokeh_version() -> str:
+    """The Bokeh version whose JavaScript the page inlines (JSON items must match it)."""
+    import bokeh
+
+    return str(bokeh.__version__)
+
+
+def _figure(chart_id: str, x_label: str, y_label: str) -> Any:
+    from bokeh.models import BoxZoomTool, DataRange1d, PanTool, ResetTool, SaveTool, WheelZoomTool
+    from bokeh.plotting import figure
+
+    box = BoxZoomTool(dimensions="width")
+    fig = figure(
+        height=360,
+        sizing_mode="stretch_width",
+        tools=[box, WheelZoomTool(dimensions="width"), PanTool(dimensions="width"), ResetTool(), SaveTool()],
+        x_axis_label=x_label,
+        y_axis_label=y_label,
+        x_range=DataRange1d(name=f"{chart_id}:x", range_padding=0.01),
+        y_range=DataRange1d(name=f"{chart_id}:y", start=0, only_visible=True, range_padding=0.08),
+        name=chart_id,
+    )
+    fig.toolbar.active_drag = box
+    fig.toolbar.logo = None
+    fig.xgrid.grid_line_color = None
+    fig.ygrid.grid_line_color = "#e3e3e3"
+    return fig
+
+
+def _json_item(fig: Any) -> dict[str, Any]:
+    """Bokeh's JSON item of ``fig`` with its model ids renamed ``<chart id>-<n>`` in order of
+    first appearance: Bokeh numbers models per process, so without this the same chart would
+    not give the same page twice, and two charts could share ids."""
+    from bokeh.embed import json_item
+
+    item = dict(json_item(fig))
+    prefix = str(fig.name)
+    ids: dict[str, str] = {}
+
+    def rename(value: Any) -> Any:
+        if isinstance(value, dict):
+            out = {}
+            for key, inner in value.items():
+                if key in ("id", "root_id") and isinstance(inner, str):
+                    out[key] = ids.setdefault(inner, f"{prefix}-{len(ids) + 1}")
+                else:
+                    out[key] = rename(inner)
+            return out
+        if isinstance(value, list):
+            return [rename(inner) for inner in value]
+        return value
+
+    return rename(item)  # type: ignore[no-any-return]
+
+
+def _step_xy(x_start: np.ndarray, x_end: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Step-curve points: each bucket drawn from its start, plus one point at the last end."""
+    if not len(x_start):
+        return x_start.astype("float64"), values
+    return np.append(x_start, x_end[-1]).astype("float64"), np.append(values, values[-1])
+
+
+def _add_curves(
+    fig: Any,
+    chart_id: str,
+    index: int,
+    label: str,
+    x: tuple[np.ndarray, np.ndarray],
+    series: dict[str, tuple[np.ndarray, np.ndarray]],
+    default: str,
+    banded: bool,
+) -> list[Any]:
+    """One report's step line (bucket maxima) and min band; ``series`` maps toggle column ->
+    (high, low) already in axis units. The source named ``<chart>:curve:<index>`` holds
+    ``y``/``lo`` (shown) and ``y_<column>``/``lo_<column>`` per option, for page.js to switch."""
+    from bokeh.models import ColumnDataSource
+
+    data: dict[str, Any] = {}
+    for column, (high, low) in series.items():
+        xs, ys = _step_xy(x[0], x[1], high)
+        _, los = _step_xy(x[0], x[1], low)
+        data[f"y_{column}"], data[f"lo_{column}"] = ys, los
+    data["x"] = xs
+    data["y"], data["lo"] = data[f"y_{default}"], data[f"lo_{default}"]
+    source = ColumnDataSource(data, name=f"{chart_id}:curve:{index}")
+    colour = COLOURS[index % len(COLOURS)]
+    renderers = []
+    if banded:
+        renderers.append(
+            fig.varea_step(x="x", y1="lo", y2="y", step_mode="after", source=source, fill_color=colour, fill_alpha=0.15)
+        )
+    renderers.append(
+        fig.step(x="x", y="y", mode="after", source=source, line_color=colour, line_width=1.6, legend_label=label)
+    )
+    return renderers
+
+
+def _hover_bars(fig: Any, x_start: np.ndarray, x_end: np.ndarray, fields: dict[str, list[str]],
+                tooltips: list[tuple[str, str]]) -> None:
+    """Invisible bars, one per bucket, spanning its x range: hovering anywhere over a bucket
+    (whatever the height) shows its tooltip, once."""
+    from bokeh.models import ColumnDataSource, HoverTool
+
+    source = ColumnDataSource(
+        {"x": (x_start + x_end) / 2.0, "width": (x_end - x_start).astype("float64"), **fields}
+    )
+    bars = fig.vbar(x="x", width="width", top=1.0, bottom=0.0, source=source, fill_alpha=0.0, line_alpha=0.0)
+    fig.add_tools(HoverTool(renderers=[bars], mode="vline", tooltips=tooltips, point_policy="follow_mouse"))
+
+
+def _steps_text(steps: np.ndarray, start: int, end: int) -> str:
+    """``1,200`` or ``1,200–1,219`` for the non-missing steps of positions start..end-1."""
+    part = steps[start:end]
+    part = part[part >= 0]
+    if not len(part):
+        return "–"
+    lo, hi = int(part.min()), int(part.max())
+    return f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
+
+
+def liveness_chart(
+    reports: Sequence[Report],
+    roles: Sequence[str],
+    *,
+    aligned: pd.DataFrame | None = None,
+    chart_id: str = "chart-liveness",
+    max_buckets: int = LIVENESS_BUCKETS,
+) -> InteractiveChart:
+    """The interactive liveness chart: not-always-live bytes per program step, one curve per report.
+
+    With ``aligned`` (a ``Comparison.liveness`` frame; ``reports`` are then [base, new]) the x
+    axis is the aligned position, so the same program lines up in both curves. A toggle switches
+    the curves to always-live + not-always-live (total liveness). Hovering a bucket shows, per
+    report, the step(s), the program at the bucket's maximum, its not-always-live bytes and the
+    largest variables live at that step (:func:`profcompare.analysis.largest_live_variables`).
+    """
+    if aligned is not None and len(reports) != 2:
+        raise ValueError("aligned liveness needs exactly two reports: [base, new]")
+    labels = _labels(reports, roles)
+    sides = []
+    for index, report in enumerate(reports):
+        live = report.liveness
+        if aligned is None:
+            values = live["not_always_live_bytes"].to_numpy(dtype="float64")
+            steps = live["step"].to_numpy(dtype="int64")
+            programs = live["program"].astype(str).to_numpy(dtype=object)
+        else:
+            side = ("base", "new")[index]
+            values = aligned[f"{side}_not_always_live_bytes"].to_numpy(dtype="float64", na_value=np.nan)
+            steps = aligned[f"{side}_step"].to_numpy(dtype="int64", na_value=-1)
+            by_step = dict(zip(live["step"].to_numpy(dtype="int64"), live["program"].astype(str)))
+            programs = np.array([by_step.get(int(s), "") if s >= 0 else "" for s in steps], dtype=object)
+        always = float(report.tiles["always_live_bytes"].sum())
+        sides.append((values, steps, programs, always))
+    length = max((len(s[0]) for s in sides), default=0)
+    if length == 0:
+        return _empty_chart(chart_id, "no liveness data")
+    reduced = [buckets(np.pad(s[0], (0, length - len(s[0])), constant_values=np.nan), max_buckets) for s in sides]
+    shape = reduced[0]
+    largest = max(float(np.nanmax(np.r_[r.high, 0.0]) + s[3]) for r, s in zip(reduced, sides, strict=True))
+    scale, unit = _unit(largest)
+    curves: list[Any] = []
+    fig = _figure(
+        chart_id,
+        "program step" if aligned is None else "program step (base and new aligned by program)",
+        f"{unit} per replica",
+    )
+    fields: dict[str, list[str]] = {}
+    tooltips: list[tuple[str, str]] = [("position" if aligned is not None else "steps", "@where")]
+    fields["where"] = [f"{int(a):,}" if b - a == 1 else f"{int(a):,}–{int(b) - 1:,}" for a, b in zip(shape.start, shape.end)]
+    for index, ((values, steps, programs, always), red) in enumerate(zip(sides, reduced, strict=True)):
+        banded = red.size > 1
+        series = {
+            "nal": (red.high / scale, red.low / scale),
+            "total": ((red.high + always) / scale, (red.low + always) / scale),
+        }
+        curves += _add_curves(fig, chart_id, index, labels[index], (red.start, red.end), series, "nal", banded)
+        at = red.argmax
+        peak_steps = np.where(at >= 0, steps[np.clip(at, 0, max(len(steps) - 1, 0))] if len(steps) else -1, -1)
+        tops = analysis.largest_live_variables(reports[index], peak_steps[peak_steps >= 0], k=TOOLTIP_VARIABLES)
+        top_text = {
+            int(step): "; ".join(f"{_short(str(n))} ({format_bytes(b)})" for n, b in zip(g["name"], g["bytes"]))
+            for step, g in tops.groupby("step", sort=False)
+        }
+        key = f"r{index}"
+        fields[f"{key}_steps"] = [_steps_text(steps, int(a), int(b)) for a, b in zip(red.start, red.end)]
+        fields[f"{key}_program"] = [
+            _short(str(programs[p])) if p >= 0 and p < len(programs) and programs[p] else "–" for p in at
+        ]
+        fields[f"{key}_nal"] = [
+            "–" if np.isnan(h) else format_bytes(h) + (f" (max; min {format_bytes(lo)})" if banded and lo != h else "")
+            for h, lo in zip(red.high, red.low)
+        ]
+        fields[f"{key}_top"] = [top_text.get(int(s), "–") if s >= 0 else "–" for s in peak_steps]
+        tooltips += [
+            (labels[index], f"@{key}_program"),
+            ("  step", f"@{key}_steps"),
+            ("  not always live", f"@{key}_nal"),
+            ("  always live", format_bytes(always)),
+            ("  largest live", f"@{key}_top"),
+        ]
+    fig.y_range.renderers = curves  # the invisible hover bars do not stretch the axis
+    _hover_bars(fig, shape.start.astype("float64"), shape.end.astype("float64"), fields, tooltips)
+    fig.legend.location = "top_left"
+    fig.legend.click_policy = "hide"
+    if shape.size > 1:
+        note = (f"{length:,} steps drawn as {len(shape.start):,} buckets of {shape.size:,}: the line is each "
+                "bucket's maximum (peaks keep their height), the band goes down to its minimum; the tooltip "
+                "names the program and variables at the bucket's maximum.")
+    else:
+        note = f"All {length:,} program steps drawn."
+    caption = ("Not-always-live bytes per program step. Drag to zoom into a range of steps; wheel zoom, pan "
+               "and reset are in the toolbar; click a legend entry to hide a curve; hover for the program "
+               "and the largest live variables.")
+    toggle = Toggle("liveness", "Show", (("nal", "not-always-live bytes"), ("total", "always-live + not-always-live")))
+    return InteractiveChart(chart_id, _json_item(fig), caption, note, (toggle,))
+
+
+def tiles_chart(
+    reports: Sequence[Report], roles: Sequence[str], *, chart_id: str = "chart-tiles", max_buckets: int = MAX_BUCKETS
+) -> InteractiveChart:
+    """The interactive per-tile memory chart: bytes per tile (excluding gaps by default, a toggle
+    switches to including gaps, which is what decides whether a tile fits), one curve per
+    report, with the tile budget. Hovering a tile (bucket) shows each report's bytes both ways.
+    """
+    labels = _labels(reports, roles)
+    length = max((len(r.tiles) for r in reports), default=0)
+    if length == 0:
+        return _empty_chart(chart_id, "no per-tile data")
+    budgets = sorted({r.meta.target.bytes_per_tile for r in reports})
+    frames = []
+    for report in reports:
+        tiles = report.tiles.sort_values("tile", kind="stable")
+        excl = tiles["bytes_excluding_gaps"].to_numpy(dtype="float64")
+        incl = tiles["bytes_including_gaps"].to_numpy(dtype="float64")
+        pad = length - len(tiles)
+        frames.append((np.pad(excl, (0, pad), constant_values=np.nan), np.pad(incl, (0, pad), constant_values=np.nan),
+                       np.pad(tiles["tile"].to_numpy(dtype="int64"), (0, pad), constant_values=-1)))
+    largest = max(max(float(np.nanmax(np.r_[f[1], 0.0])) for f in frames), float(budgets[-1]))
+    scale, unit = _unit(largest)
+    curves: list[Any] = []
+    fig = _figure(chart_id, "tile", f"{unit} per tile")
+    fields: dict[str, list[str]] = {}
+    tooltips: list[tuple[str, str]] = [("tiles", "@where")]
+    shape = None
+    for index, (excl, incl, tile_ids) in enumerate(frames):
+        red_excl, red_incl = buckets(excl, max_buckets), buckets(incl, max_buckets)
+        shape = red_excl
+        banded = red_excl.size > 1
+        series = {"excl": (red_excl.high / scale, red_excl.low / scale), "incl": (red_incl.high / scale, red_incl.low / scale)}
+        curves += _add_curves(fig, chart_id, index, labels[index], (red_excl.start, red_excl.end), series, "excl", banded)
+        key = f"r{index}"
+        fields[f"{key}_excl"] = ["–" if np.isnan(v) else format_bytes(v) for v in red_excl.high]
+        fields[f"{key}_incl"] = ["–" if np.isnan(v) else format_bytes(v) for v in red_incl.high]
+        tooltips += [(labels[index], f"@{key}_excl excluding gaps, @{key}_incl including gaps"
+                      + (" (max of the bucket)" if banded else ""))]
+    assert shape is not None
+    fields["where"] = [f"{int(a):,}" if b - a == 1 else f"{int(a):,}–{int(b) - 1:,}" for a, b in zip(shape.start, shape.end)]
+    from bokeh.models import ColumnDataSource
+
+    for index, budget in enumerate(budgets):
+        level = ColumnDataSource({"x": [0.0, float(length)], "y": [budget / scale] * 2}, name=f"{chart_id}:level:{index}")
+        curves.append(
+            fig.line(x="x", y="y", source=level, line_color=BUDGET_COLOUR, line_dash="dashed",
+                     line_width=1.2, legend_label=f"tile budget {format_bytes(budget)}")
+        )
+    fig.y_range.renderers = curves
+    _hover_bars(fig, shape.start.astype("float64"), shape.end.astype("float64"), fields, tooltips)
+    fig.legend.location = "top_right"
+    fig.legend.click_policy = "hide"
+    note = (f"{format_count(length)} tiles drawn as {len(shape.start):,} buckets of {shape.size:,} (line: bucket "
+            "maximum, band: minimum)." if shape.size > 1 else f"All {format_count(length)} tiles drawn.")
+    caption = ("Memory per tile. Excluding gaps is what the tile's data occupy (PopVision's default view); "
+               "including gaps is what decides whether the tile fits its budget.")
+    toggle = Toggle("tiles", "Bytes", (("excl", "excluding gaps"), ("incl", "including gaps")))
+    return InteractiveChart(chart_id, _json_item(fig), caption, note, (toggle,))
+
+
+def _empty_chart(chart_id: str, message: str) -> InteractiveChart:
+    from bokeh.models import Label
+    from bokeh.plotting import figure
+
+    fig = figure(height=120, sizing_mode="stretch_width", tools="", name=chart_id, toolbar_location=None)
+    fig.add_layout(Label(x=10, y=40, x_units="screen", y_units="screen", text=message, text_color="#777777"))
+    fig.axis.visible = False
+    fig.grid.visible = False
+    return InteractiveChart(chart_id, _json_item(fig), "", message)
+
+
+__all__ = [
+    "LIVENESS_BUCKETS",
+    "MAX_BUCKETS",
+    "Buckets",
+    "InteractiveChart",
+    "Toggle",
+    "bokeh_js",
+    "bokeh_version",
+    "buckets",
+    "liveness_chart",
+    "tiles_chart",
+]
