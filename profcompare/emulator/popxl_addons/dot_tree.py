@@ -173,10 +173,10 @@ class DotTree(Generic[L]):
         return [k for k, _ in items], [v for _, v in items]
 
     @classmethod
-    def from_dict(cls: type[T], mapping: Mapping[str, Any] | Mapping[int, Any] | Mapping[str | int, Any]) -> T:
+    def from_dict(cls: type[T], d: Mapping[str, Any] | Mapping[int, Any] | Mapping[str | int, Any]) -> T:
         """Return a tree built from ``{dotted key: leaf}`` (dots nest)."""
         tree = cls()
-        for key, value in mapping.items():
+        for key, value in d.items():
             tree.insert(key, value)
         return tree
 
