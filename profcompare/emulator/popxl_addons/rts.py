@@ -7,9 +7,9 @@ popxl-addons generation (reference popxl.md section 2.7; profcompare.addons_gene
   ``shard_over.group_size > 1`` and the count divides; ``reduce_replica_sharded_graph`` takes
   ``shard_groups`` (a NamedReplicaGrouping, per tensor) and ``replica_group``.
 
-The reductions use popxl's collectives with the same groups (popxl-addons uses its own
-``replicated_*_strided`` custom ops, whose semantics these are; their op names in a real
-profile differ).
+The reductions use popxl-addons' own collectives (``ops.replicated_strided_collectives``), as
+the real helpers do; the emulator runs them as popxl's collectives with the same groups (their
+op names in a real profile differ).
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ from profcompare.emulator.popxl_addons._generation import Generational, generati
 from profcompare.emulator.popxl_addons.graph import GraphWithNamedArgs
 from profcompare.emulator.popxl_addons.named_replica_grouping import NamedReplicaGrouping
 from profcompare.emulator.popxl_addons.named_tensors import NamedTensors
+from profcompare.emulator.popxl_addons.ops.replicated_strided_collectives import (
+    replicated_all_reduce_strided,
+    replicated_reduce_scatter_strided,
+)
 
 __all__ = [
     "all_gather_replica_sharded_graph",
@@ -58,10 +62,10 @@ def _spec_34(t: Any, shard_over: Any) -> Any:
 
 def _reduce_scatter_or_slice(t: Any, op: str, replica_group: Any, shard_group: Any) -> Any:
     if replica_group == shard_group and replica_group.group_size > 1:
-        return ops.collectives.replicated_reduce_scatter(
+        return replicated_reduce_scatter_strided(
             t, op=op, group=replica_group, configure_output_for_replicated_tensor_sharding=True)
     if replica_group.group_size > 1:
-        t = ops.collectives.replicated_all_reduce(t, op=op, group=replica_group)
+        t = replicated_all_reduce_strided(t, op=op, group=replica_group)
     return ops.collectives.replica_sharded_slice(t, group=shard_group)
 
 
@@ -73,7 +77,7 @@ def _reduce_30(t: Any, op: str = "add", threshold: int = 1024, replica_group: An
         return t
     if t.nelms >= threshold and t.nelms % shard_group.group_size == 0:
         return _reduce_scatter_or_slice(t, op, replica_group, shard_group)
-    return ops.collectives.replicated_all_reduce(t, op=op, group=replica_group)
+    return replicated_all_reduce_strided(t, op=op, group=replica_group)
 
 
 def _reduce_34(t: Any, op: str = "add", replica_group: Any = None, shard_group: Any = None) -> Any:
@@ -81,7 +85,7 @@ def _reduce_34(t: Any, op: str = "add", replica_group: Any = None, shard_group: 
     shard_group = shard_group or replica_group
     if shard_group.group_size > 1 and t.nelms % shard_group.group_size == 0:
         return _reduce_scatter_or_slice(t, op, replica_group, shard_group)
-    return ops.collectives.replicated_all_reduce(t, op=op, group=replica_group)
+    return replicated_all_reduce_strided(t, op=op, group=replica_group)
 
 
 def _reduce_graph(tensors: NamedTensors, use_io_tiles: bool, reduce_one: Any) -> tuple[GraphWithNamedArgs, list[str]]:

@@ -1,0 +1,41 @@
+"""popxl-addons' own collectives (``popxl_addons.ops.replicated_strided_collectives``, the same
+names and parameters in 3.0 and 3.4), which its rts helpers reduce and gather with.
+
+In popxl-addons these are C++ custom ops (``ReplicatedAllReduceStrided``, ...) compiled with
+cppimport; their semantics over a ReplicaGrouping (stride, group size) are those of popxl's
+collectives with ``group=``, which is what the emulator runs. Approximation: in a simulated
+report the ops and their output tensors carry popxl's collective names and costs, not the
+custom ops' (``replicated_all_reduce_strided_out``, ...).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from profcompare.emulator.popxl_addons._compat import ops
+
+__all__ = [
+    "replicated_all_gather_strided",
+    "replicated_all_reduce_strided",
+    "replicated_reduce_scatter_strided",
+]
+
+
+def replicated_all_reduce_strided(t: Any, op: str = "add", group: Any = None) -> Any:
+    """Return ``t`` reduced with ``op`` over the replicas of ``group`` (default: all)."""
+    return ops.collectives.replicated_all_reduce(t, op=op, group=group)
+
+
+def replicated_reduce_scatter_strided(t: Any, op: str = "add", group: Any = None,
+                                      configure_output_for_replicated_tensor_sharding: bool = False) -> Any:
+    """Return this replica's part of ``t`` reduced over ``group``: the flattened, padded shard
+    ``(ceil(nelms / group_size),)``, with ``meta_shape`` = t's shape when configured for RTS."""
+    return ops.collectives.replicated_reduce_scatter(
+        t, op=op, group=group,
+        configure_output_for_replicated_tensor_sharding=configure_output_for_replicated_tensor_sharding)
+
+
+def replicated_all_gather_strided(t: Any, group: Any = None) -> Any:
+    """Return the shards of ``t`` from every replica of ``group`` (a sharded ``t`` gathers to its
+    meta_shape)."""
+    return ops.collectives.replicated_all_gather(t, group=group)
