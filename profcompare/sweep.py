@@ -178,7 +178,7 @@ def run_sweep(
         table = sweep_table(points, result.outcomes, reports)
         for label, error in unreadable.items():
             table.loc[table["point"] == label, "error"] = error
-        files = write_sweep_files(table, swept, staging, result=result, variant=variant)
+        files = write_sweep_files(table, swept, staging, result=result, variant=variant, reports=reports)
         holder["table"] = table
         final_files = {k: result.directory / p.name for k, p in files.items()}
         return runner.replace_result(result, files=final_files)
@@ -198,9 +198,18 @@ def run_sweep(
 
 
 def write_sweep_files(
-    table: pd.DataFrame, swept: Sequence[str], directory: Path, *, result: runner.RunResult, variant: str
+    table: pd.DataFrame,
+    swept: Sequence[str],
+    directory: Path,
+    *,
+    result: runner.RunResult,
+    variant: str,
+    reports: Mapping[str, Any] | None = None,
 ) -> dict[str, Path]:
-    """Write sweep.csv, sweep.json and sweep.html into ``directory``; return format -> path."""
+    """Write sweep.csv, sweep.json and sweep.html into ``directory``; return format -> path.
+
+    ``reports`` (point label -> Report) gives the page's N-way view every summary metric with
+    its confidence."""
     from profcompare.render.output import write_output
     from profcompare.render.sweep import render_sweep_html
 
@@ -220,7 +229,7 @@ def write_sweep_files(
     paths = {"csv": directory / "sweep.csv", "json": directory / "sweep.json", "html": directory / "sweep.html"}
     write_output(table.to_csv(index=False), paths["csv"])
     write_output(json.dumps(document, indent=2, default=str) + "\n", paths["json"])
-    write_output(render_sweep_html(table, swept, meta), paths["html"])
+    write_output(render_sweep_html(table, swept, meta, reports=reports), paths["html"])
     return paths
 
 

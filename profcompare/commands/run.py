@@ -257,6 +257,22 @@ def comparison_summary_text(comparison: Any, *, top: int) -> str:
     return render_document(document, color=color, width=width)
 
 
+def nway_summary_text(result: Any) -> str:
+    """The terminal N-way table of a run of three or more variants: every summary metric, one
+    column per variant (base marked), changes from the base (``result.nway``, made by the run)."""
+    import os
+    import shutil
+
+    from profcompare.render.nway import render_nway_text
+
+    tty = stdout_is_tty()
+    color = tty and "NO_COLOR" not in os.environ
+    width = shutil.get_terminal_size(fallback=(160, 24)).columns if tty else 160
+    notes = ("Each comparison with the base is in its own page (compare-BASE-vs-NEW.html), linked from index.html.",)
+    return render_nway_text(result.nway, title=f"profcompare run {result.name}: variants side by side", color=color,
+                            width=width, notes=notes)
+
+
 def make_console(*, stderr: bool = False) -> Any:
     """A rich Console on click's current stdout/stderr (so CliRunner captures it)."""
     from rich.console import Console
@@ -305,8 +321,10 @@ def command(
 
     Each variant runs in its own subprocess and writes OUT/NAME/VARIANT/ (report + run.json).
     The first variant is the base: it is compared with each other one, and the comparisons are
-    written as OUT/NAME/compare-BASE-vs-NEW.{html,md,json}. The exit code is 1 when a variant
-    failed or ran out of memory.
+    written as OUT/NAME/compare-BASE-vs-NEW.{html,md,json}; OUT/NAME/index.html and index.json
+    show every variant side by side with links to the comparisons. With two variants the
+    terminal shows their comparison; with more, the side-by-side table once. The exit code is 1
+    when a variant failed or ran out of memory.
     """
     from profcompare import runner
 
@@ -332,10 +350,15 @@ def command(
 
     console = make_console()
     console.print(outcome_table(result))
-    for item in result.comparisons:
-        if item.comparison is not None:
-            click.echo()
-            click.echo(comparison_summary_text(item.comparison, top=top or 20))
+    if len(result.outcomes) > 2 and result.nway is not None:
+        # an N-way run: one side-by-side table, not a full report per pair
+        click.echo()
+        click.echo(nway_summary_text(result))
+    else:
+        for item in result.comparisons:
+            if item.comparison is not None:
+                click.echo()
+                click.echo(comparison_summary_text(item.comparison, top=top or 20))
     if len(result.outcomes) > 1:
         if not result.outcomes[0].has_report:
             click.echo(f"\nno comparison: the base variant {result.outcomes[0].label!r} has no report")
@@ -345,9 +368,11 @@ def command(
                 click.echo(f"\nnot compared (no report): {', '.join(skipped)}")
 
     click.echo(f"\nrun written to {display_path(result.directory)}/" + ("  (replaced the previous run)" if result.replaced else ""))
+    for key, path in result.files.items():
+        click.echo(f"  {key:<10} {display_path(path)}")
     for item in result.comparisons:
         for fmt, path in item.files.items():
-            click.echo(f"  {fmt:<8} {display_path(path)}")
+            click.echo(f"  {fmt:<10} {display_path(path)}")
     click.echo(f"  (backend {result.backend}, {result.wall_seconds:.1f} s wall)")
     if not result.ok:
         echo_failures(result)
@@ -357,4 +382,5 @@ def command(
         ctx.exit(1)
 
 
-__all__ = ["KnobCommand", "ProgressDisplay", "backend_note", "collect_overrides", "command", "knob_options"]
+__all__ = ["KnobCommand", "ProgressDisplay", "backend_note", "collect_overrides", "command", "knob_options",
+           "nway_summary_text"]

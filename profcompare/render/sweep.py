@@ -9,24 +9,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from functools import cache
 from typing import Any
 
-import jinja2
 import numpy as np
 import pandas as pd
 from markupsafe import Markup
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from profcompare._version import __version__
 from profcompare.render.json_out import frame_records
 from profcompare.render.format import (
     format_bytes,
     format_cycles,
     format_knob_value,
     format_rate,
-    metric_label,
 )
 
 #: memory series of the left panel: metric -> legend text
@@ -155,58 +151,73 @@ def plot_sweep(table: pd.DataFrame, swept: Sequence[str]) -> Figure:
     return fig
 
 
-@cache
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("profcompare", "render/templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-
-
 def _cell(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     return str(value)
 
 
-def render_sweep_html(table: pd.DataFrame, swept: Sequence[str], meta: Mapping[str, Any]) -> str:
-    """Return the sweep page (one self-contained HTML document).
+def sweep_nway(table: pd.DataFrame, swept: Sequence[str], reports: Mapping[str, Any] | None = None) -> Any:
+    """The sweep as an N-way table: one column per point (the first point is the base).
+
+    With ``reports`` (point label -> Report for the points that have one) every summary metric
+    with its confidence; without, the sweep table's metrics (confidence unknown).
+    """
+    from profcompare.nway import nway_from_values, nway_table
+
+    labels = [str(p) for p in table["point"]]
+    statuses = dict(zip(labels, (str(s) for s in table["status"]), strict=True))
+    extra = {label: {k: record[k] for k in swept} for label, record in zip(labels, table.to_dict("records"), strict=True)}
+    if reports is not None:
+        return nway_table([(label, reports.get(label)) for label in labels], statuses=statuses, extra=extra)
+    metrics = [m for m, _ in _METRIC_FORMATS]
+    values = table.set_index("point")[metrics].T
+    return nway_from_values(values, statuses=statuses, extra=extra)
+
+
+def render_sweep_html(
+    table: pd.DataFrame, swept: Sequence[str], meta: Mapping[str, Any], *, reports: Mapping[str, Any] | None = None
+) -> str:
+    """Return the sweep page (one self-contained HTML document): the memory and throughput
+    figure above the N-way view of the points (a column per point, the first being the base;
+    see :mod:`profcompare.render.nway`).
 
     ``table`` is a sweep table, ``swept`` the knob names that vary, ``meta`` holds name,
-    workload, variant, backend and fixed_config (as written to sweep.json).
+    workload, variant, backend and fixed_config (as written to sweep.json); ``reports`` (point
+    label -> Report) gives the view every summary metric with its confidence.
     """
+    from profcompare.render.nway import render_nway_html
     from profcompare.render.plots import figure_to_svg
 
     svg = figure_to_svg(plot_sweep(table, swept))
-    knob_columns = list(swept)
-    headers = ["point", *knob_columns, "status", *(metric_label(m) for m, _ in _METRIC_FORMATS), "error"]
-    rows = []
-    for record in table.to_dict(orient="records"):
-        cells = [_cell(record["point"]), *(_cell(record[k]) for k in knob_columns), _cell(record["status"])]
-        cells += [fmt(record[m]) for m, fmt in _METRIC_FORMATS]
-        cells.append(_cell(record.get("error")))
-        rows.append({"status": record["status"], "cells": cells})
     data = {
         "schema_version": 1,
         **{k: meta.get(k) for k in ("name", "workload", "variant", "backend", "swept", "fixed_config")},
         "points": frame_records(table),
     }
     fixed = {k: (v if v != "" else "''") for k, v in (meta.get("fixed_config") or {}).items()}
-    template = _environment().get_template("sweep.html.j2")
-    return template.render(
+    facts = [
+        ("run", str(meta.get("name"))),
+        ("workload", f"{meta.get('workload')}, variant {meta.get('variant')}, backend {meta.get('backend')}"),
+    ]
+    if fixed:
+        facts.append(("fixed knobs", ", ".join(f"{k}={v}" for k, v in fixed.items())))
+    nway = sweep_nway(table, swept, reports)
+    extra_rows = [(knob, [_cell(nway.extra[label].get(knob)) for label in nway.labels]) for knob in swept]
+    errors = {str(p): _cell(e) for p, e in zip(table["point"], table["error"], strict=True)}
+    return render_nway_html(
+        nway,
         title=f"profcompare sweep: {meta.get('variant')} over {', '.join(swept)}",
-        meta=meta,
-        fixed_config=fixed,
+        facts=facts,
         simulated=meta.get("backend") == "sim",
         figure=Markup(svg),  # produced by matplotlib from numbers and escaped labels
-        headers=headers,
-        rows=rows,
+        figure_title="Memory and throughput",
+        figure_note="Bytes are per replica. Streaming Memory is off-chip and not part of tile memory.",
+        extra_rows=extra_rows,
+        errors=errors,
         data=data,
-        version=__version__,
+        data_id="sweep-data",
     )
 
 
-__all__ = ["MEMORY_SERIES", "plot_sweep", "render_sweep_html"]
+__all__ = ["MEMORY_SERIES", "plot_sweep", "render_sweep_html", "sweep_nway"]

@@ -1,5 +1,6 @@
 """What a run means: open the staged reports, compare the base with every other variant and
-write ``compare-<base>-vs-<new>.html/.md/.json``; :func:`run_variants` ties the stages together.
+write ``compare-<base>-vs-<new>.html/.md/.json``, plus the N-way view of all variants side by
+side (``index.html`` and ``index.json``); :func:`run_variants` ties the stages together.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: formats written for every comparison of a run: renderer name -> file extension
 COMPARISON_FORMATS = (("html", "html"), ("markdown", "md"), ("json", "json"))
+
+#: the N-way view of a run: every variant side by side, links to each comparison with the base
+INDEX_FILES = (("index html", "index.html"), ("index json", "index.json"))
 
 
 def open_staged_report(outcome: JobOutcome, staging: Path) -> Report:
@@ -73,7 +77,7 @@ def compare_outcomes(result: RunResult, staging: Path, *, top: int = 20) -> tupl
     comparisons = []
     for other in others:
         files: dict[str, Path] = {}
-        stem = f"compare-{base.label}-vs-{other.label}"
+        stem = comparison_stem(base.label, other.label)
         try:
             if base_report is None:
                 base_report = open_staged_report(base, staging)
@@ -95,6 +99,49 @@ def compare_outcomes(result: RunResult, staging: Path, *, top: int = 20) -> tupl
     return tuple(comparisons)
 
 
+def comparison_stem(base: str, new: str) -> str:
+    """The file name (without extension) of the comparison of ``new`` with ``base``."""
+    return f"compare-{base}-vs-{new}"
+
+
+def run_nway(result: RunResult, staging: Path, comparisons: tuple[ComparisonOutcome, ...]) -> Any:
+    """The run's N-way table: one column per variant in run order (the first is the base), its
+    report's summary metrics (NaN when it has none or it cannot be read) and its status."""
+    from profcompare.nway import nway_table
+
+    reports: list[tuple[str, Any]] = []
+    opened = {c.base: c.comparison.base for c in comparisons if c.comparison is not None}
+    opened.update({c.new: c.comparison.new for c in comparisons if c.comparison is not None})
+    for outcome in result.outcomes:
+        report = opened.get(outcome.label)
+        if report is None and outcome.has_report:
+            try:
+                report = open_staged_report(outcome, staging)
+            except ProfcompareError:
+                report = None
+        reports.append((outcome.label, report))
+    return nway_table(reports, statuses={o.label: o.status for o in result.outcomes})
+
+
+def write_index(result: RunResult, staging: Path, comparisons: tuple[ComparisonOutcome, ...]) -> tuple[dict[str, Path], Any]:
+    """Write ``index.html`` and ``index.json`` (the N-way view of the run) into ``staging``.
+
+    Returns ({"index html": path, "index json": path} with final paths, the NWayTable). The page
+    links each variant's comparison with the base (relative links, so the run directory can move).
+    """
+    from profcompare.render.nway import render_nway_html, render_nway_json
+    from profcompare.render.output import write_output
+
+    table = run_nway(result, staging, comparisons)
+    links = {c.new: f"{comparison_stem(c.base, c.new)}.html" for c in comparisons if "html" in c.files}
+    simulated = result.backend == "sim"
+    facts = [("run", result.name), ("backend", result.backend), ("variants", ", ".join(table.labels))]
+    title = f"profcompare run {result.name}: {len(table.labels)} variant{'s' if len(table.labels) != 1 else ''} side by side"
+    write_output(render_nway_html(table, title=title, facts=facts, links=links, simulated=simulated), staging / "index.html")
+    write_output(render_nway_json(table, links=links, run=result.name, backend=result.backend), staging / "index.json")
+    return {key: result.directory / name for key, name in INDEX_FILES}, table
+
+
 def run_variants(
     variants: Sequence[str],
     *,
@@ -111,8 +158,9 @@ def run_variants(
     """Build and run ``variants`` with autoReport, then compare the first with each other one.
 
     ``overrides`` maps knob names to values (strings are parsed) applied to every variant.
-    Returns the RunResult (``comparisons`` filled); the run lives in ``<out>/<name>/`` with one
-    directory per variant plus ``compare-<base>-vs-<new>.{html,md,json}``. ``name`` defaults to
+    Returns the RunResult (``comparisons`` and ``files`` filled); the run lives in
+    ``<out>/<name>/`` with one directory per variant, ``compare-<base>-vs-<new>.{html,md,json}``
+    and the N-way view ``index.html`` / ``index.json`` (every variant side by side). ``name`` defaults to
     the local timestamp plus the variants. Raises WorkloadError for bad variants or knob values,
     OutputExistsError when the run exists and not ``force``.
     """
@@ -125,7 +173,9 @@ def run_variants(
         _prewarm_comparison_imports()
 
     def finalize(result: RunResult, staging: Path) -> RunResult:
-        return replace_result(result, comparisons=compare_outcomes(result, staging, top=top))
+        comparisons = compare_outcomes(result, staging, top=top)
+        files, table = write_index(result, staging, comparisons)
+        return replace_result(result, comparisons=comparisons, files=files, nway=table)
 
     return execute_jobs(
         job_list,
@@ -140,4 +190,13 @@ def run_variants(
     )
 
 
-__all__ = ["COMPARISON_FORMATS", "compare_outcomes", "open_staged_report", "run_variants"]
+__all__ = [
+    "COMPARISON_FORMATS",
+    "INDEX_FILES",
+    "compare_outcomes",
+    "comparison_stem",
+    "open_staged_report",
+    "run_nway",
+    "run_variants",
+    "write_index",
+]

@@ -1,0 +1,166 @@
+"""Several reports side by side: the N-way table of a run (one column per variant) or a sweep
+(one column per point).
+
+Pure data, no rendering: :func:`nway_table` turns reports (and, for variants without a report,
+their status) into an :class:`NWayTable` whose frames have one row per summary metric and one
+column per variant, the first (or the named) variant being the base every delta is taken from.
+Renderers (:mod:`profcompare.render.nway`) draw it for the terminal, as JSON and as the run's
+``index.html``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from profcompare.errors import ProfcompareError
+from profcompare.model import HIGHER_IS_BETTER, METRIC_UNITS, METRICS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from profcompare.model import Report
+
+#: version of the N-way JSON document (``index.json``)
+NWAY_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, eq=False)
+class NWayTable:
+    """Summary metrics of several variants side by side.
+
+    ``values``: float64 DataFrame, index = metrics (units in :data:`profcompare.model.METRIC_UNITS`),
+    one column per label in order (NaN where a variant has no report or the report cannot say).
+    ``confidence``: same shape, ``exact`` | ``modelled`` | ``measured`` ('' without a report).
+    ``delta_pct``: same shape, 100 * (value - base) / base (NaN for the base column, a missing
+    value or a zero base). ``statuses``: label -> ok | oom | failed (``ok`` when not given).
+    ``extra``: label -> {name: value} shown above the metrics (e.g. a sweep point's knobs).
+    """
+
+    labels: tuple[str, ...]
+    base: str
+    values: pd.DataFrame
+    confidence: pd.DataFrame
+    delta_pct: pd.DataFrame
+    statuses: Mapping[str, str] = field(default_factory=dict)
+    extra: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metrics (rows), in display order."""
+        return tuple(str(m) for m in self.values.index)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able dict: schema_version, base, variants (label, status, extra, and per metric
+        value / confidence / delta_pct), units and which metrics are better when higher."""
+        variants = []
+        for label in self.labels:
+            metrics = {}
+            for metric in self.metrics:
+                value = self.values.at[metric, label]
+                pct = self.delta_pct.at[metric, label]
+                metrics[metric] = {
+                    "value": None if _missing(value) else float(value),
+                    "confidence": str(self.confidence.at[metric, label]) or None,
+                    "delta_pct": None if _missing(pct) else float(pct),
+                }
+            variants.append(
+                {
+                    "label": label,
+                    "base": label == self.base,
+                    "status": self.statuses.get(label, "ok"),
+                    **({"extra": dict(self.extra[label])} if label in self.extra else {}),
+                    "metrics": metrics,
+                }
+            )
+        return {
+            "schema_version": NWAY_SCHEMA_VERSION,
+            "base": self.base,
+            "units": {m: METRIC_UNITS.get(m, "") for m in self.metrics},
+            "higher_is_better": sorted(m for m in self.metrics if m in HIGHER_IS_BETTER),
+            "variants": variants,
+        }
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
+
+
+def _delta_pct(values: pd.DataFrame, base: str) -> pd.DataFrame:
+    reference = values[base]
+    usable = reference.where(reference != 0)
+    pct = values.sub(usable, axis=0).div(usable, axis=0) * 100.0
+    pct[base] = math.nan
+    return pct.astype("float64")
+
+
+def nway_table(
+    reports: Mapping[str, Report | None] | Sequence[tuple[str, Report | None]],
+    *,
+    base: str | None = None,
+    statuses: Mapping[str, str] | None = None,
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
+    metrics: Sequence[str] = METRICS,
+) -> NWayTable:
+    """The N-way table of ``reports`` (label -> Report, or None for a variant without a report),
+    in the given order.
+
+    ``base`` defaults to the first label. Returns an :class:`NWayTable` over ``metrics``
+    (default every summary metric). Raises ProfcompareError for no reports, a repeated label or
+    a ``base`` that is not one of the labels.
+    """
+    items = list(reports.items()) if isinstance(reports, Mapping) else list(reports)
+    labels = [str(label) for label, _ in items]
+    if not labels:
+        raise ProfcompareError("nothing to tabulate: no variants")
+    if len(set(labels)) != len(labels):
+        raise ProfcompareError(f"variant labels must be unique: {labels}")
+    base = labels[0] if base is None else base
+    if base not in labels:
+        raise ProfcompareError(f"base {base!r} is not one of the variants {labels}")
+    metric_list = list(metrics)
+    values = pd.DataFrame(index=pd.Index(metric_list, name="metric"), columns=labels, dtype="float64")
+    confidence = pd.DataFrame("", index=values.index, columns=labels, dtype=object)
+    for label, report in items:
+        if report is None:
+            continue
+        summary, levels = report.summary(), report.confidence()
+        values[label] = [float(summary.get(m, math.nan)) for m in metric_list]
+        confidence[label] = [str(levels.get(m, "")) for m in metric_list]
+    return NWayTable(
+        labels=tuple(labels),
+        base=base,
+        values=values,
+        confidence=confidence,
+        delta_pct=_delta_pct(values, base),
+        statuses=dict(statuses or {}),
+        extra={k: dict(v) for k, v in (extra or {}).items()},
+    )
+
+
+def nway_from_values(
+    values: pd.DataFrame,
+    *,
+    base: str | None = None,
+    statuses: Mapping[str, str] | None = None,
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
+    confidence: pd.DataFrame | None = None,
+) -> NWayTable:
+    """An :class:`NWayTable` from a ready ``values`` frame (index metrics, one column per label),
+    e.g. a sweep table turned on its side; ``confidence`` defaults to unknown ('')."""
+    labels = [str(c) for c in values.columns]
+    if not labels:
+        raise ProfcompareError("nothing to tabulate: no variants")
+    frame = values.astype("float64").copy()
+    frame.columns = labels
+    base = labels[0] if base is None else base
+    if base not in labels:
+        raise ProfcompareError(f"base {base!r} is not one of the variants {labels}")
+    levels = confidence if confidence is not None else pd.DataFrame("", index=frame.index, columns=labels, dtype=object)
+    return NWayTable(tuple(labels), base, frame, levels, _delta_pct(frame, base), dict(statuses or {}),
+                     {k: dict(v) for k, v in (extra or {}).items()})
+
+
+__all__ = ["NWAY_SCHEMA_VERSION", "NWayTable", "nway_from_values", "nway_table"]

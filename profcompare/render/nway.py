@@ -1,0 +1,214 @@
+"""The N-way view: several variants side by side (a run's ``index.html`` / ``index.json`` and its
+terminal table; a sweep's page is the same view with a column per point).
+
+One column per variant, the base marked; one row per summary metric; each value carries its
+confidence (``~`` marks a modelled figure) and, beside the base, its change from the base
+(coloured by whether it is better or worse, with the comparison's noise rule). The HTML page
+is a Jinja2 template with autoescaping; its data travel only through ``tojson``; it needs no
+script, so it opens offline anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import jinja2
+import numpy as np
+from markupsafe import Markup
+
+from profcompare._version import __version__
+from profcompare.model import HIGHER_IS_BETTER, METRIC_UNITS
+from profcompare.nway import NWayTable
+from profcompare.render.format import format_metric, format_pct, metric_label
+
+#: The comparison's default noise rule (``profcompare compare``): a change within 64 bytes and
+#: within 1% of the base is not coloured.
+NOISE_BYTES = 64
+NOISE_PCT = 1.0
+
+LEGEND = (
+    "~ = modelled: an estimate resting on the simulator's model constants (code size, layout, cycles, time; "
+    "see docs/ipu-model.md), not a measurement. Unmarked figures are exact (they follow from the program) or "
+    "measured (read from a real Poplar profile). Percentages are changes from the base column."
+)
+
+
+@dataclass(frozen=True)
+class NWayCell:
+    """One value cell: its text, the change from the base (text, '' in the base column), a tone
+    (good | bad | None) and its confidence."""
+
+    text: str
+    delta: str
+    tone: str | None
+    confidence: str
+
+
+@dataclass(frozen=True)
+class NWayRow:
+    """One metric's row: its key, label, unit and a cell per variant."""
+
+    metric: str
+    label: str
+    unit: str
+    cells: tuple[NWayCell, ...]
+
+
+def _tone(metric: str, base: float, value: float) -> str | None:
+    if any(isinstance(v, float) and math.isnan(v) for v in (base, value)):
+        return None
+    delta = value - base
+    noise_abs = NOISE_BYTES if METRIC_UNITS.get(metric) == "bytes" else math.inf
+    if abs(delta) <= min(noise_abs, NOISE_PCT / 100.0 * abs(base)):
+        return None
+    better = delta > 0 if metric in HIGHER_IS_BETTER else delta < 0
+    return "good" if better else "bad"
+
+
+def nway_rows(table: NWayTable) -> tuple[NWayRow, ...]:
+    """The rows of the N-way view: formatted values, changes from the base, tones, confidences."""
+    rows = []
+    for metric in table.metrics:
+        base_value = float(table.values.at[metric, table.base])
+        cells = []
+        for label in table.labels:
+            value = float(table.values.at[metric, label])
+            level = str(table.confidence.at[metric, label])
+            text = format_metric(metric, value)
+            if level == "modelled" and not math.isnan(value):
+                text = "~" + text
+            pct = float(table.delta_pct.at[metric, label])
+            delta = "" if label == table.base or math.isnan(pct) else format_pct(pct)
+            tone = None if label == table.base else _tone(metric, base_value, value)
+            cells.append(NWayCell(text, delta, tone, level))
+        rows.append(NWayRow(metric, metric_label(metric), METRIC_UNITS.get(metric, ""), tuple(cells)))
+    return tuple(rows)
+
+
+def column_title(table: NWayTable, label: str) -> str:
+    """A column's header: the label, ``(base)`` for the base and the status unless ok."""
+    status = table.statuses.get(label, "ok")
+    return label + (" (base)" if label == table.base else "") + ("" if status == "ok" else f" [{status}]")
+
+
+def render_nway_text(table: NWayTable, *, title: str, color: bool = False, width: int = 120,
+                     notes: Sequence[str] = ()) -> str:
+    """The N-way table for the terminal (drawn by the text renderer: one column per variant)."""
+    from profcompare.render.sections import Cell, Column, Document, Section, Table
+    from profcompare.render.text import render_document
+
+    columns = (Column("Metric"), *(Column(column_title(table, label), numeric=True) for label in table.labels))
+    rows = []
+    for row in nway_rows(table):
+        cells = [Cell(row.label)]
+        for cell in row.cells:
+            cells.append(Cell(cell.text + (f" ({cell.delta})" if cell.delta else ""), cell.tone))
+        rows.append(tuple(cells))
+    section = Section("Summary metrics", Table(columns, tuple(rows)), (*notes, LEGEND))
+    return render_document(Document(title, (), (), (section,)), color=color, width=width)
+
+
+def nway_document(table: NWayTable, *, links: Mapping[str, str] | None = None, **extra: Any) -> dict[str, Any]:
+    """The JSON document of the N-way view (``index.json``): :meth:`NWayTable.to_dict` plus
+    ``links`` (variant label -> file of its comparison with the base) and ``extra`` keys."""
+    document = table.to_dict()
+    document["generator"] = f"profcompare {__version__}"
+    if links is not None:
+        document["comparisons"] = dict(links)
+    document.update(extra)
+    return document
+
+
+def render_nway_json(table: NWayTable, *, links: Mapping[str, str] | None = None, **extra: Any) -> str:
+    """``index.json``: :func:`nway_document` as indented JSON (NaN written as null)."""
+    return json.dumps(_jsonable(nway_document(table, links=links, **extra)), indent=2, allow_nan=False) + "\n"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return None if math.isnan(value) or math.isinf(value) else float(value)
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    return str(value)
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("profcompare", "render/templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "allow_nan": False}
+    return env
+
+
+def render_nway_html(
+    table: NWayTable,
+    *,
+    title: str,
+    facts: Sequence[tuple[str, str]] = (),
+    links: Mapping[str, str] | None = None,
+    simulated: bool = False,
+    figure: Markup | None = None,
+    figure_title: str = "",
+    figure_note: str = "",
+    extra_rows: Sequence[tuple[str, Sequence[str]]] = (),
+    errors: Mapping[str, str] | None = None,
+    data: Mapping[str, Any] | None = None,
+    data_id: str = "nway-data",
+) -> str:
+    """The N-way page (one self-contained HTML document, no script).
+
+    ``facts`` are (key, text) lines under the title; ``links`` maps a variant label to the
+    (relative) href of its comparison with the base; ``figure`` is inline SVG (made by
+    matplotlib from numbers and escaped labels) shown above the table; ``extra_rows`` are
+    (title, one text per variant) rows above the metrics (e.g. a sweep's knob values);
+    ``errors`` maps a label to its error text; ``data`` is the JSON block (default: the
+    :func:`nway_document`), embedded with ``tojson`` under ``data_id``.
+    """
+    statuses = [table.statuses.get(label, "ok") for label in table.labels]
+    document = dict(data) if data is not None else _jsonable(nway_document(table, links=links))
+    return _environment().get_template("nway.html.j2").render(
+        title=title,
+        facts=list(facts),
+        simulated=simulated,
+        figure=figure,
+        figure_title=figure_title,
+        figure_note=figure_note,
+        columns=[(label, label == table.base, status, (links or {}).get(label)) for label, status in
+                 zip(table.labels, statuses, strict=True)],
+        extra_rows=list(extra_rows),
+        rows=nway_rows(table),
+        errors=[(label, (errors or {}).get(label, "")) for label in table.labels] if errors and any(errors.values()) else [],
+        legend=LEGEND,
+        data=document,
+        data_id=data_id,
+        version=__version__,
+    )
+
+
+__all__ = [
+    "LEGEND",
+    "NWayCell",
+    "NWayRow",
+    "column_title",
+    "nway_document",
+    "nway_rows",
+    "render_nway_html",
+    "render_nway_json",
+    "render_nway_text",
+]
