@@ -37,6 +37,9 @@ class NWayTable:
     ``delta_pct``: same shape, 100 * (value - base) / base (NaN for the base column, a missing
     value or a zero base). ``statuses``: label -> ok | oom | failed (``ok`` when not given).
     ``extra``: label -> {name: value} shown above the metrics (e.g. a sweep point's knobs).
+    ``ledger``: the memory ledger side by side (:meth:`profcompare.model.Report.ledger`): index
+    (parameter, role, location), one float64 bytes column per label (0 where the variant has no
+    such row, NaN without a report), rows sorted by parameter, role, location; empty when not known.
     """
 
     labels: tuple[str, ...]
@@ -46,6 +49,7 @@ class NWayTable:
     delta_pct: pd.DataFrame
     statuses: Mapping[str, str] = field(default_factory=dict)
     extra: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    ledger: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -75,12 +79,18 @@ class NWayTable:
                     "metrics": metrics,
                 }
             )
+        ledger = [
+            {"parameter": str(key[0]), "role": str(key[1]), "location": str(key[2]),
+             "bytes": {label: None if _missing(row[label]) else int(row[label]) for label in self.labels}}
+            for key, row in self.ledger.iterrows()
+        ]
         return {
             "schema_version": NWAY_SCHEMA_VERSION,
             "base": self.base,
             "units": {m: METRIC_UNITS.get(m, "") for m in self.metrics},
             "higher_is_better": sorted(m for m in self.metrics if m in HIGHER_IS_BETTER),
             "variants": variants,
+            "ledger": ledger,
         }
 
 
@@ -137,7 +147,32 @@ def nway_table(
         delta_pct=_delta_pct(values, base),
         statuses=dict(statuses or {}),
         extra={k: dict(v) for k, v in (extra or {}).items()},
+        ledger=_ledger_side_by_side(items, labels),
     )
+
+
+_LEDGER_KEY = ["parameter", "role", "location"]
+
+
+def _ledger_side_by_side(items: Sequence[tuple[str, Report | None]], labels: Sequence[str]) -> pd.DataFrame:
+    """Each report's ledger bytes by (parameter, role, location), one column per label."""
+    columns = {}
+    for label, report in items:
+        if report is None or not hasattr(report, "ledger"):
+            continue
+        led = report.ledger()
+        if not len(led):
+            columns[label] = pd.Series(dtype="float64")
+            continue
+        columns[label] = led.groupby(_LEDGER_KEY, sort=False, observed=True)["bytes"].sum().astype("float64")
+    if not columns:
+        return pd.DataFrame(columns=list(labels), dtype="float64")
+    frame = pd.DataFrame(columns).fillna(0.0)
+    frame = frame.reindex(columns=list(labels))  # variants without a report: NaN
+    if len(frame):
+        frame.index.names = _LEDGER_KEY
+        frame = frame.sort_index(kind="stable")
+    return frame
 
 
 def nway_from_values(

@@ -90,6 +90,37 @@ def nway_rows(table: NWayTable) -> tuple[NWayRow, ...]:
     return tuple(rows)
 
 
+@dataclass(frozen=True)
+class LedgerRow:
+    """One ledger row of the N-way view: (parameter, role, location) and a cell per variant."""
+
+    parameter: str
+    role: str
+    location: str
+    cells: tuple[NWayCell, ...]
+
+
+def ledger_rows(table: NWayTable) -> tuple[LedgerRow, ...]:
+    """The memory ledger side by side: bytes per (parameter, role, location) per variant, with
+    the change from the base (exact for the program's state; see Report.ledger)."""
+    from profcompare.render.format import format_bytes
+
+    rows = []
+    for key, row in table.ledger.iterrows():
+        base_value = float(row[table.base])
+        cells = []
+        for label in table.labels:
+            value = float(row[label])
+            delta = ""
+            if label != table.base and not math.isnan(value) and not math.isnan(base_value) and value != base_value:
+                delta = format_bytes(value - base_value, signed=True)
+            tone = None if label == table.base else _tone("variable_bytes", base_value, value)
+            cells.append(NWayCell(format_bytes(value), delta, tone, ""))
+        parameter, role, location = (str(k) for k in key)
+        rows.append(LedgerRow(parameter or "(no parameter)", role, location, tuple(cells)))
+    return tuple(rows)
+
+
 def column_title(table: NWayTable, label: str) -> str:
     """A column's header: the label, ``(base)`` for the base and the status unless ok."""
     status = table.statuses.get(label, "ok")
@@ -193,6 +224,7 @@ def render_nway_html(
                  zip(table.labels, statuses, strict=True)],
         extra_rows=list(extra_rows),
         rows=nway_rows(table),
+        ledger=ledger_rows(table),
         errors=[(label, (errors or {}).get(label, "")) for label in table.labels] if errors and any(errors.values()) else [],
         legend=LEGEND,
         data=document,
@@ -205,7 +237,9 @@ __all__ = [
     "LEGEND",
     "NWayCell",
     "NWayRow",
+    "LedgerRow",
     "column_title",
+    "ledger_rows",
     "nway_document",
     "nway_rows",
     "render_nway_html",

@@ -88,6 +88,22 @@ def test_four_variant_run_writes_an_index_and_prints_one_table(fake_registry: ob
     base_variable = reports["fake-small"].summary()["variable_bytes"]
     assert variable["delta_pct"] == 100.0 * (reports["fake-big"].summary()["variable_bytes"] - base_variable) / base_variable
 
+    # the memory ledger side by side: each report's bytes per (parameter, role, location), 0 where a
+    # variant has no such row, null without a report
+    expected: dict[tuple[str, str, str], dict[str, int | None]] = {}
+    for label in variants:
+        report = reports.get(label)
+        if report is None:
+            continue
+        for row in report.ledger().itertuples(index=False):
+            key = (str(row.parameter), str(row.role), str(row.location))
+            expected.setdefault(key, {})[label] = expected.get(key, {}).get(label, 0) + int(row.bytes)
+    assert expected  # the fakes' reports have ledger rows
+    got = {(r["parameter"], r["role"], r["location"]): r["bytes"] for r in document["ledger"]}
+    assert set(got) == set(expected)
+    for key, row in got.items():
+        assert row == {v: (None if v == "fake-broken" else expected[key].get(v, 0)) for v in variants}
+
     # index.html: one column per variant (base marked), status, links, every metric
     page = (run_dir / "index.html").read_text()
     parsed = _Table()
@@ -107,6 +123,7 @@ def test_four_variant_run_writes_an_index_and_prints_one_table(fake_registry: ob
     cycles = next(r for r in metric_rows if r[0] == "Cycles per step (device)")
     assert cycles[1].startswith("~")  # modelled
     assert 'class="base' in page and "docs/ipu-model.md" in page
+    assert page.count("<tr>", page.index('id="ledger-table"')) == 1 + len(got)  # header + a row each
 
     # the terminal: the side-by-side table once, no per-pair report
     out = result.output
