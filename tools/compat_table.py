@@ -185,7 +185,7 @@ def classify(found: bool, obj: Any) -> tuple[str, str]:
 @contextlib.contextmanager
 def _generation(value: str | None) -> Iterator[None]:
     try:
-        from profcompare.emulator.generation import ENV_VAR
+        from profcompare.addons_generation import ENV_VAR
     except ImportError:
         yield
         return
@@ -204,7 +204,7 @@ def _generation(value: str | None) -> Iterator[None]:
 def generations() -> tuple[str, ...]:
     """The popxl-addons generations the emulator knows (one column each in the addons tables)."""
     try:
-        from profcompare.emulator.generation import GENERATIONS
+        from profcompare.addons_generation import GENERATIONS
     except ImportError:
         return ("3.4",)
     return tuple(GENERATIONS)
