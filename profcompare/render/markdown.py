@@ -75,6 +75,9 @@ def render_document(document: Document) -> str:
     for section in document.sections:
         lines.append(f"### {escape(section.title)}")
         lines.append("")
+        if section.lines:
+            lines.extend(f"- {escape(line)}" for line in section.lines)
+            lines.append("")
         if section.table is not None:
             lines.extend(_table(section.table))
             lines.append("")

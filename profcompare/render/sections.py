@@ -65,11 +65,13 @@ class Table:
 
 @dataclass(frozen=True)
 class Section:
-    """A titled part of a document: an optional table followed by note lines."""
+    """A titled part of a document: plain ``lines`` (a list: one statement each), an optional
+    table, then note lines."""
 
     title: str
     table: Table | None = None
     notes: tuple[str, ...] = ()
+    lines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -412,6 +414,122 @@ def _execution_section(report: Report) -> Section:
     return Section(title, table, (f"Total: {format_cycles(phases['cycles'].sum())} cycles per step.",))
 
 
+#: how the ledger's locations read in prose and table headers
+LOCATION_WORDS = {
+    "always_live": "always-live",
+    "not_always_live": "not-always-live",
+    "streaming_memory": "Streaming Memory",
+}
+
+
+def _parameter_text(parameter: Any, role: Any = None) -> str:
+    """A ledger parameter for people: "" reads "(unattributed)" for role other (the reader could
+    not say what it belongs to), "(no parameter)" otherwise (activations, op temporaries)."""
+    text = _str(parameter)
+    if text:
+        return text
+    return "(unattributed)" if role is not None and _str(role) == "other" else "(no parameter)"
+
+
+def _location_text(location: str, nbytes: Any, steps: str = "") -> str:
+    text = f"{format_bytes(nbytes)} {LOCATION_WORDS.get(location, location)}"
+    return f"{text} (steps {steps})" if steps else text
+
+
+def _ledger_row_steps(first: Any, last: Any) -> str:
+    if is_missing(first) or is_missing(last):
+        return ""
+    return f"{int(first)}-{int(last)}"
+
+
+def _rows_text(count: int) -> str:
+    return f"{count:,} row" + ("" if count == 1 else "s")
+
+
+def _ledger_section(report: Report, top: int | None) -> Section:
+    from profcompare.ledger import unattributed_bytes
+
+    title = "Memory ledger"
+    frame = report.ledger()
+    if not len(frame):
+        return Section(title, None, (_empty_note(report.meta, "variables", "Nothing to attribute: no variables "
+                                                 "and no remote buffers in this report."),))
+    view = analysis.top_n(frame, top, "bytes", label_column="parameter", sum_columns=("bytes", "bytes_at_peak", "rows"))
+    rows: list[tuple[Cell, ...]] = [
+        (
+            Cell(_parameter_text(r.parameter, r.role)),
+            Cell(_str(r.role)),
+            Cell(LOCATION_WORDS.get(str(r.location), str(r.location))),
+            _num(format_bytes(r.bytes)),
+            _num(format_bytes(r.bytes_at_peak)),
+            Cell(_ledger_row_steps(r.first_step, r.last_step)),
+            _num(format_count(r.rows)),
+        )
+        for r in view.shown_rows.itertuples(index=False)
+    ]
+    if view.has_other:
+        assert view.other is not None
+        m = "muted"
+        rows.append((Cell(_other_label(view.cut, "ledger rows"), m), Cell("", m), Cell("", m),
+                     _num(format_bytes(view.other["bytes"]), m), _num(format_bytes(view.other["bytes_at_peak"]), m),
+                     Cell("", m), _num(format_count(view.other["rows"]), m)))
+    table = Table(
+        (Column("Parameter"), Column("Role"), Column("Location"), Column("Bytes", True), Column("At peak", True),
+         Column("Steps"), Column("Rows", True)),
+        tuple(rows),
+    )
+    unattributed = frame[(frame["parameter"] == "") & (frame["role"] == "other")]
+    notes = [
+        _cut_note(view, "ledger rows"),
+        "Bytes per replica, largest first; not-always-live: the most the rows hold at once; at peak: tile "
+        "memory live at the not-always-live peak step.",
+        (f"Unattributed (no parameter, role other): {format_bytes(unattributed_bytes(frame))} in "
+         f"{_rows_text(int(unattributed['rows'].sum()))}." if len(unattributed) else "Every row is attributed."),
+    ]
+    return Section(title, table, tuple(notes))
+
+
+def _live_at_peak_section(report: Report, top: int | None) -> Section:
+    from profcompare.ledger import peak_step
+
+    title = "Live at the not-always-live peak"
+    step = peak_step(report)
+    if step is None:
+        return Section(title, None, (_empty_note(report.meta, "liveness", "No program steps in this report."),))
+    live = report.live_at_peak()
+    program = report.liveness.loc[report.liveness["step"] == step, "program"]
+    where = f"step {step}" + (f" ({program.iloc[0]})" if len(program) else "")
+    if not len(live):
+        return Section(title, None, (f"No listed variable is live at the peak, {where}.",))
+    view = analysis.top_n(live, top, "bytes", label_column="name", sum_columns=("bytes",))
+    rows: list[tuple[Cell, ...]] = [
+        (
+            Cell(str(r.name)),
+            Cell(_parameter_text(r.parameter, r.role)),
+            Cell(_str(r.role)),
+            _num(format_bytes(r.bytes)),
+            Cell(_live_steps(r.first_step, r.last_step, False)),
+        )
+        for r in view.shown_rows.itertuples(index=False)
+    ]
+    if view.has_other:
+        assert view.other is not None
+        m = "muted"
+        rows.append((Cell(_other_label(view.cut, "variables"), m), Cell("", m), Cell("", m),
+                     _num(format_bytes(view.other["bytes"]), m), Cell("", m)))
+    table = Table((Column("Variable"), Column("Parameter"), Column("Role"), Column("Bytes", True),
+                   Column("Live steps")), tuple(rows))
+    peak_bytes = int(report.liveness["not_always_live_bytes"].max())
+    listed = int(live["bytes"].sum())
+    notes = [
+        _cut_note(view, "variables"),
+        f"At {where}: {len(live):,} variables, {format_bytes(listed)} of the peak's {format_bytes(peak_bytes)}.",
+    ]
+    if listed != peak_bytes:
+        notes.append(f"{format_bytes(peak_bytes - listed)} of the peak is not listed in the variables table.")
+    return Section(title, table, tuple(notes))
+
+
 _CONVENTION_TEXT = {
     "always_live": "model state always-live (as for variables created with initial values)",
     "written_from_host": "model state not always-live (written from the host, live from that step, as popxl does)",
@@ -421,8 +539,9 @@ _CONVENTION_TEXT = {
 def report_document(report: Report, *, top: int | None = 20) -> Document:
     """Return the document for one report (``show``): header facts, warnings and sections.
 
-    Sections: Summary, Memory by category, Largest variables, Liveness, Fullest tiles, Code by
-    program, Streaming Memory (remote buffers), Execution cycles by phase. ``top`` cuts the
+    Sections: Summary, Memory ledger, Live at the not-always-live peak, Memory by category,
+    Largest variables, Liveness, Fullest tiles, Code by program, Streaming Memory (remote
+    buffers), Execution cycles by phase. ``top`` cuts the
     long tables (None or 0 = all rows).
     """
     top = limit(top)
@@ -440,6 +559,8 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
     warnings = [w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report")) if w]
     sections = (
         _summary_section(report),
+        _ledger_section(report, top),
+        _live_at_peak_section(report, top),
         _categories_section(report),
         _variables_section(report, top),
         _liveness_section(report),
@@ -721,6 +842,134 @@ def _comparison_execution_section(cmp: Comparison) -> Section:
     return Section(title, table, tuple(notes))
 
 
+def _move_sentence(move: Any) -> str:
+    """One ledger move in plain words: "fc1.weight optimizer_state: 3.0 MiB always-live ->
+    768.0 KiB Streaming Memory"."""
+    from profcompare.model import LOCATIONS
+
+    def side(prefix: str) -> str:
+        parts = [
+            _location_text(loc, getattr(move, f"{prefix}_{loc}"),
+                           getattr(move, f"{prefix}_steps") if loc == "not_always_live" else "")
+            for loc in LOCATIONS
+            if int(getattr(move, f"{prefix}_{loc}"))
+        ]
+        return " + ".join(parts) if parts else "nothing"
+
+    return f"{_parameter_text(move.parameter, move.role)} {_str(move.role)}: {side('base')} -> {side('new')}"
+
+
+#: how many ledger moves a comparison leads with
+LEDGER_MOVES_SHOWN = 8
+
+
+def _ledger_moves_section(cmp: Comparison) -> Section:
+    title = "Where the memory moved"
+    everything = cmp.ledger_moves(None)
+    if not len(everything):
+        note = "No parameter's bytes changed between the reports." if len(cmp.ledger) else \
+            "Neither report attributes memory to parameters (no variables, no remote buffers)."
+        return Section(title, None, (note,))
+    moves = everything.head(LEDGER_MOVES_SHOWN)
+    notes = [
+        (f"The {len(moves):,} largest of {len(everything):,} (parameter, role) moves, by bytes moved (the sum of "
+         "|delta| over locations); bytes per replica." if len(everything) > len(moves)
+         else f"All {len(everything):,} (parameter, role) moves, largest first; bytes per replica."),
+    ]
+    return Section(title, None, tuple(notes), tuple(_move_sentence(m) for m in moves.itertuples(index=False)))
+
+
+def _ledger_cell(base: Any, new: Any, delta: Any) -> Cell:
+    if not int(base) and not int(new):
+        return _num("")
+    if not int(delta):
+        return _num(format_bytes(new))
+    return _num(f"{format_bytes(base)} -> {format_bytes(new)} ({format_bytes(delta, signed=True)})")
+
+
+def _ledger_by_parameter_section(cmp: Comparison, top: int | None) -> Section:
+    from profcompare.model import LOCATIONS
+
+    title = "Ledger by parameter"
+    frame = cmp.ledger_by_parameter()
+    if not len(frame):
+        return Section(title, None, ("Neither report attributes memory to parameters.",))
+    sums = tuple(f"{side}_{loc}" for loc in (*LOCATIONS, "total") for side in ("base", "new", "delta"))
+    view = analysis.top_n(frame, top, "delta_total", label_column="parameter", sum_columns=sums, key=abs)
+    rows: list[tuple[Cell, ...]] = []
+    for r in view.shown_rows.itertuples(index=False):
+        rows.append(
+            (Cell(_parameter_text(r.parameter)),)
+            + tuple(_ledger_cell(getattr(r, f"base_{loc}"), getattr(r, f"new_{loc}"), getattr(r, f"delta_{loc}"))
+                    for loc in LOCATIONS)
+            + (_num(format_bytes(r.base_total)), _num(format_bytes(r.new_total)),
+               _num(format_bytes(r.delta_total, signed=True)))
+        )
+    if view.has_other:
+        other = view.other
+        assert other is not None
+        m = "muted"
+        rows.append(
+            (Cell(_other_label(view.cut, "parameters"), m),)
+            + tuple(Cell(_ledger_cell(other[f"base_{loc}"], other[f"new_{loc}"], other[f"delta_{loc}"]).text, m)
+                    for loc in LOCATIONS)
+            + (_num(format_bytes(other["base_total"]), m), _num(format_bytes(other["new_total"]), m),
+               _num(format_bytes(other["delta_total"], signed=True), m))
+        )
+    columns = (Column("Parameter"),) + tuple(Column(LOCATION_WORDS[loc].capitalize() if loc != "streaming_memory"
+                                                    else LOCATION_WORDS[loc], True) for loc in LOCATIONS)
+    columns += (Column("Base total", True), Column("New total", True), Column("Delta", True))
+    notes = (
+        _cut_note(view, "parameters"),
+        "Per location: base -> new (delta), bytes per replica, roles summed; one figure when unchanged. "
+        "Not-always-live: the most held at once. Streaming Memory is not tile memory.",
+    )
+    return Section(title, Table(columns, tuple(rows)), notes)
+
+
+def _peak_composition_section(cmp: Comparison, top: int | None) -> Section:
+    title = "What changed the not-always-live peak"
+    frame = cmp.peak_composition()
+    base_peak, new_peak = analysis.liveness_peak(cmp.base), analysis.liveness_peak(cmp.new)
+    if base_peak["step"] is None and new_peak["step"] is None:
+        return Section(title, None, ("Neither report records program steps.",))
+    if not len(frame):
+        return Section(title, None, ("No listed variable is live at either report's peak.",))
+    view = analysis.top_n(frame, top, "delta_bytes", label_column="parameter",
+                          sum_columns=("base_bytes", "new_bytes", "delta_bytes"), key=abs)
+    rows: list[tuple[Cell, ...]] = []
+    for r in view.shown_rows.itertuples(index=False):
+        tone = "bad" if r.delta_bytes > 0 else ("good" if r.delta_bytes < 0 else None)
+        rows.append((Cell(_parameter_text(r.parameter, r.role)), Cell(_str(r.role)),
+                     _num(format_bytes(r.base_bytes)), _num(format_bytes(r.new_bytes)),
+                     _num(format_bytes(r.delta_bytes, signed=True), tone)))
+    if view.has_other:
+        other = view.other
+        assert other is not None
+        m = "muted"
+        rows.append((Cell(_other_label(view.cut, "rows"), m), Cell("", m), _num(format_bytes(other["base_bytes"]), m),
+                     _num(format_bytes(other["new_bytes"]), m),
+                     _num(format_bytes(other["delta_bytes"], signed=True), m)))
+    table = Table((Column("Parameter"), Column("Role"), Column("Base", True), Column("New", True),
+                   Column("Delta", True)), tuple(rows))
+    listed = int(frame["delta_bytes"].sum())
+    peak_delta = _peak_bytes(new_peak) - _peak_bytes(base_peak)
+    notes = [
+        _cut_note(view, "rows"),
+        f"Tile memory live at each report's own peak: base at {_peak_text(base_peak)}, new at {_peak_text(new_peak)}.",
+        f"These rows change the peak by {format_bytes(listed, signed=True)}; the not-always-live peak changed by "
+        f"{format_bytes(peak_delta, signed=True)}"
+        + ("." if listed == peak_delta else f", {format_bytes(peak_delta - listed, signed=True)} of it in memory the "
+           "variables tables do not list."),
+    ]
+    return Section(title, table, tuple(notes))
+
+
+def _peak_bytes(peak: dict[str, Any]) -> int:
+    value = peak["not_always_live_bytes"]
+    return 0 if is_missing(value) else int(value)
+
+
 def comparison_warnings(cmp: Comparison) -> tuple[str, ...]:
     """Return the lines a reader of a comparison must not miss (oom, simulated, different devices)."""
     base, new = cmp.base.meta, cmp.new.meta
@@ -749,7 +998,9 @@ def comparison_warnings(cmp: Comparison) -> tuple[str, ...]:
 
 def comparison_document(cmp: Comparison, *, top: int | None = 20) -> Document:
     """Return the document for a comparison (``compare``): which report is base and which new,
-    warnings, and sections Summary, Memory by category, Variables (largest changes), Liveness,
+    warnings, and sections led by the ledger (Where the memory moved, Ledger by parameter, What
+    changed the not-always-live peak), then Summary, Memory by category, Variables (largest
+    changes), Liveness,
     Tiles, Code by program, Streaming Memory (remote buffers), Execution cycles by phase.
     ``top`` cuts the long tables (None or 0 = all rows).
     """
@@ -768,6 +1019,9 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20) -> Document:
     if base.target == new.target:
         facts.append(("target", describe_target(base)))
     sections = (
+        _ledger_moves_section(cmp),
+        _ledger_by_parameter_section(cmp, top),
+        _peak_composition_section(cmp, top),
         _comparison_summary_section(cmp),
         _comparison_categories_section(cmp),
         _comparison_variables_section(cmp, top),

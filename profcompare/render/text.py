@@ -124,6 +124,8 @@ def render_document(document: Document, *, color: bool = False, width: int = DEF
         console.print(Text(section.title, style="bold underline" if color else ""))
         if not color:
             console.print("-" * len(section.title))
+        for line in section.lines:
+            console.print(Text("- " + line))
         if section.table is not None:
             widths, needed = _column_widths(section.table, width)
             # rich would drop whole columns of a table that cannot fit; rather be wider

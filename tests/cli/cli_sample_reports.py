@@ -61,30 +61,36 @@ def _variables(offchip: bool, extra: Sequence[tuple[str, int]]) -> dict[str, lis
         elems = fan_in * fan_out
         shape = f"[{fan_in}, {fan_out}]"
         spread = min(MK2_TILES, max(1, elems // 256))
-        rows.append((f"layer{i}/weight", elems * 4, True, "weight", "float32", shape, spread, None, None))
-        rows.append((f"layer{i}/bias", fan_out * 4, True, "weight", "float32", f"[{fan_out}]", 2, None, None))
-        rows.append((f"layer{i}/weight/accum", elems * 4, True, "accumulator", "float32", shape, spread, None, None))
+        weight, bias = f"layer{i}.weight", f"layer{i}.bias"
+        rows.append((f"layer{i}/weight", elems * 4, True, "weight", "float32", shape, spread, None, None,
+                     weight, "weight", ""))
+        rows.append((f"layer{i}/bias", fan_out * 4, True, "weight", "float32", f"[{fan_out}]", 2, None, None,
+                     bias, "weight", ""))
+        rows.append((f"layer{i}/weight/accum", elems * 4, True, "accumulator", "float32", shape, spread, None, None,
+                     weight, "accumulator", ""))
         if offchip:
             shard = -(-elems // REPLICAS)  # RTS pads to a multiple of the replica count
             rows.append((f"layer{i}/weight/first_moment/staging", shard * 2, False, "remote_staging", "float16",
-                         f"[{shard}]", max(1, spread // 4), opt_step - 1, opt_step + 1))
+                         f"[{shard}]", max(1, spread // 4), opt_step - 1, opt_step + 1, weight, "remote_staging", ""))
             rows.append((f"layer{i}/weight/second_moment/staging", shard * 4, False, "remote_staging", "float32",
-                         f"[{shard}]", max(1, spread // 4), opt_step - 1, opt_step + 1))
+                         f"[{shard}]", max(1, spread // 4), opt_step - 1, opt_step + 1, weight, "remote_staging", ""))
             rows.append((f"layer{i}/weight/grad/shard", shard * 4, False, "collective_buffer", "float32",
-                         f"[{shard}]", max(1, spread // 4), 14, opt_step))
+                         f"[{shard}]", max(1, spread // 4), 14, opt_step, weight, "gradient", ""))
         else:
             rows.append((f"layer{i}/weight/first_moment", elems * 2, True, "optimizer_state", "float16", shape,
-                         spread, None, None))
+                         spread, None, None, weight, "optimizer_state", "first_order"))
             rows.append((f"layer{i}/weight/second_moment", elems * 4, True, "optimizer_state", "float32", shape,
-                         spread, None, None))
+                         spread, None, None, weight, "optimizer_state", "second_order"))
         rows.append((f"layer{i}/gelu/output", MICRO_BATCH * fan_out * 4, False, "activation", "float32",
-                     f"[{MICRO_BATCH}, {fan_out}]", 16, 1 + 2 * i, 11 - i))
+                     f"[{MICRO_BATCH}, {fan_out}]", 16, 1 + 2 * i, 11 - i, "", "activation", ""))
     rows.append(("images/stream", MICRO_BATCH * 784 * 4, False, "stream", "float32", f"[{MICRO_BATCH}, 784]",
-                 64, 0, 1))
-    rows.append(("step_counter", 4, True, "other", "int32", "[]", 1, None, None))
+                 64, 0, 1, "", "activation", ""))
+    # a row the reader could not attribute: parameter "" and role other
+    rows.append(("step_counter", 4, True, "other", "int32", "[]", 1, None, None, "", "other", ""))
     for name, size in extra:
-        rows.append((name, size, False, "other", "float32", f"[{size // 4}]", 1, 3, 4))
-    columns = ("name", "bytes", "always_live", "kind", "dtype", "shape", "tiles", "first_step", "last_step")
+        rows.append((name, size, False, "other", "float32", f"[{size // 4}]", 1, 3, 4, "", "other", ""))
+    columns = ("name", "bytes", "always_live", "kind", "dtype", "shape", "tiles", "first_step", "last_step",
+               "parameter", "role", "which")
     return {c: [row[j] for row in rows] for j, c in enumerate(columns)}
 
 
@@ -222,18 +228,21 @@ def build_report(
     else:
         execution_frame = make_frame("execution")
     if offchip:
-        names, shapes, dtypes, sizes = [], [], [], []
+        names, shapes, dtypes, sizes, which = [], [], [], [], []
         for i, (fan_in, fan_out) in enumerate(LAYERS):
             shard = -(-(fan_in * fan_out) // REPLICAS)
             for moment, dtype, item in (("first_moment", "float16", 2), ("second_moment", "float32", 4)):
                 names.append(f"layer{i}/weight/{moment}")
+                which.append("first_order" if moment == "first_moment" else "second_order")
                 shapes.append(f"[{shard}]")
                 dtypes.append(dtype)
                 sizes.append(shard * item)
         remote = make_frame(
             "remote_buffers",
             {"name": names, "entries": [1] * len(names), "shape": shapes, "dtype": dtypes,
-             "sharded": [True] * len(names), "bytes": sizes},
+             "sharded": [True] * len(names), "bytes": sizes,
+             "parameter": [n.rsplit("/", 1)[0].replace("/", ".") for n in names],
+             "role": ["optimizer_state"] * len(names), "which": which},
         )
     else:
         remote = make_frame("remote_buffers")

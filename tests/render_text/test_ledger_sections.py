@@ -1,0 +1,126 @@
+"""The ledger in text and markdown: a comparison leads with the ledger moves, the ledger by
+parameter and what changed the peak; ``show`` lists the ledger and what is live at the peak."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from render_text_helpers import ledger_pair
+
+from profcompare.compare import Comparison, compare
+from profcompare.model import Report
+from profcompare.render.markdown import MarkdownRenderer
+from profcompare.render.sections import comparison_document, report_document
+from profcompare.render.text import TextRenderer
+
+
+@pytest.fixture(scope="module")
+def pair() -> tuple[Report, Report]:
+    return ledger_pair()
+
+
+@pytest.fixture(scope="module")
+def diff(pair: tuple[Report, Report]) -> Comparison:
+    return compare(*pair)
+
+
+def _section(document, title):  # type: ignore[no-untyped-def]
+    return next(s for s in document.sections if s.title == title)
+
+
+def test_comparison_leads_with_the_ledger_before_the_variables(diff: Comparison) -> None:
+    titles = [s.title for s in comparison_document(diff).sections]
+    assert titles[:4] == ["Where the memory moved", "Ledger by parameter", "What changed the not-always-live peak",
+                          "Summary"]
+    assert titles.index("Ledger by parameter") < titles.index("Variables (largest changes)")
+
+
+def test_moves_in_plain_words(diff: Comparison) -> None:
+    section = _section(comparison_document(diff), "Where the memory moved")
+    # 3,200,000 B = 3.1 MiB always-live; 800,000 B = 781.2 KiB in Streaming Memory and staging
+    assert section.lines == (
+        "fc1.weight optimizer_state: 3.1 MiB always-live -> 781.2 KiB Streaming Memory",
+        "fc1.weight remote_staging: nothing -> 781.2 KiB not-always-live (steps 2-3)",
+        "<b>x|y</b> weight: nothing -> 1000 B always-live",
+        "(unattributed) other: nothing -> 4 B always-live",
+    )
+    assert section.notes == ("All 4 (parameter, role) moves, largest first; bytes per replica.",)
+
+
+def test_ledger_by_parameter_table(diff: Comparison) -> None:
+    table = _section(comparison_document(diff), "Ledger by parameter").table
+    assert table is not None
+    assert [c.header for c in table.columns] == ["Parameter", "Always-live", "Not-always-live", "Streaming Memory",
+                                                 "Base total", "New total", "Delta"]
+    rows = [[cell.text for cell in row] for row in table.rows]
+    assert rows == [
+        ["fc1.weight", "6.1 MiB -> 3.1 MiB (-3.1 MiB)", "0 B -> 781.2 KiB (+781.2 KiB)",
+         "0 B -> 781.2 KiB (+781.2 KiB)", "6.1 MiB", "4.6 MiB", "-1.5 MiB"],
+        ["<b>x|y</b>", "0 B -> 1000 B (+1000 B)", "", "", "0 B", "1000 B", "+1000 B"],
+        ["(no parameter)", "0 B -> 4 B (+4 B)", "97.7 KiB", "", "97.7 KiB", "97.7 KiB", "+4 B"],
+    ]
+
+
+def test_ledger_by_parameter_cuts_to_top_with_an_other_row(diff: Comparison) -> None:
+    table = _section(comparison_document(diff, top=1), "Ledger by parameter").table
+    assert table is not None
+    assert [row[0].text for row in table.rows] == ["fc1.weight", "other (2 parameters)"]
+    assert table.rows[-1][-1].text == "+1004 B" and table.rows[-1][-1].tone == "muted"
+
+
+def test_peak_composition_explains_the_peak(diff: Comparison) -> None:
+    section = _section(comparison_document(diff), "What changed the not-always-live peak")
+    assert section.table is not None
+    rows = [[cell.text for cell in row] for row in section.table.rows]
+    assert rows == [["fc1.weight", "remote_staging", "0 B", "781.2 KiB", "+781.2 KiB"],
+                    ["(no parameter)", "activation", "97.7 KiB", "97.7 KiB", "0 B"]]
+    assert section.table.rows[0][-1].tone == "bad"
+    assert "base at step 1 (p1), new at step 2 (p2)" in section.notes[1]
+    assert section.notes[2] == ("These rows change the peak by +781.2 KiB; the not-always-live peak changed by "
+                                "+781.2 KiB.")
+
+
+def test_show_lists_the_ledger_and_what_is_live_at_the_peak(pair: tuple[Report, Report]) -> None:
+    document = report_document(pair[1])
+    ledger = _section(document, "Memory ledger")
+    assert ledger.table is not None
+    assert [[c.text for c in row] for row in ledger.table.rows] == [
+        ["fc1.weight", "weight", "always-live", "3.1 MiB", "3.1 MiB", "", "1"],
+        ["fc1.weight", "optimizer_state", "Streaming Memory", "781.2 KiB", "0 B", "", "1"],
+        ["fc1.weight", "remote_staging", "not-always-live", "781.2 KiB", "781.2 KiB", "2-3", "1"],
+        ["(no parameter)", "activation", "not-always-live", "97.7 KiB", "97.7 KiB", "1-2", "1"],
+        ["<b>x|y</b>", "weight", "always-live", "1000 B", "1000 B", "", "1"],
+        ["(unattributed)", "other", "always-live", "4 B", "4 B", "", "1"],
+    ]
+    assert "Unattributed (no parameter, role other): 4 B in 1 row." in ledger.notes
+    live = _section(document, "Live at the not-always-live peak")
+    assert live.table is not None
+    assert [[c.text for c in row] for row in live.table.rows] == [
+        ["fc1/w/adam_m/staging", "fc1.weight", "remote_staging", "781.2 KiB", "2-3"],
+        ["fc1/out", "(no parameter)", "activation", "97.7 KiB", "1-2"],
+    ]
+    assert "At step 2 (p2): 2 variables, 878.9 KiB of the peak's 878.9 KiB." in live.notes
+
+
+def test_markdown_escapes_parameter_names(diff: Comparison, pair: tuple[Report, Report]) -> None:
+    for text in (MarkdownRenderer().render(diff), MarkdownRenderer().render(pair[1])):
+        assert "<b>" not in text
+        assert "&lt;b&gt;x\\|y&lt;/b&gt;" in text
+    assert "- fc1.weight optimizer\\_state: 3.1 MiB always-live -&gt; 781.2 KiB Streaming Memory" in \
+        MarkdownRenderer().render(diff)
+
+
+def test_text_prints_the_moves_as_a_list(diff: Comparison) -> None:
+    text = TextRenderer().render(diff)
+    assert text.index("Where the memory moved") < text.index("Summary")
+    assert "\n- fc1.weight remote_staging: nothing -> 781.2 KiB not-always-live (steps 2-3)\n" in text
+
+
+def test_control_characters_in_parameters_never_reach_the_terminal() -> None:
+    base, new = ledger_pair()
+    variables = new.variables.copy()
+    variables.loc[variables["parameter"] == "<b>x|y</b>", "parameter"] = "evil\x1b[31m"
+    diff = compare(base, dataclasses.replace(new, variables=variables))
+    text = TextRenderer().render(diff)
+    assert "\x1b" not in text
