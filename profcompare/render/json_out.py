@@ -1,18 +1,26 @@
 """JSON output for scripts and CI (``--format json``); every document carries ``schema_version``.
 
-Shapes (schema_version 2):
+Shapes (schema_version 3; version 3 added the memory ledger):
 
 ``show``::
 
-    {"schema_version": 2, "meta": {ReportMeta.to_dict()},
+    {"schema_version": 3, "meta": {ReportMeta.to_dict()},
      "summary": {"<metric>": {"value", "unit", "confidence"}, ...},
+     "ledger": [one object per Report.ledger() column: parameter, role, location, bytes,
+                bytes_at_peak, first_step, last_step, rows],
+     "unattributed_bytes": int, "peak_step": int | null,
+     "live_at_peak": [Report.live_at_peak() rows: the variables columns],
      "categories": [...], "variables": [...], "cut": {"variables": {"shown", "total", "cut"}},
      "liveness": [...], "tiles": [...], "code": [...], "phases": [...], "streaming_memory": [...]}
 
 ``compare``::
 
-    {"schema_version": 2, "base": {meta}, "new": {meta},
+    {"schema_version": 3, "base": {meta}, "new": {meta},
      "summary": {"<metric>": {"base", "new", "delta", "delta_pct", "status", "confidence"}, ...},
+     "ledger_moves": [every Comparison.ledger_moves(None) row, largest move first],
+     "ledger_by_parameter": [Comparison.ledger_by_parameter() rows],
+     "peak_composition": [Comparison.peak_composition() rows],
+     "ledger": [one object per Comparison.ledger column],
      "variables": [one object per Comparison.variables column], "cut": {"variables": {...}},
      "categories": [...], "tiles": [...], "code": [...], "liveness": [...], "phases": [...],
      "streaming_memory": [...]}
@@ -50,7 +58,7 @@ from profcompare.model import METRIC_UNITS, METRICS, Report
 from profcompare.render.format import is_missing
 from profcompare.render.sections import VariablesView, limit
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: metric units whose values are whole numbers
 _INTEGER_UNITS = frozenset({"bytes", "tiles"})
@@ -124,11 +132,13 @@ def _variables_rows(frame: pd.DataFrame, top: int | None, by: str) -> tuple[list
 
 def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
     """Return the ``show --format json`` document (see the module docstring): the summary with
-    each metric's confidence and every table the HTML page shows, complete unless ``top``
+    each metric's confidence, the memory ledger and what is live at the peak, and every table the HTML page shows, complete unless ``top``
     limits the variables."""
     from profcompare.analysis import execution_by_phase
+    from profcompare.ledger import peak_step, unattributed_bytes
 
     summary = report.summary()
+    ledger = report.ledger()
     confidence = report.confidence()
     variables, cut = _variables_rows(report.variables.sort_values("bytes", ascending=False, kind="stable"), top, "bytes")
     return {
@@ -138,6 +148,10 @@ def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
             m: {"value": metric_value(m, summary[m]), "unit": METRIC_UNITS[m], "confidence": confidence[m]}
             for m in METRICS
         },
+        "ledger": frame_records(ledger),
+        "unattributed_bytes": unattributed_bytes(ledger),
+        "peak_step": peak_step(report),
+        "live_at_peak": frame_records(report.live_at_peak()),
         "categories": frame_records(report.categories),
         "variables": variables,
         "cut": {"variables": cut},
@@ -151,7 +165,8 @@ def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
 
 def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any]:
     """Return the ``compare --format json`` document (see the module docstring): the summary
-    with confidence and every joined table, complete unless ``top`` limits the variables (the
+    with confidence, the ledger diff with its moves, per-parameter view and peak composition, and
+    every joined table, complete unless ``top`` limits the variables (the
     largest changes first)."""
     summary: dict[str, Any] = {}
     for metric in cmp.summary.index:
@@ -172,6 +187,10 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
         "base": jsonable(cmp.base.meta.to_dict()),
         "new": jsonable(cmp.new.meta.to_dict()),
         "summary": summary,
+        "ledger_moves": frame_records(cmp.ledger_moves(None)),
+        "ledger_by_parameter": frame_records(cmp.ledger_by_parameter()),
+        "peak_composition": frame_records(cmp.peak_composition()),
+        "ledger": frame_records(cmp.ledger),
         "variables": variables,
         "cut": {"variables": cut},
         "categories": frame_records(cmp.categories),

@@ -4,12 +4,14 @@ parameter and what changed the peak; ``show`` lists the ledger and what is live 
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 from render_text_helpers import ledger_pair
 
 from profcompare.compare import Comparison, compare
 from profcompare.model import Report
+from profcompare.render.json_out import JsonRenderer
 from profcompare.render.markdown import MarkdownRenderer
 from profcompare.render.sections import comparison_document, report_document
 from profcompare.render.text import TextRenderer
@@ -124,3 +126,41 @@ def test_control_characters_in_parameters_never_reach_the_terminal() -> None:
     diff = compare(base, dataclasses.replace(new, variables=variables))
     text = TextRenderer().render(diff)
     assert "\x1b" not in text
+
+
+# ------------------------------------------------------------------ json
+
+
+def test_comparison_json_carries_the_ledger(diff: Comparison) -> None:
+    data = json.loads(JsonRenderer().render(diff))
+    assert data["schema_version"] == 3
+    assert data["ledger_moves"][0] == {
+        "parameter": "fc1.weight", "role": "optimizer_state",
+        "base_always_live": 3_200_000, "base_not_always_live": 0, "base_streaming_memory": 0,
+        "new_always_live": 0, "new_not_always_live": 0, "new_streaming_memory": 800_000,
+        "base_steps": "", "new_steps": "", "moved_bytes": 4_000_000,
+    }
+    assert [(m["parameter"], m["role"], m["moved_bytes"]) for m in data["ledger_moves"]] == [
+        ("fc1.weight", "optimizer_state", 4_000_000), ("fc1.weight", "remote_staging", 800_000),
+        ("<b>x|y</b>", "weight", 1_000), ("", "other", 4)]
+    assert data["ledger_by_parameter"][0]["parameter"] == "fc1.weight"
+    assert data["ledger_by_parameter"][0]["delta_total"] == 3_200_000 + 800_000 + 800_000 - 6_400_000
+    assert data["peak_composition"] == [
+        {"parameter": "fc1.weight", "role": "remote_staging", "base_bytes": 0, "new_bytes": 800_000,
+         "delta_bytes": 800_000},
+        {"parameter": "", "role": "activation", "base_bytes": 100_000, "new_bytes": 100_000, "delta_bytes": 0}]
+    staging = next(r for r in data["ledger"] if r["role"] == "remote_staging")
+    assert staging["status"] == "added" and staging["new_first_step"] == 2 and staging["new_last_step"] == 3
+    assert staging["base_first_step"] is None
+    assert len(data["ledger"]) == len(diff.ledger) and list(data["ledger"][0]) == list(diff.ledger.columns)
+
+
+def test_report_json_carries_the_ledger_and_the_peak(pair: tuple[Report, Report]) -> None:
+    data = json.loads(JsonRenderer().render(pair[1]))
+    assert data["schema_version"] == 3
+    assert data["peak_step"] == 2 and data["unattributed_bytes"] == 4
+    assert list(data["ledger"][0]) == ["parameter", "role", "location", "bytes", "bytes_at_peak", "first_step",
+                                       "last_step", "rows"]
+    assert sum(r["bytes"] for r in data["ledger"] if r["location"] == "streaming_memory") == 800_000
+    assert [(r["name"], r["bytes"]) for r in data["live_at_peak"]] == [("fc1/w/adam_m/staging", 800_000),
+                                                                      ("fc1/out", 100_000)]
