@@ -35,6 +35,7 @@ from profcompare.errors import (
     SdkUnavailableError,
 )
 from profcompare.model import CATEGORY_GROUPS, Report, ReportMeta, Target, make_frame
+from profcompare.readers.name_attribution import attribute_names
 
 #: ``progress(part, done, total)``: told which part of the profile is being read ("tiles",
 #: "liveness", "code", "execution") and how far along it is.
@@ -518,6 +519,7 @@ def _variables(
     first[:count_always] = pd.NA
     last[:count_always] = pd.NA
     total = len(all_names)
+    parameters, roles, which = attribute_names(all_names.tolist())
     return make_frame(
         "variables",
         {
@@ -532,6 +534,9 @@ def _variables(
             "tiles": np.zeros(total, dtype=np.int64),
             "first_step": first,
             "last_step": last,
+            "parameter": parameters,
+            "role": roles,
+            "which": which,
         },
     )
 

@@ -66,6 +66,10 @@ def test_reads_every_table_from_the_object_tree(profile: pathlib.Path) -> None:
         "kind": ["weight", "optimizer_state", "accumulator", "other", "activation", "activation", "gradient"],
         "dtype": [""] * 7, "shape": [""] * 7, "tiles": [0] * 7,
         "first_step": [None, None, None, None, 1, 1, 2], "last_step": [None, None, None, None, 1, 2, 3],
+        # attribution from the names (docs/pva-adapter.md); Gradient___w: w is no known parameter
+        "parameter": ["layer0.weight"] * 3 + [""] * 4,
+        "role": ["weight", "optimizer_state", "accumulator", "other", "other", "other", "other"],
+        "which": ["", "first_order", "", "", "", "", ""],
     }))
     pd.testing.assert_frame_equal(report.code, make_frame("code", {
         "name": ["fwd/matmul", "fwd/exchange", "fwd/exchange", "host/copy", "host/copy"],

@@ -1,0 +1,108 @@
+"""Attribution from Poplar variable names (the pva reader; docs/pva-adapter.md, "Attribution
+from names"). The names follow the patterns popxl and popxl-addons produce: dotted module keys,
+``accum.<key>`` accumulators and their shared counter, optimizer state named after its variable,
+graph-scoped ids ``<graph>(<n>)/<name>``, PopART's ``__t<n>`` repeats and remote-load outputs."""
+
+from __future__ import annotations
+
+import pathlib
+import sqlite3
+
+import pytest
+from fake_pva import FakePva, build_report_tree, liveness_step, variable
+
+from profcompare.ledger import unattributed_bytes
+from profcompare.readers.name_attribution import attribute_names
+from profcompare.readers.pva import read_pva
+
+#: every name of one MLP training step: the main graph's variables, a called graph's inputs,
+#: remote staging, host input and names no rule covers
+NAMES = {
+    # name: (parameter, role, which)
+    "fc1.weight": ("fc1.weight", "weight", ""),
+    "fc1.bias": ("fc1.bias", "weight", ""),
+    "layers.0.attention.qkv.weight": ("layers.0.attention.qkv.weight", "weight", ""),
+    "accum.fc1.weight": ("fc1.weight", "accumulator", ""),
+    "accum.fc1.bias": ("fc1.bias", "accumulator", ""),
+    "mean_accum_counter": ("", "accumulator", ""),
+    "adam.fc1.weight.first_order": ("fc1.weight", "optimizer_state", "first_order"),
+    "adam.fc1.weight.second_order": ("fc1.weight", "optimizer_state", "second_order"),
+    "adam.fc1.weight.step": ("fc1.weight", "optimizer_state", "step"),
+    "Adam/first_order/fc1.bias": ("fc1.bias", "optimizer_state", "first_order"),
+    "Linear_subgraph(1)/fc1/weight": ("fc1.weight", "weight_copy", ""),
+    "fc1.weight__t12": ("fc1.weight", "weight_copy", ""),
+    "Gradient___fc1.weight": ("fc1.weight", "gradient", ""),
+    "adam.fc1.weight.second_order_remote_loaded": ("fc1.weight", "remote_staging", ""),
+    "images_hostload": ("", "activation", ""),
+    # graph-scoped ids whose names say nothing of a parameter: never guessed
+    "Adam_subgraph(2)/var": ("", "other", ""),
+    "Adam_subgraph(2)/first_order": ("", "other", ""),
+    "first_order__t127": ("", "other", ""),
+    # a gradient of something no rule knows as a parameter (an activation's, by PopART's naming)
+    "Gradient___relu_out": ("", "other", ""),
+    "matmul__t4": ("", "other", ""),
+    "": ("", "other", ""),
+    "</script><b>x|y</b>": ("", "other", ""),
+}
+
+
+def test_every_pattern_is_attributed_by_the_documented_rules() -> None:
+    parameters, roles, which = attribute_names(list(NAMES))
+    assert dict(zip(NAMES, zip(parameters, roles, which))) == NAMES
+
+
+@pytest.mark.parametrize("name", ["accum.x", "adam.x.first_order", "Gradient___fc9.weight", "fc1.weight__t3"])
+def test_a_role_needs_its_parameter_known_from_the_report(name: str) -> None:
+    # alone, nothing names x / fc9.weight / fc1.weight as a parameter except the name itself:
+    # accumulators and optimizer state make their x known; gradients and repeats do not
+    parameters, roles, _ = attribute_names([name])
+    expected = {"accum.x": ("x", "accumulator"), "adam.x.first_order": ("x", "optimizer_state"),
+                "Gradient___fc9.weight": ("", "other"), "fc1.weight__t3": ("", "other")}[name]
+    assert (parameters[0], roles[0]) == expected
+
+
+def test_a_parameter_named_by_its_accumulator_makes_the_plain_name_a_weight() -> None:
+    parameters, roles, _ = attribute_names(["w", "accum.w", "Gradient___w"])
+    assert parameters == ["w", "w", "w"] and roles == ["weight", "accumulator", "gradient"]
+
+
+def test_attribution_is_linear_in_names() -> None:
+    names = [f"layer{i}.weight" for i in range(50_000)] + [f"accum.layer{i}.weight" for i in range(50_000)]
+    parameters, roles, _ = attribute_names(names)
+    assert parameters[49_999] == "layer49999.weight" and roles[-1] == "accumulator"
+
+
+def test_the_reader_fills_attribution_and_counts_the_unattributed(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "profile.pop"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE programs (id INTEGER, name TEXT)")
+    con.commit()
+    con.close()
+    tree = build_report_tree()
+    compilation = tree.compilation
+    compilation.alwaysLiveVariables = [variable("fc1.weight", 4096), variable("accum.fc1.weight", 4096),
+                                       variable("adam.fc1.weight.first_order", 2048)]
+    steps = compilation.livenessProgramSteps
+    compilation.livenessProgramSteps = [
+        liveness_step(steps[0].program, 0, []),
+        liveness_step(steps[1].program, 300, [variable("Adam_subgraph(2)/var", 200), variable("images_hostload", 100)]),
+        liveness_step(steps[2].program, 350, [variable("Adam_subgraph(2)/var", 200),
+                                              variable("Linear_subgraph(1)/fc1/weight", 150)]),
+        liveness_step(steps[3].program, 0, []),
+    ]
+    report = read_pva(path, pva_module=FakePva(tree))
+    got = report.variables.set_index("name")[["parameter", "role", "which"]].astype(str)
+    assert got.to_dict("index") == {
+        "fc1.weight": {"parameter": "fc1.weight", "role": "weight", "which": ""},
+        "accum.fc1.weight": {"parameter": "fc1.weight", "role": "accumulator", "which": ""},
+        "adam.fc1.weight.first_order": {"parameter": "fc1.weight", "role": "optimizer_state", "which": "first_order"},
+        "Adam_subgraph(2)/var": {"parameter": "", "role": "other", "which": ""},
+        "images_hostload": {"parameter": "", "role": "activation", "which": ""},
+        "Linear_subgraph(1)/fc1/weight": {"parameter": "fc1.weight", "role": "weight_copy", "which": ""},
+    }
+    ledger = report.ledger()
+    # the graph-scoped var is unattributed: 200 B live at the peak (step 2), never given to fc1.weight
+    assert unattributed_bytes(ledger) == 200
+    fc1 = ledger[ledger["parameter"] == "fc1.weight"].set_index(["role", "location"])["bytes"].to_dict()
+    assert fc1 == {("weight", "always_live"): 4096, ("weight_copy", "not_always_live"): 150,
+                   ("accumulator", "always_live"): 4096, ("optimizer_state", "always_live"): 2048}
