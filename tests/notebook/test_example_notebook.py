@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -43,10 +44,22 @@ def test_example_notebook_executes(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert not [o for cell in outputs.values() for o in cell if o.get("output_type") == "error"]
     text = "".join(o.get("text", "") for cell in outputs.values() for o in cell if o.get("output_type") == "stream")
     assert "onchip" in text and "offchip-sharded" in text and " ok " in text
-    # the summary and variables DataFrames and both figures were displayed
+    # the summary, ledger, ledger diff, ledger moves and variables DataFrames and the three figures
     rich = [o for cell in outputs.values() for o in cell if o.get("output_type") in ("execute_result", "display_data")]
-    assert sum("text/html" in o.get("data", {}) for o in rich) >= 2
-    assert sum("image/png" in o.get("data", {}) or "image/svg+xml" in o.get("data", {}) for o in rich) >= 2
+    assert sum("text/html" in o.get("data", {}) for o in rich) >= 5
+    assert sum("image/png" in o.get("data", {}) or "image/svg+xml" in o.get("data", {}) for o in rich) >= 3
+    sources = {i: "".join(cell.source) for i, cell in enumerate(notebook.cells)}
+
+    def shown(code: str) -> str:
+        cell = next(i for i, s in sources.items() if s.strip() == code)
+        return "".join(o.get("data", {}).get("text/plain", "") for o in outputs[cell])
+
+    # the ledger of one report, the ledger diff, and the optimizer state's move to Streaming Memory
+    assert "optimizer_state" in shown("base.ledger()") and "bytes_at_peak" in shown("base.ledger()")
+    assert "delta_bytes" in shown("diff.ledger")
+    moves = shown("diff.ledger_moves()")
+    assert re.search(r"fc1\.weight\s+optimizer_state", moves) and "new_streaming_memory" in moves
+    assert "Figure" in shown("diff.plot_ledger()")
     run_dir = tmp_path / "reports" / "notebook-example"
     assert (run_dir / "compare-onchip-vs-offchip-sharded.html").is_file()
     assert (run_dir / "onchip" / "run.json").is_file()
