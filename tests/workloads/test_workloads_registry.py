@@ -71,7 +71,7 @@ def test_bad_knob_values_give_one_line_errors(overrides: dict, pattern: str) -> 
 
 
 def test_unknown_variant_lists_valid_ones() -> None:
-    with pytest.raises(WorkloadError, match="unknown variant 'on-chip' \(did you mean 'onchip' or 'offchip'\?\); valid variants: onchip, onchip-sharded"):
+    with pytest.raises(WorkloadError, match=r"unknown variant 'on-chip' \(did you mean 'onchip' or 'offchip'\?\); valid variants: onchip, onchip-sharded"):
         find_variant("on-chip")
 
 
