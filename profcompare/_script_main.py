@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from profcompare._parent_watch import exit_with_parent
-from profcompare._variant_main import _is_out_of_memory, _open_protocol, _report_oom
+from profcompare._variant_main import _is_out_of_memory, _open_protocol, _report_oom, stage_emitter
 from profcompare.runner import RUN_JSON, RUN_SCHEMA_VERSION, find_report_files, now_iso, write_json_atomic
 
 #: subdirectory of the job holding the report of the n-th Session
@@ -173,16 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     exit_with_parent()
     proto = _open_protocol()
-    last: list[str] = []
-
-    def emit(stage: str) -> None:
-        if last and last[-1] == stage:
-            return
-        last.append(stage)
-        try:
-            proto.write(json.dumps({"stage": stage, "t": round(time.time(), 3)}) + "\n")
-        except (OSError, ValueError):
-            pass
+    emit = stage_emitter(proto)
 
     if len(args) != 1:
         print("usage: python -m profcompare._script_main SPEC_JSON", file=sys.stderr)

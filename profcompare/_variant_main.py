@@ -124,6 +124,23 @@ def _load_workload(ref: str) -> Any:
     return getattr(module, attr or "WORKLOAD")
 
 
+def stage_emitter(proto: IO[str]) -> Callable[[str], None]:
+    """A function that reports a child's stage to the parent once per change of stage (one JSON
+    line on the protocol stream); a parent that has gone away is ignored, run.json is what counts."""
+    last: list[str] = []
+
+    def emit(stage: str) -> None:
+        if last and last[-1] == stage:
+            return
+        last.append(stage)
+        try:
+            proto.write(json.dumps({"stage": stage, "t": round(time.time(), 3)}) + "\n")
+        except (OSError, ValueError):
+            pass
+
+    return emit
+
+
 def _report_oom(directory: Path) -> str | None:
     """Why the report in ``directory`` says the program does not fit (None when it fits).
 
@@ -225,16 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     exit_with_parent()
     proto = _open_protocol()
 
-    last: list[str] = []
-
-    def emit(stage: str) -> None:
-        if last and last[-1] == stage:
-            return
-        last.append(stage)
-        try:
-            proto.write(json.dumps({"stage": stage, "t": round(time.time(), 3)}) + "\n")
-        except (OSError, ValueError):  # parent gone: keep going, run.json is what counts
-            pass
+    emit = stage_emitter(proto)
 
     if len(args) != 1:
         print("usage: python -m profcompare._variant_main SPEC_JSON", file=sys.stderr)

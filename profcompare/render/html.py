@@ -32,6 +32,8 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import jinja2
+
+from profcompare.render.templates_env import environment
 from markupsafe import Markup
 
 from profcompare import analysis
@@ -862,20 +864,8 @@ def _page_data(
     )
 
 
-@cache
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("profcompare.render", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "allow_nan": False}
-    # Bokeh's JSON defines each model where it first occurs and refers to it by id afterwards, so
-    # its key order matters: the same HTML-safe escaping as ``tojson``, keys kept in order
-    env.filters["tojson_ordered"] = lambda value: jinja2.utils.htmlsafe_json_dumps(value, sort_keys=False, allow_nan=False)
-    return env
+    return environment()
 
 
 @cache

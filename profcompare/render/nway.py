@@ -14,10 +14,11 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 import jinja2
+
+from profcompare.render.templates_env import environment
 import numpy as np
 from markupsafe import Markup
 
@@ -174,17 +175,8 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-@cache
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("profcompare", "render/templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "allow_nan": False}
-    return env
+    return environment()
 
 
 def render_nway_html(

@@ -21,6 +21,7 @@ from ..graph import Graph, Op
 from ..ops.call import CallSiteInfo
 from ..ops.core import _expand, _gelu_grad
 from ..tensor import Constant, Tensor, constant, graph_input, graph_output
+from .grad_rules import reduce_to as _reduce_to
 
 
 class ExpectedConnectionType(Enum):
@@ -249,16 +250,6 @@ def _total(gs: list[Tensor] | None) -> Tensor | None:
     for g in gs[1:]:
         total = ops.add(total, g)
     return total
-
-
-def _reduce_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """Sum a broadcast gradient back to ``shape``."""
-    if g.shape == shape:
-        return g
-    lead = g.rank - len(shape)
-    axes = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
-    r = ops.sum(g, axes) if axes else g
-    return r if r.shape == shape else ops.reshape(r, shape)
 
 
 def _swap_last(t: Tensor) -> Tensor:
