@@ -109,7 +109,7 @@ def ledger(report: Report) -> pd.DataFrame:
     variables = report.variables
     buffers = report.remote_buffers
     always = variables["always_live"].to_numpy(dtype=bool)
-    n_var, n_buf = len(variables), len(buffers)
+    n_buf = len(buffers)
     parameter = np.r_[variables["parameter"].to_numpy(dtype=object), buffers["parameter"].to_numpy(dtype=object)]
     role = np.r_[variables["role"].astype(str).to_numpy(dtype=object), buffers["role"].astype(str).to_numpy(dtype=object)]
     location = np.r_[np.where(always, "always_live", "not_always_live").astype(object),

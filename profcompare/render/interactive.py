@@ -316,7 +316,7 @@ def liveness_chart(
     fields: dict[str, list[str]] = {}
     tooltips: list[tuple[str, str]] = [("position" if aligned is not None else "steps", "@where")]
     fields["where"] = [f"{int(a):,}" if b - a == 1 else f"{int(a):,}–{int(b) - 1:,}" for a, b in zip(shape.start, shape.end)]
-    for index, ((values, steps, programs, always), red) in enumerate(zip(sides, reduced, strict=True)):
+    for index, ((_values, steps, programs, always), red) in enumerate(zip(sides, reduced, strict=True)):
         banded = red.size > 1
         series = {
             "nal": (red.high / scale, red.low / scale),
@@ -391,7 +391,7 @@ def tiles_chart(
     fields: dict[str, list[str]] = {}
     tooltips: list[tuple[str, str]] = [("tiles", "@where")]
     shape = None
-    for index, (excl, incl, tile_ids) in enumerate(frames):
+    for index, (excl, incl, _tile_ids) in enumerate(frames):
         red_excl, red_incl = buckets(excl, max_buckets), buckets(incl, max_buckets)
         shape = red_excl
         banded = red_excl.size > 1

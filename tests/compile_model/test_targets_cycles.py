@@ -166,7 +166,7 @@ def test_host_copy_begin_and_end_are_measured_mid_is_bytes_over_shared_host_link
         by_name = {s.name: s for s in c.steps.static}
         assert list(by_name) == ["load_x/Begin", "load_x/Mid", "load_x/End"]
 
-        def host_io(name):
+        def host_io(name, c=c, by_name=by_name):
             return int(c.static_cycles[by_name[name].index][PHASE_INDEX["host_io"]])
 
         assert host_io("load_x/Begin") == MK2.stream_copy_begin_cycles == 5687

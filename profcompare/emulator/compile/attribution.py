@@ -168,7 +168,7 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
             tr.taint[dst] = tr.taint[src]
         tr.copies.append((src, dst))
 
-    for entry, (start, end) in zip(program.schedule, steps.exec_ranges):
+    for entry in program.schedule:
         op = program.ops[entry.op]
         path = tuple(entry.call_path)
         klass = steps.op_class.get(op.id, "")

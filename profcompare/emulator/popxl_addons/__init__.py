@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from profcompare.emulator.popxl_addons import (
-    dot_tree,
-    named_replica_grouping,
+    dot_tree,  # noqa: F401 -- registered as a submodule, as in popxl_addons
+    named_replica_grouping,  # noqa: F401 -- registered as a submodule, as in popxl_addons
     ops,
     remote,
-    rts,
+    rts,  # noqa: F401 -- registered as a submodule, as in popxl_addons
     transforms,
     variable_factory,
 )
