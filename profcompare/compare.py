@@ -44,11 +44,12 @@ Details every consumer may rely on:
   (cycles per step) with the missing side counted as 0, so ``base + delta == new`` on every
   row. Descriptive columns of a missing side are missing: ``base_name`` / ``base_shape`` None,
   ``base_always_live`` / ``base_sharded`` <NA> (nullable boolean), ``base_entries`` 0.
-- ``variables``: exact names are paired first (the k-th occurrence of a repeated name in base
-  with the k-th in new); then rows still unpaired on both sides are paired when their
-  normalised names (:func:`normalise_variable_name`) match exactly one row on each side;
-  ambiguous normalised names stay unmatched (added/removed). ``name`` is the new name when
-  the row exists in new, else the base name.
+- ``variables``: rows are paired only within the same parameter and role: first by
+  attribution (parameter, role, name without graph indices), then by exact name, then by
+  normalised name (:func:`normalise_variable_name`) when unique on each side; see
+  :func:`_compare_variables`. A graph-scoped name's index (``Adam_subgraph(2)/``) never pairs
+  rows by itself. Unpaired rows are added/removed. ``name`` is the new name when the row
+  exists in new, else the base name.
 - ``liveness``: ``liveness.attrs["alignment"]`` says how the curves were aligned:
   ``"program"`` (by program-name sequence: steps on a longest common subsequence of names paired,
   differing stretches between them paired by position) or
@@ -513,7 +514,7 @@ def _compare_categories(base: Report, new: Report, noise_bytes: float, noise_pct
 
 #: A graph scope with popxl's per-graph index, ``Adam_subgraph(2)/``: the index depends on the
 #: order graphs were created in, so two reports' ``(2)`` need not be the same graph.
-_GRAPH_INDEX = re.compile(r"\(\d+\)(?=/)")
+_GRAPH_INDEX = re.compile(r"\(\d+\)(?=(?:_[A-Za-z]\w*)?/)")
 #: The per-call-instance suffix of simulated reports (``name@2``) and the repeat suffix (``#2``).
 _INSTANCE_SUFFIX = re.compile(r"(?:@\d+|#\d+)+$")
 
@@ -526,6 +527,12 @@ def _graph_stems(names: np.ndarray) -> np.ndarray:
     series = pd.Series(names, dtype=object)
     return series.str.replace(_GRAPH_INDEX, "", regex=True).str.replace(_INSTANCE_SUFFIX, "", regex=True).to_numpy(
         dtype=object)
+
+
+def _without_graph_index(names: np.ndarray) -> np.ndarray:
+    """Names without popxl's graph indices, instance suffixes kept: ``Net_subgraph(0)/x@2`` ->
+    ``Net_subgraph/x@2``."""
+    return pd.Series(names, dtype=object).str.replace(_GRAPH_INDEX, "", regex=True).to_numpy(dtype=object)
 
 
 def _codes(base_values: np.ndarray, new_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -576,7 +583,9 @@ def _compare_variables(base: Report, new: Report, noise_bytes: float, noise_pct:
     between rows of the same parameter and role, so a pair never mixes two parameters' data:
 
     1. ``attributed``: rows with a parameter, on the key (parameter, role, name without graph
-       indices and instance suffixes), k-th occurrence with k-th;
+       indices and instance suffixes), k-th occurrence with k-th; then unattributed rows of
+       called graphs on (role, name without graph index, call instance kept), when unique on
+       each side;
     2. ``exact``: the same name (k-th with k-th);
     3. ``normalised``: the same normalised name (:func:`normalise_variable_name`), when unique on
        each side.
@@ -606,6 +615,17 @@ def _compare_variables(base: Report, new: Report, noise_bytes: float, noise_pct:
 
     base_indexed = pd.Series(base_names, dtype=object).str.contains(_GRAPH_INDEX).to_numpy(dtype=bool) if n_base else np.zeros(0, bool)
     new_indexed = pd.Series(new_names, dtype=object).str.contains(_GRAPH_INDEX).to_numpy(dtype=bool) if n_new else np.zeros(0, bool)
+    base_loose = (base_partner < 0) & base_indexed & ~base_attr
+    new_loose = (new_partner < 0) & new_indexed & ~new_attr
+    if base_loose.any() and new_loose.any():
+        # unattributed tensors of called graphs (activations, partials): the same role, the same
+        # name within the graph and the same call instance, unique on each side
+        local_b = np.full(n_base, "", dtype=object)
+        local_n = np.full(n_new, "", dtype=object)
+        local_b[base_loose] = _without_graph_index(base_names[base_loose])
+        local_n[new_loose] = _without_graph_index(new_names[new_loose])
+        bk, nk = _combine(role_codes, _codes(local_b, local_n))
+        _pair(bk, nk, base_loose, new_loose, base_partner, new_partner, match, 0, unique_only=True)
     bk, nk = _combine(param_codes, role_codes, _codes(base_names, new_names))
     _pair(bk, nk, (base_partner < 0) & ~base_indexed, (new_partner < 0) & ~new_indexed, base_partner, new_partner,
           match, 1, unique_only=False)

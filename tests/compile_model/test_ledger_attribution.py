@@ -221,9 +221,17 @@ def test_matched_variables_share_parameter_and_role(built, base, new):
     paired = diff.variables[diff.variables["match"].astype(str) != "unmatched"]
     assert (paired["base_parameter"] == paired["new_parameter"]).all()
     assert (paired["base_role"] == paired["new_role"]).all()
-    # a graph index (creation order) never pairs two rows on its own
-    indexed = paired[paired["base_name"].str.contains(r"\(\d+\)/")]
+    # a graph index (creation order, also in ``Net_subgraph(0)_bwd/``) never pairs two rows on its own
+    indexed = paired[paired["base_name"].str.contains(r"\(\d+\)(?:_[a-z]+)?/")]
     assert set(indexed["match"].astype(str)) <= {"attributed"}
+    # the same tensor (name, parameter and role) on both sides is paired, never removed + added
+    unpaired = diff.variables[diff.variables["match"].astype(str) == "unmatched"]
+
+    def keys(side: str) -> set:
+        rows = unpaired[unpaired[f"{side}_name"].notna()]
+        return set(zip(rows[f"{side}_name"], rows[f"{side}_parameter"], rows[f"{side}_role"], strict=True))
+
+    assert not keys("base") & keys("new")
 
 
 @pytest.mark.parametrize("base, new", PAIRS)
