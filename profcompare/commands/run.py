@@ -234,13 +234,15 @@ def outcome_table(result: Any) -> Any:
 
 
 #: sections of a comparison the terminal summary of ``run`` shows (the files hold all of them):
-#: the ledger moves lead, as in every comparison
-SUMMARY_SECTIONS = ("Where the memory moved", "Summary", "Memory by category", "Variables (largest changes)")
+#: the ledger moves lead, then the ledger by parameter, as in every comparison; the raw
+#: per-variable table comes last, for experts
+SUMMARY_SECTIONS = ("Where the memory moved", "Ledger by parameter", "Summary", "Memory by category",
+                    "Variables (largest changes)")
 
 
 def comparison_summary_text(comparison: Any, *, top: int) -> str:
-    """The terminal summary of one comparison: header, warnings, the largest ledger moves and the
-    summary, category and largest-variable-change tables of the text renderer (colour and width only on a terminal)."""
+    """The terminal summary of one comparison: header, warnings, the largest ledger moves, the
+    ledger by parameter and the summary, category and largest-variable-change tables of the text renderer (colour and width only on a terminal)."""
     import dataclasses
     import os
     import shutil
