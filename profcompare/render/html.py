@@ -24,9 +24,6 @@ fills the template.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -42,8 +39,6 @@ from profcompare.model import METRIC_UNITS, METRICS, Report
 from profcompare.render import interactive, plots
 from profcompare.render.format import (
     MISSING,
-    describe_origin,
-    describe_target,
     format_bytes,
     format_count,
     format_cycles,
@@ -52,7 +47,29 @@ from profcompare.render.format import (
     is_missing,
     metric_label,
     metric_tone,
-    status_tone,
+)
+from profcompare.render.html_model import (
+    HTML_MAX_VARIABLE_ROWS,
+    Cell,
+    Col,
+    Page,
+    ReportCard,
+    Row,
+    Section,
+    Table,
+    bytes_cell,
+    cut_note,
+    diff_cells,
+    diff_cols,
+    other_diff_footer,
+    pct_cell,
+    report_cards,
+    roles_of,
+    sort_key,
+    status_cell,
+    step_cell,
+    svg_figure,
+    text_cell,
 )
 from profcompare.render.json_out import jsonable
 
@@ -65,232 +82,6 @@ WORST_TILES = 10
 #: Statuses a comparison row can have, in the order the filter menu lists them.
 STATUS_ORDER = ("added", "removed", "grew", "shrank", "unchanged")
 
-
-# --------------------------------------------------------------------------- page model
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One table cell: the text shown, an optional sort key and tone (good | bad | None)."""
-
-    text: str
-    sort: float | str | None = None
-    tone: str | None = None
-    title: str | None = None
-
-
-@dataclass(frozen=True)
-class Col:
-    """One table column: key (also the CSS hook), title, numeric (right-aligned, numeric sort)."""
-
-    key: str
-    title: str
-    numeric: bool = False
-
-
-@dataclass(frozen=True)
-class Row:
-    """One table row: its cells plus ``data-*`` attributes the filter uses (e.g. status, name)."""
-
-    cells: tuple[Cell, ...]
-    data: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Table:
-    """A rendered table: columns, body rows, an optional footer ("other"/total) row, a note."""
-
-    id: str
-    columns: tuple[Col, ...]
-    rows: tuple[Row, ...]
-    footer: tuple[Row, ...] = ()
-    note: str = ""
-    sortable: bool = True
-    empty: str = "nothing to show"
-
-
-@dataclass(frozen=True)
-class ReportCard:
-    """The header card of one report: role (base/new/report), name, origin, target, flags."""
-
-    role: str
-    label: str
-    simulated: bool
-    oom: bool
-    origin: str
-    target: str
-    source: str
-    workload: str
-    config: str
-    created: str
-
-
-@dataclass(frozen=True)
-class InlineFigure:
-    """An inline SVG figure with a caption."""
-
-    id: str
-    svg: Markup
-    caption: str
-
-
-@dataclass(frozen=True)
-class Section:
-    """A page section (one entry of the side navigation)."""
-
-    id: str
-    title: str
-    figures: tuple[InlineFigure, ...] = ()
-    tables: tuple[Table, ...] = ()
-    text: str = ""
-    charts: tuple[interactive.InteractiveChart, ...] = ()
-
-
-@dataclass(frozen=True)
-class Page:
-    """Everything the page template shows; built by :func:`build_page`."""
-
-    title: str
-    is_comparison: bool
-    cards: tuple[ReportCard, ...]
-    sections: tuple[Section, ...]
-    variables: Table
-    variable_filter: tuple[str, tuple[str, ...]]  # (data attribute, options) of the select box
-    data: Mapping[str, Any]
-    version: str = __version__
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _num(value: Any) -> float | None:
-    """A finite float for a sort key / JSON, or None when missing."""
-    if is_missing(value):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _step_cell(value: Any) -> Cell:
-    """A program-step number (blank for always-live variables, which have none)."""
-    return Cell("" if is_missing(value) else f"{int(value):,}", _num(value))
-
-
-def _bytes_cell(value: Any, *, signed: bool = False, tone: str | None = None) -> Cell:
-    return Cell(
-        format_bytes(value, signed=signed), _num(value), tone, None if is_missing(value) else f"{int(value):,} B"
-    )
-
-
-def _pct_cell(value: Any, tone: str | None = None, *, signed: bool = True) -> Cell:
-    return Cell(format_pct(value, signed=signed), _num(value), tone)
-
-
-def _status_cell(status: Any, tone: str | None) -> Cell:
-    text = "" if is_missing(status) else str(status)
-    return Cell(text, text, tone)
-
-
-def _text_cell(value: Any) -> Cell:
-    text = "" if is_missing(value) else str(value)
-    return Cell(text, text)
-
-
-def _roles(obj: Report | Comparison) -> tuple[list[Report], list[str]]:
-    if isinstance(obj, Report):
-        return [obj], ["report"]
-    return [obj.base, obj.new], ["base", "new"]
-
-
-def _card(report: Report, role: str) -> ReportCard:
-    meta = report.meta
-    config = ", ".join(f"{k}={v}" for k, v in meta.config.items())
-    workload = " / ".join(x for x in (meta.workload, meta.variant) if x)
-    return ReportCard(
-        role=role,
-        label=report.label,
-        simulated=meta.simulated,
-        oom=meta.oom,
-        origin=describe_origin(meta),
-        target=describe_target(meta),
-        source=meta.source or "(in memory)",
-        workload=workload,
-        config=config,
-        created=meta.created or "",
-    )
-
-
-def report_cards(obj: Report | Comparison) -> tuple[ReportCard, ...]:
-    """The header cards: one per report, with role ``report`` or ``base``/``new``."""
-    reports, roles = _roles(obj)
-    return tuple(_card(r, role) for r, role in zip(reports, roles, strict=True))
-
-
-def _svg(fig_id: str, figure: Any, caption: str) -> InlineFigure:
-    return InlineFigure(fig_id, Markup(plots.figure_to_svg(figure, id_salt=fig_id)), caption)
-
-
-def _diff_cols(unit_title: str) -> tuple[Col, ...]:
-    return (
-        Col("base", f"Base {unit_title}", True),
-        Col("new", f"New {unit_title}", True),
-        Col("delta", "Diff", True),
-        Col("delta_pct", "Diff %", True),
-        Col("status", "Status"),
-    )
-
-
-def _diff_cells(
-    row: Any,
-    prefix: str = "",
-    suffix: str = "bytes",
-    fmt: Callable[..., str] = format_bytes,
-    higher_is_better: bool = False,
-) -> tuple[Cell, ...]:
-    status = row["status"]
-    tone = None if is_missing(status) else status_tone(str(status), higher_is_better=higher_is_better)
-    base, new, delta = row[f"base_{prefix}{suffix}"], row[f"new_{prefix}{suffix}"], row[f"delta_{prefix}{suffix}"]
-
-    def cell(value: Any, signed: bool = False, cell_tone: str | None = None) -> Cell:
-        return Cell(fmt(value, signed=signed), _num(value), cell_tone)
-
-    return (
-        cell(base),
-        cell(new),
-        cell(delta, True, tone),
-        _pct_cell(row["delta_pct"], tone),
-        _status_cell(status, tone),
-    )
-
-
-def _other_diff_footer(view: analysis.TopN, noun: str, width: int, *, leading: int, suffix: str = "bytes") -> tuple[Row, ...]:
-    """The footer of a cut comparison table: one "other" row with the base/new/delta sums of
-    the rows left out, ``leading`` blank cells before them and blanks up to ``width`` cells;
-    no row when nothing was cut."""
-    if not view.cut:
-        return ()
-    other = view.other
-    assert other is not None
-    cells = (
-        Cell(f"other ({view.cut:,} {noun})"),
-        *(Cell("") for _ in range(leading)),
-        _bytes_cell(other[f"base_{suffix}"]),
-        _bytes_cell(other[f"new_{suffix}"]),
-        _bytes_cell(other[f"delta_{suffix}"], signed=True),
-    )
-    return (Row((*cells, *(Cell("") for _ in range(width - len(cells))))),)
-
-
-#: Rows of the variables table embedded in a page: every variable up to this bound (about 3 MB
-#: of HTML at the bound, within the 5 MB page budget); beyond it the page says how many were left
-#: out and that ``--format json`` / ``csv`` have them all.
-HTML_MAX_VARIABLE_ROWS = 5_000
-
-
-def _cut_note(top: analysis.TopN, noun: str) -> str:
-    if not top.cut:
-        return f"all {top.total:,} {noun} shown"
-    return f"showing {top.shown:,} of {top.total:,} {noun}; the rest are summed in 'other'"
 
 
 # --------------------------------------------------------------------------- sections
@@ -316,7 +107,7 @@ def summary_table(obj: Report | Comparison) -> Table:
         summary = obj.summary()
         confidence = obj.confidence()
         rows = tuple(
-            Row((Cell(metric_label(m), m), Cell(format_metric(m, summary[m]), _num(summary[m])),
+            Row((Cell(metric_label(m), m), Cell(format_metric(m, summary[m]), sort_key(summary[m])),
                  _confidence_cell(confidence[m])), {"metric": m, "confidence": confidence[m]})
             for m in METRICS
         )
@@ -332,17 +123,17 @@ def summary_table(obj: Report | Comparison) -> Table:
             Row(
                 (
                     Cell(metric_label(str(metric)), str(metric)),
-                    Cell(format_metric(str(metric), r["base"]), _num(r["base"])),
-                    Cell(format_metric(str(metric), r["new"]), _num(r["new"])),
-                    Cell(format_metric(str(metric), r["delta"], signed=True), _num(r["delta"]), tone),
-                    _pct_cell(r["delta_pct"], tone),
-                    _status_cell(status, tone),
+                    Cell(format_metric(str(metric), r["base"]), sort_key(r["base"])),
+                    Cell(format_metric(str(metric), r["new"]), sort_key(r["new"])),
+                    Cell(format_metric(str(metric), r["delta"], signed=True), sort_key(r["delta"]), tone),
+                    pct_cell(r["delta_pct"], tone),
+                    status_cell(status, tone),
                     _confidence_cell(str(r["confidence"])),
                 ),
                 {"metric": str(metric), "status": status, "confidence": str(r["confidence"])},
             )
         )
-    cols: tuple[Col, ...] = (Col("metric", "Metric"), *_diff_cols(""), Col("confidence", "Confidence"))
+    cols: tuple[Col, ...] = (Col("metric", "Metric"), *diff_cols(""), Col("confidence", "Confidence"))
     return Table("summary-table", cols, tuple(rows_list), sortable=False, note=CONFIDENCE_NOTE)
 
 
@@ -350,7 +141,7 @@ def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
     if isinstance(obj, Report):
         frame = analysis.category_breakdown(obj)
         rows = tuple(
-            Row((_text_cell(r.category), _text_cell(r.group), _bytes_cell(r.bytes), _pct_cell(r.pct, signed=False)))
+            Row((text_cell(r.category), text_cell(r.group), bytes_cell(r.bytes), pct_cell(r.pct, signed=False)))
             for r in frame.itertuples(index=False)
         )
         cols: tuple[Col, ...] = (
@@ -360,30 +151,30 @@ def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
             Col("pct", "% of total", True),
         )
         total = int(frame["bytes"].sum())
-        footer = (Row((Cell("total"), Cell(""), _bytes_cell(total), Cell(""))),)
+        footer = (Row((Cell("total"), Cell(""), bytes_cell(total), Cell(""))),)
     else:
         frame = obj.categories
         rows = tuple(
-            Row((_text_cell(r["category"]), _text_cell(r["group"]), *_diff_cells(r)), {"status": str(r["status"])})
+            Row((text_cell(r["category"]), text_cell(r["group"]), *diff_cells(r)), {"status": str(r["status"])})
             for r in frame.to_dict("records")
         )
-        cols = (Col("category", "Category"), Col("group", "Group"), *_diff_cols(""))
+        cols = (Col("category", "Category"), Col("group", "Group"), *diff_cols(""))
         base_total, new_total = int(frame["base_bytes"].sum()), int(frame["new_bytes"].sum())
         footer = (
             Row(
                 (
                     Cell("total"),
                     Cell(""),
-                    _bytes_cell(base_total),
-                    _bytes_cell(new_total),
-                    _bytes_cell(new_total - base_total, signed=True),
-                    _pct_cell(100.0 * (new_total - base_total) / base_total if base_total else None),
+                    bytes_cell(base_total),
+                    bytes_cell(new_total),
+                    bytes_cell(new_total - base_total, signed=True),
+                    pct_cell(100.0 * (new_total - base_total) / base_total if base_total else None),
                     Cell(""),
                 )
             ),
         )
     table = Table("categories-table", cols, rows, footer, empty="no memory categories in the report(s)")
-    figure = _svg(
+    figure = svg_figure(
         "fig-categories", plots.plot_categories(reports), "Memory by category, summed over the tiles of one replica"
     )
     return Section("memory", "Memory", (figure,), (table,))
@@ -407,9 +198,9 @@ def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: li
             Row(
                 (
                     Cell(label),
-                    _bytes_cell(peak["always_live_bytes"]),
-                    _bytes_cell(peak["not_always_live_bytes"]),
-                    _bytes_cell(peak["peak_liveness_bytes"]),
+                    bytes_cell(peak["always_live_bytes"]),
+                    bytes_cell(peak["not_always_live_bytes"]),
+                    bytes_cell(peak["peak_liveness_bytes"]),
                     Cell(MISSING if peak["step"] is None else f"{peak['step']:,}", peak["step"]),
                     Cell(peak["program"] or MISSING),
                     Cell(format_count(len(report.liveness)), len(report.liveness)),
@@ -440,7 +231,7 @@ def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
         tone_cells = []
         for s in stats:
             tone = "bad" if key == "tiles_over_budget" and s[key] > 0 else None
-            tone_cells.append(Cell(fmt(s[key]), _num(s[key]), tone))
+            tone_cells.append(Cell(fmt(s[key]), sort_key(s[key]), tone))
         rows.append(Row((Cell(title), *tone_cells)))
     tables = [Table("tile-stats-table", cols, tuple(rows), sortable=False)]
     for i, (name, s) in enumerate(zip(names, stats, strict=True)):
@@ -450,12 +241,12 @@ def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
                 (
                     Cell(f"{int(w.tile)}", int(w.tile)),
                     Cell(f"{int(w.ipu)}", int(w.ipu)),
-                    _bytes_cell(w.bytes),
-                    _bytes_cell(w.always_live_bytes),
-                    _bytes_cell(w.not_always_live_peak_bytes),
+                    bytes_cell(w.bytes),
+                    bytes_cell(w.always_live_bytes),
+                    bytes_cell(w.not_always_live_peak_bytes),
                     Cell(
                         format_pct(w.pct_of_budget, signed=False),
-                        _num(w.pct_of_budget),
+                        sort_key(w.pct_of_budget),
                         "bad" if w.pct_of_budget > 100 else None,
                     ),
                 )
@@ -515,15 +306,15 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
             rows.append(
                 Row(
                     (
-                        _text_cell(r.name),
-                        _text_cell(r.kind),
-                        _bytes_cell(r.bytes),
+                        text_cell(r.name),
+                        text_cell(r.kind),
+                        bytes_cell(r.bytes),
                         Cell("yes" if r.always_live else "no"),
-                        _text_cell(r.dtype),
-                        _text_cell(r.shape),
-                        Cell(format_count(r.tiles), _num(r.tiles)),
-                        _step_cell(r.first_step),
-                        _step_cell(r.last_step),
+                        text_cell(r.dtype),
+                        text_cell(r.shape),
+                        Cell(format_count(r.tiles), sort_key(r.tiles)),
+                        step_cell(r.first_step),
+                        step_cell(r.last_step),
                     ),
                     {"name": str(r.name), "filter": live},
                 )
@@ -537,7 +328,7 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
                     (
                         Cell(f"other ({view.cut:,} variables)"),
                         Cell(""),
-                        _bytes_cell(other["bytes"]),
+                        bytes_cell(other["bytes"]),
                         *(Cell("") for _ in range(6)),
                     )
                 ),
@@ -547,7 +338,7 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
             cols,
             tuple(rows),
             footer,
-            _variables_note(view) if variables_note else _cut_note(view, "variables"),
+            _variables_note(view) if variables_note else cut_note(view, "variables"),
             empty="no variables in the report",
         )
         return table, view
@@ -559,7 +350,7 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
     cols = (
         Col("name", "Variable"),
         Col("kind", "Kind"),
-        *_diff_cols(""),
+        *diff_cols(""),
         Col("always_live", "Always live"),
         Col("shape", "Shape"),
         *((Col("match", "Match"),) if show_match else ()),
@@ -576,22 +367,22 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
             Row(
                 (
                     Cell(str(rec["name"]), str(rec["name"]), None, name_title),
-                    _text_cell(rec["kind"]),
-                    *_diff_cells(rec),
+                    text_cell(rec["kind"]),
+                    *diff_cells(rec),
                     Cell(live),
                     Cell(shape),
-                    *((_text_cell(rec["match"]),) if show_match else ()),
+                    *((text_cell(rec["match"]),) if show_match else ()),
                 ),
                 {"name": str(rec["name"]), "filter": status},
             )
         )
-    footer = _other_diff_footer(view, "variables", len(cols), leading=1)
+    footer = other_diff_footer(view, "variables", len(cols), leading=1)
     table = Table(
         "variables-table",
         cols,
         tuple(rows),
         footer,
-        _variables_note(view) if variables_note else _cut_note(view, "variables"),
+        _variables_note(view) if variables_note else cut_note(view, "variables"),
         empty="no variables in either report",
     )
     return table, view
@@ -621,7 +412,7 @@ def _code_section(obj: Report | Comparison, reports: list[Report], top: int) -> 
         frame = analysis.code_by_program(obj)
         view = analysis.top_n(frame, top, "code_bytes", label_column="name", sum_columns=("code_bytes",))
         rows = tuple(
-            Row((_text_cell(r.name), _text_cell(r.type), _bytes_cell(r.code_bytes)))
+            Row((text_cell(r.name), text_cell(r.type), bytes_cell(r.code_bytes)))
             for r in view.shown_rows.itertuples(index=False)
         )
         cols: tuple[Col, ...] = (Col("name", "Program"), Col("type", "Type"), Col("code_bytes", "Code bytes", True))
@@ -629,7 +420,7 @@ def _code_section(obj: Report | Comparison, reports: list[Report], top: int) -> 
         if view.cut:
             other = view.other
             assert other is not None
-            footer = (Row((Cell(f"other ({view.cut:,} programs)"), Cell(""), _bytes_cell(other["code_bytes"]))),)
+            footer = (Row((Cell(f"other ({view.cut:,} programs)"), Cell(""), bytes_cell(other["code_bytes"]))),)
     else:
         frame = obj.code
         view = analysis.top_n(
@@ -641,13 +432,13 @@ def _code_section(obj: Report | Comparison, reports: list[Report], top: int) -> 
             sum_columns=("base_code_bytes", "new_code_bytes", "delta_code_bytes"),
         )
         rows = tuple(
-            Row((_text_cell(r["name"]), _text_cell(r["type"]), *_diff_cells(r, "code_")), {"status": str(r["status"])})
+            Row((text_cell(r["name"]), text_cell(r["type"]), *diff_cells(r, "code_")), {"status": str(r["status"])})
             for r in view.shown_rows.to_dict("records")
         )
-        cols = (Col("name", "Program"), Col("type", "Type"), *_diff_cols("code"))
-        footer = _other_diff_footer(view, "programs", len(cols), leading=1, suffix="code_bytes")
-    table = Table("code-table", cols, rows, footer, _cut_note(view, "programs"), empty="no code data")
-    figure = _svg(
+        cols = (Col("name", "Program"), Col("type", "Type"), *diff_cols("code"))
+        footer = other_diff_footer(view, "programs", len(cols), leading=1, suffix="code_bytes")
+    table = Table("code-table", cols, rows, footer, cut_note(view, "programs"), empty="no code data")
+    figure = svg_figure(
         "fig-code",
         plots.plot_code(reports, top=min(top, 15)),
         "Code bytes by program (summed over code categories), largest programs",
@@ -666,12 +457,12 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
         rows = tuple(
             Row(
                 (
-                    _text_cell(r.name),
-                    Cell(format_count(r.entries), _num(r.entries)),
-                    _text_cell(r.shape),
-                    _text_cell(r.dtype),
+                    text_cell(r.name),
+                    Cell(format_count(r.entries), sort_key(r.entries)),
+                    text_cell(r.shape),
+                    text_cell(r.dtype),
                     Cell("yes" if r.sharded else "no"),
-                    _bytes_cell(r.bytes),
+                    bytes_cell(r.bytes),
                 )
             )
             for r in view.shown_rows.itertuples(index=False)
@@ -692,16 +483,16 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
                 Row(
                     (
                         Cell(f"other ({view.cut:,} remote buffers)"),
-                        Cell(format_count(other["entries"]), _num(other["entries"])),
+                        Cell(format_count(other["entries"]), sort_key(other["entries"])),
                         Cell(""),
                         Cell(""),
                         Cell(""),
-                        _bytes_cell(other["bytes"]),
+                        bytes_cell(other["bytes"]),
                     )
                 ),
             )
         if len(frame):
-            footer += (Row((Cell("total"), Cell(""), Cell(""), Cell(""), Cell(""), _bytes_cell(int(frame["bytes"].sum())))),)
+            footer += (Row((Cell("total"), Cell(""), Cell(""), Cell(""), Cell(""), bytes_cell(int(frame["bytes"].sum())))),)
     else:
         frame = obj.remote_buffers
         view = analysis.top_n(
@@ -715,8 +506,8 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
         rows = tuple(
             Row(
                 (
-                    _text_cell(r["name"]),
-                    *_diff_cells(r),
+                    text_cell(r["name"]),
+                    *diff_cells(r),
                     Cell(_pair(_yes_no(r["base_sharded"]), _yes_no(r["new_sharded"]), str(r["status"]))),
                     Cell(_pair(format_count(r["base_entries"]), format_count(r["new_entries"]), str(r["status"]))),
                 ),
@@ -726,28 +517,28 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
         )
         cols = (
             Col("name", "Remote buffer"),
-            *_diff_cols(""),
+            *diff_cols(""),
             Col("sharded", "Sharded"),
             Col("entries", "Entries"),
         )
-        footer = _other_diff_footer(view, "remote buffers", len(cols), leading=0)
+        footer = other_diff_footer(view, "remote buffers", len(cols), leading=0)
         if len(frame):
             b, n = int(frame["base_bytes"].sum()), int(frame["new_bytes"].sum())
             footer += (
                 Row(
                     (
                         Cell("total"),
-                        _bytes_cell(b),
-                        _bytes_cell(n),
-                        _bytes_cell(n - b, signed=True),
-                        _pct_cell(100.0 * (n - b) / b if b else None),
+                        bytes_cell(b),
+                        bytes_cell(n),
+                        bytes_cell(n - b, signed=True),
+                        pct_cell(100.0 * (n - b) / b if b else None),
                         Cell(""),
                         Cell(""),
                         Cell(""),
                     )
                 ),
             )
-    note = _cut_note(view, "remote buffers") if view.cut else ""
+    note = cut_note(view, "remote buffers") if view.cut else ""
     table = Table("remote-table", cols, rows, footer, note, empty="no remote buffers (nothing in Streaming Memory)")
     return Section("streaming", "Streaming Memory", (), (table,), text)
 
@@ -758,7 +549,7 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
     if isinstance(obj, Report):
         frame = analysis.execution_by_phase(obj)
         rows = tuple(
-            Row((_text_cell(r.phase), Cell(format_cycles(r.cycles), _num(r.cycles)), _pct_cell(r.pct, signed=False)))
+            Row((text_cell(r.phase), Cell(format_cycles(r.cycles), sort_key(r.cycles)), pct_cell(r.pct, signed=False)))
             for r in frame.itertuples(index=False)
         )
         cols: tuple[Col, ...] = (
@@ -770,10 +561,10 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
     else:
         frame = obj.execution
         rows = tuple(
-            Row((_text_cell(r["phase"]), *_diff_cells(r, "", "cycles", format_cycles)), {"status": str(r["status"])})
+            Row((text_cell(r["phase"]), *diff_cells(r, "", "cycles", format_cycles)), {"status": str(r["status"])})
             for r in frame.to_dict("records")
         )
-        cols = (Col("phase", "Phase"), *_diff_cols("cycles"))
+        cols = (Col("phase", "Phase"), *diff_cols("cycles"))
         b, n = float(frame["base_cycles"].sum()), float(frame["new_cycles"].sum())
         footer = (
             Row(
@@ -782,13 +573,13 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
                     Cell(format_cycles(b)),
                     Cell(format_cycles(n)),
                     Cell(format_cycles(n - b, signed=True)),
-                    _pct_cell(100.0 * (n - b) / b if b else None),
+                    pct_cell(100.0 * (n - b) / b if b else None),
                     Cell(""),
                 )
             ),
         )
     table = Table("execution-table", cols, rows, footer)
-    figure = _svg(
+    figure = svg_figure(
         "fig-execution", plots.plot_execution(reports), "Cycles per step (one run of the main program) by phase"
     )
     return Section("execution", "Execution", (figure,), (table,))
@@ -804,7 +595,7 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     produced here. Tables are cut to ``top`` rows (variables, code, remote buffers) with an
     "other" row. Raises ProfcompareError for a negative ``top``.
     """
-    reports, roles = _roles(obj)
+    reports, roles = roles_of(obj)
     is_comparison = not isinstance(obj, Report)
     if isinstance(obj, Report):
         title = f"profcompare: {obj.label}"
@@ -856,7 +647,7 @@ def _page_data(
                 "shown": variables.shown,
                 "total": variables.total,
                 "cut": variables.cut,
-                "note": _cut_note(variables, "variables"),
+                "note": cut_note(variables, "variables"),
                 "columns": list(fields),
                 "rows": variables.rows[list(fields)].to_numpy(dtype=object).tolist(),
             },

@@ -1,0 +1,257 @@
+"""The HTML page model: plain dataclasses of display strings and sort keys (Cell, Col, Row,
+Table, ReportCard, InlineFigure, Section, Page) and the cell builders every HTML section uses.
+
+Building these is data preparation only; :mod:`profcompare.render.html` fills the template.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from markupsafe import Markup
+
+from profcompare import analysis
+from profcompare._version import __version__
+from profcompare.model import Report
+from profcompare.render import interactive, plots
+from profcompare.render.format import (
+    describe_origin,
+    describe_target,
+    format_bytes,
+    format_pct,
+    is_missing,
+    status_tone,
+)
+
+if TYPE_CHECKING:
+    from profcompare.compare import Comparison
+
+
+# --------------------------------------------------------------------------- page model
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: the text shown, an optional sort key and tone (good | bad | None)."""
+
+    text: str
+    sort: float | str | None = None
+    tone: str | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class Col:
+    """One table column: key (also the CSS hook), title, numeric (right-aligned, numeric sort)."""
+
+    key: str
+    title: str
+    numeric: bool = False
+
+
+@dataclass(frozen=True)
+class Row:
+    """One table row: its cells plus ``data-*`` attributes the filter uses (e.g. status, name)."""
+
+    cells: tuple[Cell, ...]
+    data: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A rendered table: columns, body rows, an optional footer ("other"/total) row, a note."""
+
+    id: str
+    columns: tuple[Col, ...]
+    rows: tuple[Row, ...]
+    footer: tuple[Row, ...] = ()
+    note: str = ""
+    sortable: bool = True
+    empty: str = "nothing to show"
+
+
+@dataclass(frozen=True)
+class ReportCard:
+    """The header card of one report: role (base/new/report), name, origin, target, flags."""
+
+    role: str
+    label: str
+    simulated: bool
+    oom: bool
+    origin: str
+    target: str
+    source: str
+    workload: str
+    config: str
+    created: str
+
+
+@dataclass(frozen=True)
+class InlineFigure:
+    """An inline SVG figure with a caption."""
+
+    id: str
+    svg: Markup
+    caption: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """A page section (one entry of the side navigation)."""
+
+    id: str
+    title: str
+    figures: tuple[InlineFigure, ...] = ()
+    tables: tuple[Table, ...] = ()
+    text: str = ""
+    charts: tuple[interactive.InteractiveChart, ...] = ()
+
+
+@dataclass(frozen=True)
+class Page:
+    """Everything the page template shows; built by :func:`build_page`."""
+
+    title: str
+    is_comparison: bool
+    cards: tuple[ReportCard, ...]
+    sections: tuple[Section, ...]
+    variables: Table
+    variable_filter: tuple[str, tuple[str, ...]]  # (data attribute, options) of the select box
+    data: Mapping[str, Any]
+    version: str = __version__
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def sort_key(value: Any) -> float | None:
+    """A finite float for a sort key / JSON, or None when missing."""
+    if is_missing(value):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def step_cell(value: Any) -> Cell:
+    """A program-step number (blank for always-live variables, which have none)."""
+    return Cell("" if is_missing(value) else f"{int(value):,}", sort_key(value))
+
+
+def bytes_cell(value: Any, *, signed: bool = False, tone: str | None = None) -> Cell:
+    return Cell(
+        format_bytes(value, signed=signed), sort_key(value), tone, None if is_missing(value) else f"{int(value):,} B"
+    )
+
+
+def pct_cell(value: Any, tone: str | None = None, *, signed: bool = True) -> Cell:
+    return Cell(format_pct(value, signed=signed), sort_key(value), tone)
+
+
+def status_cell(status: Any, tone: str | None) -> Cell:
+    text = "" if is_missing(status) else str(status)
+    return Cell(text, text, tone)
+
+
+def text_cell(value: Any) -> Cell:
+    text = "" if is_missing(value) else str(value)
+    return Cell(text, text)
+
+
+def roles_of(obj: Report | Comparison) -> tuple[list[Report], list[str]]:
+    if isinstance(obj, Report):
+        return [obj], ["report"]
+    return [obj.base, obj.new], ["base", "new"]
+
+
+def report_card(report: Report, role: str) -> ReportCard:
+    meta = report.meta
+    config = ", ".join(f"{k}={v}" for k, v in meta.config.items())
+    workload = " / ".join(x for x in (meta.workload, meta.variant) if x)
+    return ReportCard(
+        role=role,
+        label=report.label,
+        simulated=meta.simulated,
+        oom=meta.oom,
+        origin=describe_origin(meta),
+        target=describe_target(meta),
+        source=meta.source or "(in memory)",
+        workload=workload,
+        config=config,
+        created=meta.created or "",
+    )
+
+
+def report_cards(obj: Report | Comparison) -> tuple[ReportCard, ...]:
+    """The header cards: one per report, with role ``report`` or ``base``/``new``."""
+    reports, roles = roles_of(obj)
+    return tuple(report_card(r, role) for r, role in zip(reports, roles, strict=True))
+
+
+def svg_figure(fig_id: str, figure: Any, caption: str) -> InlineFigure:
+    return InlineFigure(fig_id, Markup(plots.figure_to_svg(figure, id_salt=fig_id)), caption)
+
+
+def diff_cols(unit_title: str) -> tuple[Col, ...]:
+    return (
+        Col("base", f"Base {unit_title}", True),
+        Col("new", f"New {unit_title}", True),
+        Col("delta", "Diff", True),
+        Col("delta_pct", "Diff %", True),
+        Col("status", "Status"),
+    )
+
+
+def diff_cells(
+    row: Any,
+    prefix: str = "",
+    suffix: str = "bytes",
+    fmt: Callable[..., str] = format_bytes,
+    higher_is_better: bool = False,
+) -> tuple[Cell, ...]:
+    status = row["status"]
+    tone = None if is_missing(status) else status_tone(str(status), higher_is_better=higher_is_better)
+    base, new, delta = row[f"base_{prefix}{suffix}"], row[f"new_{prefix}{suffix}"], row[f"delta_{prefix}{suffix}"]
+
+    def cell(value: Any, signed: bool = False, cell_tone: str | None = None) -> Cell:
+        return Cell(fmt(value, signed=signed), sort_key(value), cell_tone)
+
+    return (
+        cell(base),
+        cell(new),
+        cell(delta, True, tone),
+        pct_cell(row["delta_pct"], tone),
+        status_cell(status, tone),
+    )
+
+
+def other_diff_footer(view: analysis.TopN, noun: str, width: int, *, leading: int, suffix: str = "bytes") -> tuple[Row, ...]:
+    """The footer of a cut comparison table: one "other" row with the base/new/delta sums of
+    the rows left out, ``leading`` blank cells before them and blanks up to ``width`` cells;
+    no row when nothing was cut."""
+    if not view.cut:
+        return ()
+    other = view.other
+    assert other is not None
+    cells = (
+        Cell(f"other ({view.cut:,} {noun})"),
+        *(Cell("") for _ in range(leading)),
+        bytes_cell(other[f"base_{suffix}"]),
+        bytes_cell(other[f"new_{suffix}"]),
+        bytes_cell(other[f"delta_{suffix}"], signed=True),
+    )
+    return (Row((*cells, *(Cell("") for _ in range(width - len(cells))))),)
+
+
+#: Rows of the variables table embedded in a page: every variable up to this bound (about 3 MB
+#: of HTML at the bound, within the 5 MB page budget); beyond it the page says how many were left
+#: out and that ``--format json`` / ``csv`` have them all.
+HTML_MAX_VARIABLE_ROWS = 5_000
+
+
+def cut_note(top: analysis.TopN, noun: str) -> str:
+    if not top.cut:
+        return f"all {top.total:,} {noun} shown"
+    return f"showing {top.shown:,} of {top.total:,} {noun}; the rest are summed in 'other'"
