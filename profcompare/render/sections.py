@@ -34,6 +34,13 @@ from profcompare.render.format import (
     metric_tone,
     status_tone,
 )
+from profcompare.render.ledger_words import (
+    LOCATION_WORDS,
+    location_title,
+    move_sentence,
+    parameter_text,
+    steps_text,
+)
 
 #: tones a cell may carry: growth that costs ("bad"), savings ("good"), aggregate rows ("muted")
 TONES = ("bad", "good", "muted")
@@ -414,34 +421,6 @@ def _execution_section(report: Report) -> Section:
     return Section(title, table, (f"Total: {format_cycles(phases['cycles'].sum())} cycles per step.",))
 
 
-#: how the ledger's locations read in prose and table headers
-LOCATION_WORDS = {
-    "always_live": "always-live",
-    "not_always_live": "not-always-live",
-    "streaming_memory": "Streaming Memory",
-}
-
-
-def _parameter_text(parameter: Any, role: Any = None) -> str:
-    """A ledger parameter for people: "" reads "(unattributed)" for role other (the reader could
-    not say what it belongs to), "(no parameter)" otherwise (activations, op temporaries)."""
-    text = _str(parameter)
-    if text:
-        return text
-    return "(unattributed)" if role is not None and _str(role) == "other" else "(no parameter)"
-
-
-def _location_text(location: str, nbytes: Any, steps: str = "") -> str:
-    text = f"{format_bytes(nbytes)} {LOCATION_WORDS.get(location, location)}"
-    return f"{text} (steps {steps})" if steps else text
-
-
-def _ledger_row_steps(first: Any, last: Any) -> str:
-    if is_missing(first) or is_missing(last):
-        return ""
-    return f"{int(first)}-{int(last)}"
-
-
 def _rows_text(count: int) -> str:
     return f"{count:,} row" + ("" if count == 1 else "s")
 
@@ -457,12 +436,12 @@ def _ledger_section(report: Report, top: int | None) -> Section:
     view = analysis.top_n(frame, top, "bytes", label_column="parameter", sum_columns=("bytes", "bytes_at_peak", "rows"))
     rows: list[tuple[Cell, ...]] = [
         (
-            Cell(_parameter_text(r.parameter, r.role)),
+            Cell(parameter_text(r.parameter, r.role)),
             Cell(_str(r.role)),
             Cell(LOCATION_WORDS.get(str(r.location), str(r.location))),
             _num(format_bytes(r.bytes)),
             _num(format_bytes(r.bytes_at_peak)),
-            Cell(_ledger_row_steps(r.first_step, r.last_step)),
+            Cell(steps_text(r.first_step, r.last_step)),
             _num(format_count(r.rows)),
         )
         for r in view.shown_rows.itertuples(index=False)
@@ -505,7 +484,7 @@ def _live_at_peak_section(report: Report, top: int | None) -> Section:
     rows: list[tuple[Cell, ...]] = [
         (
             Cell(str(r.name)),
-            Cell(_parameter_text(r.parameter, r.role)),
+            Cell(parameter_text(r.parameter, r.role)),
             Cell(_str(r.role)),
             _num(format_bytes(r.bytes)),
             Cell(_live_steps(r.first_step, r.last_step, False)),
@@ -842,23 +821,6 @@ def _comparison_execution_section(cmp: Comparison) -> Section:
     return Section(title, table, tuple(notes))
 
 
-def _move_sentence(move: Any) -> str:
-    """One ledger move in plain words: "fc1.weight optimizer_state: 3.0 MiB always-live ->
-    768.0 KiB Streaming Memory"."""
-    from profcompare.model import LOCATIONS
-
-    def side(prefix: str) -> str:
-        parts = [
-            _location_text(loc, getattr(move, f"{prefix}_{loc}"),
-                           getattr(move, f"{prefix}_steps") if loc == "not_always_live" else "")
-            for loc in LOCATIONS
-            if int(getattr(move, f"{prefix}_{loc}"))
-        ]
-        return " + ".join(parts) if parts else "nothing"
-
-    return f"{_parameter_text(move.parameter, move.role)} {_str(move.role)}: {side('base')} -> {side('new')}"
-
-
 #: how many ledger moves a comparison leads with
 LEDGER_MOVES_SHOWN = 8
 
@@ -876,7 +838,7 @@ def _ledger_moves_section(cmp: Comparison) -> Section:
          "|delta| over locations); bytes per replica." if len(everything) > len(moves)
          else f"All {len(everything):,} (parameter, role) moves, largest first; bytes per replica."),
     ]
-    return Section(title, None, tuple(notes), tuple(_move_sentence(m) for m in moves.itertuples(index=False)))
+    return Section(title, None, tuple(notes), tuple(move_sentence(m) for m in moves.itertuples(index=False)))
 
 
 def _ledger_cell(base: Any, new: Any, delta: Any) -> Cell:
@@ -899,7 +861,7 @@ def _ledger_by_parameter_section(cmp: Comparison, top: int | None) -> Section:
     rows: list[tuple[Cell, ...]] = []
     for r in view.shown_rows.itertuples(index=False):
         rows.append(
-            (Cell(_parameter_text(r.parameter)),)
+            (Cell(parameter_text(r.parameter)),)
             + tuple(_ledger_cell(getattr(r, f"base_{loc}"), getattr(r, f"new_{loc}"), getattr(r, f"delta_{loc}"))
                     for loc in LOCATIONS)
             + (_num(format_bytes(r.base_total)), _num(format_bytes(r.new_total)),
@@ -916,8 +878,7 @@ def _ledger_by_parameter_section(cmp: Comparison, top: int | None) -> Section:
             + (_num(format_bytes(other["base_total"]), m), _num(format_bytes(other["new_total"]), m),
                _num(format_bytes(other["delta_total"], signed=True), m))
         )
-    columns = (Column("Parameter"),) + tuple(Column(LOCATION_WORDS[loc].capitalize() if loc != "streaming_memory"
-                                                    else LOCATION_WORDS[loc], True) for loc in LOCATIONS)
+    columns = (Column("Parameter"),) + tuple(Column(location_title(loc), True) for loc in LOCATIONS)
     columns += (Column("Base total", True), Column("New total", True), Column("Delta", True))
     notes = (
         _cut_note(view, "parameters"),
@@ -940,7 +901,7 @@ def _peak_composition_section(cmp: Comparison, top: int | None) -> Section:
     rows: list[tuple[Cell, ...]] = []
     for r in view.shown_rows.itertuples(index=False):
         tone = "bad" if r.delta_bytes > 0 else ("good" if r.delta_bytes < 0 else None)
-        rows.append((Cell(_parameter_text(r.parameter, r.role)), Cell(_str(r.role)),
+        rows.append((Cell(parameter_text(r.parameter, r.role)), Cell(_str(r.role)),
                      _num(format_bytes(r.base_bytes)), _num(format_bytes(r.new_bytes)),
                      _num(format_bytes(r.delta_bytes, signed=True), tone)))
     if view.has_other:

@@ -1,0 +1,65 @@
+"""The memory ledger in words, shared by every renderer: location names, parameter labels and
+the plain-words sentence of a ledger move ("fc1.weight optimizer_state: 3.0 MiB always-live ->
+768.0 KiB Streaming Memory")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from profcompare.model import LOCATIONS
+from profcompare.render.format import format_bytes, is_missing
+
+#: how the ledger's locations read in prose and table headers
+LOCATION_WORDS = {
+    "always_live": "always-live",
+    "not_always_live": "not-always-live",
+    "streaming_memory": "Streaming Memory",
+}
+
+
+def location_title(location: str) -> str:
+    """A location as a table header: "Always-live", "Not-always-live", "Streaming Memory"."""
+    words = LOCATION_WORDS.get(location, location)
+    return words if location == "streaming_memory" else words.capitalize()
+
+
+def parameter_text(parameter: Any, role: Any = None) -> str:
+    """A ledger parameter for people: "" reads "(unattributed)" for role other (the reader could
+    not say what it belongs to), "(no parameter)" otherwise (activations, op temporaries)."""
+    text = "" if is_missing(parameter) else str(parameter)
+    if text:
+        return text
+    role_text = "" if is_missing(role) else str(role)
+    return "(unattributed)" if role is not None and role_text == "other" else "(no parameter)"
+
+
+def location_text(location: str, nbytes: Any, steps: str = "") -> str:
+    """Bytes at a location: "3.0 MiB not-always-live (steps 61-1953)"."""
+    text = f"{format_bytes(nbytes)} {LOCATION_WORDS.get(location, location)}"
+    return f"{text} (steps {steps})" if steps else text
+
+
+def steps_text(first: Any, last: Any) -> str:
+    """A not-always-live step range "first-last"; "" for rows without steps."""
+    if is_missing(first) or is_missing(last):
+        return ""
+    return f"{int(first)}-{int(last)}"
+
+
+def move_sentence(move: Any) -> str:
+    """One row of :meth:`Comparison.ledger_moves` (an itertuples row) in plain words."""
+
+    def side(prefix: str) -> str:
+        parts = [
+            location_text(loc, getattr(move, f"{prefix}_{loc}"),
+                          getattr(move, f"{prefix}_steps") if loc == "not_always_live" else "")
+            for loc in LOCATIONS
+            if int(getattr(move, f"{prefix}_{loc}"))
+        ]
+        return " + ".join(parts) if parts else "nothing"
+
+    role = "" if is_missing(move.role) else str(move.role)
+    return f"{parameter_text(move.parameter, move.role)} {role}: {side('base')} -> {side('new')}"
+
+
+__all__ = ["LOCATION_WORDS", "location_text", "location_title", "move_sentence", "parameter_text", "steps_text"]
