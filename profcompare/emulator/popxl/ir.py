@@ -30,8 +30,18 @@ class Ir:
     _next_ir_id = 0
 
     def __init__(self, replication: int | str = 1) -> None:
-        if replication == "popdist":
-            raise SimulatorNotImplementedError(not_implemented_message("popxl.Ir(replication='popdist')"))
+        self._use_popdist = replication == "popdist"
+        if self._use_popdist:
+            # as popxl: the replication factor comes from popdist (poprun's launch description;
+            # an un-launched process is one instance with one replica)
+            from .popdist_env import read_launch
+
+            launch = read_launch()
+            if launch.num_instances > 1:
+                raise SimulatorNotImplementedError(not_implemented_message(
+                    f"popxl.Ir(replication='popdist') over {launch.num_instances} instances "
+                    f"(instance {launch.instance_index}; one process simulates one instance)"))
+            replication = launch.num_total_replicas
         Ir._next_ir_id += 1
         self._ir_id = Ir._next_ir_id
         self._prepared = False

@@ -36,6 +36,11 @@ def _next_pow2(n: int) -> int:
     return 1 << max(0, math.ceil(math.log2(n))) if n > 1 else 1
 
 
+def _returns_all_replicas(v: Variable) -> bool:
+    """True when popxl returns one value per replica for ``v`` (not one per group)."""
+    return v.retrieval_mode == "all_replicas" and v.replica_grouping.group_size > 1
+
+
 class Session:
     """Runs an Ir on the profcompare simulator. Use ``with session:`` around runs."""
 
@@ -67,6 +72,11 @@ class Session:
         self._state = DeviceState(ir)
         self._executor = Executor(ir, self._state)
         self._host: dict[Variable, np.ndarray] = {v: np.array(v._host_data) for v in ir._variables}
+        # popxl keeps a per-replica device-to-host buffer for "all_replicas" variables whose
+        # groups hold more than one replica; it is allocated (zeroed) when the session first
+        # attaches and filled by each weights_to_host
+        self._per_replica: dict[Variable, np.ndarray] = {}
+        self._ever_attached = False
         self._attached = False
         self._was_attached_stack: list[bool] = []
         self._host_stale = False
@@ -118,6 +128,10 @@ class Session:
         self._was_attached_stack.append(self._attached)
         if not self._attached:
             self._attached = True
+            if not self._ever_attached:
+                self._ever_attached = True
+                self._per_replica = {v: np.zeros((self._replicas, *v.shape), v.dtype.as_numpy())
+                                     for v in self._ir._variables if _returns_all_replicas(v)}
             self.weights_from_host()
         return self
 
@@ -146,11 +160,14 @@ class Session:
         self._host_stale = False
 
     def weights_to_host(self) -> None:
-        """Copy every variable's device value (replica 0 of each group) to the host."""
+        """Copy every variable's device value (the first replica of each group) to the host;
+        for "all_replicas" variables also every replica's value."""
         self._need_attached("weights_to_host")
         self._state.store_shards()
         for v in self._ir._variables:
             self._host[v] = self._from_device(v)
+            if v in self._per_replica:
+                self._per_replica[v] = self._from_device_per_replica(v)
         self._host_stale = False
 
     def _to_device(self, v: Variable) -> None:
@@ -200,12 +217,31 @@ class Session:
         out = np.array(out)
         return out if rg.num_groups > 1 else out[0]
 
+    def _from_device_per_replica(self, v: Variable) -> np.ndarray:
+        """``(replicas, *shape)``: the value on each replica. A replica-sharded variable's value
+        is reconstructed per group and repeated for every replica of the group, as popxl does."""
+        buf = v._remote_buffer
+        if buf is None:
+            return np.array(self._state.variables[v])
+        if not v._sharded:
+            return np.array(self._state.buffers[buf.remote_buffer_id][:, v._offset])
+        groups = self._from_device(v)
+        rg = v._replica_grouping
+        if rg.num_groups == 1:
+            return np.array(np.broadcast_to(groups, (self._replicas, *v.shape)))
+        return np.array(groups[np.asarray(rg.assignment)])
+
     def get_tensor_data(self, tensor: Tensor) -> np.ndarray:
         """Host value of a Variable or Constant (remote/RTS variables in their full shape)."""
         return self.get_tensors_data([tensor])[tensor]
 
     def get_tensors_data(self, tensors: Iterable[Tensor]) -> dict[Tensor, np.ndarray]:
-        """``{tensor: host value}`` for Variables and Constants; TypeError for other tensors."""
+        """``{tensor: host value}`` for Variables and Constants; TypeError for other tensors.
+
+        A variable with ``retrieval_mode="all_replicas"`` whose groups hold more than one
+        replica comes back with one value per replica, ``(replication_factor, *shape)``,
+        indexed by replica: as in popxl, the values of the last device-to-host copy (zeros if
+        the session attached but never copied weights to the host)."""
         tensors = list(tensors)
         for t in tensors:
             if not isinstance(t, (Variable, Constant)):
@@ -216,7 +252,16 @@ class Session:
             self.weights_to_host()
         out: dict[Tensor, np.ndarray] = {}
         for t in tensors:
-            out[t] = np.array(t._data) if isinstance(t, Constant) else np.array(self._host[t])  # type: ignore[index]
+            if isinstance(t, Constant):
+                out[t] = np.array(t._data)
+            elif _returns_all_replicas(t):  # type: ignore[arg-type]
+                if not self._ever_attached:
+                    # popxl reads a device-to-host buffer that only exists once attached
+                    raise ValueError(f"get_tensor_data({t.id}): a variable with retrieval_mode='all_replicas' "
+                                     "can only be read after the session has been attached (`with session:`)")
+                out[t] = np.array(self._per_replica[t])  # type: ignore[index]
+            else:
+                out[t] = np.array(self._host[t])  # type: ignore[index]
         return out
 
     def write_variable_data(self, tensor: Variable, data: np.ndarray) -> None:
@@ -238,6 +283,10 @@ class Session:
             if arr.shape != v.shape_on_host:
                 raise SessionInputError(f"variable {v.id!r}: data shape {arr.shape} does not match the host "
                                         f"shape {v.shape_on_host}")
+            if _returns_all_replicas(v):
+                # popxl 3.4 refuses these writes too
+                raise NotImplementedError(f"write_variable_data({v.id}): writing a variable with "
+                                          "retrieval_mode='all_replicas' is not supported by popxl")
             checked.append((v, np.array(arr)))
         if self._attached and self._host_stale:
             self.weights_to_host()

@@ -316,7 +316,9 @@ class Variable(Tensor):
 
     @property
     def retrieval_mode(self) -> str:
-        """``"one_per_group"`` (the only mode the simulator supports)."""
+        """``"one_per_group"`` (the host sees one value per group) or ``"all_replicas"``
+        (``Session.get_tensor_data`` returns one value per replica when groups have more than
+        one replica)."""
         return self._retrieval_mode
 
     @property
@@ -411,7 +413,7 @@ def _check_retrieval_mode(mode: str | None) -> str:
     if mode is None or mode == "one_per_group":
         return "one_per_group"
     if mode == "all_replicas":
-        raise SimulatorNotImplementedError(not_implemented_message("retrieval_mode='all_replicas'"))
+        return mode
     raise ValueError(f"retrieval_mode must be 'one_per_group' or 'all_replicas', got {mode!r}")
 
 
