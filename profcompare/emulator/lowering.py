@@ -44,11 +44,14 @@ Variable kinds (``TensorInfo.kind``), first rule that applies
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
+from profcompare.emulator.lowering_placement import NOT_LOWERED, is_placed, pipelines, tensor_placement
+from profcompare.emulator.lowering_placement import ipus_per_replica as placement_ipus
 from profcompare.emulator.popxl.graph import Graph, Op
 from profcompare.emulator.popxl.ir import Ir
 from profcompare.emulator.popxl.tensor import Constant, Tensor, Variable, _ReplicaShard
@@ -116,12 +119,19 @@ def lower(ir: Ir, device: str = "ipu_model") -> LoweredProgram:
     for g in graphs:
         for t in g._tensors.values():
             tensors[t.id] = _tensor_info(t, gid[g], kinds[t], t in stream_tensors)
+    placed = is_placed(ir)
+    if placed:  # more than one IPU or I/O tiles: each tensor's IPU and tile set
+        where = tensor_placement(ir)
+        tensors = {tid: dataclasses.replace(info, ipu=where[t][0], tile_set=where[t][1])
+                   for g in graphs for tid, t in g._tensors.items() for info in (tensors[tid],)}
     ops: dict[str, OpInfo] = {}
     for g in graphs:
         for op in g._ops:
+            if op.type in NOT_LOWERED:
+                continue  # simulator-only records (a pipeline's re-run)
             ops[op.id] = _op_info(op, gid, aliases[op])
     graph_infos = {gid[g]: GraphInfo(id=gid[g], name=gid[g] if g is not ir.main_graph else MAIN_GRAPH_ID,
-                                     ops=tuple(op.id for op in g._ops), inputs=tuple(t.id for t in g._inputs),
+                                     ops=tuple(op.id for op in g._ops if op.type not in NOT_LOWERED), inputs=tuple(t.id for t in g._inputs),
                                      outputs=tuple(t.id for t in g._outputs),
                                      by_ref_inputs=tuple(t.id for t in g._by_ref_inputs))
                    for g in graphs}
@@ -133,7 +143,9 @@ def lower(ir: Ir, device: str = "ipu_model") -> LoweredProgram:
                     for i, s in enumerate((*ir._h2d_streams, *ir._d2h_streams)))
     return LoweredProgram(replicas=ir.replication_factor, num_host_transfers=ir.num_host_transfers,
                           main_graph=MAIN_GRAPH_ID, tensors=tensors, ops=ops, graphs=graph_infos,
-                          schedule=tuple(schedule), remote_buffers=buffers, streams=streams, device=device)
+                          schedule=tuple(schedule), remote_buffers=buffers, streams=streams, device=device,
+                          ipus_per_replica=placement_ipus(ir) if placed else 1,
+                          num_io_tiles=int(getattr(ir, "num_io_tiles", 0)), pipelines=pipelines(ir))
 
 
 # --- records ------------------------------------------------------------------------------------
@@ -246,7 +258,7 @@ def _expand(graph: Graph, path: tuple[str, ...], out: list[ExecStep], depth: int
             out.append(ExecStep(index=len(out), op=op.id, call_path=path, phase="enter"))
             _expand(op.attrs["called_graph"], path + (op.id,), out, depth + 1)
             out.append(ExecStep(index=len(out), op=op.id, call_path=path, phase="exit"))
-        else:
+        elif op.type not in NOT_LOWERED:
             out.append(ExecStep(index=len(out), op=op.id, call_path=path))
 
 

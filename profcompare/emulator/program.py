@@ -47,6 +47,8 @@ class TensorInfo:
     remote_buffer: int | None = None  # buffer id for storage == "remote" (and, for the on-chip shard of a
     #                                    popxl.replica_sharded_variable, the buffer it is loaded from / stored to)
     remote_offset: int | None = None  # entry of the remote buffer holding it (storage == "remote")
+    ipu: int = 0  # IPU of the replica holding it (popxl.ipu; producer's IPU, else first consumer's)
+    tile_set: str = "compute"  # "compute" | "io" (popxl.io_tiles, or landing data of a transfer with I/O tiles)
 
     @property
     def nelms(self) -> int:
@@ -144,6 +146,17 @@ class ExecStep:
 
 
 @dataclass(frozen=True)
+class PipelineInfo:
+    """One ``pipelined_execution`` block of the main graph (popxl-addons pipelining)."""
+
+    id: int
+    steps: int  # micro-batches through the pipeline per run
+    stages: tuple[tuple[int, tuple[str, ...]], ...]  # (stage, op ids) in stage order, IpuCopy ops excluded
+    copies: tuple[str, ...] = ()  # IpuCopy op ids (run together after each pipeline cycle but the last)
+    stage_ipus: tuple[tuple[int, int], ...] = ()  # (stage, IPU of its ops)
+
+
+@dataclass(frozen=True)
 class LoweredProgram:
     """Everything the compile model needs to know about a built program."""
 
@@ -157,3 +170,6 @@ class LoweredProgram:
     remote_buffers: tuple[RemoteBufferInfo, ...] = ()
     streams: tuple[StreamInfo, ...] = ()
     device: str = "ipu_model"  # the device name the Session was given
+    ipus_per_replica: int = 1  # highest IPU any op uses + 1
+    num_io_tiles: int = 0  # I/O tiles per IPU (PopART numIOTiles)
+    pipelines: tuple[PipelineInfo, ...] = ()

@@ -11,8 +11,6 @@ import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import SimulatorNotImplementedError, not_implemented_message
-
 if TYPE_CHECKING:
     from .graph import Graph, Op
     from .ir import Ir
@@ -38,6 +36,9 @@ class Context:
         self.seq: list[_SeqFrame] = []
         self.merge_exchange: list[int] = []
         self._merge_counter = 0
+        self.ipu_id = 0  # popxl.ipu(n): virtual graph of new ops (popxl starts on IPU 0)
+        self.io_tile_set = False  # popxl.io_tiles(): new ops run on the I/O tiles
+        self.op_hooks: list[Any] = []  # callables(op) run for every new op (pipelining stages)
 
     @property
     def graph(self) -> Graph:
@@ -53,6 +54,13 @@ class Context:
         """Record ``in_sequence`` constraints and merge-exchange membership for a new op."""
         if self.merge_exchange:
             op.attrs["merge_exchange"] = self.merge_exchange[-1]
+        # placement is recorded only off the defaults, so single-IPU programs lower as before
+        if self.ipu_id:
+            op.attrs["ipu"] = self.ipu_id
+        if self.io_tile_set:
+            op.attrs["tile_set"] = "io"
+        for hook in list(self.op_hooks):
+            hook(op)
         if not self.seq:
             return
         key = id(graph)
@@ -148,17 +156,27 @@ def name_scope(name: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def ipu(ipu: int) -> Iterator[None]:
-    """Place ops on IPU ``ipu`` of the replica; the simulator has one IPU per replica, so only 0."""
-    if ipu != 0:
-        raise SimulatorNotImplementedError(
-            not_implemented_message(f"popxl.ipu({ipu}) (more than one IPU per replica)"))
-    yield
+def ipu(ipu: int) -> Iterator[int]:
+    """Place the ops created inside on IPU ``ipu`` of the replica (a virtual graph id)."""
+    if isinstance(ipu, bool) or not isinstance(ipu, int) or ipu < 0:
+        raise ValueError(f"popxl.ipu needs a non-negative int IPU index, got {ipu!r}")
+    prev = _CONTEXT.ipu_id
+    _CONTEXT.ipu_id = ipu
+    try:
+        yield ipu
+    finally:
+        _CONTEXT.ipu_id = prev
 
 
-def io_tiles() -> Any:
-    """I/O tile placement is outside the simulated subset."""
-    raise SimulatorNotImplementedError(not_implemented_message("popxl.io_tiles"))
+@contextlib.contextmanager
+def io_tiles() -> Iterator[None]:
+    """Run the ops created inside on the I/O tiles of their IPU (``Ir.num_io_tiles`` of them)."""
+    prev = _CONTEXT.io_tile_set
+    _CONTEXT.io_tile_set = True
+    try:
+        yield
+    finally:
+        _CONTEXT.io_tile_set = prev
 
 
 @contextlib.contextmanager

@@ -149,9 +149,22 @@ class Graph:
         get_current_context().graphs.pop()
 
     def register_op_created_hook(self, fn: Any) -> int:
-        """Outside the simulated subset."""
-        from .errors import SimulatorNotImplementedError, not_implemented_message
-        raise SimulatorNotImplementedError(not_implemented_message("popxl.Graph.register_op_created_hook"))
+        """Call ``fn(op)`` for every op created in this graph from now on; returns a handle for
+        :meth:`remove_op_created_hook`. (The simulator passes its own ``Op`` records.)"""
+        def hook(op: Op) -> None:
+            if op.graph is self:
+                fn(op)
+        ctx = get_current_context()
+        ctx.op_hooks.append(hook)
+        handle = id(hook)
+        self._op_hooks = {**getattr(self, "_op_hooks", {}), handle: hook}
+        return handle
+
+    def remove_op_created_hook(self, handle: int) -> None:
+        """Stop the hook registered under ``handle``."""
+        hook = getattr(self, "_op_hooks", {}).pop(handle, None)
+        if hook is not None and hook in get_current_context().op_hooks:
+            get_current_context().op_hooks.remove(hook)
 
     # --- internals ----------------------------------------------------------------------------
     def _create_tensor_id(self, name: str | None = None) -> str:

@@ -98,6 +98,26 @@ class Ir:
         self._num_host_transfers = value
 
     @property
+    def num_io_tiles(self) -> int:
+        """I/O tiles per IPU (PopART's ``numIOTiles`` session option; 0 = none). Simulator
+        convenience; scripts may also set ``ir._pb_ir.getSessionOptions().numIOTiles``."""
+        return getattr(self, "_num_io_tiles", 0)
+
+    @num_io_tiles.setter
+    def num_io_tiles(self, value: int) -> None:
+        if self._prepared:
+            raise RuntimeError("num_io_tiles cannot change after a Session was created for this Ir")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"num_io_tiles must be a non-negative int, got {value!r}")
+        self._num_io_tiles = value
+
+    @property
+    def _pb_ir(self) -> Any:
+        """The internal Ir, reduced to ``getSessionOptions().numIOTiles`` (ipu_placement.PbIr)."""
+        from .ipu_placement import PbIr
+        return PbIr(self)
+
+    @property
     def id(self) -> int:
         """A process-unique id of this Ir."""
         return self._ir_id

@@ -54,10 +54,13 @@ class Session:
             raise ValueError(f"device_desc must be one of {', '.join(DEVICES)} (all run on the profcompare "
                              f"simulator), got {device_desc!r}")
         replicas = ir.instance_replication_factor
-        self.num_ipus = _next_pow2(replicas)
+        from .ipu_placement import ipus_per_replica
+        #: IPUs of one replica: the highest IPU any op uses + 1 (popxl Session._get_ipus_per_replica)
+        self.ipus_per_replica = ipus_per_replica(ir)
+        self.num_ipus = _next_pow2(replicas * self.ipus_per_replica)
         if device_desc == "cpu" and self.num_ipus > 1:
-            raise ValueError(f"device 'cpu' supports one IPU, but {replicas} replicas need {self.num_ipus}; "
-                             "use 'ipu_model' or 'ipu_hw'")
+            raise ValueError(f"device 'cpu' supports one IPU, but {replicas} replicas of {self.ipus_per_replica} "
+                             f"IPU(s) need {self.num_ipus}; use 'ipu_model' or 'ipu_hw'")
         self._ir = ir
         self.device_desc = device_desc
         self.weights_to_host_on_exit = weights_to_host_on_exit

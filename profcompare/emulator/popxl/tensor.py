@@ -183,6 +183,23 @@ class Tensor:
         from . import ops
         return ops.detach(self)
 
+    @property
+    def ipu(self) -> int:
+        """The IPU the tensor is on (its producer's; without one, its first consumer's)."""
+        from .ipu_placement import tensor_ipu
+        return tensor_ipu(self)
+
+    @property
+    def tile_set(self) -> str:
+        """``"compute"`` or ``"io"``: the tile set the tensor is on."""
+        from .ipu_placement import tensor_tile_set
+        return tensor_tile_set(self)
+
+    def copy_to_ipu(self, destination: int, source: int | None = None) -> Tensor:
+        """Return ``ops.ipu_copy(self, destination, source)``."""
+        from .ipu_placement import ipu_copy
+        return ipu_copy(self, destination, source)
+
     def _ensure_tensor(self, value: Any, dtype: dtypes.dtype | None = None,
                        raise_on_empty: bool = True) -> Tensor:
         """Return ``value`` if it is a Tensor, else a constant of ``dtype`` (default: self's)."""
@@ -342,6 +359,11 @@ class Variable(Tensor):
         """True for a remote replica-sharded variable (simulator convenience)."""
         return self._sharded
 
+    def copy_to_ipu(self, dst: int, src: int) -> Tensor:  # type: ignore[override]
+        """Return ``ops.ipu_copy(self, dst, src)``; a variable has no producer, so ``src`` is needed."""
+        from .ipu_placement import ipu_copy
+        return ipu_copy(self, dst, src)
+
 
 class Constant(Tensor):
     """A constant of any graph."""
@@ -355,6 +377,11 @@ class Constant(Tensor):
         v = self._data.view()
         v.flags.writeable = False
         return v
+
+    def copy_to_ipu(self, dst: int, src: int) -> Tensor:  # type: ignore[override]
+        """Return ``ops.ipu_copy(self, dst, src)``; a constant has no producer, so ``src`` is needed."""
+        from .ipu_placement import ipu_copy
+        return ipu_copy(self, dst, src)
 
 
 class TensorByRef(Tensor):

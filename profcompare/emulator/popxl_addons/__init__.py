@@ -26,7 +26,7 @@ from profcompare.emulator.popxl_addons.module import Module
 from profcompare.emulator.popxl_addons.named_tensors import NamedTensors
 from profcompare.emulator.popxl_addons.ops import cross_entropy, cross_entropy_with_grad, host_load, host_store
 from profcompare.emulator.popxl_addons.remote import load_remote_graph, store_remote_graph
-from profcompare.emulator.popxl_addons.transforms import autodiff
+from profcompare.emulator.popxl_addons.transforms import autodiff, pipelined_execution
 from profcompare.emulator.popxl_addons.variable_factory import NamedVariableFactories, VariableFactory, add_variable_input
 
 #: top-level names of popxl-addons (both generations) whose signature depends on the emulated
@@ -71,6 +71,7 @@ __all__ = [
     "named_buffers",
     "named_variable_buffers",
     "ops",
+    "pipelined_execution",
     "store_remote_graph",
 ]
 

@@ -78,6 +78,7 @@ from .elementwise import (
                    where,
 )
 from .io import host_load, host_store, remote_load, remote_load_, remote_store
+from ..ipu_placement import io_tile_copy, ipu_copy  # noqa: E402 - placement ops live with popxl.ipu
 
 __getattr__ = module_getattr("popxl.ops")
 
@@ -115,6 +116,8 @@ __all__ = [
                    "host_store",
                    "identity",
                    "init",
+                   "io_tile_copy",
+                   "ipu_copy",
                    "isfinite",
                    "isinf",
                    "isnan",

@@ -1,0 +1,120 @@
+"""The placement part of the lowering: which IPU and tile set each tensor is on, and the
+``pipelined_execution`` blocks of the main graph (see popxl/ipu_placement.py and
+popxl_addons/transforms/pipelining.py for the semantics).
+
+Rules (docs/ipu-model.md "More than one IPU per replica"):
+
+- a tensor is on its producer's IPU and tile set (an ``IpuCopy`` output on its destination, an
+  ``IoTileCopy`` output on the other tile set); a tensor without a producer takes its first
+  consumer's (the source IPU of an ``IpuCopy``), else IPU 0 on compute tiles;
+- with ``num_io_tiles > 0`` the landing data of host and remote loads (the load's output and the
+  placeholder it writes into) is on the I/O tiles (ASSUMPTION: that is what I/O tiles are for,
+  facts 2.5; Poplar places it where the load's op settings say).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from profcompare.emulator.program import PipelineInfo
+
+if TYPE_CHECKING:
+    from profcompare.emulator.popxl.graph import Op
+    from profcompare.emulator.popxl.ir import Ir
+    from profcompare.emulator.popxl.tensor import Tensor
+
+#: op records that exist only for the simulator's execution, not in the compiled program
+NOT_LOWERED = frozenset({"PipelineRepeat"})
+
+_LOADS = ("HostLoad", "RemoteLoad", "RemoteLoadInplace")
+
+
+def _ipu(op: Op) -> int:
+    return int(op.attrs.get("ipu", 0))
+
+
+def _io(op: Op) -> bool:
+    return op.attrs.get("tile_set") == "io"
+
+
+def is_placed(ir: Ir) -> bool:
+    """True when any op is off IPU 0 or on I/O tiles, or the Ir has I/O tiles: the program needs
+    placement (single-IPU programs without I/O tiles lower exactly as before)."""
+    if getattr(ir, "num_io_tiles", 0):
+        return True
+    return any(_ipu(op) or _io(op) or op.type in ("IpuCopy", "IoTileCopy")
+               for g in ir._graphs.values() for op in g._ops)
+
+
+def ipus_per_replica(ir: Ir) -> int:
+    """Highest IPU used by any op + 1."""
+    top = 0
+    for g in ir._graphs.values():
+        for op in g._ops:
+            top = max(top, _ipu(op))
+            if op.type == "IpuCopy":
+                top = max(top, int(op.attrs["source"]), int(op.attrs["destination"]))
+    return top + 1
+
+
+def tensor_placement(ir: Ir) -> dict[Tensor, tuple[int, str]]:
+    """(IPU, tile set) of every tensor of every graph, in one pass over the ops."""
+    out: dict[Tensor, tuple[int, str]] = {}
+    io_landing = bool(getattr(ir, "num_io_tiles", 0))
+    for g in ir._graphs.values():
+        for op in g._ops:
+            if op.type in NOT_LOWERED:
+                continue
+            ipu, io = _ipu(op), _io(op)
+            for t in op.outputs:
+                out[t] = (ipu, "io" if io or (io_landing and op.type in _LOADS) else "compute")
+            for t in (*op.inputs, *op.modified):
+                if t in out or t._producer is not None:
+                    continue
+                if op.type == "IpuCopy":
+                    out[t] = (int(op.attrs["source"]), "compute")
+                elif op.type == "IoTileCopy":
+                    out[t] = (ipu, "compute" if io else "io")
+                else:
+                    out[t] = (ipu, "io" if io else "compute")
+        for t in g._tensors.values():
+            out.setdefault(t, (0, "compute"))
+    if io_landing:
+        # a load's placeholder (its first input, which the output aliases) lands on I/O tiles too
+        for g in ir._graphs.values():
+            for op in g._ops:
+                if op.type in _LOADS and op.inputs:
+                    ph = op.inputs[0]
+                    out[ph] = (out.get(ph, (0, ""))[0], "io")
+    return out
+
+
+def pipelines(ir: Ir) -> tuple[PipelineInfo, ...]:
+    """The ``pipelined_execution`` blocks of the main graph, from their PipelineRepeat records."""
+    found: list[PipelineInfo] = []
+    ops = ir.main_graph._ops
+    for rec in ops:
+        if rec.type != "PipelineRepeat":
+            continue
+        pid = rec.attrs["pipeline"]
+        ids = set(rec.attrs["ops"])
+        stages: dict[int, list[str]] = {}
+        stage_ipus: dict[int, int] = {}
+        copies: list[str] = []
+        for op in ops:
+            if op.id not in ids:
+                continue
+            if op.type == "IpuCopy":
+                copies.append(op.id)
+                continue
+            s = int(op.attrs["pipeline_stage"])
+            stages.setdefault(s, []).append(op.id)
+            stage_ipus.setdefault(s, _ipu(op))
+        found.append(PipelineInfo(
+            id=int(pid), steps=int(rec.attrs["steps"]),
+            stages=tuple((s, tuple(v)) for s, v in sorted(stages.items())),
+            copies=tuple(copies), stage_ipus=tuple(sorted(stage_ipus.items()))))
+    return tuple(found)
+
+
+__all__ = ["NOT_LOWERED", "ipus_per_replica", "is_placed", "pipelines", "tensor_placement"]

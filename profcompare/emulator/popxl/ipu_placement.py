@@ -1,0 +1,199 @@
+"""IPU and tile-set placement: ``popxl.ipu``, ``popxl.io_tiles``, ``ops.ipu_copy``, ``ops.io_tile_copy``.
+
+popxl places every op on a virtual graph (an IPU of the replica) and a tile set:
+
+- ``with popxl.ipu(n):`` sets the IPU of the ops created inside; outside any such block ops are on
+  IPU 0 (popxl's context starts with IPU 0).
+- ``with popxl.io_tiles():`` puts the ops created inside on the I/O tiles of their IPU.
+- A tensor is on the IPU of the op that produces it (an ``IpuCopy`` produces on its destination);
+  a tensor without a producer (a variable, a constant, a graph input) is on the IPU of its first
+  consumer (the source IPU of an ``IpuCopy`` that reads it), else IPU 0.
+- IPUs per replica = the highest IPU any op uses + 1; a Session acquires the next power of two
+  of (IPUs per replica x replicas).
+
+The simulator records the placement in ``Op.attrs``: ``"ipu"`` only when it is not 0 and
+``"tile_set": "io"`` only on I/O tiles, so that single-IPU programs lower exactly as before.
+Copies between IPUs and tile sets are identities numerically.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .context import get_current_context
+from .execution import CompiledGraph, Executor, Kernel, _kernel
+from .graph import Op, add_op
+
+if TYPE_CHECKING:
+    from .ir import Ir
+    from .tensor import Tensor
+
+
+class UndefinedValue(ValueError):
+    """A tensor's IPU or tile set cannot be determined (popxl.errors.UndefinedValue)."""
+
+
+def op_ipu(op: Op) -> int:
+    """The IPU (virtual graph id) of ``op``."""
+    return int(op.attrs.get("ipu", 0))
+
+
+def op_tile_set(op: Op) -> str:
+    """``"io"`` or ``"compute"``: the tile set of ``op``."""
+    return "io" if op.attrs.get("tile_set") == "io" else "compute"
+
+
+def _first_consumer(t: Tensor) -> Op | None:
+    for op in t._graph._ops:
+        if any(i is t for i in op.inputs) or any(m is t for m in op.modified):
+            return op
+    return None
+
+
+def tensor_ipu(t: Tensor) -> int:
+    """The IPU of tensor ``t`` (see the module docstring)."""
+    prod = t._producer
+    if prod is not None:
+        return op_ipu(prod)
+    cons = _first_consumer(t)
+    if cons is None:
+        return 0
+    if cons.type == "IpuCopy":
+        return int(cons.attrs["source"])
+    return op_ipu(cons)
+
+
+def tensor_tile_set(t: Tensor) -> str:
+    """``"io"`` or ``"compute"``: the tile set of tensor ``t`` (its producer's, else its first consumer's)."""
+    prod = t._producer
+    if prod is not None:
+        if prod.type == "IoTileCopy":
+            return "io" if prod.attrs.get("tile_set") == "io" else "compute"
+        return op_tile_set(prod)
+    cons = _first_consumer(t)
+    if cons is None or cons.type == "IoTileCopy":
+        return "compute" if cons is None or cons.attrs.get("tile_set") == "io" else "io"
+    return op_tile_set(cons)
+
+
+def ipus_per_replica(ir: Ir) -> int:
+    """Highest IPU used by any op of ``ir`` + 1 (popxl Session ``_get_ipus_per_replica``)."""
+    top = 0
+    for g in ir._graphs.values():
+        for op in g._ops:
+            top = max(top, op_ipu(op))
+            if op.type == "IpuCopy":
+                top = max(top, int(op.attrs["source"]), int(op.attrs["destination"]))
+    return top + 1
+
+
+def _check_ipu(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 0:
+        raise ValueError(f"{what} must be a non-negative int IPU index, got {value!r}")
+    return int(value)
+
+
+def ipu_copy(t: Tensor, destination: int, source: int | None = None) -> Tensor:
+    """Copy ``t`` to IPU ``destination`` (popxl ``ops.ipu_copy``); the output is named
+    ``<t.name>_c<destination>``. ``source`` defaults to the IPU of ``t``'s producer; a tensor
+    without a producer needs it (ValueError otherwise)."""
+    destination = _check_ipu(destination, "ipu_copy destination")
+    if source is None:
+        if t._producer is None:
+            raise ValueError(f'Could not infer the ipu for Tensor to be copied "{t}" . '
+                             "Please specify `source` when copying for this tensor.")
+        source = op_ipu(t._producer)
+    source = _check_ipu(source, "ipu_copy source")
+    op = add_op("IpuCopy", "ipucopy", [t], [(t.name + f"_c{destination}", t.shape, t.dtype, t.meta_shape)],
+                attrs={"source": source, "destination": destination})
+    # the copy belongs to its destination's virtual graph (PopART IpuCopyOp)
+    if destination:
+        op.attrs["ipu"] = destination
+    else:
+        op.attrs.pop("ipu", None)
+    return op.outputs[0]
+
+
+def io_tile_copy(t: Tensor) -> Tensor:
+    """Copy ``t`` between the compute and I/O tiles of its IPU (popxl ``ops.io_tile_copy``): the
+    output is on the other tile set than ``t``; named ``<t.name>_iotilecopy``."""
+    ipu = tensor_ipu(t)
+    to_io = tensor_tile_set(t) != "io"
+    op = add_op("IoTileCopy", "iotilecopy", [t], [(t.name + "_iotilecopy", t.shape, t.dtype, t.meta_shape)])
+    if ipu:
+        op.attrs["ipu"] = ipu
+    else:
+        op.attrs.pop("ipu", None)
+    if to_io:
+        op.attrs["tile_set"] = "io"
+    else:
+        op.attrs.pop("tile_set", None)
+    return op.outputs[0]
+
+
+def current_ipu() -> int:
+    """The IPU new ops go to (popxl context ``ipu_id``)."""
+    return get_current_context().ipu_id
+
+
+@_kernel("IpuCopy", "IoTileCopy")
+def _copy_kernel(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    s = cg.slot[op.inputs[0]]
+    o = cg.slot[op.outputs[0]]
+
+    def run(env: list) -> None:
+        env[o] = np.array(env[s])
+    return run
+
+
+__all__ = ["UndefinedValue", "io_tile_copy", "ipu_copy", "ipus_per_replica", "op_ipu", "op_tile_set",
+           "tensor_ipu", "tensor_tile_set"]
+
+
+class SessionOptions:
+    """The part of PopART's session options a popxl script reaches through ``ir._pb_ir``:
+    only ``numIOTiles`` (I/O tiles per IPU). Any other option is refused by name."""
+
+    __slots__ = ("_ir",)
+
+    def __init__(self, ir: Ir) -> None:
+        object.__setattr__(self, "_ir", ir)
+
+    @property
+    def numIOTiles(self) -> int:  # noqa: N802 - PopART's name
+        """I/O tiles per IPU (0 = none)."""
+        return self._ir.num_io_tiles
+
+    @numIOTiles.setter
+    def numIOTiles(self, value: int) -> None:  # noqa: N802 - PopART's name
+        self._ir.num_io_tiles = value
+
+    def __getattr__(self, name: str) -> object:
+        from .errors import SimulatorNotImplementedError, not_implemented_message
+        raise SimulatorNotImplementedError(not_implemented_message(f"popart.SessionOptions.{name}"))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "numIOTiles":
+            object.__setattr__(self, name, value)
+            return
+        from .errors import SimulatorNotImplementedError, not_implemented_message
+        raise SimulatorNotImplementedError(not_implemented_message(f"popart.SessionOptions.{name}"))
+
+
+class PbIr:
+    """``ir._pb_ir``: the internal PopART Ir, reduced to ``getSessionOptions()``."""
+
+    __slots__ = ("_options",)
+
+    def __init__(self, ir: Ir) -> None:
+        self._options = SessionOptions(ir)
+
+    def getSessionOptions(self) -> SessionOptions:  # noqa: N802 - PopART's name
+        """The session options (only ``numIOTiles`` is simulated)."""
+        return self._options
+
+    def __getattr__(self, name: str) -> object:
+        from .errors import SimulatorNotImplementedError, not_implemented_message
+        raise SimulatorNotImplementedError(not_implemented_message(f"popxl.Ir._pb_ir.{name}"))
