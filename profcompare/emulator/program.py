@@ -26,6 +26,15 @@ from typing import Any
 
 import numpy as np
 
+#: bytes per element of the popxl dtypes numpy has no type for (one byte of float8 bits)
+_ITEMSIZE_WITHOUT_NUMPY = {"float8_143": 1, "float8_152": 1}
+
+
+def dtype_itemsize(name: str) -> int:
+    """Bytes per element of the popxl dtype called ``name``."""
+    size = _ITEMSIZE_WITHOUT_NUMPY.get(name)
+    return size if size is not None else int(np.dtype(name).itemsize)
+
 #: storage classes of a tensor
 STORAGES = ("variable", "constant", "intermediate", "remote", "stream")
 
@@ -58,7 +67,7 @@ class TensorInfo:
     @property
     def itemsize(self) -> int:
         """Bytes per element."""
-        return int(np.dtype(self.dtype).itemsize)
+        return dtype_itemsize(self.dtype)
 
     @property
     def nbytes(self) -> int:
@@ -122,7 +131,7 @@ class RemoteBufferInfo:
     def nbytes(self) -> int:
         """entries x elements x itemsize, per replica."""
         nelms = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
-        return self.entries * nelms * int(np.dtype(self.dtype).itemsize)
+        return self.entries * nelms * dtype_itemsize(self.dtype)
 
 
 @dataclass(frozen=True)

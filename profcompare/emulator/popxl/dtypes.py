@@ -116,8 +116,11 @@ float32 = dtype("float32", np.float32, True, False, True)
 float64 = dtype("float64", np.float64, True, False, True)
 complex64 = dtype("complex64", np.complex64, False, False, True)
 complex128 = dtype("complex128", np.complex128, False, False, True)
-float8_143 = dtype("float8_143", None, True, False, True)
-float8_152 = dtype("float8_152", None, True, False, True)
+#: numpy has no float8: popxl keeps float8 data as bit patterns in one-field structured dtypes
+np_dtype_float8_143 = np.dtype([("float8_143", "u1")])
+np_dtype_float8_152 = np.dtype([("float8_152", "u1")])
+float8_143 = dtype("float8_143", np_dtype_float8_143, True, False, True)
+float8_152 = dtype("float8_152", np_dtype_float8_152, True, False, True)
 half = float16
 float = float32
 double = float64
@@ -126,11 +129,30 @@ _DOWNCAST = {np.dtype(np.float64): np.dtype(np.float32), np.dtype(np.int64): np.
              np.dtype(np.uint64): np.dtype(np.uint32)}
 
 
-def to_numpy(data: Any, dt: dtype | None = None, downcast: builtins.bool = True) -> np.ndarray:
+def to_numpy(data: Any, dt: dtype | None = None, downcast: builtins.bool = True,
+             log2_scale: int | None = None, nan_on_overflow: builtins.bool | None = None) -> np.ndarray:
     """Return ``data`` as a numpy array the way popxl's ``to_numpy`` does.
 
     With ``dt`` given the data is converted to it; otherwise 64-bit floats/ints are downcast to
-    32 bits when ``downcast`` is true. Python floats become float32, ints int32."""
+    32 bits when ``downcast`` is true. Python floats become float32, ints int32. For a float8
+    ``dt``, float16/32/64 data is converted with ``fp8_utils.host_pow2scale_cast_to_fp8``
+    (``log2_scale`` default 0, ``nan_on_overflow`` default True); float8 data is kept."""
+    if dt in (float8_143, float8_152):
+        from .fp8_utils import host_pow2scale_cast_to_fp8
+
+        if hasattr(data, "detach") and hasattr(data, "numpy"):
+            data = data.detach().numpy()
+        arr = np.asarray(data, order="C")
+        if arr.dtype != dt.as_numpy():  # type: ignore[union-attr]
+            if arr.dtype not in (np.float16, np.float32, np.float64):
+                raise TypeError(f"Type {arr.dtype} is not supported for float8 tensors. "
+                                "Please use float16, float32 or float64 types.")
+            arr = host_pow2scale_cast_to_fp8(arr, dt, 0 if log2_scale is None else log2_scale,
+                                             True if nan_on_overflow is None else nan_on_overflow)
+        return np.array(arr, copy=True)
+    if log2_scale is not None or nan_on_overflow is not None:
+        raise RuntimeError("log2_scale and nan_on_overflow are only supported for the dtypes popxl.float8_143 "
+                           "and popxl.float8_152")
     if dt is not None:
         if not isinstance(dt, dtype):
             raise TypeError(f"dtype must be a popxl dtype, got {type(dt).__name__}: {dt!r}")
@@ -161,6 +183,8 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "np_dtype_float8_143",
+    "np_dtype_float8_152",
     "to_numpy",
     "uint8",
     "uint16",

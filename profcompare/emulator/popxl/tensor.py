@@ -414,8 +414,7 @@ def variable(data: Any, dtype: dtypes.dtype | None = None, name: str | None = No
             "You cannot initialise a variable tensor within a graph. It can only be initialised "
             "within the main graph. Please create a graph input for this variable "
             "(`popxl.graph_input`) or use a constant tensor (`popxl.constant`).")
-    _check_fp8(log2_scale, nan_on_overflow, "popxl.variable")
-    arr = dtypes.to_numpy(data, dtype, downcast)
+    arr = dtypes.to_numpy(data, dtype, downcast, log2_scale, nan_on_overflow)
     rg = replica_grouping if replica_grouping is not None else g.ir.replica_grouping()
     mode = _check_retrieval_mode(retrieval_mode)
     if rg.num_groups > 1:
@@ -444,19 +443,16 @@ def _check_retrieval_mode(mode: str | None) -> str:
     raise ValueError(f"retrieval_mode must be 'one_per_group' or 'all_replicas', got {mode!r}")
 
 
-def _check_fp8(log2_scale: Any, nan_on_overflow: Any, api: str) -> None:
-    if log2_scale is not None or nan_on_overflow is not None:
-        raise SimulatorNotImplementedError(not_implemented_message(f"{api}(log2_scale=/nan_on_overflow=) (float8)"))
-
-
 def constant(data: Any, dtype: dtypes.dtype | None = None, name: str | None = None,
              downcast: bool = True, log2_scale: Any = None, nan_on_overflow: Any = None) -> Constant:
-    """Create a constant in the current graph and return it."""
+    """Create a constant in the current graph and return it (float8 data needs its dtype)."""
     g = gcg()
-    _check_fp8(log2_scale, nan_on_overflow, "popxl.constant")
     if isinstance(data, Tensor):
         raise TypeError("A Tensor cannot be used as the data of popxl.constant")
-    arr = dtypes.to_numpy(data, dtype, downcast)
+    if (isinstance(data, np.ndarray) and data.dtype in (dtypes.np_dtype_float8_143, dtypes.np_dtype_float8_152)
+            and dtype is None):
+        raise TypeError("Please explicitly set the data type when calling popxl.constant with float8 data")
+    arr = dtypes.to_numpy(data, dtype, downcast, log2_scale, nan_on_overflow)
     c = Constant._create(g, g._create_tensor_id(_check_name(name)), arr.shape, dtypes.dtype.as_dtype(arr.dtype))
     c._data = arr
     return c
@@ -511,7 +507,7 @@ def remote_replica_sharded_variable(data: Any, remote_buffer: RemoteBuffer, offs
     if rf <= 1:
         raise ValueError(f"The IR's global replication factor is {rf}. It must be greater than 1 "
                          "to create a replica sharded variable.")
-    arr = dtypes.to_numpy(data, dtype, downcast)
+    arr = dtypes.to_numpy(data, dtype, downcast, log2_scale, nan_on_overflow)
     rg = replica_grouping if replica_grouping is not None else ir.replica_grouping()
     required = arr.shape[1:] if rg.num_groups > 1 else arr.shape
     if remote_buffer.meta_shape == ():
@@ -521,7 +517,7 @@ def remote_replica_sharded_variable(data: Any, remote_buffer: RemoteBuffer, offs
             f"Cannot use RemoteBuffer[id={remote_buffer.remote_buffer_id}] for replica sharded variable "
             f"of shape {tuple(required)}. The buffer's meta_shape has already been set to: "
             f"{remote_buffer.meta_shape}.")
-    v = variable(arr, None, name, downcast, rg, retrieval_mode, log2_scale, nan_on_overflow)
+    v = variable(arr, None, name, downcast, rg, retrieval_mode)
     _attach_remote(v, remote_buffer, offset, sharded=True)
     return v
 
@@ -574,8 +570,7 @@ def replica_sharded_variable(data: Any, dtype: dtypes.dtype | None = None, name:
     with the Session's get/write data methods."""
     from .remote_buffer import replica_sharded_buffer
 
-    _check_fp8(log2_scale, nan_on_overflow, "popxl.replica_sharded_variable")
-    arr = dtypes.to_numpy(data, dtype, downcast)
+    arr = dtypes.to_numpy(data, dtype, downcast, log2_scale, nan_on_overflow)
     buffer_dtype = dtype if dtype is not None else dtypes.dtype.as_dtype(arr.dtype)
     buffer = replica_sharded_buffer(arr.shape, buffer_dtype, replica_grouping, shard_over)
     var = remote_replica_sharded_variable(arr, buffer, 0, dtype, name, downcast, replica_grouping, retrieval_mode)

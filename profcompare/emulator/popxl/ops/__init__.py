@@ -78,6 +78,7 @@ from .elementwise import (
                    where,
 )
 from .io import host_load, host_store, remote_load, remote_load_, remote_store
+from .fp8 import matmul_pow2scaled, pow2scale_cast_from_fp8, pow2scale_cast_to_fp8
 from ..ipu_placement import io_tile_copy, ipu_copy  # noqa: E402 - placement ops live with popxl.ipu
 
 __getattr__ = module_getattr("popxl.ops")
@@ -131,6 +132,7 @@ __all__ = [
                    "logsum",
                    "logsumexp",
                    "matmul",
+                   "matmul_pow2scaled",
                    "max",
                    "maximum",
                    "mean",
@@ -139,6 +141,8 @@ __all__ = [
                    "negate",
                    "nll_loss_with_softmax_grad",
                    "pow",
+                   "pow2scale_cast_from_fp8",
+                   "pow2scale_cast_to_fp8",
                    "prod",
                    "relu",
                    "relu_",
