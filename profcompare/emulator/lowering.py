@@ -93,6 +93,14 @@ _REDUCE_TYPES = {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSu
                  "ReduceLogSum", "ReduceL1", "ReduceL2", "ArgMax", "ArgMin"}
 _VIEW_TYPES = {"Reshape", "ReshapeInplace", "Transpose", "Detach"}
 _COLLECTIVES = {"ReplicatedAllReduce", "ReplicatedAllReduceInplace", "ReplicatedReduceScatter", "ReplicatedAllGather"}
+# shape, indexing and collective ops: moving data costs no FLOPs, these count their arithmetic
+# (GatherGrad, ScatterReduce, TopK and OnehotGrad per input element; all_reduce within a replica
+# one per element)
+FLOPS_PER_ELEMENT.update({"GatherGrad": 1, "ScatterReduce": 1, "TopK": 1, "OnehotGrad": 1, "AllReduce": 1})
+_REDUCE_TYPES |= {"GatherGrad", "ScatterReduce", "TopK", "OnehotGrad"}
+_INPLACE_TYPES |= {"DynamicUpdateInplace"}
+_VIEW_TYPES |= {"SliceInplace", "TransposeInplace", "DetachInplace"}
+_COLLECTIVES |= {"AllReduce"}
 
 #: (op type, input index) -> role of the variable feeding it
 _ROLES: dict[tuple[str, int], str] = {

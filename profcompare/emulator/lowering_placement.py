@@ -99,7 +99,7 @@ def pipelines(ir: Ir) -> tuple[PipelineInfo, ...]:
         pid = rec.attrs["pipeline"]
         ids = set(rec.attrs["ops"])
         stages: dict[int, list[str]] = {}
-        stage_ipus: dict[int, int] = {}
+        stage_ipus: dict[int, dict[int, int]] = {}  # stage -> IPU -> ops there
         copies: list[str] = []
         for op in ops:
             if op.id not in ids:
@@ -109,11 +109,14 @@ def pipelines(ir: Ir) -> tuple[PipelineInfo, ...]:
                 continue
             s = int(op.attrs["pipeline_stage"])
             stages.setdefault(s, []).append(op.id)
-            stage_ipus.setdefault(s, _ipu(op))
+            counts = stage_ipus.setdefault(s, {})
+            counts[_ipu(op)] = counts.get(_ipu(op), 0) + 1
         found.append(PipelineInfo(
             id=int(pid), steps=int(rec.attrs["steps"]),
             stages=tuple((s, tuple(v)) for s, v in sorted(stages.items())),
-            copies=tuple(copies), stage_ipus=tuple(sorted(stage_ipus.items()))))
+            copies=tuple(copies),
+            # a stage runs on the IPU most of its ops are on
+            stage_ipus=tuple((s, max(c, key=lambda i: (c[i], -i))) for s, c in sorted(stage_ipus.items()))))
     return tuple(found)
 
 

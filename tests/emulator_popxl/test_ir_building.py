@@ -192,8 +192,8 @@ def test_apis_outside_the_subset_raise_not_implemented_naming_them() -> None:
     with pytest.raises(NotImplementedError, match=r"popxl\.ops\.conv is not implemented by the profcompare simulator"):
         ops.conv  # noqa: B018
     assert not hasattr(ops, "roi_align")
-    with pytest.raises(NotImplementedError, match=r"popxl\.ops\.collectives\.replicated_slice"):
-        ops.collectives.replicated_slice  # noqa: B018
+    with pytest.raises(NotImplementedError, match=r"popxl\.ops\.collectives\.all_to_all"):
+        ops.collectives.all_to_all  # noqa: B018
     with pytest.raises(NotImplementedError, match=r"popxl\.ops\.var_updates\.adam_var_update"):
         ops.var_updates.adam_var_update  # noqa: B018
     with pytest.raises(NotImplementedError, match=r"popxl\.transforms\.decompose_sum"):

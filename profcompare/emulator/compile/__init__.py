@@ -22,10 +22,11 @@ from profcompare.emulator.compile.code import code_model
 from profcompare.emulator.compile.cycles import CostModel, static_cycles
 from profcompare.emulator.compile.liveness import instances, step_totals, tile_peaks
 from profcompare.emulator.compile.memory import build_storage, tile_memory
+from profcompare.emulator.compile.placement import layout_of, run_timeline, timeline_execution_frame
 from profcompare.emulator.compile.programs import ProgramSteps, lower_to_steps
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec, get_device
-from profcompare.model import CAPABILITIES, Report, ReportMeta
+from profcompare.model import CAPABILITIES, PHASES, Report, ReportMeta
 
 
 def producer() -> str:
@@ -46,6 +47,7 @@ class CompiledProgram:
     worst_tile: int
     worst_tile_bytes: int
     phase_cycles: Mapping[str, int] = field(default_factory=dict)  # one run, per phase
+    timeline: tuple | None = None  # (placement.RunRow list, critical cycles per phase) of a pipelined program
 
     @property
     def cycles_per_step(self) -> int:
@@ -72,6 +74,8 @@ class CompiledProgram:
 
     def execution_frame(self, runs: int):  # -> pd.DataFrame
         """The ``execution`` table for ``runs`` profiled runs (see report.execution_frame)."""
+        if self.timeline is not None:
+            return timeline_execution_frame(self.steps, self.timeline[0], runs, self.runtime_cycles)
         return _report.execution_frame(self.steps, self.static_cycles, runs, self.runtime_cycles)
 
     @property
@@ -99,19 +103,21 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
     exceeds its memory including gaps).
     """
     device = target if isinstance(target, DeviceSpec) else get_device(target)
-    ipus_per_replica = 1
-    num_tiles = device.tiles_per_ipu * ipus_per_replica
-    costs = CostModel(program, device, num_tiles)
+    layout = layout_of(program, device.tiles_per_ipu)
+    ipus_per_replica = layout.ipus
+    num_tiles = layout.total_tiles
+    # an op's tensors spread over the compute tiles of one IPU (placement.py)
+    costs = CostModel(program, device, layout.compute_tiles)
     splits = {op.id: costs.matmul_plan(op).contraction_splits > 1 for op in program.ops.values()
               if op.type.startswith("MatMul") and op.inputs and op.outputs}
     steps = lower_to_steps(program, splits)
-    storage = build_storage(program, steps, costs, device, num_tiles)
+    storage = build_storage(program, steps, costs, device, num_tiles, layout)
     nal_rows = {t: r for t, r in storage.row_of.items() if storage.storage[r] in ("intermediate", "variable")}
     inst = instances(program, steps, nal_rows, storage.temp_rows)
     n_exec = steps.num_executed
     totals = step_totals(inst, storage.row_bytes, n_exec)
     peak_all, peak_il, peak_flex = tile_peaks(inst, storage.tile_bytes, storage.interleaved, n_exec)
-    code = code_model(program, steps, storage, costs, device, num_tiles)
+    code = code_model(program, steps, storage, costs, device, num_tiles, layout)
     has_host = bool(program.streams) or bool(program.remote_buffers) or any(
         steps.op_class[o] in ("host_load", "host_store", "remote_load", "remote_store") for o in program.ops)
     mem = tile_memory(storage, device, code.categories, peak_all, peak_il, peak_flex, has_host)
@@ -141,6 +147,15 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         code=code.table,
         remote_buffers=_report.remote_buffers_frame(program, steps),
     )
+    runtime = math.ceil(device.run_overhead_seconds * device.clock_hz)
+    phases = _report.phase_totals(steps, cyc, runtime_cycles=runtime)
+    timeline = None
+    if program.pipelines:
+        # stages of a pipeline overlap on their IPUs: one run is the critical path (placement.py)
+        rows, critical = run_timeline(program, steps, cyc)
+        timeline = (rows, critical)
+        phases = {p: int(critical[i]) for i, p in enumerate(PHASES)}
+        phases["runtime"] = phases.get("runtime", 0) + runtime
     return CompiledProgram(
         report=rep,
         device=device,
@@ -150,8 +165,8 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         tiles_over_budget=int(over.sum()),
         worst_tile=worst,
         worst_tile_bytes=int(mem.including_gaps[worst]) if len(mem.including_gaps) else 0,
-        phase_cycles=_report.phase_totals(steps, cyc, runtime_cycles=math.ceil(device.run_overhead_seconds
-                                                                                 * device.clock_hz)),
+        phase_cycles=phases,
+        timeline=timeline,
     )
 
 

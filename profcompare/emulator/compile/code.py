@@ -25,6 +25,7 @@ import pandas as pd
 from profcompare.emulator.compile.cycles import CostModel
 from profcompare.emulator.compile.mapping import mapping_offset, tile_bytes_matrix
 from profcompare.emulator.compile.memory import Storage
+from profcompare.emulator.compile.placement import Layout, placed_tile_bytes
 from profcompare.emulator.compile.programs import NO_CODE_STEP_TYPES, ProgramSteps, codelet_kind
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec
@@ -50,7 +51,8 @@ class _Tiles:
     """Bytes per tile of any tensor id (storage rows, else a linear mapping of its own)."""
 
     def __init__(self, program: LoweredProgram, steps: ProgramSteps, storage: Storage, device: DeviceSpec,
-                 num_tiles: int) -> None:
+                 num_tiles: int, layout: Layout | None = None) -> None:
+        self.layout = layout
         self.program = program
         self.root = steps.alias_root
         self.storage = storage
@@ -67,19 +69,24 @@ class _Tiles:
         info = self.program.tensors.get(tid)
         if info is None:
             return None
-        row = tile_bytes_matrix(
-            np.array([info.nelms]), np.array([info.itemsize]),
-            np.array([mapping_offset(info.shape, info.dtype, self.num_tiles)]), self.num_tiles,
-            datapath_bytes=self.device.datapath_bytes, min_bytes_per_tile=self.device.min_bytes_per_tile,
-        )[0]
+        if self.layout is not None and not self.layout.trivial:
+            row = placed_tile_bytes(self.layout, [info.nelms], [info.itemsize], [info.shape], [info.dtype], [info.ipu],
+                                    [info.tile_set], datapath_bytes=self.device.datapath_bytes,
+                                    min_bytes_per_tile=self.device.min_bytes_per_tile)[0]
+        else:
+            row = tile_bytes_matrix(
+                np.array([info.nelms]), np.array([info.itemsize]),
+                np.array([mapping_offset(info.shape, info.dtype, self.num_tiles)]), self.num_tiles,
+                datapath_bytes=self.device.datapath_bytes, min_bytes_per_tile=self.device.min_bytes_per_tile,
+            )[0]
         self._cache[tid] = row
         return row
 
 
 def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, costs: CostModel,
-               device: DeviceSpec, num_tiles: int) -> CodeModel:
+               device: DeviceSpec, num_tiles: int, layout: Layout | None = None) -> CodeModel:
     """Compute code and vertex-data bytes per tile and the ``code`` table (model.SCHEMAS)."""
-    tiles = _Tiles(program, steps, storage, device, num_tiles)
+    tiles = _Tiles(program, steps, storage, device, num_tiles, layout)
 
     def zeros() -> np.ndarray:
         return np.zeros(num_tiles, dtype=np.int64)

@@ -88,7 +88,9 @@ class CostModel:
         s = self._stats.get(tid)
         if s is None:
             info = self.program.tensors[tid]
-            s = _stats(info.nelms, info.itemsize, self.num_tiles, self.device.datapath_bytes,
+            # a tensor on I/O tiles spreads over the I/O tiles of its IPU (compile/placement.py)
+            tiles = self.program.num_io_tiles if info.tile_set == "io" and self.program.num_io_tiles else self.num_tiles
+            s = _stats(info.nelms, info.itemsize, tiles, self.device.datapath_bytes,
                        self.device.min_bytes_per_tile)
             self._stats[tid] = s
         return s
@@ -221,6 +223,16 @@ class CostModel:
                 reducing = max(1, ring.ring_steps // 2 if "AllReduce" in op.type else ring.ring_steps)
                 per_tile = -(-ring.reduce_elements // (max(1, s.tiles_used) * reducing))
                 add("collective", per_tile / d.vector_width(s.itemsize) + d.vertex_overhead_cycles)
+        elif role == "ipu_copy_sync":
+            add("sync", d.global_sync_cycles)
+        elif role == "ipu_copy":
+            # the tensor's bytes over the IPU-Links between the two IPUs, one direction (docs)
+            tid = op.inputs[0] if op.inputs else ""
+            nbytes = self.program.tensors[tid].nbytes if tid in self.program.tensors else 0
+            add("exchange", nbytes / d.ipu_link_bytes_per_s * clock + d.exchange_overhead_cycles)
+        elif role == "io_tile_copy":
+            tid = op.outputs[0] if op.outputs else ""
+            add("exchange", self._worst_tile_bytes((tid,)) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
         elif role == "local_copy":
             tid = op.inputs[0] if op.inputs else ""
             add("compute", self._worst_tile_bytes((tid,)) / d.datapath_bytes + d.vertex_overhead_cycles)

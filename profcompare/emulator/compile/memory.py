@@ -31,6 +31,7 @@ import numpy as np
 from profcompare.emulator.compile.cycles import CostModel
 from profcompare.emulator.compile.liveness import MEMORY_STORAGES, Temporary
 from profcompare.emulator.compile.mapping import mapping_offset, tile_bytes_matrix
+from profcompare.emulator.compile.placement import Layout, placed_tile_bytes
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec
@@ -109,8 +110,9 @@ def _unique(names: list[str]) -> tuple[str, ...]:
 
 
 def build_storage(program: LoweredProgram, steps: ProgramSteps, costs: CostModel, device: DeviceSpec,
-                  num_tiles: int) -> Storage:
-    """Map every storage row to tiles. Returns :class:`Storage`."""
+                  num_tiles: int, layout: Layout | None = None) -> Storage:
+    """Map every storage row to tiles. Returns :class:`Storage`. With a non-trivial ``layout``
+    (several IPUs or I/O tiles) each row is mapped over its IPU's region (placement.py)."""
     root = steps.alias_root
     used: set[str] = set()
     amp: set[str] = set()
@@ -140,8 +142,22 @@ def build_storage(program: LoweredProgram, steps: ProgramSteps, costs: CostModel
            if tp.offset_key in tensors else 0 for tp in temps],
         dtype=np.int64,
     )
-    tile_bytes = tile_bytes_matrix(nelms, itemsize, offsets, num_tiles, datapath_bytes=device.datapath_bytes,
-                                   min_bytes_per_tile=device.min_bytes_per_tile)
+    if layout is not None and not layout.trivial:
+        def where(tid: str) -> tuple[int, str]:
+            info = tensors.get(tid)
+            return (info.ipu, info.tile_set) if info is not None else (0, "compute")
+        places = [where(t) for t in ids] + [(where(tp.offset_key)[0], "compute") for tp in temps]
+        tile_bytes = placed_tile_bytes(
+            layout, nelms, itemsize,
+            [tensors[t].shape for t in ids] + [tensors[tp.offset_key].shape if tp.offset_key in tensors else ()
+                                               for tp in temps],
+            [tensors[t].dtype for t in ids] + [tensors[tp.offset_key].dtype if tp.offset_key in tensors else "float32"
+                                               for tp in temps],
+            [p[0] for p in places], [p[1] for p in places],
+            datapath_bytes=device.datapath_bytes, min_bytes_per_tile=device.min_bytes_per_tile)
+    else:
+        tile_bytes = tile_bytes_matrix(nelms, itemsize, offsets, num_tiles, datapath_bytes=device.datapath_bytes,
+                                       min_bytes_per_tile=device.min_bytes_per_tile)
     row_of = {t: i for i, t in enumerate(ids)}
     temp_rows: dict[str, list[tuple[int, Temporary]]] = {}
     for j, tp in enumerate(temps):

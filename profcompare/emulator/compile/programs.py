@@ -126,6 +126,8 @@ def classify(op: OpInfo, program: LoweredProgram) -> str:
         return "remote_store"
     if t.startswith((COLLECTIVE_PREFIX, "ReplicaSharded")):
         return "collective"
+    if t in ("IpuCopy", "IoTileCopy"):
+        return "ipu_copy" if t == "IpuCopy" else "io_tile_copy"
     if t == "Call":
         return "call"
     if t.startswith("MatMul"):
@@ -219,6 +221,11 @@ def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contr
                 out.append(("OnTileExecute", f"/step{k}/Reduce", "ring_reduce"))
         out.append(_SYNC)
         return tuple(out)
+    if op_class == "ipu_copy":
+        # an inter-IPU copy is a global exchange over IPU-Links between external syncs
+        return (("Sync", "/External Sync", "ipu_copy_sync"), ("GlobalExchange", "/IpuCopy", "ipu_copy"))
+    if op_class == "io_tile_copy":
+        return (("DoExchange", "/IoTileCopy", "io_tile_copy"), _SYNC)
     if op_class == "view":
         return ()
     if op_class == "write_undef":

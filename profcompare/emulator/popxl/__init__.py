@@ -70,6 +70,7 @@ from .transforms.autodiff import (
 )
 
 from . import kernels_ext  # noqa: E402,F401 - registers the numeric kernels of the extended ops
+from . import kernels_shape  # noqa: E402,F401 - registers the kernels of the shape and indexing ops
 from . import kernels_fp8  # noqa: E402,F401 - registers the kernels of the float8 ops
 
 #: always True: this popxl executes on the profcompare simulator, not on an IPU

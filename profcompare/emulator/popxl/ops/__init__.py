@@ -78,6 +78,9 @@ from .elementwise import (
                    where,
 )
 from .io import host_load, host_store, remote_load, remote_load_, remote_store
+from .indexing import (dynamic_slice, dynamic_update, dynamic_update_, gather, groupedgather, onehot, scatter,
+                       scatter_reduce, tied_gather, topk)
+from .shape import concat, concat_, detach_, slice, slice_, split, squeeze, subsample, transpose_
 from .fp8 import matmul_pow2scaled, pow2scale_cast_from_fp8, pow2scale_cast_to_fp8
 from ..ipu_placement import io_tile_copy, ipu_copy  # noqa: E402 - placement ops live with popxl.ipu
 
@@ -167,4 +170,23 @@ __all__ = [
                    "transpose",
                    "var_updates",
                    "where",
+                   "concat",
+                   "concat_",
+                   "detach_",
+                   "dynamic_slice",
+                   "dynamic_update",
+                   "dynamic_update_",
+                   "gather",
+                   "groupedgather",
+                   "onehot",
+                   "scatter",
+                   "scatter_reduce",
+                   "slice",
+                   "slice_",
+                   "split",
+                   "squeeze",
+                   "subsample",
+                   "tied_gather",
+                   "topk",
+                   "transpose_",
 ]

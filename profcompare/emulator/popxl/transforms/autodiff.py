@@ -22,6 +22,7 @@ from ..ops.call import CallSiteInfo
 from ..ops.core import _expand, _gelu_grad
 from ..tensor import Constant, Tensor, constant, graph_input, graph_output
 from .grad_rules import reduce_to as _reduce_to
+from .grad_rules_shape import ALL_OUTPUT_GRADS
 
 
 class ExpectedConnectionType(Enum):
@@ -282,7 +283,7 @@ def _grad_rule(op: Op, out_grads: list[Tensor | None], fwd: Callable[[Tensor], T
     t = op.type
     g = out_grads[0] if out_grads else None
     ins = op.inputs
-    if g is None:
+    if g is None and (t not in ALL_OUTPUT_GRADS or all(x is None for x in out_grads)):
         return [None] * len(ins)
     if t == "Add":
         return [_reduce_to(g, ins[0].shape), _reduce_to(g, ins[1].shape)]

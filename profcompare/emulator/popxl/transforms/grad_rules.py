@@ -107,4 +107,8 @@ GRAD_RULES: dict[str, Rule] = {
     "Sign": _no_grad, "Floor": _no_grad, "Ceil": _no_grad,
 }
 
+from .grad_rules_shape import SHAPE_GRAD_RULES  # noqa: E402 - shape, indexing and collective ops
+
+GRAD_RULES.update(SHAPE_GRAD_RULES)
+
 __all__ = ["GRAD_RULES", "expand_reduced", "reduce_to"]

@@ -1,4 +1,5 @@
-"""Replica collectives (popxl.ops.collectives): all-reduce, reduce-scatter, sharded slice, all-gather.
+"""Replica collectives (popxl.ops.collectives): all-reduce, reduce-scatter, sharded and replicated
+slices, all-gather; and all_reduce across the IPUs of one replica.
 
 Shards use a plain layout (flatten, zero-pad to R*ceil(n/R), split), a consistent stand-in for
 Poplar's collective-balanced reorder: element-wise maths on shards is identical.
@@ -6,10 +7,14 @@ Poplar's collective-balanced reorder: element-wise maths on shards is identical.
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Sequence
+
 from ...errors import module_getattr
 from ...replica_grouping import ReplicaGrouping
 from ...tensor import Tensor
-from .._util import add_op, gcg, out, single
+from .._util import add_op, gcg, out, same_dtype, single
+from ..core import reshape, transpose
 
 #: popxl op strings -> collective operator; 'mul' maps to mean (a popxl quirk, kept on purpose)
 OP_MAP = {"add": "add", "mean": "mean", "mul": "mean", "min": "min", "max": "max",
@@ -104,12 +109,124 @@ def replicated_all_gather(t: Tensor, axis: int = 0, group: ReplicaGrouping | Non
                          _attrs("gather", g, output_shape=output_shape, axis=axis)))
 
 
+def replicated_slice(t: Tensor, axis: int = 0, group: ReplicaGrouping | None = None) -> Tensor:
+    """This replica's equal part of ``t`` along ``axis`` (replica rank i of the group takes part i);
+    the axis is dropped when each part has length one. Built as popxl builds it: the axis moved
+    first and flattened, a local reduce-scatter (no RTS), then reshaped and moved back."""
+    g = _group(group)
+    if not isinstance(axis, int) or not -t.rank <= axis < t.rank:
+        raise ValueError(f"replicated_slice: axis {axis!r} is out of range for {t.id} of rank {t.rank}")
+    axis %= t.rank
+    if t.shape[axis] % g.group_size != 0:
+        raise ValueError(f"Replicated slice must equally divide axis. Axis size: {t.shape[axis]}. "
+                         f"Replica group size: {g.group_size}")
+    x = t
+    if axis > 0:
+        perm = list(range(t.rank))
+        perm.insert(0, perm.pop(axis))
+        x = transpose(x, perm)
+    new_shape = list(x.shape)
+    x = reshape(x, (x.nelms,))
+    if new_shape[0] == g.group_size:
+        new_shape.pop(0)
+    else:
+        new_shape[0] //= g.group_size
+    y = _reduce_scatter(x, "local", g, False, "_replicated_slice")
+    y = reshape(y, new_shape)
+    if axis > 0:
+        # as popxl does, also when the axis was dropped: the first remaining axis moves to ``axis``
+        perm = list(range(y.rank))
+        perm.insert(axis, perm.pop(0))
+        y = transpose(y, perm)
+    return y
+
+
+class CommGroupType(enum.Enum):
+    """Kinds of replica group of the older collectives API (popart.CommGroupType)."""
+
+    All = 0
+    Consecutive = 1
+    Orthogonal = 2
+    None_ = 3
+
+
+class CommGroup:
+    """A replica group by kind and size (popart.CommGroup); All with size 0 by default."""
+
+    def __init__(self, type: CommGroupType = CommGroupType.All, replicaGroupSize: int = 0) -> None:
+        if not isinstance(type, CommGroupType):
+            raise TypeError(f"CommGroup: type must be a CommGroupType, got {type!r}")
+        self.type = type
+        self.replicaGroupSize = int(replicaGroupSize)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CommGroup) and (other.type, other.replicaGroupSize) == (
+            self.type, self.replicaGroupSize)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.replicaGroupSize))
+
+    def __repr__(self) -> str:
+        return f"CommGroup(type={self.type}, replicaGroupSize={self.replicaGroupSize})"
+
+
+def _all_reduce_op(ts: Sequence[Tensor], ipus: list[int] | None, op: str, identical_inputs: bool = False,
+                   identical_grad_inputs: bool = False) -> list[Tensor]:
+    ts = list(ts)
+    red = _op(op)
+    gcg()  # inside a graph
+    if not ts:
+        raise ValueError("all_reduce: there must be at least one input")
+    for i, t in enumerate(ts):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"The input `t{i}` is not a Tensor. Type: {type(t)}. Value: {t}.")
+    if ipus is None:
+        try:
+            ipus = [int(t.ipu) for t in ts]  # type: ignore[attr-defined]
+        except (AttributeError, TypeError, ValueError) as e:
+            raise ValueError("Could not automatically infer the IPU of all input Tensors `ts`. "
+                             "Please specify the IPUs via the `ipus` parameter.") from e
+    ipus = [int(i) for i in ipus]
+    if len(ts) != len(ipus):
+        raise ValueError(f"Number of specified tensor does not equal number of specified IPUs. "
+                         f"{len(ts)} != {len(ipus)}")
+    same_dtype("all_reduce", *ts)
+    if any(t.shape != ts[0].shape for t in ts):
+        raise ValueError(f"all_reduce: inputs must have the same shape, got {[t.shape for t in ts]}")
+    attrs = {"op": red, "ipus": tuple(ipus), "identical_inputs": bool(identical_inputs),
+             "identical_grad_inputs": bool(identical_grad_inputs), "group_size": len(ts)}
+    outs = [out(f"all_reduce_out_{i}", t.shape, t.dtype) for i, t in enumerate(ts)]
+    return list(add_op("AllReduce", "all_reduce", ts, outs, attrs).outputs)
+
+
+def all_reduce(ts: list[Tensor], ipus: list[int] | None = None, op: str = "add") -> list[Tensor]:
+    """Reduce ``ts`` (one tensor per IPU of the same replica); every output holds the result."""
+    return _all_reduce_op(ts, ipus, op)
+
+
+def all_reduce_identical_inputs(ts: list[Tensor], ipus: list[int] | None = None, op: str = "add") -> list[Tensor]:
+    """all_reduce over inputs known to be equal: an identity forward, an all-reduce of the gradients."""
+    return _all_reduce_op(ts, ipus, op, identical_inputs=True)
+
+
+def all_reduce_identical_grad_inputs(ts: list[Tensor], ipus: list[int] | None = None,
+                                     op: str = "add") -> list[Tensor]:
+    """all_reduce whose gradients are known to be equal: an all-reduce forward, identity gradients."""
+    return _all_reduce_op(ts, ipus, op, identical_grad_inputs=True)
+
+
 __getattr__ = module_getattr("popxl.ops.collectives")
 
 __all__ = [
+    "CommGroup",
+    "CommGroupType",
+    "all_reduce",
+    "all_reduce_identical_grad_inputs",
+    "all_reduce_identical_inputs",
     "replica_sharded_slice",
     "replicated_all_gather",
     "replicated_all_reduce",
     "replicated_all_reduce_",
     "replicated_reduce_scatter",
+    "replicated_slice",
 ]

@@ -1,0 +1,131 @@
+"""The compile model with more than one IPU per replica, I/O tiles and pipelining (hand-checked)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from profcompare.emulator import popxl
+from profcompare.emulator import popxl_addons as addons
+from profcompare.emulator.compile import compile_program
+from profcompare.emulator.compile.placement import Layout, pipeline_cycles, placed_tile_bytes
+from profcompare.emulator.lowering import lower
+from profcompare.emulator.popxl import ops
+from profcompare.emulator.targets import get_device
+
+MK2 = get_device("mk2")
+
+
+def _copy_program(io_tiles: int = 0):
+    """IPU 0: variable a (1024 fp32 = 4096 B) and a*2 (4096 B, same shape: same tiles);
+    IPU 1: the copy of a*2 (4096 B), stored to the host."""
+    ir = popxl.Ir()
+    ir.num_io_tiles = io_tiles
+    with ir.main_graph:
+        a = popxl.variable(np.ones(1024, np.float32), name="a")
+        ys = popxl.d2h_stream((1024,), popxl.float32, "y")
+        c = (a * 2.0).copy_to_ipu(1)
+        with popxl.ipu(1):
+            ops.host_store(ys, c)
+    return ir
+
+
+def test_memory_per_ipu_is_what_each_ipu_holds():
+    cp = compile_program(lower(_copy_program()), MK2)
+    r = cp.report
+    assert r.meta.target.ipus_per_replica == 2 and r.meta.target.num_ipus == 2
+    tiles = r.tiles
+    assert len(tiles) == 2 * 1472 and (tiles.groupby("ipu").size() == 1472).all()
+    per_ipu = tiles.groupby("ipu")["not_always_live_peak_bytes"].sum()
+    # IPU 0: a and a*2 live together on the same 32 tiles; IPU 1: only the copy
+    assert per_ipu.to_dict() == {0: 8192, 1: 4096}
+    assert (tiles.groupby("ipu")["stack"].sum() == 1472 * MK2.stack_bytes_per_tile).all()
+    # the copy's global exchange code sits on the tiles of both ends (32 + 32)
+    gx = tiles.groupby("ipu")["globalExchangeCode"].sum().to_dict()
+    assert gx == {0: 32 * MK2.global_exchange_code_bytes, 1: 32 * MK2.global_exchange_code_bytes}
+
+
+def test_ipu_copy_costs_bytes_over_the_ipu_link():
+    cp = compile_program(lower(_copy_program()), MK2)
+    static = cp.steps.static
+    cyc = dict(zip([s.name for s in static], cp.static_cycles.sum(axis=1)))
+    link = [v for k, v in cyc.items() if k.endswith("/IpuCopy")]
+    expected = int(np.ceil(4096 / MK2.ipu_link_bytes_per_s * MK2.clock_hz + MK2.exchange_overhead_cycles))
+    assert link == [expected]
+    assert [v for k, v in cyc.items() if k.endswith("ipucopy/External Sync")] == [MK2.global_sync_cycles]
+
+
+def test_io_tiles_hold_landing_data_and_compute_uses_the_rest():
+    ir = popxl.Ir()
+    ir.num_io_tiles = 32
+    with ir.main_graph:
+        xs = popxl.h2d_stream((4096,), popxl.float32, "x")
+        x = ops.host_load(xs, "x")
+        y = x + 1.0
+        del y
+    r = compile_program(lower(ir), MK2).report
+    vars_ = r.variables.set_index("name")
+    # the load's landing buffer (16 KiB) is spread over the 32 I/O tiles (tiles 0..31)
+    landing = [n for n in vars_.index if vars_.loc[n, "bytes"] == 16384 and "add" not in n]
+    assert len(landing) == 1 and vars_.loc[landing[0], "tiles"] == 32
+    lay = Layout(1, 1472, 32)
+    assert lay.region(0, "io") == (0, 32) and lay.region(0, "compute") == (32, 1440)
+    row = placed_tile_bytes(lay, [4096], [4], [(4096,)], ["float32"], [0], ["io"], datapath_bytes=8,
+                            min_bytes_per_tile=128)[0]
+    assert row[:32].sum() == 16384 and row[32:].sum() == 0 and (row[:32] == 512).all()
+    comp = placed_tile_bytes(lay, [4096], [4], [(4096,)], ["float32"], [0], ["compute"], datapath_bytes=8,
+                             min_bytes_per_tile=128)[0]
+    assert comp[:32].sum() == 0 and comp.sum() == 16384
+
+
+def test_layout_rejects_too_many_io_tiles():
+    with pytest.raises(ValueError, match="num_io_tiles"):
+        Layout(1, 1472, 1472)
+
+
+def test_pipeline_cycle_schedule():
+    # 3 stages, 6 steps: 2 ramp-up, 4 main, 2 ramp-down cycles; no copy after the last
+    sched = pipeline_cycles(3, 6)
+    assert [a for a, _ in sched] == [(0,), (0, 1)] + [(0, 1, 2)] * 4 + [(1, 2), (2,)]
+    assert [c for _, c in sched] == [True] * 7 + [False]
+
+
+def _pipelined(steps: int):
+    ir = popxl.Ir()
+    with ir.main_graph:
+        xs = popxl.h2d_stream((256,), popxl.float32, "x")
+        ys = popxl.d2h_stream((256,), popxl.float32, "y")
+        with addons.pipelined_execution(steps) as p:
+            with p.stage(0), popxl.ipu(0):
+                x = ops.host_load(xs, "x") * 2.0
+                x = x.copy_to_ipu(1)
+            with p.stage(1), popxl.ipu(1):
+                ops.host_store(ys, x + 1.0)
+    ir.num_host_transfers = steps
+    return ir
+
+
+def test_pipeline_run_is_the_critical_path_of_the_schedule():
+    steps = 8
+    cp = compile_program(lower(_pipelined(steps)), MK2)
+    rows, critical = cp.timeline
+    static = cp.static_cycles
+    ex = cp.steps.exec_static
+    prog = lower(_pipelined(steps))
+    (pipe,) = prog.pipelines
+    stage_ops = {pos: set(ids) for pos, (_s, ids) in enumerate(pipe.stages)}
+    copies = set(pipe.copies)
+    t = {0: 0, 1: 0, "copy": 0}
+    for entry, (a, b) in zip(prog.schedule, cp.steps.exec_ranges):
+        top = entry.call_path[0] if entry.call_path else entry.op
+        key = 0 if top in stage_ops[0] else 1 if top in stage_ops[1] else "copy" if top in copies else None
+        assert key is not None
+        t[key] += int(static[ex[a:b]].sum())
+    # 1 ramp-up cycle (stage 0), 7 main cycles (both stages), 1 ramp-down (stage 1); copies after 8 cycles
+    expected = t[0] + 7 * max(t[0], t[1]) + t[1] + 8 * t["copy"]
+    assert int(critical.sum()) == expected
+    assert cp.cycles_per_step == expected
+    ex_frame = cp.execution_frame(1)
+    span = int(ex_frame["cycles_to"].max() - ex_frame["cycles_from"].min())
+    assert span == expected + cp.runtime_cycles
+    assert len(rows) > 0
