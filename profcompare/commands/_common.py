@@ -107,6 +107,25 @@ def top_option(default: int = 20, *, views: str = "text, markdown and html") -> 
     )
 
 
+def csv_table_option(tables: Sequence[str]) -> Callable[[F], F]:
+    """Return the ``--table NAME`` option: which table ``--format csv`` writes (CSV holds one
+    table; json holds them all). ``tables[0]`` is the default."""
+    return click.option(
+        "--table",
+        "table",
+        type=click.Choice(list(tables)),
+        default=tables[0],
+        show_default=True,
+        help="The table --format csv writes (json holds every table): " + ", ".join(tables) + ".",
+    )
+
+
+def check_csv_table(fmt: str, table: str, default: str) -> None:
+    """Refuse (ProfcompareError) ``--table`` with a format other than csv."""
+    if table != default and fmt != "csv":
+        raise ProfcompareError(f"--table {table} applies to --format csv; --format json holds every table")
+
+
 def resolve_top(top: int | None, fmt: str, default: int = 20) -> int | None:
     """The row limit for ``fmt``: ``top`` when given, else all rows (None) for exports and
     ``default`` for views."""

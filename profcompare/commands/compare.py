@@ -6,7 +6,9 @@ import click
 
 from profcompare.commands._common import (
     announce_cut,
+    check_csv_table,
     check_output,
+    csv_table_option,
     emit,
     format_option,
     load_report,
@@ -31,6 +33,7 @@ from profcompare.render.base import FORMATS
               help="A byte change counts as unchanged only when it is at most this size (and within --noise-pct).")
 @click.option("--noise-pct", type=click.FloatRange(min=0), default=1.0, show_default=True,
               help="A change counts as unchanged only when it is at most this percentage of base (and, for bytes, within --noise-bytes).")
+@csv_table_option(("variables", "ledger"))
 def command(
     base: str,
     new: str,
@@ -41,6 +44,7 @@ def command(
     fail_if: tuple[str, ...],
     noise_bytes: int,
     noise_pct: float,
+    table: str,
 ) -> None:
     """Compare two reports: summary deltas, memory by category, the variables that changed most,
     liveness, tiles, code, Streaming Memory and cycles.
@@ -50,10 +54,16 @@ def command(
     from profcompare.compare import check_limits, compare, parse_limit
 
     limits = [parse_limit(text) for text in fail_if]  # bad syntax fails before any work
+    check_csv_table(fmt, table, "variables")
     check_output(output, force=force)
     comparison = compare(load_report(base), load_report(new), noise_bytes=noise_bytes, noise_pct=noise_pct)
-    emit(render(fmt, comparison, top=top, output=output), output, force=force)
-    if top is not None:
+    if table == "ledger":
+        from profcompare.render.csv_out import ledger_csv
+
+        emit(ledger_csv(comparison), output, force=force)
+    else:
+        emit(render(fmt, comparison, top=top, output=output), output, force=force)
+    if top is not None and table == "variables":
         announce_cut(fmt, min(top, len(comparison.variables)), len(comparison.variables))
     violations = check_limits(comparison, limits)
     for message in violations:

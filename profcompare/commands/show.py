@@ -5,7 +5,9 @@ from __future__ import annotations
 import click
 
 from profcompare.commands._common import (
+    check_csv_table,
     check_output,
+    csv_table_option,
     emit,
     format_option,
     load_report,
@@ -23,12 +25,20 @@ from profcompare.render.base import FORMATS
 @top_option()
 @click.option("--no-code", "no_code", is_flag=True,
               help="Poplar profiles: skip the per-program code (the slow part of reading big profiles).")
-def command(report: str, fmt: str, output: str | None, force: bool, top: int | None, no_code: bool) -> None:
+@csv_table_option(("summary", "ledger"))
+def command(report: str, fmt: str, output: str | None, force: bool, top: int | None, no_code: bool,
+            table: str) -> None:
     """Show one report: summary, memory by category, largest variables, liveness peak, fullest
     tiles, code by program, Streaming Memory and execution cycles.
 
     REPORT is a run directory, a report directory or a report file (profile.sqlite, profile.pop).
     """
+    check_csv_table(fmt, table, "summary")
     check_output(output, force=force)
     loaded = load_report(report, code=not no_code)
+    if table == "ledger":
+        from profcompare.render.csv_out import ledger_csv
+
+        emit(ledger_csv(loaded), output, force=force)
+        return
     emit(render(fmt, loaded, top=top, output=output), output, force=force)

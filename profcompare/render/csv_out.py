@@ -9,6 +9,7 @@
   base_always_live, new_always_live, base_shape, new_shape, dtype. Which report is base and
   which is new is not in the CSV; use ``--format json`` for the metadata.
 - ``variables``: the selected variables, with every Report ``variables`` column.
+- ``show --table ledger`` / ``compare --table ledger``: the memory ledger (:func:`ledger_csv`).
 
 Bytes are integers; missing values are empty fields. Exports are complete by default; rows
 cut by ``--top`` are left out (no synthetic "other" row, and the CLI says on stderr how many),
@@ -71,6 +72,14 @@ def comparison_csv(cmp: Comparison, *, top: int | None = 20) -> str:
     return _frame_csv(comparison_variables_view(cmp, top).shown_rows)
 
 
+def ledger_csv(obj: Report | Comparison) -> str:
+    """Return the memory ledger as CSV, every row: a report's :meth:`Report.ledger` columns
+    (parameter, role, location, bytes, bytes_at_peak, first_step, last_step, rows) or a
+    comparison's :attr:`Comparison.ledger` columns (parameter, role, location, base_/new_/delta_
+    bytes, delta_pct, status, bytes at each peak, each side's first/last step)."""
+    return _frame_csv(obj.ledger() if isinstance(obj, Report) else obj.ledger)
+
+
 def variables_csv(result: VariablesView) -> str:
     """Return the selected variables as CSV (the Report variables columns)."""
     return _frame_csv(result.view.shown_rows)
@@ -94,4 +103,4 @@ class CsvRenderer:
         raise TypeError(f"cannot render a {type(obj).__name__} as CSV")
 
 
-__all__ = ["CsvRenderer", "comparison_csv", "report_csv", "variables_csv"]
+__all__ = ["CsvRenderer", "comparison_csv", "ledger_csv", "report_csv", "variables_csv"]

@@ -1,8 +1,10 @@
 """The HTML renderer: one self-contained page for a report or a comparison of two.
 
 The page has the sections a PopVision user knows (Summary, Memory, Liveness, Tiles, Variables,
-Code, Streaming Memory, Execution). Comparisons show base and new side by side with a diff
-column; PopVision calls them source and target. Everything the page needs is inside the file:
+Code, Streaming Memory, Execution) and the memory ledger (:mod:`profcompare.render.html_ledger`):
+a comparison's page leads with where each parameter's bytes moved, a report's page shows its
+ledger after the summary. Comparisons show base and new side by side with a diff column;
+PopVision calls them source and target. Everything the page needs is inside the file:
 CSS and JavaScript are package data inlined into the page, static figures are inline SVG, and
 the liveness and per-tile charts are interactive (zoom, pan, hover a step; see
 :mod:`profcompare.render.interactive`) through BokehJS inlined into the page, so it opens offline
@@ -36,7 +38,7 @@ from markupsafe import Markup
 from profcompare import analysis
 from profcompare._version import __version__
 from profcompare.model import METRIC_UNITS, METRICS, Report
-from profcompare.render import interactive, plots
+from profcompare.render import html_ledger, interactive, plots
 from profcompare.render.format import (
     MISSING,
     format_bytes,
@@ -605,8 +607,16 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     # every variable that grew; other tables are top-N views
     variables, variables_view = _variables_table(obj, HTML_MAX_VARIABLE_ROWS, variables_note=True)
     summary = Section("summary", "Summary", (), (summary_table(obj),))
+    if isinstance(obj, Report):
+        # the report's ledger follows its summary
+        leading: tuple[Section, ...] = (summary, html_ledger.report_ledger_section(obj),
+                                        html_ledger.report_peak_section(obj, top))
+    else:
+        # a comparison leads with the ledger: what moved, per parameter, and what changed the peak
+        leading = (html_ledger.moves_section(obj), html_ledger.ledger_section(obj),
+                   html_ledger.peak_section(obj, top), summary)
     sections = (
-        summary,
+        *leading,
         _memory_section(obj, reports),
         _liveness_section(obj, reports, roles),
         _tiles_section(reports, roles),
@@ -643,6 +653,7 @@ def _page_data(
             "generator": f"profcompare {__version__}",
             "reports": {role: r.meta.to_dict() for role, r in zip(roles, reports, strict=True)},
             "summary": summary,
+            "ledger": html_ledger.ledger_data(obj),
             "variables": {
                 "shown": variables.shown,
                 "total": variables.total,

@@ -61,8 +61,18 @@ class Row:
 
 
 @dataclass(frozen=True)
+class TableFilter:
+    """Filter controls above a table: a text box matching each row's ``data-name`` (substring,
+    case-insensitive) and one select box per ``(data attribute, label, options)``."""
+
+    placeholder: str
+    selects: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+
+
+@dataclass(frozen=True)
 class Table:
-    """A rendered table: columns, body rows, an optional footer ("other"/total) row, a note."""
+    """A rendered table: columns, body rows, an optional footer ("other"/total) row, a note,
+    and optional filter controls."""
 
     id: str
     columns: tuple[Col, ...]
@@ -71,6 +81,7 @@ class Table:
     note: str = ""
     sortable: bool = True
     empty: str = "nothing to show"
+    filter: TableFilter | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +119,8 @@ class Section:
     tables: tuple[Table, ...] = ()
     text: str = ""
     charts: tuple[interactive.InteractiveChart, ...] = ()
+    items: tuple[str, ...] = ()  # a list in plain words, shown before the figures and tables
+    notes: tuple[str, ...] = ()  # notes under the list
 
 
 @dataclass(frozen=True)

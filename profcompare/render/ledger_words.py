@@ -9,6 +9,9 @@ from typing import Any
 from profcompare.model import LOCATIONS
 from profcompare.render.format import format_bytes, is_missing
 
+#: how many ledger moves a comparison leads with (text, markdown and HTML)
+MOVES_SHOWN = 8
+
 #: how the ledger's locations read in prose and table headers
 LOCATION_WORDS = {
     "always_live": "always-live",
@@ -62,4 +65,4 @@ def move_sentence(move: Any) -> str:
     return f"{parameter_text(move.parameter, move.role)} {role}: {side('base')} -> {side('new')}"
 
 
-__all__ = ["LOCATION_WORDS", "location_text", "location_title", "move_sentence", "parameter_text", "steps_text"]
+__all__ = ["LOCATION_WORDS", "MOVES_SHOWN", "location_text", "location_title", "move_sentence", "parameter_text", "steps_text"]

@@ -36,6 +36,7 @@ from profcompare.render.format import (
 )
 from profcompare.render.ledger_words import (
     LOCATION_WORDS,
+    MOVES_SHOWN,
     location_title,
     move_sentence,
     parameter_text,
@@ -821,9 +822,6 @@ def _comparison_execution_section(cmp: Comparison) -> Section:
     return Section(title, table, tuple(notes))
 
 
-#: how many ledger moves a comparison leads with
-LEDGER_MOVES_SHOWN = 8
-
 
 def _ledger_moves_section(cmp: Comparison) -> Section:
     title = "Where the memory moved"
@@ -832,7 +830,7 @@ def _ledger_moves_section(cmp: Comparison) -> Section:
         note = "No parameter's bytes changed between the reports." if len(cmp.ledger) else \
             "Neither report attributes memory to parameters (no variables, no remote buffers)."
         return Section(title, None, (note,))
-    moves = everything.head(LEDGER_MOVES_SHOWN)
+    moves = everything.head(MOVES_SHOWN)
     notes = [
         (f"The {len(moves):,} largest of {len(everything):,} (parameter, role) moves, by bytes moved (the sum of "
          "|delta| over locations); bytes per replica." if len(everything) > len(moves)

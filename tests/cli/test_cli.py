@@ -371,3 +371,27 @@ def test_variables_help_lists_only_its_formats() -> None:
 def test_unknown_names_suggest_the_closest(run_cli: Run, args: list[str], hint: str, tmp_path: pathlib.Path) -> None:
     out = run_cli(*args, "--out", str(tmp_path))
     assert out.exit_code == 2 and hint in out.stderr and len(out.stderr.splitlines()) == 1
+
+
+def test_ledger_as_csv(run_cli: Run, onchip_path: str, offchip_path: str) -> None:
+    import csv
+    import io
+
+    from profcompare.compare import compare
+
+    out = run_cli("compare", onchip_path, offchip_path, "--format", "csv", "--table", "ledger")
+    assert out.exit_code == 0, out.stderr
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    ledger = compare(open_report(onchip_path), open_report(offchip_path)).ledger
+    assert len(rows) == len(ledger)
+    assert sum(int(r["delta_bytes"]) for r in rows if r["location"] == "streaming_memory") == \
+        ledger.loc[ledger["location"] == "streaming_memory", "delta_bytes"].sum()
+    out = run_cli("show", offchip_path, "--format", "csv", "--table", "ledger")
+    report = open_report(offchip_path).ledger()
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert [(r["parameter"], r["role"], r["location"], int(r["bytes"])) for r in rows] == list(
+        report[["parameter", "role", "location", "bytes"]].itertuples(index=False, name=None))
+    refused = run_cli("show", offchip_path, "--table", "ledger")
+    assert refused.exit_code == 2
+    assert refused.stderr.strip().splitlines() == [
+        "profcompare: error: --table ledger applies to --format csv; --format json holds every table"]

@@ -121,7 +121,25 @@ def _variables(offchip: bool, extra_names: Sequence[str]) -> dict[str, list]:
     for name in extra_names:
         rows.append((name, 4096, False, "other", "float32", "[1024]", 4, 2, 3))
     cols = ("name", "bytes", "always_live", "kind", "dtype", "shape", "tiles", "first_step", "last_step")
-    return {c: [r[j] for r in rows] for j, c in enumerate(cols)}
+    frame = {c: [r[j] for r in rows] for j, c in enumerate(cols)}
+    attribution = [_attribution(name, kind, extra_names) for name, kind in zip(frame["name"], frame["kind"], strict=True)]
+    for j, column in enumerate(("parameter", "role", "which")):
+        frame[column] = [a[j] for a in attribution]
+    return frame
+
+
+def _attribution(name: str, kind: str, extra_names: Sequence[str]) -> tuple[str, str, str]:
+    """(parameter, role, which) of a fixture variable: ``layer0/weight/...`` belongs to
+    ``layer0.weight``; a hostile extra name is its own parameter (it must be escaped there too)."""
+    if name in extra_names:
+        return name, "other", ""
+    parts = name.split("/")
+    if parts[1] == "activation":
+        return "", "activation", ""
+    parameter = f"{parts[0]}.{parts[1]}"
+    which = next((w for w in ("first_order", "second_order") if parts[-1].startswith(w.split("_")[0])
+                  or (len(parts) > 2 and parts[2].startswith(w.split("_")[0]))), "")
+    return parameter, kind, which if kind in ("optimizer_state", "remote_staging") else ""
 
 
 def build_report(variant: str, *, simulated: bool = True, extra_names: Sequence[str] = ()) -> Report:
@@ -226,6 +244,9 @@ def build_report(variant: str, *, simulated: bool = True, extra_names: Sequence[
                 "dtype": ["float16", "float32"] * len(LAYERS),
                 "sharded": [True] * len(names),
                 "bytes": [e * s for e, s in zip(elems, item)],
+                "parameter": [f"layer{i}.weight" for i in range(len(LAYERS)) for _ in range(2)],
+                "role": ["optimizer_state"] * len(names),
+                "which": ["first_order", "second_order"] * len(LAYERS),
             },
         )
     else:

@@ -106,8 +106,8 @@ def test_html_diff_in_chromium(browser, page_file: Path, comparison) -> None:
 
     assert page.title() == "profcompare: onchip (base) vs offchip-sharded (new)"
     assert page.locator(".badge-sim").count() == 2
-    # categories, code and execution are inline SVG; liveness and tiles are drawn by BokehJS
-    assert page.locator("figure.plot svg").count() == 3
+    # the ledger, categories, code and execution are inline SVG; liveness and tiles are drawn by BokehJS
+    assert page.locator("figure.plot svg").count() == 4
     for chart in ("chart-liveness", "chart-tiles"):
         page.wait_for_selector(f"#{chart}[data-ready=true]", state="attached", timeout=20_000)
     # the hostile name is a table row's text, and nothing injected a <b> element
@@ -179,6 +179,73 @@ def test_html_diff_in_chromium(browser, page_file: Path, comparison) -> None:
     assert (ARTIFACTS / "html_diff.png").stat().st_size > 50_000
     assert problems == []
     assert requests == []
+    page.close()
+
+
+# --------------------------------------------------------------------------------------------
+# the memory ledger
+
+
+def _ledger_rows(page, attribute: str = "name") -> list[str]:
+    return page.eval_on_selector_all(
+        "#ledger-rows tbody tr:not([hidden])", f"rows => rows.map(r => r.getAttribute('data-{attribute}'))"
+    )
+
+
+def test_ledger_leads_the_diff_and_sorts_and_filters(browser, page_file: Path, comparison) -> None:
+    from profcompare.render.ledger_words import LOCATION_WORDS, MOVES_SHOWN, move_sentence
+
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.goto(page_file.as_uri())
+    page.wait_for_load_state("load")
+    # the ledger comes first: moves, ledger, peak, then the summary
+    sections = page.eval_on_selector_all("main > section.section", "s => s.map(x => x.id)")
+    assert sections[:4] == ["moves", "ledger", "peak", "summary"]
+    moves = comparison.ledger_moves(None)
+    items = [t.strip() for t in page.locator("#moves ol.moves li").all_inner_texts()]
+    assert items == [move_sentence(m) for m in moves.head(MOVES_SHOWN).itertuples(index=False)]
+    assert items[0].startswith("layer0.weight optimizer_state: ")
+    # the stacked bars are drawn, one pair per parameter
+    plot = page.locator("#ledger-plot svg")
+    box = plot.bounding_box()
+    assert box is not None and box["width"] > 400 and box["height"] > 150
+    assert plot.locator("g[id^=patch]").count() > 2 * len(comparison.ledger_by_parameter())
+
+    # the per-parameter table sorts by its diff column, largest first
+    header = page.locator("#ledger-parameters thead th").last
+    header.click(position={"x": 3, "y": 3})
+    deltas = page.eval_on_selector_all(
+        "#ledger-parameters tbody tr", "rows => rows.map(r => parseFloat(r.cells[r.cells.length - 1].getAttribute('data-sort')))"
+    )
+    expected = comparison.ledger_by_parameter()["delta_total"].astype(float).tolist()
+    assert deltas == sorted(expected, reverse=True)
+
+    # every ledger row is in the page; filters count against the page's JSON
+    data = json.loads(page.inner_text("#profcompare-data"))["ledger"]
+    rows = [dict(zip(data["columns"], r, strict=True)) for r in data["rows"]]
+    assert len(rows) == len(comparison.ledger) == len(_ledger_rows(page))
+    counter = page.locator("div.table-filter[data-table=ledger-rows] .count")
+    select_location = "div.table-filter[data-table=ledger-rows] select[data-attr=location]"
+    select_status = "div.table-filter[data-table=ledger-rows] select[data-attr=status]"
+    page.select_option(select_location, LOCATION_WORDS["streaming_memory"])
+    in_sm = [r for r in rows if r["location"] == "streaming_memory"]
+    assert len(_ledger_rows(page)) == len(in_sm) > 0
+    assert counter.inner_text() == f"{len(in_sm)} of {len(rows)} rows match"
+    page.select_option(select_status, "added")
+    assert len(_ledger_rows(page)) == sum(r["status"] == "added" for r in in_sm)
+    page.select_option(select_location, "")
+    page.select_option(select_status, "")
+    page.fill("div.table-filter[data-table=ledger-rows] input.filter-text", "layer1.weight")
+    names = _ledger_rows(page)
+    assert names and all(n.startswith("layer1.weight ") for n in names)
+    assert len(names) == sum(r["parameter"] == "layer1.weight" for r in rows)
+    # a hostile parameter name is text, never markup
+    page.fill("div.table-filter[data-table=ledger-rows] input.filter-text", "")
+    assert f"{ESCAPE_NAME} other" in _ledger_rows(page)
+    assert page.locator("#ledger b, #moves b, #peak b").count() == 0
+    assert problems == []
     page.close()
 
 

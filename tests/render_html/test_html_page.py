@@ -168,7 +168,7 @@ def test_page_is_self_contained(diff_html: str) -> None:
     library = next(text for attrs, text in parsed.scripts if attrs.get("data-library"))
     assert not re.search(r"url\((?!#)", diff_html.replace(library, "")), "CSS url() other than a same-document reference"
     # the static figures are inline SVG; the interactive ones are drawn by the inlined BokehJS
-    assert len(re.findall(r"<svg\b", diff_html.replace(library, ""))) == 3
+    assert len(re.findall(r"<svg\b", diff_html.replace(library, ""))) == 4  # ledger, categories, code, execution
     assert len(re.findall(r'<script type="application/json" class="chart-data"', diff_html)) == 2
 
 

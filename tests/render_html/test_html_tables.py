@@ -67,3 +67,40 @@ def test_fullest_tiles_show_the_tile_index_without_thousands_separator(onchip: R
     report = Report.build(onchip.meta, tiles=tiles)
     worst = _table(build_page(report), "tiles", 1)
     assert worst.rows[0].cells[0].text == str(MK2_TILES - 1)
+
+
+def test_report_page_shows_its_ledger_and_what_is_live_at_the_peak(offchip: Report) -> None:
+    page = build_page(offchip, top=5)
+    assert [s.id for s in page.sections[:3]] == ["summary", "ledger", "peak"]
+    ledger = offchip.ledger()
+    table = _table(page, "ledger")
+    assert len(table.rows) == len(ledger)
+    first = ledger.sort_values(["bytes", "parameter"], ascending=[False, True]).iloc[0]
+    assert [c.text for c in table.rows[0].cells[:4]] == [first["parameter"], first["role"], "always-live",
+                                                         format_bytes(first["bytes"])]
+    assert table.filter is not None and table.filter.selects[0][2] == (
+        "always-live", "not-always-live", "Streaming Memory")
+    live = offchip.live_at_peak()
+    peak = _table(page, "peak")
+    assert sum(r.cells[3].sort for r in peak.rows) + sum(
+        (r.cells[3].sort for r in peak.footer), 0.0) == live["bytes"].sum()
+
+
+def test_comparison_page_leads_with_the_ledger(onchip: Report, offchip: Report) -> None:
+    diff = compare(onchip, offchip)
+    page = build_page(diff, top=5)
+    assert [s.id for s in page.sections[:4]] == ["moves", "ledger", "peak", "summary"]
+    moves = next(s for s in page.sections if s.id == "moves")
+    assert moves.items[0] == (
+        f"layer0.weight optimizer_state: {format_bytes(diff.ledger_moves(1)['base_always_live'].item())} always-live -> "
+        f"{format_bytes(diff.ledger_moves(1)['new_streaming_memory'].item())} Streaming Memory")
+    by_parameter = _table(page, "ledger", 0)
+    expected = diff.ledger_by_parameter()
+    shown = [(r.cells[0].text, r.cells[-1].sort) for r in by_parameter.rows]
+    assert sorted(shown) == sorted(zip(expected["parameter"].replace("", "(no parameter)"),
+                                       expected["delta_total"].astype(float), strict=True))
+    assert [abs(d) for _, d in shown] == sorted((abs(d) for _, d in shown), reverse=True)
+    rows = _table(page, "ledger", 1)
+    assert len(rows.rows) == len(diff.ledger)
+    peak = _table(page, "peak")
+    assert sum(r.cells[-1].sort for r in (*peak.rows, *peak.footer)) == diff.peak_composition()["delta_bytes"].sum()

@@ -136,6 +136,35 @@
     });
   });
 
+  // ---- filters above other tables (the memory ledger): text in data-name, selects on data-<attr> ----
+  Array.prototype.forEach.call(document.querySelectorAll("div.table-filter"), function (box) {
+    var target = document.getElementById(box.getAttribute("data-table"));
+    if (!target) { return; }
+    var text = box.querySelector("input.filter-text");
+    var selects = Array.prototype.slice.call(box.querySelectorAll("select.filter-select"));
+    var counter = box.querySelector(".count");
+    function apply() {
+      var needle = text ? text.value.toLowerCase() : "";
+      var rows = Array.prototype.slice.call(target.tBodies[0].rows).filter(function (r) {
+        return !r.classList.contains("empty");
+      });
+      var shown = 0;
+      rows.forEach(function (row) {
+        var keep = !needle || (row.getAttribute("data-name") || "").toLowerCase().indexOf(needle) !== -1;
+        selects.forEach(function (sel) {
+          if (sel.value && row.getAttribute("data-" + sel.getAttribute("data-attr")) !== sel.value) { keep = false; }
+        });
+        row.hidden = !keep;
+        if (keep) { shown += 1; }
+      });
+      var filtered = needle || selects.some(function (sel) { return sel.value; });
+      counter.textContent = filtered ? shown.toLocaleString("en-US") + " of " + rows.length.toLocaleString("en-US") +
+        " rows match" : "";
+    }
+    if (text) { text.addEventListener("input", apply); }
+    selects.forEach(function (sel) { sel.addEventListener("change", apply); });
+  });
+
   var table = document.getElementById("variables-table");
   var input = document.getElementById("variable-filter");
   var regexBox = document.getElementById("variable-regex");

@@ -1,0 +1,325 @@
+"""The memory ledger on the HTML page.
+
+A comparison's page leads with it: "Where the memory moved" (the largest moves in plain words and
+a stacked bar per parameter, base vs new, coloured by location), "Memory ledger" (one row per
+parameter with a column per location, then every (parameter, role, location) row with filters)
+and "What changed the not-always-live peak". A single report's page shows its ledger and what is
+live at its not-always-live peak. Bytes are per replica, as everywhere on the page.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from profcompare import analysis
+from profcompare.ledger import peak_step, unattributed_bytes
+from profcompare.model import LOCATIONS, Report
+from profcompare.render import plots
+from profcompare.render.format import format_bytes, format_count, is_missing, status_tone
+from profcompare.render.html_model import (
+    HTML_MAX_VARIABLE_ROWS,
+    Cell,
+    Col,
+    Row,
+    Section,
+    Table,
+    TableFilter,
+    bytes_cell,
+    cut_note,
+    diff_cells,
+    diff_cols,
+    sort_key,
+    step_cell,
+    svg_figure,
+    text_cell,
+)
+from profcompare.render.ledger_words import (
+    LOCATION_WORDS,
+    MOVES_SHOWN,
+    location_title,
+    move_sentence,
+    parameter_text,
+    steps_text,
+)
+
+if TYPE_CHECKING:
+    from profcompare.compare import Comparison
+
+#: Statuses of ledger diff rows, in the order the filter lists them.
+_STATUSES = ("added", "removed", "grew", "shrank", "unchanged")
+
+
+def _role(value: Any) -> str:
+    return "" if is_missing(value) else str(value)
+
+
+def _location_cell(base: Any, new: Any, delta: Any) -> Cell:
+    """One location of the per-parameter table: "base -> new (delta)", one figure when unchanged,
+    blank when neither report has bytes there; sorts by the delta."""
+    base, new, delta = int(base), int(new), int(delta)
+    if not base and not new:
+        return Cell("", None)
+    tone = "bad" if delta > 0 else ("good" if delta < 0 else None)
+    if not delta:
+        return Cell(format_bytes(new), 0.0, None, f"{new:,} B in both")
+    text = f"{format_bytes(base)} -> {format_bytes(new)} ({format_bytes(delta, signed=True)})"
+    return Cell(text, float(delta), tone, f"base {base:,} B, new {new:,} B")
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def moves_section(cmp: Comparison) -> Section:
+    """The largest (parameter, role) moves in plain words, then the ledger plot."""
+    title = "Where the memory moved"
+    everything = cmp.ledger_moves(None)
+    if not len(everything):
+        text = ("No parameter's bytes changed between the reports." if len(cmp.ledger)
+                else "Neither report attributes memory to parameters (no variables, no remote buffers).")
+        return Section("moves", title, text=text)
+    moves = everything.head(MOVES_SHOWN)
+    note = (f"The {len(moves):,} largest of {len(everything):,} (parameter, role) moves, by bytes moved (the sum of "
+            "|delta| over locations); bytes per replica. Every row is in the Memory ledger below."
+            if len(everything) > len(moves) else
+            f"All {len(everything):,} (parameter, role) moves, largest first; bytes per replica.")
+    figure = svg_figure(
+        "ledger-plot", plots.plot_ledger(cmp),
+        "Per parameter, base and new (hatched) bars stacked by location; the parameters whose total changed most.",
+    )
+    return Section("moves", title, figures=(figure,), items=tuple(move_sentence(m) for m in moves.itertuples(index=False)),
+                   notes=(note,))
+
+
+def _by_parameter_table(cmp: Comparison) -> Table:
+    frame = cmp.ledger_by_parameter()
+    sums = tuple(f"{side}_{loc}" for loc in (*LOCATIONS, "total") for side in ("base", "new", "delta"))
+    view = analysis.top_n(frame, HTML_MAX_VARIABLE_ROWS, "delta_total", label_column="parameter", sum_columns=sums,
+                          key=abs)
+    columns = (
+        Col("parameter", "Parameter"),
+        *(Col(loc, location_title(loc), True) for loc in LOCATIONS),
+        Col("base", "Base total", True),
+        Col("new", "New total", True),
+        Col("delta", "Diff", True),
+    )
+    rows = []
+    for r in view.shown_rows.to_dict("records"):
+        delta = int(r["delta_total"])
+        tone = "bad" if delta > 0 else ("good" if delta < 0 else None)
+        label = parameter_text(r["parameter"])
+        rows.append(Row(
+            (
+                Cell(label, label),
+                *(_location_cell(r[f"base_{loc}"], r[f"new_{loc}"], r[f"delta_{loc}"]) for loc in LOCATIONS),
+                bytes_cell(r["base_total"]),
+                bytes_cell(r["new_total"]),
+                bytes_cell(delta, signed=True, tone=tone),
+            ),
+            {"name": label},
+        ))
+    footer: tuple[Row, ...] = ()
+    if view.cut:
+        other = view.other
+        assert other is not None
+        footer = (Row((
+            Cell(f"other ({view.cut:,} parameters)"),
+            *(_location_cell(other[f"base_{loc}"], other[f"new_{loc}"], other[f"delta_{loc}"]) for loc in LOCATIONS),
+            bytes_cell(other["base_total"]),
+            bytes_cell(other["new_total"]),
+            bytes_cell(other["delta_total"], signed=True),
+        )),)
+    note = ("Per parameter (roles summed), per location: base -> new (diff); one figure when unchanged. "
+            "Not-always-live: the most the parameter holds at once. Streaming Memory is not tile memory. "
+            + cut_note(view, "parameters") + ".")
+    return Table("ledger-parameters", columns, tuple(rows), footer, note,
+                 empty="neither report attributes memory to parameters")
+
+
+def _ledger_rows_table(cmp: Comparison) -> Table:
+    frame = cmp.ledger
+    view = analysis.top_n(frame, HTML_MAX_VARIABLE_ROWS, "delta_bytes", label_column="parameter",
+                          sum_columns=("base_bytes", "new_bytes", "delta_bytes"), key=abs)
+    columns = (
+        Col("parameter", "Parameter"),
+        Col("role", "Role"),
+        Col("location", "Location"),
+        *diff_cols(""),
+        Col("base_steps", "Base steps"),
+        Col("new_steps", "New steps"),
+    )
+    rows = []
+    for r in view.shown_rows.to_dict("records"):
+        label = parameter_text(r["parameter"], r["role"])
+        role = _role(r["role"])
+        location = LOCATION_WORDS.get(str(r["location"]), str(r["location"]))
+        rows.append(Row(
+            (
+                Cell(label, label),
+                text_cell(role),
+                text_cell(location),
+                *diff_cells(r),
+                Cell(steps_text(r["base_first_step"], r["base_last_step"]), sort_key(r["base_first_step"])),
+                Cell(steps_text(r["new_first_step"], r["new_last_step"]), sort_key(r["new_first_step"])),
+            ),
+            {"name": f"{label} {role}", "location": location, "status": str(r["status"])},
+        ))
+    footer: tuple[Row, ...] = ()
+    if view.cut:
+        other = view.other
+        assert other is not None
+        footer = (Row((Cell(f"other ({view.cut:,} rows)"), Cell(""), Cell(""), bytes_cell(other["base_bytes"]),
+                       bytes_cell(other["new_bytes"]), bytes_cell(other["delta_bytes"], signed=True),
+                       *(Cell("") for _ in range(4)))),)
+    present = set(frame["status"].astype(str)) if len(frame) else set()
+    locations = tuple(LOCATION_WORDS[loc] for loc in LOCATIONS if (frame["location"] == loc).any())
+    filters = TableFilter(
+        "parameter or role (substring)",
+        (("location", "Location", locations), ("status", "Status", tuple(s for s in _STATUSES if s in present))),
+    )
+    note = ("Every (parameter, role, location) row, largest |diff| first; steps: the not-always-live "
+            "first-last step. " + cut_note(view, "rows") + ".")
+    return Table("ledger-rows", columns, tuple(rows), footer, note, filter=filters,
+                 empty="neither report attributes memory to parameters")
+
+
+def ledger_section(cmp: Comparison) -> Section:
+    """The ledger of a comparison: per parameter, then every (parameter, role, location) row."""
+    return Section("ledger", "Memory ledger", tables=(_by_parameter_table(cmp), _ledger_rows_table(cmp)))
+
+
+def peak_section(cmp: Comparison, top: int) -> Section:
+    """Which parameters and roles make the difference between the two not-always-live peaks."""
+    title = "What changed the not-always-live peak"
+    base_peak, new_peak = analysis.liveness_peak(cmp.base), analysis.liveness_peak(cmp.new)
+    if base_peak["step"] is None and new_peak["step"] is None:
+        return Section("peak", title, text="Neither report records program steps.")
+    frame = cmp.peak_composition()
+    view = analysis.top_n(frame, top, "delta_bytes", label_column="parameter",
+                          sum_columns=("base_bytes", "new_bytes", "delta_bytes"), key=abs)
+    columns = (Col("parameter", "Parameter"), Col("role", "Role"), Col("base", "Base", True), Col("new", "New", True),
+               Col("delta", "Diff", True))
+    rows = []
+    for r in view.shown_rows.to_dict("records"):
+        delta = int(r["delta_bytes"])
+        label = parameter_text(r["parameter"], r["role"])
+        rows.append(Row((Cell(label, label), text_cell(_role(r["role"])), bytes_cell(r["base_bytes"]),
+                         bytes_cell(r["new_bytes"]), bytes_cell(delta, signed=True, tone=status_tone(
+                             "grew" if delta > 0 else "shrank" if delta < 0 else "unchanged"))), {"name": label}))
+    footer: tuple[Row, ...] = ()
+    if view.cut:
+        other = view.other
+        assert other is not None
+        footer = (Row((Cell(f"other ({view.cut:,} rows)"), Cell(""), bytes_cell(other["base_bytes"]),
+                       bytes_cell(other["new_bytes"]), bytes_cell(other["delta_bytes"], signed=True))),)
+    listed = int(frame["delta_bytes"].sum()) if len(frame) else 0
+    peak_delta = _peak_bytes(new_peak) - _peak_bytes(base_peak)
+    text = (f"Tile memory live at each report's own not-always-live peak: base at {_peak_text(base_peak)}, new at "
+            f"{_peak_text(new_peak)}. These rows change the peak by {format_bytes(listed, signed=True)}; the peak "
+            f"changed by {format_bytes(peak_delta, signed=True)}"
+            + ("." if listed == peak_delta else f", {format_bytes(peak_delta - listed, signed=True)} of it in memory "
+               "the variables tables do not list."))
+    table = Table("peak-composition", columns, tuple(rows), footer, cut_note(view, "rows"),
+                  empty="no listed variable is live at either report's peak")
+    return Section("peak", title, tables=(table,), text=text)
+
+
+def _peak_bytes(peak: dict[str, Any]) -> int:
+    value = peak["not_always_live_bytes"]
+    return 0 if is_missing(value) else int(value)
+
+
+def _peak_text(peak: dict[str, Any]) -> str:
+    if peak["step"] is None:
+        return "no step"
+    program = peak.get("program")
+    return f"step {int(peak['step']):,}" + (f" ({program})" if program and not is_missing(program) else "")
+
+
+# --------------------------------------------------------------------------- one report
+
+
+def report_ledger_section(report: Report) -> Section:
+    """The ledger of one report: every (parameter, role, location) row, with filters."""
+    frame = report.ledger()
+    view = analysis.top_n(frame, HTML_MAX_VARIABLE_ROWS, "bytes", label_column="parameter",
+                          sum_columns=("bytes", "bytes_at_peak", "rows"))
+    columns = (Col("parameter", "Parameter"), Col("role", "Role"), Col("location", "Location"),
+               Col("bytes", "Bytes", True), Col("bytes_at_peak", "At peak", True), Col("steps", "Steps"),
+               Col("rows", "Rows", True))
+    rows = []
+    for r in view.shown_rows.to_dict("records"):
+        label = parameter_text(r["parameter"], r["role"])
+        role = _role(r["role"])
+        location = LOCATION_WORDS.get(str(r["location"]), str(r["location"]))
+        rows.append(Row((Cell(label, label), text_cell(role), text_cell(location), bytes_cell(r["bytes"]),
+                         bytes_cell(r["bytes_at_peak"]),
+                         Cell(steps_text(r["first_step"], r["last_step"]), sort_key(r["first_step"])),
+                         Cell(format_count(r["rows"]), sort_key(r["rows"]))),
+                        {"name": f"{label} {role}", "location": location}))
+    footer: tuple[Row, ...] = ()
+    if view.cut:
+        other = view.other
+        assert other is not None
+        footer = (Row((Cell(f"other ({view.cut:,} rows)"), Cell(""), Cell(""), bytes_cell(other["bytes"]),
+                       bytes_cell(other["bytes_at_peak"]), Cell(""), Cell(format_count(other["rows"])))),)
+    locations = tuple(LOCATION_WORDS[loc] for loc in LOCATIONS if (frame["location"] == loc).any())
+    unattributed = unattributed_bytes(frame) if len(frame) else 0
+    text = ("Per model parameter, where its bytes live (per replica): always-live, not-always-live (the most the "
+            "rows hold at once; at peak: live at the not-always-live peak step) or Streaming Memory. "
+            + (f"Unattributed (no parameter, role other): {format_bytes(unattributed)}." if unattributed
+               else "Every row is attributed."))
+    table = Table("ledger-rows", columns, tuple(rows), footer, cut_note(view, "rows"),
+                  filter=TableFilter("parameter or role (substring)", (("location", "Location", locations),)),
+                  empty="nothing to attribute: no variables and no remote buffers")
+    return Section("ledger", "Memory ledger", tables=(table,), text=text)
+
+
+def report_peak_section(report: Report, top: int) -> Section:
+    """The variables live at the report's not-always-live peak step (Graph Analyser's Insights)."""
+    title = "Live at the not-always-live peak"
+    step = peak_step(report)
+    if step is None:
+        return Section("peak", title, text="No program steps in this report.")
+    live = report.live_at_peak()
+    view = analysis.top_n(live, top, "bytes", label_column="name", sum_columns=("bytes",))
+    columns = (Col("name", "Variable"), Col("parameter", "Parameter"), Col("role", "Role"), Col("bytes", "Bytes", True),
+               Col("first_step", "First step", True), Col("last_step", "Last step", True))
+    rows = []
+    for r in view.shown_rows.to_dict("records"):
+        label = parameter_text(r["parameter"], r["role"])
+        rows.append(Row((text_cell(r["name"]), Cell(label, label), text_cell(_role(r["role"])), bytes_cell(r["bytes"]),
+                         step_cell(r["first_step"]), step_cell(r["last_step"])), {"name": str(r["name"])}))
+    footer: tuple[Row, ...] = ()
+    if view.cut:
+        other = view.other
+        assert other is not None
+        footer = (Row((Cell(f"other ({view.cut:,} variables)"), Cell(""), Cell(""), bytes_cell(other["bytes"]),
+                       Cell(""), Cell(""))),)
+    program = report.liveness.loc[report.liveness["step"] == step, "program"]
+    where = f"step {step:,}" + (f" ({program.iloc[0]})" if len(program) else "")
+    peak_bytes = int(report.liveness["not_always_live_bytes"].max())
+    listed = int(live["bytes"].sum()) if len(live) else 0
+    text = f"At {where}: {len(live):,} variables, {format_bytes(listed)} of the peak's {format_bytes(peak_bytes)}."
+    if listed != peak_bytes:
+        text += f" {format_bytes(peak_bytes - listed)} of the peak is not listed in the variables table."
+    table = Table("peak-live", columns, tuple(rows), footer, cut_note(view, "variables"),
+                  empty="no listed variable is live at the peak")
+    return Section("peak", title, tables=(table,), text=text)
+
+
+def ledger_data(obj: Report | Comparison) -> dict[str, Any]:
+    """The ledger rows for the page's JSON block (every row: the page's filters count them)."""
+    frame: pd.DataFrame = obj.ledger() if isinstance(obj, Report) else obj.ledger
+    return {"columns": list(frame.columns), "rows": frame.astype(object).where(frame.notna(), None).to_numpy().tolist()}
+
+
+__all__ = [
+    "ledger_data",
+    "ledger_section",
+    "moves_section",
+    "peak_section",
+    "report_ledger_section",
+    "report_peak_section",
+]
