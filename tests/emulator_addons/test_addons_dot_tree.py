@@ -34,8 +34,10 @@ def test_duplicate_and_invalid_keys_raise_without_changing_the_tree() -> None:
     tree = DotTree.from_dict({"a.b": 1})
     with pytest.raises(ValueError, match="already exists"):
         tree.insert("a.b", 2)
+    with pytest.raises(ValueError, match="already exists"):
+        tree.insert("a.c", 2)  # as popxl-addons 3.4: an existing nested tree needs overwrite too
     with pytest.raises(ValueError, match="identifier"):
-        tree.insert("a.not valid", 2)
+        tree.insert("a.not valid", 2, overwrite=True)
     assert tree.to_dict() == {"a.b": 1}
     tree.insert("a.b", 5, overwrite=True)
     assert tree.a.b == 5
@@ -50,7 +52,7 @@ def test_to_mapping_pairs_common_dotted_keys() -> None:
 def test_copy_is_structural_and_map_keeps_keys() -> None:
     tree = DotTree.from_dict({"a.b": 1, "c": 2})
     clone = tree.copy()
-    clone.insert("a.z", 9)
+    clone.insert("a.z", 9, overwrite=True)
     assert "z" not in tree.a.keys()
     assert tree.map(lambda v: v * 10).to_dict() == {"a.b": 10, "c": 20}
 
@@ -77,3 +79,27 @@ def test_named_tensors_remap_and_missing_entries() -> None:
     assert remapped.x.a.name == "A" and remapped.x.b.name == "B"
     with pytest.raises(KeyError, match="x.b"):
         named.remap({a: FakeTensor("A")})
+
+
+def test_filter_keys_pop_and_clear() -> None:
+    tree = DotTree.from_dict({"a.b.c": 1, "a.b.d": 2, "e.0": 3, "f": 4})
+    kept = tree.filter_keys(["a.b.c", "e"])
+    assert kept.to_dict() == {"a.b.c": 1, "e.0": 3}
+    with pytest.raises(ValueError, match="duplicate"):
+        tree.filter_keys(["f", "f"])
+    with pytest.raises(KeyError):
+        tree.filter_keys(["nope"])
+    assert tree.pop("a.b.d") == 2 and tree.to_dict() == {"a.b.c": 1, "e.0": 3, "f": 4}
+    sub = tree.a
+    tree._clear()
+    assert tree.to_dict() == {} and tree.a is sub  # nested nodes stay, leaves go
+
+
+def test_update_replaces_top_level_entries_and_merge_needs_overwrite() -> None:
+    tree = DotTree.from_dict({"a.x": 1, "a.y": 2})
+    with pytest.raises(ValueError, match="already exists"):
+        tree.update(DotTree.from_dict({"a.z": 3}))
+    tree.update(DotTree.from_dict({"a.z": 3}), overwrite=True)
+    assert tree.to_dict() == {"a.z": 3}
+    tree.insert("a.w", 4, overwrite=True)
+    assert tree.to_dict() == {"a.z": 3, "a.w": 4}

@@ -11,23 +11,41 @@ from __future__ import annotations
 from typing import Any
 
 from profcompare.emulator.popxl_addons import (
+    array_munging,
     dot_tree,  # noqa: F401 -- registered as a submodule, as in popxl_addons
     named_replica_grouping,  # noqa: F401 -- registered as a submodule, as in popxl_addons
     ops,
     remote,
     rts,  # noqa: F401 -- registered as a submodule, as in popxl_addons
+    seed_variable as _seed_variable_module,
     transforms,
     variable_factory,
 )
 from profcompare.emulator.popxl_addons._compat import not_supported
+from profcompare.emulator.popxl_addons._generation import current
 from profcompare.emulator.popxl_addons.graph import BoundGraph, GraphWithNamedArgs
 from profcompare.emulator.popxl_addons.graph_cache import GraphCache
 from profcompare.emulator.popxl_addons.module import Module
 from profcompare.emulator.popxl_addons.named_tensors import NamedTensors
 from profcompare.emulator.popxl_addons.ops import cross_entropy, cross_entropy_with_grad, host_load, host_store
 from profcompare.emulator.popxl_addons.remote import load_remote_graph, store_remote_graph
-from profcompare.emulator.popxl_addons.transforms import autodiff, pipelined_execution
+from profcompare.emulator.popxl_addons.streams import InputStreams, OutputStreams
+from profcompare.emulator.popxl_addons.transforms import (
+    RemoteHandle,
+    add_recompute_inputs,
+    autodiff,
+    batch_serial_buffer,
+    batch_serialise,
+    batch_serialise_fwd_and_grad,
+    pipelined_execution,
+    recompute_graph,
+    suffix_graph_name,
+)
 from profcompare.emulator.popxl_addons.variable_factory import NamedVariableFactories, VariableFactory, add_variable_input
+
+# importing the submodule bound the package attribute ``seed_variable`` to it; popxl-addons 3.4
+# binds the function there (3.0 has neither), so the name is resolved by __getattr__
+globals().pop("seed_variable", None)
 
 #: top-level names of popxl-addons (both generations) whose signature depends on the emulated
 #: generation: resolved when accessed
@@ -37,6 +55,12 @@ _GENERATIONAL = {
     "create_remote_buffer": lambda: remote.create_remote_buffer,
     "autodiff_with_accumulation": lambda: transforms.autodiff_with_accumulation.resolve(),
     "add_replica_sharded_variable_input": lambda: variable_factory.add_replica_sharded_variable_input.resolve(),
+}
+#: top-level names that popxl-addons 3.4 has and 3.0 does not: resolved only when 3.4 is emulated
+_SINCE_30 = {
+    "seed_variable": lambda: _seed_variable_module.seed_variable,
+    **{name: (lambda name=name: getattr(array_munging, name)) for name in array_munging.__all__
+       if name != "tensor_parallel_output"},  # 3.4 leaves it out of the module's __all__
 }
 #: names popxl-addons keeps in submodules (neither generation exports them at the top level)
 _IN_SUBMODULES = {
@@ -54,14 +78,21 @@ __all__ = [
     "BoundGraph",
     "GraphCache",
     "GraphWithNamedArgs",
+    "InputStreams",
     "Module",
     "NamedTensors",
     "NamedVariableFactories",
+    "OutputStreams",
+    "RemoteHandle",
     "VariableFactory",
+    "add_recompute_inputs",
     "add_replica_sharded_variable_input",
     "add_variable_input",
     "autodiff",
     "autodiff_with_accumulation",
+    "batch_serial_buffer",
+    "batch_serialise",
+    "batch_serialise_fwd_and_grad",
     "create_remote_buffer",
     "cross_entropy",
     "cross_entropy_with_grad",
@@ -72,7 +103,9 @@ __all__ = [
     "named_variable_buffers",
     "ops",
     "pipelined_execution",
+    "recompute_graph",
     "store_remote_graph",
+    "suffix_graph_name",
 ]
 
 
@@ -81,6 +114,11 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(name)
     if name in _GENERATIONAL:
         return _GENERATIONAL[name]()
+    if name in _SINCE_30:
+        if current() == "3.0":
+            raise AttributeError(f"module 'popxl_addons' has no attribute {name!r} (not in popxl-addons 3.0; the "
+                                 "3.4 generation has it: PROFCOMPARE_SIM_ADDONS=3.4 or --addons 3.4)")
+        return _SINCE_30[name]()
     if name in _IN_SUBMODULES:
         raise AttributeError(f"module 'popxl_addons' has no attribute {name!r} (popxl-addons keeps it in a "
                              f"submodule: {_IN_SUBMODULES[name]})")

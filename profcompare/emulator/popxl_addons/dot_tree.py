@@ -92,32 +92,50 @@ class DotTree(Generic[L]):
 
     # ----- mutation -----
     def insert(self, key: str | int, value: Any, overwrite: bool = False) -> None:
-        """Insert ``value`` at ``key``; dots create nested trees. Raises ValueError for a key that
-        already exists (unless ``overwrite``) or a part that is not an identifier or number."""
+        """Insert ``value`` at ``key``; dots create nested trees. Raises ValueError when any part
+        of the key already exists (unless ``overwrite``, which merges nested trees and replaces
+        leaves) or is neither an identifier nor a number; a failed insert changes nothing."""
         key = _normalise_key(key)
         head, _, rest = key.partition(".")
         _check_part(head)
+        if head in self._map and not overwrite:
+            raise ValueError(f"DotTree key {head!r} already exists")
         if not rest:
-            if head in self._map and not overwrite:
-                raise ValueError(f"DotTree key {head!r} already exists")
             self._map[head] = value
             return
         existing = self._map.get(head)
-        if existing is not None and not isinstance(existing, DotTree) and not overwrite:
-            raise ValueError(f"DotTree key {head!r} already exists as a leaf")
         # build on a copy so that a failing nested insert leaves this tree unchanged
-        nested = existing.copy() if isinstance(existing, DotTree) else type(self)()
+        nested = existing.copy() if isinstance(existing, type(self)) else type(self)()
         nested.insert(rest, value, overwrite)
         self._map[head] = nested
 
     def update(self, other: DotTree[L], overwrite: bool = False) -> None:
-        """Insert every leaf of ``other`` (by dotted key)."""
-        for key, value in other.to_dict().items():
+        """Insert every top-level entry of ``other`` (a copy of it): with ``overwrite`` an entry
+        replaces ours of the same key, nested trees included."""
+        for key, value in other.copy()._map.items():
             self.insert(key, value, overwrite)
 
     def pop(self, key: str | int) -> Any:
-        """Remove and return the top-level entry ``key``."""
-        return self._map.pop(_normalise_key(key))
+        """Remove and return the entry at ``key`` (dotted keys descend)."""
+        head, _, rest = _normalise_key(key).partition(".")
+        if rest:
+            return self.get(head).pop(rest)
+        return self._map.pop(head)
+
+    def filter_keys(self: T, keys: Iterable[str | int]) -> T:
+        """Return a new tree holding only the entries at ``keys`` (dotted keys keep their
+        nesting). Raises ValueError for a repeated key and KeyError for a missing one."""
+        keys = list(keys)
+        if len(keys) != len(set(keys)):
+            raise ValueError("`keys` cannot contain duplicate values.")
+        tree = type(self)()
+        for key in keys:
+            tree.insert(key, self.get(key), overwrite=True)
+        return tree
+
+    def _clear(self) -> None:
+        """Remove every leaf but keep nested nodes (so grafted subtrees stay shared)."""
+        self._clear_leaves()
 
     def _clear_leaves(self) -> None:
         """Remove every leaf but keep nested nodes (so grafted subtrees stay shared)."""
@@ -174,10 +192,19 @@ class DotTree(Generic[L]):
 
     @classmethod
     def from_dict(cls: type[T], d: Mapping[str, Any] | Mapping[int, Any] | Mapping[str | int, Any]) -> T:
-        """Return a tree built from ``{dotted key: leaf}`` (dots nest)."""
+        """Return a tree built from ``{dotted key: leaf}`` (dots nest; keys sharing a prefix share
+        the nested tree). Raises ValueError for a key given twice."""
         tree = cls()
         for key, value in d.items():
-            tree.insert(key, value)
+            *parents, last = _normalise_key(key).split(".")
+            node = tree
+            for part in parents:
+                child = node._map.get(part)
+                if not isinstance(child, DotTree):
+                    child = cls()
+                    node.insert(part, child)
+                node = child
+            node.insert(last, value)
         return tree
 
     @classmethod
@@ -195,9 +222,6 @@ class DotTree(Generic[L]):
     def map(self: T, fn: Callable[[Any], Any]) -> T:
         """Return a new tree with ``fn`` applied to every leaf (same keys)."""
         return self.from_dict({k: fn(v) for k, v in self.to_dict().items()})
-
-    def __setattr__(self, key: str, value: Any) -> None:
-        raise AttributeError(f"use insert() to add {key!r} to a {type(self).__name__}")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.to_dict()!r})"

@@ -45,14 +45,38 @@ class BoundGraph:
         return mapping
 
 
+def normalise_grad_info_map(mapping: Mapping[Any, Any] | None) -> dict[Any, Any]:
+    """Return ``{popxl Graph: GradGraphInfo}`` from a mapping whose keys may be Graphs,
+    GraphWithNamedArgs or BoundGraphs and whose values GradGraphInfos or gradient
+    GraphWithNamedArgs."""
+    out: dict[Any, Any] = {}
+    for fwd, grad in (mapping or {}).items():
+        fwd = fwd.graph if isinstance(fwd, (GraphWithNamedArgs, BoundGraph)) else fwd
+        grad = grad.grad_graph_info if isinstance(grad, GraphWithNamedArgs) else grad
+        out[fwd] = grad
+    return out
+
+
 class GraphWithNamedArgs:
     """A popxl graph, the NamedTensors of its named (variable) inputs and, for a gradient
-    graph, its GradGraphInfo."""
+    graph, its GradGraphInfo. A graph made by ``Module.create_graph`` also knows its module
+    (``from_module``, for ``build_grad``), the module's aux tensors and the gradient graphs of
+    the graphs it calls (``called_graphs_grad_info``)."""
 
-    def __init__(self, graph: Any, args: NamedTensors | None = None, grad_graph_info: Any = None) -> None:
+    def __init__(self, graph: Any, args: NamedTensors | None = None, grad_graph_info: Any = None,
+                 from_module: Any = None, aux: Any = None,
+                 called_graphs_grad_info: Mapping[Any, Any] | None = None) -> None:
         self.graph = graph
         self.args = args if args is not None else NamedTensors()
         self._grad_graph_info = grad_graph_info
+        self._from_module = from_module
+        if aux is None:
+            from profcompare.emulator.popxl_addons.module import _Aux
+
+            aux = _Aux()
+        self._aux = aux
+        self.called_graphs_grad_info = called_graphs_grad_info if called_graphs_grad_info is not None else {}
+        self.autodiff_applied = False
 
     @classmethod
     def from_grad_graph(cls, grad_graph_info: Any, args: NamedTensors | None = None) -> GraphWithNamedArgs:
@@ -82,6 +106,32 @@ class GraphWithNamedArgs:
     def call_with_info(self, *targs: Any, args: Mapping[Any, Any] | None = None) -> Any:
         """Call the graph with nothing bound; returns popxl's CallSiteInfo."""
         return self.bind().call_with_info(*targs, args=args)
+
+    def autodiff(self, grads_provided: Iterable[Any] | None = None, grads_required: Iterable[Any] | None = None,
+                 called_graphs_grad_info: Mapping[Any, Any] | None = None, method: str = "auto",
+                 force: bool = False) -> GraphWithNamedArgs:
+        """Return the gradient graph of this graph: by the module's ``build_grad`` when it has
+        one (``method`` auto or build_grad), else by autodiff (with ``called_graphs_grad_info``
+        merged over this graph's). Raises on a second differentiation unless ``force``."""
+        from profcompare.emulator.popxl_addons.transforms.autodiff import autodiff
+
+        if method not in ("auto", "build_grad", "autodiff"):
+            raise ValueError(f"`method` should be one of 'auto', 'build_grad' or 'autodiff'. Not: {method}")
+        if self.autodiff_applied and not force:
+            raise Exception("Autodiff has already been applied to the graph, as autodiff modifies the forward graph "
+                            "in-place, applying autodiff multiple times does not give the same effect. Use "
+                            "`force=True` if you want to ignore this guardrail.")
+        if method in ("auto", "build_grad"):
+            if self._from_module is not None and self._from_module.implements_grad_graph:
+                grad_graph = self._from_module.create_grad_graph(self, grads_provided, grads_required)
+                self.autodiff_applied = True
+                return grad_graph
+            if method == "build_grad":
+                raise Exception("The default implementation of `build_grad` should be overridden and `from_module` "
+                                "is specified when this object was initialised.")
+        grad_graph = autodiff(self, grads_provided, grads_required, called_graphs_grad_info)
+        self.autodiff_applied = True
+        return grad_graph
 
     def copy(self) -> GraphWithNamedArgs:
         """Return a shallow copy (same graph, copied args tree)."""

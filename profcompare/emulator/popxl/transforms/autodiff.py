@@ -124,17 +124,28 @@ class GradGraphInfo:
 def autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None = None,
              grads_required: Iterable[Tensor] | None = None,
              called_graphs_grad_info: Mapping[Graph, GradGraphInfo] | None = None,
-             return_all_grad_graphs: bool = False) -> GradGraphInfo:
-    """Differentiate ``graph`` and return the :class:`GradGraphInfo` of its gradient graph.
+             return_all_grad_graphs: bool = False) -> GradGraphInfo | dict[Graph, GradGraphInfo]:
+    """Differentiate ``graph`` and return the :class:`GradGraphInfo` of its gradient graph (with
+    ``return_all_grad_graphs``: ``{graph: GradGraphInfo}`` for it and every graph it calls).
 
-    ``grads_provided`` defaults to all forward outputs, ``grads_required`` to all inputs."""
+    ``grads_provided`` defaults to all forward outputs, ``grads_required`` to all inputs. A Call
+    op is differentiated by calling the gradient graph of the called graph: the one given in
+    ``called_graphs_grad_info``, else one made by differentiating the called graph (all its
+    outputs provided, all its inputs required), as PopART does."""
     if not isinstance(graph, Graph):
         raise TypeError(f"autodiff needs a popxl Graph, got {type(graph).__name__}")
     if graph is graph.ir.main_graph:
         raise ValueError("autodiff needs a subgraph created with ir.create_graph, not the main graph")
-    if called_graphs_grad_info or return_all_grad_graphs:
-        raise SimulatorNotImplementedError(not_implemented_message(
-            "popxl.transforms.autodiff(called_graphs_grad_info=/return_all_grad_graphs=)"))
+    known = dict(called_graphs_grad_info or {})
+    made: dict[Graph, GradGraphInfo] = {}
+    info = _autodiff(graph, grads_provided, grads_required, known, made)
+    if return_all_grad_graphs:
+        return {**{g: i for g, i in known.items() if g in made}, **made}
+    return info
+
+
+def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_required: Iterable[Tensor] | None,
+              known: dict[Graph, GradGraphInfo], made: dict[Graph, GradGraphInfo]) -> GradGraphInfo:
     provided = list(graph._outputs) if grads_provided is None else list(grads_provided)
     required = list(graph._inputs) if grads_required is None else list(grads_required)
     for t in provided + required:
@@ -191,7 +202,10 @@ def autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None = None,
                 out_grads = [_total(grads.get(o)) for o in op.outputs]
                 if all(g is None for g in out_grads):
                     continue
-                in_grads = _grad_rule(op, out_grads, fwd)
+                if op.type == "Call":
+                    in_grads = _call_grad(op, out_grads, fwd, known, made)
+                else:
+                    in_grads = _grad_rule(op, out_grads, fwd)
                 for t, g in zip(op.inputs, in_grads):
                     if g is not None and t in depends:
                         grads.setdefault(t, []).append(g)
@@ -215,7 +229,43 @@ def autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None = None,
             _stitch_call_sites(graph, t)
     info = GradGraphInfo(bwd, graph, expected_in, expected_out)
     bwd._grad_graph_info = info
+    made[graph] = info
     return info
+
+
+def _call_grad(op: Op, out_grads: list[Tensor | None], fwd: Callable[[Tensor], Tensor],
+               known: dict[Graph, GradGraphInfo], made: dict[Graph, GradGraphInfo]) -> list[Tensor | None]:
+    """Gradients of a Call op's inputs: a call of the called graph's gradient graph (given in
+    ``known`` or made here), fed with the gradients of the call's outputs (zeros where none
+    flows) and the forward tensors it expects, taken at this call site."""
+    called: Graph = op.attrs["called_graph"]
+    info = known.get(called)
+    if info is None:
+        if getattr(called, "_no_recursive_autodiff", False):
+            raise ValueError(f"autodiff: graph {called.name!r} is marked as unsafe to autodiff recursively; "
+                             "give its gradient graph in called_graphs_grad_info")
+        info = _autodiff(called, None, None, known, made)  # stitches this call site's new outputs
+        known[called] = info
+    args: list[Tensor] = []
+    for e in info.expected_inputs:
+        t = e.fwd_tensor
+        if e.connection_type is ExpectedConnectionType.FwdGrad:
+            k = called._outputs.index(t)
+            g = out_grads[k] if k < len(out_grads) else None
+            args.append(g if g is not None else ops.init(t.shape, t.dtype, "Gradient___" + t.name, "zero"))
+        elif t in called._inputs:
+            args.append(fwd(op.inputs[called._inputs.index(t)]))
+        elif t in called._outputs:
+            args.append(fwd(op.outputs[called._outputs.index(t)]))
+        else:
+            raise ValueError(f"autodiff: the gradient graph of {called.name!r} expects {t.id}, which is neither "
+                             "an input nor an output of the called graph")
+    outs = ops.call(info.graph, *args)
+    in_grads: list[Tensor | None] = [None] * len(op.inputs)
+    for e, g in zip(info.expected_outputs, outs):
+        if e.fwd_tensor in called._inputs:
+            in_grads[called._inputs.index(e.fwd_tensor)] = g
+    return in_grads
 
 
 def _stitch_call_sites(graph: Graph, output: Tensor) -> None:
@@ -329,6 +379,12 @@ def _grad_rule(op: Op, out_grads: list[Tensor | None], fwd: Callable[[Tensor], T
         return [dx, dy if y.dtype == g.dtype else ops.cast(dy, y.dtype)]
     if t == "Init":
         return []
+    if t == "Loop":
+        # PopART's LoopOp defines no gradient ops, so popxl cannot differentiate a repeat
+        raise SimulatorNotImplementedError(
+            f"autodiff through popxl.ops.repeat ({op.name}): PopART's LoopOp has no gradient")
+    if t == "If":
+        raise SimulatorNotImplementedError(not_implemented_message(f"autodiff through popxl.ops.conditional ({op.name})"))
     from .grad_rules import GRAD_RULES
 
     rule = GRAD_RULES.get(t)

@@ -12,7 +12,7 @@ import numpy as np
 
 from profcompare.emulator.popxl_addons._compat import not_supported, ops, popxl
 from profcompare.emulator.popxl_addons._generation import Generational
-from profcompare.emulator.popxl_addons.graph import GraphWithNamedArgs
+from profcompare.emulator.popxl_addons.graph import GraphWithNamedArgs, normalise_grad_info_map
 from profcompare.emulator.popxl_addons.named_tensors import NamedTensors
 from profcompare.emulator.popxl_addons.variable_factory import NamedVariableFactories, add_variable_input
 
@@ -25,18 +25,24 @@ def autodiff(
     grads_required: Iterable[Any] | None = None,
     called_graphs_grad_info: Any = None,
 ) -> GraphWithNamedArgs:
-    """Return the gradient graph of ``graph`` (with ``grad_graph_info``, no named args).
-    ``grads_provided`` defaults to all forward outputs, ``grads_required`` to all forward inputs.
-    (3.4 also takes a plain popxl Graph.)"""
-    if called_graphs_grad_info:
-        raise not_supported("transforms.autodiff(called_graphs_grad_info=...)")
-    popxl_graph = graph.graph if isinstance(graph, GraphWithNamedArgs) else graph
+    """Return the gradient graph of ``graph`` (a GraphWithNamedArgs or a popxl Graph) with its
+    ``grad_graph_info`` and no named args. ``grads_provided`` defaults to all forward outputs,
+    ``grads_required`` to all forward inputs; graphs it calls are differentiated with the
+    gradient graphs of ``called_graphs_grad_info`` merged over the graph's own."""
+    graph = graph if isinstance(graph, GraphWithNamedArgs) else GraphWithNamedArgs(graph)
     info = popxl.transforms.autodiff(
-        popxl_graph,
+        graph.graph,
         grads_provided=list(grads_provided) if grads_provided is not None else None,
         grads_required=list(grads_required) if grads_required is not None else None,
+        called_graphs_grad_info=_merged_grad_infos(graph, called_graphs_grad_info),
     )
     return GraphWithNamedArgs.from_grad_graph(info)
+
+
+def _merged_grad_infos(graph: GraphWithNamedArgs, called_graphs_grad_info: Any) -> dict[Any, Any]:
+    """The graph's called_graphs_grad_info with the caller's entries winning."""
+    return {**normalise_grad_info_map(graph.called_graphs_grad_info),
+            **normalise_grad_info_map(called_graphs_grad_info)}
 
 
 def _sanitise(name: str) -> str:

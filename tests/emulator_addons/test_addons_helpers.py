@@ -1,0 +1,107 @@
+"""popxl-addons helpers: InputStreams / OutputStreams, array_munging, seed_variable and the
+refused batch serialisation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from profcompare.emulator import popxl
+from profcompare.emulator import popxl_addons as addons
+from profcompare.emulator.popxl import ops
+from profcompare.emulator.popxl_addons import array_munging as am
+
+
+def test_streams_by_name_position_and_iteration() -> None:
+    ir = popxl.Ir()
+    with ir.main_graph:
+        inputs = addons.InputStreams(a=((2, 3), popxl.float32), b=((3,), popxl.int32))
+        outputs = addons.OutputStreams(c=((2, 3), popxl.float32))
+        a = ops.host_load(inputs.a)
+        ops.host_store(outputs[0], a * 2.0)
+    assert [s.tensor_id for s in inputs] == ["a", "b"]
+    assert inputs[1] is inputs["b"] is inputs.b and inputs[:1] == [inputs.a]
+    assert isinstance(outputs.c, popxl.DeviceToHostStream) and inputs.b.shape == (3,)
+    with pytest.raises(AttributeError, match="Available keys: a, b"):
+        inputs.z  # noqa: B018
+    with pytest.raises(KeyError, match="Available keys"):
+        inputs["z"]
+    again = addons.OutputStreams.from_streams([outputs.c])
+    assert list(again.keys()) == ["c"] and again.c is outputs.c
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with popxl.Session(ir, "ipu_model") as session:
+        out = session.run({inputs.a: data})
+    np.testing.assert_array_equal(out[outputs.c], data * 2)
+
+
+def test_shard_unshard_round_trip_and_layout() -> None:
+    x = np.arange(24).reshape(4, 6)
+    s = am.shard(x, 3, -1)
+    assert s.shape == (3, 4, 2)
+    np.testing.assert_array_equal(s[1], x[:, 2:4])
+    np.testing.assert_array_equal(am.unshard(s, 1), x)
+    np.testing.assert_array_equal(am.unshard(s, -1), x)
+    s2 = am.shard2D(x, 2, 3, 0, 1)
+    assert s2.shape == (6, 2, 2)
+    np.testing.assert_array_equal(s2[4], x[2:4, 2:4])  # outer piece 1, inner piece 1
+    np.testing.assert_array_equal(am.unshard2D(s2, 2, 3, 0, 1), x)
+    with pytest.raises(ValueError):
+        am.unshard2D(s2, 2, 2, 0, 1)
+
+
+def test_repeats_pads_and_squeeze() -> None:
+    x = np.array([[1, 2], [3, 4]])
+    np.testing.assert_array_equal(am.repeat(x, 2, 1), [[[1, 2], [1, 2]], [[3, 4], [3, 4]]])
+    np.testing.assert_array_equal(am.repeat_axis(x, 2, 1), [[1, 2, 1, 2], [3, 4, 3, 4]])
+    v = np.arange(6)
+    np.testing.assert_array_equal(am.repeat_shard(v, 2, 3, 0, "contiguous"),
+                                  [[0, 1], [2, 3], [4, 5], [0, 1], [2, 3], [4, 5]])
+    np.testing.assert_array_equal(am.repeat_shard(v, 2, 3, 0, "strided"),
+                                  [[0, 1], [0, 1], [2, 3], [2, 3], [4, 5], [4, 5]])
+    with pytest.raises(ValueError, match="contiguous"):
+        am.repeat_shard(v, 2, 3, 0, "diagonal")  # type: ignore[arg-type]
+    np.testing.assert_array_equal(am.pad_axis(x, 3, 0, value=9), [[1, 2], [3, 4], [9, 9]])
+    assert am.squeeze_safe(np.zeros((1, 3, 1)), [0, 1, -1]).shape == (3,)
+    assert am.squeeze_safe(np.zeros((1, 3, 1)), 1).shape == (1, 3, 1)
+    assert am.handle_negative_axis(np.zeros((2, 2, 2)), -1) == 2
+    with pytest.raises(IndexError):
+        am.handle_negative_axis(np.zeros((2, 2)), 2)
+
+
+def test_tensor_parallel_input_and_output_are_inverse() -> None:
+    samples = np.arange(8).reshape(8, 1)
+    laid = am.tensor_parallel_input(samples, tp=2, rf=4)
+    assert laid.shape == (4, 4, 1)
+    np.testing.assert_array_equal(laid[0, :, 0], [0, 0, 1, 1])
+    shifted = am.tensor_parallel_input(samples, 2, 4, repeat_fn=lambda a, i: a + 100 * i)
+    np.testing.assert_array_equal(shifted[0, :, 0], [0, 100, 1, 101])
+    back = am.tensor_parallel_output(laid, 4, tp=2, rf=4, data_shape=(1,))
+    np.testing.assert_array_equal(back, samples)
+    with pytest.raises(ValueError, match="divide"):
+        am.tensor_parallel_input(samples, 3, 4)
+
+
+def test_seed_variable_one_seed_per_group_loaded_on_chip() -> None:
+    ir = popxl.Ir(replication=4)
+    with ir.main_graph:
+        var, seed = addons.seed_variable(11, ir.replica_grouping(group_size=2))
+        assert var.shape == (2,) and seed.shape == (2,) and seed.dtype == popxl.uint32
+        stream = popxl.d2h_stream(seed.shape, seed.dtype)
+        ops.host_store(stream, seed)
+    with popxl.Session(ir, "ipu_model") as session:
+        out = session.run()[stream]
+        stored = session.get_tensor_data(var)
+    expected = popxl.create_seeds(11, replicas=2)
+    assert out.shape == (4, 2)
+    # replicas 0,1 form group 0 and replicas 2,3 group 1
+    np.testing.assert_array_equal(out, expected[[0, 0, 1, 1]])
+    np.testing.assert_array_equal(stored, expected)
+
+
+def test_batch_serialisation_is_refused_with_its_name() -> None:
+    with pytest.raises(NotImplementedError, match="popxl_addons.transforms.batch_serialise "):
+        addons.batch_serialise(None, 4, {}, {})
+    with pytest.raises(NotImplementedError, match="batch_serialise_fwd_and_grad"):
+        addons.transforms.batch_serialise_fwd_and_grad(None, None, None, 4)
+    handle = addons.RemoteHandle(buffer=None, row_offset=2)
+    assert handle.row_offset == 2 and handle.shard_group is None
