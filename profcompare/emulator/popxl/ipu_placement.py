@@ -185,10 +185,16 @@ class SessionOptions:
 class PbIr:
     """``ir._pb_ir``: the internal PopART Ir, reduced to ``getSessionOptions()``."""
 
-    __slots__ = ("_options",)
+    __slots__ = ("_options", "_ir")
 
     def __init__(self, ir: Ir) -> None:
         self._options = SessionOptions(ir)
+        self._ir = ir
+
+    def getAllGraphs(self) -> list[object]:  # noqa: N802 - PopART's name
+        """Every graph of the Ir, the main graph first (PopART returns its C++ graphs; the
+        simulator returns popxl Graphs, enough to count them)."""
+        return list(self._ir._graphs.values())
 
     def getSessionOptions(self) -> SessionOptions:  # noqa: N802 - PopART's name
         """The session options (only ``numIOTiles`` is simulated)."""
