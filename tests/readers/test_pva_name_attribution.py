@@ -46,6 +46,45 @@ NAMES = {
 }
 
 
+#: How popxl, PopART and popxl-addons build the names the rules read, recorded from their public
+#: sources (facts only): (how the name is built, where, a name built that way, its attribution).
+#: popart @d2f20d78 (popxl 3.4), popxl-addons @7499fca8 (release 3.4).
+RECORDED_PATTERNS = [
+    ('"accum." + name (the accumulator of a named variable)',
+     "popxl-addons @7499fca8 popxl_addons/transforms/autodiff.py:183",
+     "accum." + "layers.0.mlp.weight", ("layers.0.mlp.weight", "accumulator", "")),
+    ('add_input("mean_accum_counter", ...) (one counter shared by every accumulator)',
+     "popxl-addons @7499fca8 popxl_addons/transforms/autodiff.py:173",
+     "mean_accum_counter", ("", "accumulator", "")),
+    ('add_replica_sharded_variable_input("first_order" / "second_order"), add_variable_input("step") '
+     '(Adam state, named under the optimizer\'s prefix by the variable factory)',
+     "popxl-addons @7499fca8 popxl_addons/optimizers/adam.py:54,62,90",
+     "optimizer.layers.0.mlp.weight.second_order", ("layers.0.mlp.weight", "optimizer_state", "second_order")),
+    ('"{}__t{}".format(base_id, counter) (createIntermediateTensorId, for a name already in the graph)',
+     "popart @d2f20d78 willow/src/ir.cpp:4262, python/popxl/python_files/graph.py:_create_tensor_id",
+     "layers.0.mlp.weight" + "__t" + "41", ("layers.0.mlp.weight", "weight_copy", "")),
+    ('name + "_remote_loaded" (the output of ops.remote_load)',
+     "popart @d2f20d78 python/popxl/python_files/ops/remote_load.py:82",
+     "optimizer.layers.0.mlp.weight.first_order" + "_remote_loaded", ("layers.0.mlp.weight", "remote_staging", "")),
+    ('name + "_hostload" (the output of ops.host_load)',
+     "popart @d2f20d78 python/popxl/python_files/ops/host_load.py:45",
+     "x" + "_hostload", ("", "activation", "")),
+    ('"Gradient___" + id and graph-scoped ids "<fn>_subgraph(<n>)/<id>" (autodiff\'s documented example)',
+     "popart @d2f20d78 python/popxl/python_files/transforms/autodiff.py:263-269",
+     "Module_subgraph(0)/" + "Gradient___" + "layers.0.mlp.weight", ("layers.0.mlp.weight", "gradient", "")),
+    ('"<fn>_subgraph(<n>)/" + name scopes joined by "/" (a called graph\'s input)',
+     "popart @d2f20d78 python/popxl/python_files/graph.py:_create_tensor_id (addScope), autodiff.py:263",
+     "Module_subgraph(0)/layers/0/mlp/weight", ("layers.0.mlp.weight", "weight_copy", "")),
+]
+
+
+@pytest.mark.parametrize("how, where, name, expected", RECORDED_PATTERNS, ids=[r[2] for r in RECORDED_PATTERNS])
+def test_names_built_as_the_real_libraries_build_them(how: str, where: str, name: str, expected: tuple) -> None:
+    # the parameter itself is in the report under its plain dotted name, as popxl-addons names it
+    parameters, roles, which = attribute_names(["layers.0.mlp.weight", name])
+    assert (parameters[1], roles[1], which[1]) == expected, (how, where)
+
+
 def test_every_pattern_is_attributed_by_the_documented_rules() -> None:
     parameters, roles, which = attribute_names(list(NAMES))
     assert dict(zip(NAMES, zip(parameters, roles, which))) == NAMES
