@@ -12,6 +12,13 @@ Conventions chosen here
   ``merge_exchange`` = group id for transfers created inside ``transforms.merge_exchange()``;
   collectives also carry ``num_groups``, ``stride`` and ``rts`` / ``output_shape``; remote ops
   carry ``offset`` (int, or None when computed at run time).
+- ``ops.repeat`` (IR op ``Loop``) and ``ops.conditional`` (IR op ``If``) lower to ``Call``
+  records (the compile model treats them as calls) with ``attrs["program"]`` = "Repeat" / "If",
+  plus ``repeat_count`` and ``loop_carried`` ((graph output, graph input) id pairs) for a repeat
+  and ``other_graphs`` (the branch not executed) for a conditional. In the schedule a repeat's
+  body is expanded once per iteration, with an ``ExecStep`` of phase ``"iterate"`` between
+  iterations (the loop-carried copies); a conditional expands one branch (see :func:`_branch`).
+  ``RemoteCodeLoad`` records carry ``code_graph`` (the id of the graph whose code is loaded).
 - ``flops`` per replica for one execution: MatMul 2*M*K*N (popxl's matmul FLOPs); the
   per-element counts of the other ops (:data:`FLOPS_PER_ELEMENT`) are assumptions of this
   model, not measured on hardware.
@@ -222,15 +229,22 @@ def _plain(value: Any) -> Any:
 def _op_info(op: Op, gid: dict[Graph, str], aliases: dict[Tensor, Tensor]) -> OpInfo:
     attrs: dict[str, Any] = {}
     for k, v in op.attrs.items():
-        if k in ("called_graph", "stream", "remote_buffer", "group"):
+        if k in ("called_graph", "stream", "remote_buffer", "group", "then_branch", "else_branch", "code_graph"):
             continue
         attrs[k] = _plain(v)
-    if op.type == "Call":
-        callee: Graph = op.attrs["called_graph"]
+    op_type = op.type
+    if op.type in _CALL_LIKE:
+        # repeat and conditional lower to Call records (the compile model treats them as calls)
+        # whose ``program`` says which Poplar program they are; see _control_attrs
+        op_type = "Call"
+        callee, g_ins, g_outs = _bindings(op)[_branch(op)]
         attrs["called_graph"] = gid[callee]
-        attrs["inputs"] = {g.id: p.id for g, p in zip(callee._inputs, op.inputs)}
-        attrs["outputs"] = {g.id: p.id for g, p in zip(callee._outputs, op.outputs)}
+        attrs["inputs"] = {g.id: p.id for g, p in zip(callee._inputs, g_ins)}
+        attrs["outputs"] = {g.id: p.id for g, p in zip(callee._outputs, g_outs)}
         attrs["by_ref"] = tuple(t.id for t in callee._by_ref_inputs)
+        attrs.update(_control_attrs(op, gid))
+    if op.type == "RemoteCodeLoad":
+        attrs["code_graph"] = gid[op.attrs["code_graph"]]
     if "stream" in op.attrs:
         attrs["stream"] = op.attrs["stream"].tensor_id
     if "remote_buffer" in op.attrs:
@@ -244,7 +258,7 @@ def _op_info(op: Op, gid: dict[Graph, str], aliases: dict[Tensor, Tensor]) -> Op
         attrs["stride"] = g.stride
     if aliases:
         attrs["aliases"] = {o.id: i.id for o, i in aliases.items()}
-    return OpInfo(id=op.id, graph=gid[op.graph], type=op.type, name=op.name, inputs=tuple(t.id for t in op.inputs),
+    return OpInfo(id=op.id, graph=gid[op.graph], type=op_type, name=op.name, inputs=tuple(t.id for t in op.inputs),
                   outputs=tuple(t.id for t in op.outputs), modified=tuple(t.id for t in op.modified),
                   flops=_flops(op), attrs=attrs)
 
@@ -258,29 +272,81 @@ def _buffer_info(buf: Any) -> RemoteBufferInfo:
                             variables=held)
 
 
+#: IR op types that call graphs: ops.call, ops.repeat (PopART LoopOp), ops.conditional (IfOp)
+_CALL_LIKE = ("Call", "Loop", "If")
+#: largest schedule the lowering expands (a repeat's body is expanded once per iteration)
+MAX_SCHEDULE_ENTRIES = 5_000_000
+
+
+def _bindings(op: Op) -> list[tuple[Graph, list[Tensor], list[Tensor]]]:
+    """(called graph, parent tensors of its inputs, parent tensors of its outputs) per graph
+    ``op`` calls: one for Call and Loop, (then, else) for If."""
+    if op.type == "If":
+        n = int(op.attrs["n_then"])
+        return [(op.attrs["then_branch"], op.inputs[1:1 + n], op.outputs),
+                (op.attrs["else_branch"], op.inputs[1 + n:], op.outputs)]
+    return [(op.attrs["called_graph"], op.inputs, op.outputs)]
+
+
+def _branch(op: Op) -> int:
+    """Index (in :func:`_bindings`) of the graph the compile model executes. For a conditional
+    the condition is a run-time value, so the model takes the branch with more ops (the then
+    branch on a tie): an upper bound of the run's cycles (docs/ipu-model.md)."""
+    if op.type != "If":
+        return 0
+    return 1 if len(op.attrs["else_branch"]._ops) > len(op.attrs["then_branch"]._ops) else 0
+
+
+def _control_attrs(op: Op, gid: dict[Graph, str]) -> dict[str, Any]:
+    """Attributes of a lowered repeat or conditional: ``program`` (the Poplar program type:
+    Call, Repeat or If), ``repeat_count`` and ``loop_carried`` ((graph output id, graph input
+    id) pairs) of a repeat, ``other_graphs`` (the conditional's branch not executed by the
+    model; its code is compiled all the same)."""
+    if op.type == "Loop":
+        g = op.attrs["called_graph"]
+        return {"program": "Repeat", "repeat_count": int(op.attrs["repeat_count"]),
+                "loop_carried": tuple((o.id, i.id) for o, i in zip(g._outputs, g._inputs))}
+    if op.type == "If":
+        graphs = [b[0] for b in _bindings(op)]
+        return {"program": "If", "other_graphs": (gid[graphs[1 - _branch(op)]],)}
+    return {}
+
+
 def _expand(graph: Graph, path: tuple[str, ...], out: list[ExecStep], depth: int) -> None:
     if depth > 64:
         raise RecursionError(f"graph {graph.id!r}: calls nested more than 64 deep")
+    if len(out) > MAX_SCHEDULE_ENTRIES:
+        from profcompare.emulator.popxl.errors import SimulatorNotImplementedError, not_implemented_message
+        raise SimulatorNotImplementedError(not_implemented_message(
+            f"a program of more than {MAX_SCHEDULE_ENTRIES} executed ops (popxl.ops.repeat counts expanded)"))
     for op in graph._ops:
-        if op.type == "Call":
+        if op.type in _CALL_LIKE:
+            callee = _bindings(op)[_branch(op)][0]
+            count = int(op.attrs["repeat_count"]) if op.type == "Loop" else 1
             out.append(ExecStep(index=len(out), op=op.id, call_path=path, phase="enter"))
-            _expand(op.attrs["called_graph"], path + (op.id,), out, depth + 1)
+            for it in range(count):
+                if it:  # loop-carried outputs copied to the inputs of the next iteration
+                    out.append(ExecStep(index=len(out), op=op.id, call_path=path, phase="iterate"))
+                _expand(callee, path + (op.id,), out, depth + 1)
             out.append(ExecStep(index=len(out), op=op.id, call_path=path, phase="exit"))
         elif op.type not in NOT_LOWERED:
             out.append(ExecStep(index=len(out), op=op.id, call_path=path))
 
 
 # --- kinds ---------------------------------------------------------------------------------------
-def _call_sites(graphs: list[Graph]) -> dict[Graph, list[Op]]:
-    sites: dict[Graph, list[Op]] = {}
+def _call_sites(graphs: list[Graph]) -> dict[Graph, list[list[Tensor]]]:
+    """Called graph -> the parent tensors of its inputs at each call site (calls, repeats and
+    both branches of conditionals)."""
+    sites: dict[Graph, list[list[Tensor]]] = {}
     for g in graphs:
         for op in g._ops:
-            if op.type == "Call":
-                sites.setdefault(op.attrs["called_graph"], []).append(op)
+            if op.type in _CALL_LIKE:
+                for callee, ins, _outs in _bindings(op):
+                    sites.setdefault(callee, []).append(list(ins))
     return sites
 
 
-def _variable_roles(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[Op]],
+def _variable_roles(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[list[Tensor]]],
                     aliases: dict[Op, dict[Tensor, Tensor]]) -> dict[Variable, set[str]]:
     """Roles of every variable, following aliases, call sites and remote loads to its uses."""
     # the shards of replica_sharded_variable are on-chip state of their own (their full
@@ -317,12 +383,12 @@ def _variable_roles(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[Op
                     add(op.outputs[0], vs)
                 if op.type == "ReplicatedReduceScatter" and op.attrs["op"] == "local":
                     add(op.outputs[0], origins.get(op.inputs[0], set()))
-                if op.type == "Call":
-                    callee = op.attrs["called_graph"]
-                    for gi, p in zip(callee._inputs, op.inputs):
-                        add(gi, origins.get(p, set()))
-                    for go, p in zip(callee._outputs, op.outputs):
-                        add(p, origins.get(go, set()))
+                if op.type in _CALL_LIKE:
+                    for callee, ins, outs in _bindings(op):
+                        for gi, p in zip(callee._inputs, ins):
+                            add(gi, origins.get(p, set()))
+                        for go, p in zip(callee._outputs, outs):
+                            add(p, origins.get(go, set()))
         if not changed:
             break
     roles: dict[Variable, set[str]] = {v: set() for v in on_chip_state}
@@ -363,7 +429,7 @@ def _collective_kind(source: str | None) -> str:
     return "collective_buffer"
 
 
-def _tensor_kinds(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[Op]],
+def _tensor_kinds(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[list[Tensor]]],
                   aliases: dict[Op, dict[Tensor, Tensor]], stream_tensors: dict[Tensor, Any]) -> dict[Tensor, str]:
     roles = _variable_roles(ir, graphs, call_sites, aliases)
     kinds: dict[Tensor, str] = {}
@@ -399,7 +465,7 @@ def _tensor_kinds(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[Op]]
                 if grad_inputs.get(gi) == "gradient":
                     put(gi, "gradient")
                 elif sites:
-                    put(gi, kinds[sites[0].inputs[g._inputs.index(gi)]])
+                    put(gi, kinds[sites[0][g._inputs.index(gi)]])
                 elif gi in grad_inputs:
                     put(gi, grad_inputs[gi])
             for op in g._ops:
@@ -413,8 +479,8 @@ def _tensor_kinds(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[Op]]
                         kind = kinds[alias[o]]
                     elif is_grad:
                         kind = "gradient"
-                    elif op.type == "Call":
-                        kind = kinds[op.attrs["called_graph"]._outputs[i]]
+                    elif op.type in _CALL_LIKE:
+                        kind = kinds[_bindings(op)[_branch(op)][0]._outputs[i]]
                     elif op.type == "Init":
                         kind = "other"
                     elif op.type == "NllLossWithSoftmaxGrad":

@@ -25,6 +25,16 @@ StreamCopyBegin / Mid / End):
   the body one copy per output and per copied-back modified input (CopyOutput, CopyModified).
   An input that every call site feeds from the same tensor is aliased, not copied (popxl turns
   on PopART's aliasZeroCopy; see :func:`zero_copy_inputs`).
+- repeat (a Call record with ``program`` "Repeat"): as a Call, but the first step is a Repeat
+  step, and between iterations (schedule phase "iterate") one OnTileExecute copy per
+  loop-carried output (LoopOpx's copies of the body outputs to the next iteration's inputs).
+  The executed sequence holds the body once per iteration. Loop-carried inputs are never
+  zero-copy (the body overwrites them).
+- conditional (``program`` "If"): an If step, then the copies and body of the branch the
+  lowering executes; the other branch's steps exist statically (its code is compiled) but are
+  not executed.
+- RemoteCodeLoad: StreamCopyBegin, RemoteLoad (the graph's code, role ``code_load``),
+  StreamCopyEnd.
 - MatMul: DoExchange (operand broadcast), OnTileExecute (weights rearranged), Sync,
   OnTileExecute (Convolve), Sync, then when the contraction is split a DoExchange (partials) and
   an OnTileExecute (Reduce) and a Sync.
@@ -81,7 +91,7 @@ class StaticStep:
 
     index: int
     op: str  # OpInfo id ("" for WeightsFromHost steps)
-    phase: str  # "" | "enter" | "exit" | "setup"
+    phase: str  # "" | "enter" | "exit" | "iterate" (between a repeat's iterations) | "setup"
     type: str  # program type (pva Program.Type name)
     name: str  # program name shown in reports
     role: str = ""  # what the step does, for the cost and code models (see templates)
@@ -130,6 +140,8 @@ def classify(op: OpInfo, program: LoweredProgram) -> str:
         return "ipu_copy" if t == "IpuCopy" else "io_tile_copy"
     if t == "Call":
         return "call"
+    if t == "RemoteCodeLoad":
+        return "code_load"
     if t.startswith("MatMul"):
         return "matmul"
     if t in VIEW_TYPES:
@@ -204,6 +216,9 @@ def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contr
     if op_class in ("host_load", "host_store"):
         return (("StreamCopyBegin", "/Begin", "host_begin"), ("StreamCopyMid", "/Mid", "host_mid"),
                 ("StreamCopyEnd", "/End", "host_end"))
+    if op_class == "code_load":
+        return (("StreamCopyBegin", "/Begin", "remote_begin"), ("RemoteLoad", "/code", "code_load"),
+                ("StreamCopyEnd", "/End", "remote_end"))
     if op_class in ("remote_load", "remote_store"):
         mid = "RemoteLoad" if op_class == "remote_load" else "RemoteStore"
         return (("StreamCopyBegin", "/Begin", "remote_begin"), (mid, "", "remote_mid"),
@@ -272,11 +287,14 @@ def zero_copy_inputs(program: LoweredProgram, base_root: Mapping[str, str]) -> d
         if op.type == "Call" and op.graph in reachable:
             sites.setdefault(str(op.attrs.get("called_graph")), []).append(op)
     out: dict[str, str] = {}
+    carried = {g_in for calls in sites.values() for c in calls for _o, g_in in (c.attrs.get("loop_carried") or ())}
     for graph, calls in sites.items():
         info = program.graphs.get(graph)
         if info is None:
             continue
         for g_in in info.inputs:
+            if g_in in carried:
+                continue
             parents = {str((c.attrs.get("inputs") or {}).get(g_in, "")) for c in calls}
             roots = {base_root.get(p, p) for p in parents}
             if len(roots) == 1 and "" not in parents:
@@ -338,10 +356,16 @@ def reachable_graphs(program: LoweredProgram) -> set[str]:
     while todo:
         g = todo.pop()
         for op in by_graph.get(g, ()):
-            called = op.attrs.get("called_graph") if op.type == "Call" else None
-            if called and called not in seen:
-                seen.add(called)
-                todo.append(called)
+            if op.type == "Call":
+                called = (op.attrs.get("called_graph"), *(op.attrs.get("other_graphs") or ()))
+            elif op.type == "RemoteCodeLoad":
+                called = (op.attrs.get("code_graph"),)
+            else:
+                continue
+            for c in called:
+                if c and c not in seen:
+                    seen.add(c)
+                    todo.append(c)
     return seen
 
 
@@ -349,9 +373,12 @@ def call_copies(op: OpInfo, phase: str, zero_copy: Mapping[str, str]) -> tuple[t
     """The (graph tensor, parent tensor) pairs a Call copies on ``phase`` ("enter" or "exit").
 
     enter: every graph input that is not zero-copy (CopyInput). exit: every graph output
-    (CopyOutput) and every copied input the call modifies (CopyModified).
+    (CopyOutput) and every copied input the call modifies (CopyModified). iterate (a repeat,
+    between iterations): (graph output, graph input) per loop-carried pair.
     """
     g_inputs: Mapping[str, str] = op.attrs.get("inputs") or {}
+    if phase == "iterate":
+        return tuple((str(o), str(i)) for o, i in (op.attrs.get("loop_carried") or ()))
     if phase == "enter":
         return tuple((g, p) for g, p in g_inputs.items() if g not in zero_copy)
     g_outputs: Mapping[str, str] = op.attrs.get("outputs") or {}
@@ -381,11 +408,12 @@ def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool
         if op_class[op.id] == "call":
             made: list[tuple[str, str, str, str]] = []
             if phase == "enter":
-                made.append(("Call", base, "call", ""))
+                made.append((str(op.attrs.get("program") or "Call"), base, "call", ""))
             for g, _p in call_copies(op, phase, zero_copy):
-                label = "copy_in" if phase == "enter" else "copy_out"
+                label = {"enter": "copy_in", "iterate": "loop_carry"}.get(phase, "copy_out")
                 name = program.tensors[g].name if g in program.tensors else g
-                made.append(("OnTileExecute", f"{base}/{label}/{name}/OnTileCopy", label, g))
+                role = "copy_out" if label == "loop_carry" else label
+                made.append(("OnTileExecute", f"{base}/{label}/{name}/OnTileCopy", role, g))
             for ptype, name, role, tensor in made:
                 step = StaticStep(len(static), op.id, phase, ptype, name, role, tensor)
                 static.append(step)
@@ -421,13 +449,15 @@ def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool
         if op_class[op.id] == "call":
             add(op, "enter")
             add(op, "exit")
+            if op.attrs.get("program") == "Repeat":
+                add(op, "iterate")
         else:
             add(op, "")
     ranges: list[tuple[int, int]] = []
     for entry in program.schedule:
         op = program.ops[entry.op]
         phase = entry.phase if op_class[op.id] == "call" else ""
-        if op_class[op.id] == "call" and phase not in ("enter", "exit"):
+        if op_class[op.id] == "call" and phase not in ("enter", "exit", "iterate"):
             phase = "enter"
         start = len(executed)
         executed.extend(by_key[(op.id, phase)])

@@ -37,7 +37,7 @@ _ALIAS_OPS = {"ReshapeInplace"}
 #: op types whose output may be a view of the input (copied when either side is mutated)
 _VIEW_OPS = {"Reshape", "Transpose", "Detach"}
 #: op types producing a fresh array
-_NOT_FRESH = _ALIAS_OPS | _VIEW_OPS | {"HostLoad", "Call"}
+_NOT_FRESH = _ALIAS_OPS | _VIEW_OPS | {"HostLoad", "Call", "Loop", "If"}
 
 
 class RunContext:
@@ -679,6 +679,84 @@ def _call(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
         for gs, ps, copy in outs:
             env[ps] = np.array(sub[gs]) if copy else sub[gs]
     return run
+
+
+@_kernel("Loop")
+def _loop(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    """popxl.ops.repeat: the body's outputs feed its first inputs between iterations; a by-ref
+    loop-carried input gets the body input's final value copied back (PopART LoopOpx)."""
+    body = ex.compiled(op.attrs["called_graph"])
+    count = int(op.attrs["repeat_count"])
+    modified = set(op.modified)
+    n_carry = len(body.output_slots)
+    ins = []
+    for i, (pt, gt) in enumerate(zip(op.inputs, body.graph._inputs)):
+        # a loop-carried input is overwritten every iteration, so the parent's array is passed
+        # only for a by-ref input that is not carried (its changes must reach the parent)
+        by_ref = pt in modified and i >= n_carry
+        ins.append((body.slot[gt], cg.slot[pt], not by_ref and (body.mutated_inputs[i] or i < n_carry)))
+    carry = list(zip(body.output_slots, body.input_slots[:n_carry]))
+    copy_back = [(body.input_slots[i], cg.slot[pt]) for i, pt in enumerate(op.inputs[:n_carry]) if pt in modified]
+    outs = [(gs, cg.slot[pt]) for gs, pt in zip(body.output_slots, op.outputs)]
+    first_inputs = [(cg.slot[pt], cg.slot[po]) for pt, po in zip(op.inputs, op.outputs)]
+    template = body.template
+    kernels = body.kernels
+
+    def run(env: list) -> None:
+        if count == 0:
+            for ps, po in first_inputs:
+                env[po] = np.array(env[ps])
+            return
+        sub = list(template)
+        for gs, ps, copy in ins:
+            sub[gs] = np.array(env[ps]) if copy else env[ps]
+        for it in range(count):
+            if it:
+                values = [sub[o] for o, _ in carry]
+                for (_, i), v in zip(carry, values):
+                    sub[i] = np.array(v)
+            for k in kernels:
+                k(sub)
+        for gs, ps in copy_back:
+            np.copyto(env[ps], sub[gs])
+        for gs, po in outs:
+            env[po] = np.array(sub[gs])
+    return run
+
+
+@_kernel("If")
+def _if(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    """popxl.ops.conditional: one branch runs, chosen by the condition (the same on every replica)."""
+    n_then = int(op.attrs["n_then"])
+    cond_slot = cg.slot[op.inputs[0]]
+    branches = []
+    for g, parents in ((op.attrs["then_branch"], op.inputs[1:1 + n_then]), (op.attrs["else_branch"], op.inputs[1 + n_then:])):
+        b = ex.compiled(g)
+        ins = [(b.slot[gt], cg.slot[pt], b.mutated_inputs[i]) for i, (pt, gt) in enumerate(zip(parents, g._inputs))]
+        branches.append((b.template, b.kernels, ins, b.output_slots))
+    outs = [cg.slot[pt] for pt in op.outputs]
+
+    def run(env: list) -> None:
+        c = np.asarray(env[cond_slot]).reshape(len(env[cond_slot]), -1)[:, 0].astype(bool)
+        if c.all() != c.any():
+            from .errors import SimulatorNotImplementedError, not_implemented_message
+            raise SimulatorNotImplementedError(not_implemented_message(
+                "popxl.ops.conditional with a condition that differs between replicas"))
+        template, kernels, ins, out_slots = branches[0 if c[0] else 1]
+        sub = list(template)
+        for gs, ps, copy in ins:
+            sub[gs] = np.array(env[ps]) if copy else env[ps]
+        for k in kernels:
+            k(sub)
+        for gs, po in zip(out_slots, outs):
+            env[po] = np.array(sub[gs])
+    return run
+
+
+@_kernel("RemoteCodeLoad")
+def _remote_code_load(op: Op, cg: CompiledGraph, ex: Executor) -> None:
+    """popxl.ops.remote_code_load moves code, not data: nothing to compute."""
+    return None
 
 
 # --- collectives ---------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ from __future__ import annotations
 from ..errors import module_getattr
 from . import collectives, var_updates
 from .call import CallSiteInfo, call, call_with_info
+from .code_loading import code_copy, remote_code_load
+from .control import conditional, conditional_with_info, repeat, repeat_with_info
 from .core import (
                    add,
                    add_,
@@ -94,6 +96,9 @@ __all__ = [
                    "argmin",
                    "call",
                    "call_with_info",
+                   "code_copy",
+                   "conditional",
+                   "conditional_with_info",
                    "CallSiteInfo",
                    "cast",
                    "ceil",
@@ -151,7 +156,10 @@ __all__ = [
                    "relu_",
                    "remote_load",
                    "remote_load_",
+                   "remote_code_load",
                    "remote_store",
+                   "repeat",
+                   "repeat_with_info",
                    "rename",
                    "reshape",
                    "reshape_",
