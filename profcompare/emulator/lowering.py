@@ -33,7 +33,8 @@ Variable kinds (``TensorInfo.kind``), first rule that applies
    is updated by Accumulate/AccumulateMean/AccumulatorScale;
    ``optimizer_state`` if it is the state of a moving average (Adam first/second moment) or
    the time step of an AdamUpdater;
-   ``weight`` if it is read by a MatMul or Add, or updated by ScaledAdd/CopyVarUpdate;
+   ``weight`` if it is read by a MatMul or Add (or is a Conv / ConvTranspose weight or a
+   GroupNormalization scale or bias), or updated by ScaledAdd/CopyVarUpdate;
    ``other`` otherwise.
 3. Op outputs: RemoteLoad outputs are ``remote_staging``; collective outputs are
    ``gradient`` when their input is a gradient or accumulator (a mean-reduced or
@@ -90,6 +91,10 @@ FLOPS_PER_ELEMENT: dict[str, int] = {
     "Max": 1, "Where": 1, "Clip": 2, "ReduceMean": 1, "ReduceMax": 1, "ReduceMin": 1, "ReduceProd": 1,
     "ReduceSumSquare": 2, "ReduceLogSumExp": 6, "ReduceLogSum": 1, "ReduceL1": 2, "ReduceL2": 2, "ArgMax": 1,
     "ArgMin": 1, "CumSum": 1,
+    # neural-network and random ops; Conv, ConvTranspose, pools and their gradients carry their own
+    # "flops" attribute (convolutions: 2 x multiply-accumulates; pools: one per window element)
+    "GroupNormalization": 8, "GroupNormalizationGrad": 12, "BatchNormalization": 4, "Dropout": 2,
+    "DropoutGrad": 2, "ShapedDropout": 2, "ShapedDropoutGrad": 2, "RandomUniform": 2, "RandomNormal": 4,
 }
 
 _INPLACE_TYPES = {"AddLhsInplace", "GeluInplace", "ReluInplace", "ExpInplace", "SwishInplace", "GeluErfInplace", "ScaledAddLhsInplace", "ReplicatedAllReduceInplace",
@@ -117,6 +122,8 @@ _ROLES: dict[tuple[str, int], str] = {
     ("AdamUpdater", 0): "optimizer_state", ("AdamUpdater", 1): "optimizer_state",
     ("MatMul", 0): "weight", ("MatMul", 1): "weight", ("Add", 0): "weight", ("Add", 1): "weight",
     ("ScaledAddLhsInplace", 0): "weight", ("CopyVarUpdate", 0): "weight",
+    ("Conv", 1): "weight", ("ConvTranspose", 1): "weight", ("GroupNormalization", 1): "weight",
+    ("GroupNormalization", 2): "weight",
 }
 _ROLE_PRIORITY = ("accumulator", "optimizer_state", "weight")
 
@@ -197,6 +204,8 @@ def _aliases(op: Op) -> dict[Tensor, Tensor]:
 
 
 def _flops(op: Op) -> int:
+    if "flops" in op.attrs:  # computed by the op builder (convolutions, pools)
+        return int(op.attrs["flops"])
     if op.type == "MatMul":
         out = op.outputs[0]
         return 2 * _nelms(out.shape) * int(op.attrs["k"])

@@ -70,6 +70,8 @@ from .transforms.autodiff import (
 )
 
 from . import kernels_ext  # noqa: E402,F401 - registers the numeric kernels of the extended ops
+from . import kernels_nn  # noqa: E402,F401 - registers the kernels of the neural-network and random ops
+from .random_seed import create_seeds  # noqa: E402
 from . import kernels_shape  # noqa: E402,F401 - registers the kernels of the shape and indexing ops
 from . import kernels_fp8  # noqa: E402,F401 - registers the kernels of the float8 ops
 
@@ -102,6 +104,7 @@ __all__ = [
                      "complex64",
                      "complex128",
                      "constant",
+                     "create_seeds",
                      "d2h_stream",
                      "double",
                      "dtype",

@@ -80,6 +80,8 @@ from .elementwise import (
                    where,
 )
 from .io import host_load, host_store, remote_load, remote_load_, remote_store
+from .nn import PadType, average_pool, batch_norm_inference, conv, conv_transpose, group_norm, layer_norm, max_pool
+from .random import dropout, random_normal, random_uniform, shaped_dropout, split_random_seed
 from .indexing import (dynamic_slice, dynamic_update, dynamic_update_, gather, groupedgather, onehot, scatter,
                        scatter_reduce, tied_gather, topk)
 from .shape import concat, concat_, detach_, slice, slice_, split, squeeze, subsample, transpose_
@@ -197,4 +199,17 @@ __all__ = [
                    "tied_gather",
                    "topk",
                    "transpose_",
+                   "PadType",
+                   "average_pool",
+                   "batch_norm_inference",
+                   "conv",
+                   "conv_transpose",
+                   "dropout",
+                   "group_norm",
+                   "layer_norm",
+                   "max_pool",
+                   "random_normal",
+                   "random_uniform",
+                   "shaped_dropout",
+                   "split_random_seed",
 ]

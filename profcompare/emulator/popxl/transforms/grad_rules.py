@@ -111,4 +111,8 @@ from .grad_rules_shape import SHAPE_GRAD_RULES  # noqa: E402 - shape, indexing a
 
 GRAD_RULES.update(SHAPE_GRAD_RULES)
 
+from .grad_rules_nn import GRAD_RULES_NN  # noqa: E402 - normalisation, conv, pooling, dropout
+
+GRAD_RULES.update(GRAD_RULES_NN)
+
 __all__ = ["GRAD_RULES", "expand_reduced", "reduce_to"]

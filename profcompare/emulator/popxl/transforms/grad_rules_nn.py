@@ -1,0 +1,96 @@
+"""Gradient rules of popxl's neural-network and random ops, merged into
+:data:`.grad_rules.GRAD_RULES` (same rule signature).
+
+As in PopART, each forward op gets dedicated gradient ops (``GroupNormalizationGrad``,
+``ConvDataGrad`` / ``ConvWeightsGrad``, ``MaxPoolGrad`` ...) whose kernels are in
+``popxl/kernels_nn.py``. Dropout's gradient regenerates the forward mask from the same seed
+tensor. ``batch_norm_inference`` has no gradient: autodiff refuses it, as PopART does for the
+one-output (inference) batch norm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..graph import Op, add_op
+from ..ops._util import out
+from ..tensor import Tensor
+
+Fwd = Callable[[Tensor], Tensor]
+
+
+def _like(name: str, t: Tensor) -> tuple:
+    return out(name, t.shape, t.dtype)
+
+
+def _group_norm(op: Op, grads: list, fwd: Fwd) -> list:
+    x, w, b = op.inputs
+    _y, mean, inv = op.outputs
+    g = add_op("GroupNormalizationGrad", "group_norm_grad", [grads[0], fwd(x), fwd(w), fwd(mean), fwd(inv)],
+               [_like("group_norm_x_grad", x), _like("group_norm_weight_grad", w), _like("group_norm_bias_grad", b)],
+               {"num_groups": op.attrs["num_groups"], "epsilon": op.attrs["epsilon"]})
+    return list(g.outputs)
+
+
+def _batch_norm(op: Op, grads: list, fwd: Fwd) -> list:
+    raise RuntimeError(f"autodiff of batch_norm_inference ({op.name}): an inference batch norm (one output) has "
+                       "no gradient in popxl; detach its inputs or keep it out of the differentiated graph")
+
+
+def _conv(op: Op, grads: list, fwd: Fwd) -> list:
+    x, w = op.inputs
+    dx = add_op("ConvDataGrad", "conv_data_grad", [grads[0], fwd(w)], [_like("conv_x_grad", x)], dict(op.attrs))
+    dw = add_op("ConvWeightsGrad", "conv_weights_grad", [grads[0], fwd(x)], [_like("conv_weight_grad", w)],
+                dict(op.attrs))
+    return [dx.outputs[0], dw.outputs[0]]
+
+
+def _conv_transpose(op: Op, grads: list, fwd: Fwd) -> list:
+    x, w = op.inputs
+    dx = add_op("ConvTransposeDataGrad", "conv_transpose_data_grad", [grads[0], fwd(w)],
+                [_like("convtranspose_x_grad", x)], dict(op.attrs))
+    dw = add_op("ConvTransposeWeightsGrad", "conv_transpose_weights_grad", [grads[0], fwd(x)],
+                [_like("convtranspose_weight_grad", w)], dict(op.attrs))
+    return [dx.outputs[0], dw.outputs[0]]
+
+
+def _max_pool(op: Op, grads: list, fwd: Fwd) -> list:
+    x = op.inputs[0]
+    g = add_op("MaxPoolGrad", "maxpool_grad", [grads[0], fwd(x), fwd(op.outputs[0])], [_like("maxpool_x_grad", x)],
+               dict(op.attrs))
+    return [g.outputs[0]]
+
+
+def _average_pool(op: Op, grads: list, fwd: Fwd) -> list:
+    x = op.inputs[0]
+    g = add_op("AveragePoolGrad", "averagepool_grad", [grads[0]], [_like("averagepool_x_grad", x)], dict(op.attrs))
+    return [g.outputs[0]]
+
+
+def _dropout_like(grad_type: str) -> Callable[[Op, list, Fwd], list]:
+    def rule(op: Op, grads: list, fwd: Fwd) -> list:
+        x, seed = op.inputs
+        g = add_op(grad_type, grad_type.lower(), [grads[0], fwd(seed)], [_like(f"{grad_type.lower()}_out", x)],
+                   dict(op.attrs))
+        return [g.outputs[0], None]
+    return rule
+
+
+def _no_grad(op: Op, grads: list, fwd: Fwd) -> list:
+    return [None] * len(op.inputs)
+
+
+GRAD_RULES_NN: dict[str, Callable[[Op, list, Fwd], list]] = {
+    "GroupNormalization": _group_norm,
+    "BatchNormalization": _batch_norm,
+    "Conv": _conv,
+    "ConvTranspose": _conv_transpose,
+    "MaxPool": _max_pool,
+    "AveragePool": _average_pool,
+    "Dropout": _dropout_like("DropoutGrad"),
+    "ShapedDropout": _dropout_like("ShapedDropoutGrad"),
+    # random samples and seeds carry no gradient
+    "RandomUniform": _no_grad, "RandomNormal": _no_grad, "ModifyRandomSeed": _no_grad,
+}
+
+__all__ = ["GRAD_RULES_NN"]
