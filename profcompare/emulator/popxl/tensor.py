@@ -302,7 +302,47 @@ class Tensor:
         raise SimulatorNotImplementedError(not_implemented_message("popxl.Tensor.__invert__ (ops.logical_not)"))
 
     def __getitem__(self, key: Any) -> Tensor:
-        raise SimulatorNotImplementedError(not_implemented_message("popxl.Tensor indexing (ops.slice / ops.gather)"))
+        """popxl's indexing: integers and slices (``x[0]``, ``x[:2, 3:]``, ``x[:, ::-1]``) slice, an
+        integer squeezing its axis and |step| > 1 subsampling after the slice; an integer tensor (or
+        host array) gathers along axis 0; a boolean one keeps where True and zeroes the rest
+        (``where``; the shape stays, unlike NumPy)."""
+        from . import ops
+
+        if isinstance(key, (slice, int)) and not isinstance(key, bool) or (
+                isinstance(key, tuple) and key and all(isinstance(k, (slice, int)) and not isinstance(k, bool)
+                                                       for k in key)):
+            keys = (key,) if isinstance(key, (slice, int)) else key
+            start: list[Any] = []
+            stop: list[Any] = []
+            step: list[Any] = []
+            subsample: list[int] = []
+            squeezed: list[int] = []
+            for axis, k in enumerate(keys):
+                if isinstance(k, int):
+                    start.append(k)
+                    stop.append(k + 1 if k != -1 else None)
+                    step.append(1)
+                    subsample.append(1)
+                    squeezed.append(axis)
+                else:
+                    start.append(k.start)
+                    stop.append(k.stop)
+                    step.append(None if k.step is None else max(-1, min(1, k.step)))
+                    subsample.append(1 if k.step is None else abs(k.step))
+            out = ops.slice(self, start, stop, step)
+            if any(s != 1 for s in subsample):
+                out = ops.subsample(out, subsample + [1] * (out.rank - len(subsample)))
+            if squeezed:
+                out = ops.squeeze(out, axes=squeezed)
+            return out
+        if isinstance(key, Tensor) or (isinstance(key, (np.ndarray, list, tuple)) and not isinstance(key, (str, bool))):
+            index = key if isinstance(key, Tensor) else constant(np.asarray(key))
+            if index.dtype.is_int:
+                return ops.gather(self, index)
+            if index.dtype == dtypes.bool:
+                return ops.where(index, self, constant(0, dtype=self.dtype))
+        raise TypeError("Only integers, slices (`:`), integer tensors and boolean tensors are valid indices. "
+                        f"Not a valid Type: {type(key)}. Value: {key}.")
 
     def __iter__(self) -> Iterator[Any]:
         raise TypeError("popxl.Tensor is not iterable")
