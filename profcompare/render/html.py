@@ -39,6 +39,7 @@ from profcompare import analysis
 from profcompare._version import __version__
 from profcompare.model import METRIC_UNITS, METRICS, Report
 from profcompare.render import html_ledger, interactive, plots
+from profcompare.render.ipu_sections import html_ipu_section
 from profcompare.render.format import (
     MISSING,
     format_bytes,
@@ -625,6 +626,10 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
         _remote_section(obj, top),
         _execution_section(obj, reports),
     )
+    ipu_section = html_ipu_section(obj)  # only with more than one IPU per replica
+    if ipu_section is not None:
+        at = next(i for i, s in enumerate(sections) if s.id == "tiles")
+        sections = (*sections[:at], ipu_section, *sections[at:])
     if is_comparison:
         present = set(obj.variables["status"].astype(str).unique()) if len(obj.variables) else set()
         variable_filter = ("status", tuple(s for s in STATUS_ORDER if s in present) or STATUS_ORDER)

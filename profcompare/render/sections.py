@@ -21,6 +21,7 @@ from profcompare import analysis
 from profcompare.analysis import TopN
 from profcompare.compare import STATUSES, Comparison
 from profcompare.model import METRICS, Report, ReportMeta, variables_convention
+from profcompare.render.ipu_sections import comparison_ipu_section, report_ipu_section
 from profcompare.render.format import (
     describe_report,
     describe_target,
@@ -549,6 +550,9 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
         _remote_section(report, top),
         _execution_section(report),
     )
+    ipu_section = report_ipu_section(report)  # only with more than one IPU per replica
+    if ipu_section is not None:
+        sections = (sections[0], ipu_section, *sections[1:])
     return Document(f"profcompare report: {meta.label}", tuple(facts), tuple(warnings), sections)
 
 
@@ -990,6 +994,9 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20) -> Document:
         _comparison_remote_section(cmp, top),
         _comparison_execution_section(cmp),
     )
+    ipu_section = comparison_ipu_section(cmp.base, cmp.new)  # only with more than one IPU per replica
+    if ipu_section is not None:
+        sections = (*sections[:4], ipu_section, *sections[4:])
     title = f"profcompare comparison: {base.label} (base) vs {new.label} (new)"
     return Document(title, tuple(facts), comparison_warnings(cmp), sections)
 

@@ -1,0 +1,90 @@
+"""The "Memory per IPU" sections of ``show`` and ``compare`` (text, markdown: through sections.py)
+and the rows the HTML page's per-IPU table shows. Present only when a report has more than one
+IPU per replica, so single-IPU outputs are unchanged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from profcompare.memory_per_ipu import compare_memory_per_ipu, ipu_count, memory_per_ipu
+from profcompare.model import Report
+from profcompare.render.format import format_bytes, format_count
+
+_HEADERS = ("Always-live", "Not-always-live peak", "Total", "Including gaps")
+_COLUMNS = ("always_live_bytes", "not_always_live_peak_bytes", "total_bytes", "bytes_including_gaps")
+_NOTE = ("Per IPU of one replica, summed over its tiles. Total = always-live + not-always-live peak "
+         "(excluding gaps); the not-always-live peak is each tile's peak, summed.")
+
+
+def report_ipu_section(report: Report) -> Any:
+    """The "Memory per IPU" Section of one report, or None with a single IPU per replica."""
+    from profcompare.render.sections import Cell, Column, Section, Table
+
+    if ipu_count(report) <= 1:
+        return None
+    frame = memory_per_ipu(report)
+    rows = tuple(
+        (Cell(f"IPU {int(r.ipu)}"), Cell(format_count(r.tiles)))
+        + tuple(Cell(format_bytes(getattr(r, c))) for c in _COLUMNS)
+        for r in frame.itertuples(index=False)
+    )
+    columns = (Column("IPU"), Column("Tiles", True)) + tuple(Column(h, True) for h in _HEADERS)
+    return Section("Memory per IPU", Table(columns, rows), (_NOTE,))
+
+
+def comparison_ipu_section(base: Report, new: Report) -> Any:
+    """The "Memory per IPU" Section of a comparison (base, new, delta of always-live,
+    not-always-live peak and total per IPU), or None when both reports have one IPU."""
+    from profcompare.render.sections import Cell, Column, Section, Table
+
+    if max(ipu_count(base), ipu_count(new)) <= 1:
+        return None
+    frame = compare_memory_per_ipu(base, new)
+    rows = []
+    for r in frame.to_dict("records"):
+        cells = [Cell(f"IPU {int(r['ipu'])}")]
+        for c in _COLUMNS[:3]:
+            cells += [Cell(format_bytes(r[f"base_{c}"])), Cell(format_bytes(r[f"new_{c}"])),
+                      Cell(format_bytes(r[f"delta_{c}"], signed=True))]
+        rows.append(tuple(cells))
+    columns = [Column("IPU")]
+    for h in _HEADERS[:3]:
+        columns += [Column(f"{h} base", True), Column(f"{h} new", True), Column(f"{h} delta", True)]
+    return Section("Memory per IPU", Table(tuple(columns), tuple(rows)), (_NOTE,))
+
+
+def html_ipu_section(obj: Any) -> Any:
+    """The HTML page's "Memory per IPU" section (html_model.Section) of a Report or a Comparison,
+    or None when no report has more than one IPU per replica."""
+    from profcompare.model import Report as _Report
+    from profcompare.render.html_model import Cell, Col, Row, Section, Table, bytes_cell
+
+    if isinstance(obj, _Report):
+        if ipu_count(obj) <= 1:
+            return None
+        frame = memory_per_ipu(obj)
+        cols = (Col("ipu", "IPU", True), Col("tiles", "Tiles", True),
+                *(Col(c, h, True) for h, c in zip(_HEADERS, _COLUMNS)))
+        rows = tuple(Row((Cell(f"{int(r['ipu'])}", int(r["ipu"])),
+                          Cell(format_count(r["tiles"]), int(r["tiles"])),
+                          *(bytes_cell(r[c]) for c in _COLUMNS)))
+                     for r in frame.to_dict("records"))
+    else:
+        if max(ipu_count(obj.base), ipu_count(obj.new)) <= 1:
+            return None
+        frame = compare_memory_per_ipu(obj.base, obj.new)
+        cols = [Col("ipu", "IPU", True)]
+        for h, c in zip(_HEADERS[:3], _COLUMNS[:3]):
+            cols += [Col(f"base_{c}", f"{h} base", True), Col(f"new_{c}", f"{h} new", True),
+                     Col(f"delta_{c}", f"{h} delta", True)]
+        rows = tuple(Row((Cell(f"{int(r['ipu'])}", int(r["ipu"])),
+                          *(cell for c in _COLUMNS[:3]
+                            for cell in (bytes_cell(r[f"base_{c}"]), bytes_cell(r[f"new_{c}"]),
+                                         bytes_cell(r[f"delta_{c}"], signed=True)))))
+                     for r in frame.to_dict("records"))
+        cols = tuple(cols)
+    table = Table("memory-per-ipu-table", cols, rows, note=_NOTE)
+    return Section("memory-per-ipu", "Memory per IPU", tables=(table,))
+
+
+__all__ = ["comparison_ipu_section", "html_ipu_section", "report_ipu_section"]
