@@ -15,6 +15,9 @@ from the emulator's own code, nothing written by hand:
   note quotes what is refused;
 - **supported**: present, and no such refusal in its code.
 
+A function may also carry ``__simulator_note__``: a note on values that differ from the real
+API's by design (random numbers), added to its row whatever its status.
+
 The "not implemented" errors are ``SimulatorNotImplementedError`` / ``not_implemented_message``
 (popxl) and ``AddonsNotImplementedError`` / ``not_supported`` (popxl-addons). popxl-addons names
 are classified under every generation the emulator knows (``PROFCOMPARE_SIM_ADDONS``).
@@ -166,8 +169,19 @@ def _refusals(fn: Any, depth: int = HELPER_DEPTH, seen: set[int] | None = None) 
     return always, sometimes
 
 
+#: attribute of an emulator function holding a note on values that differ from the real API's by design
+SIMULATOR_NOTE = "__simulator_note__"
+
+
 def classify(found: bool, obj: Any) -> tuple[str, str]:
-    """(status, note) of an object found (or not) in the emulator."""
+    """(status, note) of an object found (or not) in the emulator; its ``__simulator_note__``, if
+    any, is added to the note."""
+    status, note = _classify_refusals(found, obj)
+    extra = getattr(obj, SIMULATOR_NOTE, "") if found else ""
+    return status, "; ".join(n for n in (note, extra) if n)
+
+
+def _classify_refusals(found: bool, obj: Any) -> tuple[str, str]:
     if not found:
         return "not", ""
     fn = _function_of(obj)

@@ -179,3 +179,18 @@ def test_random_ops_lower_with_flops() -> None:
         r = ops.random_normal(seed, (3, 3))
     flops = {op.type: op.flops for op in lower(ir).ops.values()}
     assert flops["Dropout"] == 2 * d.nelms and flops["RandomNormal"] == 4 * r.nelms
+
+
+def test_compatibility_page_says_the_values_are_not_poplars() -> None:
+    import importlib.util
+    import pathlib
+    import sys
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "tools" / "compat_table.py"
+    spec = importlib.util.spec_from_file_location("compat_table_for_random", path)
+    compat = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = compat  # its dataclasses look their module up
+    spec.loader.exec_module(compat)
+    for fn in (ops.dropout, ops.shaped_dropout, ops.random_uniform, ops.random_normal):
+        status, note = compat.classify(True, fn)
+        assert status == "supported" and "not Poplar's" in note and "same seed, same numbers" in note

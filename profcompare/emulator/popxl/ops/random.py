@@ -108,4 +108,14 @@ def split_random_seed(seed: Tensor, n: int = 2) -> tuple[Tensor, ...]:
     return tuple(_modify_seed(seed, constant(i, dtypes.uint32)) for i in range(int(n)))
 
 
+_VALUES_NOTE = ("values from the simulator's Philox generator keyed by the seed tensor, not Poplar's: same seed, "
+                "same numbers{}")
+dropout.__simulator_note__ = _VALUES_NOTE.format("; keep probability 1 - p and 1 / (1 - p) scaling exact")  # type: ignore[attr-defined]
+shaped_dropout.__simulator_note__ = dropout.__simulator_note__  # type: ignore[attr-defined]
+random_uniform.__simulator_note__ = _VALUES_NOTE.format("")  # type: ignore[attr-defined]
+random_normal.__simulator_note__ = _VALUES_NOTE.format("")  # type: ignore[attr-defined]
+split_random_seed.__simulator_note__ = ("derived seeds keep the first word as popxl's do; the second word is the "  # type: ignore[attr-defined]
+                                        "simulator's, not Poplar's")
+
+
 __all__ = ["dropout", "random_normal", "random_uniform", "shaped_dropout", "split_random_seed"]
