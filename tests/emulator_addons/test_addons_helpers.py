@@ -1,5 +1,4 @@
-"""popxl-addons helpers: InputStreams / OutputStreams, array_munging, seed_variable and the
-refused batch serialisation."""
+"""popxl-addons helpers: InputStreams / OutputStreams, array_munging and seed_variable."""
 
 from __future__ import annotations
 
@@ -96,12 +95,3 @@ def test_seed_variable_one_seed_per_group_loaded_on_chip() -> None:
     # replicas 0,1 form group 0 and replicas 2,3 group 1
     np.testing.assert_array_equal(out, expected[[0, 0, 1, 1]])
     np.testing.assert_array_equal(stored, expected)
-
-
-def test_batch_serialisation_is_refused_with_its_name() -> None:
-    with pytest.raises(NotImplementedError, match="popxl_addons.transforms.batch_serialise "):
-        addons.batch_serialise(None, 4, {}, {})
-    with pytest.raises(NotImplementedError, match="batch_serialise_fwd_and_grad"):
-        addons.transforms.batch_serialise_fwd_and_grad(None, None, None, 4)
-    handle = addons.RemoteHandle(buffer=None, row_offset=2)
-    assert handle.row_offset == 2 and handle.shard_group is None
