@@ -95,3 +95,26 @@ def test_seed_variable_one_seed_per_group_loaded_on_chip() -> None:
     # replicas 0,1 form group 0 and replicas 2,3 group 1
     np.testing.assert_array_equal(out, expected[[0, 0, 1, 1]])
     np.testing.assert_array_equal(stored, expected)
+
+
+def test_named_replica_grouping_helpers(monkeypatch: pytest.MonkeyPatch) -> None:
+    from profcompare.emulator.popxl_addons import named_replica_grouping as nrg
+
+    ir = popxl.Ir(replication=8)
+    with ir.main_graph:
+        wide = ir.replica_grouping(stride=2, group_size=4)
+        assert nrg.fill_none_group(None, wide) is wide and nrg.fill_none_group(wide, None) is wide
+        assert not nrg.is_cross_instance(wide)  # one instance holds all 8 replicas
+        assert nrg.get_instance_replica_grouping(wide) is wide
+        monkeypatch.setenv("POPLAR_TARGET_OPTIONS", '{"ipuLinkDomainSize": "4"}')
+        assert nrg.get_ild_size_from_popdist() == 4 and nrg.is_cross_ild(wide)
+        local = nrg.get_ild_replica_grouping(wide)
+        assert (local.stride, local.group_size) == (2, 2)
+        with pytest.raises(ValueError, match="Link Domain"):
+            nrg.get_ild_replica_grouping(ir.replica_grouping(stride=8, group_size=1))
+        monkeypatch.delenv("POPLAR_TARGET_OPTIONS")
+        assert nrg.get_ild_size_from_popdist() == 8
+        groups = nrg.NamedReplicaGrouping.build_groups(["a.w", "b"], wide)
+        assert groups.a.w is wide and groups.b is wide
+    monkeypatch.setenv("PROFCOMPARE_SIM_ADDONS", "3.0")
+    assert not hasattr(nrg, "get_ild_replica_grouping")
