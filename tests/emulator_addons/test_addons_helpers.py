@@ -118,3 +118,35 @@ def test_named_replica_grouping_helpers(monkeypatch: pytest.MonkeyPatch) -> None
         assert groups.a.w is wide and groups.b is wide
     monkeypatch.setenv("PROFCOMPARE_SIM_ADDONS", "3.0")
     assert not hasattr(nrg, "get_ild_replica_grouping")
+
+
+def test_all_gather_replica_sharded_graph_restores_the_full_tensor() -> None:
+    from profcompare.emulator.popxl_addons import rts
+
+    data = np.arange(6, dtype=np.float32)
+    ir = popxl.Ir(replication=2)
+    with ir.main_graph:
+        full = popxl.variable(data, name="full")
+        shard = ops.collectives.replica_sharded_slice(full)
+        plain = popxl.variable(np.ones(2, np.float32), name="plain")
+        tensors = addons.NamedTensors.from_dict({"b.shard": shard, "a": plain})
+        graph, names = rts.all_gather_replica_sharded_graph(tensors)
+        assert names == ["a", "b.shard"]
+        gathered = addons.NamedTensors.pack(names, graph.bind(tensors).call())
+        stream = popxl.d2h_stream((6,), popxl.float32)
+        ops.host_store(stream, gathered.b.shard)
+        assert gathered.a.shape == (2,)  # unsharded inputs pass through
+    with popxl.Session(ir, "ipu_model") as session:
+        out = session.run()[stream]
+    np.testing.assert_array_equal(out, np.stack([data, data]))
+
+
+def test_named_variable_factories_replica_groupings() -> None:
+    ir = popxl.Ir(replication=4)
+    with ir.main_graph:
+        pairs = ir.replica_grouping(group_size=2)
+        _, f_w = addons.variable_factory.add_variable_input("w", lambda: np.zeros(2, np.float32),
+                                                            replica_grouping=pairs)
+        _, f_b = addons.variable_factory.add_variable_input("b", lambda: np.zeros(2, np.float32))
+        groups = addons.NamedVariableFactories.from_dict({"l.w": f_w, "l.b": f_b}).replica_groupings
+    assert groups.l.w is pairs and groups.l.b.group_size == 4

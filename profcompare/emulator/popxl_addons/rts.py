@@ -14,7 +14,6 @@ op names in a real profile differ).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from profcompare.emulator.popxl_addons._compat import not_supported, ops, popxl
@@ -23,12 +22,14 @@ from profcompare.emulator.popxl_addons.graph import GraphWithNamedArgs
 from profcompare.emulator.popxl_addons.named_replica_grouping import NamedReplicaGrouping
 from profcompare.emulator.popxl_addons.named_tensors import NamedTensors
 from profcompare.emulator.popxl_addons.ops.replicated_strided_collectives import (
+    replicated_all_gather_strided,
     replicated_all_reduce_strided,
     replicated_reduce_scatter_strided,
 )
 
 __all__ = [
     "all_gather_replica_sharded_graph",
+    "gather_replica_sharded_tensor",
     "reduce_replica_sharded_graph",
     "reduce_replica_sharded_tensor",
     "replica_sharded_spec",
@@ -158,6 +159,58 @@ del replica_sharded_spec, reduce_replica_sharded_tensor, reduce_replica_sharded_
 __getattr__ = generational_getattr(__name__, _GENERATIONAL)
 
 
-def all_gather_replica_sharded_graph(tensors: Iterable[Any], *args: Any, **kwargs: Any) -> Any:
-    """Outside the emulated subset (used only by the phased-execution example)."""
-    raise not_supported("rts.all_gather_replica_sharded_graph")
+def _gather_30(t: Any, use_io_tiles: bool = False, replica_group: Any = None) -> Any:
+    from profcompare.emulator.popxl_addons.named_replica_grouping import get_instance_replica_grouping
+
+    return _gather(t, use_io_tiles, get_instance_replica_grouping(replica_group or _ir().replica_grouping()))
+
+
+def _gather_34(t: Any, use_io_tiles: bool = False, replica_group: Any = None) -> Any:
+    return _gather(t, use_io_tiles, replica_group or _ir().replica_grouping())
+
+
+def _gather(t: Any, use_io_tiles: bool, replica_group: Any) -> Any:
+    """All-gather a sharded ``t`` (one with a meta_shape) over ``replica_group`` (on the I/O
+    tiles when asked, then copied to the compute tiles); an unsharded ``t`` is only copied."""
+    if t.meta_shape:
+        if use_io_tiles:
+            with popxl.io_tiles():
+                t = replicated_all_gather_strided(t, group=replica_group)
+        else:
+            t = replicated_all_gather_strided(t, group=replica_group)
+    if use_io_tiles:
+        t = ops.io_tile_copy(t)
+    return t
+
+
+def all_gather_replica_sharded_graph(tensors: NamedTensors, use_io_tiles: bool = False,
+                                     replica_groups: NamedReplicaGrouping | None = None
+                                     ) -> tuple[GraphWithNamedArgs, list[str]]:
+    """Return (graph ``all_gather``, output names): one named input per tensor of ``tensors``
+    (key-sorted), each output the input all-gathered over its group of ``replica_groups``
+    (default: all replicas; a grouping's ``const_rg`` is used)."""
+    ir = _ir()
+    groups = (replica_groups or NamedReplicaGrouping.build_groups(list(tensors.named_tensors),
+                                                                  ir.replica_grouping())).to_dict()
+    gather = _GENERATIONAL["gather_replica_sharded_tensor"].resolve()
+    graph = ir.create_empty_graph("all_gather")
+    names: list[str] = []
+    args: dict[str, Any] = {}
+    with graph, popxl.in_sequence(False):
+        for name, tensor in zip(*tensors.unpack()):
+            graph_input = popxl.graph_input(tensor.shape, tensor.dtype, tensor.name,
+                                            meta_shape=tuple(tensor.meta_shape) or None)
+            args[name] = graph_input
+            names.append(name)
+            popxl.graph_output(gather(graph_input, use_io_tiles=use_io_tiles, replica_group=groups[name].const_rg))
+    return GraphWithNamedArgs(graph, NamedTensors.from_dict(args)), names
+
+
+gather_replica_sharded_tensor = Generational(
+    "gather_replica_sharded_tensor", {"3.0": _gather_30, "3.4": _gather_34}, {
+        "3.0": "gather_replica_sharded_tensor(t, use_io_tiles=False, replica_group=None): the group is restricted "
+               "to one instance",
+        "3.4": "gather_replica_sharded_tensor(t, use_io_tiles=False, replica_group=None)",
+    })
+_GENERATIONAL[gather_replica_sharded_tensor.name] = gather_replica_sharded_tensor
+del gather_replica_sharded_tensor

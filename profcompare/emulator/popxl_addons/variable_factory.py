@@ -252,6 +252,13 @@ class NamedVariableFactories(DotTree[VariableFactory]):
                                                         empty)
         return NamedTensors.from_dict(created)
 
+    @property
+    def replica_groupings(self) -> Any:
+        """A NamedReplicaGrouping with every factory's replica grouping under its key."""
+        from profcompare.emulator.popxl_addons.named_replica_grouping import NamedReplicaGrouping
+
+        return NamedReplicaGrouping.from_dict({key: f.replica_grouping for key, f in self.to_dict().items()})
+
     def init_zero(self) -> NamedTensors:
         """Return zero tensors (``ops.init``) in the current graph, one per factory (insertion order)."""
         return NamedTensors.from_dict(
