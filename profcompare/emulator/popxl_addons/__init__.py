@@ -29,6 +29,7 @@ from profcompare.emulator.popxl_addons.module import Module
 from profcompare.emulator.popxl_addons.named_tensors import NamedTensors
 from profcompare.emulator.popxl_addons.ops import cross_entropy, cross_entropy_with_grad, host_load, host_store
 from profcompare.emulator.popxl_addons.remote import load_remote_graph, store_remote_graph
+from profcompare.emulator.popxl_addons.route_tensor import is_subgraph, route_tensor_into_graph
 from profcompare.emulator.popxl_addons.streams import InputStreams, OutputStreams
 from profcompare.emulator.popxl_addons.transforms import (
     RemoteHandle,
@@ -98,12 +99,14 @@ __all__ = [
     "cross_entropy_with_grad",
     "host_load",
     "host_store",
+    "is_subgraph",
     "load_remote_graph",
     "named_buffers",
     "named_variable_buffers",
     "ops",
     "pipelined_execution",
     "recompute_graph",
+    "route_tensor_into_graph",
     "store_remote_graph",
     "suffix_graph_name",
 ]
