@@ -52,8 +52,14 @@ def test_ipu_placement_of_tensors_and_copy_names():
         d = a.copy_to_ipu(3, 0)
         assert (a.ipu, b.ipu, c.ipu, d.ipu) == (2, 2, 0, 3)
         assert c.name == b.name + "_c0"
+        # a variable has no producer: its IPU is its first consumer's
+        assert ops.ipu_copy(a, 1).ipu == 1 and a.ipu == 2
+        lonely = popxl.variable(np.ones(2, np.float32), name="lonely")
         with pytest.raises(ValueError, match="specify `source`"):
-            ops.ipu_copy(a, 1)
+            ops.ipu_copy(lonely, 1)
+        lonely2 = popxl.variable(np.ones(2, np.float32), name="lonely2")
+        with pytest.raises(ValueError, match="IPU is undefined"):
+            lonely2.ipu  # noqa: B018 - the property raises
     ir.replication_factor = 3
     with popxl.Session(ir, "ipu_model") as s:
         # 4 IPUs per replica x 3 replicas -> the next power of two

@@ -52,14 +52,17 @@ def _first_consumer(t: Tensor) -> Op | None:
     return None
 
 
-def tensor_ipu(t: Tensor) -> int:
-    """The IPU of tensor ``t`` (see the module docstring)."""
+def tensor_ipu(t: Tensor, default: int | None = None) -> int:
+    """The IPU of tensor ``t`` (see the module docstring). A tensor with neither a producer nor a
+    consumer has no IPU: ``default``, or UndefinedValue when it is None (popxl ``Tensor.ipu``)."""
     prod = t._producer
     if prod is not None:
         return op_ipu(prod)
     cons = _first_consumer(t)
     if cons is None:
-        return 0
+        if default is None:
+            raise UndefinedValue("Tensor's IPU is undefined.")
+        return default
     if cons.type == "IpuCopy":
         return int(cons.attrs["source"])
     return op_ipu(cons)
@@ -101,10 +104,12 @@ def ipu_copy(t: Tensor, destination: int, source: int | None = None) -> Tensor:
     without a producer needs it (ValueError otherwise)."""
     destination = _check_ipu(destination, "ipu_copy destination")
     if source is None:
-        if t._producer is None:
+        # popxl infers the source from the tensor's virtual graph (producer, else consumers)
+        try:
+            source = tensor_ipu(t)
+        except UndefinedValue:
             raise ValueError(f'Could not infer the ipu for Tensor to be copied "{t}" . '
-                             "Please specify `source` when copying for this tensor.")
-        source = op_ipu(t._producer)
+                             "Please specify `source` when copying for this tensor.") from None
     source = _check_ipu(source, "ipu_copy source")
     op = add_op("IpuCopy", "ipucopy", [t], [(t.name + f"_c{destination}", t.shape, t.dtype, t.meta_shape)],
                 attrs={"source": source, "destination": destination})
@@ -119,7 +124,7 @@ def ipu_copy(t: Tensor, destination: int, source: int | None = None) -> Tensor:
 def io_tile_copy(t: Tensor) -> Tensor:
     """Copy ``t`` between the compute and I/O tiles of its IPU (popxl ``ops.io_tile_copy``): the
     output is on the other tile set than ``t``; named ``<t.name>_iotilecopy``."""
-    ipu = tensor_ipu(t)
+    ipu = tensor_ipu(t, default=current_ipu())
     to_io = tensor_tile_set(t) != "io"
     op = add_op("IoTileCopy", "iotilecopy", [t], [(t.name + "_iotilecopy", t.shape, t.dtype, t.meta_shape)])
     if ipu:
