@@ -42,6 +42,7 @@ from profcompare.emulator.popxl_addons.transforms import (
     recompute_graph,
     suffix_graph_name,
 )
+from profcompare.emulator.popxl_addons.utils import OrderedDict, WeightsDict, timer
 from profcompare.emulator.popxl_addons.variable_factory import NamedVariableFactories, VariableFactory, add_variable_input
 
 # importing the submodule bound the package attribute ``seed_variable`` to it; popxl-addons 3.4
@@ -83,9 +84,11 @@ __all__ = [
     "Module",
     "NamedTensors",
     "NamedVariableFactories",
+    "OrderedDict",
     "OutputStreams",
     "RemoteHandle",
     "VariableFactory",
+    "WeightsDict",
     "add_recompute_inputs",
     "add_replica_sharded_variable_input",
     "add_variable_input",
@@ -109,6 +112,7 @@ __all__ = [
     "route_tensor_into_graph",
     "store_remote_graph",
     "suffix_graph_name",
+    "timer",
 ]
 
 
