@@ -150,3 +150,26 @@ def test_named_variable_factories_replica_groupings() -> None:
         _, f_b = addons.variable_factory.add_variable_input("b", lambda: np.zeros(2, np.float32))
         groups = addons.NamedVariableFactories.from_dict({"l.w": f_w, "l.b": f_b}).replica_groupings
     assert groups.l.w is pairs and groups.l.b.group_size == 4
+
+
+def test_function_outlines_once_per_compatible_arguments() -> None:
+    @addons.function
+    def scaled_sum(a: popxl.Tensor, b: popxl.Tensor) -> popxl.Tensor:
+        return a * 2.0 + b
+
+    ir = popxl.Ir()
+    with ir.main_graph:
+        a = popxl.variable(np.array([1.0, 2.0], np.float32))
+        b = popxl.variable(np.array([10.0, 20.0], np.float32))
+        (first,) = scaled_sum(a, b)
+        (second,) = scaled_sum(first, b)
+        (other,) = scaled_sum(popxl.variable(np.ones(3, np.float32)), popxl.variable(np.ones(3, np.float32)))
+        stream = addons.host_store(second)
+    calls = [op.attrs["called_graph"] for op in ir.main_graph._ops if op.type == "Call"]
+    assert len(calls) == 3 and calls[0] is calls[1] and calls[2] is not calls[0]
+    assert addons.argument_hash([a, b]) == addons.argument_hash([b, a])  # same specs
+    assert addons.bound_arguments(lambda x, y=3: None, 1) == {"x": 1, "y": 3}
+    with popxl.Session(ir, "ipu_model") as session:
+        out = session.run()[stream]
+    np.testing.assert_allclose(out, [(1 * 2 + 10) * 2 + 10, (2 * 2 + 20) * 2 + 20])
+    assert other.shape == (3,)

@@ -13,18 +13,28 @@ from typing import Any
 from profcompare.emulator.popxl_addons import (
     array_munging,
     dot_tree,  # noqa: F401 -- registered as a submodule, as in popxl_addons
+    graph,
+    module,
     named_replica_grouping,  # noqa: F401 -- registered as a submodule, as in popxl_addons
     ops,
     remote,
     rts,  # noqa: F401 -- registered as a submodule, as in popxl_addons
     seed_variable as _seed_variable_module,
     transforms,
+    utils,
     variable_factory,
 )
 from profcompare.emulator.popxl_addons._compat import not_supported
 from profcompare.emulator.popxl_addons._generation import current
 from profcompare.emulator.popxl_addons.graph import BoundGraph, GraphWithNamedArgs
-from profcompare.emulator.popxl_addons.graph_cache import GraphCache
+from profcompare.emulator.popxl_addons.graph_cache import (
+    GraphCache,
+    argument_hash,
+    bound_arguments,
+    function,
+    get_function_hash,
+    tensor_hash,
+)
 from profcompare.emulator.popxl_addons.module import Module
 from profcompare.emulator.popxl_addons.named_tensors import NamedTensors
 from profcompare.emulator.popxl_addons.ops import cross_entropy, cross_entropy_with_grad, host_load, host_store
@@ -61,6 +71,10 @@ _GENERATIONAL = {
 #: top-level names that popxl-addons 3.4 has and 3.0 does not: resolved only when 3.4 is emulated
 _SINCE_30 = {
     "seed_variable": lambda: _seed_variable_module.seed_variable,
+    "create_grad_graph_info": lambda: module.create_grad_graph_info,
+    "CalledGraphsGradInfo": lambda: graph.CalledGraphsGradInfo,
+    "overrides": lambda: utils.overrides,
+    "duplicate_items": lambda: utils.duplicate_items,
     **{name: (lambda name=name: getattr(array_munging, name)) for name in array_munging.__all__
        if name != "tensor_parallel_output"},  # 3.4 leaves it out of the module's __all__
 }
@@ -92,14 +106,18 @@ __all__ = [
     "add_recompute_inputs",
     "add_replica_sharded_variable_input",
     "add_variable_input",
+    "argument_hash",
     "autodiff",
     "autodiff_with_accumulation",
     "batch_serial_buffer",
     "batch_serialise",
     "batch_serialise_fwd_and_grad",
+    "bound_arguments",
     "create_remote_buffer",
     "cross_entropy",
     "cross_entropy_with_grad",
+    "function",
+    "get_function_hash",
     "host_load",
     "host_store",
     "is_subgraph",
@@ -112,6 +130,7 @@ __all__ = [
     "route_tensor_into_graph",
     "store_remote_graph",
     "suffix_graph_name",
+    "tensor_hash",
     "timer",
 ]
 

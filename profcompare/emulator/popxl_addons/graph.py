@@ -10,7 +10,10 @@ from profcompare.emulator.popxl_addons._compat import ops
 from profcompare.emulator.popxl_addons.dot_tree import to_mapping
 from profcompare.emulator.popxl_addons.named_tensors import NamedTensors
 
-__all__ = ["BoundGraph", "GraphWithNamedArgs"]
+__all__ = ["BoundGraph", "CalledGraphsGradInfo", "GraphWithNamedArgs"]
+
+#: forward graph -> the GradGraphInfo of its gradient graph (a typing alias, as in popxl-addons)
+CalledGraphsGradInfo = Mapping[Any, Any]
 
 
 class BoundGraph:
