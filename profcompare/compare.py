@@ -519,14 +519,30 @@ _GRAPH_INDEX = re.compile(r"\(\d+\)(?=(?:_[A-Za-z]\w*)?/)")
 _INSTANCE_SUFFIX = re.compile(r"(?:@\d+|#\d+)+$")
 
 
-def _graph_stems(names: np.ndarray) -> np.ndarray:
+def _graph_stems(names: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Names without graph indices and instance suffixes: ``Adam_subgraph(2)/var@3`` ->
-    ``Adam_subgraph/var`` (the attributed match key's name part)."""
+    ``Adam_subgraph/var`` (the attributed match key's name part), for the ``rows`` (mask) only;
+    "" elsewhere. Only names holding ``(``, ``@`` or ``#`` go through the regular expressions."""
+    stems = np.full(len(names), "", dtype=object)
     if not len(names):
-        return np.zeros(0, dtype=object)
-    series = pd.Series(names, dtype=object)
-    return series.str.replace(_GRAPH_INDEX, "", regex=True).str.replace(_INSTANCE_SUFFIX, "", regex=True).to_numpy(
-        dtype=object)
+        return stems
+    stems[rows] = names[rows]
+    marked = rows & np.fromiter((isinstance(n, str) and ("(" in n or "@" in n or "#" in n) for n in names),
+                                dtype=bool, count=len(names))
+    if marked.any():
+        series = pd.Series(names[marked], dtype=object)
+        stems[marked] = series.str.replace(_GRAPH_INDEX, "", regex=True).str.replace(
+            _INSTANCE_SUFFIX, "", regex=True).to_numpy(dtype=object)
+    return stems
+
+
+def _has_graph_index(names: np.ndarray) -> np.ndarray:
+    """Mask of the names with a graph index (``Adam_subgraph(2)/``); only names holding ``(``
+    go through the regular expression."""
+    mask = np.fromiter((isinstance(n, str) and "(" in n for n in names), dtype=bool, count=len(names))
+    if mask.any():
+        mask[mask] = pd.Series(names[mask], dtype=object).str.contains(_GRAPH_INDEX).to_numpy(dtype=bool)
+    return mask
 
 
 def _without_graph_index(names: np.ndarray) -> np.ndarray:
@@ -609,12 +625,11 @@ def _compare_variables(base: Report, new: Report, noise_bytes: float, noise_pct:
 
     base_attr, new_attr = base_param != "", new_param != ""
     if base_attr.any() and new_attr.any():
-        stems = _codes(_graph_stems(base_names), _graph_stems(new_names))
+        stems = _codes(_graph_stems(base_names, base_attr), _graph_stems(new_names, new_attr))
         bk, nk = _combine(param_codes, role_codes, stems)
         _pair(bk, nk, base_attr, new_attr, base_partner, new_partner, match, 0, unique_only=False)
 
-    base_indexed = pd.Series(base_names, dtype=object).str.contains(_GRAPH_INDEX).to_numpy(dtype=bool) if n_base else np.zeros(0, bool)
-    new_indexed = pd.Series(new_names, dtype=object).str.contains(_GRAPH_INDEX).to_numpy(dtype=bool) if n_new else np.zeros(0, bool)
+    base_indexed, new_indexed = _has_graph_index(base_names), _has_graph_index(new_names)
     base_loose = (base_partner < 0) & base_indexed & ~base_attr
     new_loose = (new_partner < 0) & new_indexed & ~new_attr
     if base_loose.any() and new_loose.any():
@@ -742,28 +757,36 @@ def ledger_moves(ledger_diff: pd.DataFrame, n: int | None = 8) -> pd.DataFrame:
     if not len(changed):
         return pd.DataFrame({c: pd.Series([], dtype=object if c in ("parameter", "role", "base_steps", "new_steps")
                                           else np.int64) for c in columns})
-    keys = changed[["parameter", "role"]].drop_duplicates()
-    rows = []
-    for parameter, role in keys.itertuples(index=False):
-        group = ledger_diff[(ledger_diff["parameter"] == parameter) & (ledger_diff["role"] == role)]
-        row: dict[str, Any] = {"parameter": parameter, "role": role}
-        for side in ("base", "new"):
-            for loc in LOCATIONS:
-                row[f"{side}_{loc}"] = int(group.loc[group["location"] == loc, f"{side}_bytes"].sum())
-            nal = group[group["location"] == "not_always_live"]
-            row[f"{side}_steps"] = _steps_text(nal[f"{side}_first_step"].iloc[0], nal[f"{side}_last_step"].iloc[0]) \
-                if len(nal) else ""
-        row["moved_bytes"] = int(group["delta_bytes"].abs().sum())
-        rows.append(row)
-    frame = pd.DataFrame(rows, columns=columns)
-    for c in columns:
-        if c not in ("parameter", "role", "base_steps", "new_steps"):
-            frame[c] = frame[c].astype(np.int64)
-        else:
-            frame[c] = frame[c].astype(object)
-    frame["_unattributed"] = frame["parameter"] == ""
+    # (parameter, role, location) is unique in the ledger diff: one row per location of a key;
+    # vectorised (a million-variable report has tens of thousands of keys)
+    key = ledger_diff["parameter"].astype(str) + "\x00" + ledger_diff["role"].astype(str)
+    moved_keys = pd.unique(key[(ledger_diff["delta_bytes"] != 0).to_numpy()])
+    rows = ledger_diff[key.isin(moved_keys).to_numpy()]
+    rows_key = key[rows.index]
+    frame = pd.DataFrame({"_key": moved_keys})
+    first = rows.groupby(rows_key.to_numpy(), sort=False)[["parameter", "role"]].first()
+    frame["parameter"] = first.loc[moved_keys, "parameter"].to_numpy(dtype=object)
+    frame["role"] = first.loc[moved_keys, "role"].to_numpy(dtype=object)
+    location = rows["location"].to_numpy(dtype=object)
+    for side in ("base", "new"):
+        values = rows[f"{side}_bytes"].to_numpy(dtype=np.int64)
+        for loc in LOCATIONS:
+            here = pd.Series(np.where(location == loc, values, 0), index=rows_key.to_numpy())
+            frame[f"{side}_{loc}"] = here.groupby(level=0, sort=False).sum().loc[moved_keys].to_numpy(dtype=np.int64)
+    nal = rows[location == "not_always_live"]
+    nal_key = rows_key[nal.index].to_numpy()
+    for side in ("base", "new"):
+        steps = pd.Series([_steps_text(f, la) for f, la in zip(nal[f"{side}_first_step"].astype(object),
+                                                               nal[f"{side}_last_step"].astype(object), strict=True)],
+                          index=nal_key, dtype=object)
+        frame[f"{side}_steps"] = steps.reindex(moved_keys).fillna("").to_numpy(dtype=object)
+    moved = pd.Series(np.abs(rows["delta_bytes"].to_numpy(dtype=np.int64)), index=rows_key.to_numpy())
+    frame["moved_bytes"] = moved.groupby(level=0, sort=False).sum().loc[moved_keys].to_numpy(dtype=np.int64)
+    frame = frame[columns]
+    for c in ("parameter", "role", "base_steps", "new_steps"):
+        frame[c] = frame[c].astype(object)
     frame = frame.sort_values(["moved_bytes", "parameter", "role"], ascending=[False, True, True], kind="mergesort")
-    frame = frame.drop(columns="_unattributed").reset_index(drop=True)
+    frame = frame.reset_index(drop=True)
     return frame if n is None else frame.head(n).reset_index(drop=True)
 
 

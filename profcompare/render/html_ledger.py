@@ -19,7 +19,6 @@ from profcompare.model import LOCATIONS, Report
 from profcompare.render import plots
 from profcompare.render.format import format_bytes, format_count, is_missing, status_tone
 from profcompare.render.html_model import (
-    HTML_MAX_VARIABLE_ROWS,
     Cell,
     Col,
     Row,
@@ -47,8 +46,17 @@ from profcompare.render.ledger_words import (
 if TYPE_CHECKING:
     from profcompare.compare import Comparison
 
+#: Rows of each ledger table on the page (largest first; the rest in an "other" row, and
+#: ``--format csv --table ledger`` / json have them all): a model with thousands of parameters
+#: keeps the page within its size budget.
+LEDGER_MAX_ROWS = 300
+
 #: Statuses of ledger diff rows, in the order the filter lists them.
 _STATUSES = ("added", "removed", "grew", "shrank", "unchanged")
+
+
+def _all_rows_hint(view: analysis.TopN) -> str:
+    return " (every row: --format csv --table ledger, or --format json)" if view.cut else ""
 
 
 def _role(value: Any) -> str:
@@ -95,7 +103,7 @@ def moves_section(cmp: Comparison) -> Section:
 def _by_parameter_table(cmp: Comparison) -> Table:
     frame = cmp.ledger_by_parameter()
     sums = tuple(f"{side}_{loc}" for loc in (*LOCATIONS, "total") for side in ("base", "new", "delta"))
-    view = analysis.top_n(frame, HTML_MAX_VARIABLE_ROWS, "delta_total", label_column="parameter", sum_columns=sums,
+    view = analysis.top_n(frame, LEDGER_MAX_ROWS, "delta_total", label_column="parameter", sum_columns=sums,
                           key=abs)
     columns = (
         Col("parameter", "Parameter"),
@@ -132,14 +140,14 @@ def _by_parameter_table(cmp: Comparison) -> Table:
         )),)
     note = ("Per parameter (roles summed), per location: base -> new (diff); one figure when unchanged. "
             "Not-always-live: the most the parameter holds at once. Streaming Memory is not tile memory. "
-            + cut_note(view, "parameters") + ".")
+            + cut_note(view, "parameters") + _all_rows_hint(view) + ".")
     return Table("ledger-parameters", columns, tuple(rows), footer, note,
                  empty="neither report attributes memory to parameters")
 
 
 def _ledger_rows_table(cmp: Comparison) -> Table:
     frame = cmp.ledger
-    view = analysis.top_n(frame, HTML_MAX_VARIABLE_ROWS, "delta_bytes", label_column="parameter",
+    view = analysis.top_n(frame, LEDGER_MAX_ROWS, "delta_bytes", label_column="parameter",
                           sum_columns=("base_bytes", "new_bytes", "delta_bytes"), key=abs)
     columns = (
         Col("parameter", "Parameter"),
@@ -179,7 +187,7 @@ def _ledger_rows_table(cmp: Comparison) -> Table:
         (("location", "Location", locations), ("status", "Status", tuple(s for s in _STATUSES if s in present))),
     )
     note = ("Every (parameter, role, location) row, largest |diff| first; steps: the not-always-live "
-            "first-last step. " + cut_note(view, "rows") + ".")
+            "first-last step. " + cut_note(view, "rows") + _all_rows_hint(view) + ".")
     return Table("ledger-rows", columns, tuple(rows), footer, note, filter=filters,
                  empty="neither report attributes memory to parameters")
 
@@ -243,7 +251,7 @@ def _peak_text(peak: dict[str, Any]) -> str:
 def report_ledger_section(report: Report) -> Section:
     """The ledger of one report: every (parameter, role, location) row, with filters."""
     frame = report.ledger()
-    view = analysis.top_n(frame, HTML_MAX_VARIABLE_ROWS, "bytes", label_column="parameter",
+    view = analysis.top_n(frame, LEDGER_MAX_ROWS, "bytes", label_column="parameter",
                           sum_columns=("bytes", "bytes_at_peak", "rows"))
     columns = (Col("parameter", "Parameter"), Col("role", "Role"), Col("location", "Location"),
                Col("bytes", "Bytes", True), Col("bytes_at_peak", "At peak", True), Col("steps", "Steps"),
@@ -309,10 +317,12 @@ def report_peak_section(report: Report, top: int) -> Section:
     return Section("peak", title, tables=(table,), text=text)
 
 
-def ledger_data(obj: Report | Comparison) -> dict[str, Any]:
-    """The ledger rows for the page's JSON block (every row: the page's filters count them)."""
+def ledger_data(obj: Report | Comparison) -> dict[str, int]:
+    """For the page's JSON block: how many ledger rows there are and how many the page's ledger
+    table leaves out (``--format json`` / ``csv --table ledger`` have them all)."""
     frame: pd.DataFrame = obj.ledger() if isinstance(obj, Report) else obj.ledger
-    return {"columns": list(frame.columns), "rows": frame.astype(object).where(frame.notna(), None).to_numpy().tolist()}
+    return {"total": len(frame), "shown": min(len(frame), LEDGER_MAX_ROWS),
+            "cut": max(0, len(frame) - LEDGER_MAX_ROWS)}
 
 
 __all__ = [

@@ -258,10 +258,10 @@ def other_diff_footer(view: analysis.TopN, noun: str, width: int, *, leading: in
     return (Row((*cells, *(Cell("") for _ in range(width - len(cells))))),)
 
 
-#: Rows of the variables table embedded in a page: every variable up to this bound (about 3 MB
-#: of HTML at the bound, within the 5 MB page budget); beyond it the page says how many were left
+#: Rows of the variables table embedded in a page: every variable up to this bound (about 1.7 MB
+#: of HTML at the bound, leaving room in the 5 MB page budget for the ledger, the charts and BokehJS); beyond it the page says how many were left
 #: out and that ``--format json`` / ``csv`` have them all.
-HTML_MAX_VARIABLE_ROWS = 5_000
+HTML_MAX_VARIABLE_ROWS = 4_000
 
 
 def cut_note(top: analysis.TopN, noun: str) -> str:

@@ -222,10 +222,12 @@ def test_ledger_leads_the_diff_and_sorts_and_filters(browser, page_file: Path, c
     expected = comparison.ledger_by_parameter()["delta_total"].astype(float).tolist()
     assert deltas == sorted(expected, reverse=True)
 
-    # every ledger row is in the page; filters count against the page's JSON
+    # every ledger row is in the page (the page's JSON says none was cut); filters count
+    # against the comparison's ledger
     data = json.loads(page.inner_text("#profcompare-data"))["ledger"]
-    rows = [dict(zip(data["columns"], r, strict=True)) for r in data["rows"]]
-    assert len(rows) == len(comparison.ledger) == len(_ledger_rows(page))
+    assert data == {"total": len(comparison.ledger), "shown": len(comparison.ledger), "cut": 0}
+    rows = comparison.ledger.to_dict("records")
+    assert len(rows) == len(_ledger_rows(page))
     counter = page.locator("div.table-filter[data-table=ledger-rows] .count")
     select_location = "div.table-filter[data-table=ledger-rows] select[data-attr=location]"
     select_status = "div.table-filter[data-table=ledger-rows] select[data-attr=status]"

@@ -11,8 +11,11 @@ from html_fixtures import build_report
 from profcompare.compare import compare
 from profcompare.model import Report, make_frame
 from profcompare.render.html import HtmlRenderer
+from profcompare.render.html_ledger import LEDGER_MAX_ROWS
+from profcompare.render.html_model import HTML_MAX_VARIABLE_ROWS
 
 VARIABLES = 1_000_000
+PARAMETERS = 10_000
 STEPS = 100_000
 
 
@@ -35,6 +38,9 @@ def _huge(variant: str, seed: int) -> Report:
             "tiles": rng.integers(1, 1472, VARIABLES),
             "first_step": np.zeros(VARIABLES, dtype="int64"),
             "last_step": np.ones(VARIABLES, dtype="int64"),
+            # 10,000 parameters (a large model's): the ledger tables stay within the page budget
+            "parameter": np.char.add("block.layer", (ids % PARAMETERS).astype(str)).astype(object),
+            "role": kinds[rng.integers(0, 3, VARIABLES)],
         },
     )
     liveness = make_frame(
@@ -71,9 +77,12 @@ def test_million_variable_comparison_renders_fast_and_small() -> None:
     assert seconds < 3.0, f"rendering took {seconds:.2f} s"
     assert size < 5_000_000, f"page is {size:,} bytes"
     total = len(comparison.variables)
-    assert f"5,000 of {total:,} variables on this page (its bound)" in page
+    assert f"{HTML_MAX_VARIABLE_ROWS:,} of {total:,} variables on this page (its bound)" in page
     body = page[page.index('id="variables-table"') :]
     body = body[body.index("<tbody>") : body.index("</tbody>")]
-    assert body.count("<tr") == 5_000  # the page bound, whatever --top
+    assert body.count("<tr") == HTML_MAX_VARIABLE_ROWS  # the page bound, whatever --top
+    for table in ("ledger-parameters", "ledger-rows"):
+        body = page[page.index(f'id="{table}"') :]
+        assert body[body.index("<tbody>") : body.index("</tbody>")].count("<tr") == LEDGER_MAX_ROWS
     single = renderer.render(comparison.new, top=200)
     assert len(single.encode("utf-8")) < 5_000_000
