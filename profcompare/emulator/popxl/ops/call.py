@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..errors import SimulatorNotImplementedError, not_implemented_message
 from ..graph import Graph, Op, add_op
 from ..tensor import Tensor
 from ._util import gcg
@@ -113,6 +114,49 @@ def _flatten(inputs: Iterable[Any]) -> list[Any]:
     return flat
 
 
+def connect_inputs(graph: Graph, parent: Graph, inputs: Iterable[Any], inputs_dict: Mapping[Tensor, Any] | None,
+                   check_inputs: bool, api: str, label: str) -> list[Tensor]:
+    """Parent tensors for every input of ``graph``, in graph-input order: positional ``inputs``
+    fill inputs 0..n-1, ``inputs_dict`` maps graph inputs to parent tensors, non-tensor values
+    become constants of the input's dtype. Missing inputs, an input given twice, tensors of the
+    wrong graph or a TensorInfo that differs from the input's raise ValueError (``label`` starts
+    that message: "CallOp" for ``call``)."""
+    if not isinstance(graph, Graph):
+        raise TypeError(f"{api} needs a popxl Graph, got {type(graph).__name__}")
+    if graph is parent:
+        raise ValueError(f"Graph {graph.name!r} cannot call itself")
+    if graph is graph.ir.main_graph:
+        raise ValueError("The main graph cannot be called")
+    flat = _flatten(inputs)
+    g_inputs = graph._inputs
+    if len(flat) > len(g_inputs):
+        raise ValueError(f"Too many inputs have been provided to the called graph {graph.name!r}: "
+                         f"{len(flat)} > {len(g_inputs)}")
+    connected: dict[int, Tensor] = {}
+    for i, value in enumerate(flat):
+        connected[i] = _parent_tensor(parent, g_inputs[i], value, f"position {i}")
+    for g_t, value in dict(inputs_dict or {}).items():
+        if not isinstance(g_t, Tensor) or g_t._graph is not graph or g_t not in g_inputs:
+            raise ValueError(f'The graph input tensor "{g_t}" is not an input of the called graph ({graph.name!r}).')
+        idx = g_inputs.index(g_t)
+        if idx in connected:
+            raise ValueError(f"Graph input tensor is specified twice for the called graph, in `inputs_dict` "
+                             f"and positionally in `inputs`: {g_t}")
+        connected[idx] = _parent_tensor(parent, g_t, value, repr(g_t.id))
+    if len(connected) < len(g_inputs):
+        if check_inputs:
+            missing = [f"{i}: {t.id}" for i, t in enumerate(g_inputs) if i not in connected]
+            raise ValueError(f"Not enough inputs have been provided for the called graph ({graph.name!r}). "
+                             f"Missing inputs: {', '.join(missing)}")
+        raise SimulatorNotImplementedError(not_implemented_message(f"{api} with unconnected graph inputs"))
+    for i, pt in connected.items():
+        gt = g_inputs[i]
+        if pt.shape != gt.shape or pt.dtype != gt.dtype or tuple(pt.meta_shape) != tuple(gt.meta_shape):
+            raise ValueError(f"{label} input (@{i}) does not match callee input tensor (@{i}) of graph "
+                             f"{graph.name!r}: {pt.id} -> {gt.id}: {info_text(pt)} vs {info_text(gt)}")
+    return [connected[i] for i in range(len(g_inputs))]
+
+
 def call(graph: Graph, *inputs: Any, inputs_dict: Mapping[Tensor, Any] | None = None,
          check_inputs: bool = True) -> tuple[Tensor, ...]:
     """Call ``graph``; return the parent tensors of its outputs."""
@@ -129,43 +173,11 @@ def call_with_info(graph: Graph, *inputs: Any, inputs_dict: Mapping[Tensor, Any]
     if not isinstance(graph, Graph):
         raise TypeError(f"call needs a popxl Graph, got {type(graph).__name__}")
     parent = gcg()
-    if graph is parent:
-        raise ValueError(f"Graph {graph.name!r} cannot call itself")
-    if graph is graph.ir.main_graph:
-        raise ValueError("The main graph cannot be called")
-    flat = _flatten(inputs)
-    inputs_dict = dict(inputs_dict or {})
+    # popart's CallOp::setup compares the whole TensorInfo: dtype, shape and meta_shape
+    # (a full tensor bound to a replica-sharded input is refused even when shapes agree)
+    ordered = connect_inputs(graph, parent, inputs, inputs_dict, check_inputs, "popxl.ops.call", "CallOp")
     g_inputs = graph._inputs
-    if len(flat) > len(g_inputs):
-        raise ValueError(f"Too many inputs have been provided to the called graph {graph.name!r}: "
-                         f"{len(flat)} > {len(g_inputs)}")
-    connected: dict[int, Tensor] = {}
-    for i, value in enumerate(flat):
-        connected[i] = _parent_tensor(parent, g_inputs[i], value, f"position {i}")
-    for g_t, value in inputs_dict.items():
-        if not isinstance(g_t, Tensor) or g_t._graph is not graph or g_t not in g_inputs:
-            raise ValueError(f'The graph input tensor "{g_t}" is not an input of the called graph ({graph.name!r}).')
-        idx = g_inputs.index(g_t)
-        if idx in connected:
-            raise ValueError(f"Graph input tensor is specified twice for the called graph, in `inputs_dict` "
-                             f"and positionally in `inputs`: {g_t}")
-        connected[idx] = _parent_tensor(parent, g_t, value, repr(g_t.id))
-    if check_inputs and len(connected) < len(g_inputs):
-        missing = [f"{i}: {t.id}" for i, t in enumerate(g_inputs) if i not in connected]
-        raise ValueError(f"Not enough inputs have been provided for the called graph ({graph.name!r}). "
-                         f"Missing inputs: {', '.join(missing)}")
-    if len(connected) < len(g_inputs):
-        from ..errors import SimulatorNotImplementedError, not_implemented_message
-        raise SimulatorNotImplementedError(not_implemented_message("popxl.ops.call with unconnected graph inputs"))
-    for i, pt in connected.items():
-        gt = g_inputs[i]
-        # popart's CallOp::setup compares the whole TensorInfo: dtype, shape and meta_shape
-        # (a full tensor bound to a replica-sharded input is refused even when shapes agree)
-        if pt.shape != gt.shape or pt.dtype != gt.dtype or tuple(pt.meta_shape) != tuple(gt.meta_shape):
-            raise ValueError(f"CallOp input (@{i}) does not match callee input tensor (@{i}) of graph "
-                             f"{graph.name!r}: {pt.id} -> {gt.id}: {_info(pt)} vs {_info(gt)}")
-    ordered = [connected[i] for i in range(len(g_inputs)) if i in connected]
-    modified = [connected[i] for i, t in enumerate(g_inputs) if t in graph._by_ref_inputs and i in connected]
+    modified = [ordered[i] for i, t in enumerate(g_inputs) if t in graph._by_ref_inputs]
     prefix = graph._scope_prefix
     outs = [(t.id.removeprefix(prefix), t.shape, t.dtype, t.meta_shape)
             for t in graph._outputs]
@@ -174,7 +186,7 @@ def call_with_info(graph: Graph, *inputs: Any, inputs_dict: Mapping[Tensor, Any]
     return CallSiteInfo(op)
 
 
-def _info(t: Tensor) -> str:
+def info_text(t: Tensor) -> str:
     meta = f" meta_shape {tuple(t.meta_shape)}" if t.meta_shape else ""
     return f"{t.dtype.name} {tuple(t.shape)}{meta}"
 

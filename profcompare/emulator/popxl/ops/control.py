@@ -30,50 +30,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..errors import SimulatorNotImplementedError, not_implemented_message
 from ..graph import Graph, Op, add_op
 from ..tensor import Tensor
 from ._util import gcg
-from .call import CallSiteInfo, _flatten, _info, _parent_tensor
-
-
-def _connect(graph: Graph, parent: Graph, inputs: Iterable[Any], inputs_dict: Mapping[Tensor, Any] | None,
-             check_inputs: bool, api: str) -> list[Tensor]:
-    """Parent tensors for every input of ``graph``, in graph-input order (the rules of ``call``)."""
-    if not isinstance(graph, Graph):
-        raise TypeError(f"{api} needs a popxl Graph, got {type(graph).__name__}")
-    if graph is parent:
-        raise ValueError(f"Graph {graph.name!r} cannot call itself")
-    if graph is graph.ir.main_graph:
-        raise ValueError("The main graph cannot be called")
-    flat = _flatten(inputs)
-    g_inputs = graph._inputs
-    if len(flat) > len(g_inputs):
-        raise ValueError(f"Too many inputs have been provided to the called graph {graph.name!r}: "
-                         f"{len(flat)} > {len(g_inputs)}")
-    connected: dict[int, Tensor] = {}
-    for i, value in enumerate(flat):
-        connected[i] = _parent_tensor(parent, g_inputs[i], value, f"position {i}")
-    for g_t, value in dict(inputs_dict or {}).items():
-        if not isinstance(g_t, Tensor) or g_t._graph is not graph or g_t not in g_inputs:
-            raise ValueError(f'The graph input tensor "{g_t}" is not an input of the called graph ({graph.name!r}).')
-        idx = g_inputs.index(g_t)
-        if idx in connected:
-            raise ValueError(f"Graph input tensor is specified twice for the called graph, in `inputs_dict` "
-                             f"and positionally in `inputs`: {g_t}")
-        connected[idx] = _parent_tensor(parent, g_t, value, repr(g_t.id))
-    if len(connected) < len(g_inputs):
-        if check_inputs:
-            missing = [f"{i}: {t.id}" for i, t in enumerate(g_inputs) if i not in connected]
-            raise ValueError(f"Not enough inputs have been provided for the called graph ({graph.name!r}). "
-                             f"Missing inputs: {', '.join(missing)}")
-        raise SimulatorNotImplementedError(not_implemented_message(f"{api} with unconnected graph inputs"))
-    for i, pt in connected.items():
-        gt = g_inputs[i]
-        if pt.shape != gt.shape or pt.dtype != gt.dtype or tuple(pt.meta_shape) != tuple(gt.meta_shape):
-            raise ValueError(f"{api}: input (@{i}) does not match callee input tensor (@{i}) of graph "
-                             f"{graph.name!r}: {pt.id} -> {gt.id}: {_info(pt)} vs {_info(gt)}")
-    return [connected[i] for i in range(len(g_inputs))]
+from .call import CallSiteInfo, connect_inputs, info_text
 
 
 class RepeatSiteInfo(CallSiteInfo):
@@ -115,11 +75,11 @@ def repeat_with_info(graph: Graph, repeat_count: int, *inputs: Any, inputs_dict:
         raise ValueError(f"To repeat the subgraph ({graph.id}) the number of inputs must be greater than or "
                          f"equal to the number of outputs. {n_in} < {n_out}")
     parent = gcg()
-    ordered = _connect(graph, parent, inputs, inputs_dict, check_inputs, "popxl.ops.repeat")
+    ordered = connect_inputs(graph, parent, inputs, inputs_dict, check_inputs, "popxl.ops.repeat", "popxl.ops.repeat:")
     for i, (g_in, g_out) in enumerate(zip(graph._inputs, graph._outputs)):
         if g_in.shape != g_out.shape or g_in.dtype != g_out.dtype:
-            raise ValueError(f"popxl.ops.repeat: output {i} of graph {graph.name!r} ({g_out.id}: {_info(g_out)}) "
-                             f"is carried to input {i} ({g_in.id}: {_info(g_in)}), which has another "
+            raise ValueError(f"popxl.ops.repeat: output {i} of graph {graph.name!r} ({g_out.id}: {info_text(g_out)}) "
+                             f"is carried to input {i} ({g_in.id}: {info_text(g_in)}), which has another "
                              "shape or dtype")
     modified = [p for p, g in zip(ordered, graph._inputs) if g in graph._by_ref_inputs]
     prefix = graph._scope_prefix
@@ -226,10 +186,11 @@ def conditional_with_info(cond: Tensor, then_branch: Graph, else_branch: Graph,
         raise TypeError(f"conditional: cond must be a Tensor, got {type(cond).__name__}")
     if cond.nelms != 1:
         raise ValueError(f"conditional: cond must hold one value, {cond.id} has shape {cond.shape}")
-    then_all = _connect(then_branch, parent, then_inputs or (), then_inputs_dict, check_inputs,
-                        "popxl.ops.conditional (then_branch)")
-    else_all = _connect(else_branch, parent, else_inputs or (), else_inputs_dict, check_inputs,
-                        "popxl.ops.conditional (else_branch)")
+    then_api, else_api = "popxl.ops.conditional (then_branch)", "popxl.ops.conditional (else_branch)"
+    then_all = connect_inputs(then_branch, parent, then_inputs or (), then_inputs_dict, check_inputs, then_api,
+                              f"{then_api}:")
+    else_all = connect_inputs(else_branch, parent, else_inputs or (), else_inputs_dict, check_inputs, else_api,
+                              f"{else_api}:")
     n_then, n_else = len(then_branch._outputs), len(else_branch._outputs)
     if n_then != n_else:
         raise ValueError("`then_branch` graph and `else_branch` graph must have the same number of outputs: "
@@ -237,8 +198,8 @@ def conditional_with_info(cond: Tensor, then_branch: Graph, else_branch: Graph,
     outs = []
     for i, (a, b) in enumerate(zip(then_branch._outputs, else_branch._outputs)):
         if a.shape != b.shape or a.dtype != b.dtype:
-            raise ValueError(f"conditional: output {i} differs between the branches: {a.id} is {_info(a)}, "
-                             f"{b.id} is {_info(b)}")
+            raise ValueError(f"conditional: output {i} differs between the branches: {a.id} is {info_text(a)}, "
+                             f"{b.id} is {info_text(b)}")
         name = (f"{a.id.removeprefix(then_branch._scope_prefix)}_or_"
                 f"{b.id.removeprefix(else_branch._scope_prefix)}")
         outs.append((name, a.shape, a.dtype, a.meta_shape))
