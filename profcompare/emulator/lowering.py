@@ -33,8 +33,8 @@ Variable kinds (``TensorInfo.kind``), first rule that applies
    is updated by Accumulate/AccumulateMean/AccumulatorScale;
    ``optimizer_state`` if it is the state of a moving average (Adam first/second moment) or
    the time step of an AdamUpdater;
-   ``weight`` if it is read by a MatMul or Add (or is a Conv / ConvTranspose weight or a
-   GroupNormalization scale or bias), or updated by ScaledAdd/CopyVarUpdate;
+   ``weight`` if it is read by a MatMul or Add (or is a Conv / ConvTranspose weight, float8
+   scaled or not, or a GroupNormalization scale or bias), or updated by ScaledAdd/CopyVarUpdate;
    ``other`` otherwise.
 3. Op outputs: RemoteLoad outputs are ``remote_staging``; collective outputs are
    ``gradient`` when their input is a gradient or accumulator (a mean-reduced or
@@ -91,8 +91,9 @@ FLOPS_PER_ELEMENT: dict[str, int] = {
     "Max": 1, "Where": 1, "Clip": 2, "ReduceMean": 1, "ReduceMax": 1, "ReduceMin": 1, "ReduceProd": 1,
     "ReduceSumSquare": 2, "ReduceLogSumExp": 6, "ReduceLogSum": 1, "ReduceL1": 2, "ReduceL2": 2, "ArgMax": 1,
     "ArgMin": 1, "CumSum": 1,
-    # neural-network and random ops; Conv, ConvTranspose, pools and their gradients carry their own
-    # "flops" attribute (convolutions: 2 x multiply-accumulates; pools: one per window element)
+    # neural-network and random ops; Conv, ConvTranspose (float8 scaled ones too), pools and their
+    # gradients carry their own "flops" attribute (convolutions: 2 x multiply-accumulates; pools:
+    # one per window element)
     "GroupNormalization": 8, "GroupNormalizationGrad": 12, "BatchNormalization": 4, "Dropout": 2,
     "DropoutGrad": 2, "ShapedDropout": 2, "ShapedDropoutGrad": 2, "RandomUniform": 2, "RandomNormal": 4,
 }
@@ -122,7 +123,8 @@ _ROLES: dict[tuple[str, int], str] = {
     ("AdamUpdater", 0): "optimizer_state", ("AdamUpdater", 1): "optimizer_state",
     ("MatMul", 0): "weight", ("MatMul", 1): "weight", ("Add", 0): "weight", ("Add", 1): "weight",
     ("ScaledAddLhsInplace", 0): "weight", ("CopyVarUpdate", 0): "weight",
-    ("Conv", 1): "weight", ("ConvTranspose", 1): "weight", ("GroupNormalization", 1): "weight",
+    ("Conv", 1): "weight", ("ConvTranspose", 1): "weight", ("ConvPow2Scaled", 1): "weight",
+    ("ConvTransposePow2Scaled", 1): "weight", ("GroupNormalization", 1): "weight",
     ("GroupNormalization", 2): "weight",
 }
 _ROLE_PRIORITY = ("accumulator", "optimizer_state", "weight")

@@ -5,13 +5,17 @@ float8 dtypes. The log2 scale is read per replica at run time and must lie in [-
 popxl asserts on device.
 
 A device cast to float8 that overflows, or meets an infinity, is refused (popxl does not say
-whether the device saturates or gives NaN there); NaN stays NaN. ``matmul_pow2scaled`` sums
-the exact float8 products and rounds the sum to float16 once; the IPU accumulates float16
-partials in an order the simulator does not model (as for every matmul here), so its result
-can differ in the last bits when partial sums round.
+whether the device saturates or gives NaN there); NaN stays NaN. ``matmul_pow2scaled``,
+``conv_pow2scaled`` and ``conv_transpose_pow2scaled`` sum the exact float8 products and round
+the scaled sum to float16 once; the IPU accumulates float16 partials in an order the simulator
+does not model (as for every matmul and convolution here), so its result can differ in the
+last bits when partial sums round. The convolutions use the float ones' numpy kernels
+(:mod:`.kernels_nn`) on the decoded values.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -19,6 +23,7 @@ from .errors import SimulatorNotImplementedError, not_implemented_message
 from .execution import CompiledGraph, Executor, Kernel, _kernel
 from .fp8_utils import FORMATS, decode, encode, to_target
 from .graph import Op
+from .kernels_nn import conv_transpose_values, conv_values
 
 
 def _scale(value: np.ndarray, api: str) -> int:
@@ -86,3 +91,25 @@ def _matmul_pow2scaled(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
             outs.append(z.astype(np.float16))
         env[o] = np.stack(outs).reshape((a.shape[0], *op.outputs[0].shape))
     return run
+
+
+def _scaled_conv(values: Callable[[Op, np.ndarray, np.ndarray], np.ndarray], api: str
+                 ) -> Callable[[Op, CompiledGraph, Executor], Kernel]:
+    def factory(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+        x_t, w_t, _ = op.inputs
+        x_slot, w_slot, s_slot = (cg.slot[t] for t in op.inputs)
+        o = cg.slot[op.outputs[0]]
+        fx, fw = FORMATS[x_t.dtype.name], FORMATS[w_t.dtype.name]
+
+        def run(env: list) -> None:
+            x, w, scales = _bits(env[x_slot]), _bits(env[w_slot]), env[s_slot]
+            factors = np.array([2.0 ** _scale(scales[r], api) for r in range(x.shape[0])])
+            # float8 products are exact in float64 (see matmul_pow2scaled above)
+            z = values(op, decode(x, fx, 0), decode(w, fw, 0))
+            env[o] = (z * factors.reshape((-1,) + (1,) * (z.ndim - 1))).astype(np.float16)
+        return run
+    return factory
+
+
+_kernel("ConvPow2Scaled")(_scaled_conv(conv_values, "popxl.ops.conv_pow2scaled"))
+_kernel("ConvTransposePow2Scaled")(_scaled_conv(conv_transpose_values, "popxl.ops.conv_transpose_pow2scaled"))

@@ -203,12 +203,17 @@ def _run_kernel(op: Op, cg: CompiledGraph, fn: Callable[..., np.ndarray]) -> Ker
     return run
 
 
-@_kernel("Conv")
-def _conv(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+def conv_values(op: Op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The convolution a ``Conv``-shaped op (``ops.nn.conv_geometry`` attributes) computes:
+    x (R, N, C, *spatial) with w (R, M, C/groups, *kernel) -> (R, N, M, *out), in their dtype."""
     groups, strides, dil = _conv_args(op)
     lower, upper = op.attrs["lower_pads"], op.attrs["upper_pads"]
-    osp = op.outputs[0].shape[2:]
-    return _run_kernel(op, cg, lambda x, w: correlate(_pad(x, lower, upper), w, groups, strides, dil, osp))
+    return correlate(_pad(x, lower, upper), w, groups, strides, dil, op.outputs[0].shape[2:])
+
+
+@_kernel("Conv")
+def _conv(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    return _run_kernel(op, cg, lambda x, w: conv_values(op, x, w))
 
 
 @_kernel("ConvDataGrad")
@@ -235,13 +240,18 @@ def _transpose_full(op: Op, in_spatial: tuple[int, ...], kernel: tuple[int, ...]
     return tuple(s * (i - 1) + k for s, i, k in zip(op.attrs["strides"], in_spatial, kernel))
 
 
+def conv_transpose_values(op: Op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The transposed convolution a ``ConvTranspose``-shaped op (``ops.nn.conv_transpose_geometry``
+    attributes) computes: x (R, N, C, *spatial) with w (R, C, M/groups, *kernel) -> (R, N, M, *out)."""
+    groups, strides, dil = _conv_args(op)
+    full = _transpose_full(op, x.shape[3:], w.shape[3:])
+    crop, osp = op.attrs["crop"], op.outputs[0].shape[2:]
+    return _shift(correlate_data_grad(x, w, groups, strides, dil, full), crop, osp)
+
+
 @_kernel("ConvTranspose")
 def _conv_transpose(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
-    groups, strides, dil = _conv_args(op)
-    x_t, w_t = op.inputs
-    full = _transpose_full(op, x_t.shape[2:], w_t.shape[2:])
-    crop, osp = op.attrs["crop"], op.outputs[0].shape[2:]
-    return _run_kernel(op, cg, lambda x, w: _shift(correlate_data_grad(x, w, groups, strides, dil, full), crop, osp))
+    return _run_kernel(op, cg, lambda x, w: conv_transpose_values(op, x, w))
 
 
 @_kernel("ConvTransposeDataGrad")

@@ -85,7 +85,8 @@ from .random import dropout, random_normal, random_uniform, shaped_dropout, spli
 from .indexing import (dynamic_slice, dynamic_update, dynamic_update_, gather, groupedgather, onehot, scatter,
                        scatter_reduce, tied_gather, topk)
 from .shape import concat, concat_, detach_, slice, slice_, split, squeeze, subsample, transpose_
-from .fp8 import matmul_pow2scaled, pow2scale_cast_from_fp8, pow2scale_cast_to_fp8
+from .fp8 import (conv_pow2scaled, conv_transpose_pow2scaled, matmul_pow2scaled, pow2scale_cast_from_fp8,
+                  pow2scale_cast_to_fp8)
 from ..ipu_placement import io_tile_copy, ipu_copy  # noqa: E402 - placement ops live with popxl.ipu
 
 __getattr__ = module_getattr("popxl.ops")
@@ -203,7 +204,9 @@ __all__ = [
                    "average_pool",
                    "batch_norm_inference",
                    "conv",
+                   "conv_pow2scaled",
                    "conv_transpose",
+                   "conv_transpose_pow2scaled",
                    "dropout",
                    "group_norm",
                    "layer_norm",

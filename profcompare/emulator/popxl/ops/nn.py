@@ -182,6 +182,18 @@ def conv(t: Tensor, weight: Tensor, stride: Sequence[int] | None = (1, 1),
     _check_tensor(api, t=t, weight=weight)
     _float_input(api, t)
     same_dtype("Conv", t, weight)
+    shape, attrs = conv_geometry(api, t, weight, stride, padding, dilation, groups, pad_type,
+                                 available_memory_proportions, partials_types, enable_conv_dithering)
+    return single(add_op("Conv", "conv", [t, weight], [out("conv_out", shape, t.dtype)], attrs))
+
+
+def conv_geometry(api: str, t: Tensor, weight: Tensor, stride: Sequence[int] | None,
+                  padding: Sequence[int] | None, dilation: Sequence[int] | None, groups: int | None,
+                  pad_type: PadType | None, available_memory_proportions: list[float] | None,
+                  partials_types: list[str] | None,
+                  enable_conv_dithering: list[int] | None) -> tuple[tuple[int, ...], dict]:
+    """PopART's shape rules of a convolution (dtypes not checked): returns the output shape
+    (N, M, *out_spatial) and the op attributes of ``Conv`` (pads applied, FLOPs, planning options)."""
     if t.rank < 3 or weight.rank != t.rank:
         raise ValueError(f"{api}: input {t.id} {t.shape} and weight {weight.id} {weight.shape} must both be "
                          "(N, C, *spatial) / (M, C/groups, *kernel) with at least one spatial dimension")
@@ -206,7 +218,7 @@ def conv(t: Tensor, weight: Tensor, stride: Sequence[int] | None = (1, 1),
              "pad_type": pad_type or "not_set", "flops": 2 * macs,
              "available_memory_proportions": tuple(available_memory_proportions or ()),
              "partials_types": tuple(partials_types or ()), "enable_conv_dithering": tuple(enable_conv_dithering or ())}
-    return single(add_op("Conv", "conv", [t, weight], [out("conv_out", shape, t.dtype)], attrs))
+    return shape, attrs
 
 
 def conv_transpose(t: Tensor, weight: Tensor, stride: Sequence[int] | None = (1, 1),
@@ -224,6 +236,21 @@ def conv_transpose(t: Tensor, weight: Tensor, stride: Sequence[int] | None = (1,
     _check_tensor(api, t=t, weight=weight)
     _float_input(api, t)
     same_dtype("ConvTranspose", t, weight)
+    shape, attrs = conv_transpose_geometry(api, t, weight, stride, padding, dilation, groups, pad_type,
+                                           output_padding, output_shape, available_memory_proportions,
+                                           partials_types, enable_conv_dithering)
+    return single(add_op("ConvTranspose", "conv_transpose", [t, weight], [out("convtranspose_out", shape, t.dtype)],
+                         attrs))
+
+
+def conv_transpose_geometry(api: str, t: Tensor, weight: Tensor, stride: Sequence[int] | None,
+                            padding: Sequence[int] | None, dilation: Sequence[int] | None, groups: int | None,
+                            pad_type: PadType | None, output_padding: Sequence[int] | None,
+                            output_shape: Sequence[int] | None, available_memory_proportions: list[float] | None,
+                            partials_types: list[str] | None,
+                            enable_conv_dithering: list[int] | None) -> tuple[tuple[int, ...], dict]:
+    """PopART's shape rules of a transposed convolution (dtypes not checked): returns the output
+    shape (N, M, *out_spatial) and the op attributes of ``ConvTranspose`` (crop, FLOPs, options)."""
     if t.rank < 3 or weight.rank != t.rank:
         raise ValueError(f"{api}: input {t.id} {t.shape} and weight {weight.id} {weight.shape} must both be "
                          "(N, C, *spatial) / (C, M/groups, *kernel)")
@@ -275,8 +302,7 @@ def conv_transpose(t: Tensor, weight: Tensor, stride: Sequence[int] | None = (1,
     attrs = {"strides": s, "crop": crop, "groups": g, "pad_type": pt, "flops": 2 * macs,
              "output_padding": op_, "available_memory_proportions": tuple(available_memory_proportions or ()),
              "partials_types": tuple(partials_types or ()), "enable_conv_dithering": tuple(enable_conv_dithering or ())}
-    return single(add_op("ConvTranspose", "conv_transpose", [t, weight], [out("convtranspose_out", shape, t.dtype)],
-                         attrs))
+    return shape, attrs
 
 
 # --- pooling ---------------------------------------------------------------------------------

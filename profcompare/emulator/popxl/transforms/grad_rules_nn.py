@@ -5,7 +5,7 @@ As in PopART, each forward op gets dedicated gradient ops (``GroupNormalizationG
 ``ConvDataGrad`` / ``ConvWeightsGrad``, ``MaxPoolGrad`` ...) whose kernels are in
 ``popxl/kernels_nn.py``. Dropout's gradient regenerates the forward mask from the same seed
 tensor. ``batch_norm_inference`` has no gradient: autodiff refuses it, as PopART does for the
-one-output (inference) batch norm.
+one-output (inference) batch norm, and refuses the float8 scaled convolutions, as PopART does.
 """
 
 from __future__ import annotations
@@ -76,6 +76,11 @@ def _dropout_like(grad_type: str) -> Callable[[Op, list, Fwd], list]:
     return rule
 
 
+def _scaled_conv(op: Op, grads: list, fwd: Fwd) -> list:
+    raise RuntimeError(f"autodiff of {op.name}: PopART does not support a float8 scaled convolution in a "
+                       "backward pass")
+
+
 def _no_grad(op: Op, grads: list, fwd: Fwd) -> list:
     return [None] * len(op.inputs)
 
@@ -85,6 +90,7 @@ GRAD_RULES_NN: dict[str, Callable[[Op, list, Fwd], list]] = {
     "BatchNormalization": _batch_norm,
     "Conv": _conv,
     "ConvTranspose": _conv_transpose,
+    "ConvPow2Scaled": _scaled_conv, "ConvTransposePow2Scaled": _scaled_conv,
     "MaxPool": _max_pool,
     "AveragePool": _average_pool,
     "Dropout": _dropout_like("DropoutGrad"),
