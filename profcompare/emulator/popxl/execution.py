@@ -393,6 +393,11 @@ def _cast(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
 @_kernel("MatMul")
 def _matmul(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     lhs, rhs = op.inputs
+    if lhs.dtype != rhs.dtype:
+        # PopART builds the op (output typed as lhs); Poplar's matmul, a convolution, refuses
+        # input and weights of different types while the session compiles
+        raise RuntimeError(f"{op.name}: Poplar's matmul needs operands of one type, got {lhs.id} ({lhs.dtype.name}) "
+                           f"and {rhs.id} ({rhs.dtype.name}); cast one of them")
     out_t = op.outputs[0]
     r = ex.replicas
     a_s, b_s = cg.slot[lhs], cg.slot[rhs]

@@ -144,8 +144,20 @@ def cast(t: Tensor, data_type: dtypes.dtype) -> Tensor:
 
 def matmul(lhs: Tensor, rhs: Tensor, available_memory_proportion: float | None = None,
            output_type: dtypes.dtype | None = None, partials_type: dtypes.dtype | None = None) -> Tensor:
-    """Matrix product with NumPy matmul rules; both inputs must share a dtype."""
-    dt = same_dtype("MatMul", lhs, rhs)
+    """Matrix product with NumPy matmul rules, typed as PopART's MatMulOp: ``output_type`` when
+    given, else lhs's dtype. PopART does not compare the operand dtypes (``float32 @ float16``
+    builds, giving float32); Poplar's matmul refuses operands of different types when the
+    session compiles (see the MatMul kernel). float8 operands need
+    :func:`matmul_pow2scaled`: one float8 operand, or two without a log2 scale, are refused."""
+    float8 = [t for t in (lhs, rhs) if t.dtype in (dtypes.float8_143, dtypes.float8_152)]
+    if len(float8) == 1:
+        other = rhs if float8[0] is lhs else lhs
+        raise RuntimeError(f"matmul: operand {other.id} has dtype {other.dtype.name} next to the float8 operand "
+                           f"{float8[0].id}; PopART needs every operand of a float8 matmul to be float8")
+    if len(float8) == 2:
+        raise RuntimeError(f"matmul: float8 operands {lhs.id} and {rhs.id} need a log2 scale; "
+                           "use popxl.ops.matmul_pow2scaled")
+    dt = lhs.dtype
     if lhs.rank == 0 or rhs.rank == 0:
         raise ValueError("matmul: scalar operands are not allowed")
     a = (1,) + lhs.shape if lhs.rank == 1 else lhs.shape
