@@ -28,8 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from profcompare._parent_watch import exit_with_parent
-from profcompare._variant_main import _is_out_of_memory, _open_protocol, _report_oom, stage_emitter
+from profcompare._variant_main import _is_out_of_memory, _report_oom, child_main
 from profcompare.runner import RUN_JSON, RUN_SCHEMA_VERSION, find_report_files, now_iso, write_json_atomic
 
 #: subdirectory of the job holding the report of the n-th Session
@@ -170,17 +169,7 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one program; return 0 for status ok, 1 otherwise."""
-    args = sys.argv[1:] if argv is None else argv
-    exit_with_parent()
-    proto = _open_protocol()
-    emit = stage_emitter(proto)
-
-    if len(args) != 1:
-        print("usage: python -m profcompare._script_main SPEC_JSON", file=sys.stderr)
-        return 2
-    info = run(json.loads(args[0]), emit)
-    emit("done")
-    return 0 if info["status"] == "ok" else 1
+    return child_main(run, "profcompare._script_main", argv)
 
 
 if __name__ == "__main__":

@@ -236,20 +236,25 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
     return info
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run one variant; return 0 for status ok, 1 otherwise."""
+def child_main(run_job: Callable[[dict[str, Any], Callable[[str], None]], dict[str, Any]], module: str,
+               argv: list[str] | None = None) -> int:
+    """The body of a child process of the runner: watch the parent, open the stage protocol, run
+    ``run_job(spec, emit)`` on the one SPEC_JSON argument; return 0 for status ok, 1 otherwise
+    (2 for a wrong command line)."""
     args = sys.argv[1:] if argv is None else argv
     exit_with_parent()
-    proto = _open_protocol()
-
-    emit = stage_emitter(proto)
-
+    emit = stage_emitter(_open_protocol())
     if len(args) != 1:
-        print("usage: python -m profcompare._variant_main SPEC_JSON", file=sys.stderr)
+        print(f"usage: python -m {module} SPEC_JSON", file=sys.stderr)
         return 2
-    info = run(json.loads(args[0]), emit)
+    info = run_job(json.loads(args[0]), emit)
     emit("done")
     return 0 if info["status"] == "ok" else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one variant; return 0 for status ok, 1 otherwise."""
+    return child_main(run, "profcompare._variant_main", argv)
 
 
 if __name__ == "__main__":
