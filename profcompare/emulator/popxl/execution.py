@@ -304,6 +304,19 @@ def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[Op, CompiledGrap
     return factory
 
 
+def _inplace_unary(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[Op, CompiledGraph, Executor], Kernel]:
+    """The kernel factory of an in-place unary op: ``fn`` written back into its input's array."""
+    def factory(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+        i, o = cg.slot[op.inputs[0]], cg.slot[op.outputs[0]]
+
+        def run(env: list) -> None:
+            x = env[i]
+            x[...] = fn(x)
+            env[o] = x
+        return run
+    return factory
+
+
 def gelu_tanh(x: np.ndarray) -> np.ndarray:
     """0.5 x (1 + tanh(0.7978845608 x + 0.035677408136 x^3)) in x's dtype (popnn GELU)."""
     dt = x.dtype.type
@@ -332,15 +345,7 @@ _kernel("Neg")(_unary(np.negative))
 _kernel("Gelu")(_unary(gelu_tanh))
 
 
-@_kernel("GeluInplace")
-def _gelu_inplace(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
-    i, o = cg.slot[op.inputs[0]], cg.slot[op.outputs[0]]
-
-    def run(env: list) -> None:
-        x = env[i]
-        x[...] = gelu_tanh(x)
-        env[o] = x
-    return run
+_kernel("GeluInplace")(_inplace_unary(gelu_tanh))
 
 
 @_kernel("GeluGrad")
@@ -373,13 +378,13 @@ def _reshape(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     return _view_kernel(op, cg, lambda x: x.reshape(shape))
 
 
-@_kernel("Transpose")
+@_kernel("Transpose", "TransposeInplace")
 def _transpose(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     perm = (0, *(p + 1 for p in op.attrs["perm"]))
     return _view_kernel(op, cg, lambda x: np.transpose(x, perm))
 
 
-@_kernel("Detach")
+@_kernel("Detach", "DetachInplace")
 def _detach(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     return _view_kernel(op, cg, lambda x: x)
 

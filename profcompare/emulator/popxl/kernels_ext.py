@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .execution import CompiledGraph, Executor, Kernel, _bview, _kernel, _unary
+from .execution import CompiledGraph, Executor, Kernel, _bview, _inplace_unary, _kernel, _unary
 from .graph import Op
 
 
@@ -42,20 +42,10 @@ for _type, _fn in UNARY_FUNCTIONS.items():
     _kernel(_type)(_unary(_fn))
 
 
-def _inplace(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[Op, CompiledGraph, Executor], Kernel]:
-    def factory(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
-        i, o = cg.slot[op.inputs[0]], cg.slot[op.outputs[0]]
-
-        def run(env: list) -> None:
-            x = env[i]
-            x[...] = fn(x)
-            env[o] = x
-        return run
-    return factory
 
 
 for _type in ("Relu", "Exp", "Swish", "GeluErf"):
-    _kernel(_type + "Inplace")(_inplace(UNARY_FUNCTIONS[_type]))
+    _kernel(_type + "Inplace")(_inplace_unary(UNARY_FUNCTIONS[_type]))
 
 
 def _nary(fn: Callable[..., np.ndarray]) -> Callable[[Op, CompiledGraph, Executor], Kernel]:

@@ -64,17 +64,6 @@ def _slice_inplace(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     return _view_kernel(op, cg, lambda x: x[idx])
 
 
-@_kernel("TransposeInplace")
-def _transpose_inplace(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
-    perm = (0, *(p + 1 for p in op.attrs["perm"]))
-    return _view_kernel(op, cg, lambda x: np.transpose(x, perm))
-
-
-@_kernel("DetachInplace")
-def _detach_inplace(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
-    return _view_kernel(op, cg, lambda x: x)
-
-
 @_kernel("SliceGrad")
 def _slice_grad(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     """Zeros of the sliced input's shape with the gradient written into the slice."""
