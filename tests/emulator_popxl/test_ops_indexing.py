@@ -4,7 +4,6 @@ shape and dtype rules and errors, gradients against finite differences or their 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -13,26 +12,10 @@ from profcompare.emulator import popxl
 from profcompare.emulator.lowering import lower
 from profcompare.emulator.popxl import ops
 
+from .run_program import run
 from .test_autodiff import grads_via_program, numeric_grads
 
 X = (np.arange(20, dtype=np.float32).reshape(4, 5) - 7) / 3
-
-
-def run(fn: Callable[..., popxl.Tensor | tuple], *values: np.ndarray, replicas: int = 1) -> list[np.ndarray]:
-    """Build ``fn`` over variables holding ``values``, run once; every output it returns, as numpy."""
-    ir = popxl.Ir()
-    ir.replication_factor = replicas
-    with ir.main_graph:
-        ys = fn(*[popxl.variable(v) for v in values])
-        ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
-        streams = []
-        for y in ys:
-            s = popxl.d2h_stream(y.shape, y.dtype, "y")
-            ops.host_store(s, y)
-            streams.append(s)
-    with popxl.Session(ir, "cpu" if replicas == 1 else "ipu_model") as session:
-        out = session.run()
-    return [out[s] for s in streams]
 
 
 def const(v: object, dt: popxl.dtype = popxl.int32) -> popxl.Tensor:

@@ -4,7 +4,6 @@ finite differences, in-place aliasing, and the lowering's records."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -13,26 +12,11 @@ from profcompare.emulator import popxl
 from profcompare.emulator.lowering import lower
 from profcompare.emulator.popxl import ops
 
+from .run_program import run
 from .test_autodiff import grads_via_program, numeric_grads
 
 A = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 7
 B = np.linspace(-1, 1, 16, dtype=np.float32).reshape(2, 2, 4)
-
-
-def run(fn: Callable[..., popxl.Tensor | list], *values: np.ndarray) -> list[np.ndarray]:
-    """Build ``fn`` over variables holding ``values``, run once; every output it returns, as numpy."""
-    ir = popxl.Ir()
-    with ir.main_graph:
-        ys = fn(*[popxl.variable(v) for v in values])
-        ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
-        streams = []
-        for y in ys:
-            s = popxl.d2h_stream(y.shape, y.dtype, "y")
-            ops.host_store(s, y)
-            streams.append(s)
-    with popxl.Session(ir, "cpu") as session:
-        out = session.run()
-    return [out[s] for s in streams]
 
 
 def test_concat_matches_numpy_and_checks_inputs() -> None:

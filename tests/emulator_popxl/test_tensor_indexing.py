@@ -8,21 +8,15 @@ import numpy as np
 import pytest
 
 from profcompare.emulator import popxl
-from profcompare.emulator.popxl import ops
+
+from .run_program import run
 
 X = np.arange(24, dtype=np.float32).reshape(4, 6)
 MASK = np.array([True, False, True, False]).reshape(4, 1)
 
 
 def _run(index) -> np.ndarray:
-    ir = popxl.Ir()
-    with ir.main_graph:
-        x = popxl.variable(X)
-        y = x[index]
-        stream = popxl.d2h_stream(y.shape, y.dtype)
-        ops.host_store(stream, y)
-    with popxl.Session(ir, "ipu_model") as session:
-        return session.run()[stream]
+    return run(lambda x: x[index], X)[0]
 
 
 @pytest.mark.parametrize("index", [
