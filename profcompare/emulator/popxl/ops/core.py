@@ -142,6 +142,28 @@ def cast(t: Tensor, data_type: dtypes.dtype) -> Tensor:
                          {"dtype": data_type}))
 
 
+def matmul_shape(api: str, lhs: Tensor, rhs: Tensor) -> tuple[tuple[int, ...], int]:
+    """The output shape of ``lhs @ rhs`` under NumPy's matmul rules (rank-1 operands promoted
+    and dropped again, batch dimensions broadcast) and the contracted size k; ValueError naming
+    ``api`` for scalars, different inner dimensions or batch dimensions that do not broadcast."""
+    if lhs.rank == 0 or rhs.rank == 0:
+        raise ValueError(f"{api}: scalar operands are not allowed")
+    a = (1,) + lhs.shape if lhs.rank == 1 else lhs.shape
+    b = rhs.shape + (1,) if rhs.rank == 1 else rhs.shape
+    if a[-1] != b[-2]:
+        raise ValueError(f"{api}: inner dimensions differ: {lhs.id} {lhs.shape} @ {rhs.id} {rhs.shape}")
+    try:
+        batch = tuple(int(d) for d in np.broadcast_shapes(a[:-2], b[:-2]))
+    except ValueError:
+        raise ValueError(f"{api}: batch dimensions of {lhs.shape} and {rhs.shape} do not broadcast") from None
+    shape = batch + (a[-2], b[-1])
+    if lhs.rank == 1:
+        shape = shape[:-2] + shape[-1:]
+    if rhs.rank == 1:
+        shape = shape[:-1]
+    return shape, a[-1]
+
+
 def matmul(lhs: Tensor, rhs: Tensor, available_memory_proportion: float | None = None,
            output_type: dtypes.dtype | None = None, partials_type: dtypes.dtype | None = None) -> Tensor:
     """Matrix product with NumPy matmul rules, typed as PopART's MatMulOp: ``output_type`` when
@@ -158,24 +180,10 @@ def matmul(lhs: Tensor, rhs: Tensor, available_memory_proportion: float | None =
         raise RuntimeError(f"matmul: float8 operands {lhs.id} and {rhs.id} need a log2 scale; "
                            "use popxl.ops.matmul_pow2scaled")
     dt = lhs.dtype
-    if lhs.rank == 0 or rhs.rank == 0:
-        raise ValueError("matmul: scalar operands are not allowed")
-    a = (1,) + lhs.shape if lhs.rank == 1 else lhs.shape
-    b = rhs.shape + (1,) if rhs.rank == 1 else rhs.shape
-    if a[-1] != b[-2]:
-        raise ValueError(f"matmul: inner dimensions differ: {lhs.id} {lhs.shape} @ {rhs.id} {rhs.shape}")
-    try:
-        batch = tuple(np.broadcast_shapes(a[:-2], b[:-2]))
-    except ValueError:
-        raise ValueError(f"matmul: batch dimensions of {lhs.shape} and {rhs.shape} do not broadcast") from None
-    shape = batch + (a[-2], b[-1])
-    if lhs.rank == 1:
-        shape = shape[:-2] + shape[-1:]
-    if rhs.rank == 1:
-        shape = shape[:-1]
+    shape, k = matmul_shape("matmul", lhs, rhs)
     otype = output_type or dt
     attrs = {"available_memory_proportion": available_memory_proportion, "partials_type": partials_type,
-             "output_type": otype, "k": a[-1]}
+             "output_type": otype, "k": k}
     return single(add_op("MatMul", "matmul", [lhs, rhs], [out("matmul_out", shape, otype)], attrs))
 
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 
 from .. import dtypes
 from ..graph import add_op
 from ..tensor import Tensor
 from ._util import out, single
+from .core import matmul_shape
 from .nn import PadType, conv_geometry, conv_transpose_geometry
 
 FLOAT8 = (dtypes.float8_143, dtypes.float8_152)
@@ -51,26 +51,6 @@ def pow2scale_cast_from_fp8(t: Tensor, log2_scale: Tensor, data_type: dtypes.dty
                          [out(f"{t.name}_{data_type.name}", t.shape, data_type)], {"dtype": data_type}))
 
 
-def _matmul_shape(lhs: Tensor, rhs: Tensor) -> tuple[tuple[int, ...], int]:
-    if lhs.rank == 0 or rhs.rank == 0:
-        raise ValueError("matmul_pow2scaled: scalar operands are not allowed")
-    a = (1,) + lhs.shape if lhs.rank == 1 else lhs.shape
-    b = rhs.shape + (1,) if rhs.rank == 1 else rhs.shape
-    if a[-1] != b[-2]:
-        raise ValueError(f"matmul_pow2scaled: inner dimensions differ: {lhs.id} {lhs.shape} @ {rhs.id} {rhs.shape}")
-    try:
-        batch = tuple(int(d) for d in np.broadcast_shapes(a[:-2], b[:-2]))
-    except ValueError:
-        raise ValueError(f"matmul_pow2scaled: batch dimensions of {lhs.shape} and {rhs.shape} "
-                         "do not broadcast") from None
-    shape = batch + (a[-2], b[-1])
-    if lhs.rank == 1:
-        shape = shape[:-2] + shape[-1:]
-    if rhs.rank == 1:
-        shape = shape[:-1]
-    return shape, a[-1]
-
-
 def matmul_pow2scaled(lhs: Tensor, rhs: Tensor, log2_scale: Tensor,
                       available_memory_proportion: float | None = None) -> Tensor:
     """``matmul(lhs, rhs) * 2**log2_scale`` of float8 operands (NumPy matmul shapes); float16
@@ -81,7 +61,7 @@ def matmul_pow2scaled(lhs: Tensor, rhs: Tensor, log2_scale: Tensor,
         raise ValueError("Log2 scale argument must be a scalar tensor")
     if log2_scale.dtype != dtypes.int32:
         raise TypeError("Log2 scale tensor must be of type popxl.int32")
-    shape, k = _matmul_shape(lhs, rhs)
+    shape, k = matmul_shape("matmul_pow2scaled", lhs, rhs)
     attrs = {"available_memory_proportion": available_memory_proportion, "partials_type": dtypes.float16,
              "output_type": dtypes.float16, "k": k}
     return single(add_op("MatMulPow2Scaled", "matmul_pow2scaled", [lhs, rhs, log2_scale],
