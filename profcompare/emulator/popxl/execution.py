@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 Kernel = Callable[[list], None]
 
 #: op types whose output shares the input's storage on purpose (popxl aliases)
-_ALIAS_OPS = {"ReshapeInplace"}
+_ALIAS_OPS = {"ReshapeInplace", "SliceInplace", "TransposeInplace", "DetachInplace"}
 #: op types whose output may be a view of the input (copied when either side is mutated)
 _VIEW_OPS = {"Reshape", "Transpose", "Detach"}
 #: op types producing a fresh array
