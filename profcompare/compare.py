@@ -76,6 +76,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from profcompare.ledger import ledger_by_parameter, ledger_moves, peak_composition
 from profcompare.analysis import TopN, top_n
 from profcompare.errors import ProfcompareError, SameReportWarning
 from profcompare.readable import readable
@@ -739,94 +740,6 @@ def _compare_ledger(base: Report, new: Report, noise_bytes: float, noise_pct: fl
     from profcompare.ledger import sort_ledger
 
     return sort_ledger(frame)
-
-
-def _steps_text(first: Any, last: Any) -> str:
-    if first is None or last is None or first is pd.NA or last is pd.NA:
-        return ""
-    return f"{int(first)}-{int(last)}"
-
-
-def ledger_moves(ledger_diff: pd.DataFrame, n: int | None = 8) -> pd.DataFrame:
-    """See :meth:`Comparison.ledger_moves`."""
-    from profcompare.model import LOCATIONS
-
-    changed = ledger_diff[ledger_diff["delta_bytes"] != 0]
-    columns = ["parameter", "role", *[f"{side}_{loc}" for side in ("base", "new") for loc in LOCATIONS],
-               "base_steps", "new_steps", "moved_bytes"]
-    if not len(changed):
-        return pd.DataFrame({c: pd.Series([], dtype=object if c in ("parameter", "role", "base_steps", "new_steps")
-                                          else np.int64) for c in columns})
-    # (parameter, role, location) is unique in the ledger diff: one row per location of a key;
-    # vectorised (a million-variable report has tens of thousands of keys)
-    key = ledger_diff["parameter"].astype(str) + "\x00" + ledger_diff["role"].astype(str)
-    moved_keys = pd.unique(key[(ledger_diff["delta_bytes"] != 0).to_numpy()])
-    rows = ledger_diff[key.isin(moved_keys).to_numpy()]
-    rows_key = key[rows.index]
-    frame = pd.DataFrame({"_key": moved_keys})
-    first = rows.groupby(rows_key.to_numpy(), sort=False)[["parameter", "role"]].first()
-    frame["parameter"] = first.loc[moved_keys, "parameter"].to_numpy(dtype=object)
-    frame["role"] = first.loc[moved_keys, "role"].to_numpy(dtype=object)
-    location = rows["location"].to_numpy(dtype=object)
-    for side in ("base", "new"):
-        values = rows[f"{side}_bytes"].to_numpy(dtype=np.int64)
-        for loc in LOCATIONS:
-            here = pd.Series(np.where(location == loc, values, 0), index=rows_key.to_numpy())
-            frame[f"{side}_{loc}"] = here.groupby(level=0, sort=False).sum().loc[moved_keys].to_numpy(dtype=np.int64)
-    nal = rows[location == "not_always_live"]
-    nal_key = rows_key[nal.index].to_numpy()
-    for side in ("base", "new"):
-        steps = pd.Series([_steps_text(f, la) for f, la in zip(nal[f"{side}_first_step"].astype(object),
-                                                               nal[f"{side}_last_step"].astype(object), strict=True)],
-                          index=nal_key, dtype=object)
-        frame[f"{side}_steps"] = steps.reindex(moved_keys).fillna("").to_numpy(dtype=object)
-    moved = pd.Series(np.abs(rows["delta_bytes"].to_numpy(dtype=np.int64)), index=rows_key.to_numpy())
-    frame["moved_bytes"] = moved.groupby(level=0, sort=False).sum().loc[moved_keys].to_numpy(dtype=np.int64)
-    frame = frame[columns]
-    for c in ("parameter", "role", "base_steps", "new_steps"):
-        frame[c] = frame[c].astype(object)
-    frame = frame.sort_values(["moved_bytes", "parameter", "role"], ascending=[False, True, True], kind="mergesort")
-    frame = frame.reset_index(drop=True)
-    return frame if n is None else frame.head(n).reset_index(drop=True)
-
-
-def ledger_by_parameter(ledger_diff: pd.DataFrame) -> pd.DataFrame:
-    """See :meth:`Comparison.ledger_by_parameter`."""
-    from profcompare.model import LOCATIONS
-
-    columns = ["parameter"] + [f"{side}_{loc}" for loc in (*LOCATIONS, "total") for side in ("base", "new", "delta")]
-    if not len(ledger_diff):
-        return pd.DataFrame({c: pd.Series([], dtype=object if c == "parameter" else np.int64) for c in columns})
-    frame = pd.DataFrame({"parameter": ledger_diff["parameter"].to_numpy(dtype=object)})
-    for loc in LOCATIONS:
-        here = (ledger_diff["location"] == loc).to_numpy()
-        for side in ("base", "new", "delta"):
-            frame[f"{side}_{loc}"] = np.where(here, ledger_diff[f"{side}_bytes"].to_numpy(dtype=np.int64), 0)
-    grouped = frame.groupby("parameter", sort=False).sum()
-    for side in ("base", "new", "delta"):
-        grouped[f"{side}_total"] = sum(grouped[f"{side}_{loc}"] for loc in LOCATIONS)
-    grouped = grouped.reset_index()
-    grouped["parameter"] = grouped["parameter"].astype(object)
-    grouped = grouped[columns]
-    order = np.lexsort((grouped["parameter"].to_numpy(dtype=str), -np.abs(grouped["delta_total"].to_numpy()),
-                        (grouped["parameter"] == "").to_numpy()))
-    return grouped.take(order).reset_index(drop=True)
-
-
-def peak_composition(ledger_diff: pd.DataFrame) -> pd.DataFrame:
-    """See :meth:`Comparison.peak_composition`."""
-    nal = ledger_diff[ledger_diff["location"] == "not_always_live"]
-    frame = pd.DataFrame({
-        "parameter": nal["parameter"].to_numpy(dtype=object),
-        "role": nal["role"].to_numpy(dtype=object),
-        "base_bytes": nal["base_bytes_at_peak"].to_numpy(dtype=np.int64),
-        "new_bytes": nal["new_bytes_at_peak"].to_numpy(dtype=np.int64),
-        "delta_bytes": nal["delta_bytes_at_peak"].to_numpy(dtype=np.int64),
-    })
-    frame = frame[(frame["base_bytes"] != 0) | (frame["new_bytes"] != 0)]
-    order = np.lexsort((frame["role"].to_numpy(dtype=str), frame["parameter"].to_numpy(dtype=str),
-                        -np.abs(frame["delta_bytes"].to_numpy())))
-    return frame.take(order).reset_index(drop=True)
 
 
 def _compare_tiles(base: Report, new: Report, noise_bytes: float, noise_pct: float) -> pd.DataFrame:
