@@ -40,6 +40,7 @@ from profcompare.render.ledger_words import (
     location_title,
     move_sentence,
     parameter_text,
+    peak_change_notes,
     steps_text,
 )
 
@@ -221,28 +222,10 @@ def peak_section(cmp: Comparison, top: int) -> Section:
         assert other is not None
         footer = (Row((Cell(f"other ({view.cut:,} rows)"), Cell(""), bytes_cell(other["base_bytes"]),
                        bytes_cell(other["new_bytes"]), bytes_cell(other["delta_bytes"], signed=True))),)
-    listed = int(frame["delta_bytes"].sum()) if len(frame) else 0
-    peak_delta = _peak_bytes(new_peak) - _peak_bytes(base_peak)
-    text = (f"Tile memory live at each report's own not-always-live peak: base at {_peak_text(base_peak)}, new at "
-            f"{_peak_text(new_peak)}. These rows change the peak by {format_bytes(listed, signed=True)}; the peak "
-            f"changed by {format_bytes(peak_delta, signed=True)}"
-            + ("." if listed == peak_delta else f", {format_bytes(peak_delta - listed, signed=True)} of it in memory "
-               "the variables tables do not list."))
+    text = " ".join(peak_change_notes(base_peak, new_peak, int(frame["delta_bytes"].sum()) if len(frame) else 0))
     table = Table("peak-composition", columns, tuple(rows), footer, cut_note(view, "rows"),
                   empty="no listed variable is live at either report's peak")
     return Section("peak", title, tables=(table,), text=text)
-
-
-def _peak_bytes(peak: dict[str, Any]) -> int:
-    value = peak["not_always_live_bytes"]
-    return 0 if is_missing(value) else int(value)
-
-
-def _peak_text(peak: dict[str, Any]) -> str:
-    if peak["step"] is None:
-        return "no step"
-    program = peak.get("program")
-    return f"step {int(peak['step']):,}" + (f" ({program})" if program and not is_missing(program) else "")
 
 
 # --------------------------------------------------------------------------- one report

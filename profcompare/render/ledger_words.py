@@ -65,4 +65,29 @@ def move_sentence(move: Any) -> str:
     return f"{parameter_text(move.parameter, move.role)} {role}: {side('base')} -> {side('new')}"
 
 
-__all__ = ["LOCATION_WORDS", "MOVES_SHOWN", "location_text", "location_title", "move_sentence", "parameter_text", "steps_text"]
+def peak_text(peak: dict[str, Any]) -> str:
+    """Where a report's not-always-live peak is (:func:`profcompare.analysis.liveness_peak`):
+    "step 297 (matmul/ExchangePre)", or "n/a" without program steps."""
+    if peak["step"] is None:
+        return "n/a"
+    return f"step {peak['step']} ({peak['program']})"
+
+
+def peak_change_notes(base_peak: dict[str, Any], new_peak: dict[str, Any], listed_delta: int) -> tuple[str, str]:
+    """The two sentences under "What changed the not-always-live peak": where each peak is, and
+    how much of the peak's change the listed rows (``listed_delta``, the sum of their deltas)
+    explain."""
+    def nbytes(peak: dict[str, Any]) -> int:
+        value = peak["not_always_live_bytes"]
+        return 0 if is_missing(value) else int(value)
+
+    peak_delta = nbytes(new_peak) - nbytes(base_peak)
+    where = f"Tile memory live at each report's own peak: base at {peak_text(base_peak)}, new at {peak_text(new_peak)}."
+    explained = (f"These rows change the peak by {format_bytes(listed_delta, signed=True)}; the not-always-live peak "
+                 f"changed by {format_bytes(peak_delta, signed=True)}"
+                 + ("." if listed_delta == peak_delta else f", {format_bytes(peak_delta - listed_delta, signed=True)} "
+                    "of it in memory the variables tables do not list."))
+    return where, explained
+
+
+__all__ = ["LOCATION_WORDS", "MOVES_SHOWN", "peak_change_notes", "peak_text", "location_text", "location_title", "move_sentence", "parameter_text", "steps_text"]

@@ -41,6 +41,8 @@ from profcompare.render.ledger_words import (
     location_title,
     move_sentence,
     parameter_text,
+    peak_change_notes,
+    peak_text,
     steps_text,
 )
 
@@ -711,12 +713,6 @@ def _side_by_side(label: str, base: Any, new: Any, fmt: Any) -> tuple[Cell, ...]
 _SIDE_COLUMNS = (Column("Base", True), Column("New", True), Column("Delta", True), Column("Delta %", True))
 
 
-def _peak_text(peak: dict[str, Any]) -> str:
-    if peak["step"] is None:
-        return "n/a"
-    return f"step {peak['step']} ({peak['program']})"
-
-
 def _comparison_liveness_section(cmp: Comparison) -> Section:
     base, new = analysis.liveness_peak(cmp.base), analysis.liveness_peak(cmp.new)
     rows = (
@@ -727,7 +723,7 @@ def _comparison_liveness_section(cmp: Comparison) -> Section:
     )
     table = Table((Column("Quantity"),) + _SIDE_COLUMNS, rows)
     notes = (
-        f"Not-always-live peak: base at {_peak_text(base)}, new at {_peak_text(new)}.",
+        f"Not-always-live peak: base at {peak_text(base)}, new at {peak_text(new)}.",
         *_missing_sides(cmp, "liveness"),
     )
     return Section("Liveness", table, notes)
@@ -915,22 +911,8 @@ def _peak_composition_section(cmp: Comparison, top: int | None) -> Section:
                      _num(format_bytes(other["delta_bytes"], signed=True), m)))
     table = Table((Column("Parameter"), Column("Role"), Column("Base", True), Column("New", True),
                    Column("Delta", True)), tuple(rows))
-    listed = int(frame["delta_bytes"].sum())
-    peak_delta = _peak_bytes(new_peak) - _peak_bytes(base_peak)
-    notes = [
-        _cut_note(view, "rows"),
-        f"Tile memory live at each report's own peak: base at {_peak_text(base_peak)}, new at {_peak_text(new_peak)}.",
-        f"These rows change the peak by {format_bytes(listed, signed=True)}; the not-always-live peak changed by "
-        f"{format_bytes(peak_delta, signed=True)}"
-        + ("." if listed == peak_delta else f", {format_bytes(peak_delta - listed, signed=True)} of it in memory the "
-           "variables tables do not list."),
-    ]
+    notes = (_cut_note(view, "rows"), *peak_change_notes(base_peak, new_peak, int(frame["delta_bytes"].sum())))
     return Section(title, table, tuple(notes))
-
-
-def _peak_bytes(peak: dict[str, Any]) -> int:
-    value = peak["not_always_live_bytes"]
-    return 0 if is_missing(value) else int(value)
 
 
 def comparison_warnings(cmp: Comparison) -> tuple[str, ...]:
