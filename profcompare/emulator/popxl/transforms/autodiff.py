@@ -17,11 +17,12 @@ import numpy as np
 from .. import ops
 from ..context import get_current_context
 from ..errors import SimulatorNotImplementedError, not_implemented_message
-from ..graph import Graph, Op
+from ..graph import Graph, Op, add_op
 from ..ops.call import CallSiteInfo
 from ..ops.core import _expand, _gelu_grad
 from ..tensor import Constant, Tensor, constant, graph_input, graph_output
 from .grad_rules import reduce_to as _reduce_to
+from .grad_rules_control import if_grad
 from .grad_rules_shape import ALL_OUTPUT_GRADS
 
 
@@ -166,8 +167,11 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
     for op in graph._ops:
         for m in op.modified:
             if m in depends or m in contributes:
-                raise SimulatorNotImplementedError(not_implemented_message(
-                    f"autodiff of op {op.type} ({op.name}), which modifies {m.id} in place on the gradient path"))
+                # PopART's autodiff refuses any graph holding a modifying op (checkForModifyingOps);
+                # the simulator refuses only those on the gradient path
+                raise RuntimeError(f"autodiff of op {op.type} ({op.name}): it modifies {m.id} in place on the "
+                                   "gradient path, and PopART's autodiff cannot differentiate graphs with in-place "
+                                   "modifying ops; use the out-of-place op")
 
     ir = graph.ir
     base = f"{graph.id}_bwd"
@@ -176,6 +180,11 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
         gid, n = f"{base}_{n}", n + 1
     bwd = ir._add_graph(gid)
 
+    # popxl's autodiff stitches with PopART's SafeAddFwdOutputs: an activation the gradient graph
+    # needs becomes a new forward output when every call site is a Call (AddFwdOutputStitcher);
+    # a graph called by an If (a conditional's branch) cannot grow outputs, so the gradient graph
+    # recomputes it from the forward inputs instead (RecomputeStitcher, Minimal)
+    recompute = not _only_call_sites(graph)
     ctx = get_current_context()
     saved_seq, saved_scopes = ctx.seq, ctx.name_scopes
     ctx.seq, ctx.name_scopes = [], []
@@ -193,6 +202,8 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
                 if t not in fwd_map:
                     if isinstance(t, Constant):
                         fwd_map[t] = constant(t._data, t.dtype, t.name)
+                    elif recompute and t._producer is not None and t not in graph._outputs:
+                        _recompute(t._producer, fwd, fwd_map)
                     else:
                         fwd_map[t] = graph_input(t.shape, t.dtype, t.name, meta_shape=t.meta_shape)
                         expected_in.append(ExpectedConnection(t, ExpectedConnectionType.Fwd))
@@ -204,6 +215,8 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
                     continue
                 if op.type == "Call":
                     in_grads = _call_grad(op, out_grads, fwd, known, made)
+                elif op.type == "If":
+                    in_grads = if_grad(op, out_grads, fwd, lambda g: _branch_grad_info(g, known, made))
                 else:
                     in_grads = _grad_rule(op, out_grads, fwd)
                 for t, g in zip(op.inputs, in_grads):
@@ -224,12 +237,51 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
 
     for e in expected_in:
         t = e.fwd_tensor
+        if recompute:
+            break  # every activation was recomputed: the forward graph keeps its outputs
         if e.connection_type is ExpectedConnectionType.Fwd and t not in graph._inputs and t not in graph._outputs:
             graph._outputs.append(t)
             _stitch_call_sites(graph, t)
     info = GradGraphInfo(bwd, graph, expected_in, expected_out)
     bwd._grad_graph_info = info
     made[graph] = info
+    return info
+
+
+def _only_call_sites(graph: Graph) -> bool:
+    """True when every op calling ``graph`` is a Call (none is an If or a Loop)."""
+    for g in graph.ir._graphs.values():
+        for op in g._ops:
+            if op.type == "If" and graph in (op.attrs["then_branch"], op.attrs["else_branch"]):
+                return False
+            if op.type == "Loop" and op.attrs["called_graph"] is graph:
+                return False
+    return True
+
+
+def _recompute(op: Op, fwd: Callable[[Tensor], Tensor], fwd_map: dict[Tensor, Tensor]) -> None:
+    """Clone forward ``op`` into the current (gradient) graph, its inputs brought in by ``fwd``,
+    and map its outputs to the clones (PopART's RecomputeStitcher copies the forward ops it needs)."""
+    inputs = [fwd(t) for t in op.inputs]
+    modified = [inputs[op.inputs.index(m)] for m in op.modified if m in op.inputs]
+    prefix = op.graph._scope_prefix
+    outs = [(o.id.removeprefix(prefix), o.shape, o.dtype, o.meta_shape) for o in op.outputs]
+    clone = add_op(op.type, op.name, inputs, outs, dict(op.attrs), modified=modified)
+    for o, c in zip(op.outputs, clone.outputs):
+        fwd_map[o] = c
+
+
+def _branch_grad_info(branch: Graph, known: dict[Graph, GradGraphInfo],
+                      made: dict[Graph, GradGraphInfo]) -> GradGraphInfo:
+    """The gradient graph of a conditional's branch: given in ``known``, else made here (all its
+    outputs provided, all its inputs required, as PopART differentiates called graphs)."""
+    info = known.get(branch)
+    if info is None:
+        if getattr(branch, "_no_recursive_autodiff", False):
+            raise ValueError(f"autodiff: graph {branch.name!r} is marked as unsafe to autodiff recursively; "
+                             "give its gradient graph in called_graphs_grad_info")
+        info = _autodiff(branch, None, None, known, made)
+        known[branch] = info
     return info
 
 
@@ -383,8 +435,6 @@ def _grad_rule(op: Op, out_grads: list[Tensor | None], fwd: Callable[[Tensor], T
         # PopART's LoopOp defines no gradient ops, so popxl cannot differentiate a repeat
         raise SimulatorNotImplementedError(
             f"autodiff through popxl.ops.repeat ({op.name}): PopART's LoopOp has no gradient")
-    if t == "If":
-        raise SimulatorNotImplementedError(not_implemented_message(f"autodiff through popxl.ops.conditional ({op.name})"))
     from .grad_rules import GRAD_RULES
 
     rule = GRAD_RULES.get(t)

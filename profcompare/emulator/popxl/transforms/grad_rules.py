@@ -115,4 +115,12 @@ from .grad_rules_nn import GRAD_RULES_NN  # noqa: E402 - normalisation, conv, po
 
 GRAD_RULES.update(GRAD_RULES_NN)
 
+from .grad_rules_reduce import GRAD_RULES_REDUCE  # noqa: E402 - max/min/prod/norm reductions, clip, cumsum, fmod
+
+GRAD_RULES.update(GRAD_RULES_REDUCE)
+
+from .grad_rules_control import GRAD_RULES_CONTROL  # noqa: E402 - copies and float8 ops PopART cannot differentiate
+
+GRAD_RULES.update(GRAD_RULES_CONTROL)
+
 __all__ = ["GRAD_RULES", "expand_reduced", "reduce_to"]
