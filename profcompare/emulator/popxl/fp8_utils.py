@@ -24,7 +24,10 @@ rounding midpoint above it (NaN if the overflow test comes before rounding, the 
 if after), and float16 data whose scaled value leaves float16's range (the scaling might
 happen in float16). Decoding to float16 refuses results float16 cannot hold exactly.
 
-The MSE scale search (``host_fp8_mse_scale``, ``host_fp8_mse_scale_pb``) is not emulated.
+The MSE scale search ``host_fp8_mse_scale`` (popxl's Python search) and its helpers live in
+:mod:`.fp8_scale_search`; ``host_fp8_mse_scale_pb`` is refused: it calls Poplar's
+``calculateMetadataForConversion``, whose search is not published, so its answer cannot be
+reproduced.
 """
 
 from __future__ import annotations
@@ -36,6 +39,21 @@ import numpy as np
 
 from . import dtypes
 from .errors import SimulatorNotImplementedError, module_getattr, not_implemented_message
+from .fp8_scale_search import (
+    CandidateConfig,
+    FpDef,
+    calculate_candidate_metric,
+    calculate_metric_mse,
+    find_exponential_range,
+    float8_143_def,
+    float8_152_def,
+    host_fp8_mse_scale,
+    ieee_fp16_denorms,
+    ieee_fp32_no_denorms,
+    log_histogram,
+    max_scaling_bias,
+    min_scaling_bias,
+)
 
 np_dtype_float8_143 = dtypes.np_dtype_float8_143
 np_dtype_float8_152 = dtypes.np_dtype_float8_152
@@ -179,7 +197,17 @@ def host_pow2scale_cast_from_fp8(src: np.ndarray, dtype: dtypes.dtype | None = N
     return to_target(values, dtype.as_numpy(), "popxl.fp8_utils.host_pow2scale_cast_from_fp8")  # type: ignore[union-attr]
 
 
-__all__ = ["host_pow2scale_cast_from_fp8", "host_pow2scale_cast_to_fp8", "np_dtype_float8_143",
-           "np_dtype_float8_152"]
+def host_fp8_mse_scale_pb(src: Any, dtype: dtypes.dtype | None = None) -> int:
+    """Refused: popxl answers with Poplar's ``calculateMetadataForConversion``, whose search is not
+    published (``host_fp8_mse_scale`` is popxl's Python search and is simulated)."""
+    raise SimulatorNotImplementedError(not_implemented_message(
+        "popxl.fp8_utils.host_fp8_mse_scale_pb (Poplar's unpublished scale search; "
+        "popxl.fp8_utils.host_fp8_mse_scale is simulated)"))
+
+
+__all__ = ["CandidateConfig", "FpDef", "calculate_candidate_metric", "calculate_metric_mse", "find_exponential_range",
+           "float8_143_def", "float8_152_def", "host_fp8_mse_scale", "host_fp8_mse_scale_pb",
+           "host_pow2scale_cast_from_fp8", "host_pow2scale_cast_to_fp8", "ieee_fp16_denorms", "ieee_fp32_no_denorms",
+           "log_histogram", "max_scaling_bias", "min_scaling_bias", "np_dtype_float8_143", "np_dtype_float8_152"]
 
 __getattr__ = module_getattr("popxl.fp8_utils")
