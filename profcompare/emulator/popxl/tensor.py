@@ -14,7 +14,6 @@ import numpy as np
 
 from . import dtypes
 from .context import gcg
-from .errors import SimulatorNotImplementedError, not_implemented_message
 
 if TYPE_CHECKING:
     from typing_extensions import Self  # typing.Self is Python 3.11+; only the type checker reads this
@@ -153,10 +152,20 @@ class Tensor:
         """The tensor with its axes reversed."""
         return self.transpose()
 
+    @property
+    def T_(self) -> Tensor:  # noqa: N802 - popxl's name
+        """The tensor with its axes reversed, in place (``transpose_()``)."""
+        return self.transpose_()
+
     def transpose(self, permutation: Iterable[int] | None = None) -> Tensor:
         """Return ``ops.transpose(self, permutation)``."""
         from . import ops
         return ops.transpose(self, permutation)
+
+    def transpose_(self, permutation: Iterable[int] | None = None) -> Tensor:
+        """Return ``ops.transpose_(self, permutation)``: the permuted tensor as an alias of this one."""
+        from . import ops
+        return ops.transpose_(self, permutation)
 
     def reshape(self, shape: Iterable[int]) -> Tensor:
         """Return ``ops.reshape(self, shape)``."""
@@ -279,27 +288,49 @@ class Tensor:
         return ops.matmul(self._ensure_tensor(other), self)
 
     def __pow__(self, other: Any) -> Tensor:
-        raise SimulatorNotImplementedError(not_implemented_message("popxl.Tensor.__pow__ (ops.pow)"))
+        """Return ``ops.pow(self, other)``."""
+        from . import ops
+        return ops.pow(self, other)
 
-    __rpow__ = __pow__
+    def __rpow__(self, other: Any) -> Tensor:
+        """Return ``ops.pow(constant(other), self)`` (the constant's dtype inferred from ``other``)."""
+        from . import ops
+        return ops.pow(constant(other), self)
 
     def __mod__(self, other: Any) -> Tensor:
-        raise SimulatorNotImplementedError(not_implemented_message("popxl.Tensor.__mod__ (ops.fmod)"))
+        """Return ``ops.fmod(self, other)``."""
+        from . import ops
+        return ops.fmod(self, self._ensure_tensor(other))
 
-    __rmod__ = __mod__
+    def __rmod__(self, other: Any) -> Tensor:
+        """Return ``ops.fmod(other, self)``."""
+        from . import ops
+        return ops.fmod(self._ensure_tensor(other), self)
 
     def __and__(self, other: Any) -> Tensor:
-        raise SimulatorNotImplementedError(not_implemented_message("popxl.Tensor.__and__ (ops.logical_and)"))
+        """Return ``ops.logical_and(self, other)``."""
+        from . import ops
+        return ops.logical_and(self, self._ensure_tensor(other))
 
-    __rand__ = __and__
+    def __rand__(self, other: Any) -> Tensor:
+        """Return ``ops.logical_and(other, self)``."""
+        from . import ops
+        return ops.logical_and(self._ensure_tensor(other), self)
 
     def __or__(self, other: Any) -> Tensor:
-        raise SimulatorNotImplementedError(not_implemented_message("popxl.Tensor.__or__ (ops.logical_or)"))
+        """Return ``ops.logical_or(self, other)``."""
+        from . import ops
+        return ops.logical_or(self, self._ensure_tensor(other))
 
-    __ror__ = __or__
+    def __ror__(self, other: Any) -> Tensor:
+        """Return ``ops.logical_or(other, self)``."""
+        from . import ops
+        return ops.logical_or(self._ensure_tensor(other), self)
 
     def __invert__(self) -> Tensor:
-        raise SimulatorNotImplementedError(not_implemented_message("popxl.Tensor.__invert__ (ops.logical_not)"))
+        """Return ``ops.logical_not(self)``."""
+        from . import ops
+        return ops.logical_not(self)
 
     def __getitem__(self, key: Any) -> Tensor:
         """popxl's indexing: integers and slices (``x[0]``, ``x[:2, 3:]``, ``x[:, ::-1]``) slice, an

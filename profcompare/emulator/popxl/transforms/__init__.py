@@ -1,4 +1,5 @@
-"""popxl.transforms for the simulated subset: ``autodiff`` and ``merge_exchange``."""
+"""popxl.transforms for the simulated subset: ``autodiff``, ``merge_exchange``, ``io_tile_exchange``
+and ``decompose_sum``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from .autodiff import (
     GradGraphInfo,
     autodiff,
 )
+from .decompose_sum import decompose_sum
+from .io_tile_exchange import io_tile_exchange
 
 __getattr__ = module_getattr("popxl.transforms")
 
-__all__ = ["ExpectedConnection", "ExpectedConnectionType", "GradGraphInfo", "autodiff", "merge_exchange"]
+__all__ = ["ExpectedConnection", "ExpectedConnectionType", "GradGraphInfo", "autodiff", "decompose_sum",
+           "io_tile_exchange", "merge_exchange"]
