@@ -16,6 +16,13 @@ Rules (docs/ipu-model.md "Liveness"):
 - Calls (PopART CallOpx): a copied graph input is written by its own copy step and lives to its
   last use in the body, or to the copy back when the call modifies it; a graph output lives
   from its producer to its copy-out step, and the caller's tensor from there on.
+- Repeats (PopART LoopOp, Poplar Repeat): the body is outlined and its tensors are live within
+  each iteration, so an instance is also keyed by the iteration of every enclosing repeat. A body
+  intermediate lives from its write to its last read in one iteration; a loop-carried body input
+  is written by the copy-in (first iteration) or by the loop-carry copy at the end of the previous
+  iteration and lives to its last read; a body output lives from its producer to the loop-carry
+  (or copy-out) step that reads it. A copied body input that is not loop carried is written once
+  by the copy-in and read in every iteration, so it lives across the whole loop.
 - A WriteUndef (the undefined placeholder of a host or remote load) makes nothing live: the
   placeholder is live from the load that writes it.
 - Op temporaries (the matmul plan's operand copies and partials, see cycles.matmul_plan)
@@ -68,6 +75,20 @@ def _owner_paths(program: LoweredProgram) -> tuple[dict[str, str], dict[str, str
     return owner, called
 
 
+def _repeats(program: LoweredProgram) -> tuple[dict[str, dict[str, str]], set[str]]:
+    """({repeat op id: {body output id: body input id}} of the loop-carried pairs, the ids of the
+    body inputs that are not loop carried and so hold the same value in every iteration)."""
+    carried: dict[str, dict[str, str]] = {}
+    invariant: set[str] = set()
+    for op in program.ops.values():
+        if op.type == "Call" and op.attrs.get("program") == "Repeat":
+            pairs = {str(o): str(i) for o, i in (op.attrs.get("loop_carried") or ())}
+            carried[op.id] = pairs
+            inputs = set(pairs.values())
+            invariant.update(str(g) for g in (op.attrs.get("inputs") or {}) if str(g) not in inputs)
+    return carried, invariant
+
+
 def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str, int],
               temp_rows: Mapping[str, Sequence[tuple[int, Temporary]]]) -> Instances:
     """Live intervals of every not-always-live instance and temporary: WeightsFromHost, then one run.
@@ -80,9 +101,12 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
     """
     root = steps.alias_root
     owner, called = _owner_paths(program)
+    carried, invariant = _repeats(program)
+    iteration: dict[str, int] = {}  # current iteration of each repeat op
     main = program.main_graph
-    first: dict[tuple[int, tuple[str, ...]], int] = {}
-    last: dict[tuple[int, tuple[str, ...]], int] = {}
+    Key = tuple[int, tuple[str, ...], tuple[int, ...]]  # row, call path, iteration of each repeat on it
+    first: dict[Key, int] = {}
+    last: dict[Key, int] = {}
     rows_t: list[int] = []
     first_t: list[int] = []
     last_t: list[int] = []
@@ -96,12 +120,20 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
                 return path[:k + 1]
         return path
 
+    def iterations(path: tuple[str, ...], rid: str) -> tuple[int, ...]:
+        # a body input that is not loop carried is one instance for the whole loop (-1)
+        its = [iteration.get(c, 0) if c in carried else 0 for c in path]
+        if path and path[-1] in carried and rid in invariant:
+            its[-1] = -1
+        return tuple(its)
+
     def touch(tid: str, path: tuple[str, ...], step: int) -> None:
         rid = root.get(tid, tid)
         r = row_of.get(rid)
         if r is None:
             return
-        key = (r, owner_path(owner.get(rid, main), path))
+        opath = owner_path(owner.get(rid, main), path)
+        key = (r, opath, iterations(opath, rid))
         if key in first:
             first[key] = min(first[key], step)
             last[key] = max(last[key], step)
@@ -125,6 +157,18 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
             inner = path + (op.id,)
             g_inputs = dict(op.attrs.get("inputs", {}))
             g_outputs = dict(op.attrs.get("outputs", {}))
+            if op.id in carried and entry.phase == "enter":
+                iteration[op.id] = 0
+            if op.id in carried and entry.phase == "iterate":
+                # LoopOpx copies each body output (this iteration's) to its body input (the next one's)
+                pairs = carried[op.id]
+                copied = [str(static[int(steps.exec_static[k])].tensor) for k in range(s, t)]
+                for k, g_out in zip(range(s, t), copied):
+                    touch(g_out, inner, k)
+                iteration[op.id] = iteration.get(op.id, 0) + 1
+                for k, g_out in zip(range(s, t), copied):
+                    touch(pairs.get(g_out, ""), inner, k)
+                continue
             for k in range(s, t):
                 st = static[int(steps.exec_static[k])]
                 if st.role == "copy_in":

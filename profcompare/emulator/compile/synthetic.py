@@ -125,6 +125,18 @@ class ProgramBuilder:
         self.graphs[graph].ops.append(oid)
         return out_ids
 
+    def repeat(self, called: str, count: int, inputs: Sequence[str], *, graph: str = "main") -> tuple[str, ...]:
+        """Repeat ``called`` ``count`` times (a lowered ``ops.repeat``: a Call with program "Repeat");
+        output i is carried to input i between iterations. Returns the new parent outputs."""
+        out_ids = self.call(called, inputs, graph=graph)
+        oid = next(o for o in reversed(self.graphs[graph].ops) if self.ops[o].type == "Call")
+        g = self.graphs[called]
+        op = self.ops[oid]
+        attrs = {**op.attrs, "program": "Repeat", "repeat_count": int(count),
+                 "loop_carried": tuple(zip(g.outputs, g.inputs))}
+        self.ops[oid] = OpInfo(op.id, op.graph, op.type, op.name, op.inputs, op.outputs, op.modified, op.flops, attrs)
+        return out_ids
+
     def remote_buffer(self, name: str, shape: Sequence[int], dtype: str, entries: int = 1,
                       meta_shape: Sequence[int] = ()) -> int:
         """Add a remote buffer; returns its id."""
@@ -142,7 +154,10 @@ class ProgramBuilder:
             op = self.ops[oid]
             if op.type == "Call":
                 out.append(ExecStep(len(out), oid, path, "enter"))
-                self._expand(op.attrs["called_graph"], path + (oid,), out)
+                for it in range(int(op.attrs.get("repeat_count", 1))):
+                    if it:
+                        out.append(ExecStep(len(out), oid, path, "iterate"))
+                    self._expand(op.attrs["called_graph"], path + (oid,), out)
                 out.append(ExecStep(len(out), oid, path, "exit"))
             else:
                 out.append(ExecStep(len(out), oid, path, ""))
