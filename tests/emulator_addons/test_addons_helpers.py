@@ -110,8 +110,10 @@ def test_named_replica_grouping_helpers(monkeypatch: pytest.MonkeyPatch) -> None
         assert nrg.get_ild_size_from_popdist() == 4 and nrg.is_cross_ild(wide)
         local = nrg.get_ild_replica_grouping(wide)
         assert (local.stride, local.group_size) == (2, 2)
+        # popxl stores stride 1 for groups of one replica, so a wide stride needs groups of two.
+        monkeypatch.setenv("POPLAR_TARGET_OPTIONS", '{"ipuLinkDomainSize": "2"}')
         with pytest.raises(ValueError, match="Link Domain"):
-            nrg.get_ild_replica_grouping(ir.replica_grouping(stride=8, group_size=1))
+            nrg.get_ild_replica_grouping(ir.replica_grouping(stride=4, group_size=2))
         monkeypatch.delenv("POPLAR_TARGET_OPTIONS")
         assert nrg.get_ild_size_from_popdist() == 8
         groups = nrg.NamedReplicaGrouping.build_groups(["a.w", "b"], wide)

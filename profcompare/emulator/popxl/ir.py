@@ -230,9 +230,10 @@ class Ir:
         """Return a grouping of this Ir's replicas (default: one group of all replicas)."""
         return ReplicaGrouping(self._replication_factor, stride, group_size)
 
-    def replica_grouping_from_assignments(self, assignment: Any) -> ReplicaGrouping:
-        """Outside the simulated subset."""
-        raise SimulatorNotImplementedError(not_implemented_message("popxl.Ir.replica_grouping_from_assignments"))
+    def replica_grouping_from_assignments(self, assignment: list[int]) -> ReplicaGrouping:
+        """The grouping that puts replica i in group ``assignment[i]`` (constant-stride when the
+        assignment has one stride; otherwise a grouping by assignment, see ReplicaGrouping)."""
+        return ReplicaGrouping._from_assignment(self._replication_factor, assignment)
 
     def get_all_h2d_streams(self) -> set[Any]:
         """Host-to-device streams that have a host_load."""

@@ -103,7 +103,7 @@ def replica_sharded_buffer(shape: Iterable[int], dtype: dtypes.dtype,
     """Create a buffer holding shards of a tensor of ``shape``: tensor_shape ``(ceil(n/shard_over),)``,
     meta_shape ``shape``."""
     ir = gcg().ir
-    rg = replica_grouping if replica_grouping is not None else ir.replica_grouping()
+    rg = (replica_grouping if replica_grouping is not None else ir.replica_grouping()).const_rg
     shard_over = rg.group_size if shard_over is None else int(shard_over)
     if shard_over > rg.group_size or rg.group_size % shard_over:
         raise ValueError(f"shard_over ({shard_over}) must be <= the group size ({rg.group_size}) and divide it")

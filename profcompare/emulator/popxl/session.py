@@ -189,6 +189,9 @@ class Session:
         if not v._sharded:
             store[:, v._offset] = per_replica
             return
+        if not rg.is_const:
+            # Sharded over the groups of its constant-stride grouping, as popxl lays it out.
+            rg = rg.const_rg
         g = rg.group_size
         shard = buf.tensor_shape[0]
         a, gs, s = self._ir.replica_grouping()._layout() if rg.num_groups == 1 else rg._layout()
@@ -210,13 +213,16 @@ class Session:
             out = self._state.buffers[buf.remote_buffer_id][first, v._offset]
         else:
             store = self._state.buffers[buf.remote_buffer_id][:, v._offset]  # (R, shard)
-            a, g, s = rg._layout()
+            const = rg.const_rg
+            a, g, s = const._layout()
             shards = store.reshape(a, g, s, -1)
             groups = []
-            for k in range(rg.num_groups):
+            for k in range(const.num_groups):
                 ai, si = divmod(k, s)
                 groups.append(shards[ai, :, si].reshape(-1)[:v.nelms].reshape(v.shape))
             out = np.stack(groups)
+            if not rg.is_const:
+                out = out[rg.to_host_map]
         out = np.array(out)
         return out if rg.num_groups > 1 else out[0]
 

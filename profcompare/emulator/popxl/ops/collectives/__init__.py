@@ -32,6 +32,7 @@ def _group(group: ReplicaGrouping | None) -> ReplicaGrouping:
     g = gcg().ir.replica_grouping() if group is None else group
     if not isinstance(g, ReplicaGrouping):
         raise TypeError(f"group must be a ReplicaGrouping, got {type(g).__name__}")
+    g._require_const("popxl.ops.collectives")
     if g.num_replicas != gcg().ir.replication_factor:
         raise ValueError(f"group {g} was made for another replication factor than the Ir's "
                          f"({gcg().ir.replication_factor})")
