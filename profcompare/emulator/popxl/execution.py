@@ -461,44 +461,6 @@ def _expand(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     return _unary(lambda x: np.array(np.broadcast_to(x if v is None else x.reshape(v), shape)))(op, cg, ex)
 
 
-@_kernel("NllLossWithSoftmaxGrad")
-def _nll(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
-    probs_t, labels_t, _lg_t = op.inputs
-    p_s, l_s, g_s = (cg.slot[t] for t in op.inputs)
-    loss_s, dx_s = (cg.slot[t] for t in op.outputs)
-    r = ex.replicas
-    c = probs_t.shape[-1]
-    n = labels_t.nelms
-    red = op.attrs["reduction"]
-    loss_shape = (r, *op.outputs[0].shape)
-    dx_shape = (r, *probs_t.shape)
-    rows = np.arange(r)[:, None]
-    items = np.arange(n)[None, :]
-
-    def run(env: list) -> None:
-        p = env[p_s].reshape(r, n, c)
-        lab = env[l_s].reshape(r, n).astype(np.intp)
-        if lab.size and (lab.min() < 0 or lab.max() >= c):
-            raise ValueError(f"nll_loss_with_softmax_grad: label out of range [0, {c}) in {labels_t.id}")
-        picked = p[rows, items, lab]
-        loss_items = -np.log(picked)
-        lg = env[g_s].reshape(r, 1, 1).astype(p.dtype)
-        dx = np.array(p)
-        dx[rows, items, lab] -= p.dtype.type(1)
-        if red == "mean":
-            loss = loss_items.mean(axis=1)
-            dx *= lg / p.dtype.type(n)
-        elif red == "sum":
-            loss = loss_items.sum(axis=1)
-            dx *= lg
-        else:
-            loss = loss_items
-            dx *= lg
-        env[loss_s] = loss.astype(p.dtype).reshape(loss_shape)
-        env[dx_s] = dx.reshape(dx_shape)
-    return run
-
-
 def _factor_getter(op: Op, cg: CompiledGraph, ex: Executor, key: str, tensor_index: int | None,
                    rank: int) -> Callable[[list], Any]:
     """Return env -> factor: a python float, or a per-replica array shaped (R, 1, ...)."""
@@ -1021,7 +983,9 @@ def _adam_updater(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
         if at[f"{key}_tensor"]:
             ti, idx = idx, idx + 1
         getters[key] = _factor_getter(op, cg, ex, key, ti, rank)
-    step_s = cg.slot[op.inputs[idx]] if at["mode"] == "adam" else None
+    # Adam, Lamb and AdaMax take the time step; AdaMax corrects m only and does not take sqrt(v)
+    step_s = cg.slot[op.inputs[idx]] if at["mode"] in ("adam", "lamb", "adamax") else None
+    adamax = at["mode"] == "adamax"
     o = cg.slot[op.outputs[0]]
     m_np, v_np = m_t.dtype.as_numpy(), v_t.dtype.as_numpy()
     out_np = op.outputs[0].dtype.as_numpy()
@@ -1033,13 +997,16 @@ def _adam_updater(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
             ts = step.reshape((step.shape[0],) + view[1:]).astype(np.float32)
             b1, b2 = get("beta1"), get("beta2")
             b1c = (np.float32(1) - np.power(np.float32(b1) if isinstance(b1, float) else b1, ts)).astype(m_np)
-            b2c = (np.float32(1) - np.power(np.float32(b2) if isinstance(b2, float) else b2, ts)).astype(v_np)
             mh = (m / b1c).astype(v_np)
-            vh = v / b2c
+            if adamax:
+                vh = v
+            else:
+                b2c = (np.float32(1) - np.power(np.float32(b2) if isinstance(b2, float) else b2, ts)).astype(v_np)
+                vh = v / b2c
         else:
             mh = m.astype(v_np)
             vh = v
-        den = np.sqrt(vh)
+        den = vh.astype(v_np) if adamax else np.sqrt(vh)
         den += _typed(eps, v_np)
         upd = mh / den
         if w is not None:

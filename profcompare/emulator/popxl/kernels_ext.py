@@ -167,3 +167,7 @@ _kernel("AbsGrad")(_grad_of(lambda g, x: g * np.sign(x)))
 
 
 __all__ = ["UNARY_FUNCTIONS"]
+
+# the kernels of the losses, statistics, image and optimizer ops live in their own modules; they
+# register themselves into the same table when imported with this one
+from . import kernels_image, kernels_losses, kernels_optim, kernels_stats  # noqa: E402,F401

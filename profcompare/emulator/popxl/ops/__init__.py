@@ -21,7 +21,6 @@ from .core import (
                    matmul,
                    mul,
                    negate,
-                   nll_loss_with_softmax_grad,
                    reshape,
                    reshape_,
                    scaled_add,
@@ -49,6 +48,8 @@ from .elementwise import (
                    geluerf_,
                    greater,
                    identity,
+                   increment_mod,
+                   increment_mod_,
                    isfinite,
                    isinf,
                    isnan,
@@ -79,6 +80,10 @@ from .elementwise import (
                    tanh,
                    where,
 )
+from .image import interpolate, roi_align
+from .losses import nll_loss, nll_loss_with_softmax_grad
+from .printing import print_tensor
+from .statistics import histogram, lamb_square, median
 from .io import host_load, host_store, remote_load, remote_load_, remote_store
 from .nn import PadType, average_pool, batch_norm_inference, conv, conv_transpose, group_norm, layer_norm, max_pool
 from .random import dropout, random_normal, random_uniform, shaped_dropout, split_random_seed
@@ -124,10 +129,14 @@ __all__ = [
                    "geluerf",
                    "geluerf_",
                    "greater",
+                   "histogram",
                    "host_load",
                    "host_store",
                    "identity",
+                   "increment_mod",
+                   "increment_mod_",
                    "init",
+                   "interpolate",
                    "io_tile_copy",
                    "ipu_copy",
                    "isfinite",
@@ -135,6 +144,7 @@ __all__ = [
                    "isnan",
                    "l1",
                    "l2",
+                   "lamb_square",
                    "log",
                    "log2",
                    "logical_and",
@@ -147,13 +157,16 @@ __all__ = [
                    "max",
                    "maximum",
                    "mean",
+                   "median",
                    "min",
                    "mul",
                    "negate",
+                   "nll_loss",
                    "nll_loss_with_softmax_grad",
                    "pow",
                    "pow2scale_cast_from_fp8",
                    "pow2scale_cast_to_fp8",
+                   "print_tensor",
                    "prod",
                    "relu",
                    "relu_",
@@ -164,6 +177,7 @@ __all__ = [
                    "repeat",
                    "repeat_with_info",
                    "rename",
+                   "roi_align",
                    "reshape",
                    "reshape_",
                    "scaled_add",

@@ -12,12 +12,12 @@ from ..tensor import Tensor
 from ._util import (
     add_op,
     broadcast_shape,
-    ensure_tensor,
     factor,
     out,
     same_dtype,
     single,
 )
+from .losses import nll_loss_with_softmax_grad  # noqa: F401 - popxl.ops.core's historical home of the op
 
 #: tanh-approximation constants of popnn's GELU: 0.5 x (1 + tanh(A x + B x^3))
 GELU_A = 0.7978845608
@@ -209,29 +209,6 @@ def sum(t: Tensor, axis: Any | None = None, keepdims: bool = False) -> Tensor:
         s for i, s in enumerate(t.shape) if i not in axes)
     return single(add_op("ReduceSum", "ReduceSum", [t], [out("sum_out", shape, t.dtype)],
                          {"axes": axes, "keepdims": bool(keepdims)}))
-
-
-def nll_loss_with_softmax_grad(probs: Tensor, labels: Tensor, loss_grad: Any = 1,
-                               ignore_index: int | None = None, reduction: str = "mean") -> tuple[Tensor, Tensor]:
-    """Negative log likelihood of softmax ``probs`` at ``labels`` and its gradient w.r.t. the logits.
-
-    Returns (loss, dx): loss is ``()`` for 'mean'/'sum', labels-shaped for 'none'; dx has probs'
-    shape: (probs - onehot) * loss_grad (/ N for 'mean', N = number of labels)."""
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    if ignore_index is not None:
-        from ..errors import SimulatorNotImplementedError, not_implemented_message
-        raise SimulatorNotImplementedError(not_implemented_message("popxl.ops.nll_loss_with_softmax_grad(ignore_index=...)"))
-    if not labels.dtype.is_int:
-        raise TypeError(f"labels must be an integer tensor, got {labels.dtype}")
-    if labels.shape != probs.shape[:-1]:
-        raise ValueError(f"labels shape {labels.shape} must equal probs shape without its last axis {probs.shape[:-1]}")
-    lg = ensure_tensor(loss_grad, dtypes.float32)
-    loss_shape = () if reduction != "none" else labels.shape
-    op = add_op("NllLossWithSoftmaxGrad", "nll_loss_with_softmax_grad", [probs, labels, lg],
-                [out("loss", loss_shape, probs.dtype), out("dx", probs.shape, probs.dtype)],
-                {"reduction": reduction})
-    return op.outputs[0], op.outputs[1]
 
 
 def scaled_add(X: Tensor, Y: Tensor, a: Any = 1.0, b: Any = 1.0) -> Tensor:

@@ -354,9 +354,40 @@ def rename(t: Tensor, output_name: str) -> Tensor:
     return identity(t, output_name)
 
 
+#: dtypes PopART's IncrementMod accepts
+INCREMENT_MOD_DTYPES = ("uint32", "int32", "float16", "float32")
+
+
+def _increment_mod(api: str, t: Tensor, increment: float, modulus: float, inplace: bool) -> Tensor:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{api}: expected a popxl Tensor, got {type(t).__name__}")
+    if t.dtype.name not in INCREMENT_MOD_DTYPES:
+        raise TypeError(f"{api}: {t.id} has dtype {t.dtype.name}; IncrementMod takes {', '.join(INCREMENT_MOD_DTYPES)}")
+    inc, mod = float(increment), float(modulus)
+    if t.dtype.is_int and int(mod) == 0:
+        raise ValueError(f"{api}: modulus {modulus} is 0 once converted to {t.dtype.name} (integer division by zero)")
+    attrs = {"increment": inc, "modulus": mod}
+    if inplace:
+        return single(add_op("IncrementModInplace", "increment_mod_inplace", [t],
+                             [out("increment_mod_inplace_out", t.shape, t.dtype)], attrs, modified=[t]))
+    return single(add_op("IncrementMod", "increment_mod", [t], [out("increment_mod_out", t.shape, t.dtype)], attrs))
+
+
+def increment_mod(t: Tensor, increment: float, modulus: float) -> Tensor:
+    """``(t + increment) % modulus`` element-wise, the remainder taking the sign of the dividend
+    (C's fmod / %); for integer tensors ``increment`` and ``modulus`` are truncated to t's dtype
+    first. Not differentiable."""
+    return _increment_mod("popxl.ops.increment_mod", t, increment, modulus, inplace=False)
+
+
+def increment_mod_(t: Tensor, increment: float, modulus: float) -> Tensor:
+    """:func:`increment_mod` in place; returns t's alias."""
+    return _increment_mod("popxl.ops.increment_mod_", t, increment, modulus, inplace=True)
+
+
 __all__ = [
     "abs", "argmax", "argmin", "ceil", "clamp", "clip", "cos", "cumsum", "equal", "exp", "exp_", "floor",
-    "fmod", "geluerf", "geluerf_", "greater", "identity", "isfinite", "isinf", "isnan", "l1", "l2", "log", "log2",
+    "fmod", "geluerf", "geluerf_", "greater", "identity", "increment_mod", "increment_mod_", "isfinite", "isinf", "isnan", "l1", "l2", "log", "log2",
     "logical_and", "logical_not", "logical_or", "logsum", "logsumexp", "max", "maximum", "mean", "min", "pow",
     "prod", "reduce_axes", "relu", "relu_", "rename", "sign", "sin", "sqrt", "sumsquare", "swish", "swish_",
     "tanh", "where",

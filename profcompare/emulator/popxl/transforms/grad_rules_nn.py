@@ -4,7 +4,11 @@
 As in PopART, each forward op gets dedicated gradient ops (``GroupNormalizationGrad``,
 ``ConvDataGrad`` / ``ConvWeightsGrad``, ``MaxPoolGrad`` ...) whose kernels are in
 ``popxl/kernels_nn.py``. Dropout's gradient regenerates the forward mask from the same seed
-tensor. ``batch_norm_inference`` has no gradient: autodiff refuses it, as PopART does for the
+tensor. Losses, statistics and image ops: ``NllGrad``, ``ReduceMedianGrad`` (the gradient goes
+to the median's element), a ``PrintTensor`` of the gradient, ``ResizeGrad`` and
+``RoiAlignGrad`` (kernels in ``kernels_losses.py``, ``kernels_stats.py``, ``kernels_image.py``);
+histogram, lamb_square and increment_mod pass no gradient, as PopART defines none for them.
+``batch_norm_inference`` has no gradient: autodiff refuses it, as PopART does for the
 one-output (inference) batch norm, and refuses the float8 scaled convolutions, as PopART does.
 """
 
@@ -85,6 +89,40 @@ def _no_grad(op: Op, grads: list, fwd: Fwd) -> list:
     return [None] * len(op.inputs)
 
 
+def _nll(op: Op, grads: list, fwd: Fwd) -> list:
+    probs, labels = op.inputs
+    g = add_op("NllGrad", "nll_grad", [grads[0], fwd(probs), fwd(labels)], [_like("nll_probs_grad", probs)],
+               {k: op.attrs[k] for k in ("reduction", "ignore_index", "log_prob")})
+    return [g.outputs[0], None]
+
+
+def _median(op: Op, grads: list, fwd: Fwd) -> list:
+    x = op.inputs[0]
+    g = add_op("ReduceMedianGrad", "ReduceMedianGrad", [grads[0], fwd(op.outputs[1])], [_like("median_x_grad", x)],
+               {"axes": op.attrs["axes"], "keepdims": op.attrs["keepdims"]})
+    return [g.outputs[0]]
+
+
+def _print_tensor(op: Op, grads: list, fwd: Fwd) -> list:
+    # PopART's grad op prints the gradient (titled <title>_gradient) only when print_gradient is set
+    attrs = {**op.attrs, "title": op.attrs["title"] + "_gradient", "print_self": op.attrs["print_gradient"]}
+    g = add_op("PrintTensor", "print_tensor_grad", [grads[0]], [_like("print_out", grads[0])], attrs)
+    return [g.outputs[0]]
+
+
+def _resize(op: Op, grads: list, fwd: Fwd) -> list:
+    x = op.inputs[0]
+    g = add_op("ResizeGrad", "interpolate_grad", [grads[0]], [_like("interpolate_x_grad", x)], dict(op.attrs))
+    return [g.outputs[0]]
+
+
+def _roi_align(op: Op, grads: list, fwd: Fwd) -> list:
+    t, rois, batch_index = op.inputs
+    g = add_op("RoiAlignGrad", "roi_align_grad", [grads[0], fwd(rois), fwd(batch_index), fwd(t)],
+               [_like("roi_align_t_grad", t)], dict(op.attrs))
+    return [g.outputs[0], None, None]
+
+
 GRAD_RULES_NN: dict[str, Callable[[Op, list, Fwd], list]] = {
     "GroupNormalization": _group_norm,
     "BatchNormalization": _batch_norm,
@@ -97,6 +135,13 @@ GRAD_RULES_NN: dict[str, Callable[[Op, list, Fwd], list]] = {
     "ShapedDropout": _dropout_like("ShapedDropoutGrad"),
     # random samples and seeds carry no gradient
     "RandomUniform": _no_grad, "RandomNormal": _no_grad, "ModifyRandomSeed": _no_grad,
+    "Nll": _nll,
+    "ReduceMedian": _median,
+    "PrintTensor": _print_tensor,
+    "Resize": _resize,
+    "RoiAlign": _roi_align,
+    # PopART defines no gradient ops for these: nothing flows back through them
+    "Histogram": _no_grad, "LambSquare": _no_grad, "IncrementMod": _no_grad, "IncrementModInplace": _no_grad,
 }
 
 __all__ = ["GRAD_RULES_NN"]
