@@ -111,7 +111,7 @@ _COLLECTIVES = {"ReplicatedAllReduce", "ReplicatedAllReduceInplace", "Replicated
 # one per element)
 FLOPS_PER_ELEMENT.update({"GatherGrad": 1, "ScatterReduce": 1, "TopK": 1, "OnehotGrad": 1, "AllReduce": 1})
 _REDUCE_TYPES |= {"GatherGrad", "ScatterReduce", "TopK", "OnehotGrad"}
-_INPLACE_TYPES |= {"DynamicUpdateInplace"}
+_INPLACE_TYPES |= {"DynamicUpdateInplace", "IncrementModInplace", "SparseAccumulate", "AdamVarUpdate"}
 _VIEW_TYPES |= {"SliceInplace", "TransposeInplace", "DetachInplace"}
 _COLLECTIVES |= {"AllReduce"}
 
@@ -125,7 +125,7 @@ _ROLES: dict[tuple[str, int], str] = {
     ("ScaledAddLhsInplace", 0): "weight", ("CopyVarUpdate", 0): "weight",
     ("Conv", 1): "weight", ("ConvTranspose", 1): "weight", ("ConvPow2Scaled", 1): "weight",
     ("ConvTransposePow2Scaled", 1): "weight", ("GroupNormalization", 1): "weight",
-    ("GroupNormalization", 2): "weight",
+    ("GroupNormalization", 2): "weight", ("SparseAccumulate", 0): "accumulator", ("AdamVarUpdate", 0): "weight",
 }
 _ROLE_PRIORITY = ("accumulator", "optimizer_state", "weight")
 
