@@ -58,10 +58,11 @@ def test_classification_reads_refusals_from_the_code(compat) -> None:
 
 
 def test_the_survey_follows_the_emulator(compat) -> None:
-    names = {"modules": {"popxl.ops": ["matmul", "roi_align"], "popxl.no_such_module": ["x"]},
+    names = {"modules": {"popxl.ops": ["matmul"], "popxl": ["TileSet"], "popxl.no_such_module": ["x"]},
              "classes": {"popxl.Session": ["run"], "popxl.NoSuchClass": ["y"]}}
     sections = compat.survey(names)
-    assert [(e.name, e.status) for e in sections["popxl.ops"]] == [("matmul", "supported"), ("roi_align", "not")]
+    assert [(e.name, e.status) for e in sections["popxl.ops"]] == [("matmul", "supported")]
+    assert [(e.name, e.status) for e in sections["popxl"]] == [("TileSet", "not")]
     assert sections["popxl.no_such_module"][0].status == "not"
     assert sections["popxl.Session"][0].status == "supported"
     assert sections["popxl.NoSuchClass"][0].status == "not"
