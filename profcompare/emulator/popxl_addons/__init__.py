@@ -12,6 +12,7 @@ from typing import Any
 
 from profcompare.emulator.popxl_addons import (
     array_munging,
+    debugging,
     dot_tree,  # noqa: F401 -- registered as a submodule, as in popxl_addons
     graph,
     module,
@@ -38,6 +39,13 @@ from profcompare.emulator.popxl_addons.graph_cache import (
 from profcompare.emulator.popxl_addons.module import Module
 from profcompare.emulator.popxl_addons.named_tensors import NamedTensors
 from profcompare.emulator.popxl_addons.ops import cross_entropy, cross_entropy_with_grad, host_load, host_store
+from profcompare.emulator.popxl_addons.performance_utils import (
+    evaluate_FLOPs,
+    evaluate_ir_FLOPs,
+    format_flops_scientific,
+    print_FLOPs,
+    total_FLOPs,
+)
 from profcompare.emulator.popxl_addons.remote import load_remote_graph, store_remote_graph
 from profcompare.emulator.popxl_addons.route_tensor import is_subgraph, route_tensor_into_graph
 from profcompare.emulator.popxl_addons.streams import InputStreams, OutputStreams
@@ -50,8 +58,11 @@ from profcompare.emulator.popxl_addons.transforms import (
     batch_serialise_fwd_and_grad,
     pipelined_execution,
     recompute_graph,
+    set_available_memory_proportion_by_ipu,
+    set_graph_available_memory_proportion_by_ipu,
     suffix_graph_name,
 )
+from profcompare.emulator.popxl_addons.task_session import write_variables_pb
 from profcompare.emulator.popxl_addons.utils import OrderedDict, WeightsDict, timer
 from profcompare.emulator.popxl_addons.variable_factory import NamedVariableFactories, VariableFactory, add_variable_input
 
@@ -74,6 +85,11 @@ _SINCE_30 = {
     "create_grad_graph_info": lambda: module.create_grad_graph_info,
     "CalledGraphsGradInfo": lambda: graph.CalledGraphsGradInfo,
     "overrides": lambda: utils.overrides,
+    "fp8_amax_scale": lambda: ops._fp8_amax_scale_module.fp8_amax_scale,
+    "print_tensor": lambda: debugging.print_tensor,
+    "print_text": lambda: debugging.print_text,
+    "disable_fc_pass": lambda: transforms.use_fc_pass.disable_fc_pass,
+    "enable_fc_pass": lambda: transforms.use_fc_pass.enable_fc_pass,
     "duplicate_items": lambda: utils.duplicate_items,
     **{name: (lambda name=name: getattr(array_munging, name)) for name in array_munging.__all__
        if name != "tensor_parallel_output"},  # 3.4 leaves it out of the module's __all__
@@ -116,6 +132,9 @@ __all__ = [
     "create_remote_buffer",
     "cross_entropy",
     "cross_entropy_with_grad",
+    "evaluate_FLOPs",
+    "evaluate_ir_FLOPs",
+    "format_flops_scientific",
     "function",
     "get_function_hash",
     "host_load",
@@ -126,12 +145,17 @@ __all__ = [
     "named_variable_buffers",
     "ops",
     "pipelined_execution",
+    "print_FLOPs",
     "recompute_graph",
     "route_tensor_into_graph",
+    "set_available_memory_proportion_by_ipu",
+    "set_graph_available_memory_proportion_by_ipu",
     "store_remote_graph",
     "suffix_graph_name",
     "tensor_hash",
     "timer",
+    "total_FLOPs",
+    "write_variables_pb",
 ]
 
 
