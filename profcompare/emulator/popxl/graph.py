@@ -67,6 +67,14 @@ class Graph:
         return self._id
 
     @property
+    def _pb_graph(self) -> Any:
+        """PopART's C++ graph (custom ops and IR surgery use it): not in the simulator, so a clear
+        refusal naming it (an AttributeError too, so ``hasattr`` answers False)."""
+        from .errors import SimulatorNotImplementedError, not_implemented_message
+        raise SimulatorNotImplementedError(not_implemented_message(
+            "popxl.Graph._pb_graph (PopART's internal C++ graph, used by custom ops)"))
+
+    @property
     def ir(self) -> Ir:
         """The owning Ir."""
         return self._ir

@@ -1,0 +1,25 @@
+"""PopART's C++ internals (``_pb_graph``, ``_pb_ir``) are not simulated: programs that reach
+for them get one line naming the API, and ``hasattr`` answers False."""
+
+from __future__ import annotations
+
+import pytest
+
+from profcompare.emulator import popxl
+from profcompare.emulator.popxl.errors import SimulatorNotImplementedError
+
+
+def test_graph_pb_graph_is_refused_by_name() -> None:
+    ir = popxl.Ir()
+    assert not hasattr(ir.main_graph, "_pb_graph")
+    with pytest.raises(SimulatorNotImplementedError, match=r"^popxl\.Graph\._pb_graph .*not implemented by the profcompare simulator$"):
+        ir.main_graph._pb_graph.getOps()
+
+
+def test_pb_ir_keeps_what_it_simulates_and_names_the_rest() -> None:
+    ir = popxl.Ir()
+    ir._pb_ir.getSessionOptions().numIOTiles = 32
+    assert ir.num_io_tiles == 32
+    assert ir._pb_ir.getAllGraphs() == [ir.main_graph]
+    with pytest.raises(SimulatorNotImplementedError, match=r"popxl\.Ir\._pb_ir\.setPatterns"):
+        ir._pb_ir.setPatterns  # noqa: B018
