@@ -1,0 +1,61 @@
+"""What a human-readable report says, independent of how it is drawn.
+
+The text (terminal) and markdown renderers show the same content; this package prepares it
+once, as plain frozen dataclasses (:class:`Document` -> :class:`Section` -> :class:`Table` of
+formatted :class:`Cell` strings), and each renderer only draws it. All numbers are formatted
+here with :mod:`profcompare.render.format`, so both outputs read alike.
+
+Every table is cut to the top N rows; when rows were cut the table ends with one "other" row
+(muted) aggregating them, and a note says what was cut.
+
+Modules: ``document`` (the document model, and the cells and notes every section shares),
+``report`` (one report and the ``variables`` command), ``comparison`` (two reports) and
+``ledger`` (the ledger sections of both). Import the names below from this package.
+"""
+
+from __future__ import annotations
+
+from profcompare.compare import Comparison
+from profcompare.model import Report
+from profcompare.render.sections.comparison import comparison_document, comparison_variables_view, comparison_warnings
+from profcompare.render.sections.document import (
+    CONFIDENCE_LEGEND as CONFIDENCE_LEGEND,
+    TONES,
+    Cell,
+    Column,
+    Document,
+    Section,
+    Table,
+    VariablesView,
+    limit,
+)
+from profcompare.render.sections.report import report_document, variables_document
+
+
+def build_document(obj: Report | Comparison | VariablesView, *, top: int | None = 20) -> Document:
+    """Return the :class:`Document` for a Report, a Comparison or a VariablesView."""
+    if isinstance(obj, Comparison):
+        return comparison_document(obj, top=top)
+    if isinstance(obj, Report):
+        return report_document(obj, top=top)
+    if isinstance(obj, VariablesView):
+        return variables_document(obj)
+    raise TypeError(f"cannot render a {type(obj).__name__}; expected a Report, Comparison or VariablesView")
+
+
+__all__ = [
+    "TONES",
+    "Cell",
+    "Column",
+    "Document",
+    "Section",
+    "Table",
+    "VariablesView",
+    "build_document",
+    "comparison_document",
+    "comparison_variables_view",
+    "comparison_warnings",
+    "limit",
+    "report_document",
+    "variables_document",
+]

@@ -1,0 +1,353 @@
+"""The sections of a comparison (``compare``), its warnings and its document."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from profcompare import analysis
+from profcompare.analysis import TopN
+from profcompare.compare import STATUSES, Comparison
+from profcompare.render.format import (
+    describe_target,
+    format_bytes,
+    format_count,
+    format_cycles,
+    format_metric,
+    format_pct,
+    is_missing,
+    metric_label,
+    metric_tone,
+    status_tone,
+)
+from profcompare.render.ipu_sections import comparison_ipu_section
+from profcompare.render.ledger_words import peak_text
+from profcompare.render.sections.document import (
+    CONFIDENCE_LEGEND,
+    Cell,
+    Column,
+    Document,
+    Section,
+    Table,
+    _confidence_cell,
+    _cut_note,
+    _missing_sides,
+    _num,
+    _oom_warning,
+    _other_label,
+    _pct_of,
+    _report_facts,
+    _str,
+    limit,
+)
+from profcompare.render.sections.ledger import (
+    _ledger_by_parameter_section,
+    _ledger_moves_section,
+    _peak_composition_section,
+)
+
+
+def _status_cell(status: Any, *, higher_is_better: bool = False) -> Cell:
+    text = _str(status)
+    return Cell(text, status_tone(text, higher_is_better=higher_is_better))
+
+
+def _delta_cells(base: Any, new: Any, delta: Any, pct: Any, status: Any, fmt: Any, *,
+                 higher_is_better: bool = False) -> tuple[Cell, ...]:
+    tone = status_tone(_str(status), higher_is_better=higher_is_better)
+    return (
+        _num(fmt(base)),
+        _num(fmt(new)),
+        _num(fmt(delta, signed=True), tone),
+        _num(format_pct(pct), tone),
+        _status_cell(status, higher_is_better=higher_is_better),
+    )
+
+
+_DELTA_COLUMNS = (Column("Base", True), Column("New", True), Column("Delta", True), Column("Delta %", True),
+                  Column("Status"))
+
+
+def _status_counts(statuses: pd.Series) -> str:
+    counts = statuses.astype(str).value_counts()
+    return ", ".join(f"{int(counts.get(s, 0)):,} {s}" for s in STATUSES)
+
+
+def _comparison_summary_section(cmp: Comparison) -> Section:
+    rows = []
+    for metric in cmp.summary.index:
+        r = cmp.summary.loc[metric]
+
+        def fmt(value: Any, *, signed: bool = False, _m: str = str(metric)) -> str:
+            return format_metric(_m, value, signed=signed)
+
+        tone = metric_tone(str(metric), _str(r["status"]))
+        rows.append(
+            (
+                Cell(metric_label(str(metric))),
+                _num(fmt(r["base"])),
+                _num(fmt(r["new"])),
+                _num(fmt(r["delta"], signed=True), tone),
+                _num(format_pct(r["delta_pct"]), tone),
+                Cell(_str(r["status"]), tone),
+                _confidence_cell(_str(r["confidence"])),
+            )
+        )
+    table = Table((Column("Metric"),) + _DELTA_COLUMNS + (Column("Confidence"),), tuple(rows))
+    return Section("Summary", table, (CONFIDENCE_LEGEND,))
+
+
+def _comparison_categories_section(cmp: Comparison) -> Section:
+    cats = cmp.categories
+    if len(cats):
+        cats = cats[(cats["base_bytes"] != 0) | (cats["new_bytes"] != 0)]
+    if not len(cats):
+        return Section("Memory by category", None, ("No memory categories in either report.", *_missing_sides(cmp, "categories")))
+    rows = tuple(
+        (Cell(str(r.category)), Cell(_str(r.group)))
+        + _delta_cells(r.base_bytes, r.new_bytes, r.delta_bytes, r.delta_pct, r.status, format_bytes)
+        for r in cats.itertuples(index=False)
+    )
+    table = Table((Column("Category"), Column("Group")) + _DELTA_COLUMNS, rows)
+    return Section("Memory by category", table, _missing_sides(cmp, "categories"))
+
+
+def _aggregate_row(view: TopN, label: str, n_text_columns: int, sums: Sequence[str], fmt: Any,
+                   trailing: int = 0) -> tuple[Cell, ...]:
+    other = view.other
+    assert other is not None
+    m = "muted"
+    base, new, delta = (other[c] for c in sums)
+    cells = [Cell(label, m)] + [Cell("", m) for _ in range(n_text_columns - 1)]
+    cells += [_num(fmt(base), m), _num(fmt(new), m), _num(fmt(delta, signed=True), m),
+              _num(format_pct(_pct_of(delta, base)), m), Cell("", m)]
+    cells += [Cell("", m) for _ in range(trailing)]
+    return tuple(cells)
+
+
+def comparison_variables_view(cmp: Comparison, top: int | None) -> TopN:
+    """Return the variable diff cut to the ``top`` largest changes (by |delta_bytes|, then name).
+
+    Rows are :attr:`Comparison.variables` rows; the "other" row sums base_bytes, new_bytes and
+    delta_bytes of the cut rows. ``top`` None or 0 keeps all rows.
+    """
+    return cmp.top("variables", limit(top))
+
+
+def _match_text(r: Any) -> str:
+    match = _str(r.match)
+    if match == "normalised" and _str(r.base_name) and _str(r.new_name) and r.base_name != r.new_name:
+        return f"normalised (base: {r.base_name})"
+    return match
+
+
+def _comparison_variables_section(cmp: Comparison, top: int | None) -> Section:
+    title = "Variables (largest changes)"
+    if not len(cmp.variables):
+        return Section(title, None, ("No variables in either report.", *_missing_sides(cmp, "variables")))
+    view = comparison_variables_view(cmp, top)
+    rows: list[tuple[Cell, ...]] = []
+    for r in view.shown_rows.itertuples(index=False):
+        rows.append(
+            (Cell(str(r.name)), Cell(_str(r.kind)))
+            + _delta_cells(r.base_bytes, r.new_bytes, r.delta_bytes, r.delta_pct, r.status, format_bytes)
+            + (Cell(_match_text(r)),)
+        )
+    if view.has_other:
+        rows.append(_aggregate_row(view, _other_label(view.cut, "variables"), 2,
+                                   ("base_bytes", "new_bytes", "delta_bytes"), format_bytes, trailing=1))
+    table = Table((Column("Variable"), Column("Kind")) + _DELTA_COLUMNS + (Column("Match"),), tuple(rows))
+    notes = (
+        _cut_note(view, "variables"),
+        f"Status over all variables: {_status_counts(cmp.variables['status'])}.",
+        *_missing_sides(cmp, "variables"),
+    )
+    return Section(title, table, notes)
+
+
+def _side_by_side(label: str, base: Any, new: Any, fmt: Any) -> tuple[Cell, ...]:
+    delta = float("nan") if is_missing(base) or is_missing(new) else float(new) - float(base)
+    return (Cell(label), _num(fmt(base)), _num(fmt(new)), _num(fmt(delta, signed=True)),
+            _num(format_pct(_pct_of(delta, base))))
+
+
+_SIDE_COLUMNS = (Column("Base", True), Column("New", True), Column("Delta", True), Column("Delta %", True))
+
+
+def _comparison_liveness_section(cmp: Comparison) -> Section:
+    base, new = analysis.liveness_peak(cmp.base), analysis.liveness_peak(cmp.new)
+    rows = (
+        _side_by_side("Always-live", base["always_live_bytes"], new["always_live_bytes"], format_bytes),
+        _side_by_side("Not-always-live peak", base["not_always_live_bytes"], new["not_always_live_bytes"], format_bytes),
+        _side_by_side("Peak liveness", base["peak_liveness_bytes"], new["peak_liveness_bytes"], format_bytes),
+        _side_by_side("Program steps", len(cmp.base.liveness), len(cmp.new.liveness), format_count),
+    )
+    table = Table((Column("Quantity"),) + _SIDE_COLUMNS, rows)
+    notes = (
+        f"Not-always-live peak: base at {peak_text(base)}, new at {peak_text(new)}.",
+        *_missing_sides(cmp, "liveness"),
+    )
+    return Section("Liveness", table, notes)
+
+
+def _comparison_tiles_section(cmp: Comparison) -> Section:
+    base, new = analysis.tile_stats(cmp.base, worst=1), analysis.tile_stats(cmp.new, worst=1)
+    rows = (
+        _side_by_side("Min tile", base["min_bytes"], new["min_bytes"], format_bytes),
+        _side_by_side("Median tile", base["median_bytes"], new["median_bytes"], format_bytes),
+        _side_by_side("Max tile", base["max_bytes"], new["max_bytes"], format_bytes),
+        _side_by_side("Tiles over budget", base["tiles_over_budget"], new["tiles_over_budget"], format_count),
+    )
+    table = Table((Column("Quantity"),) + _SIDE_COLUMNS, rows)
+    notes = [f"Tile budget: base {format_bytes(base['bytes_per_tile'])}, new {format_bytes(new['bytes_per_tile'])}."]
+    if len(cmp.tiles):
+        changed = cmp.tiles[cmp.tiles["status"].astype(str) != "unchanged"]
+        notes.append(f"{len(changed):,} of {len(cmp.tiles):,} tiles changed beyond the noise threshold.")
+    return Section("Tiles", table, (*notes, *_missing_sides(cmp, "tiles")))
+
+
+def _comparison_code_section(cmp: Comparison, top: int | None) -> Section:
+    title = "Code by program"
+    if not len(cmp.code):
+        return Section(title, None, ("No code attribution in either report.", *_missing_sides(cmp, "code")))
+    view = cmp.top("code", top)
+    rows: list[tuple[Cell, ...]] = [
+        (Cell(str(r.name)), Cell(_str(r.type)))
+        + _delta_cells(r.base_code_bytes, r.new_code_bytes, r.delta_code_bytes, r.delta_pct, r.status, format_bytes)
+        for r in view.shown_rows.itertuples(index=False)
+    ]
+    if view.has_other:
+        rows.append(_aggregate_row(view, _other_label(view.cut, "programs"), 2,
+                                   ("base_code_bytes", "new_code_bytes", "delta_code_bytes"), format_bytes))
+    table = Table((Column("Program"), Column("Type")) + _DELTA_COLUMNS, tuple(rows))
+    return Section(title, table, (_cut_note(view, "programs"), *_missing_sides(cmp, "code")))
+
+
+def _sharded_text(base: Any, new: Any) -> str:
+    def one(v: Any) -> str:
+        return "-" if is_missing(v) else ("yes" if bool(v) else "no")
+
+    if is_missing(base):
+        return one(new)
+    if is_missing(new):
+        return one(base)
+    b, n = one(base), one(new)
+    return b if b == n else f"{b} -> {n}"
+
+
+def _comparison_remote_section(cmp: Comparison, top: int | None) -> Section:
+    title = "Streaming Memory (remote buffers)"
+    remote = cmp.remote_buffers
+    if not len(remote):
+        missing = _missing_sides(cmp, "remote_buffers")
+        if len(missing) == 2:
+            return Section(title, None, ("Neither report records remote buffers.",))
+        return Section(title, None, ("Neither report keeps anything in Streaming Memory.", *missing))
+    view = cmp.top("remote_buffers", top)
+    rows: list[tuple[Cell, ...]] = [
+        (Cell(str(r.name)),)
+        + _delta_cells(r.base_bytes, r.new_bytes, r.delta_bytes, r.delta_pct, r.status, format_bytes)
+        + (Cell(_sharded_text(r.base_sharded, r.new_sharded)),)
+        for r in view.shown_rows.itertuples(index=False)
+    ]
+    if view.has_other:
+        rows.append(_aggregate_row(view, _other_label(view.cut, "buffers"), 1,
+                                   ("base_bytes", "new_bytes", "delta_bytes"), format_bytes, trailing=1))
+    table = Table((Column("Buffer"),) + _DELTA_COLUMNS + (Column("Sharded"),), tuple(rows))
+    notes = (
+        _cut_note(view, "buffers"),
+        (
+            "Streaming Memory is not tile memory: moving state there frees tile memory at the cost of "
+            "remote transfers."
+        ),
+        *_missing_sides(cmp, "remote_buffers"),
+    )
+    return Section(title, table, notes)
+
+
+def _comparison_execution_section(cmp: Comparison) -> Section:
+    title = "Execution cycles by phase"
+    execution = cmp.execution
+    if not len(execution):
+        return Section(title, None, ("Neither report has an execution profile.",))
+    rows = tuple(
+        (Cell(str(r.phase)),)
+        + _delta_cells(r.base_cycles, r.new_cycles, r.delta_cycles, r.delta_pct, r.status, format_cycles)
+        for r in execution.itertuples(index=False)
+    )
+    table = Table((Column("Phase"),) + _DELTA_COLUMNS, rows)
+    notes = []
+    for role, report in (("base", cmp.base), ("new", cmp.new)):
+        if not len(report.execution):
+            notes.append(f"The {role} report has no execution profile; its cycles read 0.")
+    return Section(title, table, tuple(notes))
+
+
+def comparison_warnings(cmp: Comparison) -> tuple[str, ...]:
+    """Return the lines a reader of a comparison must not miss (oom, simulated, different devices)."""
+    base, new = cmp.base.meta, cmp.new.meta
+    warnings: list[str] = []
+    for meta, role in ((base, "base"), (new, "new")):
+        w = _oom_warning(meta, role)
+        if w:
+            warnings.append(w)
+    if base.simulated and new.simulated:
+        warnings.append(
+            "SIMULATED: both reports come from the profcompare simulator's model of a Poplar compile, "
+            "not from Poplar; treat absolute figures as estimates."
+        )
+    elif base.simulated != new.simulated:
+        sim_role = "base" if base.simulated else "new"
+        warnings.append(
+            f"SIMULATED vs Poplar: the {sim_role} report is simulated and the other comes from Poplar; "
+            "deltas mix real changes with the simulator's error."
+        )
+    if base.target != new.target:
+        warnings.append(
+            f"Different targets: base {describe_target(base)}; new {describe_target(new)}."
+        )
+    return tuple(warnings)
+
+
+def comparison_document(cmp: Comparison, *, top: int | None = 20) -> Document:
+    """Return the document for a comparison (``compare``): which report is base and which new,
+    warnings, and sections led by the ledger (Where the memory moved, Ledger by parameter, What
+    changed the not-always-live peak), then Summary, Memory by category, Variables (largest
+    changes), Liveness,
+    Tiles, Code by program, Streaming Memory (remote buffers), Execution cycles by phase.
+    ``top`` cuts the long tables (None or 0 = all rows).
+    """
+    top = limit(top)
+    base, new = cmp.base.meta, cmp.new.meta
+    facts = _report_facts(base, "base") + _report_facts(new, "new")
+    facts.append(
+        (
+            "delta",
+            (
+                f"new - base; a change within {format_bytes(cmp.noise_bytes)} and within {cmp.noise_pct:g}% of base "
+                "counts as unchanged (noise)"
+            ),
+        )
+    )
+    if base.target == new.target:
+        facts.append(("target", describe_target(base)))
+    sections = (
+        _ledger_moves_section(cmp),
+        _ledger_by_parameter_section(cmp, top),
+        _peak_composition_section(cmp, top),
+        _comparison_summary_section(cmp),
+        _comparison_categories_section(cmp),
+        _comparison_variables_section(cmp, top),
+        _comparison_liveness_section(cmp),
+        _comparison_tiles_section(cmp),
+        _comparison_code_section(cmp, top),
+        _comparison_remote_section(cmp, top),
+        _comparison_execution_section(cmp),
+    )
+    ipu_section = comparison_ipu_section(cmp.base, cmp.new)  # only with more than one IPU per replica
+    if ipu_section is not None:
+        sections = (*sections[:4], ipu_section, *sections[4:])
+    title = f"profcompare comparison: {base.label} (base) vs {new.label} (new)"
+    return Document(title, tuple(facts), comparison_warnings(cmp), sections)

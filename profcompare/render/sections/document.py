@@ -1,0 +1,186 @@
+"""The document model every text and markdown output is drawn from (:class:`Document` ->
+:class:`Section` -> :class:`Table` of formatted :class:`Cell` strings), and the cells, notes and
+header lines that the report, comparison and ledger sections share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from profcompare.analysis import TopN
+from profcompare.compare import Comparison
+from profcompare.model import Report, ReportMeta
+from profcompare.render.format import describe_report, format_bytes, is_missing
+
+#: tones a cell may carry: growth that costs ("bad"), savings ("good"), aggregate rows ("muted")
+TONES = ("bad", "good", "muted")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One formatted table cell; ``tone`` is None or one of :data:`TONES`."""
+
+    text: str
+    tone: str | None = None
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column: its header and whether it holds numbers (drawn right-aligned)."""
+
+    header: str
+    numeric: bool = False
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of formatted cells (every row has one cell per column)."""
+
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+
+
+@dataclass(frozen=True)
+class Section:
+    """A titled part of a document: plain ``lines`` (a list: one statement each), an optional
+    table, then note lines."""
+
+    title: str
+    table: Table | None = None
+    notes: tuple[str, ...] = ()
+    lines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Document:
+    """A whole human-readable report.
+
+    ``facts`` are (key, value) header lines (which report, from where, for which device);
+    ``warnings`` are lines a reader must not miss (out of memory, simulated vs hardware).
+    """
+
+    title: str
+    facts: tuple[tuple[str, str], ...]
+    warnings: tuple[str, ...]
+    sections: tuple[Section, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class VariablesView:
+    """The ``variables`` command's result: a report's variables filtered, sorted and cut.
+
+    ``view`` comes from :func:`profcompare.analysis.variables_view`; the other fields record how
+    it was asked for, so renderers can say so.
+    """
+
+    report: Report
+    view: TopN
+    sort: str = "bytes"
+    filter_regex: str | None = None
+    always_live: bool | None = None
+
+
+def limit(top: int | None) -> int | None:
+    """Return the row limit for ``top``: None (all rows) when ``top`` is None or 0."""
+    if top is None or top <= 0:
+        return None
+    return int(top)
+
+
+def _num(text: str, tone: str | None = None) -> Cell:
+    return Cell(text, tone)
+
+
+def _other_label(cut: int, noun: str) -> str:
+    return f"other ({cut:,} {noun})"
+
+
+def _cut_note(view: TopN, noun: str, total_bytes: Any = None) -> str:
+    if not view.cut:
+        return f"All {view.total:,} {noun} shown."
+    note = f"Top {view.shown:,} of {view.total:,} {noun} shown; {view.cut:,} more in the 'other' row"
+    if total_bytes is not None:
+        note += f" ({format_bytes(total_bytes)})"
+    return note + "."
+
+
+def _pct_of(delta: Any, base: Any) -> float:
+    if is_missing(delta) or is_missing(base) or float(base) == 0:
+        return float("nan")
+    return 100.0 * float(delta) / float(base)
+
+
+def _str(value: Any) -> str:
+    return "" if is_missing(value) else str(value)
+
+
+#: what each optional Report table records, for "not in this report" notes
+_TABLE_WHAT = {
+    "tiles": "per-tile memory",
+    "categories": "memory categories",
+    "variables": "variables",
+    "liveness": "liveness (program steps)",
+    "code": "code attribution",
+    "execution": "an execution profile",
+    "remote_buffers": "remote buffers (Streaming Memory)",
+}
+
+
+def _empty_note(meta: ReportMeta, table: str, empty: str) -> str:
+    """The note for an empty table: ``empty`` when the report records the table, else that it
+    does not (an SDK profile may lack a table: that is not the same as having none)."""
+    if table not in meta.capabilities:
+        return f"This report does not record {_TABLE_WHAT[table]}."
+    return empty
+
+
+def _missing_sides(cmp: Comparison, table: str) -> tuple[str, ...]:
+    """Notes for the sides of a comparison that do not record ``table`` (their values read 0)."""
+    return tuple(
+        f"The {role} report does not record {_TABLE_WHAT[table]}; its side reads 0."
+        for role, meta in (("base", cmp.base.meta), ("new", cmp.new.meta))
+        if table not in meta.capabilities
+    )
+
+
+def _report_facts(meta: ReportMeta, role: str = "report") -> list[tuple[str, str]]:
+    facts = [(role, describe_report(meta))]
+    if meta.source:
+        facts.append((f"{role} source" if role != "report" else "source", meta.source))
+    return facts
+
+
+def _simulated_warning(meta: ReportMeta, role: str) -> str | None:
+    if meta.simulated:
+        name = "This report" if role == "report" else f"The {role} report"
+        return (
+            f"SIMULATED: {name} comes from the profcompare simulator's model of a Poplar compile, "
+            "not from Poplar; treat its figures as estimates."
+        )
+    return None
+
+
+def _oom_warning(meta: ReportMeta, role: str) -> str | None:
+    if meta.oom:
+        name = "This report" if role == "report" else f"The {role} report"
+        return f"OUT OF MEMORY: {name}'s program does not fit in tile memory."
+    return None
+
+
+CONFIDENCE_LEGEND = (
+    "Confidence: exact = follows from the program (shapes, dtypes, replicas); modelled = rests on the "
+    "simulator's model constants (code size, layout, cycles, time; see docs/ipu-model.md), an estimate, "
+    "not a measurement; measured = read from a real Poplar profile."
+)
+
+
+def _confidence_cell(level: str) -> Cell:
+    return Cell(level, "muted" if level == "modelled" else None)
+
+
+def _live_steps(first: Any, last: Any, always_live: Any) -> str:
+    if always_live is True:
+        return "always"
+    if is_missing(first) or is_missing(last):
+        return ""
+    return f"{int(first)}-{int(last)}"

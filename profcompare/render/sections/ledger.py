@@ -1,0 +1,213 @@
+"""The ledger sections: for one report, the memory ledger and what is live at the
+not-always-live peak; for a comparison, where the memory moved, the ledger by parameter and what
+changed the peak."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from profcompare import analysis
+from profcompare.compare import Comparison
+from profcompare.model import Report
+from profcompare.render.format import format_bytes, format_count
+from profcompare.render.ledger_words import (
+    LOCATION_WORDS,
+    MOVES_SHOWN,
+    location_title,
+    move_sentence,
+    parameter_text,
+    peak_change_notes,
+    steps_text,
+)
+from profcompare.render.sections.document import (
+    Cell,
+    Column,
+    Section,
+    Table,
+    _cut_note,
+    _empty_note,
+    _live_steps,
+    _num,
+    _other_label,
+    _str,
+)
+
+
+def _rows_text(count: int) -> str:
+    return f"{count:,} row" + ("" if count == 1 else "s")
+
+
+def _ledger_section(report: Report, top: int | None) -> Section:
+    from profcompare.ledger import unattributed_bytes
+
+    title = "Memory ledger"
+    frame = report.ledger()
+    if not len(frame):
+        return Section(title, None, (_empty_note(report.meta, "variables", "Nothing to attribute: no variables "
+                                                 "and no remote buffers in this report."),))
+    view = analysis.top_n(frame, top, "bytes", label_column="parameter", sum_columns=("bytes", "bytes_at_peak", "rows"))
+    rows: list[tuple[Cell, ...]] = [
+        (
+            Cell(parameter_text(r.parameter, r.role)),
+            Cell(_str(r.role)),
+            Cell(LOCATION_WORDS.get(str(r.location), str(r.location))),
+            _num(format_bytes(r.bytes)),
+            _num(format_bytes(r.bytes_at_peak)),
+            Cell(steps_text(r.first_step, r.last_step)),
+            _num(format_count(r.rows)),
+        )
+        for r in view.shown_rows.itertuples(index=False)
+    ]
+    if view.has_other:
+        assert view.other is not None
+        m = "muted"
+        rows.append((Cell(_other_label(view.cut, "ledger rows"), m), Cell("", m), Cell("", m),
+                     _num(format_bytes(view.other["bytes"]), m), _num(format_bytes(view.other["bytes_at_peak"]), m),
+                     Cell("", m), _num(format_count(view.other["rows"]), m)))
+    table = Table(
+        (Column("Parameter"), Column("Role"), Column("Location"), Column("Bytes", True), Column("At peak", True),
+         Column("Steps"), Column("Rows", True)),
+        tuple(rows),
+    )
+    unattributed = frame[(frame["parameter"] == "") & (frame["role"] == "other")]
+    notes = [
+        _cut_note(view, "ledger rows"),
+        "Bytes per replica, largest first; not-always-live: the most the rows hold at once; at peak: tile "
+        "memory live at the not-always-live peak step.",
+        (f"Unattributed (no parameter, role other): {format_bytes(unattributed_bytes(frame))} in "
+         f"{_rows_text(int(unattributed['rows'].sum()))}." if len(unattributed) else "Every row is attributed."),
+    ]
+    return Section(title, table, tuple(notes))
+
+
+def _live_at_peak_section(report: Report, top: int | None) -> Section:
+    from profcompare.ledger import peak_step
+
+    title = "Live at the not-always-live peak"
+    step = peak_step(report)
+    if step is None:
+        return Section(title, None, (_empty_note(report.meta, "liveness", "No program steps in this report."),))
+    live = report.live_at_peak()
+    program = report.liveness.loc[report.liveness["step"] == step, "program"]
+    where = f"step {step}" + (f" ({program.iloc[0]})" if len(program) else "")
+    if not len(live):
+        return Section(title, None, (f"No listed variable is live at the peak, {where}.",))
+    view = analysis.top_n(live, top, "bytes", label_column="name", sum_columns=("bytes",))
+    rows: list[tuple[Cell, ...]] = [
+        (
+            Cell(str(r.name)),
+            Cell(parameter_text(r.parameter, r.role)),
+            Cell(_str(r.role)),
+            _num(format_bytes(r.bytes)),
+            Cell(_live_steps(r.first_step, r.last_step, False)),
+        )
+        for r in view.shown_rows.itertuples(index=False)
+    ]
+    if view.has_other:
+        assert view.other is not None
+        m = "muted"
+        rows.append((Cell(_other_label(view.cut, "variables"), m), Cell("", m), Cell("", m),
+                     _num(format_bytes(view.other["bytes"]), m), Cell("", m)))
+    table = Table((Column("Variable"), Column("Parameter"), Column("Role"), Column("Bytes", True),
+                   Column("Live steps")), tuple(rows))
+    peak_bytes = int(report.liveness["not_always_live_bytes"].max())
+    listed = int(live["bytes"].sum())
+    notes = [
+        _cut_note(view, "variables"),
+        f"At {where}: {len(live):,} variables, {format_bytes(listed)} of the peak's {format_bytes(peak_bytes)}.",
+    ]
+    if listed != peak_bytes:
+        notes.append(f"{format_bytes(peak_bytes - listed)} of the peak is not listed in the variables table.")
+    return Section(title, table, tuple(notes))
+
+
+def _ledger_moves_section(cmp: Comparison) -> Section:
+    title = "Where the memory moved"
+    everything = cmp.ledger_moves(None)
+    if not len(everything):
+        note = "No parameter's bytes changed between the reports." if len(cmp.ledger) else \
+            "Neither report attributes memory to parameters (no variables, no remote buffers)."
+        return Section(title, None, (note,))
+    moves = everything.head(MOVES_SHOWN)
+    notes = [
+        (f"The {len(moves):,} largest of {len(everything):,} (parameter, role) moves, by bytes moved (the sum of "
+         "|delta| over locations); bytes per replica." if len(everything) > len(moves)
+         else f"All {len(everything):,} (parameter, role) moves, largest first; bytes per replica."),
+    ]
+    return Section(title, None, tuple(notes), tuple(move_sentence(m) for m in moves.itertuples(index=False)))
+
+
+def _ledger_cell(base: Any, new: Any, delta: Any) -> Cell:
+    if not int(base) and not int(new):
+        return _num("")
+    if not int(delta):
+        return _num(format_bytes(new))
+    return _num(f"{format_bytes(base)} -> {format_bytes(new)} ({format_bytes(delta, signed=True)})")
+
+
+def _ledger_by_parameter_section(cmp: Comparison, top: int | None) -> Section:
+    from profcompare.model import LOCATIONS
+
+    title = "Ledger by parameter"
+    frame = cmp.ledger_by_parameter()
+    if not len(frame):
+        return Section(title, None, ("Neither report attributes memory to parameters.",))
+    sums = tuple(f"{side}_{loc}" for loc in (*LOCATIONS, "total") for side in ("base", "new", "delta"))
+    view = analysis.top_n(frame, top, "delta_total", label_column="parameter", sum_columns=sums, key=abs)
+    rows: list[tuple[Cell, ...]] = []
+    for r in view.shown_rows.itertuples(index=False):
+        rows.append(
+            (Cell(parameter_text(r.parameter)),)
+            + tuple(_ledger_cell(getattr(r, f"base_{loc}"), getattr(r, f"new_{loc}"), getattr(r, f"delta_{loc}"))
+                    for loc in LOCATIONS)
+            + (_num(format_bytes(r.base_total)), _num(format_bytes(r.new_total)),
+               _num(format_bytes(r.delta_total, signed=True)))
+        )
+    if view.has_other:
+        other = view.other
+        assert other is not None
+        m = "muted"
+        rows.append(
+            (Cell(_other_label(view.cut, "parameters"), m),)
+            + tuple(Cell(_ledger_cell(other[f"base_{loc}"], other[f"new_{loc}"], other[f"delta_{loc}"]).text, m)
+                    for loc in LOCATIONS)
+            + (_num(format_bytes(other["base_total"]), m), _num(format_bytes(other["new_total"]), m),
+               _num(format_bytes(other["delta_total"], signed=True), m))
+        )
+    columns = (Column("Parameter"),) + tuple(Column(location_title(loc), True) for loc in LOCATIONS)
+    columns += (Column("Base total", True), Column("New total", True), Column("Delta", True))
+    notes = (
+        _cut_note(view, "parameters"),
+        "Per location: base -> new (delta), bytes per replica, roles summed; one figure when unchanged. "
+        "Not-always-live: the most held at once. Streaming Memory is not tile memory.",
+    )
+    return Section(title, Table(columns, tuple(rows)), notes)
+
+
+def _peak_composition_section(cmp: Comparison, top: int | None) -> Section:
+    title = "What changed the not-always-live peak"
+    frame = cmp.peak_composition()
+    base_peak, new_peak = analysis.liveness_peak(cmp.base), analysis.liveness_peak(cmp.new)
+    if base_peak["step"] is None and new_peak["step"] is None:
+        return Section(title, None, ("Neither report records program steps.",))
+    if not len(frame):
+        return Section(title, None, ("No listed variable is live at either report's peak.",))
+    view = analysis.top_n(frame, top, "delta_bytes", label_column="parameter",
+                          sum_columns=("base_bytes", "new_bytes", "delta_bytes"), key=abs)
+    rows: list[tuple[Cell, ...]] = []
+    for r in view.shown_rows.itertuples(index=False):
+        tone = "bad" if r.delta_bytes > 0 else ("good" if r.delta_bytes < 0 else None)
+        rows.append((Cell(parameter_text(r.parameter, r.role)), Cell(_str(r.role)),
+                     _num(format_bytes(r.base_bytes)), _num(format_bytes(r.new_bytes)),
+                     _num(format_bytes(r.delta_bytes, signed=True), tone)))
+    if view.has_other:
+        other = view.other
+        assert other is not None
+        m = "muted"
+        rows.append((Cell(_other_label(view.cut, "rows"), m), Cell("", m), _num(format_bytes(other["base_bytes"]), m),
+                     _num(format_bytes(other["new_bytes"]), m),
+                     _num(format_bytes(other["delta_bytes"], signed=True), m)))
+    table = Table((Column("Parameter"), Column("Role"), Column("Base", True), Column("New", True),
+                   Column("Delta", True)), tuple(rows))
+    notes = (_cut_note(view, "rows"), *peak_change_notes(base_peak, new_peak, int(frame["delta_bytes"].sum())))
+    return Section(title, table, tuple(notes))

@@ -1,0 +1,311 @@
+"""The sections of one report (``show``) and of the ``variables`` command, and their documents."""
+
+from __future__ import annotations
+
+from profcompare import analysis
+from profcompare.analysis import TopN
+from profcompare.model import METRICS, Report, ReportMeta, variables_convention
+from profcompare.render.format import (
+    describe_target,
+    format_bytes,
+    format_count,
+    format_cycles,
+    format_metric,
+    format_pct,
+    is_missing,
+    metric_label,
+)
+from profcompare.render.ipu_sections import report_ipu_section
+from profcompare.render.sections.document import (
+    CONFIDENCE_LEGEND,
+    Cell,
+    Column,
+    Document,
+    Section,
+    Table,
+    VariablesView,
+    _confidence_cell,
+    _cut_note,
+    _empty_note,
+    _live_steps,
+    _num,
+    _oom_warning,
+    _other_label,
+    _report_facts,
+    _simulated_warning,
+    _str,
+    limit,
+)
+from profcompare.render.sections.ledger import _ledger_section, _live_at_peak_section
+
+
+def _workload_fact(meta: ReportMeta) -> str | None:
+    if not meta.workload and not meta.config:
+        return None
+    parts = []
+    if meta.workload:
+        parts.append(meta.workload + (f" {meta.variant}" if meta.variant else ""))
+    if meta.config:
+        parts.append(", ".join(f"{k}={v}" for k, v in sorted(meta.config.items())))
+    return "; ".join(parts)
+
+
+def _summary_section(report: Report) -> Section:
+    summary = report.summary()
+    confidence = report.confidence()
+    rows = tuple(
+        (Cell(metric_label(m)), _num(format_metric(m, summary[m])), _confidence_cell(confidence[m])) for m in METRICS
+    )
+    table = Table((Column("Metric"), Column("Value", numeric=True), Column("Confidence")), rows)
+    notes = []
+    if is_missing(summary["cycles_per_step"]):
+        notes.append("Cycles and throughput need an execution profile, which this report does not have.")
+    notes.append(CONFIDENCE_LEGEND)
+    return Section("Summary", table, tuple(notes))
+
+
+def _categories_section(report: Report) -> Section:
+    breakdown = analysis.category_breakdown(report)
+    if not len(breakdown):
+        return Section("Memory by category", None, (_empty_note(report.meta, "categories", "No memory categories in this report."),))
+    rows = tuple(
+        (Cell(str(r.category)), Cell(str(r.group)), _num(format_bytes(r.bytes)), _num(format_pct(r.pct, signed=False)))
+        for r in breakdown.itertuples(index=False)
+    )
+    table = Table((Column("Category"), Column("Group"), Column("Bytes", True), Column("Share", True)), rows)
+    return Section("Memory by category", table, (f"Total over categories: {format_bytes(breakdown['bytes'].sum())}.",))
+
+
+def _variables_table(view: TopN) -> Table:
+    rows: list[tuple[Cell, ...]] = []
+    for r in view.shown_rows.itertuples(index=False):
+        rows.append(
+            (
+                Cell(str(r.name)),
+                Cell(_str(r.kind)),
+                _num(format_bytes(r.bytes)),
+                Cell("yes" if bool(r.always_live) else "no"),
+                Cell(_str(r.dtype)),
+                Cell(_str(r.shape)),
+                _num(format_count(r.tiles)),
+                Cell(_live_steps(r.first_step, r.last_step, bool(r.always_live))),
+            )
+        )
+    if view.has_other:
+        other = view.other
+        assert other is not None
+        muted = "muted"
+        rows.append(
+            (Cell(_other_label(view.cut, "variables"), muted), Cell("", muted), _num(format_bytes(other["bytes"]), muted))
+            + tuple(Cell("", muted) for _ in range(5))
+        )
+    columns = (
+        Column("Variable"),
+        Column("Kind"),
+        Column("Bytes", True),
+        Column("Always-live"),
+        Column("Dtype"),
+        Column("Shape"),
+        Column("Tiles", True),
+        Column("Live steps"),
+    )
+    return Table(columns, tuple(rows))
+
+
+def _variables_section(report: Report, top: int | None) -> Section:
+    view = analysis.variables_view(report, top=top)
+    if not view.total:
+        return Section("Largest variables", None, (_empty_note(report.meta, "variables", "No variables in this report."),))
+    other_bytes = view.other["bytes"] if view.other is not None else None
+    return Section("Largest variables", _variables_table(view), (_cut_note(view, "variables", other_bytes),))
+
+
+def _liveness_section(report: Report) -> Section:
+    peak = analysis.liveness_peak(report)
+    if peak["step"] is None:
+        return Section("Liveness", None, (_empty_note(report.meta, "liveness", "No program steps in this report."),))
+    notes = (
+        (
+            f"Not-always-live memory peaks at {format_bytes(peak['not_always_live_bytes'])} in step {peak['step']} "
+            f"({peak['program']}, {peak['program_type']})."
+        ),
+        (
+            f"Always-live memory: {format_bytes(peak['always_live_bytes'])}; "
+            f"peak liveness (always-live + not-always-live peak): {format_bytes(peak['peak_liveness_bytes'])}."
+        ),
+    )
+    return Section("Liveness", None, notes)
+
+
+def _tiles_section(report: Report, top: int | None) -> Section:
+    worst = min(top or 10, 10)
+    stats = analysis.tile_stats(report, worst=worst)
+    if not stats["tiles"]:
+        return Section("Tiles", None, (_empty_note(report.meta, "tiles", "No tiles in this report."),))
+    notes = (
+        (
+            f"{stats['tiles']:,} tiles of {format_bytes(stats['bytes_per_tile'])}: "
+            f"min {format_bytes(stats['min_bytes'])}, median {format_bytes(stats['median_bytes'])}, "
+            f"max {format_bytes(stats['max_bytes'])}; {stats['tiles_over_budget']:,} over budget."
+        ),
+    )
+    rows = tuple(
+        (
+            _num(str(int(r.tile))),
+            _num(str(int(r.ipu))),
+            _num(format_bytes(r.bytes), "bad" if r.bytes > stats["bytes_per_tile"] else None),
+            _num(format_pct(r.pct_of_budget, signed=False)),
+            _num(format_bytes(r.always_live_bytes)),
+            _num(format_bytes(r.not_always_live_peak_bytes)),
+        )
+        for r in stats["worst_tiles"].itertuples(index=False)
+    )
+    table = Table(
+        (
+            Column("Tile", True),
+            Column("IPU", True),
+            Column("Bytes", True),
+            Column("Of budget", True),
+            Column("Always-live", True),
+            Column("Not-always-live peak", True),
+        ),
+        rows,
+    )
+    return Section(f"Fullest tiles (top {len(rows)})", table, notes)
+
+
+def _code_section(report: Report, top: int | None) -> Section:
+    code = analysis.code_by_program(report)
+    if not len(code):
+        return Section("Code by program", None, (_empty_note(report.meta, "code", "No code attribution in this report."),))
+    view = analysis.top_n(code, top, "code_bytes", label_column="name", sum_columns=("code_bytes",))
+    rows: list[tuple[Cell, ...]] = [
+        (Cell(str(r.name)), Cell(_str(r.type)), _num(format_bytes(r.code_bytes)))
+        for r in view.shown_rows.itertuples(index=False)
+    ]
+    if view.has_other:
+        assert view.other is not None
+        rows.append((Cell(_other_label(view.cut, "programs"), "muted"), Cell("", "muted"),
+                     _num(format_bytes(view.other["code_bytes"]), "muted")))
+    table = Table((Column("Program"), Column("Type"), Column("Code bytes", True)), tuple(rows))
+    return Section("Code by program", table, (_cut_note(view, "programs"),))
+
+
+def _remote_section(report: Report, top: int | None) -> Section:
+    remote = report.remote_buffers
+    title = "Streaming Memory (remote buffers)"
+    if not len(remote):
+        note = _empty_note(report.meta, "remote_buffers", "No remote buffers: nothing is kept in Streaming Memory.")
+        return Section(title, None, (note,))
+    view = analysis.top_n(remote, top, "bytes", label_column="name", sum_columns=("bytes", "entries"))
+    rows: list[tuple[Cell, ...]] = [
+        (
+            Cell(str(r.name)),
+            _num(format_count(r.entries)),
+            Cell(_str(r.shape)),
+            Cell(_str(r.dtype)),
+            Cell("yes" if bool(r.sharded) else "no"),
+            _num(format_bytes(r.bytes)),
+        )
+        for r in view.shown_rows.itertuples(index=False)
+    ]
+    if view.has_other:
+        assert view.other is not None
+        m = "muted"
+        rows.append((Cell(_other_label(view.cut, "buffers"), m), _num(format_count(view.other["entries"]), m),
+                     Cell("", m), Cell("", m), Cell("", m), _num(format_bytes(view.other["bytes"]), m)))
+    table = Table(
+        (Column("Buffer"), Column("Entries", True), Column("Entry shape"), Column("Dtype"), Column("Sharded"),
+         Column("Bytes", True)),
+        tuple(rows),
+    )
+    notes = (
+        (
+            f"Total per replica: {format_bytes(remote['bytes'].sum())} in {len(remote):,} buffers "
+            f"({int(remote['sharded'].sum()):,} replica-sharded). Streaming Memory is not tile memory."
+        ),
+    )
+    return Section(title, table, notes)
+
+
+def _execution_section(report: Report) -> Section:
+    phases = analysis.execution_by_phase(report)
+    title = "Execution cycles by phase"
+    if not len(phases):
+        return Section(title, None, (_empty_note(report.meta, "execution", "No execution profile in this report."),))
+    rows = tuple(
+        (Cell(str(r.phase)), _num(format_cycles(r.cycles)), _num(format_pct(r.pct, signed=False)))
+        for r in phases.itertuples(index=False)
+    )
+    table = Table((Column("Phase"), Column("Cycles per step", True), Column("Share", True)), rows)
+    return Section(title, table, (f"Total: {format_cycles(phases['cycles'].sum())} cycles per step.",))
+
+
+_CONVENTION_TEXT = {
+    "always_live": "model state always-live (as for variables created with initial values)",
+    "written_from_host": "model state not always-live (written from the host, live from that step, as popxl does)",
+}
+
+
+def report_document(report: Report, *, top: int | None = 20) -> Document:
+    """Return the document for one report (``show``): header facts, warnings and sections.
+
+    Sections: Summary, Memory ledger, Live at the not-always-live peak, Memory by category,
+    Largest variables, Liveness, Fullest tiles, Code by program, Streaming Memory (remote
+    buffers), Execution cycles by phase. ``top`` cuts the
+    long tables (None or 0 = all rows).
+    """
+    top = limit(top)
+    meta = report.meta
+    facts = _report_facts(meta)
+    facts.append(("target", describe_target(meta)))
+    workload = _workload_fact(meta)
+    if workload:
+        facts.append(("workload", workload))
+    if meta.created:
+        facts.append(("created", meta.created))
+    convention = _CONVENTION_TEXT.get(variables_convention(report.variables))
+    if convention:
+        facts.append(("variables", convention))
+    warnings = [w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report")) if w]
+    sections = (
+        _summary_section(report),
+        _ledger_section(report, top),
+        _live_at_peak_section(report, top),
+        _categories_section(report),
+        _variables_section(report, top),
+        _liveness_section(report),
+        _tiles_section(report, top),
+        _code_section(report, top),
+        _remote_section(report, top),
+        _execution_section(report),
+    )
+    ipu_section = report_ipu_section(report)  # only with more than one IPU per replica
+    if ipu_section is not None:
+        sections = (sections[0], ipu_section, *sections[1:])
+    return Document(f"profcompare report: {meta.label}", tuple(facts), tuple(warnings), sections)
+
+
+def variables_document(result: VariablesView) -> Document:
+    """Return the document for the ``variables`` command: header facts and one variables table."""
+    meta = result.report.meta
+    facts = _report_facts(meta)
+    how = [f"sorted by {result.sort}"]
+    if result.filter_regex is not None:
+        how.append(f"names matching /{result.filter_regex}/")
+    if result.always_live is not None:
+        how.append("always-live only" if result.always_live else "not-always-live only")
+    facts.append(("selection", ", ".join(how)))
+    warnings = [w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report")) if w]
+    view = result.view
+    if not view.total:
+        section = Section("Variables", None, (_empty_note(meta, "variables", "No variables match."),))
+    else:
+        other_bytes = view.other["bytes"] if view.other is not None else None
+        shown_bytes = int(view.rows["bytes"].sum())
+        section = Section(
+            "Variables",
+            _variables_table(view),
+            (_cut_note(view, "variables", other_bytes), f"Total of the selection: {format_bytes(shown_bytes)}."),
+        )
+    return Document(f"profcompare variables: {meta.label}", tuple(facts), tuple(warnings), (section,))
