@@ -21,6 +21,7 @@ from profcompare.emulator.popxl_addons import (
     remote,
     rts,  # noqa: F401 -- registered as a submodule, as in popxl_addons
     seed_variable as _seed_variable_module,
+    task_session,
     transforms,
     utils,
     variable_factory,
@@ -37,6 +38,7 @@ from profcompare.emulator.popxl_addons.graph_cache import (
     tensor_hash,
 )
 from profcompare.emulator.popxl_addons.module import Module
+from profcompare.emulator.popxl_addons.name_scope_meta import NameScopeMeta
 from profcompare.emulator.popxl_addons.named_tensors import NamedTensors
 from profcompare.emulator.popxl_addons.ops import cross_entropy, cross_entropy_with_grad, host_load, host_store
 from profcompare.emulator.popxl_addons.performance_utils import (
@@ -78,6 +80,8 @@ _GENERATIONAL = {
     "create_remote_buffer": lambda: remote.create_remote_buffer,
     "autodiff_with_accumulation": lambda: transforms.autodiff_with_accumulation.resolve(),
     "add_replica_sharded_variable_input": lambda: variable_factory.add_replica_sharded_variable_input.resolve(),
+    # not generational, but its class derives from popxl.Session as it is when first asked for
+    "TaskSession": lambda: task_session.TaskSession,
 }
 #: top-level names that popxl-addons 3.4 has and 3.0 does not: resolved only when 3.4 is emulated
 _SINCE_30 = {
@@ -112,11 +116,13 @@ __all__ = [
     "GraphWithNamedArgs",
     "InputStreams",
     "Module",
+    "NameScopeMeta",
     "NamedTensors",
     "NamedVariableFactories",
     "OrderedDict",
     "OutputStreams",
     "RemoteHandle",
+    "TaskSession",
     "VariableFactory",
     "WeightsDict",
     "add_recompute_inputs",

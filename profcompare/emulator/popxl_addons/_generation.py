@@ -18,7 +18,7 @@ from typing import Any
 
 from profcompare.addons_generation import ENV_VAR, GENERATIONS, current
 
-__all__ = ["Generational", "current", "generational_getattr", "public"]
+__all__ = ["Generational", "OnlyIn", "current", "generational_getattr", "public"]
 
 
 def public(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -84,6 +84,39 @@ class Generational:
     def __set_name__(self, owner: type, name: str) -> None:
         for fn in self.impls.values():
             fn.__qualname__ = fn.__wrapped__.__qualname__ = f"{owner.__name__}.{name}"  # type: ignore[attr-defined]
+
+
+class OnlyIn:
+    """A class attribute (method, property, ...) that exists in one popxl-addons generation only:
+    under the other one, reading it raises AttributeError naming the generation that has it."""
+
+    def __init__(self, generation: str, attribute: Any) -> None:
+        if generation not in GENERATIONS:
+            raise ValueError(f"unknown generation {generation!r}")
+        self.generation = generation
+        self.attribute = attribute
+        self.name = getattr(attribute, "__name__", "?")
+        self.__doc__ = getattr(attribute, "__doc__", None)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.owner, self.name = owner.__name__, name
+
+    def _check(self) -> None:
+        if current() != self.generation:
+            raise AttributeError(f"{getattr(self, 'owner', '?')}.{self.name} is only in popxl-addons "
+                                 f"{self.generation} (select it with {ENV_VAR} or --addons)")
+
+    def __get__(self, obj: Any, cls: type | None = None) -> Any:
+        self._check()
+        getter = getattr(self.attribute, "__get__", None)
+        return self.attribute if getter is None else getter(obj, cls)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self._check()
+        setter = getattr(self.attribute, "__set__", None)
+        if setter is None:
+            raise AttributeError(f"{getattr(self, 'owner', '?')}.{self.name} cannot be set")
+        setter(obj, value)
 
 
 def generational_getattr(module_name: str, names: Mapping[str, Generational],

@@ -14,6 +14,10 @@ from profcompare.emulator.popxl_addons.dot_tree import DotTree
 TensorMap = Mapping[Any, Any]
 
 
+class NamedTensorData(DotTree[Any]):
+    """A DotTree whose leaves are host (numpy) arrays, e.g. variables' values by dotted name."""
+
+
 class NamedTensors(DotTree[Any]):
     """A DotTree whose leaves are popxl tensors."""
 
