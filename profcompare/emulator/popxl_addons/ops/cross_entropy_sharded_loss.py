@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from profcompare.emulator.popxl_addons._compat import ops, popxl
+from profcompare.emulator.popxl_addons._generation import current
 from profcompare.emulator.popxl_addons.ops._custom_grad import Fwd, with_gradient
 
 __all__ = ["cross_entropy_sharded_loss"]
@@ -68,7 +69,8 @@ def cross_entropy_sharded_loss(logits: popxl.Tensor, indices: popxl.Tensor, igno
                                available_memory_proportion: float = 0.4) -> popxl.Tensor:
     """Return the cross-entropy of class-sharded ``logits`` (see the module docstring): the loss
     per sample ``(n_samples,)`` for reduction ``none``, else its sum or mean (over the samples
-    whose index is not ``ignore_index`` when given). Identical on every replica of the group."""
+    whose index is not ``ignore_index`` when given). Identical on every replica of the group.
+    popxl-addons 3.0 refuses a group with a stride other than 1 (ValueError)."""
     if logits.rank != 2:
         raise RuntimeError("CrossEntropyShardedOp::setup logits must be of rank 2. e.g. (n_samples, sharded_n_classes)")
     if indices.rank != 1:
@@ -77,6 +79,10 @@ def cross_entropy_sharded_loss(logits: popxl.Tensor, indices: popxl.Tensor, igno
         raise RuntimeError("CrossEntropyShardedOp::setup indices and logits must have the same number of samples. "
                            "shapes should be logits=(n_samples, sharded_n_classes); indices=(n_samples,)")
     group = replica_grouping if replica_grouping is not None else popxl.gcg().ir.replica_grouping()
+    if current() == "3.0" and group.stride != 1:
+        # the 3.0 op takes a group size only (consecutive replicas)
+        raise ValueError("Cross entropy sharded loss only supported for consecutive ipus. "
+                         "Expected replica grouping stride = 1.")
     nls = _neg_log_softmax(logits, group)
     zero = popxl.constant(0, nls.dtype, name="zero")
     picked = ops.sum(ops.where(true_class_mask(indices, logits.shape[1]), nls, zero), 1)
