@@ -21,6 +21,14 @@ from profcompare.emulator.compile import report as _report
 from profcompare.emulator.compile.code import code_model
 from profcompare.emulator.compile.cycles import CostModel, static_cycles
 from profcompare.emulator.compile.liveness import instances, step_totals, tile_peaks
+from profcompare.emulator.compile.loaded_code import (
+    LoadedCode,
+    loaded_code,
+    loaded_code_rows,
+    select,
+    with_code_instances,
+    with_loaded_code,
+)
 from profcompare.emulator.compile.memory import build_storage, tile_memory
 from profcompare.emulator.compile.placement import layout_of, run_timeline, timeline_execution_frame
 from profcompare.emulator.compile.programs import ProgramSteps, lower_to_steps
@@ -48,6 +56,9 @@ class CompiledProgram:
     worst_tile_bytes: int
     phase_cycles: Mapping[str, int] = field(default_factory=dict)  # one run, per phase
     timeline: tuple | None = None  # (placement.RunRow list, critical cycles per phase) of a pipelined program
+    #: graphs whose code ``remote_code_load`` loads: code per tile, Streaming Memory bytes and live
+    #: intervals (modelled; not always live, so not in the code categories; loaded_code.py)
+    loaded_code: tuple[LoadedCode, ...] = ()
 
     @property
     def cycles_per_step(self) -> int:
@@ -112,16 +123,25 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
               if op.type.startswith("MatMul") and op.inputs and op.outputs}
     steps = lower_to_steps(program, splits)
     storage = build_storage(program, steps, costs, device, num_tiles, layout)
+    code = code_model(program, steps, storage, costs, device, num_tiles, layout)
+    loaded = loaded_code(program, steps, code.loaded_tile_bytes())
     nal_rows = {t: r for t, r in storage.row_of.items() if storage.storage[r] in ("intermediate", "variable")}
     inst = instances(program, steps, nal_rows, storage.temp_rows)
+    # code loaded by remote_code_load: a not-always-live row per loaded graph (loaded_code.py)
+    storage = with_loaded_code(storage, loaded)
+    inst = with_code_instances(inst, storage, loaded)
     n_exec = steps.num_executed
     totals = step_totals(inst, storage.row_bytes, n_exec)
     peak_all, peak_il, peak_flex = tile_peaks(inst, storage.tile_bytes, storage.interleaved, n_exec)
-    code = code_model(program, steps, storage, costs, device, num_tiles, layout)
+    peak_code = None
+    if loaded:
+        is_code = loaded_code_rows(storage)[inst.row]
+        _, peak_il, peak_flex = tile_peaks(select(inst, ~is_code), storage.tile_bytes, storage.interleaved, n_exec)
+        peak_code = tile_peaks(select(inst, is_code), storage.tile_bytes, storage.interleaved, n_exec)[0]
     has_host = bool(program.streams) or bool(program.remote_buffers) or any(
         steps.op_class[o] in ("host_load", "host_store", "remote_load", "remote_store") for o in program.ops)
-    mem = tile_memory(storage, device, code.categories, peak_all, peak_il, peak_flex, has_host)
-    cyc = static_cycles(steps, costs)
+    mem = tile_memory(storage, device, code.categories, peak_all, peak_il, peak_flex, has_host, peak_code)
+    cyc = static_cycles(steps, costs, {lc.graph: lc.streaming_memory_bytes for lc in loaded})
     over = mem.including_gaps > device.bytes_per_tile
     worst = int(np.argmax(mem.including_gaps)) if len(mem.including_gaps) else 0
     tgt = device.target(program.replicas, ipus_per_replica)
@@ -167,6 +187,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         worst_tile_bytes=int(mem.including_gaps[worst]) if len(mem.including_gaps) else 0,
         phase_cycles=phases,
         timeline=timeline,
+        loaded_code=loaded,
     )
 
 

@@ -354,16 +354,20 @@ def attribute_rows(provenance: Provenance, storage: Storage, inst: Instances) ->
     for op_id, pairs in storage.temp_rows.items():
         for row, _temp in pairs:
             temp_op[row] = op_id
-    per_row = [provenance.of_instance(storage.ids[r], ()) if r < n_tensors else Attribution("", "partials", "")
+    # rows after the tensors: op temporaries (partials), then loaded code (loaded_code.py: other)
+    per_row = [provenance.of_instance(storage.ids[r], ()) if r < n_tensors
+               else Attribution("", "partials" if r in temp_op else "other", "")
                for r in range(len(storage.ids))]
     paths = inst.path if len(inst.path) == len(inst.row) else ((),) * len(inst.row)
     per_instance: list[Attribution] = []
     for row, path in zip(inst.row.tolist(), paths):
         if row < n_tensors:
             per_instance.append(provenance.of_instance(storage.ids[row], tuple(path)))
-        else:
-            op_id = temp_op.get(row, "")
+        elif row in temp_op:
+            op_id = temp_op[row]
             per_instance.append(Attribution(provenance.op_parameter.get((op_id, tuple(path)), ""), "partials", ""))
+        else:
+            per_instance.append(Attribution("", "other", ""))
     return per_row, per_instance
 
 

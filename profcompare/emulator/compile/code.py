@@ -12,17 +12,24 @@ the tensors it reads or writes (and its temporaries). Per tile:
 - hostExchangeCode: per StreamCopy, RemoteLoad or RemoteStore on participating tiles;
 - globalExchangeCode: per ring step of each collective on participating tiles;
 - copyDescriptor: per tensor copied by a Call's enter/exit copies, on the tiles holding it.
+
+The control and exchange code of a graph loaded by ``remote_code_load`` (its own steps) is not
+always live: it is returned apart (``CodeModel.loaded``) and left out of the categories and the
+code table, which therefore still sum to each other (loaded_code.py). A code load's own steps
+take part on every tile that holds some of the loaded graph's code.
 Sizes come from targets.DeviceSpec (each cites its source or is an ASSUMPTION).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from profcompare.emulator.compile.cycles import CostModel
+from profcompare.emulator.compile.loaded_code import LOADED_CODE_CATEGORIES, loaded_graphs
 from profcompare.emulator.compile.mapping import mapping_offset, tile_bytes_matrix
 from profcompare.emulator.compile.memory import Storage
 from profcompare.emulator.compile.placement import Layout, placed_tile_bytes
@@ -45,6 +52,14 @@ class CodeModel:
     table: pd.DataFrame
     participating_tiles: np.ndarray  # per static step
     vertices: int  # vertex instances in total
+    #: graph id -> category -> bytes per tile of the code of a graph loaded by remote_code_load
+    #: (not in ``categories`` nor ``table``: it is not always live, loaded_code.py)
+    loaded: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
+
+    def loaded_tile_bytes(self) -> dict[str, np.ndarray]:
+        """Graph id -> bytes per tile (int64) of its loaded code, all categories summed."""
+        return {graph: np.sum([np.asarray(a, dtype=np.int64) for a in cats.values()], axis=0, dtype=np.int64)
+                for graph, cats in self.loaded.items() if cats}
 
 
 class _Tiles:
@@ -158,19 +173,56 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
 
     vertices_total = 0
     code_steps = 0
-    for st in steps.static:
+    # code of graphs loaded by remote_code_load is kept apart: not always live (loaded_code.py)
+    loaded: dict[str, dict[str, np.ndarray]] = {g: {c: zeros() for c in LOADED_CODE_CATEGORIES}
+                                                 for g in loaded_graphs(program, steps)}
+    loaded_steps = dict.fromkeys(loaded, 0)
+    always = {"controlCode": control, "internalExchangeCode": internal, "hostExchangeCode": host,
+              "globalExchangeCode": global_ex}
+
+    def owner(st) -> str | None:
+        graph = program.ops[st.op].graph if st.op else ""
+        return graph if graph in loaded else None
+
+    def add_code(st, graph: str | None, cat: str, mask: np.ndarray, per_tile: int) -> None:
+        if graph is not None and cat in loaded[graph]:
+            loaded[graph][cat] += mask * per_tile
+            return
+        always[cat] += mask * per_tile
+        row(st.name, st.type, cat, int(mask.sum()) * per_tile)
+
+    def code_load_mask(st) -> np.ndarray:
+        # the Copy writes the loaded graph's code on every tile that holds some of it
+        target = str(program.ops[st.op].attrs.get("code_graph", ""))
+        if target not in loaded:
+            return touched(st)[0]
+        total = sum(loaded[target].values()) + device.control_code_bytes_per_step * loaded_steps[target]
+        mask = total > 0
+        if not mask.any():
+            mask[0] = True
+        return mask
+
+    # code loads last: the tiles they write are those of the loaded graph's code
+    loads = [st for st in steps.static if steps.op_class.get(st.op) == "code_load"]
+    ordered = [st for st in steps.static if steps.op_class.get(st.op) != "code_load"] + loads
+    for st in ordered:
         if st.type in NO_CODE_STEP_TYPES:
             continue  # WriteUndef: a liveness marker only, no instructions on any tile
-        code_steps += 1
+        graph = owner(st)
+        if graph is None:
+            code_steps += 1
+        else:
+            loaded_steps[graph] += 1
         cls = steps.op_class.get(st.op, "")
         op = program.ops[st.op] if st.op else None
         mask, largest, copied = touched(st)
+        if cls == "code_load":
+            mask = code_load_mask(st)
         n = int(mask.sum())
         participating[st.index] = n
         if st.type in ("Sync", "Call"):
             continue  # a barrier or a call: the per-step control code every tile holds (below)
-        control += mask * device.control_code_bytes_per_participating_step
-        row(st.name, st.type, "controlCode", n * device.control_code_bytes_per_participating_step)
+        add_code(st, graph, "controlCode", mask, device.control_code_bytes_per_participating_step)
         if st.type == "OnTileExecute" and op is not None:
             kind = "copy" if st.role in ("copy_in", "copy_out", "local_copy", "mm_rearrange") else codelet_kind(op, cls)
             if st.role == "ring_reduce":
@@ -186,17 +238,21 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
             if st.role in ("copy_in", "copy_out"):
                 copy_desc += copied * device.copy_descriptor_bytes
         elif st.type == "DoExchange":
-            internal += mask * device.internal_exchange_code_bytes
-            row(st.name, st.type, "internalExchangeCode", n * device.internal_exchange_code_bytes)
+            add_code(st, graph, "internalExchangeCode", mask, device.internal_exchange_code_bytes)
         elif st.type in HOST_STEP_TYPES:
-            host += mask * device.host_exchange_code_bytes
-            row(st.name, st.type, "hostExchangeCode", n * device.host_exchange_code_bytes)
+            add_code(st, graph, "hostExchangeCode", mask, device.host_exchange_code_bytes)
         elif st.type == "GlobalExchange":
-            global_ex += mask * device.global_exchange_code_bytes
-            row(st.name, st.type, "globalExchangeCode", n * device.global_exchange_code_bytes)
+            add_code(st, graph, "globalExchangeCode", mask, device.global_exchange_code_bytes)
     base = device.control_code_base_bytes + device.control_code_bytes_per_step * code_steps
     control += base
     row("program control (all steps)", "Sequence", "controlCode", base * num_tiles)
+    for graph, cats_of_graph in loaded.items():
+        per_step = device.control_code_bytes_per_step * loaded_steps[graph]
+        if "controlCode" in cats_of_graph:
+            cats_of_graph["controlCode"] += per_step
+        else:
+            control += per_step
+            row(f"program control (loaded graph {graph})", "Sequence", "controlCode", per_step * num_tiles)
     vertex_code = np.zeros(num_tiles, dtype=np.int64)
     for kind in sorted(codelet_masks):
         size = int(device.codelet_bytes.get(kind, device.codelet_bytes.get("elementwise", 0)))
@@ -212,4 +268,4 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
         "copyDescriptor": copy_desc,
     }
     table = make_frame("code", {"name": rows_name, "type": rows_type, "category": rows_cat, "code_bytes": rows_bytes})
-    return CodeModel(cats, table, participating, vertices_total)
+    return CodeModel(cats, table, participating, vertices_total, loaded)

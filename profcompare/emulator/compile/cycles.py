@@ -21,13 +21,14 @@ device data in ``targets.py`` (each constant sourced there):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from profcompare.emulator.compile.mapping import linear_split
-from profcompare.emulator.compile.programs import NO_CODE_STEP_TYPES, ProgramSteps, StaticStep
+from profcompare.emulator.compile.programs import ProgramSteps, StaticStep
 from profcompare.emulator.program import LoweredProgram, OpInfo
 from profcompare.emulator.targets import DeviceSpec
 from profcompare.model import PHASES
@@ -292,20 +293,15 @@ def _stats(nelms: int, itemsize: int, num_tiles: int, datapath: int, min_bytes: 
     return TensorStats(nelms * itemsize, nelms, itemsize, split.tiles_used, min(nelms, max_grains * split.grain))
 
 
-def loaded_code_bytes(steps: ProgramSteps, program: LoweredProgram, graph: str, device: DeviceSpec,
-                      num_tiles: int) -> int:
-    """Bytes a ``remote_code_load`` of ``graph`` moves (docs/ipu-model.md "Cycles"): the graph's
-    control code, ``control_code_bytes_per_step`` + ``control_code_bytes_per_participating_step``
-    per static step of its ops, on every tile. Vertex code is shared by all graphs and stays
-    loaded, so it is not counted."""
-    n = sum(1 for st in steps.static
-            if st.op and st.type not in NO_CODE_STEP_TYPES and program.ops[st.op].graph == graph)
-    per_tile = n * (device.control_code_bytes_per_step + device.control_code_bytes_per_participating_step)
-    return per_tile * num_tiles
+def static_cycles(steps: ProgramSteps, costs: CostModel,
+                  loaded_code_bytes: Mapping[str, int] | None = None) -> np.ndarray:
+    """Cycles by phase of every static step: int64 array (static steps, len(model.PHASES)).
 
-
-def static_cycles(steps: ProgramSteps, costs: CostModel) -> np.ndarray:
-    """Cycles by phase of every static step: int64 array (static steps, len(model.PHASES))."""
+    ``loaded_code_bytes`` maps a graph loaded by ``remote_code_load`` to the bytes of its code in
+    Streaming Memory per replica (loaded_code.LoadedCode.streaming_memory_bytes). A load's data
+    step moves them as a remote buffer load moves its data: bytes x IPUs sharing the gateway /
+    ``gateway_bytes_per_s``; its Begin and End steps cost what a remote load's do.
+    """
     out = np.zeros((len(steps.static), len(PHASES)), dtype=np.int64)
     position: dict[tuple[str, str], int] = {}
     d = costs.device
@@ -315,7 +311,7 @@ def static_cycles(steps: ProgramSteps, costs: CostModel) -> np.ndarray:
         position[key] = k + 1
         if st.role == "code_load":
             graph = str(costs.program.ops[st.op].attrs.get("code_graph"))
-            nbytes = loaded_code_bytes(steps, costs.program, graph, d, costs.num_tiles)
+            nbytes = (loaded_code_bytes or {}).get(graph, 0)
             out[st.index, PHASE_INDEX["streaming_memory"]] = math.ceil(
                 nbytes * costs.sharing() / d.gateway_bytes_per_s * d.clock_hz)
             continue

@@ -8,7 +8,8 @@ Per tile (docs/ipu-model.md "Memory categories" and "Regions and gaps"):
 
 - ``variable`` = the not-always-live peak of the tile: popxl variables (written from the host,
   live from then on) and intermediates; tensors never live together share addresses, so a tile
-  needs room for its peak only;
+  needs room for its peak only. Code loaded by ``remote_code_load`` is not-always-live too and is
+  part of this peak while it is live (loaded_code.py); it takes non-interleaved space;
 - ``constant`` = constants;
 - code and vertex-data categories come from code.py; ``stack`` and
   ``hostExchangePacketHeader`` are fixed per tile (targets.py).
@@ -200,8 +201,15 @@ class TileMemory:
 
 def tile_memory(storage: Storage, device: DeviceSpec, code_categories: Mapping[str, np.ndarray],
                 nal_peak: np.ndarray, nal_il_peak: np.ndarray, nal_flex_peak: np.ndarray,
-                has_host_transfers: bool) -> TileMemory:
-    """Assemble the categories per tile and apply the region/gap model (module docstring)."""
+                has_host_transfers: bool, nal_code_peak: np.ndarray | None = None) -> TileMemory:
+    """Assemble the categories per tile and apply the region/gap model (module docstring).
+
+    ``nal_peak`` is the joint not-always-live peak per tile, counted in ``variable``; it includes
+    code loaded by ``remote_code_load`` while it is live (loaded_code.py). ``nal_il_peak`` and
+    ``nal_flex_peak`` are the peaks of the data that must be interleaved and of the other data;
+    ``nal_code_peak`` (None: no loaded code) the peak of loaded code, which must be non-interleaved
+    like all code.
+    """
     num_tiles = storage.tile_bytes.shape[1]
     st = np.array(storage.storage, dtype=object)
     # popxl variables are written from the host: not-always-live (liveness.py), in nal_peak
@@ -227,6 +235,8 @@ def tile_memory(storage: Storage, device: DeviceSpec, code_categories: Mapping[s
     for name in NON_INTERLEAVED_CATEGORIES:
         if name in cats:
             ni_required += cats[name]
+    if nal_code_peak is not None:
+        ni_required += nal_code_peak
     il_data = data_il_al + nal_il_peak
     flex = (var_al + const_al - data_il_al) + nal_flex_peak
     boundary = device.non_interleaved_bytes
