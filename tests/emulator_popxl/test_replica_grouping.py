@@ -107,3 +107,15 @@ def test_collectives_refuse_a_grouping_without_constant_stride() -> None:
         x = popxl.variable(np.ones(2, np.float32))
         with pytest.raises(NotImplementedError, match="popxl.ops.collectives.*non-constant stride"):
             ops.collectives.replicated_all_reduce(x, group=rg)
+
+
+def test_const_rg_of_a_strided_assignment_keeps_its_stride() -> None:
+    # Groups {0,2,8,10}, {1,3,9,11}, {4,6,12,14}, {5,7,13,15}: members 2 or 6 apart, so the
+    # constant grouping splits each into pairs 2 apart.
+    ir = popxl.Ir(replication=16)
+    rg = ir.replica_grouping_from_assignments([0, 1, 0, 1, 2, 3, 2, 3, 0, 1, 0, 1, 2, 3, 2, 3])
+    assert not rg.is_const and rg.group_size == 4
+    assert (rg.const_rg.stride, rg.const_rg.group_size) == (2, 2)
+    assert rg.const_rg.assignment == [0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7]
+    assert rg.to_device_map == [0, 1, 2, 3, 0, 1, 2, 3]
+    assert rg.to_host_map == [0, 1, 2, 3]
