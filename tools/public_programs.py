@@ -52,6 +52,7 @@ class Program:
     name: str
     cwd: Path
     argv: tuple[str, ...]
+    problem: str = ""  # why it cannot be run at all (an unreadable notebook), else empty
 
 
 @dataclass(frozen=True)
@@ -102,12 +103,20 @@ def tutorial_programs(directory: Path, scratch: Path) -> Iterator[Program]:
         for script in sorted(tutorial.glob("*.py")):
             yield Program("tutorials", f"{tutorial.name}/{script.name}", tutorial, (script.name,))
         for notebook in sorted(tutorial.glob("*.ipynb")):
-            script = notebook_script(notebook, scratch)
-            yield Program("tutorials", f"{tutorial.name}/{notebook.name}", tutorial, (str(script),))
+            name = f"{tutorial.name}/{notebook.name}"
+            try:
+                script = notebook_script(notebook, scratch)
+            except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+                yield Program("tutorials", name, tutorial, (), problem=f"not a readable notebook ({exc})")
+                continue
+            yield Program("tutorials", name, tutorial, (str(script),))
 
 
 def run_program(program: Program, out: Path, profcompare: Sequence[str], timeout: float) -> Outcome:
-    """Run one program under ``profcompare profile`` and return how it ended."""
+    """Run one program under ``profcompare profile`` and return how it ended (exit code 2
+    without running when the program could not be prepared)."""
+    if program.problem:
+        return Outcome(program, 2, 0.0, f"{program.name}: {program.problem}", "")
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", program.name)
     command = [*profcompare, "profile", "--out", str(out), "--name", name, "--force", *program.argv]
     start = time.perf_counter()
@@ -151,6 +160,8 @@ def report(outcomes: Sequence[Outcome], addons: dict[str, int] | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the suites given on the command line and print the table; 0 once every program was
+    tried (a program's own failure is counted, not an error of this script), 2 for bad options."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--user-guide", type=Path, help="popart's docs/popxl/files directory")
     parser.add_argument("--tutorials", type=Path, help="graphcore/examples tutorials/tutorials/popxl")

@@ -75,3 +75,13 @@ def test_a_missing_directory_is_one_line_and_exit_2(tool, tmp_path, capsys) -> N
         tool.main(["--user-guide", str(tmp_path / "nope")])
     assert exit_.value.code == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+def test_an_unreadable_notebook_is_that_programs_failure(tool, tmp_path, capsys) -> None:
+    tutorials = tmp_path / "popxl"
+    (tutorials / "2_broken").mkdir(parents=True)
+    (tutorials / "2_broken" / "mnist.ipynb").write_text("{ not json")
+    assert tool.main(["--tutorials", str(tutorials), "--out", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert "tutorials: 0 of 1 programs run" in out
+    assert "2_broken/mnist.ipynb: not a readable notebook" in out
