@@ -56,6 +56,7 @@ class Ir:
         self._remote_buffers: dict[int, Any] = {}
         self._variables: list[Variable] = []
         self._replica_shards: list[Tensor] = []  # on-chip shards of popxl.replica_sharded_variable
+        self._has_read_only_memmap = False  # a variable holds a read-only np.memmap: no weights to host
         self._main = Graph(self, "")
         self._graphs[""] = self._main
         self.replication_factor = replication  # type: ignore[assignment]

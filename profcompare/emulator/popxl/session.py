@@ -8,10 +8,17 @@ Host arrays are shaped ``(num_host_transfers?, replicas?, *stream shape)``, each
 dimension present only when it is > 1. Variables keep a host copy (``get_tensors_data``) and a
 device copy per replica; remote and replica-sharded remote variables live in remote buffers
 (per replica ``(entries, *shard shape)``) and are seen by the host in their full shape.
+
+A variable created from an ``np.memmap`` has that memmap as its host copy, as in popxl:
+``get_tensors_data`` returns the memmap itself, ``write_variables_data`` writes into it and
+``weights_to_host`` writes the device values into it and flushes every variable's memmap to its
+file. An Ir holding a read-only memmap has no weights to host (``weights_to_host`` raises, and
+the Session does not copy weights to the host on exit).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -27,6 +34,8 @@ from .tensor import Constant, Tensor, Variable
 
 #: device names popxl accepts; all run on the simulator
 DEVICES = ("cpu", "ipu_model", "ipu_hw")
+
+_POPART_LOG = logging.getLogger("popart")
 
 _DOWNCASTS = {(np.dtype(np.float64), np.dtype(np.float32)), (np.dtype(np.int64), np.dtype(np.int32)),
               (np.dtype(np.uint64), np.dtype(np.uint32))}
@@ -64,6 +73,11 @@ class Session:
         self._ir = ir
         self.device_desc = device_desc
         self.weights_to_host_on_exit = weights_to_host_on_exit
+        if ir._has_read_only_memmap:
+            self.weights_to_host_on_exit = False
+            if weights_to_host_on_exit:
+                _POPART_LOG.info("Weights to host has been disabled as the `ir` contains a read-only memmapped "
+                                 "variable.")
         from profcompare.emulator import engine as engine_module
         from profcompare.emulator.lowering import lower
 
@@ -74,7 +88,9 @@ class Session:
         self._replicas = replicas
         self._state = DeviceState(ir)
         self._executor = Executor(ir, self._state)
-        self._host: dict[Variable, np.ndarray] = {v: np.array(v._host_data) for v in ir._variables}
+        # a memmap-backed variable's host copy is its memmap, shared with the caller
+        self._host: dict[Variable, np.ndarray] = {
+            v: v._memmap_arr if v._memmap_arr is not None else np.array(v._host_data) for v in ir._variables}
         # popxl keeps a per-replica device-to-host buffer for "all_replicas" variables whose
         # groups hold more than one replica; it is allocated (zeroed) when the session first
         # attaches and filled by each weights_to_host
@@ -164,14 +180,30 @@ class Session:
 
     def weights_to_host(self) -> None:
         """Copy every variable's device value (the first replica of each group) to the host;
-        for "all_replicas" variables also every replica's value."""
+        for "all_replicas" variables also every replica's value. A memmap-backed variable's value
+        is written into its memmap, and every memmap is then flushed to its file.
+
+        Raises Exception when the Ir holds a read-only memmapped variable (as popxl does)."""
+        if self._ir._has_read_only_memmap:
+            # a bare Exception, as popxl raises: programs catching it see the same type
+            raise Exception("Writing data from device to host is not possible as the `ir` contains a "
+                            "read-only memmap.")
         self._need_attached("weights_to_host")
         self._state.store_shards()
         for v in self._ir._variables:
-            self._host[v] = self._from_device(v)
+            self._set_host(v, self._from_device(v))
             if v in self._per_replica:
                 self._per_replica[v] = self._from_device_per_replica(v)
         self._host_stale = False
+        for v in self._ir._variables:
+            v._flush_data_if_memmap()
+
+    def _set_host(self, v: Variable, value: np.ndarray) -> None:
+        """Replace ``v``'s host copy by ``value``; a memmap-backed one is written in place."""
+        if v._memmap_arr is not None:
+            v._memmap_arr[...] = value
+        else:
+            self._host[v] = value
 
     def _to_device(self, v: Variable) -> None:
         r = self._replicas
@@ -250,7 +282,8 @@ class Session:
         A variable with ``retrieval_mode="all_replicas"`` whose groups hold more than one
         replica comes back with one value per replica, ``(replication_factor, *shape)``,
         indexed by replica: as in popxl, the values of the last device-to-host copy (zeros if
-        the session attached but never copied weights to the host)."""
+        the session attached but never copied weights to the host). Any other memmap-backed
+        variable's value is its memmap itself (not a copy)."""
         tensors = list(tensors)
         for t in tensors:
             if not isinstance(t, (Variable, Constant)):
@@ -269,6 +302,8 @@ class Session:
                     raise ValueError(f"get_tensor_data({t.id}): a variable with retrieval_mode='all_replicas' "
                                      "can only be read after the session has been attached (`with session:`)")
                 out[t] = np.array(self._per_replica[t])  # type: ignore[index]
+            elif t._memmap_arr is not None:  # type: ignore[union-attr]
+                out[t] = t._memmap_arr  # type: ignore[union-attr]
             else:
                 out[t] = np.array(self._host[t])  # type: ignore[index]
         return out
@@ -278,7 +313,8 @@ class Session:
         self.write_variables_data({tensor: data})
 
     def write_variables_data(self, tensors: Mapping[Variable, np.ndarray]) -> None:
-        """Write several variables' host values; also to the device if attached."""
+        """Write several variables' host values (a memmap-backed variable's into its memmap, without
+        flushing it); also to the device if attached."""
         checked = []
         for v, data in tensors.items():
             if not isinstance(v, Variable):
@@ -297,10 +333,11 @@ class Session:
                 raise NotImplementedError(f"write_variable_data({v.id}): writing a variable with "
                                           "retrieval_mode='all_replicas' is not supported by popxl")
             checked.append((v, np.array(arr)))
-        if self._attached and self._host_stale:
+        if self._attached and self._host_stale and not self._ir._has_read_only_memmap:
+            # an Ir with a read-only memmap never copies weights to the host (popxl neither)
             self.weights_to_host()
         for v, arr in checked:
-            self._host[v] = arr
+            self._set_host(v, arr)
             if self._attached:
                 self._to_device(v)
         if self._attached and checked:

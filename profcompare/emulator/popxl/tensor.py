@@ -3,10 +3,15 @@
 Ids follow popxl: ``<graph id>/<name scopes>/<name>`` in subgraphs, ``<name scopes>/<name>`` in
 the main graph; a name already present in the graph gets ``__t<N>`` appended, N being an
 Ir-wide counter.
+
+A variable created from an ``np.memmap`` keeps that memmap as its host data (``_memmap_arr``)
+instead of a copy, as popxl does: the Session reads it, writes device values into it and
+flushes it (see ``Session``); a read-only memmap disables copying weights to the host.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +27,9 @@ if TYPE_CHECKING:
     from .ir import Ir
     from .remote_buffer import RemoteBuffer
     from .replica_grouping import ReplicaGrouping
+
+#: popxl reports through PopART's logger; the emulator's messages go to a logger of that name
+_POPART_LOG = logging.getLogger("popart")
 
 
 class TensorSpec(Mapping):
@@ -384,6 +392,7 @@ class Variable(Tensor):
 
     __slots__ = (
         "_host_data",
+        "_memmap_arr",
         "_offset",
         "_remote_buffer",
         "_replica_grouping",
@@ -391,6 +400,8 @@ class Variable(Tensor):
         "_sharded",
     )
     _host_data: np.ndarray
+    #: the np.memmap the variable was created from and shares with the host, else None
+    _memmap_arr: np.memmap | None
     _replica_grouping: ReplicaGrouping
     _retrieval_mode: str
     _remote_buffer: RemoteBuffer | None
@@ -435,6 +446,11 @@ class Variable(Tensor):
         from .ipu_placement import ipu_copy
         return ipu_copy(self, dst, src)
 
+    def _flush_data_if_memmap(self) -> None:
+        """Write a memmap-backed variable's host data back to its file (no-op otherwise)."""
+        if self._memmap_arr is not None:
+            self._memmap_arr.flush()
+
 
 class Constant(Tensor):
     """A constant of any graph."""
@@ -478,14 +494,22 @@ def variable(data: Any, dtype: dtypes.dtype | None = None, name: str | None = No
     """Create a variable in the main graph (ValueError elsewhere) and return it.
 
     float64/int64 data is downcast to 32 bits when no dtype is given. With a replica grouping of
-    more than one group, ``data`` carries a leading num_groups dimension."""
+    more than one group, ``data`` carries a leading num_groups dimension.
+
+    An ``np.memmap`` is not copied: it becomes the variable's host data (``_memmap_arr``), so it
+    must already be C-ordered and aligned, of a dtype popxl needs no downcast for and equal to
+    ``dtype`` when one is given (ValueError otherwise). A replica grouping that is not of
+    constant stride needs a copy: popxl then warns and treats the variable as not memmapped."""
     g = gcg()
     if g is not g.ir.main_graph:
         raise ValueError(
             "You cannot initialise a variable tensor within a graph. It can only be initialised "
             "within the main graph. Please create a graph input for this variable "
             "(`popxl.graph_input`) or use a constant tensor (`popxl.constant`).")
-    arr = dtypes.to_numpy(data, dtype, downcast, log2_scale, nan_on_overflow)
+    is_memmap = isinstance(data, np.memmap)
+    if is_memmap and not data.flags.writeable:
+        g.ir._has_read_only_memmap = True
+    arr = _host_array(data, dtype, downcast, log2_scale, nan_on_overflow)
     rg = replica_grouping if replica_grouping is not None else g.ir.replica_grouping()
     mode = _check_retrieval_mode(retrieval_mode)
     if rg.num_groups > 1:
@@ -495,8 +519,17 @@ def variable(data: Any, dtype: dtypes.dtype | None = None, name: str | None = No
         shape = arr.shape[1:]
     else:
         shape = arr.shape
-    v = Variable._create(g, g._create_tensor_id(_check_name(name)), shape, dtypes.dtype.as_dtype(arr.dtype))
+    tensor_id = g._create_tensor_id(_check_name(name))
+    if is_memmap and not rg.is_const:
+        _POPART_LOG.warning(
+            "In creation of variable %s, you have passed np.memmap data and a non-const replica grouping, "
+            "which requires a copy of the np.memmap data. The variable will be treated as NOT an np.memmap.",
+            tensor_id)
+        is_memmap = False
+        arr = np.array(arr)
+    v = Variable._create(g, tensor_id, shape, dtypes.dtype.as_dtype(arr.dtype))
     v._host_data = arr
+    v._memmap_arr = arr if is_memmap else None
     v._replica_grouping = rg
     v._retrieval_mode = mode
     v._remote_buffer = None
@@ -504,6 +537,20 @@ def variable(data: Any, dtype: dtypes.dtype | None = None, name: str | None = No
     v._sharded = False
     g.ir._variables.append(v)
     return v
+
+
+def _host_array(data: Any, dtype: dtypes.dtype | None, downcast: bool, log2_scale: Any,
+                nan_on_overflow: Any) -> np.ndarray:
+    """``dtypes.to_numpy(data, ...)`` (a copy), except that an ``np.memmap`` is returned itself
+    after popxl's checks that it can be used without a copy (``utils.to_numpy(copy=False)``:
+    ValueError when it cannot)."""
+    if not isinstance(data, np.memmap):
+        return dtypes.to_numpy(data, dtype, downcast, log2_scale, nan_on_overflow)
+    from .utils import to_numpy
+
+    arr = to_numpy(data, dtype, downcast, copy=False, log2_scale=log2_scale, nan_on_overflow=nan_on_overflow)
+    dtypes.dtype.as_dtype(arr.dtype)  # raises for types popxl has no equivalent of
+    return arr
 
 
 def _check_retrieval_mode(mode: str | None) -> str:
@@ -578,7 +625,7 @@ def remote_replica_sharded_variable(data: Any, remote_buffer: RemoteBuffer, offs
     if rf <= 1:
         raise ValueError(f"The IR's global replication factor is {rf}. It must be greater than 1 "
                          "to create a replica sharded variable.")
-    arr = dtypes.to_numpy(data, dtype, downcast, log2_scale, nan_on_overflow)
+    arr = _host_array(data, dtype, downcast, log2_scale, nan_on_overflow)
     rg = replica_grouping if replica_grouping is not None else ir.replica_grouping()
     required = arr.shape[1:] if rg.num_groups > 1 else arr.shape
     if remote_buffer.meta_shape == ():
@@ -641,7 +688,7 @@ def replica_sharded_variable(data: Any, dtype: dtypes.dtype | None = None, name:
     with the Session's get/write data methods."""
     from .remote_buffer import replica_sharded_buffer
 
-    arr = dtypes.to_numpy(data, dtype, downcast, log2_scale, nan_on_overflow)
+    arr = _host_array(data, dtype, downcast, log2_scale, nan_on_overflow)
     buffer_dtype = dtype if dtype is not None else dtypes.dtype.as_dtype(arr.dtype)
     buffer = replica_sharded_buffer(arr.shape, buffer_dtype, replica_grouping, shard_over)
     var = remote_replica_sharded_variable(arr, buffer, 0, dtype, name, downcast, replica_grouping, retrieval_mode)

@@ -1,15 +1,24 @@
 """Variable factories: host data generators that create graph inputs and the variables
-that feed them (popxl-addons Gen A semantics, reference popxl.md section 2.2)."""
+that feed them (popxl-addons Gen A semantics, reference popxl.md section 2.2).
+
+In 3.4, ``init``/``init_remote``/``create_tensor``/``create_remote_tensor`` take ``memmap_dir``:
+each variable's host data is then an ``np.memmap`` of ``<memmap_dir>/<name>.npy`` (raw data, no
+``.npy`` header, as in popxl-addons), created and filled from the factory when the file does not
+exist, reused as it is (``r+``, or ``r`` with ``read_only_if_exists``) when it does. 3.0 has no
+``memmap_dir``: passing it is the TypeError of that release's signature.
+"""
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from profcompare.emulator.popxl_addons._compat import as_popxl_dtype, not_supported, ops, popxl
-from profcompare.emulator.popxl_addons._generation import Generational
+from profcompare.emulator.popxl_addons._compat import as_popxl_dtype, ops, popxl
+from profcompare.emulator.popxl_addons._generation import Generational, OnlyIn
 from profcompare.emulator.popxl_addons.dot_tree import DotTree
 from profcompare.emulator.popxl_addons.named_tensors import NamedTensors
 
@@ -17,6 +26,8 @@ if TYPE_CHECKING:
     from profcompare.emulator.popxl_addons.remote import NamedRemoteBuffers
 
 DataIter = Callable[[], Any] | Iterable[Any]
+
+_LOG = logging.getLogger(__name__)
 
 __all__ = [
     "VariableFactory",
@@ -112,9 +123,44 @@ def _create_tensor_30(self: VariableFactory, name: str | None = None, empty: boo
 
 def _create_tensor_34(self: VariableFactory, name: str | None = None, empty: bool = False,
                       memmap_dir: str | None = None, read_only_if_exists: bool = False) -> Any:
-    if memmap_dir is not None:
-        raise not_supported("VariableFactory.create_tensor(memmap_dir=...)")
-    return self._create_tensor(name, empty)
+    return self._create_tensor(name, empty, memmap_dir, read_only_if_exists)
+
+
+def _create_remote_tensor_30(self: VariableFactory, buffer: Any, entry: int, name: str | None = None,
+                             empty: bool = False) -> Any:
+    return self._create_remote_tensor(buffer, entry, name, empty)
+
+
+def _create_remote_tensor_34(self: VariableFactory, buffer: Any, entry: int, name: str | None = None,
+                             empty: bool = False, memmap_dir: str | None = None,
+                             read_only_if_exists: bool = False) -> Any:
+    return self._create_remote_tensor(buffer, entry, name, empty, memmap_dir, read_only_if_exists)
+
+
+def _next_memmap(self: VariableFactory, memmap_dir: str, name: str, empty: bool = False,
+                 read_only_if_exists: bool = False) -> np.memmap:
+    """Return the np.memmap of ``<memmap_dir>/<name>.npy`` holding this factory's host value
+    (full shape, with a leading num_groups dimension for more than one replica group):
+    created (``w+``) and filled with the next value (left uninitialised with ``empty``) when the
+    file does not exist; otherwise opened ``r+`` (``r`` with ``read_only_if_exists``) without
+    drawing a value. The directory is created when missing."""
+    # popxl-addons creates the file on instance 0 only and waits for it on the others; the
+    # simulator runs a single instance (popxl.Ir refuses more), which is instance 0
+    os.makedirs(memmap_dir, exist_ok=True)
+    path = os.path.join(memmap_dir, name + ".npy")
+    shape = tuple(self.meta_shape or self.shape)
+    groups = self.replica_grouping.num_groups if self.replica_grouping is not None else 1
+    if groups != 1:
+        shape = (groups, *shape)
+    if not os.path.exists(path):
+        _LOG.debug("Creating new memmapped variable file (w+): %s", path)
+        data = np.memmap(path, dtype=self.dtype.as_numpy(), shape=shape, mode="w+")
+        if not empty:
+            np.copyto(data, self.next_data(empty))
+        return data
+    mode = "r" if read_only_if_exists else "r+"
+    _LOG.debug("Using existing memmapped variable file (%s): %s", mode, path)
+    return np.memmap(path, dtype=self.dtype.as_numpy(), shape=shape, mode=mode)
 
 
 class VariableFactory:
@@ -178,18 +224,38 @@ class VariableFactory:
         "3.4": "create_tensor(name=None, empty=False, memmap_dir=None, read_only_if_exists=False)",
     })
 
-    def _create_tensor(self, name: str | None, empty: bool) -> Any:
-        """A new main-graph variable holding the next host value, in its FULL shape even for a
-        replica-sharded factory (popxl-addons has no on-chip sharded variable: hold on-chip
-        shards with ``popxl.replica_sharded_variable`` instead)."""
-        return popxl.variable(self.next_data(empty), self.dtype, name or self.name,
-                              replica_grouping=self.replica_grouping)
+    create_remote_tensor = Generational(
+        "create_remote_tensor", {"3.0": _create_remote_tensor_30, "3.4": _create_remote_tensor_34}, {
+            "3.0": "create_remote_tensor(buffer, entry, name=None, empty=False)",
+            "3.4": "create_remote_tensor(buffer, entry, name=None, empty=False, memmap_dir=None, "
+                   "read_only_if_exists=False)",
+        })
 
-    def create_remote_tensor(self, buffer: Any, entry: int = 0, name: str | None = None, empty: bool = False) -> Any:
-        """Return a remote variable at ``entry`` of ``buffer`` holding the next (full) host value:
-        replica-sharded when the buffer has a meta_shape, plain otherwise."""
+    #: 3.4 only: the np.memmap a ``memmap_dir`` variable of this factory is created from
+    next_memmap = OnlyIn("3.4", _next_memmap)
+
+    def _next_host_value(self, name: str, empty: bool, memmap_dir: str | None, read_only_if_exists: bool) -> Any:
+        """The next host value, or with a (non-empty) ``memmap_dir`` the memmap of ``name``."""
+        if memmap_dir:
+            return _next_memmap(self, memmap_dir, name, empty, read_only_if_exists)
+        return self.next_data(empty)
+
+    def _create_tensor(self, name: str | None, empty: bool, memmap_dir: str | None = None,
+                       read_only_if_exists: bool = False) -> Any:
+        """A new main-graph variable holding the next host value (or its memmap, see
+        ``next_memmap``), in its FULL shape even for a replica-sharded factory (popxl-addons has
+        no on-chip sharded variable: hold on-chip shards with ``popxl.replica_sharded_variable``
+        instead)."""
         name = name or self.name
-        data = self.next_data(empty)
+        data = self._next_host_value(name, empty, memmap_dir, read_only_if_exists)  # type: ignore[arg-type]
+        return popxl.variable(data, self.dtype, name, replica_grouping=self.replica_grouping)
+
+    def _create_remote_tensor(self, buffer: Any, entry: int, name: str | None = None, empty: bool = False,
+                              memmap_dir: str | None = None, read_only_if_exists: bool = False) -> Any:
+        """Return a remote variable at ``entry`` of ``buffer`` holding the next (full) host value
+        (or its memmap): replica-sharded when the buffer has a meta_shape, plain otherwise."""
+        name = name or self.name
+        data = self._next_host_value(name, empty, memmap_dir, read_only_if_exists)  # type: ignore[arg-type]
         if buffer.meta_shape:
             return popxl.remote_replica_sharded_variable(data, buffer, entry, self.dtype, name,
                                                          replica_grouping=self.replica_grouping)
@@ -202,9 +268,7 @@ def _init_30(self: NamedVariableFactories, prefix: str | None = None) -> NamedTe
 
 def _init_34(self: NamedVariableFactories, prefix: str | None = None, empty: bool = False,
              memmap_dir: str | None = None, read_only_if_exists: bool = False) -> NamedTensors:
-    if memmap_dir is not None:
-        raise not_supported("NamedVariableFactories.init(memmap_dir=...)")
-    return self._init(prefix, empty)
+    return self._init(prefix, empty, memmap_dir, read_only_if_exists)
 
 
 def _init_remote_30(self: NamedVariableFactories, buffers: NamedRemoteBuffers, entry: int = 0,
@@ -215,9 +279,7 @@ def _init_remote_30(self: NamedVariableFactories, buffers: NamedRemoteBuffers, e
 def _init_remote_34(self: NamedVariableFactories, buffers: NamedRemoteBuffers, entry: int = 0,
                     prefix: str | None = None, empty: bool = False, memmap_dir: str | None = None,
                     read_only_if_exists: bool = False) -> NamedTensors:
-    if memmap_dir is not None:
-        raise not_supported("NamedVariableFactories.init_remote(memmap_dir=...)")
-    return self._init_remote(buffers, entry, prefix, empty)
+    return self._init_remote(buffers, entry, prefix, empty, memmap_dir, read_only_if_exists)
 
 
 class NamedVariableFactories(DotTree[VariableFactory]):
@@ -232,24 +294,28 @@ class NamedVariableFactories(DotTree[VariableFactory]):
         "3.4": "init_remote(buffers, entry=0, prefix=None, empty=False, memmap_dir=None, read_only_if_exists=False)",
     })
 
-    def _init(self, prefix: str | None, empty: bool) -> NamedTensors:
+    def _init(self, prefix: str | None, empty: bool, memmap_dir: str | None = None,
+              read_only_if_exists: bool = False) -> NamedTensors:
         """New main-graph variables, one per factory, created in sorted-key order and named by
-        the dotted key (``prefix.`` prepended when given); full-shape even for sharded factories."""
+        the dotted key (``prefix.`` prepended when given); full-shape even for sharded factories.
+        With ``memmap_dir`` each one's host data is the memmap ``<memmap_dir>/<name>.npy``."""
         created = {}
         for key, factory in sorted(self.to_dict().items()):
-            created[key] = factory._create_tensor(f"{prefix}.{key}" if prefix else key, empty)
+            created[key] = factory._create_tensor(f"{prefix}.{key}" if prefix else key, empty, memmap_dir,
+                                                  read_only_if_exists)
         return NamedTensors.from_dict(created)
 
-    def _init_remote(self, buffers: NamedRemoteBuffers, entry: int, prefix: str | None, empty: bool) -> NamedTensors:
+    def _init_remote(self, buffers: NamedRemoteBuffers, entry: int, prefix: str | None, empty: bool,
+                     memmap_dir: str | None = None, read_only_if_exists: bool = False) -> NamedTensors:
         """Remote variables, one per factory (sorted-key order), each at ``entry`` of the buffer
-        with the same key in ``buffers``."""
+        with the same key in ``buffers`` (memmap-backed with ``memmap_dir``, as ``_init``)."""
         by_key = buffers.to_dict()
         created = {}
         for key, factory in sorted(self.to_dict().items()):
             if key not in by_key:
                 raise KeyError(key)  # popxl-addons indexes the buffers by the factory's name
-            created[key] = factory.create_remote_tensor(by_key[key], entry, f"{prefix}.{key}" if prefix else key,
-                                                        empty)
+            created[key] = factory._create_remote_tensor(by_key[key], entry, f"{prefix}.{key}" if prefix else key,
+                                                         empty, memmap_dir, read_only_if_exists)
         return NamedTensors.from_dict(created)
 
     @property
