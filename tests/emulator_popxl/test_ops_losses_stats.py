@@ -85,6 +85,34 @@ def test_nll_loss_floors_zero_probabilities_at_1e_7() -> None:
     assert float(got[0]) == pytest.approx(-np.log(1e-7), rel=1e-6)
 
 
+def _float16_nll_and_grad(p: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """nll_loss(reduction='sum') of float16 ``p`` and its autodiff gradient (upstream 1)."""
+    ir = popxl.Ir()
+    with ir.main_graph, popxl.in_sequence(True):
+        fwd = ir.create_graph(lambda t: ops.nll_loss(t, popxl.constant(labels), reduction="sum"),
+                              popxl.TensorSpec(p.shape, popxl.float16))
+        info = popxl.transforms.autodiff(fwd)
+        call = ops.call_with_info(fwd, popxl.variable(p))
+        (grad,) = ops.call(info.graph, popxl.constant(np.float16(1)), inputs_dict=info.inputs_dict(call))
+        streams = []
+        for t in (call.outputs[0], grad):
+            streams.append(popxl.d2h_stream(t.shape, t.dtype, "out"))
+            ops.host_store(streams[-1], t)
+    with popxl.Session(ir, "cpu") as session:
+        out = session.run()
+    return out[streams[0]], out[streams[1]]
+
+
+def test_nll_loss_floors_float16_zero_probabilities_at_6_104e_05() -> None:
+    # PopART's nllx.cpp: float16 takes eps = 6.104e-05 in both the loss, -log(max(p, eps)), and
+    # the gradient, -1 / max(p, eps) (float32: 1e-7 and 1e-10, which would give 16.12 and -inf)
+    loss, grad = _float16_nll_and_grad(np.array([[0.0, 1.0]], np.float16), np.array([0], np.int32))
+    assert loss.dtype == grad.dtype == np.float16
+    eps = np.float16(6.104e-05)  # the smallest normal float16, 6.1035e-05
+    assert float(loss) == float(-np.log(eps)) == 9.703125
+    assert grad.tolist() == [[float(np.float16(-1) / eps), 0.0]] == [[-16384.0, 0.0]]
+
+
 def test_nll_loss_ignoring_every_label_gives_zero() -> None:
     (got,) = run(lambda p, lab: ops.nll_loss(p, lab, ignore_index=5), PROBS, np.full(4, 5, np.int32))
     assert float(got) == 0.0
@@ -137,6 +165,17 @@ def test_nll_loss_with_softmax_grad_pinned_mean_with_ignored_rows() -> None:
     loss, dx = run(lambda p, lab: ops.nll_loss_with_softmax_grad(p, lab, ignore_index=2), PROBS, LABELS)
     assert float(loss) == pytest.approx(0.601987, abs=1e-6)  # -(log .5 + log .6) / 2
     np.testing.assert_allclose(dx[0], [0.1, -0.25, 0.15], rtol=1e-6)
+
+
+def test_nll_loss_with_softmax_grad_adds_1e_7_to_an_underflowed_probability() -> None:
+    # softmax of [0, -200] puts exp(-200) = 0 (float32) at label 1; PopART's softmaxx.cpp takes
+    # log(p + 1e-7), so the loss is -log(1e-7) in float32, not inf
+    def fn(x: popxl.Tensor, lab: popxl.Tensor) -> tuple:
+        return ops.nll_loss_with_softmax_grad(ops.softmax(x, axis=1), lab, reduction="none")
+
+    loss, dx = run(fn, np.array([[0.0, -200.0]], np.float32), np.array([1], np.int32))
+    assert loss.tolist() == [float(-np.log(np.float32(1e-7)))] == [float(np.float32(16.118095))]
+    assert dx.tolist() == [[1.0, -1.0]]
 
 
 def test_nll_loss_with_softmax_grad_mean_gradient_divides_by_probs_first_dimension() -> None:
