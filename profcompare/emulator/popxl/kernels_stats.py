@@ -56,6 +56,8 @@ def _median(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
 
     def run(env: list) -> None:
         x = np.transpose(env[i], perm).reshape(ex.replicas, *kept, n)
+        # ASSUMPTION: ties go to the first element (a stable sort); PopART's
+        # popops::sortKeyValueInPlace is not documented as stable, so the IPU's index may differ
         order = np.argsort(x, axis=-1, kind="stable")[..., position:position + 1]
         env[vo] = np.take_along_axis(x, order, axis=-1).reshape(out_shape)
         env[io] = order.astype(np.int32).reshape(out_shape)
@@ -64,6 +66,9 @@ def _median(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
 
 @_kernel("ReduceMedianGrad")
 def _median_grad(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    """The upstream gradient put at the index ReduceMedian returned, zeros elsewhere. For tied
+    values that index is the simulator's choice (ASSUMPTION, see ``_median``: the first tied
+    element, as a stable sort; Poplar's sort is not documented as stable)."""
     g_s, idx_s = cg.slot[op.inputs[0]], cg.slot[op.inputs[1]]
     o = cg.slot[op.outputs[0]]
     x = op.outputs[0]

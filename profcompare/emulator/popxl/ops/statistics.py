@@ -6,8 +6,10 @@
   false with every level, so it lands in the last bin). The levels are rounded to the input's
   dtype first, and ``absolute_of_input`` compares ``|x|``. No gradient.
 - ``median`` returns the lower median for an even count (sorted position ``n // 2 - 1``), as
-  PopART's ``ReduceMedian``; its gradient goes to the one element holding the median (the first
-  such element in the flattened reduced axes when values tie: a stable sort).
+  PopART's ``ReduceMedian``; its gradient goes to the one element whose index the forward op
+  returned. ASSUMPTION: when values tie, the simulator picks the first such element in the
+  flattened reduced axes (a stable sort); PopART sorts with ``popops::sortKeyValueInPlace``,
+  which Poplar does not document as stable, so the IPU may pick another of the tied elements.
 - ``lamb_square``: the float32 scalar sum of squares of every element (the LAMB optimizer's
   ``||x||^2``). No gradient.
 """
