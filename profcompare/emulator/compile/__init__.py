@@ -141,7 +141,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
     has_host = bool(program.streams) or bool(program.remote_buffers) or any(
         steps.op_class[o] in ("host_load", "host_store", "remote_load", "remote_store") for o in program.ops)
     mem = tile_memory(storage, device, code.categories, peak_all, peak_il, peak_flex, has_host, peak_code)
-    cyc = static_cycles(steps, costs, {lc.graph: lc.streaming_memory_bytes for lc in loaded})
+    cyc = static_cycles(steps, costs, loaded_code_bytes={lc.graph: lc.streaming_memory_bytes for lc in loaded})
     over = mem.including_gaps > device.bytes_per_tile
     worst = int(np.argmax(mem.including_gaps)) if len(mem.including_gaps) else 0
     tgt = device.target(program.replicas, ipus_per_replica)

@@ -293,14 +293,15 @@ def _stats(nelms: int, itemsize: int, num_tiles: int, datapath: int, min_bytes: 
     return TensorStats(nelms * itemsize, nelms, itemsize, split.tiles_used, min(nelms, max_grains * split.grain))
 
 
-def static_cycles(steps: ProgramSteps, costs: CostModel,
-                  loaded_code_bytes: Mapping[str, int] | None = None) -> np.ndarray:
+def static_cycles(steps: ProgramSteps, costs: CostModel, loaded_code_bytes: Mapping[str, int]) -> np.ndarray:
     """Cycles by phase of every static step: int64 array (static steps, len(model.PHASES)).
 
-    ``loaded_code_bytes`` maps a graph loaded by ``remote_code_load`` to the bytes of its code in
-    Streaming Memory per replica (loaded_code.LoadedCode.streaming_memory_bytes). A load's data
-    step moves them as a remote buffer load moves its data: bytes x IPUs sharing the gateway /
-    ``gateway_bytes_per_s``; its Begin and End steps cost what a remote load's do.
+    ``loaded_code_bytes`` maps each graph loaded by ``remote_code_load`` to the bytes of its code
+    in Streaming Memory per replica (loaded_code.LoadedCode.streaming_memory_bytes); pass ``{}``
+    for a program without code loads. A load's data step moves them as a remote buffer load
+    moves its data: bytes x IPUs sharing the gateway / ``gateway_bytes_per_s``; its Begin and
+    End steps cost what a remote load's do. Raises ValueError when a loaded graph is missing from
+    the map (its load would otherwise cost nothing).
     """
     out = np.zeros((len(steps.static), len(PHASES)), dtype=np.int64)
     position: dict[tuple[str, str], int] = {}
@@ -311,7 +312,10 @@ def static_cycles(steps: ProgramSteps, costs: CostModel,
         position[key] = k + 1
         if st.role == "code_load":
             graph = str(costs.program.ops[st.op].attrs.get("code_graph"))
-            nbytes = (loaded_code_bytes or {}).get(graph, 0)
+            if graph not in loaded_code_bytes:
+                raise ValueError(f"static_cycles: op {st.op} loads the code of graph {graph!r}, which has no entry "
+                               f"in loaded_code_bytes (graphs with code sizes: {sorted(loaded_code_bytes)})")
+            nbytes = loaded_code_bytes[graph]
             out[st.index, PHASE_INDEX["streaming_memory"]] = math.ceil(
                 nbytes * costs.sharing() / d.gateway_bytes_per_s * d.clock_hz)
             continue
