@@ -129,6 +129,24 @@ _DOWNCAST = {np.dtype(np.float64): np.dtype(np.float32), np.dtype(np.int64): np.
              np.dtype(np.uint64): np.dtype(np.uint32)}
 
 
+def as_float8_host_array(arr: np.ndarray, dt: dtype, log2_scale: int | None = None,
+                         nan_on_overflow: builtins.bool | None = None) -> np.ndarray:
+    """Return ``arr`` as host data of the float8 dtype ``dt``: ``arr`` itself when it already
+    holds ``dt``'s bit patterns, else float16/32/64 data converted with
+    ``fp8_utils.host_pow2scale_cast_to_fp8`` (``log2_scale`` default 0, ``nan_on_overflow``
+    default True). Raises TypeError for other data types, with popxl's message."""
+    from .fp8_utils import host_pow2scale_cast_to_fp8
+
+    if arr.dtype == dt.as_numpy():
+        return arr
+    if arr.dtype not in (np.float16, np.float32, np.float64):
+        # popxl's own wording, missing space included (popxl/utils.py to_numpy)
+        raise TypeError(f"Type {arr.dtype} is not supported for float8 tensors."
+                        "Please use float16, float32 or float64 types.")
+    return host_pow2scale_cast_to_fp8(arr, dt, 0 if log2_scale is None else log2_scale,
+                                      True if nan_on_overflow is None else nan_on_overflow)
+
+
 def to_numpy(data: Any, dt: dtype | None = None, downcast: builtins.bool = True,
              log2_scale: int | None = None, nan_on_overflow: builtins.bool | None = None) -> np.ndarray:
     """Return ``data`` as a numpy array the way popxl's ``to_numpy`` does.
@@ -138,17 +156,9 @@ def to_numpy(data: Any, dt: dtype | None = None, downcast: builtins.bool = True,
     ``dt``, float16/32/64 data is converted with ``fp8_utils.host_pow2scale_cast_to_fp8``
     (``log2_scale`` default 0, ``nan_on_overflow`` default True); float8 data is kept."""
     if dt in (float8_143, float8_152):
-        from .fp8_utils import host_pow2scale_cast_to_fp8
-
         if hasattr(data, "detach") and hasattr(data, "numpy"):
             data = data.detach().numpy()
-        arr = np.asarray(data, order="C")
-        if arr.dtype != dt.as_numpy():  # type: ignore[union-attr]
-            if arr.dtype not in (np.float16, np.float32, np.float64):
-                raise TypeError(f"Type {arr.dtype} is not supported for float8 tensors. "
-                                "Please use float16, float32 or float64 types.")
-            arr = host_pow2scale_cast_to_fp8(arr, dt, 0 if log2_scale is None else log2_scale,
-                                             True if nan_on_overflow is None else nan_on_overflow)
+        arr = as_float8_host_array(np.asarray(data, order="C"), dt, log2_scale, nan_on_overflow)  # type: ignore[arg-type]
         return np.array(arr, copy=True)
     if log2_scale is not None or nan_on_overflow is not None:
         raise RuntimeError("log2_scale and nan_on_overflow are only supported for the dtypes popxl.float8_143 "

@@ -46,15 +46,7 @@ def to_numpy(x: Any, dtype: dtypes.dtype | None = None, downcast: bool = True, c
     if hasattr(x, "detach") and hasattr(x, "numpy"):  # a torch tensor
         x = x.detach().numpy()
     if dtype in (dtypes.float8_143, dtypes.float8_152):
-        from .fp8_utils import host_pow2scale_cast_to_fp8
-
-        x = as_array(x, order="C")
-        if x.dtype != dtype.as_numpy():  # type: ignore[union-attr]
-            if x.dtype not in (np.float16, np.float32, np.float64):
-                raise TypeError(f"Type {x.dtype} is not supported for float8 tensors."
-                                "Please use float16, float32 or float64 types.")
-            x = host_pow2scale_cast_to_fp8(x, dtype, 0 if log2_scale is None else log2_scale,
-                                           True if nan_on_overflow is None else nan_on_overflow)
+        x = dtypes.as_float8_host_array(as_array(x, order="C"), dtype, log2_scale, nan_on_overflow)  # type: ignore[arg-type]
         return x.copy() if copy else x
     if log2_scale is not None:
         raise RuntimeError("Non-default value for 'log2scale' is not supported for dtypes  that are not "
