@@ -200,6 +200,29 @@ class Tensor:
         from . import ops
         return ops.detach(self)
 
+    def detach_(self) -> Tensor:
+        """Return ``ops.detach_(self)``: detached in place (an alias of this tensor)."""
+        from . import ops
+        return ops.detach_(self)
+
+    def diag(self) -> Tensor:
+        """The diagonal of a 2-d tensor (every ``columns + 1``-th element of it flattened);
+        ValueError for any other rank, as popxl."""
+        if self.rank != 2:
+            raise ValueError("Diag expected a 2d tensor.")
+        return self.flatten()[:: self.shape[1] + 1]
+
+    def strides(self, shape: Iterable[int] | None = None) -> tuple[int, ...]:
+        """Bytes to step along each axis of a row-major tensor of ``shape`` (default: this
+        tensor's) with this tensor's element size, as ``numpy.ndarray.strides``."""
+        dims = tuple(int(d) for d in (self.shape if shape is None else shape))
+        step = self.dtype.itemsize
+        out = []
+        for d in reversed(dims):
+            out.append(step)
+            step *= d
+        return tuple(reversed(out))
+
     @property
     def ipu(self) -> int:
         """The IPU the tensor is on (its producer's; without one, its first consumer's)."""
