@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from profcompare.emulator import popxl
-from tests.emulator_popxl.run_program import run
+from .run_program import run
 
 
 def test_diag_is_the_diagonal_of_a_2d_tensor() -> None:
