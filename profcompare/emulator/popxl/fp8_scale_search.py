@@ -1,8 +1,9 @@
 """popxl.fp8_utils' host search for a float8 scale by mean squared error (``host_fp8_mse_scale``).
 
-popxl 3.4 does the search in Python, and the simulator follows it step by step so that it picks
-the same scale, ties included (candidates whose error is *exactly* equal tie, so the error must be
-summed in the same order):
+popxl 3.4 does the search in Python. The simulator computes the same quantities with numpy,
+costing every candidate window at once, and picks the same scale, ties included: candidates tie
+only when their errors are *exactly* equal, so each candidate's terms are added one at a time in
+popxl's order (see ``_error_per_window``) rather than by numpy's pairwise summation:
 
 1. ``log_histogram``: count the magnitudes of the data per binary exponent. With ``min_exp, max_exp
    = find_exponential_range(fp32)`` = (-126, 127) the bin edges are ``limits = [2**e for e in
@@ -77,72 +78,123 @@ def log_histogram(src: Any, ftype: FpDef) -> tuple[np.ndarray, list[float]]:
     return histogram, limits
 
 
+def _window_start_bounds(src_ftype: FpDef, dest_ftype: FpDef) -> tuple[int, int]:
+    """Return the lowest and highest histogram edge index that the destination format's smallest
+    exponent can be moved onto by a scaling bias in ``[min_scaling_bias, max_scaling_bias]``,
+    clipped to the source's edges."""
+    src_lowest, src_highest = find_exponential_range(src_ftype)
+    dest_lowest, _ = find_exponential_range(dest_ftype)
+    shifted_low = dest_lowest + min_scaling_bias - src_lowest
+    shifted_high = dest_lowest + max_scaling_bias - src_lowest
+    return max(shifted_low, 0), min(shifted_high, src_highest - src_lowest)
+
+
 class CandidateConfig:
     """Which source exponents a destination format covers over the scaling biases (see the module
-    docstring); the constructor's arguments are popxl's."""
+    docstring); the constructor's arguments are popxl's.
+
+    Attributes: ``format`` (as given), ``exponent_size``, ``mantissa_size`` and
+    ``fix_exponent_bias`` of ``dest_ftype``; ``quantisation_error``; ``format_span`` (how many
+    binary exponents the destination holds); ``min_src_exp_index`` / ``max_src_exp_index`` (the
+    histogram edge indices a window may start at) and ``num_exp_src`` (how many starts)."""
 
     def __init__(self, format: Any, src_ftype: FpDef, dest_ftype: FpDef, src_type: Any) -> None:  # noqa: A002
+        # only the element type decides the mantissa the data loses bits from: float32 data keeps
+        # float32's, anything else is taken as float16 (popxl's rule, whatever src_ftype says)
+        data_format = ieee_fp32_no_denorms if src_type == np.float32 else ieee_fp16_denorms
+        dropped_bits = data_format.num_mantissa_bits - dest_ftype.num_mantissa_bits
+        dest_lowest, dest_highest = find_exponential_range(dest_ftype)
+        first_start, last_start = _window_start_bounds(src_ftype, dest_ftype)
+
         self.format = format
         self.exponent_size = dest_ftype.num_exp_bits
         self.mantissa_size = dest_ftype.num_mantissa_bits
         self.fix_exponent_bias = dest_ftype.fix_exponent_bias
-        source_mantissa = (ieee_fp32_no_denorms.num_mantissa_bits if src_type == np.float32
-                           else ieee_fp16_denorms.num_mantissa_bits)
-        error_lsb = source_mantissa - self.mantissa_size
-        self.quantisation_error = 2 ** (-2.0 * error_lsb)
-        min_hist_exponent, max_hist_exponent = find_exponential_range(src_ftype)
-        min_bias_exp, max_bias_exp = find_exponential_range(dest_ftype)
-        self.format_span = max_bias_exp - min_bias_exp + 1
-        #: first and last histogram bins (less one) a scaled window can start at
-        self.min_src_exp_index = max(min_bias_exp + min_scaling_bias - min_hist_exponent, 0)
-        self.max_src_exp_index = min(min_bias_exp + max_scaling_bias - min_hist_exponent,
-                                     max_hist_exponent - min_hist_exponent)
-        self.num_exp_src = self.max_src_exp_index - self.min_src_exp_index + 1
+        self.quantisation_error = 2.0 ** (-2 * dropped_bits)
+        self.format_span = dest_highest - dest_lowest + 1
+        self.min_src_exp_index = first_start
+        self.max_src_exp_index = last_start
+        self.num_exp_src = last_start - first_start + 1
 
     def __repr__(self) -> str:
         return (f"CandidateConfig(format={self.format!r}, span={self.format_span}, "
                 f"src_exp_index=[{self.min_src_exp_index}, {self.max_src_exp_index}])")
 
 
-def _candidate_error(histogram: Sequence[Any], limits: Sequence[float], index: int, window_start: int,
-                     span: int, quantisation_error: float) -> Any:
-    """The error of one candidate, summed bin by bin in popxl's order (ties are exact)."""
-    error: Any = 0
-    n = len(limits)
-    for i in range(window_start):
-        if i == 0:
-            error += (limits[0] / 2) ** 2
-        error += (limits[i] ** 2) * histogram[i + 1]
-    for i in range(window_start, min(window_start + span, n)):
-        error += limits[i] ** 2 * histogram[i + 1] * quantisation_error
-    for i in range(window_start + span, n):
-        error += (limits[index + span - 1] - limits[i]) ** 2 * histogram[i + 1]
-    return error
+def _error_per_window(shares: np.ndarray, edges: np.ndarray, window_starts: np.ndarray, span: int,
+                      quantisation_error: float) -> np.ndarray:
+    """Return the float64 error of every candidate window (one row per entry of ``window_starts``).
+
+    ``shares[k]`` is the share of data in the bin whose lower edge is ``edges[k]``. Each candidate
+    is costed as a row: a leading constant (``(edges[0] / 2) ** 2`` when the window does not start
+    at edge 0, else 0.0) followed by one cost per edge in increasing edge order. The row is then
+    summed strictly left to right with ``np.add.accumulate`` (its last partial sum), not with
+    ``np.sum``'s pairwise reduction: equal candidates must produce bit-identical sums for the tie
+    rule, and popxl adds the same terms one at a time in this order. The per-edge products are
+    also evaluated in popxl's association (``(edge**2 * share) * q``, ``(ref - edge)**2 * share``);
+    a window that leaves no edge in some region contributes exact zeros there, which does not
+    change a sequential float sum of non-negative terms."""
+    edge_count = edges.size
+    candidate_rank = np.arange(window_starts.size)
+    # popxl measures the overshoot of an edge above the window from the edge at
+    # rank + span - 1 (the candidate's place in the list), not from the window's top edge
+    overshoot_ref_index = candidate_rank + span - 1
+    has_edges_above = window_starts + span < edge_count
+    if np.any(has_edges_above & (overshoot_ref_index >= edge_count)):
+        raise IndexError("the overflow reference edge of a candidate lies beyond the histogram's edges")
+    overshoot_ref = edges[np.minimum(overshoot_ref_index, edge_count - 1)][:, None]
+
+    edge_index = np.arange(edge_count)[None, :]
+    first_in_window = window_starts[:, None]
+    below_window = edge_index < first_in_window
+    above_window = edge_index >= first_in_window + span
+
+    weighted_power = edges ** 2 * shares
+    per_edge = np.where(below_window, weighted_power, weighted_power * quantisation_error)
+    per_edge = np.where(above_window, (overshoot_ref - edges) ** 2 * shares, per_edge)
+
+    leading = np.where(window_starts > 0, (edges[0] / 2) ** 2, 0.0)
+    row = np.concatenate([leading[:, None], per_edge], axis=1)
+    return np.add.accumulate(row, axis=1)[:, -1]
 
 
 def calculate_metric_mse(histogram: Sequence[Any], limits: Sequence[float], src_bias_starting_indices: Sequence[int],
                          candidate: CandidateConfig) -> tuple[Any, int]:
     """Return ``(lowest error, best scaling bias)`` over the candidate windows
-    ``src_bias_starting_indices`` (bias = position + ``min_scaling_bias``); equal errors give the
-    median bias."""
-    by_error: dict[Any, list[int]] = {}
-    for index, start in enumerate(src_bias_starting_indices):
-        error = _candidate_error(histogram, limits, index, int(start), candidate.format_span,
-                                 candidate.quantisation_error)
-        by_error.setdefault(error, []).append(index + min_scaling_bias)
-    lowest = sorted(by_error)[0]
-    biases = sorted(by_error[lowest])
-    return lowest, biases[len(biases) // 2]
+    ``src_bias_starting_indices`` (the ``k``-th start is bias ``k + min_scaling_bias``); the error
+    is a numpy float64. Equal lowest errors give the median bias (upper middle); when every error
+    is NaN (an empty input normalises to NaN shares) the first bias is reported, as popxl's sort
+    leaves NaN keys in candidate order. Only ``histogram[1:len(limits) + 1]`` is read: the bin
+    below the lowest edge enters through the constant term alone."""
+    edges = np.asarray(limits, dtype=np.float64)
+    counts = np.asarray(histogram, dtype=np.float64)
+    starts = np.asarray(src_bias_starting_indices, dtype=np.int64).reshape(-1)
+    if counts.size <= edges.size:
+        raise IndexError(f"a histogram over {edges.size} edges needs {edges.size + 1} bins, got {counts.size}")
+    if starts.size and (starts.min() < 0 or starts.max() > edges.size):
+        raise IndexError(f"window starts must lie in [0, {edges.size}]")
+    errors = _error_per_window(counts[1:edges.size + 1], edges, starts, candidate.format_span,
+                               candidate.quantisation_error)
+    lowest = errors.min()
+    tied_ranks = np.flatnonzero(errors == lowest)
+    chosen = int(tied_ranks[tied_ranks.size // 2]) if tied_ranks.size else 0
+    return errors[chosen], chosen + min_scaling_bias
 
 
 def calculate_candidate_metric(hist_norm: Sequence[Any], limits: Sequence[float], candidate: CandidateConfig,
                                metric_type: str | None = None) -> tuple[Any, int]:
-    """Return ``(lowest error, best scaling bias)`` of ``candidate`` for the normalised histogram;
-    ``metric_type`` must be ``"MSE"`` (RuntimeError otherwise, as in popxl)."""
-    starts = np.arange(candidate.min_src_exp_index, candidate.min_src_exp_index + candidate.num_exp_src)
+    """Return ``(lowest error, best scaling bias)`` of ``candidate`` for the normalised histogram,
+    trying every window start the candidate allows; ``metric_type`` must be ``"MSE"``
+    (RuntimeError otherwise, as in popxl)."""
     if metric_type != "MSE":
         raise RuntimeError("Only MSE metric is supported.")
-    return calculate_metric_mse(hist_norm, limits, starts, candidate)
+    window_starts = candidate.min_src_exp_index + np.arange(candidate.num_exp_src)
+    return calculate_metric_mse(hist_norm, limits, window_starts, candidate)
+
+
+def _float8_format(dtype: dtypes.dtype | None) -> FpDef:
+    """float8_152's description for ``popxl.float8_152``; any other value means float8_143."""
+    return float8_152_def if dtype == dtypes.float8_152 else float8_143_def
 
 
 def host_fp8_mse_scale(src: np.ndarray, dtype: dtypes.dtype | None = None) -> tuple[Any, int]:
@@ -150,15 +202,15 @@ def host_fp8_mse_scale(src: np.ndarray, dtype: dtypes.dtype | None = None) -> tu
     the least by popxl's mean-squared-error estimate, and that estimate. ``src`` must be a float16
     or float32 numpy array (RuntimeError otherwise); ``dtype`` popxl.float8_152 selects that
     format, anything else float8_143 (as popxl does)."""
-    if src.dtype not in (np.float32, np.float16):
+    if src.dtype != np.float32 and src.dtype != np.float16:
         raise RuntimeError(f"dtype {src.dtype} not currently supported.")
-    src_ftype = ieee_fp32_no_denorms
-    dest_ftype = float8_152_def if dtype == dtypes.float8_152 else float8_143_def
-    flat = np.ascontiguousarray(src).reshape(-1)
-    histogram, limits = log_histogram(flat, src_ftype)
-    hist_norm = histogram / np.sum(histogram)
-    candidate = CandidateConfig(dtype, src_ftype, dest_ftype, flat.dtype)
-    error, bias = calculate_candidate_metric(hist_norm, limits, candidate, "MSE")
+    # float16 data is histogrammed over float32's exponents too; only the quantisation error
+    # (from the element type) tells the two apart
+    values = np.ascontiguousarray(src).reshape(-1)
+    counts, edges = log_histogram(values, ieee_fp32_no_denorms)
+    config = CandidateConfig(dtype, ieee_fp32_no_denorms, _float8_format(dtype), values.dtype)
+    error, bias = calculate_candidate_metric(counts / counts.sum(), edges, config, "MSE")
+    # a bias b multiplies by 2**b inside the format; the caller's scale is applied to the data
     return error, -bias
 
 

@@ -108,12 +108,53 @@ def _report_missing(ckpt_keys: Iterable[Any], state_keys: Iterable[Any], method:
         logging.warning("\n".join(lines))
 
 
+class _CheckpointLayout:
+    """Where a 3.4 checkpoint directory keeps things: ``model/<name>.npz`` per variable (memmap
+    files under their own names), ``dataloader.bin`` and ``session_info.json``."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.model_dir = os.path.join(root, "model")
+        self.dataloader_file = os.path.join(root, _DATALOADER_FILENAME)
+        self.session_file = os.path.join(root, _SESSION_FILENAME)
+
+    def model_file(self, basename: str) -> str:
+        return os.path.join(self.model_dir, basename)
+
+    def variable_file(self, name: str) -> str:
+        return self.model_file(f"{name}.npz")
+
+
+def _wandb_name(location: str) -> str | None:
+    """The artifact name of a ``wandb://<name>`` location; None for a path."""
+    prefix = "wandb://"
+    return location.replace(prefix, "") if location.startswith(prefix) else None
+
+
+def _remove_checkpoint_dir(path: str) -> None:
+    """Delete an old checkpoint directory; a failure is printed, not raised."""
+    logging.info(f"\t Deleting old checkpoint {path} ... ")
+    try:
+        shutil.rmtree(path)
+    except OSError as error:
+        print(f"\t Failed to remove {path} ", error)
+
+
+def _read_session_state(path: str) -> dict[str, Any]:
+    """The saved ``session_state``; ``{"steps": 0}`` when the checkpoint has none."""
+    if not os.path.exists(path):
+        return {"steps": 0}
+    with open(path) as saved:
+        return json.load(saved)
+
+
 def _wandb_histogram(name: str, step: int, data: np.ndarray) -> None:
     import wandb  # type: ignore[import-not-found]
 
-    data = data.flatten().astype(np.float32)
-    finite = np.isfinite(data)
-    wandb.log({f"{name}:histogram": wandb.Histogram(data[finite]), f"{name}:not_finite": np.sum(~finite)}, step=step)
+    values = np.ravel(data).astype(np.float32)
+    is_finite = np.isfinite(values)
+    wandb.log({f"{name}:histogram": wandb.Histogram(values[is_finite]),
+               f"{name}:not_finite": np.count_nonzero(~is_finite)}, step=step)
 
 
 def _streams(streams: Any, collection: type) -> Any:
@@ -172,15 +213,16 @@ class TaskSession:
 
     def get_named_tensors_data(self) -> NamedTensorData:
         """Return the state's values from the device, as a NamedTensorData of the same keys."""
-        values = self.get_tensors_data(self.state.tensors)
-        return NamedTensorData.from_dict({name: values[t] for name, t in self.state.to_dict().items()})
+        by_tensor = self.get_tensors_data(self.state.tensors)
+        return NamedTensorData.from_dict({name: by_tensor[tensor] for name, tensor in self.state.to_dict().items()})
 
     def load_from_session(self, src: Any, report_missing: ReportMissingMethods = "none") -> None:
         """Write ``src``'s state values into this session's variables of the same keys."""
-        loaded = src.get_tensors_data(src.state.tensors)
+        source_values = src.get_tensors_data(src.state.tensors)
         _report_missing(src.state.to_dict().keys(), self.state.to_dict().keys(), report_missing, self._word())
-        src_dst = src.state.to_mapping(self.state)
-        self.write_variables_data({src_dst[t]: data for t, data in loaded.items() if t in src_dst})
+        counterpart = src.state.to_mapping(self.state)
+        self.write_variables_data({counterpart[tensor]: value for tensor, value in source_values.items()
+                                   if tensor in counterpart})
 
     def _wandb_histogram_34(self, name: str, step: int, data: np.ndarray) -> None:
         """Log a histogram of ``data``'s finite values and the count of the others to wandb."""
@@ -198,76 +240,83 @@ class TaskSession:
 
     # --- checkpoints, 3.4: a directory ----------------------------------------------------------
     def _save_checkpoint_34(self, checkpoint_dir: str) -> None:
+        # every instance reads the values (the read may involve collectives); one instance writes
         with timer("Get tensor data from IPU ... "):
-            state = self.get_named_tensors_data().to_dict()
+            values = self.get_named_tensors_data().to_dict()
         if read_launch().instance_index != 0:
             return
         with timer(f"Saving checkpoint {checkpoint_dir} ... "):
-            if checkpoint_dir.startswith("wandb://"):
-                import wandb
-
-                name = checkpoint_dir.replace("wandb://", "")
-                artifact = wandb.Artifact(name=name, type="checkpoints")
-                with tempfile.TemporaryDirectory() as td:
-                    os.makedirs(os.path.join(td, "model"), exist_ok=True)
-                    self._write_checkpoint_dir(td, state)
-                    artifact.add_dir(td)
-                wandb.log_artifact(artifact)
-                return
-            checkpoint_dir = os.path.relpath(os.path.expanduser(checkpoint_dir))
-            if checkpoint_dir != "":
-                os.makedirs(os.path.join(checkpoint_dir, "model"), exist_ok=True)
-            if len(self._checkpoints) >= self._max_checkpoints:
-                oldest = self._checkpoints.popleft()
-                try:
-                    logging.info(f"\t Deleting old checkpoint {oldest} ... ")
-                    shutil.rmtree(oldest)
-                except OSError as e:
-                    print(f"\t Failed to remove {oldest} ", e)
-            self._write_checkpoint_dir(checkpoint_dir, state)
-            self._checkpoints.append(checkpoint_dir)
-
-    def _write_checkpoint_dir(self, checkpoint_dir: str, state: Mapping[str, np.ndarray]) -> None:
-        for name, value in state.items():
-            if isinstance(value.base, np.memmap):
-                path = value.base.filename
-                shutil.copyfile(path, os.path.join(checkpoint_dir, "model", os.path.basename(path)))
+            artifact_name = _wandb_name(checkpoint_dir)
+            if artifact_name is not None:
+                self._save_to_wandb(artifact_name, values)
             else:
-                np.savez(os.path.join(checkpoint_dir, "model", f"{name}.npz"), **{name: value})
-        if self.dataloader:
-            self.dataloader.save(os.path.join(checkpoint_dir, _DATALOADER_FILENAME))
-        with open(os.path.join(checkpoint_dir, _SESSION_FILENAME), "w") as f:
-            json.dump(self.session_state, f)
+                self._save_to_disk(os.path.relpath(os.path.expanduser(checkpoint_dir)), values)
+
+    def _save_to_wandb(self, artifact_name: str, values: Mapping[str, np.ndarray]) -> None:
+        """Upload the checkpoint as a "checkpoints" artifact (never deleted by max_checkpoints)."""
+        import wandb
+
+        artifact = wandb.Artifact(name=artifact_name, type="checkpoints")
+        with tempfile.TemporaryDirectory() as staging:
+            layout = _CheckpointLayout(staging)
+            os.makedirs(layout.model_dir, exist_ok=True)
+            self._write_checkpoint_dir(layout, values)
+            artifact.add_dir(staging)
+        wandb.log_artifact(artifact)
+
+    def _save_to_disk(self, target: str, values: Mapping[str, np.ndarray]) -> None:
+        """Write the checkpoint under ``target``, first retiring the oldest directory this session
+        wrote when ``max_checkpoints`` are already kept (even when it is ``target`` itself)."""
+        layout = _CheckpointLayout(target)
+        if target:
+            os.makedirs(layout.model_dir, exist_ok=True)
+        if len(self._checkpoints) >= self._max_checkpoints:
+            _remove_checkpoint_dir(self._checkpoints.popleft())
+        self._write_checkpoint_dir(layout, values)
+        self._checkpoints.append(target)
+
+    def _write_checkpoint_dir(self, layout: _CheckpointLayout, values: Mapping[str, np.ndarray]) -> None:
+        for name, array in values.items():
+            backing = array.base
+            if isinstance(backing, np.memmap):
+                # a memory-mapped variable is saved as its file, under the file's own name
+                shutil.copyfile(backing.filename, layout.model_file(os.path.basename(backing.filename)))
+            else:
+                np.savez(layout.variable_file(name), **{name: array})
+        dataloader = self.dataloader  # warns when none is set, as popxl-addons does
+        if dataloader:
+            dataloader.save(layout.dataloader_file)
+        with open(layout.session_file, "w") as out:
+            json.dump(self.session_state, out)
 
     def _load_checkpoint_34(self, checkpoint_dir: str, report_missing: ReportMissingMethods = "warn",
                             skip_memmap: bool = False) -> None:
         with timer(f"Loading checkpoint {checkpoint_dir} ... "):
-            if checkpoint_dir.startswith("wandb://"):
+            artifact_name = _wandb_name(checkpoint_dir)
+            if artifact_name is not None:
                 import wandb
 
-                artifact = wandb.use_artifact(checkpoint_dir.replace("wandb://", ""), type="checkpoints")
-                checkpoint_dir = artifact.download()
-            self._read_checkpoint_dir(checkpoint_dir, report_missing)
+                checkpoint_dir = wandb.use_artifact(artifact_name, type="checkpoints").download()
+            self._read_checkpoint_dir(_CheckpointLayout(checkpoint_dir), report_missing)
 
-    def _read_checkpoint_dir(self, checkpoint_dir: str, report_missing: ReportMissingMethods) -> None:
-        variables = self.state.to_dict()
-        files = set(glob.glob(os.path.join(checkpoint_dir, "model", "*.npz")))
-        expected = {os.path.join(checkpoint_dir, "model", f"{name}.npz") for name in variables}
-        _report_missing(files, expected, report_missing, "keys")
-        ckpt: dict[str, np.ndarray] = {}
-        for filename in files & expected:
-            loaded = np.load(filename, allow_pickle=True)
-            ckpt.update({name: loaded[name] for name in loaded.files})
-        self.write_variables_data({variables[name]: ckpt[name] for name in variables if name in ckpt})
-        if self.dataloader:
-            self.dataloader.resume(filename=os.path.join(checkpoint_dir, _DATALOADER_FILENAME))
-        try:
-            with open(os.path.join(checkpoint_dir, _SESSION_FILENAME)) as f:
-                loaded_state = json.load(f)
-        except FileNotFoundError:
-            loaded_state = {"steps": 0}
-        _report_missing(loaded_state.keys(), self.session_state.keys(), report_missing, "keys")
-        self.session_state = loaded_state
+    def _read_checkpoint_dir(self, layout: _CheckpointLayout, report_missing: ReportMissingMethods) -> None:
+        by_name = self.state.to_dict()
+        file_of = {name: layout.variable_file(name) for name in by_name}
+        present = set(glob.glob(layout.model_file("*.npz")))
+        _report_missing(present, set(file_of.values()), report_missing, "keys")
+        arrays: dict[str, np.ndarray] = {}
+        for path in present.intersection(file_of.values()):
+            archive = np.load(path, allow_pickle=True)
+            for key in archive.files:
+                arrays[key] = archive[key]
+        self.write_variables_data({tensor: arrays[name] for name, tensor in by_name.items() if name in arrays})
+
+        dataloader = self.dataloader
+        if dataloader:
+            dataloader.resume(filename=layout.dataloader_file)
+        restored = _read_session_state(layout.session_file)
+        _report_missing(restored.keys(), self.session_state.keys(), report_missing, "keys")
+        self.session_state = restored
 
     # --- checkpoints, 3.0: one npz file ---------------------------------------------------------
     def _save_checkpoint_30(self, file_path: str) -> None:
@@ -336,8 +385,8 @@ def _save_npz_30(file_path: str, ckpt: Mapping[str, np.ndarray]) -> None:
 
 def initialise_memmap_dir_from_checkpoint(checkpoint_dir: str, memmap_dir: str) -> None:
     """Copy the memmap files (``model/*.npy``) of a checkpoint into ``memmap_dir``."""
-    for f in glob.glob(os.path.join(checkpoint_dir, "model", "*.npy")):
-        shutil.copyfile(f, os.path.join(memmap_dir, os.path.basename(f)))
+    for memmap_file in glob.glob(_CheckpointLayout(checkpoint_dir).model_file("*.npy")):
+        shutil.copy(memmap_file, memmap_dir)
 
 
 _initialise_memmap_dir_from_checkpoint = initialise_memmap_dir_from_checkpoint
