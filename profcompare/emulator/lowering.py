@@ -19,6 +19,11 @@ Conventions chosen here
   body is expanded once per iteration, with an ``ExecStep`` of phase ``"iterate"`` between
   iterations (the loop-carried copies); a conditional expands one branch (see :func:`_branch`).
   ``RemoteCodeLoad`` records carry ``code_graph`` (the id of the graph whose code is loaded).
+- The pass-through op ending a popxl-addons custom op built from popxl ops (``CrossEntropySharded``,
+  ``LayerNormDistributed``, ...) lowers to an ``Alias`` record (a view: no program steps)
+  whose outputs alias the values it passes and whose ``custom_op`` attribute is the op's type.
+  A ``ReplicatedAllReduceTP`` with ``identical_inputs`` lowers to ``Identity`` (PopART's
+  OpToIdentityPattern), an elementwise copy rather than a collective.
 - ``flops`` per replica for one execution: MatMul 2*M*K*N (popxl's matmul FLOPs); the
   per-element counts of the other ops (:data:`FLOPS_PER_ELEMENT`) are assumptions of this
   model, not measured on hardware.
@@ -104,6 +109,8 @@ _INPLACE_TYPES = {"AddLhsInplace", "GeluInplace", "ReluInplace", "ExpInplace", "
 #: reductions: FLOPs per input element
 _REDUCE_TYPES = {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceLogSumExp",
                  "ReduceLogSum", "ReduceL1", "ReduceL2", "ArgMax", "ArgMin"}
+#: lowered type of a custom op's pass-through (compile.programs.VIEW_TYPES: no steps, no cycles)
+PASS_THROUGH_TYPE = "Alias"
 _VIEW_TYPES = {"Reshape", "ReshapeInplace", "Transpose", "Detach"}
 _COLLECTIVES = {"ReplicatedAllReduce", "ReplicatedAllReduceInplace", "ReplicatedReduceScatter", "ReplicatedAllGather"}
 # shape, indexing and collective ops: moving data costs no FLOPs, these count their arithmetic
@@ -198,8 +205,17 @@ def _tensor_info(t: Tensor, graph_id: str, kind: str, is_stream: bool) -> Tensor
                       storage=storage, meta_shape=meta, remote_buffer=buf, remote_offset=entry)
 
 
+def _is_pass_through(op: Op) -> bool:
+    """Whether ``op`` ends a custom op built from popxl ops (popxl_addons.ops._custom_grad): its
+    outputs are copies of its last inputs and carry the custom op's type and gradient rule."""
+    return callable(op.attrs.get("grad")) and isinstance(op.attrs.get("differentiable"), int)
+
+
 def _aliases(op: Op) -> dict[Tensor, Tensor]:
-    """{output: input} for an op whose output shares its first input's storage."""
+    """{output: input} for an op whose output shares its first input's storage (a custom op's
+    pass-through: each output shares the storage of the value it passes)."""
+    if _is_pass_through(op):
+        return dict(zip(op.outputs, op.inputs[len(op.inputs) - len(op.outputs):]))
     if op.outputs and (op.type in _VIEW_TYPES or op.type in _INPLACE_TYPES or op.type in ("HostLoad", "RemoteLoad")):
         return {op.outputs[0]: op.inputs[0]}
     return {}
@@ -244,6 +260,15 @@ def _op_info(op: Op, gid: dict[Graph, str], aliases: dict[Tensor, Tensor]) -> Op
             continue
         attrs[k] = _plain(v)
     op_type = op.type
+    if _is_pass_through(op):
+        # the custom op's last computation writes its outputs: the copy the simulator makes is
+        # no Poplar program, so the record is a view whose ``custom_op`` is the op's type
+        op_type = PASS_THROUGH_TYPE
+        attrs["custom_op"] = op.type
+        attrs.pop("grad", None)
+    if op.type == "ReplicatedAllReduceTP" and op.attrs.get("identical_inputs"):
+        # PopART's OpToIdentityPattern replaces it by an IdentityOp (a copy): no collective
+        op_type = "Identity"
     if op.type in _CALL_LIKE:
         # repeat and conditional lower to Call records (the compile model treats them as calls)
         # whose ``program`` says which Poplar program they are; see _control_attrs
