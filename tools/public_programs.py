@@ -193,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         addons = None
         if args.addons:
             tests = Program("addons", "popxl-addons tests", args.addons.resolve(),
-                            ("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"))
+                            ("-m", "pytest", "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors", "tests"))
             addons = pytest_counts(run_program(tests, out, profcompare, args.timeout * 4).log)
         print(report(outcomes, addons))
     return 0

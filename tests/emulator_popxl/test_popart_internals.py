@@ -23,3 +23,18 @@ def test_pb_ir_keeps_what_it_simulates_and_names_the_rest() -> None:
     assert ir._pb_ir.getAllGraphs() == [ir.main_graph]
     with pytest.raises(SimulatorNotImplementedError, match=r"popxl\.Ir\._pb_ir\.setPatterns"):
         ir._pb_ir.setPatterns  # noqa: B018
+
+
+def test_ops_are_numbered_from_100_in_creation_order_as_popart() -> None:
+    import numpy as np
+
+    from profcompare.emulator.popxl_addons.performance_utils import evaluate_FLOPs
+
+    ir = popxl.Ir()
+    with ir.main_graph, popxl.in_sequence(True):
+        x = popxl.constant(np.ones(4, np.float32))
+        a = popxl.constant(np.ones((4, 8), np.float32))
+        x @ a  # op 100
+        x.T @ x  # the transpose is op 101, the matmul 102
+    assert [op.id for op in ir.main_graph._ops] == ["100", "101", "102"]
+    assert evaluate_FLOPs(ir.main_graph)["MatMul"] == {100: 2 * 4 * 8, 102: 2 * 4}

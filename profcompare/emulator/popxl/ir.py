@@ -49,7 +49,9 @@ class Ir:
         self._num_host_transfers = 1
         self._intermediate_counter = 0
         self._subgraph_counter = 0
-        self._op_counter = 0
+        # PopART numbers the ops of an Ir from 100 in the order they are created (Ir::opsCounter,
+        # willow/include/popart/ir.hpp); popxl-addons' FLOPs breakdown is keyed by these ids.
+        self._op_counter = 99
         self._graphs: dict[str, Graph] = {}
         self._h2d_streams: list[Any] = []
         self._d2h_streams: list[Any] = []
