@@ -5,7 +5,6 @@ errors; the lowering's FLOPs and weight kinds."""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 
 import numpy as np
@@ -14,6 +13,8 @@ import pytest
 from profcompare.emulator import popxl
 from profcompare.emulator.lowering import lower
 from profcompare.emulator.popxl import ops
+
+from .signatures import plain_signature
 from profcompare.emulator.popxl.fp8_utils import host_pow2scale_cast_from_fp8, host_pow2scale_cast_to_fp8
 
 from .test_ops_nn import ref_conv, ref_conv_transpose
@@ -62,10 +63,7 @@ def building(fn: Callable[..., object], x: popxl.dtype, w: popxl.dtype, scale: p
 
 @pytest.mark.parametrize("name", sorted(POPXL_34_SIGNATURES))
 def test_signatures_match_popxl_3_4(name: str) -> None:
-    sig = inspect.signature(getattr(ops, name))
-    plain = sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()],
-                        return_annotation=inspect.Signature.empty)
-    assert str(plain) == POPXL_34_SIGNATURES[name]
+    assert plain_signature(getattr(ops, name)) == POPXL_34_SIGNATURES[name]
 
 
 CONV_CASES = [

@@ -5,7 +5,6 @@ lowering (aliases, FLOPs)."""
 
 from __future__ import annotations
 
-import inspect
 import math
 
 import numpy as np
@@ -14,6 +13,8 @@ import pytest
 from profcompare.emulator import popxl
 from profcompare.emulator.lowering import lower
 from profcompare.emulator.popxl import ops
+
+from .signatures import plain_signature
 from profcompare.emulator.popxl.errors import SimulatorNotImplementedError
 
 from .run_program import run
@@ -37,10 +38,7 @@ def test_signatures_match_popxl_3_4(name: str) -> None:
     obj = ops
     for part in name.split("."):
         obj = getattr(obj, part)
-    sig = inspect.signature(obj)
-    plain = sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()],
-                        return_annotation=inspect.Signature.empty)
-    assert str(plain) == POPXL_34_SIGNATURES[name]
+    assert plain_signature(obj) == POPXL_34_SIGNATURES[name]
 
 
 # --- interpolate -----------------------------------------------------------------------------

@@ -5,7 +5,6 @@ autodiff, and numbers pinned by hand."""
 
 from __future__ import annotations
 
-import inspect
 
 import numpy as np
 import pytest
@@ -13,6 +12,8 @@ import pytest
 from profcompare.emulator import popxl
 from profcompare.emulator.lowering import lower
 from profcompare.emulator.popxl import ops
+
+from .signatures import plain_signature
 
 from .run_program import run
 from .test_autodiff import grads_via_program
@@ -33,10 +34,7 @@ POPXL_34_SIGNATURES = {
 
 @pytest.mark.parametrize("name", sorted(POPXL_34_SIGNATURES))
 def test_signatures_match_popxl_3_4(name: str) -> None:
-    sig = inspect.signature(getattr(ops, name))
-    plain = sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()],
-                        return_annotation=inspect.Signature.empty)
-    assert str(plain) == POPXL_34_SIGNATURES[name]
+    assert plain_signature(getattr(ops, name)) == POPXL_34_SIGNATURES[name]
 
 
 # --- nll_loss ------------------------------------------------------------------------------

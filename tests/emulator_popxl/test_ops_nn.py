@@ -5,7 +5,6 @@ lowering's FLOPs (convolutions: 2 x multiply-accumulates)."""
 
 from __future__ import annotations
 
-import inspect
 import itertools
 from collections.abc import Callable
 
@@ -15,6 +14,8 @@ import pytest
 from profcompare.emulator import popxl
 from profcompare.emulator.lowering import lower
 from profcompare.emulator.popxl import ops
+
+from .signatures import plain_signature
 
 from .test_autodiff import grads_via_program, numeric_grads
 
@@ -133,10 +134,7 @@ POPXL_34_SIGNATURES = {
 
 @pytest.mark.parametrize("name", sorted(POPXL_34_SIGNATURES))
 def test_signatures_match_popxl_3_4(name: str) -> None:
-    sig = inspect.signature(getattr(ops, name))
-    plain = sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()],
-                        return_annotation=inspect.Signature.empty)
-    assert str(plain) == POPXL_34_SIGNATURES[name]
+    assert plain_signature(getattr(ops, name)) == POPXL_34_SIGNATURES[name]
 
 
 # --- normalisation -------------------------------------------------------------------------
