@@ -248,9 +248,9 @@ def _scatter(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     return run
 
 
-@_kernel("ScatterDataGrad")
-def _scatter_data_grad(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
-    """The gradient of scatter's ``t``: the output gradient with the overwritten positions zeroed."""
+def _scatter_grad(op: Op, cg: CompiledGraph, read: bool) -> Kernel:
+    """The gradients of scatter: of ``values`` (``read``: the output gradient read at the scattered
+    positions) or of ``t`` (the output gradient with the overwritten positions zeroed)."""
     g_t, ind = op.inputs
     gs, js, o = cg.slot[g_t], cg.slot[ind], cg.slot[op.outputs[0]]
     ax = op.attrs["axis"]
@@ -258,24 +258,25 @@ def _scatter_data_grad(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
 
     def run(env: list) -> None:
         idx, _ = _checked_indices("popxl.ops.scatter (gradient)", env[js], n)
+        if read:
+            env[o] = np.take_along_axis(_scatter_view(env[gs], ind.shape, ax), idx, axis=ax + 1)
+            return
         d = np.array(env[gs])
         np.put_along_axis(_scatter_view(d, ind.shape, ax), idx, d.dtype.type(0), axis=ax + 1)
         env[o] = d
     return run
 
 
+@_kernel("ScatterDataGrad")
+def _scatter_data_grad(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
+    """The gradient of scatter's ``t``."""
+    return _scatter_grad(op, cg, read=False)
+
+
 @_kernel("ScatterUpdateGrad")
 def _scatter_update_grad(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
-    """The gradient of scatter's ``values``: the output gradient read at the scattered positions."""
-    g_t, ind = op.inputs
-    gs, js, o = cg.slot[g_t], cg.slot[ind], cg.slot[op.outputs[0]]
-    ax = op.attrs["axis"]
-    n = g_t.shape[ax]
-
-    def run(env: list) -> None:
-        idx, _ = _checked_indices("popxl.ops.scatter (gradient)", env[js], n)
-        env[o] = np.take_along_axis(_scatter_view(env[gs], ind.shape, ax), idx, axis=ax + 1)
-    return run
+    """The gradient of scatter's ``values``."""
+    return _scatter_grad(op, cg, read=True)
 
 
 def _full_indices(idx: np.ndarray, data_shape: tuple[int, ...], ax: int, broadcast: bool) -> tuple:
