@@ -166,6 +166,7 @@ def test_linear_layout_copies_values() -> None:
     "profcompare.emulator.popxl_addons.ops.group_quantize_decompress",
     "profcompare.emulator.popxl_addons.ops.fp8_mse_scale",
     "profcompare.emulator.popxl_addons.layers.linear_gq",
+    "profcompare.emulator.popxl_addons.ops.static_sparse_ops",
 ])
 def test_3_4_custom_op_modules_do_not_import_under_3_0(module: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PROFCOMPARE_SIM_ADDONS", "3.0")

@@ -3,8 +3,6 @@ simulator, against numpy references and pinned values; their generations."""
 
 from __future__ import annotations
 
-import importlib
-import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -211,15 +209,3 @@ def test_dense_const_sparse_matmul_refuses_other_dtypes_and_gradients() -> None:
         graph = ir.create_graph(lambda t: dense_const_sparse_matmul(t, _csr(np.eye(2)), 2), x)
         with pytest.raises(NotImplementedError, match="SparseMatmul"):
             popxl.transforms.autodiff(graph, grads_required=graph.inputs[:1])
-
-
-def test_static_sparse_ops_is_3_4_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    module = "profcompare.emulator.popxl_addons.ops.static_sparse_ops"
-    monkeypatch.setenv("PROFCOMPARE_SIM_ADDONS", "3.0")
-    saved = sys.modules.pop(module, None)
-    try:
-        with pytest.raises(ModuleNotFoundError, match="not in popxl-addons 3.0"):
-            importlib.import_module(module)
-    finally:
-        if saved is not None:
-            sys.modules[module] = saved
