@@ -178,6 +178,23 @@ def _last_error_line(log: Path) -> str:
     return lines[-1][:300] if lines else ""
 
 
+def _has_exited(proc: subprocess.Popen[bytes], *, block: bool) -> bool:
+    """True when ``proc`` has exited (waiting for it when ``block``), without reaping it: its
+    process id stays taken until :meth:`subprocess.Popen.wait`."""
+    if proc.returncode is not None:
+        return True
+    if not hasattr(os, "waitid"):  # reaping is the only way to ask
+        return proc.wait() is not None if block else proc.poll() is not None
+    options = os.WEXITED | os.WNOWAIT | (0 if block else os.WNOHANG)
+    while True:
+        try:
+            return os.waitid(os.P_PID, proc.pid, options) is not None
+        except ChildProcessError:
+            return True  # reaped already
+        except InterruptedError:  # pragma: no cover - retried by Python itself since PEP 475
+            continue
+
+
 def _read_events(proc: subprocess.Popen[bytes], on_event: Callable[[dict[str, Any]], None]) -> None:
     """Pass each JSON line of ``proc``'s stdout (the stage protocol) to ``on_event`` until ``proc``
     has exited; then end its process group and read what is left in the pipe.
@@ -203,14 +220,15 @@ def _read_events(proc: subprocess.Popen[bytes], on_event: Callable[[dict[str, An
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_READ)
         open_ = True
-        while open_ and proc.poll() is None:
+        while open_ and not _has_exited(proc, block=False):
             if selector.select(timeout=_POLL_SECONDS):
                 chunk = os.read(fd, 65536)
                 open_ = bool(chunk)
                 buffer += chunk
                 dispatch()
-        proc.wait()  # at once, unless the program closed the pipe and lives on
-        # the program has ended: processes it left behind in its group end with it
+        _has_exited(proc, block=True)  # at once, unless the program closed the pipe and lives on
+        # the program has ended: processes it left behind in its group end with it (before it is
+        # reaped, so its pid, the group's id, cannot have been reused)
         end_groups([proc.pid])
         left = _DRAIN_LIMIT_BYTES
         while open_ and left > 0 and selector.select(timeout=0):

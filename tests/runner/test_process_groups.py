@@ -66,6 +66,19 @@ def _group_running(pgid: int) -> list[int]:
     return found
 
 
+def _pipes(pid: int) -> set[str]:
+    """The pipes process ``pid`` holds open (``pipe:[inode]``)."""
+    held = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("pipe:"):
+            held.add(target)
+    return held
+
+
 def _wait_for(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -121,6 +134,8 @@ def test_a_signal_to_profile_ends_the_programs_whole_group(tmp_path: Path, sig: 
         _wait_for(lambda: (tmp_path / "pids.json").exists(), timeout=PROMPT_SECONDS)
         pids = json.loads((tmp_path / "pids.json").read_text())
         assert _running(pids["main"]) and _running(pids["sleeper"])
+        # the progress pipe (profcompare reads one end) is not held by the program's forked process
+        assert not _pipes(proc.pid) & _pipes(pids["sleeper"])
         proc.send_signal(sig)  # profcompare alone, as `kill PID` or a CI timeout does
         _, err = proc.communicate(timeout=30)
         assert proc.returncode == code, err.decode()
