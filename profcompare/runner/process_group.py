@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Iterable
 
-#: seconds a group has between SIGTERM and SIGKILL
+#: seconds a group has between SIGTERM and SIGKILL (a choice: long enough to flush and close files)
 GRACE_SECONDS = 2.0
 
 #: how often a group is looked at while it is given time to end (seconds)

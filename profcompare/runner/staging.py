@@ -148,7 +148,9 @@ def _claim(entry: Path) -> Iterator[bool]:
     except OSError:
         yield False
         return
-    if (st.st_dev, st.st_ino) in _owned:
+    with _owned_lock:
+        ours = (st.st_dev, st.st_ino) in _owned
+    if ours:
         yield False
         return
     if not stat.S_ISDIR(st.st_mode):
