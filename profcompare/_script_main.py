@@ -139,8 +139,8 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
         else:
             if _is_out_of_memory(exc):
                 info["status"] = "oom"
-            text = " ".join(str(exc).split())
-            info["error"] = f"{type(exc).__name__}: {text}"[:500] if text else type(exc).__name__
+            text = str(exc).strip()  # the full text: whoever shows it folds it onto one line
+            info["error"] = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
             info["traceback"] = _program_traceback(exc)
             print(info["traceback"], file=sys.stderr, end="")
         info["exit_code"] = 1

@@ -37,10 +37,23 @@ from profcompare.runner import (
 
 
 def _open_protocol() -> IO[str]:
-    """Keep the real stdout for the protocol; send everything else written to fd 1 to stderr."""
+    """Keep the real stdout for the protocol; send everything else written to fd 1 to stderr.
+
+    The protocol's descriptor is this process's alone: not inherited by programs it executes
+    (``os.dup`` makes it close-on-exec) and closed in every process it forks, so no process the
+    workload starts holds the runner's pipe open.
+    """
     sys.stdout.flush()
     proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)
+
+    def close_in_child() -> None:
+        try:
+            proto.close()
+        except (OSError, ValueError):
+            pass
+
+    os.register_at_fork(after_in_child=close_in_child)
     return proto
 
 
@@ -203,13 +216,13 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
     except BaseException as exc:  # noqa: BLE001 - every failure must end up in run.json
         if _is_out_of_memory(exc):
             info["status"] = "oom"
-        text = " ".join(str(exc).split())
+        text = str(exc).strip()  # the full text: whoever shows it folds it onto one line
         if not isinstance(exc, ProfcompareError):
             text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
             traceback.print_exc(file=sys.stderr)
         else:
             print(f"{type(exc).__name__}: {text}", file=sys.stderr)
-        info["error"] = text[:500]
+        info["error"] = text
         if isinstance(exc, KeyboardInterrupt):
             info["error"] = "interrupted"
     emit("writing report")

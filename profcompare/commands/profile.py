@@ -22,6 +22,13 @@ def _tail(path: Path, lines: int) -> str:
     return "\n".join(kept)
 
 
+def _visible_lines(text: str) -> str:
+    """Text of several lines with every control character of each line made visible (run.log keeps it raw)."""
+    from profcompare.render.control_chars import visible
+
+    return "\n".join(visible(line) for line in text.splitlines())
+
+
 @click.command(
     name="profile",
     context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
@@ -50,6 +57,9 @@ def command(ctx: click.Context, module: bool, backend: str, out: str, name: str 
     opens as the last Session's report (for show, variables and compare). The program's output
     goes to OUT/NAME/SCRIPT/run.log. Options after SCRIPT are the program's. The exit code is 1
     when the program fails, exits with an error status or leaves no report.
+
+    The program runs in a process group of its own: processes it starts end with it (when it
+    exits, when profcompare is interrupted or killed).
     """
     from profcompare import runner
     from profcompare.commands.run import ProgressDisplay, backend_note, display_path, echo_failures
@@ -83,12 +93,12 @@ def command(ctx: click.Context, module: bool, backend: str, out: str, name: str 
     if outcome.status != "ok":
         echo_failures(result)
         if info.get("traceback"):
-            click.echo(str(info["traceback"]).rstrip("\n"), err=True)
+            click.echo(_visible_lines(str(info["traceback"]).rstrip("\n")), err=True)
         elif info.get("exit_code") not in (None, 0):
             tail = _tail(outcome.directory / runner.RUN_LOG, OUTPUT_TAIL_LINES)
             if tail:
                 click.echo(f"last lines of the program's output ({display_path(outcome.directory / runner.RUN_LOG)}):", err=True)
-                click.echo(tail, err=True)
+                click.echo(_visible_lines(tail), err=True)
         ctx.exit(1)
 
 

@@ -137,10 +137,8 @@ class ProgressDisplay:
             transient=False,
         )
         self._progress.__enter__()
-        from rich.markup import escape
-
         for label in self._labels:
-            self._tasks[label] = self._progress.add_task(escape(label), total=1, start=False, stage="[dim]queued[/]")
+            self._tasks[label] = self._progress.add_task(escape_field(label), total=1, start=False, stage="[dim]queued[/]")
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -166,11 +164,9 @@ class ProgressDisplay:
             return
         if stage == "done":
             status = str(info.get("status", "failed"))
-            text = f"[{_STATUS_STYLE.get(status, 'red')}]{status}[/]"
+            text = f"[{_STATUS_STYLE.get(status, 'red')}]{escape_field(status)}[/]"
             if info.get("error"):
-                from rich.markup import escape
-
-                text += f" [dim]{escape(str(info['error'])[:100])}[/]"
+                text += f" [dim]{escape_field(failure_line(str(info['error']))[:100])}[/]"
             self._progress.update(task, stage=text, completed=1)
             self._progress.stop_task(task)
             return
@@ -205,7 +201,6 @@ def _seconds(timings: Mapping[str, Any], key: str) -> str:
 
 def outcome_table(result: Any) -> Any:
     """A rich Table of the jobs of a run: label, status, timings, report file, error."""
-    from rich.markup import escape
     from rich.table import Table
 
     from profcompare.render.format import format_count
@@ -222,13 +217,13 @@ def outcome_table(result: Any) -> Any:
             detail = f"{report}" + (f"  ({detail})" if detail else "")
         sps = outcome.info.get("samples_per_step")
         table.add_row(
-            escape(outcome.label),
-            f"[{_STATUS_STYLE.get(status, 'red')}]{status}[/]",
+            escape_field(outcome.label),
+            f"[{_STATUS_STYLE.get(status, 'red')}]{escape_field(status)}[/]",
             _seconds(timings, "compile_s"),
             _seconds(timings, "run_s"),
             _seconds(timings, "total_s"),
             "" if sps is None else format_count(sps),
-            escape(detail),
+            escape_field(detail),
         )
     return table
 
@@ -286,13 +281,31 @@ def make_console(*, stderr: bool = False) -> Any:
     return Console(file=stream, soft_wrap=False, highlight=False, width=None if is_tty else 200, no_color=not is_tty)
 
 
+def escape_field(text: object) -> str:
+    """``text`` made safe for a rich markup string: one line, control characters visible, markup escaped."""
+    from rich.markup import escape
+
+    from profcompare.render.control_chars import one_line
+
+    return escape(one_line(str(text)))
+
+
+def failure_line(text: str) -> str:
+    """Error text from a job (a child process wrote it) as one line with control characters made
+    visible; run.json and run.log keep the full text."""
+    from profcompare.render.control_chars import one_line
+
+    return one_line(text)
+
+
 def echo_failures(result: Any) -> None:
-    """One stderr line per job that did not finish ok."""
+    """One stderr line per job that did not finish ok (the full error is in its run.json / run.log)."""
     for outcome in result.outcomes:
         if outcome.status != "ok":
             log = display_path(outcome.directory / "run.log")
             click.echo(
-                f"profcompare: {outcome.label}: {outcome.status}: {outcome.error or 'no error text'} (log: {log})",
+                failure_line(f"profcompare: {outcome.label}: {outcome.status}: {outcome.error or 'no error text'} "
+                             f"(log: {log})"),
                 err=True,
             )
 
@@ -381,9 +394,9 @@ def command(
         echo_failures(result)
         for item in result.comparisons:
             if item.error:
-                click.echo(f"profcompare: comparison {item.base} vs {item.new} failed: {item.error}", err=True)
+                click.echo(failure_line(f"profcompare: comparison {item.base} vs {item.new} failed: {item.error}"), err=True)
         ctx.exit(1)
 
 
-__all__ = ["KnobCommand", "ProgressDisplay", "backend_note", "collect_overrides", "command", "knob_options",
-           "nway_summary_text"]
+__all__ = ["KnobCommand", "ProgressDisplay", "backend_note", "collect_overrides", "command", "escape_field",
+           "failure_line", "knob_options", "nway_summary_text"]

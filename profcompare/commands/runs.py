@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import click
 
 
@@ -10,28 +13,41 @@ def _when(started: str | None) -> str:
     return (started or "")[:19].replace("T", " ")
 
 
+def _job_status_text(info: Mapping[str, Any]) -> str:
+    """A job's status as ``runs`` shows it: ok, oom or failed, else ``unknown status`` and what run.json holds."""
+    from profcompare.runner import job_status
+
+    status = job_status(info)
+    if status != "unknown":
+        return status
+    raw = info.get("status")
+    return "unknown status" if raw is None else f"unknown status {raw!r}"
+
+
 @click.command(name="runs")
 @click.option("--out", default="reports", show_default=True, type=click.Path(file_okay=False), help="Output root to list.")
 def command(out: str) -> None:
     """List the runs (and sweeps) under OUT: variants with their status, backend and start time.
 
     Directories of runs still in progress are hidden and not listed; leftovers of killed runs are
-    counted in a note (the next run of any name removes them).
+    counted in a note (the next run of any name removes them). A job whose run.json holds no valid
+    status shows as unknown, never ok; every name and field is shown on one line with control
+    characters made visible.
     """
-    from rich.markup import escape
     from rich.table import Table
 
-    from profcompare.commands.run import make_console
+    from profcompare.commands.run import escape_field, make_console
     from pathlib import Path
 
-    from profcompare.runner import leftover_staging, list_runs
+    from profcompare.render.control_chars import one_line
+    from profcompare.runner import job_status, leftover_staging, list_runs
 
     runs = list_runs(out)
     leftovers = leftover_staging(Path(out))
     note = (f"{len(leftovers)} leftover staging director{'y' if len(leftovers) == 1 else 'ies'} of killed runs "
-            f"under {out} (hidden; the next run removes them)") if leftovers else ""
+            f"under {one_line(out)} (hidden; the next run removes them)") if leftovers else ""
     if not runs:
-        click.echo(f"no runs under {out}")
+        click.echo(f"no runs under {one_line(out)}")
         if note:
             click.echo(note)
         return
@@ -40,7 +56,7 @@ def command(out: str) -> None:
     for column in ("run", "kind", "status", "variants", "backend", "started"):
         table.add_column(column)
     for run in runs:
-        not_ok = [f"{label} ({info.get('status', 'failed')})" for label, info in run.jobs if info.get("status") != "ok"]
+        not_ok = [f"{label} ({_job_status_text(info)})" for label, info in run.jobs if job_status(info) != "ok"]
         if run.kind == "sweep":
             over = f" over {', '.join(run.swept)}" if run.swept else ""
             variants = f"{', '.join(run.variants)}: {len(run.jobs)} points{over}"
@@ -48,16 +64,15 @@ def command(out: str) -> None:
                 variants += "; " + ", ".join(not_ok)
         else:
             variants = ", ".join(
-                label if info.get("status") == "ok" else f"{label} ({info.get('status', 'failed')})"
-                for label, info in run.jobs
+                label if job_status(info) == "ok" else f"{label} ({_job_status_text(info)})" for label, info in run.jobs
             )
         table.add_row(
-            escape(run.name),
-            run.kind,
-            f"[{styles.get(run.status, 'red')}]{run.status}[/]",
-            escape(variants),
-            run.backend,
-            _when(run.started),
+            escape_field(run.name),
+            escape_field(run.kind),
+            f"[{styles.get(run.status, 'red')}]{escape_field(run.status)}[/]",
+            escape_field(variants),
+            escape_field(run.backend),
+            escape_field(_when(run.started)),
         )
     make_console().print(table)
     if note:

@@ -9,6 +9,9 @@ go through this package, whose modules are the run's stages:
   the job's directory, child tracking and signals;
 - :mod:`~profcompare.runner.rundir`: where it lands -- run.json, the hidden staging directory
   renamed into place only when complete, clean-up, listing;
+- :mod:`~profcompare.runner.staging`: staging directories locked by their owner for their whole
+  life, and clean-up of those whose owner is proven gone;
+- :mod:`~profcompare.runner.process_group`: a job's subprocess and everything it starts end together;
 - :mod:`~profcompare.runner.summarise`: what it means -- comparisons of the base with every
   other variant (:func:`run_variants` ties the stages together);
 - :mod:`~profcompare.runner.results`: the records a run produces.
@@ -52,7 +55,10 @@ from profcompare.runner.rundir import (
     RUN_LOG,
     RUN_SCHEMA_VERSION,
     RunListing,
+    Staging,
+    StagingLostError,
     find_report_files,
+    job_status,
     leftover_staging,
     list_runs,
     now_iso,
@@ -92,6 +98,8 @@ __all__ = [
     "RunListing",
     "RunResult",
     "STAGES",
+    "Staging",
+    "StagingLostError",
     "STATUSES",
     "WorkloadError",
     "check_run_name",
@@ -101,6 +109,7 @@ __all__ = [
     "execute_jobs",
     "find_knob",
     "find_report_files",
+    "job_status",
     "leftover_staging",
     "list_runs",
     "make_jobs",

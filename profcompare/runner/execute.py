@@ -1,6 +1,10 @@
 """How a run executes: each job in its own subprocess (``python -m profcompare._variant_main``)
 with ``POPLAR_ENGINE_OPTIONS`` asking for an autoReport into the job's directory, child
 tracking, and signals (SIGTERM/SIGHUP clean up like Ctrl-C; children die with the runner).
+
+Each subprocess leads a process group of its own, ended with it on every exit path (see
+:mod:`profcompare.runner.process_group`), and the stage protocol is read only while the
+subprocess lives: a process it started never keeps the run waiting.
 """
 
 from __future__ import annotations
@@ -8,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
+import selectors
 import signal
 import subprocess
 import sys
@@ -27,7 +31,9 @@ from profcompare.errors import (
 )
 from profcompare.runner.results import FINALIZE_LABEL, JobOutcome, ProgressCallback, RunResult, STAGES, replace_result
 from profcompare.runner.plan import Job, check_run_name, merge_engine_options, resolve_backend
+from profcompare.runner.process_group import GRACE_SECONDS, end_groups
 from profcompare.runner.rundir import RUN_JSON, RUN_LOG, RUN_SCHEMA_VERSION, _prepare_out, _publish, find_report_files, now_iso, read_run_json, write_json_atomic
+from profcompare.runner.staging import Staging
 
 if TYPE_CHECKING:  # pragma: no cover
     pass
@@ -35,6 +41,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: the module the subprocess runs (``python -m ...``)
 CHILD_MODULE = "profcompare._variant_main"
+
+#: how long the protocol pipe is waited on before the subprocess is looked at again (seconds)
+_POLL_SECONDS = 0.2
+
+#: at most this much of the protocol is read once the subprocess has ended (a process that left
+#: its group may keep writing to a copy of the pipe)
+_DRAIN_LIMIT_BYTES = 1 << 20
 
 
 def _module_root(module_name: str) -> str | None:
@@ -96,19 +109,14 @@ class _ChildTracker:
             self._procs.discard(proc)
 
     def terminate_all(self) -> None:
+        """End every tracked subprocess with its whole process group (see :mod:`.process_group`)."""
         with self._lock:
             self.cancelled = True
             procs = list(self._procs)
+        end_groups([proc.pid for proc in procs])
         for proc in procs:
-            with contextlib.suppress(OSError):
-                proc.terminate()
-        deadline = time.monotonic() + 3.0
-        for proc in procs:
-            try:
-                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(OSError):
-                    proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=GRACE_SECONDS)
 
 
 #: signals that end a run like Ctrl-C does (``kill``, a CI timeout, a closed terminal)
@@ -170,16 +178,83 @@ def _last_error_line(log: Path) -> str:
     return lines[-1][:300] if lines else ""
 
 
+def _has_exited(proc: subprocess.Popen[bytes], *, block: bool) -> bool:
+    """True when ``proc`` has exited (waiting for it when ``block``), without reaping it: its
+    process id stays taken until :meth:`subprocess.Popen.wait`."""
+    if proc.returncode is not None:
+        return True
+    if not hasattr(os, "waitid"):  # reaping is the only way to ask
+        return proc.wait() is not None if block else proc.poll() is not None
+    options = os.WEXITED | os.WNOWAIT | (0 if block else os.WNOHANG)
+    while True:
+        try:
+            return os.waitid(os.P_PID, proc.pid, options) is not None
+        except ChildProcessError:
+            return True  # reaped already
+        except InterruptedError:  # pragma: no cover - retried by Python itself since PEP 475
+            continue
+
+
+def _read_events(proc: subprocess.Popen[bytes], on_event: Callable[[dict[str, Any]], None]) -> None:
+    """Pass each JSON line of ``proc``'s stdout (the stage protocol) to ``on_event`` until ``proc``
+    has exited; then end its process group and read what is left in the pipe.
+
+    The end of the pipe is not waited for: a process the program started may hold a copy of it
+    and outlive the program (it is ended with the group, unless it left the group).
+    """
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    buffer = bytearray()
+
+    def dispatch() -> None:
+        *lines, rest = bytes(buffer).split(b"\n")
+        buffer[:] = rest
+        for raw in lines:
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                on_event(event)
+
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        open_ = True
+        while open_ and not _has_exited(proc, block=False):
+            if selector.select(timeout=_POLL_SECONDS):
+                chunk = os.read(fd, 65536)
+                open_ = bool(chunk)
+                buffer += chunk
+                dispatch()
+        _has_exited(proc, block=True)  # at once, unless the program closed the pipe and lives on
+        # the program has ended: processes it left behind in its group end with it (before it is
+        # reaped, so its pid, the group's id, cannot have been reused)
+        end_groups([proc.pid])
+        left = _DRAIN_LIMIT_BYTES
+        while open_ and left > 0 and selector.select(timeout=0):
+            chunk = os.read(fd, min(65536, left))
+            open_ = bool(chunk)
+            left -= len(chunk)
+            buffer += chunk
+        dispatch()
+
+
 def _run_one(
     job: Job,
-    job_dir: Path,
+    staging: Staging,
     backend: str,
     environ: Mapping[str, str] | None,
     progress: ProgressCallback | None,
     tracker: _ChildTracker,
 ) -> dict[str, Any]:
-    """Run ``job`` in a subprocess in ``job_dir``; return its run.json (written if the child could not)."""
-    job_dir.mkdir(parents=True, exist_ok=True)
+    """Run ``job`` in a subprocess in its directory of ``staging``; return its run.json (written if
+    the child could not). Raises StagingLostError when the staging directory was taken away."""
+    job_dir = staging.path / job.label
+    staging.check()
+    try:
+        job_dir.mkdir(exist_ok=True)  # never parents: a vanished staging directory is not made again
+    except FileNotFoundError:
+        raise staging.lost() from None
     started, t0 = now_iso(), time.perf_counter()
     spec = {
         "workload": job.workload,
@@ -191,6 +266,12 @@ def _run_one(
     env = child_environment(job, job_dir.resolve(), backend, environ)
     if progress:
         progress(job.label, "starting", {})
+
+    def on_event(event: dict[str, Any]) -> None:
+        stage = event.get("stage")
+        if stage in STAGES and stage != "done" and progress:  # "done" is reported below, once run.json is known
+            progress(job.label, stage, {})
+
     with open(job_dir / RUN_LOG, "wb") as log:
         if tracker.cancelled:
             raise KeyboardInterrupt
@@ -201,23 +282,20 @@ def _run_one(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=log,
+            start_new_session=True,  # a process group of its own: whatever the program starts ends with it
         )
         tracker.add(proc)
-        assert proc.stdout is not None
-        for raw in proc.stdout:
-            try:
-                event = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(event, dict) and event.get("stage") in STAGES and progress:
-                stage = event["stage"]
-                if stage != "done":  # "done" is reported below, once run.json is known
-                    progress(job.label, stage, {})
+        try:
+            _read_events(proc, on_event)
+        finally:
+            assert proc.stdout is not None
+            proc.stdout.close()
         returncode = proc.wait()
         # only a finished child leaves the tracker: if this is interrupted, the run stops it
         tracker.discard(proc)
     info = read_run_json(job_dir)
     if info is None:
+        staging.check()  # a run.json missing because the directory went is the run's loss, not the job's
         how = f"was killed by signal {-returncode}" if returncode < 0 else f"exited with code {returncode}"
         detail = _last_error_line(job_dir / RUN_LOG)
         error = f"variant process {how} before writing {RUN_JSON}" + (f": {detail}" if detail else "")
@@ -266,6 +344,7 @@ def execute_jobs(
     out_path = Path(out)
     final = out_path / name
     staging = _prepare_out(out_path, name, force)
+    replaced = False
     tracker = _ChildTracker()
     t0 = time.perf_counter()
     restore_signals = _interrupt_on_termination()
@@ -274,11 +353,11 @@ def execute_jobs(
             for job in jobs:
                 progress(job.label, "queued", {})
         if parallel == 1 or len(jobs) == 1:
-            infos = [_run_one(job, staging / job.label, resolved, environ, progress, tracker) for job in jobs]
+            infos = [_run_one(job, staging, resolved, environ, progress, tracker) for job in jobs]
         else:
             with ThreadPoolExecutor(max_workers=min(parallel, len(jobs))) as pool:
                 futures = [
-                    pool.submit(_run_one, job, staging / job.label, resolved, environ, progress, tracker)
+                    pool.submit(_run_one, job, staging, resolved, environ, progress, tracker)
                     for job in jobs
                 ]
                 try:
@@ -293,15 +372,16 @@ def execute_jobs(
         )
         result = RunResult(name, final, resolved, outcomes, time.perf_counter() - t0)
         if finalize is not None:
+            staging.check()
             if progress:
                 progress(FINALIZE_LABEL, "running", {})
-            result = finalize(result, staging)
+            result = finalize(result, staging.path)
             if progress:
                 progress(FINALIZE_LABEL, "done", {"status": "ok", "error": None})
         replaced = _publish(staging, final, force)
     except BaseException:
         tracker.terminate_all()
-        shutil.rmtree(staging, ignore_errors=True)
+        staging.discard()
         raise
     finally:
         restore_signals()

@@ -51,8 +51,9 @@ class JobOutcome:
 
     @property
     def error(self) -> str | None:
-        """One-line error text, or None."""
-        return self.info.get("error")
+        """The error text folded onto one line (run.json keeps it whole), or None."""
+        text = self.info.get("error")
+        return None if text is None else " ".join(str(text).split())
 
     @property
     def report_files(self) -> tuple[str, ...]:

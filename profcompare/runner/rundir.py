@@ -1,10 +1,11 @@
 """Where a run lands: run.json, the hidden staging directory and the atomic publish, clean-up of
 what killed runs left behind, and listing runs.
 
-The whole run is written to a hidden staging sibling (``<out>/.<name>.tmp-<pid>/``) and renamed
-to ``<out>/<name>/`` only when complete, so a run killed mid-way never leaves a directory that
-looks complete. An existing run is replaced only with ``force``, and only after the new run
-completed.
+The whole run is written to a hidden staging sibling (``<out>/.<name>.tmp-<pid>-<tag>/``, locked
+by its owner for its whole life: see :mod:`profcompare.runner.staging`) and renamed to
+``<out>/<name>/`` only when complete, so a run killed mid-way never leaves a directory that looks
+complete, and a run whose staging directory was taken away publishes nothing. An existing run is
+replaced only with ``force``, and only after the new run completed.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ import contextlib
 import datetime as _dt
 import json
 import os
-import re
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,16 @@ from profcompare.errors import (
     OutputExistsError,
 )
 from profcompare.runner.plan import check_run_name
+from profcompare.runner.results import STATUSES
+from profcompare.runner.staging import (
+    OWNER_LOCK,
+    Staging,
+    StagingLostError,
+    _remove_entry,
+    create_staging,
+    leftover_staging,
+    remove_stale_staging,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     pass
@@ -43,57 +52,6 @@ RUN_LOG = "run.log"
 
 #: report files a backend writes: Poplar's profile.pop (sdk) or our store file (sim)
 REPORT_FILE_NAMES = ("profile.pop", "profile.sqlite")
-
-
-_STAGING_RE = re.compile(r"^\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)$")
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def leftover_staging(out: Path) -> list[Path]:
-    """Hidden ``.NAME.tmp-PID`` / ``.NAME.old-PID`` entries in ``out`` whose process is gone.
-
-    They are what a killed run leaves behind (its process can no longer finish or publish them).
-    Entries of live processes (runs in progress) are not included.
-    """
-    if not out.is_dir():
-        return []
-    found = []
-    for entry in out.iterdir():
-        match = _STAGING_RE.match(entry.name)
-        if match and not _pid_alive(int(match["pid"])):
-            found.append(entry)
-    return sorted(found)
-
-
-def _remove_entry(path: Path) -> None:
-    """Remove a directory tree, a file or a symlink (never following the link)."""
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-
-
-def remove_stale_staging(out: Path) -> list[Path]:
-    """Delete every leftover of killed runs in ``out`` (see :func:`leftover_staging`); return them.
-
-    Any run name's leftovers go: the process that could have used them is gone.
-    """
-    removed = leftover_staging(out)
-    for entry in removed:
-        _remove_entry(entry)
-    return removed
 
 
 def find_report_files(directory: Path) -> list[str]:
@@ -128,35 +86,43 @@ def read_run_json(directory: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _prepare_out(out: Path, name: str, force: bool) -> Path:
+def _prepare_out(out: Path, name: str, force: bool) -> Staging:
     check_run_name(name)
     out.mkdir(parents=True, exist_ok=True)
     remove_stale_staging(out)
     final = out / name
     if os.path.lexists(final) and not force:
         raise OutputExistsError(f"run directory {final} already exists (use --force to replace it, or --name)")
-    staging = out / f".{name}.tmp-{os.getpid()}"
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir()
-    return staging
+    return create_staging(out, name)
 
 
-def _publish(staging: Path, final: Path, force: bool) -> bool:
-    """Rename the complete ``staging`` dir to ``final``; returns True when an old run was replaced."""
+def _publish(staging: Staging, final: Path, force: bool) -> bool:
+    """Rename the complete ``staging`` dir to ``final``, then release it; returns True when an old
+    run was replaced. Raises StagingLostError (publishing nothing) when the staging directory is
+    no longer the one this run created."""
+    staging.check()
     replaced = False
-    old: Path | None = None
+    old: Staging | None = None
     if os.path.lexists(final):  # a file or a (dangling) symlink is in the way too
         if not force:
             raise OutputExistsError(f"run directory {final} already exists (use --force to replace it, or --name)")
-        old = final.with_name(f".{final.name}.old-{os.getpid()}")
-        if os.path.lexists(old):
-            _remove_entry(old)
-        os.replace(final, old)
+        # the replaced run waits in a locked directory of its own: a clean-up never takes it while we work
+        old = create_staging(final.parent, final.name, kind="old")
+        os.replace(final, old.path / final.name)
         replaced = True
-    os.replace(staging, final)
+    try:
+        os.replace(staging.path, final)
+    except BaseException:
+        if old is not None:
+            os.replace(old.path / final.name, final)
+            old.discard()
+        raise
+    with contextlib.suppress(OSError):
+        (final / OWNER_LOCK).unlink()
+    staging.release()
     if old is not None:
-        _remove_entry(old)
+        _remove_entry(old.path)
+        old.release()
     return replaced
 
 
@@ -186,12 +152,19 @@ class RunListing:
 
     @property
     def status(self) -> str:
-        """ok when every job is ok, else the worst status (failed > oom)."""
-        statuses = {str(info.get("status", "failed")) for _, info in self.jobs}
-        for s in ("failed", "oom"):
+        """ok when every job is ok, else the worst status: failed > unknown > oom (see :func:`job_status`)."""
+        statuses = {job_status(info) for _, info in self.jobs}
+        for s in ("failed", "unknown", "oom"):
             if s in statuses:
                 return s
         return "ok"
+
+
+def job_status(info: Mapping[str, Any]) -> str:
+    """The status of one job's ``run.json``: ok, oom or failed, and ``unknown`` when the file holds
+    anything else (or nothing) there -- a run is ok only when it says so."""
+    status = info.get("status")
+    return status if isinstance(status, str) and status in STATUSES else "unknown"
 
 
 def list_runs(out: str | os.PathLike[str] = "reports") -> list[RunListing]:
@@ -231,4 +204,4 @@ def list_runs(out: str | os.PathLike[str] = "reports") -> list[RunListing]:
     return listings
 
 
-__all__ = ["REPORT_FILE_NAMES", "RUN_JSON", "RUN_LOG", "RUN_SCHEMA_VERSION", "RunListing", "find_report_files", "leftover_staging", "list_runs", "now_iso", "read_run_json", "remove_stale_staging", "unique_run_name", "write_json_atomic"]
+__all__ = ["REPORT_FILE_NAMES", "RUN_JSON", "RUN_LOG", "RUN_SCHEMA_VERSION", "RunListing", "Staging", "StagingLostError", "find_report_files", "job_status", "leftover_staging", "list_runs", "now_iso", "read_run_json", "remove_stale_staging", "unique_run_name", "write_json_atomic"]

@@ -9,6 +9,9 @@ from a real workload. Variants:
 - ``fake-oom``: writes a report flagged oom, then raises IpuOutOfMemoryError (like the Engine).
 - ``fake-crash``: the process kills itself (SIGKILL) without writing run.json.
 - ``fake-slow``: sleeps ``sleep`` seconds before writing its report.
+- ``fake-forks``: forks a process that sleeps 60 s (its pid in ``sleeper.json``; it writes
+  ``sleeper-finished`` if nobody ends it), then writes its report and returns.
+- ``fake-hostile-error``: fails with an error text of several lines holding ESC and bidi controls.
 
 Every run also writes ``env.json`` (backend, engine options, cwd) for the tests to inspect.
 """
@@ -34,7 +37,24 @@ VARIANTS = {
     "fake-oom-allowed": "does not fit, but the engine was told to allow it (debug.allowOutOfMemory)",
     "fake-crash": "the process dies without a word",
     "fake-slow": "sleeps before writing its report",
+    "fake-forks": "leaves a forked process sleeping in the background",
+    "fake-hostile-error": "fails with a multi-line error holding control characters",
 }
+
+#: the error text of fake-hostile-error
+HOSTILE_ERROR = "first line\nsecond \x1b[2J\x1b]0;owned\x07 line \u202eright-to-left"
+
+
+def fork_sleeper(seconds: float = 60.0) -> int:
+    """Fork a process that sleeps ``seconds`` then writes ``sleeper-finished``; return its pid."""
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(seconds)
+        Path("sleeper-finished").write_text("nobody ended the sleeper")
+        os._exit(0)
+    Path("sleeper.json.tmp").write_text(json.dumps({"pid": pid}))
+    os.replace("sleeper.json.tmp", "sleeper.json")
+    return pid
 
 
 def _report_dir() -> Path:
@@ -130,6 +150,10 @@ def run(variant: str, config: Mapping[str, Any]) -> WorkloadResult:
     start = time.perf_counter()
     if variant == "fake-broken":
         raise WorkloadError("broken on purpose")
+    if variant == "fake-hostile-error":
+        raise WorkloadError(HOSTILE_ERROR)
+    if variant == "fake-forks":
+        fork_sleeper()
     if variant == "fake-crash":
         os.kill(os.getpid(), signal.SIGKILL)
     if variant == "fake-slow":

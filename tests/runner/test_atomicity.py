@@ -166,18 +166,24 @@ def test_leftovers_of_killed_runs_of_any_name_are_removed_and_listed(fake_regist
     out = tmp_path / "reports"
     out.mkdir()
     dead = _dead_pid()
-    stale_dir = out / f".other-run.tmp-{dead}"
+    abandoned = runner.staging.create_staging(out, "other-run")  # its owner let go without publishing: gone
+    (abandoned.path / "half.txt").write_text("x")
+    abandoned.release()
+    stale_dir = out / f".older-run.tmp-{dead}"  # from before owner locks, last touched long ago
     stale_dir.mkdir()
-    (stale_dir / "half.txt").write_text("x")
+    long_ago = time.time() - runner.staging.SETUP_GRACE_SECONDS - 5
+    os.utime(stale_dir, (long_ago, long_ago))
     stale_file = out / f".old-run.old-{dead}"
     stale_file.write_text("x")
-    live = out / f".busy.tmp-{os.getpid()}"  # a run in progress: never touched
-    live.mkdir()
-    listing = CliRunner().invoke(cli, ["runs", "--out", str(out)])
-    assert "2 leftover staging directories of killed runs" in listing.output
-    result = CliRunner().invoke(cli, ["run", "fake-small", "--backend", "sim", "--out", str(out), "--name", "new", "-q"])
-    assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in out.iterdir()) == [live.name, "new"]
+    live = runner.staging.create_staging(out, "busy")  # a run in progress: never touched
+    try:
+        listing = CliRunner().invoke(cli, ["runs", "--out", str(out)])
+        assert "3 leftover staging directories of killed runs" in listing.output
+        result = CliRunner().invoke(cli, ["run", "fake-small", "--backend", "sim", "--out", str(out), "--name", "new", "-q"])
+        assert result.exit_code == 0, result.output
+        assert sorted(p.name for p in out.iterdir()) == [live.path.name, "new"]
+    finally:
+        live.discard()
 
 
 @pytest.mark.parametrize("kind", ["file", "symlink", "dangling"])
