@@ -18,11 +18,14 @@ compile), calls :meth:`Engine.on_run` after every run of the main program and
 - A program that does not fit still gets its report (flagged oom), then IpuOutOfMemoryError is
   raised, unless ``debug.allowOutOfMemory`` is "true".
 
-The device is Mk2 unless ``PROFCOMPARE_SIM_TARGET`` (mk1 | mk2 | bow) says otherwise.
+The device is Mk2 unless ``PROFCOMPARE_SIM_TARGET`` (mk1 | mk2 | bow) says otherwise. The
+report's ``meta.execution`` says how the Session executed (numeric | compile-only); the compile
+does not depend on it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
 from collections.abc import Mapping
@@ -44,12 +47,16 @@ class Engine:
     """Compiles a LoweredProgram at construction, writes autoReport output, tracks runs."""
 
     def __init__(self, program: LoweredProgram, device: str = "ipu_model",
-                 environ: Mapping[str, str] = os.environ) -> None:
+                 environ: Mapping[str, str] = os.environ, execution: str = "numeric") -> None:
         self.program = program
         self.device = device
         self.options: EngineOptions = engine_options_from_environ(environ)
         self.spec = get_device(environ.get(TARGET_ENV_VAR))
         self.compiled: CompiledProgram = compile_program(program, self.spec)
+        if execution != self.compiled.report.meta.execution:
+            report = dataclasses.replace(self.compiled.report,
+                                         meta=self.compiled.report.meta.replace(execution=execution))
+            self.compiled = dataclasses.replace(self.compiled, report=report)
         self.runs = 0
         self.profiled_runs = 0
         self._written_runs = -1
