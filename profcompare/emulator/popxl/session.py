@@ -314,7 +314,7 @@ class Session:
 
     def get_tensor_data(self, tensor: Tensor) -> np.ndarray:
         """Host value of a Variable or Constant (remote/RTS variables in their full shape)."""
-        return self._tensors_data([tensor], stacklevel=5)[tensor]
+        return self._tensors_data([tensor])[tensor]
 
     def get_tensors_data(self, tensors: Iterable[Tensor]) -> dict[Tensor, np.ndarray]:
         """``{tensor: host value}`` for Variables and Constants; TypeError for other tensors.
@@ -326,9 +326,9 @@ class Session:
         variable's value is its memmap itself (not a copy). Compile-only: zeros of those shapes
         and dtypes for variables (constants: their data), with a CompileOnlyWarning once per
         Session."""
-        return self._tensors_data(tensors, stacklevel=4)
+        return self._tensors_data(tensors)
 
-    def _tensors_data(self, tensors: Iterable[Tensor], stacklevel: int) -> dict[Tensor, np.ndarray]:
+    def _tensors_data(self, tensors: Iterable[Tensor]) -> dict[Tensor, np.ndarray]:
         tensors = list(tensors)
         for t in tensors:
             if not isinstance(t, (Variable, Constant)):
@@ -336,7 +336,7 @@ class Session:
             if t.ir is not self._ir:
                 raise ValueError(f"{t.id} belongs to another Ir than this session's")
         if self._compile_only:
-            return self._placeholder_values(tensors, stacklevel + 1)
+            return self._placeholder_values(tensors)
         if self._attached and self._host_stale:
             self.weights_to_host()
         out: dict[Tensor, np.ndarray] = {}
@@ -355,7 +355,7 @@ class Session:
                 out[t] = np.array(self._host[t])  # type: ignore[index]
         return out
 
-    def _placeholder_values(self, tensors: list[Tensor], stacklevel: int) -> dict[Tensor, np.ndarray]:
+    def _placeholder_values(self, tensors: list[Tensor]) -> dict[Tensor, np.ndarray]:
         """Compile-only get_tensors_data: zeros in the host shape popxl would return."""
         out: dict[Tensor, np.ndarray] = {}
         for t in tensors:
@@ -369,16 +369,16 @@ class Session:
             shape = (self._replicas, *v.shape) if _returns_all_replicas(v) else v.shape_on_host
             out[t] = np.zeros(shape, v.dtype.as_numpy())
         if any(not isinstance(t, Constant) for t in tensors):
-            self._warn_values_not_computed("get_tensor_data", stacklevel + 1)
+            self._warn_values_not_computed("get_tensor_data")
         return out
 
-    def _warn_values_not_computed(self, what: str, stacklevel: int) -> None:
+    def _warn_values_not_computed(self, what: str) -> None:
         if self._warned_values:
             return
         self._warned_values = True
         warnings.warn(f"{what}: values were not computed (compile-only mode, {execution_mode.ENV_VAR}="
                       f"{execution_mode.COMPILE_ONLY}); returning zeros of the variables' host shapes and dtypes",
-                      CompileOnlyWarning, stacklevel=stacklevel)
+                      CompileOnlyWarning, stacklevel=5)  # the caller of get_tensor_data(s)
 
     def write_variable_data(self, tensor: Variable, data: np.ndarray) -> None:
         """Write a variable's host value (exact dtype, shape_on_host); also to device if attached."""
