@@ -107,7 +107,8 @@ def check(estimate: int, what: str, environ: Mapping[str, str] | None = None) ->
 
 
 def _gib(n: int) -> str:
-    return f"{n / (1 << 30):.2f} GiB ({n:,} bytes)"
+    unit, scale = ("GiB", 1 << 30) if n >= 1 << 30 else ("MiB", 1 << 20)
+    return f"{n / scale:.1f} {unit} ({n:,} bytes)"
 
 
 __all__ = ["ENV_VAR", "available_bytes", "check", "parse_bytes", "session_bytes", "variable_bytes"]

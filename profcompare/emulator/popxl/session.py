@@ -101,8 +101,8 @@ class Session:
         self._compile_only = self.execution == execution_mode.COMPILE_ONLY
         self._warned_values = False
         if not self._compile_only:
-            host_memory.check(host_memory.session_bytes(ir), f"the {len(ir._variables)} variables and "
-                              f"{len(ir._remote_buffers)} remote buffers of {replicas} replicas")
+            host_memory.check(host_memory.session_bytes(ir), f"the Session's copies of {len(ir._variables)} "
+                              f"variable(s) and {len(ir._remote_buffers)} remote buffer(s) on {replicas} replica(s)")
         self.program = lower(ir, device_desc)
         self._check_transfers()
         self.engine = engine_module.Engine(self.program, device=device_desc, environ=os.environ,
