@@ -107,7 +107,8 @@ def check(estimate: int, what: str, environ: Mapping[str, str] | None = None) ->
 
 
 def _gib(n: int) -> str:
-    unit, scale = ("GiB", 1 << 30) if n >= 1 << 30 else ("MiB", 1 << 20)
+    unit, scale = next((u, s) for u, s in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1))
+                       if n >= s or s == 1)
     return f"{n / scale:.1f} {unit} ({n:,} bytes)"
 
 
