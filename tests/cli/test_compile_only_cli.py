@@ -150,6 +150,10 @@ def test_run_and_sweep_compile_only(run_cli, workdir: pathlib.Path) -> None:
     sweep_dir = workdir / "runs" / "s"
     assert json.loads((sweep_dir / "sweep.json").read_text())["execution"] == "compile-only"
     assert "Compile only: memory and time modelled, no values computed." in (sweep_dir / "sweep.html").read_text()
+    listed = run_cli("runs", "--out", "runs")
+    rows = [[cell.strip() for cell in line.split("│")] for line in listed.stdout.splitlines() if "compile only" in line]
+    assert sorted((row[0], row[1], row[4]) for row in rows) == [("r", "run", "sim, compile only"),
+                                                                 ("s", "sweep", "sim, compile only")]
 
 
 def test_a_numeric_run_index_has_no_compile_only_banner(run_cli, workdir: pathlib.Path) -> None:
