@@ -95,14 +95,24 @@ def variable_bytes(host_nbytes: int, shape: tuple[int, ...], itemsize: int, repl
     return (0 if memmap else 2 * host_nbytes) + replicas * _nbytes(shape, itemsize)
 
 
-def check(estimate: int, what: str, environ: Mapping[str, str] | None = None) -> None:
-    """Raise SimulatorHostMemoryError when ``estimate`` bytes exceed what is available."""
-    limit, source = available_bytes(environ)
-    if limit is None or estimate <= limit:
+def check_variables(ir: Ir, what: str) -> None:
+    """:func:`check` of the running estimate of ``ir``'s variables (``ir._numeric_host_bytes``),
+    against the limit read once per Ir (a variable is created in microseconds; /proc is not)."""
+    if ir._host_memory_limit is None:
+        ir._host_memory_limit = available_bytes()
+    check(ir._numeric_host_bytes, what, limit=ir._host_memory_limit)
+
+
+def check(estimate: int, what: str, environ: Mapping[str, str] | None = None,
+          limit: tuple[int | None, str] | None = None) -> None:
+    """Raise SimulatorHostMemoryError when ``estimate`` bytes exceed what is available (``limit``:
+    an :func:`available_bytes` result to use instead of asking again)."""
+    available, source = limit if limit is not None else available_bytes(environ)
+    if available is None or estimate <= available:
         return
     raise SimulatorHostMemoryError(
         f"numeric simulation needs at least {_gib(estimate)} of host memory for {what}, more than the "
-        f"{_gib(limit)} available ({source}); profile it with --compile-only (or "
+        f"{_gib(available)} available ({source}); profile it with --compile-only (or "
         f"PROFCOMPARE_SIM_EXECUTION=compile-only): memory and time are modelled the same, no values are computed")
 
 
@@ -112,4 +122,4 @@ def _gib(n: int) -> str:
     return f"{n / scale:.1f} {unit} ({n:,} bytes)"
 
 
-__all__ = ["ENV_VAR", "available_bytes", "check", "parse_bytes", "session_bytes", "variable_bytes"]
+__all__ = ["ENV_VAR", "available_bytes", "check", "check_variables", "parse_bytes", "session_bytes", "variable_bytes"]

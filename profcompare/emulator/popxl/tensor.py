@@ -562,8 +562,8 @@ def variable(data: Any, dtype: dtypes.dtype | None = None, name: str | None = No
         r = g.ir.replication_factor
         g.ir._numeric_host_bytes += host_memory.variable_bytes(arr.nbytes, shape, arr.dtype.itemsize, r, is_memmap)
         n = len(g.ir._variables) + 1
-        host_memory.check(g.ir._numeric_host_bytes, f"the {n} variable{'s' if n != 1 else ''} created so far "
-                          f"(host copies and {r} device cop{'ies' if r != 1 else 'y'} each)")
+        host_memory.check_variables(g.ir, f"the {n} variable{'s' if n != 1 else ''} created so far "
+                                    f"(host copies and {r} device cop{'ies' if r != 1 else 'y'} each)")
     v._replica_grouping = rg
     v._retrieval_mode = mode
     v._remote_buffer = None
