@@ -19,8 +19,8 @@ compile), calls :meth:`Engine.on_run` after every run of the main program and
   raised, unless ``debug.allowOutOfMemory`` is "true".
 
 The device is Mk2 unless ``PROFCOMPARE_SIM_TARGET`` (mk1 | mk2 | bow) says otherwise. The
-report's ``meta.execution`` says how the Session executed (numeric | compile-only); the compile
-does not depend on it.
+report's ``meta.execution`` says how the Session executes (``PROFCOMPARE_SIM_EXECUTION``: numeric |
+compile-only); the compile does not depend on it.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import os
 import pathlib
 from collections.abc import Mapping
 
+from profcompare import execution_mode
 from profcompare.emulator.compile import CompiledProgram, compile_program
 from profcompare.emulator.compile.engine_options import (
     EngineOptions,
@@ -47,12 +48,13 @@ class Engine:
     """Compiles a LoweredProgram at construction, writes autoReport output, tracks runs."""
 
     def __init__(self, program: LoweredProgram, device: str = "ipu_model",
-                 environ: Mapping[str, str] = os.environ, execution: str = "numeric") -> None:
+                 environ: Mapping[str, str] = os.environ) -> None:
         self.program = program
         self.device = device
         self.options: EngineOptions = engine_options_from_environ(environ)
         self.spec = get_device(environ.get(TARGET_ENV_VAR))
         self.compiled: CompiledProgram = compile_program(program, self.spec)
+        execution = execution_mode.current(environ)  # how the Session executes, as it reads it
         if execution != self.compiled.report.meta.execution:
             report = dataclasses.replace(self.compiled.report,
                                          meta=self.compiled.report.meta.replace(execution=execution))

@@ -105,8 +105,7 @@ class Session:
                               f"variable(s) and {len(ir._remote_buffers)} remote buffer(s) on {replicas} replica(s)")
         self.program = lower(ir, device_desc)
         self._check_transfers()
-        self.engine = engine_module.Engine(self.program, device=device_desc, environ=os.environ,
-                                           execution=self.execution)
+        self.engine = engine_module.Engine(self.program, device=device_desc, environ=os.environ)
         ir._prepared = True
         self._replicas = replicas
         #: device memory of the numeric executor (a compile-only Session has none)
