@@ -170,3 +170,15 @@ def test_an_unknown_mode_is_refused(monkeypatch):
     ir = popxl.Ir()
     with ir.main_graph, pytest.raises(ValueError, match="unknown execution mode 'lazy'"):
         popxl.variable(np.zeros(2, np.float32))
+
+
+def test_run_with_outputs_zeroes_the_given_arrays(monkeypatch):
+    monkeypatch.setenv("PROFCOMPARE_SIM_EXECUTION", "compile-only")
+    monkeypatch.delenv("POPLAR_ENGINE_OPTIONS", raising=False)
+    ir, t = _build()
+    with popxl.Session(ir, "ipu_model") as session:
+        given = {t["y"]: np.full((2, 2, 4, 8), 7, np.float16)}
+        session.run_with_outputs(_inputs(t), given)
+        assert not given[t["y"]].any()
+        with pytest.raises(SessionInputError, match="expected a host array of shape"):
+            session.run_with_outputs(_inputs(t), {t["y"]: np.zeros((2, 4, 8), np.float16)})

@@ -427,6 +427,12 @@ class Session:
             downcast_inputs: bool = True) -> dict[DeviceToHostStream, np.ndarray]:
         """Run the main program once; return ``{d2h stream: host array}``."""
         outputs = self.create_host_outputs()
+        if self._compile_only:
+            # fresh zeros: left untouched, so large outputs stay unbacked pages
+            self._need_attached("run")
+            self._prepare_inputs(inputs or {}, downcast_inputs)
+            self._run_abstract(outputs, zero=False)
+            return outputs
         self.run_with_outputs(inputs, outputs, downcast_inputs)
         return outputs
 
@@ -459,15 +465,16 @@ class Session:
         self._host_stale = True
         self.engine.on_run()
 
-    def _run_abstract(self, outputs: Mapping[DeviceToHostStream, np.ndarray]) -> None:
-        """A compile-only run: outputs checked and set to zero, nothing computed or copied."""
+    def _run_abstract(self, outputs: Mapping[DeviceToHostStream, np.ndarray], zero: bool = True) -> None:
+        """A compile-only run: outputs checked and (``zero``) set to zero, nothing computed or copied."""
         for s, host in outputs.items():
             dt = s.dtype.as_numpy()
             want = self._full_input_shape(s.shape)
             if tuple(host.shape) != want or host.dtype != dt:
                 raise SessionInputError(f"output stream {s.tensor_id!r}: expected a host array of shape {want} "
                                         f"and dtype {dt}, got {tuple(host.shape)} {host.dtype}")
-            host[...] = 0
+            if zero:
+                host[...] = 0
         self._executor.run([], [])
         self.engine.on_run()
 
