@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from profcompare._variant_main import _is_out_of_memory, _report_oom, child_main
+from profcompare._variant_main import _execution_mode, _is_out_of_memory, _report_oom, child_main
 from profcompare.runner import RUN_JSON, RUN_SCHEMA_VERSION, find_report_files, now_iso, write_json_atomic
 
 #: subdirectory of the job holding the report of the n-th Session
@@ -111,6 +111,7 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
         "started": started,
         "finished": None,
         "profcompare_version": __version__,
+        "execution": _execution_mode(spec["backend"]),
         "sessions": sessions,
         "exit_code": None,
         "traceback": None,

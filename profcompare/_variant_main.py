@@ -78,6 +78,19 @@ def _addons_generation(backend: str) -> str | None:
         return None
 
 
+def _execution_mode(backend: str) -> str:
+    """How the program executes: numeric, or compile-only ($PROFCOMPARE_SIM_EXECUTION; the
+    SDK always runs the program numerically)."""
+    from profcompare import execution_mode
+
+    if backend == "sdk":
+        return execution_mode.NUMERIC
+    try:
+        return execution_mode.current()
+    except execution_mode.UnknownExecutionModeError:
+        return execution_mode.NUMERIC  # refused by the parent before the child started
+
+
 def _close_sessions(sessions: list[Any]) -> str | None:
     """Let every popxl Session the workload created be destroyed before its reports are listed:
     Poplar writes ``profile.pop`` under a temporary name and renames it only when the Engine (held
@@ -197,6 +210,7 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
         "started": started,
         "finished": None,
         "profcompare_version": __version__,
+        "execution": _execution_mode(spec["backend"]),
         "addons_generation": None,
         "warnings": [],
     }

@@ -609,6 +609,9 @@ class ReportMeta:
     #: popxl-addons API generation the workload spoke: "3.0" (threshold API) or "3.4" (replica
     #: groupings); the emulated one for simulated reports, the installed one on the SDK path
     addons_generation: str | None = None
+    #: how the simulator ran the program: "numeric" (values computed) or "compile-only" (shapes
+    #: and dtypes only; memory and time are modelled all the same). Reports without it: numeric
+    execution: str = "numeric"
 
     def __post_init__(self) -> None:
         if self.format not in ("store", "pva"):
@@ -650,6 +653,7 @@ class ReportMeta:
             "samples_per_step": self.samples_per_step,
             "created": self.created,
             "addons_generation": self.addons_generation,
+            "execution": self.execution,
         }
 
     def replace(self, **changes: Any) -> ReportMeta:

@@ -171,6 +171,8 @@ def check_meta(meta: Any) -> None:
     for name in ("simulated", "oom"):
         if not isinstance(getattr(meta, name), (bool, np.bool_)):
             _fail(f"meta.{name} must be true or false, got {getattr(meta, name)!r}")
+    if meta.execution not in ("numeric", "compile-only"):
+        _fail(f"meta.execution must be 'numeric' or 'compile-only', got {meta.execution!r}")
     samples = meta.samples_per_step
     if samples is not None:
         if isinstance(samples, (bool, np.bool_)) or not isinstance(samples, (int, np.integer)):

@@ -75,18 +75,22 @@ def run(
     name: str | None = None,
     jobs: int = 1,
     force: bool = False,
+    compile_only: bool = False,
     knobs: Mapping[str, Any] | None = None,
     **knob_values: Any,
 ) -> Run:
     """Run ``variants`` (e.g. ``["onchip", "offchip-sharded"]``) with the given knobs
     (``replicas=4``, ``hidden=256``, or ``knobs={...}``) and return the :class:`Run`.
 
-    Writes the run directory exactly as ``profcompare run`` does. Raises WorkloadError for bad
-    variants or knobs and OutputExistsError when the run exists and not ``force``.
+    Writes the run directory exactly as ``profcompare run`` does. ``compile_only=True`` is
+    ``--compile-only``: the simulator builds and compiles each program and models memory and time
+    without computing values. Raises WorkloadError for bad variants or knobs and
+    OutputExistsError when the run exists and not ``force``.
     """
     names = [variants] if isinstance(variants, str) else list(variants)
     overrides = {**(knobs or {}), **knob_values}
-    result = run_variants(names, overrides=overrides, backend=backend, out=out, name=name, jobs=jobs, force=force)
+    result = run_variants(names, overrides=overrides, backend=backend, out=out, name=name, jobs=jobs, force=force,
+                          execution="compile-only" if compile_only else None)
     return Run(result)
 
 

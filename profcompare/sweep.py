@@ -150,13 +150,15 @@ def run_sweep(
     force: bool = False,
     progress: runner.ProgressCallback | None = None,
     environ: Mapping[str, str] | None = None,
+    execution: str | None = None,
 ) -> SweepResult:
     """Run ``variant`` at every grid point of ``params`` and tabulate the results.
 
     Writes ``<out>/<name>/<point>/`` per point plus ``sweep.csv``, ``sweep.json`` and
     ``sweep.html`` (all published atomically with the run). Returns the SweepResult; a failing
     point never raises (its status says what happened). Raises WorkloadError for a bad grid,
-    OutputExistsError when the run exists and not ``force``.
+    OutputExistsError when the run exists and not ``force``. ``execution``: the simulator's
+    execution mode (numeric | compile-only; see ``runner.execute_jobs``).
     """
     points = expand_grid(variant, params, overrides)
     swept = tuple(points[0].values)
@@ -193,6 +195,7 @@ def run_sweep(
         progress=progress,
         environ=environ,
         finalize=finalize,
+        execution=execution,
     )
     return SweepResult(result, swept, holder["table"], dict(result.files))
 
@@ -222,6 +225,7 @@ def write_sweep_files(
         "backend": result.backend,
         "swept": list(swept),
         "fixed_config": fixed,
+        "execution": runner.run_execution(result),
     }
     document = {"schema_version": SWEEP_SCHEMA_VERSION, **meta, "metrics": list(SWEEP_METRICS), "points": frame_records(table)}
     import json

@@ -90,6 +90,42 @@ def addons_environment(addons: str | None, backend: str) -> dict[str, str] | Non
     return {**os.environ, ENV_VAR: addons}
 
 
+def compile_only_option(func: F) -> F:
+    """Add ``--compile-only``: the simulator builds, lowers and compiles the program and models
+    memory and time, computing no values. Pair it with :func:`execution_of`."""
+    return click.option(
+        "--compile-only",
+        "compile_only",
+        is_flag=True,
+        help="Simulator only: build and compile the program and model its memory and time without computing "
+             "any value (no host data, no numpy kernels; Session.run returns zeros). For programs too large to "
+             "emulate numerically [default: $PROFCOMPARE_SIM_EXECUTION, else numeric].",
+    )(func)
+
+
+def execution_of(compile_only: bool, backend: str) -> str | None:
+    """The execution mode the runner passes on for ``--compile-only`` (None: inherit
+    ``$PROFCOMPARE_SIM_EXECUTION``), after checking it fits ``backend`` (ProfcompareError)."""
+    from profcompare.runner import check_execution
+
+    execution = "compile-only" if compile_only else None
+    check_execution(execution, backend)
+    return execution
+
+
+def execution_note(execution: str | None) -> str | None:
+    """The line ``run`` / ``sweep`` / ``profile`` print under the backend for a compile-only run."""
+    from profcompare import execution_mode
+
+    try:
+        mode = execution_mode.normalise(execution) if execution is not None else execution_mode.current()
+    except execution_mode.UnknownExecutionModeError:
+        return None
+    if mode != execution_mode.COMPILE_ONLY:
+        return None
+    return f"execution: {execution_mode.DESCRIPTIONS[mode]}"
+
+
 #: Formats that are exports: complete unless ``--top`` says otherwise.
 EXPORT_FORMATS = frozenset({"csv", "json"})
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from profcompare.commands._common import addons_option, addons_environment, top_option
+from profcompare.commands._common import addons_environment, addons_option, compile_only_option, execution_note, execution_of, top_option
 
 #: lines of the program's output shown when it exits with an error status (pytest's summary)
 OUTPUT_TAIL_LINES = 30
@@ -41,12 +41,13 @@ def _visible_lines(text: str) -> str:
 @click.option("--force", is_flag=True, help="Replace an existing run directory of the same name.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
 @addons_option
+@compile_only_option
 @top_option()
 @click.argument("script", metavar="SCRIPT")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="[ARGS]...")
 @click.pass_context
 def command(ctx: click.Context, module: bool, backend: str, out: str, name: str | None, force: bool, quiet: bool,
-            addons: str | None, top: int | None, script: str, args: tuple[str, ...]) -> None:
+            addons: str | None, compile_only: bool, top: int | None, script: str, args: tuple[str, ...]) -> None:
     """Run a popxl / popxl-addons program unmodified with autoReport, then show its last report.
 
     Example: profcompare profile train.py --epochs 1 ; profcompare profile -m pytest tests/test_x.py
@@ -60,6 +61,9 @@ def command(ctx: click.Context, module: bool, backend: str, out: str, name: str 
 
     The program runs in a process group of its own: processes it starts end with it (when it
     exits, when profcompare is interrupted or killed).
+    --compile-only builds, lowers and compiles the program exactly as usual but computes nothing
+    and keeps no host data (Session.run returns zeros): the report's memory, liveness and cycles
+    are the same, for programs too large to emulate numerically.
     """
     from profcompare import runner
     from profcompare.commands.run import ProgressDisplay, backend_note, display_path, echo_failures
@@ -68,15 +72,18 @@ def command(ctx: click.Context, module: bool, backend: str, out: str, name: str 
     job = runner.script_job(script, args, module=module)
     resolved = runner.resolve_backend(backend)
     child_environ = addons_environment(addons, resolved)
+    execution = execution_of(compile_only, resolved)
     if name is not None:
         run_name = runner.check_run_name(name)
     else:
         run_name = runner.unique_run_name(Path(out), runner.default_run_name([job.label], prefix="profile"))
     if not quiet:
         click.echo(backend_note(backend, resolved), err=True)
+        if execution_note(execution):
+            click.echo(execution_note(execution), err=True)
     with ProgressDisplay([job.label], enabled=not quiet) as display:
         result = runner.execute_jobs([job], out=out, name=run_name, backend=resolved, force=force, progress=display,
-                                     environ=child_environ)
+                                     environ=child_environ, execution=execution)
     outcome = result.outcomes[0]
     info: Any = outcome.info
     if outcome.has_report:

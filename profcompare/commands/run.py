@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from profcompare.commands._common import addons_environment, addons_option, stdout_is_tty, top_option
+from profcompare.commands._common import addons_environment, addons_option, compile_only_option, execution_note, execution_of, stdout_is_tty, top_option
 from profcompare.errors import WorkloadError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -315,6 +315,7 @@ def echo_failures(result: Any) -> None:
 @knob_options
 @common_run_options
 @addons_option
+@compile_only_option
 @top_option()
 @click.pass_context
 def command(
@@ -322,6 +323,7 @@ def command(
     variants: tuple[str, ...],
     backend: str,
     addons: str | None,
+    compile_only: bool,
     out: str,
     name: str | None,
     jobs: int,
@@ -348,8 +350,11 @@ def command(
     runner.make_jobs(list(variants), overrides)  # validate before anything else happens
     resolved = runner.resolve_backend(backend)
     child_environ = addons_environment(addons, resolved)
+    execution = execution_of(compile_only, resolved)
     if not quiet:
         click.echo(backend_note(backend, resolved), err=True)
+        if execution_note(execution):
+            click.echo(execution_note(execution), err=True)
     with ProgressDisplay(list(variants), enabled=not quiet) as display:
         result = runner.run_variants(
             list(variants),
@@ -362,6 +367,7 @@ def command(
             top=top or 20,
             progress=display,
             environ=child_environ,
+            execution=execution,
         )
 
     console = make_console()

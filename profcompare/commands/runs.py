@@ -27,7 +27,8 @@ def _job_status_text(info: Mapping[str, Any]) -> str:
 @click.command(name="runs")
 @click.option("--out", default="reports", show_default=True, type=click.Path(file_okay=False), help="Output root to list.")
 def command(out: str) -> None:
-    """List the runs (and sweeps) under OUT: variants with their status, backend and start time.
+    """List the runs (and sweeps) under OUT: variants with their status, backend (", compile only"
+    for runs made with --compile-only) and start time.
 
     Directories of runs still in progress are hidden and not listed; leftovers of killed runs are
     counted in a note (the next run of any name removes them). A job whose run.json holds no valid
@@ -71,7 +72,8 @@ def command(out: str) -> None:
             escape_field(run.kind),
             f"[{styles.get(run.status, 'red')}]{escape_field(run.status)}[/]",
             escape_field(variants),
-            escape_field(run.backend),
+            escape_field(run.backend + (", compile only" if any(info.get("execution") == "compile-only"
+                                                                 for _, info in run.jobs) else "")),
             escape_field(_when(run.started)),
         )
     make_console().print(table)

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from profcompare.commands._common import addons_environment, addons_option
+from profcompare.commands._common import addons_environment, addons_option, compile_only_option, execution_note, execution_of
 from profcompare.commands.run import (
     KnobCommand,
     ProgressDisplay,
@@ -65,6 +65,7 @@ def sweep_rich_table(result: Any) -> Any:
 @knob_options
 @common_run_options
 @addons_option
+@compile_only_option
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -72,6 +73,7 @@ def command(
     params: tuple[str, ...],
     backend: str,
     addons: str | None,
+    compile_only: bool,
     out: str,
     name: str | None,
     jobs: int,
@@ -94,8 +96,11 @@ def command(
     points = sweep.expand_grid(variant, parsed, overrides)  # validate before anything runs
     resolved = runner.resolve_backend(backend)
     child_environ = addons_environment(addons, resolved)
+    execution = execution_of(compile_only, resolved)
     if not quiet:
         click.echo(backend_note(backend, resolved), err=True)
+        if execution_note(execution):
+            click.echo(execution_note(execution), err=True)
         click.echo(f"sweep: {variant}, {len(points)} point(s)", err=True)
     with ProgressDisplay([p.job.label for p in points], enabled=not quiet, finalize_text="tabulating") as display:
         result = sweep.run_sweep(
@@ -109,6 +114,7 @@ def command(
             force=force,
             progress=display,
             environ=child_environ,
+            execution=execution,
         )
     console = make_console()
     console.print(sweep_rich_table(result))

@@ -18,15 +18,19 @@ compile), calls :meth:`Engine.on_run` after every run of the main program and
 - A program that does not fit still gets its report (flagged oom), then IpuOutOfMemoryError is
   raised, unless ``debug.allowOutOfMemory`` is "true".
 
-The device is Mk2 unless ``PROFCOMPARE_SIM_TARGET`` (mk1 | mk2 | bow) says otherwise.
+The device is Mk2 unless ``PROFCOMPARE_SIM_TARGET`` (mk1 | mk2 | bow) says otherwise. The
+report's ``meta.execution`` says how the Session executes (``PROFCOMPARE_SIM_EXECUTION``: numeric |
+compile-only); the compile does not depend on it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
 from collections.abc import Mapping
 
+from profcompare import execution_mode
 from profcompare.emulator.compile import CompiledProgram, compile_program
 from profcompare.emulator.compile.engine_options import (
     EngineOptions,
@@ -50,6 +54,11 @@ class Engine:
         self.options: EngineOptions = engine_options_from_environ(environ)
         self.spec = get_device(environ.get(TARGET_ENV_VAR))
         self.compiled: CompiledProgram = compile_program(program, self.spec)
+        execution = execution_mode.current(environ)  # how the Session executes, as it reads it
+        if execution != self.compiled.report.meta.execution:
+            report = dataclasses.replace(self.compiled.report,
+                                         meta=self.compiled.report.meta.replace(execution=execution))
+            self.compiled = dataclasses.replace(self.compiled, report=report)
         self.runs = 0
         self.profiled_runs = 0
         self._written_runs = -1

@@ -134,7 +134,7 @@ _META_FIELDS = (
     "created",
 )
 #: meta fields added later: written always, optional when read (older stores lack them)
-_OPTIONAL_META_FIELDS = ("addons_generation",)
+_OPTIONAL_META_FIELDS = ("addons_generation", "execution")
 
 
 @dataclass(frozen=True)
@@ -244,6 +244,7 @@ def _meta_items(meta: ReportMeta) -> list[tuple[str, str]]:
         "samples_per_step": meta.samples_per_step,
         "created": meta.created,
         "addons_generation": meta.addons_generation,
+        "execution": meta.execution,
     }
     items = []
     for key in (*_META_FIELDS, *_OPTIONAL_META_FIELDS):
@@ -842,6 +843,7 @@ def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
         samples_per_step=samples,
         created=meta["created"],
         addons_generation=meta["addons_generation"],
+        execution="numeric" if meta["execution"] is None else meta["execution"],
     )
 
 

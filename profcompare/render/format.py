@@ -186,6 +186,7 @@ def describe_origin(meta: ReportMeta) -> str:
     """Return what produced a report, e.g. ``"simulated, profcompare-sim 0.1.0"`` or ``"Poplar 3.3.0"``."""
     producer = meta.producer or "unknown producer"
     addons = f", popxl-addons {meta.addons_generation}" if meta.addons_generation else ""
+    addons += ", compile only" if meta.execution == "compile-only" else ""
     return f"simulated, {producer}{addons}" if meta.simulated else f"{producer}{addons}"
 
 

@@ -92,6 +92,7 @@ class ReportCard:
     label: str
     simulated: bool
     oom: bool
+    compile_only: bool
     origin: str
     target: str
     source: str
@@ -188,6 +189,7 @@ def report_card(report: Report, role: str) -> ReportCard:
         label=report.label,
         simulated=meta.simulated,
         oom=meta.oom,
+        compile_only=meta.execution == "compile-only",
         origin=describe_origin(meta),
         target=describe_target(meta),
         source=meta.source or "(in memory)",

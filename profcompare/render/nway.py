@@ -186,6 +186,7 @@ def render_nway_html(
     facts: Sequence[tuple[str, str]] = (),
     links: Mapping[str, str] | None = None,
     simulated: bool = False,
+    compile_only: bool = False,
     figure: Markup | None = None,
     figure_title: str = "",
     figure_note: str = "",
@@ -198,7 +199,8 @@ def render_nway_html(
 
     ``facts`` are (key, text) lines under the title; ``links`` maps a variant label to the
     (relative) href of its comparison with the base; ``figure`` is inline SVG (made by
-    matplotlib from numbers and escaped labels) shown above the table; ``extra_rows`` are
+    matplotlib from numbers and escaped labels) shown above the table; ``compile_only`` adds the
+    compile-only banner under the simulated one; ``extra_rows`` are
     (title, one text per variant) rows above the metrics (e.g. a sweep's knob values);
     ``errors`` maps a label to its error text; ``data`` is the JSON block (default: the
     :func:`nway_document`), embedded with ``tojson`` under ``data_id``.
@@ -209,6 +211,7 @@ def render_nway_html(
         title=title,
         facts=list(facts),
         simulated=simulated,
+        compile_only=compile_only,
         figure=figure,
         figure_title=figure_title,
         figure_note=figure_note,

@@ -210,6 +210,7 @@ def render_sweep_html(
         title=f"profcompare sweep: {meta.get('variant')} over {', '.join(swept)}",
         facts=facts,
         simulated=meta.get("backend") == "sim",
+        compile_only=meta.get("execution") == "compile-only",
         figure=Markup(svg),  # produced by matplotlib from numbers and escaped labels
         figure_title="Memory and throughput",
         figure_note="Bytes are per replica. Streaming Memory is off-chip and not part of tile memory.",

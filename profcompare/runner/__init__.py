@@ -70,6 +70,7 @@ from profcompare.runner.rundir import (
 from profcompare.runner.execute import (
     CHILD_MODULE,
     Finalizer,
+    check_execution,
     child_environment,
     execute_jobs,
 )
@@ -77,6 +78,7 @@ from profcompare.runner.summarise import (
     COMPARISON_FORMATS,
     compare_outcomes,
     open_staged_report,
+    run_execution,
     run_variants,
 )
 
@@ -102,6 +104,7 @@ __all__ = [
     "StagingLostError",
     "STATUSES",
     "WorkloadError",
+    "check_execution",
     "check_run_name",
     "child_environment",
     "compare_outcomes",
@@ -117,6 +120,7 @@ __all__ = [
     "normalise_knob_name",
     "now_iso",
     "open_staged_report",
+    "run_execution",
     "read_run_json",
     "remove_stale_staging",
     "replace_result",

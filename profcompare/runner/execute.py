@@ -24,8 +24,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from profcompare import execution_mode
 from profcompare._parent_watch import PARENT_PID_VARIABLE
 from profcompare.errors import (
+    ProfcompareError,
     Terminated,
     WorkloadError,
 )
@@ -66,14 +68,17 @@ def _module_root(module_name: str) -> str | None:
 
 
 def child_environment(
-    job: Job, job_dir: Path, backend: str, environ: Mapping[str, str] | None = None
+    job: Job, job_dir: Path, backend: str, environ: Mapping[str, str] | None = None, execution: str | None = None
 ) -> dict[str, str]:
     """Return the environment of ``job``'s subprocess.
 
     ``POPLAR_ENGINE_OPTIONS`` merged (see :func:`merge_engine_options`), ``PROFCOMPARE_BACKEND``
-    = ``backend``, and ``PYTHONPATH`` extended so the subprocess imports the same workload module.
+    = ``backend``, ``PROFCOMPARE_SIM_EXECUTION`` = ``execution`` when given (else inherited), and
+    ``PYTHONPATH`` extended so the subprocess imports the same workload module.
     """
     env = dict(os.environ if environ is None else environ)
+    if execution is not None:
+        env[execution_mode.ENV_VAR] = execution
     env["POPLAR_ENGINE_OPTIONS"] = merge_engine_options(env.get("POPLAR_ENGINE_OPTIONS"), job_dir)
     env["PROFCOMPARE_BACKEND"] = backend
     env["PYTHONUNBUFFERED"] = "1"
@@ -246,6 +251,7 @@ def _run_one(
     environ: Mapping[str, str] | None,
     progress: ProgressCallback | None,
     tracker: _ChildTracker,
+    execution: str | None = None,
 ) -> dict[str, Any]:
     """Run ``job`` in a subprocess in its directory of ``staging``; return its run.json (written if
     the child could not). Raises StagingLostError when the staging directory was taken away."""
@@ -263,7 +269,7 @@ def _run_one(
         "config": dict(job.config),
         "backend": backend,
     }
-    env = child_environment(job, job_dir.resolve(), backend, environ)
+    env = child_environment(job, job_dir.resolve(), backend, environ, execution)
     if progress:
         progress(job.label, "starting", {})
 
@@ -309,6 +315,20 @@ def _run_one(
 Finalizer = Callable[["RunResult", Path], "RunResult"]
 
 
+def check_execution(execution: str | None, backend: str, environ: Mapping[str, str] | None = None) -> str:
+    """Return the execution mode jobs run in (``execution``, else the environment's); raise
+    ProfcompareError for an unknown mode, or compile-only with the SDK backend (Poplar has no
+    such mode: the SDK always runs the program)."""
+    try:
+        mode = execution_mode.normalise(execution) if execution is not None else execution_mode.current(environ)
+    except execution_mode.UnknownExecutionModeError as exc:
+        raise ProfcompareError(str(exc)) from None
+    if mode == execution_mode.COMPILE_ONLY and backend == "sdk":
+        raise ProfcompareError("compile-only execution is a simulator mode; with the SDK backend Poplar runs the "
+                               "program (drop --compile-only or use --backend sim)")
+    return mode
+
+
 def execute_jobs(
     jobs: Sequence[Job],
     *,
@@ -320,6 +340,7 @@ def execute_jobs(
     progress: ProgressCallback | None = None,
     environ: Mapping[str, str] | None = None,
     finalize: Finalizer | None = None,
+    execution: str | None = None,
 ) -> RunResult:
     """Run ``jobs`` (each in its own subprocess, ``parallel`` at a time) into ``<out>/<name>/<label>/``.
 
@@ -329,6 +350,10 @@ def execute_jobs(
     the run exists and not ``force``, EngineOptionsError for a malformed user
     POPLAR_ENGINE_OPTIONS; a failing job never raises (see its status). If interrupted, the
     subprocesses are stopped, the staging directory removed, and the exception re-raised.
+
+    ``execution`` ("numeric" | "compile-only"; None = ``$PROFCOMPARE_SIM_EXECUTION``, else
+    numeric) is how the simulator executes the jobs; compile-only needs the sim backend
+    (ProfcompareError otherwise), and a bad mode is refused before anything runs.
     """
     if not jobs:
         raise WorkloadError("nothing to run")
@@ -338,6 +363,7 @@ def execute_jobs(
     for label in labels:
         check_run_name(label)
     resolved = resolve_backend(backend)
+    check_execution(execution, resolved, environ)
     user_options = (os.environ if environ is None else environ).get("POPLAR_ENGINE_OPTIONS")
     merge_engine_options(user_options, "check")  # fail before anything runs
     parallel = max(1, int(parallel))
@@ -353,11 +379,11 @@ def execute_jobs(
             for job in jobs:
                 progress(job.label, "queued", {})
         if parallel == 1 or len(jobs) == 1:
-            infos = [_run_one(job, staging, resolved, environ, progress, tracker) for job in jobs]
+            infos = [_run_one(job, staging, resolved, environ, progress, tracker, execution) for job in jobs]
         else:
             with ThreadPoolExecutor(max_workers=min(parallel, len(jobs))) as pool:
                 futures = [
-                    pool.submit(_run_one, job, staging, resolved, environ, progress, tracker)
+                    pool.submit(_run_one, job, staging, resolved, environ, progress, tracker, execution)
                     for job in jobs
                 ]
                 try:
@@ -388,4 +414,4 @@ def execute_jobs(
     return replace_result(result, wall_seconds=time.perf_counter() - t0, replaced=replaced)
 
 
-__all__ = ["CHILD_MODULE", "Finalizer", "child_environment", "execute_jobs"]
+__all__ = ["CHILD_MODULE", "Finalizer", "check_execution", "child_environment", "execute_jobs"]

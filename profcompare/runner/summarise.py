@@ -123,6 +123,13 @@ def run_nway(result: RunResult, staging: Path, comparisons: tuple[ComparisonOutc
     return nway_table(reports, statuses={o.label: o.status for o in result.outcomes})
 
 
+def run_execution(result: RunResult) -> str:
+    """How a run's programs executed, from its run.json files: "compile-only" when any job ran
+    compile-only, else "numeric"."""
+    modes = {o.info.get("execution") for o in result.outcomes}
+    return "compile-only" if "compile-only" in modes else "numeric"
+
+
 def write_index(result: RunResult, staging: Path, comparisons: tuple[ComparisonOutcome, ...]) -> tuple[dict[str, Path], Any]:
     """Write ``index.html`` and ``index.json`` (the N-way view of the run) into ``staging``.
 
@@ -135,9 +142,11 @@ def write_index(result: RunResult, staging: Path, comparisons: tuple[ComparisonO
     table = run_nway(result, staging, comparisons)
     links = {c.new: f"{comparison_stem(c.base, c.new)}.html" for c in comparisons if "html" in c.files}
     simulated = result.backend == "sim"
+    compile_only = run_execution(result) == "compile-only"
     facts = [("run", result.name), ("backend", result.backend), ("variants", ", ".join(table.labels))]
     title = f"profcompare run {result.name}: {len(table.labels)} variant{'s' if len(table.labels) != 1 else ''} side by side"
-    write_output(render_nway_html(table, title=title, facts=facts, links=links, simulated=simulated), staging / "index.html")
+    write_output(render_nway_html(table, title=title, facts=facts, links=links, simulated=simulated,
+                                  compile_only=compile_only), staging / "index.html")
     write_output(render_nway_json(table, links=links, run=result.name, backend=result.backend), staging / "index.json")
     return {key: result.directory / name for key, name in INDEX_FILES}, table
 
@@ -154,6 +163,7 @@ def run_variants(
     top: int = 20,
     progress: ProgressCallback | None = None,
     environ: Mapping[str, str] | None = None,
+    execution: str | None = None,
 ) -> RunResult:
     """Build and run ``variants`` with autoReport, then compare the first with each other one.
 
@@ -162,7 +172,8 @@ def run_variants(
     ``<out>/<name>/`` with one directory per variant, ``compare-<base>-vs-<new>.{html,md,json}``
     and the N-way view ``index.html`` / ``index.json`` (every variant side by side). ``name`` defaults to
     the local timestamp plus the variants. Raises WorkloadError for bad variants or knob values,
-    OutputExistsError when the run exists and not ``force``.
+    OutputExistsError when the run exists and not ``force``. ``execution`` is the simulator's
+    execution mode (numeric | compile-only; see :func:`execute_jobs`).
     """
     job_list = make_jobs(variants, overrides)
     if name is not None:
@@ -187,6 +198,7 @@ def run_variants(
         progress=progress,
         environ=environ,
         finalize=finalize,
+        execution=execution,
     )
 
 
@@ -196,6 +208,7 @@ __all__ = [
     "compare_outcomes",
     "comparison_stem",
     "open_staged_report",
+    "run_execution",
     "run_nway",
     "run_variants",
     "write_index",

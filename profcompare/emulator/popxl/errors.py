@@ -33,3 +33,12 @@ def module_getattr(module_name: str) -> Callable[[str], Any]:
         raise SimulatorNotImplementedError(not_implemented_message(f"{module_name}.{name}"))
 
     return __getattr__
+
+
+class SimulatorHostMemoryError(ProfcompareError, MemoryError):
+    """The numeric simulation of a program would not fit in the host's memory (checked before
+    the per-replica copies are allocated); the message suggests ``--compile-only``."""
+
+
+class CompileOnlyWarning(UserWarning):
+    """A compile-only Session was asked for values it never computed (it returns zeros)."""

@@ -59,6 +59,8 @@ class Ir:
         self._variables: list[Variable] = []
         self._replica_shards: list[Tensor] = []  # on-chip shards of popxl.replica_sharded_variable
         self._has_read_only_memmap = False  # a variable holds a read-only np.memmap: no weights to host
+        self._numeric_host_bytes = 0  # host bytes a numeric Session will hold for the variables (host_memory.py)
+        self._host_memory_limit: tuple[int | None, str] | None = None  # host_memory.available_bytes(), read once
         self._main = Graph(self, "")
         self._graphs[""] = self._main
         self.replication_factor = replication  # type: ignore[assignment]

@@ -14,6 +14,16 @@ A variable created from an ``np.memmap`` has that memmap as its host copy, as in
 ``weights_to_host`` writes the device values into it and flushes every variable's memmap to its
 file. An Ir holding a read-only memmap has no weights to host (``weights_to_host`` raises, and
 the Session does not copy weights to the host on exit).
+
+Compile-only execution (``PROFCOMPARE_SIM_EXECUTION=compile-only``, ``profcompare profile
+--compile-only``) lowers and compiles exactly the same, with the abstract executor
+(``abstract_execution.py``): no device copies, no host copies, nothing computed. Inputs are
+checked for shape and dtype but not copied; ``run`` returns zero arrays of the right shape and
+dtype; ``weights_from_host`` / ``weights_to_host`` (also on exit) move nothing and leave the
+host data as it is; ``get_tensor_data(s)`` returns zeros of the host shape and dtype
+(constants: their data) and warns once per Session (CompileOnlyWarning); ``write_variable_data``
+checks shape and dtype and keeps nothing. A numeric Session first checks that its copies fit in
+host memory (``host_memory.py``) and otherwise suggests compile-only.
 """
 
 from __future__ import annotations
@@ -21,12 +31,17 @@ from __future__ import annotations
 import logging
 import math
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from .errors import SessionInputError
+from profcompare import execution_mode
+
+from . import host_memory
+from .abstract_execution import AbstractExecutor, ProgramExecutor
+from .errors import CompileOnlyWarning, SessionInputError
 from .execution import DeviceState, Executor
 from .ir import Ir
 from .streams import DeviceToHostStream, HostToDeviceStream
@@ -81,16 +96,30 @@ class Session:
         from profcompare.emulator import engine as engine_module
         from profcompare.emulator.lowering import lower
 
+        #: "numeric" (values computed) or "compile-only" (shapes and dtypes only)
+        self.execution = execution_mode.current()
+        self._compile_only = self.execution == execution_mode.COMPILE_ONLY
+        self._warned_values = False
+        if not self._compile_only:
+            host_memory.check(host_memory.session_bytes(ir), f"the Session's copies of {len(ir._variables)} "
+                              f"variable(s) and {len(ir._remote_buffers)} remote buffer(s) on {replicas} replica(s)")
         self.program = lower(ir, device_desc)
         self._check_transfers()
         self.engine = engine_module.Engine(self.program, device=device_desc, environ=os.environ)
         ir._prepared = True
         self._replicas = replicas
-        self._state = DeviceState(ir)
-        self._executor = Executor(ir, self._state)
-        # a memmap-backed variable's host copy is its memmap, shared with the caller
-        self._host: dict[Variable, np.ndarray] = {
-            v: v._memmap_arr if v._memmap_arr is not None else np.array(v._host_data) for v in ir._variables}
+        #: device memory of the numeric executor (a compile-only Session has none)
+        self._state: DeviceState = None  # type: ignore[assignment]
+        self._executor: ProgramExecutor
+        self._host: dict[Variable, np.ndarray] = {}
+        if self._compile_only:
+            self._executor = AbstractExecutor(ir)
+        else:
+            self._state = DeviceState(ir)
+            self._executor = Executor(ir, self._state)
+            # a memmap-backed variable's host copy is its memmap, shared with the caller
+            self._host = {v: v._memmap_arr if v._memmap_arr is not None else np.array(v._host_data)
+                          for v in ir._variables}
         # popxl keeps a per-replica device-to-host buffer for "all_replicas" variables whose
         # groups hold more than one replica; it is allocated (zeroed) when the session first
         # attaches and filled by each weights_to_host
@@ -113,8 +142,9 @@ class Session:
         return self._attached
 
     def __repr__(self) -> str:
+        mode = ", compile only" if self._compile_only else ""
         return (f"Session(device={self.device_desc!r}, replicas={self._replicas}, ipus={self.num_ipus}; "
-                "profcompare simulator (not hardware))")
+                f"profcompare simulator (not hardware){mode})")
 
     def expected_inputs(self) -> list[HostToDeviceStream]:
         """The host-to-device streams ``run`` needs (those with a host_load)."""
@@ -149,8 +179,11 @@ class Session:
             self._attached = True
             if not self._ever_attached:
                 self._ever_attached = True
-                self._per_replica = {v: np.zeros((self._replicas, *v.shape), v.dtype.as_numpy())
-                                     for v in self._ir._variables if _returns_all_replicas(v)}
+                if self._compile_only:
+                    self._per_replica = {}
+                else:
+                    self._per_replica = {v: np.zeros((self._replicas, *v.shape), v.dtype.as_numpy())
+                                         for v in self._ir._variables if _returns_all_replicas(v)}
             self.weights_from_host()
         return self
 
@@ -173,6 +206,8 @@ class Session:
     def weights_from_host(self) -> None:
         """Copy every variable's host value to the device (remote ones into their buffers)."""
         self._need_attached("weights_from_host")
+        if self._compile_only:
+            return  # nothing lives on the simulated devices
         for v in self._ir._variables:
             self._to_device(v)
         self._state.load_shards()
@@ -181,7 +216,8 @@ class Session:
     def weights_to_host(self) -> None:
         """Copy every variable's device value (the first replica of each group) to the host;
         for "all_replicas" variables also every replica's value. A memmap-backed variable's value
-        is written into its memmap, and every memmap is then flushed to its file.
+        is written into its memmap, and every memmap is then flushed to its file. Compile-only:
+        nothing was computed, so nothing is copied and the host data stays as it was.
 
         Raises Exception when the Ir holds a read-only memmapped variable (as popxl does)."""
         if self._ir._has_read_only_memmap:
@@ -189,6 +225,9 @@ class Session:
             raise Exception("Writing data from device to host is not possible as the `ir` contains a "
                             "read-only memmap.")
         self._need_attached("weights_to_host")
+        if self._compile_only:
+            self._host_stale = False
+            return
         self._state.store_shards()
         for v in self._ir._variables:
             self._set_host(v, self._from_device(v))
@@ -274,7 +313,7 @@ class Session:
 
     def get_tensor_data(self, tensor: Tensor) -> np.ndarray:
         """Host value of a Variable or Constant (remote/RTS variables in their full shape)."""
-        return self.get_tensors_data([tensor])[tensor]
+        return self._tensors_data([tensor])[tensor]
 
     def get_tensors_data(self, tensors: Iterable[Tensor]) -> dict[Tensor, np.ndarray]:
         """``{tensor: host value}`` for Variables and Constants; TypeError for other tensors.
@@ -283,13 +322,20 @@ class Session:
         replica comes back with one value per replica, ``(replication_factor, *shape)``,
         indexed by replica: as in popxl, the values of the last device-to-host copy (zeros if
         the session attached but never copied weights to the host). Any other memmap-backed
-        variable's value is its memmap itself (not a copy)."""
+        variable's value is its memmap itself (not a copy). Compile-only: zeros of those shapes
+        and dtypes for variables (constants: their data), with a CompileOnlyWarning once per
+        Session."""
+        return self._tensors_data(tensors)
+
+    def _tensors_data(self, tensors: Iterable[Tensor]) -> dict[Tensor, np.ndarray]:
         tensors = list(tensors)
         for t in tensors:
             if not isinstance(t, (Variable, Constant)):
                 raise TypeError(f"get_tensors_data needs Variables or Constants; {t.id} is a {type(t).__name__}")
             if t.ir is not self._ir:
                 raise ValueError(f"{t.id} belongs to another Ir than this session's")
+        if self._compile_only:
+            return self._placeholder_values(tensors)
         if self._attached and self._host_stale:
             self.weights_to_host()
         out: dict[Tensor, np.ndarray] = {}
@@ -308,13 +354,38 @@ class Session:
                 out[t] = np.array(self._host[t])  # type: ignore[index]
         return out
 
+    def _placeholder_values(self, tensors: list[Tensor]) -> dict[Tensor, np.ndarray]:
+        """Compile-only get_tensors_data: zeros in the host shape popxl would return."""
+        out: dict[Tensor, np.ndarray] = {}
+        for t in tensors:
+            if isinstance(t, Constant):
+                out[t] = np.array(t._data)
+                continue
+            v: Variable = t  # type: ignore[assignment]
+            if _returns_all_replicas(v) and not self._ever_attached:
+                raise ValueError(f"get_tensor_data({v.id}): a variable with retrieval_mode='all_replicas' "
+                                 "can only be read after the session has been attached (`with session:`)")
+            shape = (self._replicas, *v.shape) if _returns_all_replicas(v) else v.shape_on_host
+            out[t] = np.zeros(shape, v.dtype.as_numpy())
+        if any(not isinstance(t, Constant) for t in tensors):
+            self._warn_values_not_computed("get_tensor_data")
+        return out
+
+    def _warn_values_not_computed(self, what: str) -> None:
+        if self._warned_values:
+            return
+        self._warned_values = True
+        warnings.warn(f"{what}: values were not computed (compile-only mode, {execution_mode.ENV_VAR}="
+                      f"{execution_mode.COMPILE_ONLY}); returning zeros of the variables' host shapes and dtypes",
+                      CompileOnlyWarning, stacklevel=5)  # the caller of get_tensor_data(s)
+
     def write_variable_data(self, tensor: Variable, data: np.ndarray) -> None:
         """Write a variable's host value (exact dtype, shape_on_host); also to device if attached."""
         self.write_variables_data({tensor: data})
 
     def write_variables_data(self, tensors: Mapping[Variable, np.ndarray]) -> None:
         """Write several variables' host values (a memmap-backed variable's into its memmap, without
-        flushing it); also to the device if attached."""
+        flushing it); also to the device if attached. Compile-only: checked, then not kept."""
         checked = []
         for v, data in tensors.items():
             if not isinstance(v, Variable):
@@ -332,7 +403,10 @@ class Session:
                 # popxl 3.4 refuses these writes too
                 raise NotImplementedError(f"write_variable_data({v.id}): writing a variable with "
                                           "retrieval_mode='all_replicas' is not supported by popxl")
-            checked.append((v, np.array(arr)))
+            checked.append((v, arr))
+        if self._compile_only:
+            return
+        checked = [(v, np.array(arr)) for v, arr in checked]
         if self._attached and self._host_stale and not self._ir._has_read_only_memmap:
             # an Ir with a read-only memmap never copies weights to the host (popxl neither)
             self.weights_to_host()
@@ -353,14 +427,24 @@ class Session:
             downcast_inputs: bool = True) -> dict[DeviceToHostStream, np.ndarray]:
         """Run the main program once; return ``{d2h stream: host array}``."""
         outputs = self.create_host_outputs()
+        if self._compile_only:
+            # fresh zeros: left untouched, so large outputs stay unbacked pages
+            self._need_attached("run")
+            self._prepare_inputs(inputs or {}, downcast_inputs)
+            self._run_abstract(outputs, zero=False)
+            return outputs
         self.run_with_outputs(inputs, outputs, downcast_inputs)
         return outputs
 
     def run_with_outputs(self, inputs: Mapping[HostToDeviceStream, Any] | None,
                          outputs: Mapping[DeviceToHostStream, np.ndarray], downcast_inputs: bool = True) -> None:
-        """Run the main program once, writing stored values into ``outputs`` (host-shaped arrays)."""
+        """Run the main program once, writing stored values into ``outputs`` (host-shaped arrays;
+        compile-only: zeros)."""
         self._need_attached("run")
         ins = self._prepare_inputs(inputs or {}, downcast_inputs)
+        if self._compile_only:
+            self._run_abstract(outputs)
+            return
         t, r = self._ir.num_host_transfers, self._replicas
         outs: list[np.ndarray] = []
         views: list[tuple[np.ndarray, np.ndarray]] = []
@@ -379,6 +463,19 @@ class Session:
         for host, dev in views:
             host[...] = dev.reshape(host.shape)
         self._host_stale = True
+        self.engine.on_run()
+
+    def _run_abstract(self, outputs: Mapping[DeviceToHostStream, np.ndarray], zero: bool = True) -> None:
+        """A compile-only run: outputs checked and (``zero``) set to zero, nothing computed or copied."""
+        for s, host in outputs.items():
+            dt = s.dtype.as_numpy()
+            want = self._full_input_shape(s.shape)
+            if tuple(host.shape) != want or host.dtype != dt:
+                raise SessionInputError(f"output stream {s.tensor_id!r}: expected a host array of shape {want} "
+                                        f"and dtype {dt}, got {tuple(host.shape)} {host.dtype}")
+            if zero:
+                host[...] = 0
+        self._executor.run([], [])
         self.engine.on_run()
 
     def _prepare_inputs(self, inputs: Mapping[HostToDeviceStream, Any], downcast: bool) -> list[Any]:
@@ -402,7 +499,10 @@ class Session:
             want_dt = s.dtype.as_numpy()
             if arr.dtype != want_dt:
                 if downcast and (arr.dtype, want_dt) in _DOWNCASTS:
-                    arr = arr.astype(want_dt)
+                    if self._compile_only:  # checked, never copied
+                        arr = np.broadcast_to(np.zeros((), want_dt), arr.shape)
+                    else:
+                        arr = arr.astype(want_dt)
                 else:
                     raise SessionInputError(f"input stream {s.tensor_id!r}: expected dtype {want_dt}, got {arr.dtype}")
             want = self._full_input_shape(s.shape)
@@ -414,7 +514,8 @@ class Session:
                         f"input stream {s.tensor_id!r}: expected a host array of shape {want} "
                         f"(num_host_transfers={t}, replicas={r}, stream shape {s.shape}; leading dims only when "
                         f"> 1), got {arr.shape}")
-            result[index[s]] = arr.reshape((t, r, *s.shape))
+            if not self._compile_only:
+                result[index[s]] = arr.reshape((t, r, *s.shape))
         return result
 
 

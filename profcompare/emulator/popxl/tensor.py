@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import dtypes
+from profcompare import execution_mode
+
+from . import dtypes, host_memory
 from .context import gcg
 
 if TYPE_CHECKING:
@@ -532,6 +534,8 @@ def variable(data: Any, dtype: dtypes.dtype | None = None, name: str | None = No
     is_memmap = isinstance(data, np.memmap)
     if is_memmap and not data.flags.writeable:
         g.ir._has_read_only_memmap = True
+    compile_only = execution_mode.is_compile_only()
+    is_memmap = is_memmap and not compile_only
     arr = _host_array(data, dtype, downcast, log2_scale, nan_on_overflow)
     rg = replica_grouping if replica_grouping is not None else g.ir.replica_grouping()
     mode = _check_retrieval_mode(retrieval_mode)
@@ -553,6 +557,13 @@ def variable(data: Any, dtype: dtypes.dtype | None = None, name: str | None = No
     v = Variable._create(g, tensor_id, shape, dtypes.dtype.as_dtype(arr.dtype))
     v._host_data = arr
     v._memmap_arr = arr if is_memmap else None
+    if not compile_only:
+        # refuse a program whose numeric simulation cannot fit before the Session copies it per replica
+        r = g.ir.replication_factor
+        g.ir._numeric_host_bytes += host_memory.variable_bytes(arr.nbytes, shape, arr.dtype.itemsize, r, is_memmap)
+        n = len(g.ir._variables) + 1
+        host_memory.check_variables(g.ir, f"the {n} variable{'s' if n != 1 else ''} created so far "
+                                    f"(host copies and {r} device cop{'ies' if r != 1 else 'y'} each)")
     v._replica_grouping = rg
     v._retrieval_mode = mode
     v._remote_buffer = None
@@ -566,7 +577,10 @@ def _host_array(data: Any, dtype: dtypes.dtype | None, downcast: bool, log2_scal
                 nan_on_overflow: Any) -> np.ndarray:
     """``dtypes.to_numpy(data, ...)`` (a copy), except that an ``np.memmap`` is returned itself
     after popxl's checks that it can be used without a copy (``utils.to_numpy(copy=False)``:
-    ValueError when it cannot)."""
+    ValueError when it cannot). In compile-only execution, a read-only zero array of the
+    converted shape and dtype that holds no memory (:func:`host_placeholder`)."""
+    if execution_mode.is_compile_only():
+        return host_placeholder(data, dtype, downcast, log2_scale, nan_on_overflow)
     if not isinstance(data, np.memmap):
         return dtypes.to_numpy(data, dtype, downcast, log2_scale, nan_on_overflow)
     from .utils import to_numpy
@@ -574,6 +588,18 @@ def _host_array(data: Any, dtype: dtypes.dtype | None, downcast: bool, log2_scal
     arr = to_numpy(data, dtype, downcast, copy=False, log2_scale=log2_scale, nan_on_overflow=nan_on_overflow)
     dtypes.dtype.as_dtype(arr.dtype)  # raises for types popxl has no equivalent of
     return arr
+
+
+def host_placeholder(data: Any, dtype: dtypes.dtype | None = None, downcast: bool = True, log2_scale: Any = None,
+                     nan_on_overflow: Any = None) -> np.ndarray:
+    """Compile-only host data: zeros of the shape and dtype ``dtypes.to_numpy(data, ...)`` would
+    give, as a read-only broadcast of one element (no memory however large; never copied per
+    replica). Only one element of ``data`` is converted, so the dtype rules and their errors
+    are popxl's; ``data`` may itself be a placeholder."""
+    arr = data if isinstance(data, np.ndarray) else np.asarray(data)
+    sample = arr[tuple(slice(0, 1) for _ in arr.shape)]
+    converted = dtypes.to_numpy(sample, dtype, downcast, log2_scale, nan_on_overflow)
+    return np.broadcast_to(np.zeros((), converted.dtype), arr.shape)
 
 
 def _check_retrieval_mode(mode: str | None) -> str:

@@ -6,6 +6,13 @@ each variable's host data is then an ``np.memmap`` of ``<memmap_dir>/<name>.npy`
 ``.npy`` header, as in popxl-addons), created and filled from the factory when the file does not
 exist, reused as it is (``r+``, or ``r`` with ``read_only_if_exists``) when it does. 3.0 has no
 ``memmap_dir``: passing it is the TypeError of that release's signature.
+
+In compile-only execution (``PROFCOMPARE_SIM_EXECUTION=compile-only``, read when the factory is
+created) a factory keeps only the shape and dtype of its values: its init function is never
+called when they can be read from the call (``init_spec.py``; otherwise it is called once, as
+popxl-addons' own test call, and the value dropped), and every value it hands out -- ``init``,
+``init_remote`` (``empty`` or not), one per replica group -- is a zero placeholder holding no
+memory. ``memmap_dir`` creates and reads no file then.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from profcompare import execution_mode
 from profcompare.emulator.popxl_addons._compat import as_popxl_dtype, ops, popxl
 from profcompare.emulator.popxl_addons._generation import Generational, OnlyIn
 from profcompare.emulator.popxl_addons.dot_tree import DotTree
@@ -71,7 +79,14 @@ def _replication_factor() -> int:
     return int(getattr(ir, "instance_replication_factor", ir.replication_factor))
 
 
-def _init_common(self: VariableFactory, data_iter: DataIter, dtype: Any, name: str | None, by_ref: bool) -> np.ndarray:
+def _init_common(self: VariableFactory, data_iter: DataIter, dtype: Any, name: str | None, by_ref: bool) -> None:
+    self.name = name
+    self.by_ref = by_ref
+    self.meta_shape = None
+    self.spec_only = execution_mode.is_compile_only()
+    if self.spec_only:
+        _init_spec_only(self, data_iter, dtype)
+        return
     if callable(data_iter):
         try:
             data_iter()
@@ -83,13 +98,32 @@ def _init_common(self: VariableFactory, data_iter: DataIter, dtype: Any, name: s
     else:
         raise ValueError("`data_iter` must be an iterable or callable.")
     self.data_iter = _Peekable(iterator)
-    self.name = name
-    self.by_ref = by_ref
     first = np.asarray(self.data_iter.peek())
     self.dtype = as_popxl_dtype(dtype) if dtype is not None else as_popxl_dtype(first.dtype)
     self.shape = tuple(first.shape)
-    self.meta_shape = None
-    return first
+
+
+def _init_spec_only(self: VariableFactory, data_iter: DataIter, dtype: Any) -> None:
+    """Compile-only: shape and dtype, from the call when it says them, else from one value
+    (which is then dropped); nothing is kept to draw from."""
+    from profcompare.emulator.popxl_addons.init_spec import spec_without_calling
+
+    spec = spec_without_calling(data_iter, dtype) if callable(data_iter) else None
+    if spec is None:
+        if callable(data_iter):
+            try:
+                first = np.asarray(data_iter())
+            except Exception as exc:  # noqa: BLE001 - as the numeric path's test call
+                raise ValueError("Passed callable via `data_iter` throws error.") from exc
+        elif isinstance(data_iter, Iterable):
+            first = np.asarray(next(iter(data_iter)))
+        else:
+            raise ValueError("`data_iter` must be an iterable or callable.")
+        spec = (tuple(first.shape), dtype if dtype is not None else first.dtype)
+        del first
+    self.data_iter = _Peekable(iter(()))
+    self.shape = spec[0]
+    self.dtype = as_popxl_dtype(spec[1])
 
 
 def _factory_init_30(self: VariableFactory, data_iter: DataIter, dtype: Any = None, name: str | None = None,
@@ -183,6 +217,8 @@ class VariableFactory:
     meta_shape: tuple[int, ...] | None
     replica_sharded: bool
     replica_grouping: Any
+    #: compile-only: the factory knows shape and dtype only (see the module docstring)
+    spec_only: bool
 
     __init__ = Generational("__init__", {"3.0": _factory_init_30, "3.4": _factory_init_34}, {
         "3.0": "VariableFactory(data_iter, dtype=None, name=None, by_ref=False, replica_sharded=False, "
@@ -209,6 +245,9 @@ class VariableFactory:
         array of the full shape instead, without drawing), with a leading num_groups dimension
         when the replica grouping has more than one group."""
         groups = self.replica_grouping.num_groups if self.replica_grouping is not None else 1
+        if self.spec_only:  # zeros of the full shape holding no memory, never drawn
+            full = ((groups,) if groups > 1 else ()) + tuple(self.meta_shape or self.shape)
+            return np.broadcast_to(np.zeros((), self.dtype.as_numpy()), full)
 
         def one() -> np.ndarray:
             if empty:
@@ -235,8 +274,9 @@ class VariableFactory:
     next_memmap = OnlyIn("3.4", _next_memmap)
 
     def _next_host_value(self, name: str, empty: bool, memmap_dir: str | None, read_only_if_exists: bool) -> Any:
-        """The next host value, or with a (non-empty) ``memmap_dir`` the memmap of ``name``."""
-        if memmap_dir:
+        """The next host value, or with a (non-empty) ``memmap_dir`` the memmap of ``name``
+        (compile-only: a placeholder, no file)."""
+        if memmap_dir and not self.spec_only:
             return _next_memmap(self, memmap_dir, name, empty, read_only_if_exists)
         return self.next_data(empty)
 

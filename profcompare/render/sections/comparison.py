@@ -31,6 +31,7 @@ from profcompare.render.sections.document import (
     Document,
     Section,
     Table,
+    _compile_only_warning,
     _confidence_cell,
     _cut_note,
     _missing_sides,
@@ -304,6 +305,10 @@ def comparison_warnings(cmp: Comparison) -> tuple[str, ...]:
             f"SIMULATED vs Poplar: the {sim_role} report is simulated and the other comes from Poplar; "
             "deltas mix real changes with the simulator's error."
         )
+    for meta, role in ((base, "base"), (new, "new")):
+        w = _compile_only_warning(meta, role)
+        if w:
+            warnings.append(w)
     if base.target != new.target:
         warnings.append(
             f"Different targets: base {describe_target(base)}; new {describe_target(new)}."

@@ -160,6 +160,17 @@ def _simulated_warning(meta: ReportMeta, role: str) -> str | None:
     return None
 
 
+#: the banner of a compile-only report, beside the simulated one
+COMPILE_ONLY_BANNER = "compile only: memory and time modelled, no values computed"
+
+
+def _compile_only_warning(meta: ReportMeta, role: str) -> str | None:
+    if meta.execution == "compile-only":
+        name = "This report" if role == "report" else f"The {role} report"
+        return f"COMPILE ONLY: {name} is {COMPILE_ONLY_BANNER}."
+    return None
+
+
 def _oom_warning(meta: ReportMeta, role: str) -> str | None:
     if meta.oom:
         name = "This report" if role == "report" else f"The {role} report"

@@ -32,6 +32,7 @@ from profcompare.render.sections.document import (
     _oom_warning,
     _other_label,
     _report_facts,
+    _compile_only_warning,
     _simulated_warning,
     _str,
     limit,
@@ -267,7 +268,8 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
     convention = _CONVENTION_TEXT.get(variables_convention(report.variables))
     if convention:
         facts.append(("variables", convention))
-    warnings = [w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report")) if w]
+    warnings = [w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report"),
+                            _compile_only_warning(meta, "report")) if w]
     sections = (
         _summary_section(report),
         _ledger_section(report, top),
@@ -296,7 +298,8 @@ def variables_document(result: VariablesView) -> Document:
     if result.always_live is not None:
         how.append("always-live only" if result.always_live else "not-always-live only")
     facts.append(("selection", ", ".join(how)))
-    warnings = [w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report")) if w]
+    warnings = [w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report"),
+                            _compile_only_warning(meta, "report")) if w]
     view = result.view
     if not view.total:
         section = Section("Variables", None, (_empty_note(meta, "variables", "No variables match."),))
