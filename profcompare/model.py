@@ -77,6 +77,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from profcompare import presenters
 from profcompare.errors import ReportValidationError
 from profcompare.readable import readable
 from profcompare.report_values import check_meta, check_report_values, check_target
@@ -790,30 +791,22 @@ class Report:
         lines += ["  " + line for line in repr(self.summary()).splitlines()[:-1]]
         return "\n".join(lines)
 
-    # Notebook display and plots live in the render layer; imported lazily so that the model
-    # stays at the bottom of the import graph.
+    # Notebook display and plots are the render layer's: it registers them with
+    # profcompare.presenters, so the model never imports it (layers import downward only).
     def _repr_html_(self) -> str:
-        from profcompare.render.notebook import report_repr_html
-
-        return report_repr_html(self)
+        return str(presenters.present("Report._repr_html_", self))
 
     def plot_memory_by_category(self) -> Any:
         """Stacked bar of memory by category (matplotlib Figure)."""
-        from profcompare.render import plots
-
-        return plots.plot_categories([self])
+        return presenters.present("Report.plot_memory_by_category", self)
 
     def plot_liveness(self) -> Any:
         """Not-always-live bytes per program step, always-live level marked (matplotlib Figure)."""
-        from profcompare.render import plots
-
-        return plots.plot_liveness([self])
+        return presenters.present("Report.plot_liveness", self)
 
     def plot_tiles(self) -> Any:
         """Memory per tile with the tile budget line (matplotlib Figure)."""
-        from profcompare.render import plots
-
-        return plots.plot_tiles([self])
+        return presenters.present("Report.plot_tiles", self)
 
 
 __all__ = [
