@@ -80,7 +80,7 @@ import pandas as pd
 from profcompare import presenters
 from profcompare.errors import ReportValidationError
 from profcompare.readable import readable
-from profcompare.report_values import check_meta, check_report_values, check_target
+from profcompare.report_values import check_meta, check_report_values, check_target, check_text_column
 
 #: Memory categories (PopVision / libpva names) and the group each belongs to.
 CATEGORY_GROUPS: Mapping[str, str] = MappingProxyType(
@@ -528,6 +528,8 @@ def validate_frame(table: str, frame: pd.DataFrame) -> None:
             raise ReportValidationError(
                 f"{table}.{col.name}: dtype {frame[col.name].dtype}, expected {col.dtype}"
             )
+        if col.dtype in ("object", "category"):
+            check_text_column(table, col.name, frame[col.name])
     if table == "categories" and len(frame):
         bad_groups = _distinct_values(frame["group"]) - set(CATEGORY_GROUP_NAMES)
         if bad_groups:
@@ -586,8 +588,12 @@ class Target:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Target:
-        """Inverse of :meth:`to_dict`; unknown keys are ignored."""
-        names = {f.name for f in dataclasses.fields(cls)}
+        """Inverse of :meth:`to_dict`; unknown keys are ignored, but every field is required
+        (a missing one raises ReportValidationError naming it: a default would be a guess)."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        lacking = [name for name in names if name not in data]
+        if lacking:
+            raise ReportValidationError(f"target lacks {', '.join(lacking)}")
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
