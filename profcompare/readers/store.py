@@ -821,7 +821,8 @@ def _json_kind(value: Any) -> str:
         return json.dumps(value)
     if isinstance(value, (int, float)):
         return repr(value)
-    return {str: "a string", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+    kinds: dict[type, str] = {str: "a string", list: "a list", dict: "an object"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
