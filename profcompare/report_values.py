@@ -109,7 +109,8 @@ def check_text_column(table: str, column: str, series: pd.Series) -> None:
     if not len(series):
         return
     kind = pd.api.types.infer_dtype(series, skipna=False)
-    missing = series.isna().to_numpy() if kind == "string" and not series.dtype == np.dtype("O") else None
+    # pandas' own string dtype reports "string" with missing values in it: those are looked for
+    missing = series.isna().to_numpy() if kind == "string" and series.dtype != np.dtype("O") else None
     if kind == "string" and (missing is None or not missing.any()):
         return
     values = series.to_numpy(dtype=object)
