@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from profcompare import presenters as _presenters
 from profcompare._version import __version__
 from profcompare.errors import (
     EngineOptionsError,
@@ -44,6 +45,19 @@ _LAZY = {
     "run": "profcompare.run_api",
     "Run": "profcompare.run_api",
 }
+
+
+def _register_render_presenters() -> None:
+    """Let the render layer register the display and plot methods of Report and Comparison
+    (``report._repr_html_()``, ``diff.plot_liveness()``, ...: see :mod:`profcompare.presenters`)."""
+    from profcompare.render.notebook import register_presenters
+
+    register_presenters()
+
+
+# Run when a notebook first displays or plots a report, not now: the renderers import
+# matplotlib and Jinja2, which the command line's start-up does not pay for.
+_presenters.register_loader(_register_render_presenters)
 
 
 def __getattr__(name: str) -> Any:

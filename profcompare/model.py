@@ -77,9 +77,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from profcompare import presenters
 from profcompare.errors import ReportValidationError
 from profcompare.readable import readable
-from profcompare.report_values import check_meta, check_report_values, check_target
+from profcompare.report_values import check_meta, check_report_values, check_target, check_text_column
 
 #: Memory categories (PopVision / libpva names) and the group each belongs to.
 CATEGORY_GROUPS: Mapping[str, str] = MappingProxyType(
@@ -527,6 +528,8 @@ def validate_frame(table: str, frame: pd.DataFrame) -> None:
             raise ReportValidationError(
                 f"{table}.{col.name}: dtype {frame[col.name].dtype}, expected {col.dtype}"
             )
+        if col.dtype in ("object", "category"):
+            check_text_column(table, col.name, frame[col.name])
     if table == "categories" and len(frame):
         bad_groups = _distinct_values(frame["group"]) - set(CATEGORY_GROUP_NAMES)
         if bad_groups:
@@ -585,8 +588,12 @@ class Target:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Target:
-        """Inverse of :meth:`to_dict`; unknown keys are ignored."""
-        names = {f.name for f in dataclasses.fields(cls)}
+        """Inverse of :meth:`to_dict`; unknown keys are ignored, but every field is required
+        (a missing one raises ReportValidationError naming it: a default would be a guess)."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        lacking = [name for name in names if name not in data]
+        if lacking:
+            raise ReportValidationError(f"target lacks {', '.join(lacking)}")
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
@@ -794,30 +801,22 @@ class Report:
         lines += ["  " + line for line in repr(self.summary()).splitlines()[:-1]]
         return "\n".join(lines)
 
-    # Notebook display and plots live in the render layer; imported lazily so that the model
-    # stays at the bottom of the import graph.
+    # Notebook display and plots are the render layer's: it registers them with
+    # profcompare.presenters, so the model never imports it (layers import downward only).
     def _repr_html_(self) -> str:
-        from profcompare.render.notebook import report_repr_html
-
-        return report_repr_html(self)
+        return str(presenters.present("Report._repr_html_", self))
 
     def plot_memory_by_category(self) -> Any:
         """Stacked bar of memory by category (matplotlib Figure)."""
-        from profcompare.render import plots
-
-        return plots.plot_categories([self])
+        return presenters.present("Report.plot_memory_by_category", self)
 
     def plot_liveness(self) -> Any:
         """Not-always-live bytes per program step, always-live level marked (matplotlib Figure)."""
-        from profcompare.render import plots
-
-        return plots.plot_liveness([self])
+        return presenters.present("Report.plot_liveness", self)
 
     def plot_tiles(self) -> Any:
         """Memory per tile with the tile budget line (matplotlib Figure)."""
-        from profcompare.render import plots
-
-        return plots.plot_tiles([self])
+        return presenters.present("Report.plot_tiles", self)
 
 
 __all__ = [

@@ -20,6 +20,9 @@ The rules, and why:
 * the target's counts are plain positive integers (a bool is not a count) within the bounds of
   :data:`TARGET_LIMITS`, the clock is finite and positive, and ``num_ipus`` holds all replicas'
   IPUs (``num_ipus >= num_replicas x ipus_per_replica``; popxl rounds up to a power of two);
+* every text column (names, kinds, dtypes, shapes, parameters, roles, program names, code
+  names, categories, ...) holds a string in every row: a missing value or bytes would pass
+  through every table operation and break the first sort, join or render that meets it;
 * text fields of the metadata are strings, flags are bools, ``samples_per_step`` is a positive
   integer, and ``config`` is a JSON-like mapping of bounded depth.
 """
@@ -82,6 +85,37 @@ def check_integer_columns(table: str, frame: pd.DataFrame) -> None:
         if high > MAX_INTEGER:
             row = _first_bad_row(values > MAX_INTEGER)
             _fail(f"{table}.{column}: row {row} has {int(values[row])} (must be <= 2**53)")
+
+
+def _kind_of(value: Any) -> str:
+    """What a value that should have been text is, without showing it (it may be hostile)."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return "missing"
+    return type(value).__name__
+
+
+def check_text_column(table: str, column: str, series: pd.Series) -> None:
+    """Every row of ``series`` holds a ``str``; for a categorical, every category is a ``str``
+    and every row has one. Raises naming the table, the column and the first bad row."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        categories = series.cat.categories
+        if len(categories) and pd.api.types.infer_dtype(categories, skipna=False) != "string":
+            bad = next(v for v in categories if not isinstance(v, str))
+            _fail(f"{table}.{column}: a category is {_kind_of(bad)}, not text")
+        codes = series.cat.codes.to_numpy()
+        if len(codes) and codes.min() < 0:
+            _fail(f"{table}.{column}: row {_first_bad_row(codes < 0)} is missing, not text")
+        return
+    if not len(series):
+        return
+    kind = pd.api.types.infer_dtype(series, skipna=False)
+    # pandas' own string dtype reports "string" with missing values in it: those are looked for
+    missing = series.isna().to_numpy() if kind == "string" and series.dtype != np.dtype("O") else None
+    if kind == "string" and (missing is None or not missing.any()):
+        return
+    values = series.to_numpy(dtype=object)
+    row = next(i for i, v in enumerate(values) if not isinstance(v, str) or (missing is not None and missing[i]))
+    _fail(f"{table}.{column}: row {row} is {_kind_of(values[row])}, not text")
 
 
 def check_unique(table: str, frame: pd.DataFrame, column: str) -> None:
@@ -212,6 +246,7 @@ __all__ = [
     "check_ordered",
     "check_report_values",
     "check_target",
+    "check_text_column",
     "check_tiles",
     "check_unique",
 ]

@@ -60,6 +60,12 @@ def find_idx_file(directory: Path, filename: str) -> Path:
     )
 
 
+def missing_idx_files(directory: Path, split: str = "train") -> list[str]:
+    """The names of ``split``'s IDX files (images, labels) that :func:`find_idx_file` would not
+    find under ``directory``; empty when both are there."""
+    return [name for name in _FILES[split] if not any(path.is_file() for path in _candidates(directory, name))]
+
+
 def read_idx(path: Path, expected_ndims: int) -> np.ndarray:
     """Return the uint8 array stored in IDX file ``path`` (gzip or raw).
 

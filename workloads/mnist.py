@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from profcompare.errors import WorkloadError
 from workloads import Knob, Workload, WorkloadResult, register_checker, require
 from workloads._mnist_limits import check_size
-from workloads.data import Dataset, load_mnist, synthetic_mnist
+from workloads.data import Dataset, load_mnist, missing_idx_files, synthetic_mnist
 
 VARIANTS = {
     "onchip": "Adam state in tile memory on every replica; gradients all-reduced (mean)",
@@ -70,6 +71,13 @@ def check_config(config: Mapping[str, Any]) -> None:
         config["data"],
         "existing directories holding MNIST IDX files, or '' for synthetic data",
     )
+    # the files too, so that a wrong directory fails here and not inside every variant
+    missing = missing_idx_files(Path(config["data"])) if config["data"] else []
+    if missing:
+        raise WorkloadError(
+            f"bad value {config['data']!r} for knob 'data': no MNIST file {' or '.join(missing)} (.gz or not) "
+            "in its MNIST/raw/, raw/ or itself (the torchvision layout)"
+        )
 
 
 def samples_per_step(config: Mapping[str, Any]) -> int:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from profcompare import presenters
 from profcompare.analysis import TopN, top_n
 from profcompare.compare.tables import _empty_ledger_diff
 from profcompare.errors import ProfcompareError
@@ -59,55 +60,31 @@ class Comparison:
         deltas add up to the change of ``not_always_live_peak_bytes``."""
         return peak_composition(self.ledger)
 
+    # Notebook display, the REPL summary and plots are the render layer's: it registers them
+    # with profcompare.presenters, so the comparison never imports it.
     def plot_ledger(self) -> Any:
         """Stacked bar per parameter, base vs new, coloured by location (matplotlib Figure)."""
-        from profcompare.render import plots
-
-        return plots.plot_ledger(self)
+        return presenters.present("Comparison.plot_ledger", self)
 
     def _repr_html_(self) -> str:
-        from profcompare.render.notebook import comparison_repr_html
-
-        return comparison_repr_html(self)
+        return str(presenters.present("Comparison._repr_html_", self))
 
     def __repr__(self) -> str:
         """A short text summary (a plain REPL): which report is which, the summary metrics and
         the tables there are; the full tables are attributes (``diff.variables``, ...)."""
-        from profcompare.render.format import format_metric
-
-        def side(report: Report) -> str:
-            return f"{report.label!r}" + (" (simulated)" if report.meta.simulated else "")
-
-        lines = [f"<Comparison base={side(self.base)} new={side(self.new)}; delta = new - base, "
-                 f"noise {self.noise_bytes} B or {self.noise_pct:g}%>"]
-        width = max(len(m) for m in self.summary.index)
-        for metric, row in self.summary.iterrows():
-            pct = row["delta_pct"]
-            pct_text = "" if pct != pct else f" ({pct:+.1f}%)"
-            lines.append(f"  {metric:<{width}}  {format_metric(metric, row['base']):>12} -> "
-                         f"{format_metric(metric, row['new']):>12}  {format_metric(metric, row['delta'], signed=True):>12}"
-                         f"{pct_text}  {row['status']}")
-        tables = ("ledger", "categories", "variables", "tiles", "code", "liveness", "execution", "remote_buffers")
-        lines.append("  tables: " + ", ".join(f"{t} ({len(getattr(self, t)):,} rows)" for t in tables))
-        return "\n".join(lines)
+        return str(presenters.present("Comparison.__repr__", self))
 
     def plot_liveness(self) -> Any:
         """Overlay of both liveness curves, always-live levels marked (matplotlib Figure)."""
-        from profcompare.render import plots
-
-        return plots.plot_liveness([self.base, self.new], aligned=self.liveness)
+        return presenters.present("Comparison.plot_liveness", self)
 
     def plot_memory_by_category(self) -> Any:
         """Stacked memory-by-category bars for both reports (matplotlib Figure)."""
-        from profcompare.render import plots
-
-        return plots.plot_categories([self.base, self.new])
+        return presenters.present("Comparison.plot_memory_by_category", self)
 
     def plot_tiles(self) -> Any:
         """Memory per tile for both reports with the tile budget line (matplotlib Figure)."""
-        from profcompare.render import plots
-
-        return plots.plot_tiles([self.base, self.new])
+        return presenters.present("Comparison.plot_tiles", self)
 
     def top(self, table: str, n: int | None = 20) -> TopN:
         """The ``n`` rows of a joined table with the largest |delta|, plus an "other" row.

@@ -32,8 +32,17 @@ class Limit:
         return f"{self.metric}{self.direction}{self.max_pct:g}%"
 
     def violated_by(self, pct: float) -> bool:
-        """Whether a change of ``pct`` percent breaks this limit."""
-        return pct > self.max_pct if self.direction == ">" else pct < self.max_pct
+        """Whether a change of ``pct`` percent breaks this limit: it is beyond the limit by more
+        than :data:`AT_LIMIT_PCT` (a change computed as exactly the limit is at it, not beyond)."""
+        if self.direction == ">":
+            return pct - self.max_pct > AT_LIMIT_PCT
+        return self.max_pct - pct > AT_LIMIT_PCT
+
+
+#: A change this close to a limit (in percentage points) is at the limit, not beyond it: the
+#: percentage is computed in float64, whose rounding (about 1e-14 relative) would otherwise make
+#: 0.3 s -> 0.315 s a change of 5.000000000000004% and break a 5% limit.
+AT_LIMIT_PCT = 1e-9
 
 
 _LIMIT_SYNTAX = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*([<>])\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*%?\s*$")
@@ -64,16 +73,27 @@ def _format_value(value: float, unit: str) -> str:
     return f"{value:,.4g} {unit}"
 
 
+def _format_pct(pct: float, limit: float) -> str:
+    """``|pct|`` with two decimals, or as many more as it takes not to print the limit itself."""
+    decimals = 2
+    while decimals < 12 and round(abs(pct), decimals) == abs(limit):
+        decimals += 1
+    return f"{abs(pct):.{decimals}f}%"
+
+
 def check_limits(comparison: Comparison, limits: Iterable[Limit]) -> list[str]:
     """One message per violated limit (empty list when all hold).
 
     A limit is violated when the metric's ``delta_pct`` is beyond it (see :class:`Limit`). The
-    message says whether the change is *worse* or *better*: each metric declares whether higher
-    is better (:data:`profcompare.model.HIGHER_IS_BETTER`: throughput; lower is better for
-    memory and cycles). When base is 0 the percentage is undefined: growth from 0 violates a
-    growth limit, nothing violates a drop limit. A metric that is not available in either report
-    (NaN, e.g. cycles without an execution profile) cannot be checked and is reported as a
-    violation, since the check the user asked for did not happen.
+    message states the change (its size, whether the metric grew or dropped and whether that is
+    *worse* or *better*: each metric declares whether higher is better,
+    :data:`profcompare.model.HIGHER_IS_BETTER`: throughput; lower is better for memory and
+    cycles) and the signed limit it is above or below. A limit on the other side of zero than
+    its direction (``samples_per_second<5%``: fails unless throughput grew by 5%) says so, and
+    how the more usual limit is written. When base is 0 the percentage is undefined: growth
+    from 0 violates a growth limit, nothing violates a drop limit. A metric that is not
+    available in either report (NaN, e.g. cycles without an execution profile) cannot be
+    checked and is reported as a violation, since the check the user asked for did not happen.
     """
     messages: list[str] = []
     summary = comparison.summary
@@ -90,12 +110,22 @@ def check_limits(comparison: Comparison, limits: Iterable[Limit]) -> list[str]:
                 verdict = "better" if limit.metric in HIGHER_IS_BETTER else "worse"
                 messages.append(f"{limit}: {limit.metric} {verdict}: grew from 0 to {_format_value(new, unit)}")
             continue
-        if limit.violated_by(pct):
-            grew = pct > 0
+        if not limit.violated_by(pct):
+            continue
+        if new == base:
+            change = f"{limit.metric} unchanged ({_format_value(base, unit)})"
+        else:
+            grew = new > base
             better = grew == (limit.metric in HIGHER_IS_BETTER)
-            messages.append(
-                f"{limit}: {limit.metric} {'better' if better else 'worse'} by {abs(pct):.2f}% "
-                f"({'grew' if grew else 'dropped'} {_format_value(base, unit)} -> {_format_value(new, unit)}), "
-                f"beyond the {limit.max_pct:g}% limit"
-            )
+            change = (f"{limit.metric} {'better' if better else 'worse'} by {_format_pct(pct, limit.max_pct)} "
+                      f"({'grew' if grew else 'dropped'} {_format_value(base, unit)} -> {_format_value(new, unit)})")
+        side = "above" if limit.direction == ">" else "below"
+        message = f"{limit}: {change}, {side} the {limit.max_pct:+g}% limit"
+        if limit.direction == "<" and limit.max_pct > 0:
+            message += (f" (it asks for a gain of at least {limit.max_pct:g}%; a drop of more than "
+                        f"{limit.max_pct:g}% is {limit.metric}<-{limit.max_pct:g}%)")
+        elif limit.direction == ">" and limit.max_pct < 0:
+            message += (f" (it asks for a drop of at least {-limit.max_pct:g}%; a growth of more than "
+                        f"{-limit.max_pct:g}% is {limit.metric}>{-limit.max_pct:g}%)")
+        messages.append(message)
     return messages

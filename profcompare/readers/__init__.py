@@ -47,12 +47,20 @@ def open_report(path: str | os.PathLike[str], *, code: bool = True, progress: An
     to the report file read; with a ``run.json`` beside it, ``meta.workload``, ``variant``,
     ``config`` and ``samples_per_step`` come from the run (and an ``oom`` run is flagged oom).
     ``code`` and ``progress`` apply to Poplar profiles (see :func:`profcompare.readers.pva.read_pva`):
-    ``code=False`` skips the slow per-program code of big profiles.
+    ``code=False`` skips the slow per-program code of big profiles. What the file system
+    refuses (a name too long, a directory that cannot be listed) is a ReportFormatError too.
     """
     if not str(path).strip():
         # pathlib reads "" as ".": an unset shell variable must not open the current directory
         raise ReportFormatError("empty report path; give a run directory, a report directory or a report file")
     given = pathlib.Path(path)
+    try:
+        return _open_path(given, code=code, progress=progress)
+    except OSError as exc:
+        raise ReportFormatError(f"{exc.filename or given}: cannot open: {exc.strerror or exc}") from None
+
+
+def _open_path(given: pathlib.Path, *, code: bool, progress: Any) -> Report:
     if not given.exists():
         raise ReportFormatError(f"{given}: no such file or directory")
     if given.is_file() and given.name == RUN_FILENAME:

@@ -31,6 +31,7 @@ dictionary-encoded text columns are a single ``take``.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import math
@@ -810,6 +811,21 @@ def _decode_dictionary(file: pathlib.Path, spec: StoredColumn, codes: np.ndarray
     return _restore_text(lookup.take(codes), spec.dtype)
 
 
+#: The fields of ``meta.target``, all required.
+TARGET_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Target))
+
+
+def _json_kind(value: Any) -> str:
+    """A stored JSON value as a message names it: literals as written, anything else by kind
+    (a stored string may be long or hostile, so it is never shown)."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return repr(value)
+    kinds: dict[type, str] = {str: "a string", list: "a list", dict: "an object"}
+    return kinds.get(type(value), type(value).__name__)
+
+
 def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
     missing = [k for k in _META_FIELDS if k not in values]
     if missing:
@@ -820,6 +836,17 @@ def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
     target = meta["target"]
     if not isinstance(target, dict):
         raise ReportFormatError(f"{file}: corrupt report (meta.target is not an object)")
+    # every field of the target has been stored since schema version 1: none may be absent
+    lacking = [name for name in TARGET_FIELDS if name not in target]
+    if lacking:
+        raise ReportFormatError(f"{file}: corrupt report (meta.target lacks {', '.join(lacking)})")
+    for key in ("simulated", "oom"):
+        if not isinstance(meta[key], bool):
+            raise ReportFormatError(f"{file}: corrupt report (meta.{key} is {_json_kind(meta[key])}, expected true or false)")
+    capabilities = meta["capabilities"]
+    if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
+        raise ReportFormatError(f"{file}: corrupt report (meta.capabilities is {_json_kind(capabilities)}, "
+                                "expected a list of table names)")
     config = meta["config"]
     if not isinstance(config, dict):
         raise ReportFormatError(f"{file}: corrupt report (meta.config is not an object)")
@@ -832,11 +859,11 @@ def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
     return ReportMeta(
         source=str(file),
         format="store",
-        producer=str(meta["producer"]),
-        simulated=bool(meta["simulated"]),
+        producer=meta["producer"],
+        simulated=meta["simulated"],
         target=Target.from_dict(target),
-        oom=bool(meta["oom"]),
-        capabilities=frozenset(meta["capabilities"]),
+        oom=meta["oom"],
+        capabilities=frozenset(capabilities),
         workload=meta["workload"],
         variant=meta["variant"],
         config=config,

@@ -1,17 +1,24 @@
-"""Compact HTML for notebooks: what ``Report._repr_html_`` and ``Comparison._repr_html_`` show.
+"""What notebooks show: the implementations of the display and plot methods of ``Report`` and
+``Comparison`` (``_repr_html_``, ``plot_liveness``, ...), registered with
+:mod:`profcompare.presenters` by :func:`register_presenters` (``import profcompare`` arranges it).
 
-Not the full page (that is :class:`profcompare.render.html.HtmlRenderer`): one line per report
-(name, SIMULATED / OUT OF MEMORY badges, producer, target) and the summary-metrics table, with
-deltas and coloured statuses for a comparison. Built from the same page model and the same
-autoescaping Jinja2 environment as the full page.
+The HTML is compact, not the full page (that is :class:`profcompare.render.html.HtmlRenderer`):
+one line per report (name, SIMULATED / OUT OF MEMORY badges, producer, target) and the
+summary-metrics table, with deltas and coloured statuses for a comparison. Built from the same
+page model and the same autoescaping Jinja2 environment as the full page.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from matplotlib.figure import Figure
+
+from profcompare import presenters
 from profcompare.model import Report
-from profcompare.render import html
+from profcompare.render import html, plots
+from profcompare.render.format import format_metric
 
 if TYPE_CHECKING:
     from profcompare.compare import Comparison
@@ -49,4 +56,94 @@ def comparison_repr_html(comparison: Comparison) -> str:
     )
 
 
-__all__ = ["comparison_repr_html", "report_repr_html"]
+def comparison_repr_text(comparison: Comparison) -> str:
+    """A short text summary (a plain REPL): which report is which, the summary metrics and
+    the tables there are; the full tables are attributes (``diff.variables``, ...)."""
+
+    def side(report: Report) -> str:
+        return f"{report.label!r}" + (" (simulated)" if report.meta.simulated else "")
+
+    lines = [f"<Comparison base={side(comparison.base)} new={side(comparison.new)}; delta = new - base, "
+             f"noise {comparison.noise_bytes} B or {comparison.noise_pct:g}%>"]
+    width = max(len(m) for m in comparison.summary.index)
+    for metric, row in comparison.summary.iterrows():
+        pct = row["delta_pct"]
+        pct_text = "" if pct != pct else f" ({pct:+.1f}%)"
+        lines.append(f"  {metric:<{width}}  {format_metric(metric, row['base']):>12} -> "
+                     f"{format_metric(metric, row['new']):>12}  {format_metric(metric, row['delta'], signed=True):>12}"
+                     f"{pct_text}  {row['status']}")
+    tables = ("ledger", "categories", "variables", "tiles", "code", "liveness", "execution", "remote_buffers")
+    lines.append("  tables: " + ", ".join(f"{t} ({len(getattr(comparison, t)):,} rows)" for t in tables))
+    return "\n".join(lines)
+
+
+def report_plot_memory_by_category(report: Report) -> Figure:
+    """Stacked bar of the report's memory by category."""
+    return plots.plot_categories([report])
+
+
+def report_plot_liveness(report: Report) -> Figure:
+    """Not-always-live bytes per program step, always-live level marked."""
+    return plots.plot_liveness([report])
+
+
+def report_plot_tiles(report: Report) -> Figure:
+    """Memory per tile with the tile budget line."""
+    return plots.plot_tiles([report])
+
+
+def comparison_plot_ledger(comparison: Comparison) -> Figure:
+    """Stacked bar per parameter, base vs new, coloured by location."""
+    return plots.plot_ledger(comparison)
+
+
+def comparison_plot_liveness(comparison: Comparison) -> Figure:
+    """Overlay of both liveness curves, always-live levels marked."""
+    return plots.plot_liveness([comparison.base, comparison.new], aligned=comparison.liveness)
+
+
+def comparison_plot_memory_by_category(comparison: Comparison) -> Figure:
+    """Stacked memory-by-category bars for both reports."""
+    return plots.plot_categories([comparison.base, comparison.new])
+
+
+def comparison_plot_tiles(comparison: Comparison) -> Figure:
+    """Memory per tile for both reports with the tile budget line."""
+    return plots.plot_tiles([comparison.base, comparison.new])
+
+
+#: The implementation of each method :mod:`profcompare.presenters` looks up.
+PRESENTERS: dict[str, Callable[[Any], Any]] = {
+    "Report._repr_html_": report_repr_html,
+    "Report.plot_memory_by_category": report_plot_memory_by_category,
+    "Report.plot_liveness": report_plot_liveness,
+    "Report.plot_tiles": report_plot_tiles,
+    "Comparison._repr_html_": comparison_repr_html,
+    "Comparison.__repr__": comparison_repr_text,
+    "Comparison.plot_ledger": comparison_plot_ledger,
+    "Comparison.plot_liveness": comparison_plot_liveness,
+    "Comparison.plot_memory_by_category": comparison_plot_memory_by_category,
+    "Comparison.plot_tiles": comparison_plot_tiles,
+}
+
+
+def register_presenters() -> None:
+    """Register every implementation of :data:`PRESENTERS` with :mod:`profcompare.presenters`."""
+    for name, implementation in PRESENTERS.items():
+        presenters.register(name, implementation)
+
+
+__all__ = [
+    "PRESENTERS",
+    "comparison_plot_ledger",
+    "comparison_plot_liveness",
+    "comparison_plot_memory_by_category",
+    "comparison_plot_tiles",
+    "comparison_repr_html",
+    "comparison_repr_text",
+    "register_presenters",
+    "report_plot_liveness",
+    "report_plot_memory_by_category",
+    "report_plot_tiles",
+    "report_repr_html",
+]

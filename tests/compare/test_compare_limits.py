@@ -44,7 +44,7 @@ def test_check_limits_reports_only_violations() -> None:
     assert check_limits(diff, [parse_limit("peak_liveness_bytes>5%")]) == []
     messages = check_limits(diff, [parse_limit("peak_liveness_bytes>2%"), parse_limit("total_bytes>5%")])
     assert messages == [
-        "peak_liveness_bytes>2%: peak_liveness_bytes worse by 2.50% (grew 2,000 bytes -> 2,050 bytes), beyond the 2% limit"
+        "peak_liveness_bytes>2%: peak_liveness_bytes worse by 2.50% (grew 2,000 bytes -> 2,050 bytes), above the +2% limit"
     ]
 
 
@@ -104,4 +104,52 @@ def test_both_directions_on_every_metric(metric: str) -> None:
 def test_throughput_drop_message() -> None:
     (message,) = check_limits(_metric_pair("samples_per_second", 40_000.0, 36_000.0), [parse_limit("samples_per_second<-5%")])
     assert message == ("samples_per_second<-5%: samples_per_second worse by 10.00% "
-                       "(dropped 40,000 samples/s -> 36,000 samples/s), beyond the -5% limit")
+                       "(dropped 40,000 samples/s -> 36,000 samples/s), below the -5% limit")
+
+
+# --fail-if messages, pinned: what changed (size, grew or dropped, worse or better) and the signed
+# limit it is above or below; a change within the limit says nothing. Worked out by hand:
+# 40,000 -> 39,912 is -88 / 40,000 = -0.22%; 2,000,000 -> 2,004,400 is +0.22%;
+# 2,000,000 -> 2,110,000 is +5.50%; 40,000 -> 37,000 is -7.50%.
+@pytest.mark.parametrize(
+    ("metric", "base_value", "new_value", "limit", "expected"),
+    [
+        ("peak_liveness_bytes", 2_000_000.0, 2_004_400.0, "peak_liveness_bytes>5%", []),
+        ("peak_liveness_bytes", 2_000_000.0, 2_110_000.0, "peak_liveness_bytes>5%",
+         ["peak_liveness_bytes>5%: peak_liveness_bytes worse by 5.50% (grew 2,000,000 bytes -> 2,110,000 bytes), "
+          "above the +5% limit"]),
+        ("samples_per_second", 40_000.0, 39_912.0, "samples_per_second<-5%", []),
+        ("samples_per_second", 40_000.0, 37_000.0, "samples_per_second<-5%",
+         ["samples_per_second<-5%: samples_per_second worse by 7.50% (dropped 40,000 samples/s -> 37,000 samples/s), "
+          "below the -5% limit"]),
+        ("samples_per_second", 40_000.0, 39_912.0, "samples_per_second<5%",
+         ["samples_per_second<5%: samples_per_second worse by 0.22% (dropped 40,000 samples/s -> 39,912 samples/s), "
+          "below the +5% limit (it asks for a gain of at least 5%; a drop of more than 5% is samples_per_second<-5%)"]),
+        ("samples_per_second", 40_000.0, 42_400.0, "samples_per_second<5%", []),
+        ("peak_liveness_bytes", 2_000_000.0, 2_004_400.0, "peak_liveness_bytes>-5%",
+         ["peak_liveness_bytes>-5%: peak_liveness_bytes worse by 0.22% (grew 2,000,000 bytes -> 2,004,400 bytes), "
+          "above the -5% limit (it asks for a drop of at least 5%; a growth of more than 5% is peak_liveness_bytes>5%)"]),
+        ("peak_liveness_bytes", 2_000_000.0, 1_890_000.0, "peak_liveness_bytes>-5%", []),
+        ("samples_per_second", 40_000.0, 40_000.0, "samples_per_second<5%",
+         ["samples_per_second<5%: samples_per_second unchanged (40,000 samples/s), below the +5% limit "
+          "(it asks for a gain of at least 5%; a drop of more than 5% is samples_per_second<-5%)"]),
+    ],
+)
+def test_fail_if_messages_state_the_change_and_the_limit(
+        metric: str, base_value: float, new_value: float, limit: str, expected: list[str]) -> None:
+    assert check_limits(_metric_pair(metric, base_value, new_value), [parse_limit(limit)]) == expected
+
+
+def test_a_change_of_exactly_the_limit_does_not_fail() -> None:
+    # 1,000 -> 1,050 bytes is 5%; 0.3 s -> 0.315 s is 5% too, though float64 computes 5.000000000000004%
+    assert check_limits(_metric_pair("peak_liveness_bytes", 1000.0, 1050.0), [parse_limit("peak_liveness_bytes>5%")]) == []
+    assert check_limits(_metric_pair("seconds_per_step", 0.3, 0.315), [parse_limit("seconds_per_step>5%")]) == []
+    assert check_limits(_metric_pair("samples_per_second", 1000.0, 950.0), [parse_limit("samples_per_second<-5%")]) == []
+
+
+def test_a_change_just_beyond_the_limit_fails_and_shows_enough_digits() -> None:
+    # 1,000,000 -> 1,050,001 is +5.0001%: printed with two decimals it would read as the limit
+    (message,) = check_limits(_metric_pair("peak_liveness_bytes", 1_000_000.0, 1_050_001.0),
+                              [parse_limit("peak_liveness_bytes>5%")])
+    assert message == ("peak_liveness_bytes>5%: peak_liveness_bytes worse by 5.0001% "
+                       "(grew 1,000,000 bytes -> 1,050,001 bytes), above the +5% limit")

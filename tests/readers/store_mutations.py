@@ -1,10 +1,11 @@
 """Mutations of valid store files, shared by the fuzz test and benchmarks/fuzz_reports.py.
 
 Each mutation takes a pristine store file and a random generator and writes a damaged copy:
-bit flips, truncations, SQL edits of values and of the catalogue (checksums left stale),
-value edits written with fresh checksums (so only value validation can refuse them), and
-nested meta with a fresh seal. :func:`classify` reads the result the way a user's command
-does and names the outcome.
+bit flips, truncations, SQL edits of values and of the catalogue (checksums left stale), the
+same SQL edits sealed again (:func:`edited_store`: checksums that match the edit) and value
+edits written with fresh checksums (so only value validation can refuse them), and nested
+meta with a fresh seal. :func:`classify` reads the result the way a user's command does
+(open, show, compare) and names the outcome.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ import pathlib
 import random
 import shutil
 import sqlite3
+import warnings
 from collections.abc import Callable
+from typing import Any
+from unittest import mock
 
 import numpy as np
 
@@ -71,6 +75,70 @@ def sql_edit(src: pathlib.Path, dst: pathlib.Path, rng: random.Random) -> str:
     return "sql_edit"
 
 
+def _content_checksums(path: pathlib.Path) -> dict[str, tuple[int, int]]:
+    """(rows, crc) of meta, dictionary, the catalogue and every table, as the reader computes them."""
+    seen: dict[str, tuple[int, int]] = {}
+
+    def record(file: Any, name: str, checksums: Any, rows: int, crc: int) -> None:
+        seen[name] = (rows, crc)
+
+    with mock.patch.object(store, "_verify", record):
+        try:
+            store.read_report(path)  # every table is read (and recorded) before meta is decoded
+        except ProfcompareError:
+            pass
+    return seen
+
+
+def reseal(path: pathlib.Path) -> None:
+    """Rewrite the checksums of store ``path`` to match its content (what a hostile writer does)."""
+    sums = _content_checksums(path)
+    con = sqlite3.connect(path)
+    try:
+        for name, (rows, crc) in sums.items():
+            if name != "checksums":
+                con.execute("UPDATE checksums SET rows = ?, crc32 = ? WHERE table_name = ?", (rows, crc, name))
+        others = [r for r in con.execute("SELECT table_name, rows, crc32 FROM checksums") if r[0] != "checksums"]
+        con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'checksums'", (store._checksums_checksum(others),))
+        con.commit()
+    finally:
+        con.close()
+
+
+def edited_store(src: str | pathlib.Path, dst: pathlib.Path, *statements: tuple[str, tuple[Any, ...]]) -> pathlib.Path:
+    """Copy store ``src`` to ``dst``, run ``statements`` (SQL, parameters) on it, reseal it and
+    return ``dst``."""
+    shutil.copyfile(src, dst)
+    con = sqlite3.connect(dst)
+    try:
+        for sql, parameters in statements:
+            con.execute(sql, parameters)
+        con.commit()
+    finally:
+        con.close()
+    reseal(dst)
+    return dst
+
+
+def resealed_sql_edit(src: pathlib.Path, dst: pathlib.Path, rng: random.Random) -> str:
+    """One value of a report table, of meta or of the dictionary set to an odd value, sealed again."""
+    con = sqlite3.connect(src)
+    try:
+        pairs = [(t, c) for t, c in _tables_and_columns(con) if t not in ("columns", "checksums")]
+    finally:
+        con.close()
+    table, column = rng.choice(pairs)
+    value = rng.choice((*_ODD_VALUES, "null", "0", '"false"', "{}"))
+    try:
+        edited_store(src, dst, (f'UPDATE {table} SET "{column}" = ? WHERE rowid IN '
+                                f"(SELECT rowid FROM {table} ORDER BY random() LIMIT 1)"
+                                if table not in ("dictionary",) else
+                                f'UPDATE {table} SET "{column}" = ? WHERE code = 0', (value,)))
+    except sqlite3.Error:
+        shutil.copyfile(src, dst)  # a constraint refused the edit: the file stays valid
+    return "resealed_sql_edit"
+
+
 def resealed_value_edit(src: pathlib.Path, dst: pathlib.Path, rng: random.Random,
                         values: tuple[int, ...] = (-1, -(2**40), 2**53 + 7, 2**62, 10**12, 0)) -> str:
     """Change one integer of a table and write the file with checksums that match (only value
@@ -109,13 +177,15 @@ def nested_meta(src: pathlib.Path, dst: pathlib.Path, rng: random.Random) -> str
 
 
 MUTATIONS: tuple[Callable[[pathlib.Path, pathlib.Path, random.Random], str], ...] = (
-    bit_flips, truncation, sql_edit, resealed_value_edit, nested_meta,
+    bit_flips, truncation, sql_edit, resealed_sql_edit, resealed_value_edit, nested_meta,
 )
 
 
 def classify(path: pathlib.Path) -> str:
-    """``rejected`` (a ProfcompareError), ``accepted`` (a report that passes validation again and
-    renders), or ``crash: <exception>`` for anything else -- the outcome a user must never see."""
+    """``rejected`` (a ProfcompareError), ``accepted`` (a report that passes validation again,
+    renders and compares), or ``crash: <exception>`` for anything else -- the outcome a user must
+    never see."""
+    from profcompare.compare import compare
     from profcompare.render.json_out import JsonRenderer
     from profcompare.render.text import TextRenderer
 
@@ -131,6 +201,9 @@ def classify(path: pathlib.Path) -> str:
         assert np.isfinite(summary[["total_bytes", "always_live_bytes"]].to_numpy()).all()
         TextRenderer().render(report)
         JsonRenderer().render(report)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # compared with itself on purpose
+            TextRenderer().render(compare(report, report))
     except Exception as exc:  # noqa: BLE001
         return f"crash: accepted but {type(exc).__name__}: {exc}"[:200]
     return "accepted"

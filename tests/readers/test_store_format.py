@@ -17,6 +17,7 @@ from profcompare.errors import (
     OutputExistsError,
     ProfcompareError,
     ReportFormatError,
+    ReportValidationError,
     UnsupportedReportVersion,
 )
 from profcompare.model import Report, ReportMeta, Target, make_frame
@@ -49,18 +50,28 @@ def test_round_trip_of_empty_tables(tmp_path: pathlib.Path) -> None:
     assert all(len(getattr(back, t)) == 0 for t in ("tiles", "variables", "liveness", "execution"))
 
 
-def test_round_trip_keeps_string_dtype_and_missing_values(report: Report, tmp_path: pathlib.Path) -> None:
+def test_round_trip_keeps_string_dtype_and_unused_categories(report: Report, tmp_path: pathlib.Path) -> None:
     variables = report.variables.copy()
     variables["name"] = variables["name"].astype("str")
     variables["dtype"] = variables["dtype"].cat.add_categories(["bfloat16"])
-    variables.loc[3, "dtype"] = np.nan
-    liveness = report.liveness.copy()
-    liveness.loc[2, "program"] = None
-    changed = Report.build(report.meta, **{**{t: getattr(report, t) for t in ("tiles", "categories", "code")},
-                                           "variables": variables, "liveness": liveness})
+    changed = Report.build(report.meta, **{**{t: getattr(report, t) for t in ("tiles", "categories", "code", "liveness")},
+                                           "variables": variables})
     back = store.read_report(store.write_report(changed, tmp_path / "profile.sqlite"))
     assert_reports_equal(changed, back)
-    assert back.liveness.loc[2, "program"] is None
+    assert "bfloat16" in back.variables["dtype"].cat.categories
+
+
+def test_a_missing_value_in_a_text_column_is_refused_before_it_is_stored(report: Report) -> None:
+    # a report holds text in every row of a text column: a missing name breaks the first sort
+    variables = report.variables.copy()
+    variables["dtype"] = variables["dtype"].cat.add_categories(["bfloat16"])
+    variables.loc[3, "dtype"] = np.nan
+    with pytest.raises(ReportValidationError, match=r"^variables\.dtype: row 3 is missing, not text$"):
+        Report.build(report.meta, variables=variables)
+    liveness = report.liveness.copy()
+    liveness.loc[2, "program"] = None
+    with pytest.raises(ReportValidationError, match=r"^liveness\.program: row 2 is missing, not text$"):
+        Report.build(report.meta, liveness=liveness)
 
 
 def test_large_integers_and_unicode_survive(tmp_path: pathlib.Path) -> None:

@@ -95,6 +95,8 @@ def test_listing_workloads_does_not_import_the_sdk_seam() -> None:
 def test_data_directory_is_made_absolute_and_must_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the variant runs in its own directory, so a relative --data must be resolved where the user typed it
     (tmp_path / "mnist").mkdir()
+    for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"):  # checked up front too
+        (tmp_path / "mnist" / name).write_bytes(b"")
     monkeypatch.chdir(tmp_path)
     mnist = find_variant("onchip")
     assert parse_knobs(mnist, {"data": "mnist"})["data"] == str(tmp_path / "mnist")
