@@ -89,7 +89,8 @@ def test_million_variable_comparison_renders_small_with_bounded_work() -> None:
     calls, page = _python_calls(lambda: renderer.render(comparison, top=200))
     # 100 times the variables, the same page: a Python step per variable would add 1,000,000 calls
     # (about 14% of the page's 7 million); whole-column numpy/pandas work adds almost none
-    assert calls < 1.1 * reference_calls, f"{calls:,} Python calls for 1,000,000 variables vs {reference_calls:,} for 10,000"
+    assert calls < 1.1 * reference_calls, (
+        f"{calls:,} Python calls for 1,000,000 variables vs {reference_calls:,} for 10,000")
     size = len(page.encode("utf-8"))
     assert size < 5_000_000, f"page is {size:,} bytes"
     total = len(comparison.variables)
