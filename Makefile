@@ -1,27 +1,36 @@
 # Two commands set everything up on a fresh machine (Python >= 3.10 with its venv module):
-#   make run    create .venv on first use, install profcompare, run the main job on the simulator
-#   make test   create .venv on first use, install profcompare with its test tools, run the tests
-# The virtual environment is reused; it is refreshed when pyproject.toml changes.
+#   make run    create .venv on first use, install profcompare (what running needs, no test tools),
+#               run the main job on the simulator
+#   make test   create .venv on first use, install profcompare with its test tools (the dev extra),
+#               run the tests
+# The virtual environment is reused; it is refreshed when pyproject.toml changes. Two stamps say
+# what is installed: .installed (the project) and .installed-dev (the project and its test tools),
+# so `make run` then `make test` adds only the test tools, and `make test` alone installs both.
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-dev
+RUN_STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 
 .PHONY: run test clean-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(RUN_STAMP)
 
-run: $(STAMP)
+# The dev install includes everything the runtime one does, so it satisfies both stamps.
+$(DEV_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(RUN_STAMP) $(DEV_STAMP)
+
+run: $(RUN_STAMP)
 	$(BIN)/profcompare run onchip offchip-sharded $(ARGS)
 
-test: $(STAMP)
+test: $(DEV_STAMP)
 	$(BIN)/python -m pytest $(ARGS)
 
 clean-venv:

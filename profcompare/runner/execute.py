@@ -51,6 +51,13 @@ _POLL_SECONDS = 0.2
 #: its group may keep writing to a copy of the pipe)
 _DRAIN_LIMIT_BYTES = 1 << 20
 
+#: Thread counts of numpy's BLAS in a workload variant's subprocess, unless the caller's
+#: environment sets them: the workloads' matmuls are small (micro-batches of 8 rows), so BLAS's
+#: worker threads gain no time there, and while idle they spin, which cost 0.4 CPU seconds of each
+#: MNIST variant's 1.6 (measured with benchmarks/bench_run.py; jobs run side by side anyway).
+VARIANT_THREAD_VARIABLES = MappingProxyType({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+                                             "MKL_NUM_THREADS": "1"})
+
 
 def _module_root(module_name: str) -> str | None:
     """The sys.path entry a module was imported from (so a subprocess can import it too)."""
@@ -73,12 +80,17 @@ def child_environment(
     """Return the environment of ``job``'s subprocess.
 
     ``POPLAR_ENGINE_OPTIONS`` merged (see :func:`merge_engine_options`), ``PROFCOMPARE_BACKEND``
-    = ``backend``, ``PROFCOMPARE_SIM_EXECUTION`` = ``execution`` when given (else inherited), and
-    ``PYTHONPATH`` extended so the subprocess imports the same workload module.
+    = ``backend``, ``PROFCOMPARE_SIM_EXECUTION`` = ``execution`` when given (else inherited),
+    ``PYTHONPATH`` extended so the subprocess imports the same workload module, and for a workload
+    variant (not a user's script) one BLAS thread (:data:`VARIANT_THREAD_VARIABLES`) unless
+    ``environ`` says otherwise.
     """
     env = dict(os.environ if environ is None else environ)
     if execution is not None:
         env[execution_mode.ENV_VAR] = execution
+    if job.child is None:
+        for name, value in VARIANT_THREAD_VARIABLES.items():
+            env.setdefault(name, value)
     env["POPLAR_ENGINE_OPTIONS"] = merge_engine_options(env.get("POPLAR_ENGINE_OPTIONS"), job_dir)
     env["PROFCOMPARE_BACKEND"] = backend
     env["PYTHONUNBUFFERED"] = "1"
@@ -414,4 +426,4 @@ def execute_jobs(
     return replace_result(result, wall_seconds=time.perf_counter() - t0, replaced=replaced)
 
 
-__all__ = ["CHILD_MODULE", "Finalizer", "check_execution", "child_environment", "execute_jobs"]
+__all__ = ["CHILD_MODULE", "Finalizer", "VARIANT_THREAD_VARIABLES", "check_execution", "child_environment", "execute_jobs"]

@@ -109,7 +109,7 @@ def test_html_diff_in_chromium(browser, page_file: Path, comparison) -> None:
     # the ledger, categories, code and execution are inline SVG; liveness and tiles are drawn by BokehJS
     assert page.locator("figure.plot svg").count() == 4
     for chart in ("chart-liveness", "chart-tiles"):
-        page.wait_for_selector(f"#{chart}[data-ready=true]", state="attached", timeout=20_000)
+        page.wait_for_selector(f"#{chart}[data-ready=true]", state="attached", timeout=60_000)
     # the hostile name is a table row's text, and nothing injected a <b> element
     assert ESCAPE_NAME in _names(page)
     assert page.locator("#variables-table b").count() == 0
@@ -288,7 +288,7 @@ def test_liveness_chart_zooms_and_tells_what_is_live(browser, page_file: Path, c
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.goto(page_file.as_uri())
-    page.wait_for_selector("#chart-liveness[data-ready=true]", state="attached", timeout=20_000)
+    page.wait_for_selector("#chart-liveness[data-ready=true]", state="attached", timeout=60_000)
     page.locator("#chart-liveness").scroll_into_view_if_needed()
     aligned = comparison.liveness
     positions = len(aligned)

@@ -26,7 +26,8 @@ def _start(args: list[str]) -> subprocess.Popen[bytes]:
     )
 
 
-def _wait_for(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+def _wait_for(predicate, timeout: float = 120.0) -> None:  # type: ignore[no-untyped-def]
+    # a guard against hanging, not a speed claim: generous for a loaded 2-core machine
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -77,7 +78,7 @@ def test_interrupted_run_cleans_up_and_stops_its_children(fake_registry: object,
     try:
         _wait_for(lambda: _slow_job_started(out))
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in a terminal reaches the whole foreground group
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -119,7 +120,7 @@ def test_signal_to_the_runner_alone_stops_its_children_and_cleans_up(
         (env_file,) = out.glob(".r.tmp-*/fake-slow/env.json")
         child = json.loads(env_file.read_text())["pid"]
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -132,7 +133,7 @@ def test_signal_to_the_runner_alone_stops_its_children_and_cleans_up(
         assert b"profcompare: error: terminated by signal 15" in err
     assert b"Traceback" not in err
     assert sorted(out.iterdir()) == []
-    _wait_for(lambda: _process_gone(child), timeout=10)
+    _wait_for(lambda: _process_gone(child), timeout=60)
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -145,8 +146,8 @@ def test_sigkill_of_the_runner_leaves_no_orphaned_variant(fake_registry: object,
         (env_file,) = out.glob(".r.tmp-*/fake-slow/env.json")
         child = json.loads(env_file.read_text())["pid"]
         proc.kill()
-        proc.wait(timeout=30)
-        _wait_for(lambda: _process_gone(child), timeout=10)
+        proc.wait(timeout=120)
+        _wait_for(lambda: _process_gone(child), timeout=60)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import float16_math as f16
 from .graph import Graph, Op
 from .ops.core import GELU_A, GELU_B
 from .tensor import Constant, Tensor, Variable
@@ -902,8 +903,12 @@ def _accumulate_mean(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
         else:
             st = step.astype(np.float32)
             keep, new = (st / (st + 1)).astype(npdt), (1 / (st + 1)).astype(npdt)
-        x = env[xs].astype(npdt)
-        x *= new
+        x_in = env[xs]
+        if x_in.dtype == npdt:
+            x = np.multiply(x_in, new)  # the cast copy and the scaling in one pass
+        else:
+            x = x_in.astype(npdt)
+            x *= new
         t *= keep
         t += x
     return _var_update(op, cg, ex, body, key="step")
@@ -914,7 +919,23 @@ def _moving_average(square: bool) -> Callable[[Op, CompiledGraph, Executor], Ker
         xs = cg.slot[op.inputs[1]]
         npdt = op.inputs[0].dtype.as_numpy()
 
+        def update_half(t: np.ndarray, x_in: np.ndarray, f: Any) -> None:
+            # the float16 steps below, each as numpy does it (float32 operation, rounded to
+            # float16), with the fast conversions: a float16 first moment is mostly subnormal
+            if isinstance(f, float):
+                fa, fb = np.float32(np.float16(f)), np.float32(np.float16(1.0 - f))
+            else:
+                fa, fb = f16.cast(f.astype(np.float16), np.float32), f16.cast((1 - f).astype(np.float16), np.float32)
+            x = f16.to_float32(x_in) if x_in.dtype == np.float16 else f16.round_to_half(x_in)
+            if square:
+                x = f16.round_to_half(x * x)
+            x = f16.round_to_half(x * fb)
+            t[...] = f16.to_half(f16.round_to_half(f16.to_float32(t) * fa) + x)
+
         def update(t: np.ndarray, x_in: np.ndarray, f: Any) -> None:
+            if npdt == np.float16 and x_in.dtype in (np.float16, np.float32):
+                update_half(t, x_in, f)
+                return
             if isinstance(f, float):
                 fa, fb = npdt.type(f), npdt.type(1.0 - f)
             else:
@@ -997,21 +1018,24 @@ def _adam_updater(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
             ts = step.reshape((step.shape[0],) + view[1:]).astype(np.float32)
             b1, b2 = get("beta1"), get("beta2")
             b1c = (np.float32(1) - np.power(np.float32(b1) if isinstance(b1, float) else b1, ts)).astype(m_np)
-            mh = (m / b1c).astype(v_np)
+            if m.dtype == b1c.dtype == np.float16:  # numpy's float16 division, without its slow conversions
+                mh = f16.cast(f16.round_to_half(f16.to_float32(m) / f16.to_float32(b1c)), v_np)
+            else:
+                mh = (m / b1c).astype(v_np)
             if adamax:
                 vh = v
             else:
                 b2c = (np.float32(1) - np.power(np.float32(b2) if isinstance(b2, float) else b2, ts)).astype(v_np)
                 vh = v / b2c
         else:
-            mh = m.astype(v_np)
+            mh = f16.cast(m, v_np)
             vh = v
         den = vh.astype(v_np) if adamax else np.sqrt(vh)
         den += _typed(eps, v_np)
         upd = mh / den
         if w is not None:
             upd = upd.astype(w.dtype) + _typed(get("weight_decay"), w.dtype) * w
-        return upd.astype(out_np, copy=False)
+        return upd if upd.dtype == out_np else f16.cast(upd, out_np)
 
     def run(env: list) -> None:
         m, v = env[ms], env[vs]
