@@ -33,8 +33,9 @@ METRIC_LABELS: Mapping[str, str] = MappingProxyType(
         "max_tile_bytes": "Max tile memory",
         "tiles_over_budget": "Tiles over budget",
         "streaming_memory_bytes": "Streaming Memory (remote buffers)",
-        "cycles_per_step": "Cycles per step (device)",
-        "seconds_per_step": "Time per step (session.run)",
+        "cycles_per_step": "Device cycles per step",
+        "host_seconds_per_step": "Host/runtime time per step",
+        "seconds_per_step": "Time per session.run (device + host)",
         "samples_per_second": "Samples per second",
     }
 )
