@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from profcompare import analysis
 from profcompare.analysis import TopN
-from profcompare.model import METRICS, Report, ReportMeta, variables_convention
+from profcompare.model import DEVICE_PHASES, METRICS, Report, ReportMeta, variables_convention
 from profcompare.render.format import (
     describe_target,
     format_bytes,
@@ -16,6 +16,8 @@ from profcompare.render.format import (
     metric_label,
 )
 from profcompare.render.ipu_sections import report_ipu_section
+from profcompare.render.ledger_words import liveness_rule
+from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text
 from profcompare.render.sections.document import (
     CONFIDENCE_LEGEND,
     Cell,
@@ -230,21 +232,22 @@ def _remote_section(report: Report, top: int | None) -> Section:
 
 def _execution_section(report: Report) -> Section:
     phases = analysis.execution_by_phase(report)
-    title = "Execution cycles by phase"
+    title = EXECUTION_TITLE
     if not len(phases):
         return Section(title, None, (_empty_note(report.meta, "execution", "No execution profile in this report."),))
-    rows = tuple(
-        (Cell(str(r.phase)), _num(format_cycles(r.cycles)), _num(format_pct(r.pct, signed=False)))
-        for r in phases.itertuples(index=False)
-    )
-    table = Table((Column("Phase"), Column("Cycles per step", True), Column("Share", True)), rows)
-    return Section(title, table, (f"Total: {format_cycles(phases['cycles'].sum())} cycles per step.",))
-
-
-_CONVENTION_TEXT = {
-    "always_live": "model state always-live (as for variables created with initial values)",
-    "written_from_host": "model state not always-live (written from the host, live from that step, as popxl does)",
-}
+    summary = report.summary()
+    device_cycles = summary["cycles_per_step"]
+    device = phases[phases["phase"].astype(str).isin(DEVICE_PHASES)]
+    rows = [
+        (Cell(str(r.phase)), _num(format_cycles(r.cycles)),
+         _num(format_pct(100.0 * r.cycles / device_cycles if device_cycles else float("nan"), signed=False)))
+        for r in device.itertuples(index=False)
+    ]
+    rows.append((Cell(metric_label("cycles_per_step")), _num(format_cycles(device_cycles)), _num("")))
+    table = Table((Column("Device phase"), Column("Device cycles per step", True), Column("Share", True)), tuple(rows))
+    time_text = time_per_run_text(summary, report.meta.target.clock_hz)
+    notes = (DEVICE_PHASES_NOTE, time_text[0].upper() + time_text[1:])
+    return Section(title, table, notes)
 
 
 def report_document(report: Report, *, top: int | None = 20) -> Document:
@@ -252,7 +255,7 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
 
     Sections: Summary, Memory ledger, Live at the not-always-live peak, Memory by category,
     Largest variables, Liveness, Fullest tiles, Code by program, Streaming Memory (remote
-    buffers), Execution cycles by phase. ``top`` cuts the
+    buffers), Execution: device cycles by phase. ``top`` cuts the
     long tables (None or 0 = all rows).
     """
     top = limit(top)
@@ -264,9 +267,9 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
         facts.append(("workload", workload))
     if meta.created:
         facts.append(("created", meta.created))
-    convention = _CONVENTION_TEXT.get(variables_convention(report.variables))
-    if convention:
-        facts.append(("variables", convention))
+    rule = liveness_rule((variables_convention(report.variables),))
+    if rule:
+        facts.append(("liveness", rule))
     warnings = [w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report")) if w]
     sections = (
         _summary_section(report),
