@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.errors import ProfcompareError
-from profcompare.model import CATEGORY_GROUP_NAMES, PHASES, Report
+from profcompare.model import CATEGORY_GROUP_NAMES, INSTANCE_SUFFIX, PHASES, Report
 
 #: Label of the row that aggregates the rows :func:`top_n` cut.
 OTHER_LABEL = "other"
@@ -251,6 +251,36 @@ def variables_view(
     if ascending is None:
         ascending = sort in _ASCENDING_BY_DEFAULT
     return top_n(variables, top, sort, label_column="name", sum_columns=("bytes",), ascending=ascending)
+
+
+def call_instance_stems(names: pd.Series) -> pd.Series:
+    """Each variable name without its call-instance suffix (``grad@3`` -> ``grad``): simulated
+    reports list a tensor of a graph called from several sites once per call instance."""
+    return names.astype(str).str.replace(INSTANCE_SUFFIX, "", regex=True)
+
+
+def selection_totals(variables: pd.DataFrame) -> dict[str, int]:
+    """What a selection of variables rows adds up to, and why that is not memory in use.
+
+    Returns a dict: rows (int), bytes (int, the plain sum of the rows), tensors (int, rows with
+    the call instances ``name@1``..``name@N`` of one tensor counted once), tensor_bytes (int,
+    each tensor counted once at its largest instance), instance_rows (int, rows that are call
+    instances of a tensor listed more than once), not_always_live_rows (int). The sums overstate
+    memory in use: not-always-live rows live over different steps and share addresses.
+    """
+    if not len(variables):
+        return {"rows": 0, "bytes": 0, "tensors": 0, "tensor_bytes": 0, "instance_rows": 0, "not_always_live_rows": 0}
+    stems = call_instance_stems(variables["name"])
+    nbytes = variables["bytes"].to_numpy(dtype="int64")
+    per_tensor = pd.Series(nbytes).groupby(stems.to_numpy()).agg(["max", "size"])
+    return {
+        "rows": len(variables),
+        "bytes": int(nbytes.sum()),
+        "tensors": len(per_tensor),
+        "tensor_bytes": int(per_tensor["max"].sum()),
+        "instance_rows": int(per_tensor.loc[per_tensor["size"] > 1, "size"].sum()),
+        "not_always_live_rows": int((~variables["always_live"].to_numpy(dtype=bool)).sum()),
+    }
 
 
 def liveness_peak(report: Report) -> dict[str, Any]:
@@ -496,11 +526,13 @@ __all__ = [
     "LIVE_VARIABLES_SCAN_LIMIT",
     "OTHER_LABEL",
     "TopN",
+    "call_instance_stems",
     "category_breakdown",
     "code_by_program",
     "execution_by_phase",
     "largest_live_variables",
     "liveness_peak",
+    "selection_totals",
     "tile_stats",
     "top_n",
     "variables_view",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from profcompare import analysis
 from profcompare.analysis import TopN
 from profcompare.model import DEVICE_PHASES, METRICS, Report, ReportMeta, variables_convention
@@ -289,6 +291,37 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
     return Document(f"profcompare report: {meta.label}", tuple(facts), tuple(warnings), sections)
 
 
+def selection_notes(report: Report, selection: pd.DataFrame, shown: pd.DataFrame) -> tuple[str, ...]:
+    """What the rows of a ``variables`` selection add up to, and why that is not memory in use:
+    not-always-live rows live over different steps and share addresses, and ``name@N`` rows are
+    the call instances of one tensor (each counted once in the de-duplicated figure); then the
+    report's memory in use, and which of the rows shown are instances of one tensor."""
+    totals = analysis.selection_totals(selection)
+    text = f"Sum of the {totals['rows']:,} selected rows: {format_bytes(totals['bytes'])}"
+    if totals["not_always_live_rows"] or totals["instance_rows"]:
+        reasons = []
+        if totals["not_always_live_rows"]:
+            reasons.append(f"{totals['not_always_live_rows']:,} rows are not-always-live, each live over its own "
+                           "steps (rows live at different steps can share addresses)")
+        if totals["instance_rows"]:
+            reasons.append(f"{totals['instance_rows']:,} rows are call instances (name@1, name@2, ...) of tensors "
+                           "listed once per call; with each tensor counted once (its largest instance): "
+                           f"{format_bytes(totals['tensor_bytes'])} in {totals['tensors']:,} tensors")
+        text += ", not memory in use: " + "; ".join(reasons)
+    notes = [text + "."]
+    peak = analysis.liveness_peak(report)
+    notes.append(f"Memory in use (per replica): peak liveness {format_bytes(peak['peak_liveness_bytes'])} = always-live "
+                 f"{format_bytes(peak['always_live_bytes'])} + not-always-live peak "
+                 f"{format_bytes(peak['not_always_live_bytes'])}.")
+    if len(shown):
+        stems = analysis.call_instance_stems(shown["name"])
+        counts = stems.value_counts()
+        for stem, count in counts[counts > 1].items():
+            notes.append(f"{int(count)} rows shown are call instances of one tensor, {stem} (@1, @2, ...: one "
+                         "allocation per call, live at different steps).")
+    return tuple(notes)
+
+
 def variables_document(result: VariablesView) -> Document:
     """Return the document for the ``variables`` command: header facts and one variables table."""
     meta = result.report.meta
@@ -305,10 +338,11 @@ def variables_document(result: VariablesView) -> Document:
         section = Section("Variables", None, (_empty_note(meta, "variables", "No variables match."),))
     else:
         other_bytes = view.other["bytes"] if view.other is not None else None
-        shown_bytes = int(view.rows["bytes"].sum())
+        selection = analysis.variables_view(result.report, top=None, sort=result.sort, filter_regex=result.filter_regex,
+                                            always_live=result.always_live).rows
         section = Section(
             "Variables",
             _variables_table(view),
-            (_cut_note(view, "variables", other_bytes), f"Total of the selection: {format_bytes(shown_bytes)}."),
+            (_cut_note(view, "variables", other_bytes), *selection_notes(result.report, selection, view.shown_rows)),
         )
     return Document(f"profcompare variables: {meta.label}", tuple(facts), tuple(warnings), (section,))
