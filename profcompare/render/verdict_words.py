@@ -13,7 +13,7 @@ from typing import Any
 
 from profcompare.compare.verdict import Change, ComparisonVerdict, Fit, NWayVerdict, RoleMove, VariantVerdict
 from profcompare.model import LOCATIONS
-from profcompare.render.format import format_bytes, format_metric, format_rate, format_seconds
+from profcompare.render.format import format_bytes, format_metric, format_pct, format_rate, format_seconds
 from profcompare.render.ledger_words import location_text
 
 #: A change smaller than this many percent reads "barely moved" whatever its status.
@@ -60,7 +60,7 @@ def change_words(change: Change, what: str | None = None) -> str:
     if math.isnan(change.delta_pct):
         return f"{what} {verb} from {fmt(change.base)} to {fmt(change.new)}"
     if abs(change.delta_pct) < BARELY_PCT:
-        return f"{what} barely moved ({change.delta_pct:+.1f}%, {both})"
+        return f"{what} barely moved ({format_pct(change.delta_pct)}, {both})"
     return f"{what} {verb} {abs(change.delta_pct):.1f}% ({both})"
 
 
@@ -132,7 +132,7 @@ def _pct(change: Change, words: str) -> str:
         return f"{words} n/a"
     if math.isnan(change.delta_pct):
         return f"{words} {format_metric(change.metric, change.base)} -> {format_metric(change.metric, change.new)}"
-    return f"{words} {change.delta_pct:+.1f}%"
+    return f"{words} {format_pct(change.delta_pct)}"
 
 
 def variant_sentence(variant: VariantVerdict, base: str) -> str:
