@@ -23,6 +23,7 @@ from profcompare.render.format import (
     format_cycles,
     format_knob_value,
     format_rate,
+    format_seconds,
 )
 
 #: memory series of the left panel: metric -> legend text
@@ -43,6 +44,8 @@ _METRIC_FORMATS = (
     ("code_bytes", format_bytes),
     ("streaming_memory_bytes", format_bytes),
     ("cycles_per_step", format_cycles),
+    ("host_seconds_per_step", format_seconds),
+    ("seconds_per_step", format_seconds),
     ("samples_per_second", format_rate),
 )
 
