@@ -170,10 +170,9 @@ def _change(summary: pd.DataFrame, metric: str) -> Change:
                   str(row["status"]), str(row["confidence"]))
 
 
-def _fit(report: Any) -> Fit:
-    summary = report.summary()
-    return Fit(report.label, bool(report.meta.oom), float(summary["tiles_over_budget"]),
-               float(summary["max_tile_bytes"]), int(report.meta.target.bytes_per_tile))
+def _fit(report: Any, summary: pd.DataFrame, side: str) -> Fit:
+    return Fit(report.label, bool(report.meta.oom), float(summary.loc["tiles_over_budget", side]),
+               float(summary.loc["max_tile_bytes", side]), int(report.meta.target.bytes_per_tile))
 
 
 def comparison_verdict(cmp: Comparison) -> ComparisonVerdict:
@@ -186,8 +185,8 @@ def comparison_verdict(cmp: Comparison) -> ComparisonVerdict:
         moves=role_moves(cmp.ledger),
         memory=tuple(_change(cmp.summary, m) for m in MEMORY_METRICS),
         time=tuple(_change(cmp.summary, m) for m in TIME_METRICS),
-        base_fit=_fit(cmp.base),
-        new_fit=_fit(cmp.new),
+        base_fit=_fit(cmp.base, cmp.summary, "base"),
+        new_fit=_fit(cmp.new, cmp.summary, "new"),
         clock_hz=(float(cmp.base.meta.target.clock_hz), float(cmp.new.meta.target.clock_hz)),
     )
 

@@ -76,7 +76,9 @@ from profcompare.render.html_model import (
     svg_figure,
     text_cell,
 )
+from profcompare.compare.verdict import ComparisonVerdict, comparison_verdict
 from profcompare.render.json_out import jsonable
+from profcompare.render.verdict_words import comparison_sentences
 
 if TYPE_CHECKING:
     from profcompare.compare import Comparison
@@ -638,14 +640,12 @@ EXECUTION_NOTE = (
 )
 
 
-def _verdict_section(cmp: Comparison) -> Section:
+def _verdict_section(cmp: Comparison, verdict: ComparisonVerdict) -> Section:
     """The verdict in words, first on a comparison's page."""
-    from profcompare.render.sections.time import verdict_lines
-
     modelled = bool((cmp.summary["confidence"].astype(str) == "modelled").any())
     note = ("Written from the figures below; bytes per replica."
             + (" Modelled figures are estimates (see the Confidence column of the Summary)." if modelled else ""))
-    return Section("verdict", "Verdict", items=verdict_lines(cmp), notes=(note,))
+    return Section("verdict", "Verdict", items=comparison_sentences(verdict), notes=(note,))
 
 
 # --------------------------------------------------------------------------- page
@@ -668,13 +668,15 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     # every variable that grew; other tables are top-N views
     variables, variables_view = _variables_table(obj, HTML_MAX_VARIABLE_ROWS, variables_note=True)
     summary = Section("summary", "Summary", (), (summary_table(obj),))
+    verdict: ComparisonVerdict | None = None
     if isinstance(obj, Report):
         # the report's ledger follows its summary
         leading: tuple[Section, ...] = (summary, html_ledger.report_ledger_section(obj),
                                         html_ledger.report_peak_section(obj, top))
     else:
         # a comparison leads with the ledger: what moved, per parameter, and what changed the peak
-        leading = (_verdict_section(obj), html_ledger.moves_section(obj), html_ledger.ledger_section(obj),
+        verdict = comparison_verdict(obj)
+        leading = (_verdict_section(obj, verdict), html_ledger.moves_section(obj), html_ledger.ledger_section(obj),
                    html_ledger.peak_section(obj, top), summary)
     sections = (
         *leading,
@@ -695,12 +697,13 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
         variable_filter = ("status", tuple(s for s in STATUS_ORDER if s in present) or STATUS_ORDER)
     else:
         variable_filter = ("liveness", ("always live", "not always live"))
-    data = _page_data(obj, reports, roles, variables_view)
+    data = _page_data(obj, reports, roles, variables_view, verdict)
     return Page(title, is_comparison, report_cards(obj), sections, variables, variable_filter, data)
 
 
 def _page_data(
-    obj: Report | Comparison, reports: list[Report], roles: list[str], variables: analysis.TopN
+    obj: Report | Comparison, reports: list[Report], roles: list[str], variables: analysis.TopN,
+    verdict: ComparisonVerdict | None = None,
 ) -> dict[str, Any]:
     """The JSON data block: metas, summary metrics and the variable rows shown (plus "other")."""
     fields = _REPORT_VARIABLE_FIELDS if isinstance(obj, Report) else _COMPARISON_VARIABLE_FIELDS
@@ -719,7 +722,7 @@ def _page_data(
             "reports": {role: r.meta.to_dict() for role, r in zip(roles, reports, strict=True)},
             "summary": summary,
             "ledger": html_ledger.ledger_data(obj),
-            **({} if isinstance(obj, Report) else {"verdict": _verdict_data(obj)}),
+            **({} if verdict is None else {"verdict": _verdict_data(verdict)}),
             "variables": {
                 "shown": variables.shown,
                 "total": variables.total,
@@ -732,11 +735,7 @@ def _page_data(
     )
 
 
-def _verdict_data(cmp: Comparison) -> dict[str, Any]:
-    from profcompare.compare.verdict import comparison_verdict
-    from profcompare.render.verdict_words import comparison_sentences
-
-    verdict = comparison_verdict(cmp)
+def _verdict_data(verdict: ComparisonVerdict) -> dict[str, Any]:
     return {"sentences": list(comparison_sentences(verdict)), "facts": verdict.to_dict()}
 
 

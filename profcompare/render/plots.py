@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from profcompare import analysis
-from profcompare.model import CATEGORY_GROUPS, DEVICE_PHASES, PHASES, Report
+from profcompare.model import CATEGORY_GROUPS, DEVICE_PHASES, PHASES, Report, run_span_cycles
 from profcompare.render.format import format_bytes
 
 #: Most points a plotted curve keeps (see :func:`downsample_max`).
@@ -309,6 +309,16 @@ def plot_code(reports: Sequence[Report], *, top: int = 15) -> Figure:
     return fig
 
 
+def host_seconds(report: Report) -> float:
+    """The report's host/runtime seconds per ``session.run`` (``host_seconds_per_step`` of its
+    summary, from the execution table alone; NaN when it records none)."""
+    execution = report.execution
+    if not len(execution) or not (execution["phase"].astype(str) == "runtime").any():
+        return float("nan")
+    cycles = run_span_cycles(execution, include_runtime=True) - run_span_cycles(execution)
+    return cycles / report.meta.target.clock_hz
+
+
 def plot_execution(reports: Sequence[Report]) -> Figure:
     """Device cycles per step by device phase: one horizontal stacked bar per report.
 
@@ -342,7 +352,7 @@ def plot_execution(reports: Sequence[Report]) -> Figure:
         )
         left += values
     for pos, total, report in zip(positions, left, reports, strict=True):
-        host = report.summary()["host_seconds_per_step"]
+        host = host_seconds(report)
         host_text = "" if host != host else f" + host/runtime {host * 1e3:,.3f} ms"
         ax.text(total, pos, f" {total:,.0f} device cycles{host_text}", va="center", fontsize=8)
     ax.set_yticks(positions, _labels(reports))

@@ -289,9 +289,8 @@ def _comparison_execution_section(cmp: Comparison) -> Section:
                  _num(format_pct(total["delta_pct"]), tone), Cell(_str(total["status"]), tone)))
     table = Table((Column("Device phase"),) + _DELTA_COLUMNS, tuple(rows))
     notes = [DEVICE_PHASES_NOTE]
-    notes += [f"{role.capitalize()}: {text}" for role, text in
-              (("base", time_per_run_text(cmp.base.summary(), cmp.base.meta.target.clock_hz)),
-               ("new", time_per_run_text(cmp.new.summary(), cmp.new.meta.target.clock_hz)))]
+    notes += [f"{role.capitalize()}: {time_per_run_text(cmp.summary[role], report.meta.target.clock_hz)}"
+              for role, report in (("base", cmp.base), ("new", cmp.new))]
     for role, report in (("base", cmp.base), ("new", cmp.new)):
         if not len(report.execution):
             notes.append(f"The {role} report has no execution profile; its cycles read 0.")
