@@ -30,7 +30,7 @@ def test_sample_verdict_pins_its_figures(comparison: Comparison) -> None:
     # Memory (1.3 MiB); remote_staging nothing -> 1,396,224 B not-always-live
     assert first == ("offchip-sharded against onchip: the largest moves are optimizer_state 5.3 MiB always-live -> "
                      "1.3 MiB Streaming Memory and remote_staging nothing -> 1.3 MiB not-always-live (bytes per replica).")
-    # summary: peak 219,472 -> 2,487,040 B (+2,267,568 / 219,472 = +1033.2%); liveness 23,024,750 ->
+    # summary: peak 219,472 -> 2,487,040 B (+2,267,568 / 219,472 = +1033.2%); liveness 23,024,748 ->
     # 20,877,420 B (-9.3%); max tile 105,739 -> 54,280 B (-48.7%); no tile over 638,976 B
     assert memory == ("Tile memory: the not-always-live peak rose 1033.2% (214.3 KiB -> 2.4 MiB), peak liveness fell "
                       "9.3% (22.0 MiB -> 19.9 MiB) and the fullest tile fell 48.7% (103.3 KiB -> 53.0 KiB); both fit "
