@@ -213,7 +213,8 @@ def test_the_liveness_rule_is_stated_wherever_the_ledger_is(main_job: dict[str, 
     outputs = {
         "run": main_job["terminal"], "show": show.output, "compare": compared.output,
         "markdown": main_job["markdown"].replace("\\", ""), "html": main_job["html"],
-        "index": main_job["index_html"], "notebook": cmp._repr_html_() + cmp.base._repr_html_(),
+        "index": main_job["index_html"], "notebook comparison": cmp._repr_html_(),
+        "notebook report": cmp.base._repr_html_(),
     }
     for name, text in outputs.items():
         assert rule in " ".join(text.split()), name
