@@ -173,7 +173,7 @@ def sweep_nway(table: pd.DataFrame, swept: Sequence[str], reports: Mapping[str, 
     extra = {label: {k: record[k] for k in swept} for label, record in zip(labels, table.to_dict("records"), strict=True)}
     if reports is not None:
         return nway_table([(label, reports.get(label)) for label in labels], statuses=statuses, extra=extra)
-    metrics = [m for m, _ in _METRIC_FORMATS]
+    metrics = [m for m, _ in _METRIC_FORMATS if m in table.columns]  # tables written before a metric existed
     values = table.set_index("point")[metrics].T
     return nway_from_values(values, statuses=statuses, extra=extra)
 
