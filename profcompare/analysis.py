@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.errors import ProfcompareError
-from profcompare.model import CATEGORY_GROUP_NAMES, INSTANCE_SUFFIX, PHASES, Report
+from profcompare.model import CATEGORY_GROUP_NAMES, DEVICE_PHASES, INSTANCE_SUFFIX, PHASES, Report
 
 #: Label of the row that aggregates the rows :func:`top_n` cut.
 OTHER_LABEL = "other"
@@ -364,8 +364,9 @@ def execution_by_phase(report: Report) -> pd.DataFrame:
 
     Returns columns: phase (str; :data:`profcompare.model.PHASES` order, only phases present
     in the execution profile), cycles (float64 cycles per step, averaged over the profiled
-    runs), pct (float64, percent of the run's cycles -- its span; NaN when 0). Empty without an
-    execution profile.
+    runs), pct (float64, percent of the device cycles per step -- the span of the device phases;
+    NaN when 0, and NaN for the ``runtime`` phase, host/runtime time that is not device time).
+    Empty without an execution profile.
 
     With intervals (``cycles_from``/``cycles_to``) a phase's cycles are the union of its
     intervals, so overlapping steps count once; ``sync`` is *waiting*: the part of the sync
@@ -392,7 +393,7 @@ def execution_by_phase(report: Report) -> pd.DataFrame:
         sums = execution.groupby(phase_of_row, sort=False)["cycles"].sum()
         phases = [p for p in PHASES if p in sums.index]
         cycles = np.array([float(sums[p]) / runs for p in phases], dtype="float64")
-        total = cycles.sum()
+        total = float(sum(c for p, c in zip(phases, cycles) if p in DEVICE_PHASES))
     else:
         run_of_row = execution["run"].to_numpy()
         present = set(phase_of_row)
@@ -402,7 +403,9 @@ def execution_by_phase(report: Report) -> pd.DataFrame:
         for run in np.unique(run_of_row):
             in_run = run_of_row == run
             s, e, ph = starts[in_run], ends[in_run], phase_of_row[in_run]
-            span += float(e.max() - s.min())
+            device = ph != "runtime"
+            if device.any():
+                span += float(e[device].max() - s[device].min())
             busy = ph != "sync"
             for p in phases:
                 if p != "sync":
@@ -413,6 +416,7 @@ def execution_by_phase(report: Report) -> pd.DataFrame:
         cycles = np.array([totals[p] / runs for p in phases], dtype="float64")
         total = span / runs
     pct = 100.0 * cycles / total if total else np.full(len(cycles), np.nan)
+    pct = np.where([p in DEVICE_PHASES for p in phases], pct, np.nan)
     return pd.DataFrame({"phase": pd.Series(phases, dtype=object), "cycles": cycles, "pct": pct})
 
 
