@@ -9,6 +9,7 @@ so the sentences change exactly when the figures do and nothing is written per w
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -72,6 +73,8 @@ class RoleMove:
     new: Mapping[str, int]
     moved_bytes: int
     parameters: int
+    #: bytes of the role's Streaming Memory in replica-sharded buffers, base and new (0 when unknown)
+    sharded: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,7 @@ class ComparisonVerdict:
             "base": self.base_label,
             "new": self.new_label,
             "moves": [{"role": m.role, "base": dict(m.base), "new": dict(m.new), "moved_bytes": m.moved_bytes,
-                       "parameters": m.parameters} for m in self.moves],
+                       "parameters": m.parameters, "sharded_streaming_memory": list(m.sharded)} for m in self.moves],
             "memory": [change(c) for c in self.memory],
             "time": [change(c) for c in self.time],
             "fit": {"base": fit(self.base_fit), "new": fit(self.new_fit)},
@@ -175,14 +178,24 @@ def _fit(report: Any, summary: pd.DataFrame, side: str) -> Fit:
                float(summary.loc["max_tile_bytes", side]), int(report.meta.target.bytes_per_tile))
 
 
+def _sharded_bytes(report: Any, role: str) -> int:
+    buffers = report.remote_buffers
+    if not len(buffers):
+        return 0
+    mask = (buffers["role"].astype(str) == role).to_numpy() & buffers["sharded"].to_numpy(dtype=bool)
+    return int(buffers["bytes"].to_numpy(dtype=np.int64)[mask].sum())
+
+
 def comparison_verdict(cmp: Comparison) -> ComparisonVerdict:
     """The verdict facts of ``cmp``: the :data:`MOVES_NAMED` roles whose bytes moved most
     (:func:`role_moves`), the changes of :data:`MEMORY_METRICS` and :data:`TIME_METRICS` (rows of
     ``cmp.summary``) and whether each side fits in tile memory."""
+    moves = tuple(dataclasses.replace(m, sharded=(_sharded_bytes(cmp.base, m.role), _sharded_bytes(cmp.new, m.role)))
+                  for m in role_moves(cmp.ledger))
     return ComparisonVerdict(
         base_label=cmp.base.label,
         new_label=cmp.new.label,
-        moves=role_moves(cmp.ledger),
+        moves=moves,
         memory=tuple(_change(cmp.summary, m) for m in MEMORY_METRICS),
         time=tuple(_change(cmp.summary, m) for m in TIME_METRICS),
         base_fit=_fit(cmp.base, cmp.summary, "base"),

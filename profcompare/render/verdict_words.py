@@ -35,13 +35,22 @@ def _fmt(metric: str) -> Callable[[Any], str]:
 
 
 def move_words(move: RoleMove) -> str:
-    """One role's move: "optimizer_state 8.3 MiB not-always-live -> 1.3 MiB Streaming Memory"."""
+    """One role's move: "optimizer_state 8.3 MiB not-always-live -> 1.3 MiB Streaming Memory
+    (replica-sharded)" (the share of Streaming Memory in replica-sharded buffers when known)."""
 
-    def side(values: Any) -> str:
-        parts = [location_text(loc, values[loc]) for loc in LOCATIONS if values[loc]]
+    def side(values: Any, sharded: int) -> str:
+        parts = []
+        for loc in LOCATIONS:
+            if not values[loc]:
+                continue
+            text = location_text(loc, values[loc])
+            if loc == "streaming_memory" and sharded:
+                share = 100.0 * sharded / values[loc]
+                text += " (replica-sharded)" if share >= 99.5 else f" ({share:.0f}% replica-sharded)"
+            parts.append(text)
         return " + ".join(parts) if parts else "nothing"
 
-    return f"{move.role} {side(move.base)} -> {side(move.new)}"
+    return f"{move.role} {side(move.base, move.sharded[0])} -> {side(move.new, move.sharded[1])}"
 
 
 def change_words(change: Change, what: str | None = None) -> str:

@@ -27,9 +27,10 @@ def _with(cmp: Comparison, **changes: tuple[float, float, str]) -> Comparison:
 def test_sample_verdict_pins_its_figures(comparison: Comparison) -> None:
     first, memory, time = comparison_sentences(comparison_verdict(comparison))
     # ledger of the samples: optimizer_state 5,584,896 B always-live (5.3 MiB) -> 1,396,224 B Streaming
-    # Memory (1.3 MiB); remote_staging nothing -> 1,396,224 B not-always-live
+    # Memory (1.3 MiB), all eight buffers replica-sharded; remote_staging nothing -> 1,396,224 B not-always-live
     assert first == ("offchip-sharded against onchip: the largest moves are optimizer_state 5.3 MiB always-live -> "
-                     "1.3 MiB Streaming Memory and remote_staging nothing -> 1.3 MiB not-always-live (bytes per replica).")
+                     "1.3 MiB Streaming Memory (replica-sharded) and remote_staging nothing -> 1.3 MiB not-always-live "
+                     "(bytes per replica).")
     # summary: peak 219,472 -> 2,487,040 B (+2,267,568 / 219,472 = +1033.2%); liveness 23,024,748 ->
     # 20,877,420 B (-9.3%); max tile 105,739 -> 54,280 B (-48.7%); no tile over 638,976 B
     assert memory == ("Tile memory: the not-always-live peak rose 1033.2% (214.3 KiB -> 2.4 MiB), peak liveness fell "
@@ -53,6 +54,16 @@ def test_the_sentences_follow_the_figures(comparison: Comparison) -> None:
     assert time.endswith("25.0% more samples per second (1,000.0 -> 1,250.0).")
     still = _with(comparison, peak_liveness_bytes=(1_000_000.0, 1_000_000.0, "unchanged"))
     assert "peak liveness is unchanged at 976.6 KiB" in comparison_sentences(comparison_verdict(still))[1]
+
+
+def test_the_share_of_replica_sharded_streaming_memory_is_said(comparison: Comparison) -> None:
+    verdict = comparison_verdict(comparison)
+    move = dataclasses.replace(verdict.moves[0], sharded=(0, 1_396_224 // 4))
+    half = dataclasses.replace(verdict, moves=(move,))
+    # a quarter of the 1,396,224 B in sharded buffers
+    assert "-> 1.3 MiB Streaming Memory (25% replica-sharded) (bytes per replica)." in comparison_sentences(half)[0]
+    unsharded = dataclasses.replace(verdict, moves=(dataclasses.replace(move, sharded=(0, 0)),))
+    assert "-> 1.3 MiB Streaming Memory (bytes per replica)." in comparison_sentences(unsharded)[0]
 
 
 def test_role_moves_sum_parameters_per_role_and_location() -> None:

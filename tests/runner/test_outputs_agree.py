@@ -137,12 +137,13 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
     assert (s["max_tile_bytes"]["base"], s["max_tile_bytes"]["new"]) == (218_888, 218_888)
     assert (s["tiles_over_budget"]["base"], s["tiles_over_budget"]["new"]) == (0, 0)
     moves = main_job["json"]["verdict"]["facts"]["moves"]
-    assert [(m["role"], m["base"], m["new"]) for m in moves] == [
+    assert [(m["role"], m["base"], m["new"], m["sharded_streaming_memory"]) for m in moves] == [
         ("optimizer_state", {"always_live": 0, "not_always_live": 8_749_168, "streaming_memory": 0},
-         {"always_live": 0, "not_always_live": 0, "streaming_memory": 1_398_620}),
+         {"always_live": 0, "not_always_live": 0, "streaming_memory": 1_398_620}, [0, 1_398_620 - 76]),
         ("gathered_weight", {"always_live": 0, "not_always_live": 0, "streaming_memory": 0},
-         {"always_live": 0, "not_always_live": 3_729_408, "streaming_memory": 0}),
+         {"always_live": 0, "not_always_live": 3_729_408, "streaming_memory": 0}, [0, 0]),
     ]
+    # the 76 B not sharded: four Adam step counters of 4 B and fc4.bias's moments (20 + 40 B)
     # worked out by hand: 8,749,168 B = 8.34 MiB, 1,398,620 B = 1.33 MiB, 3,729,408 B = 3.56 MiB;
     # peak (11,868,796 - 17,463,000) / 17,463,000 = -32.03%, 16.65 -> 11.32 MiB;
     # liveness +128,212 / 57,770,988 = +0.22%, 55.09 -> 55.22 MiB; fullest tile 218,888 B = 213.76 KiB;
@@ -150,7 +151,7 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
     # samples 256 / 1.4047 ms = 182,243.1 -> 256 / 3.6491 ms = 70,154.7 (-61.50%)
     expected = (
         "offchip-sharded against onchip: the largest moves are optimizer_state 8.3 MiB not-always-live -> 1.3 MiB "
-        "Streaming Memory and gathered_weight nothing -> 3.6 MiB not-always-live (bytes per replica).",
+        "Streaming Memory (replica-sharded) and gathered_weight nothing -> 3.6 MiB not-always-live (bytes per replica).",
         "Tile memory: the not-always-live peak fell 32.0% (16.7 MiB -> 11.3 MiB), peak liveness barely moved "
         "(+0.2%, 55.1 MiB -> 55.2 MiB) and the fullest tile is unchanged at 213.8 KiB; both fit (no tile over its "
         "624.0 KiB budget).",
