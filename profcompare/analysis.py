@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.errors import ProfcompareError
-from profcompare.model import CATEGORY_GROUP_NAMES, PHASES, Report
+from profcompare.model import CATEGORY_GROUP_NAMES, DEVICE_PHASES, INSTANCE_SUFFIX, PHASES, Report
 
 #: Label of the row that aggregates the rows :func:`top_n` cut.
 OTHER_LABEL = "other"
@@ -253,6 +253,36 @@ def variables_view(
     return top_n(variables, top, sort, label_column="name", sum_columns=("bytes",), ascending=ascending)
 
 
+def call_instance_stems(names: pd.Series) -> pd.Series:
+    """Each variable name without its call-instance suffix (``grad@3`` -> ``grad``): simulated
+    reports list a tensor of a graph called from several sites once per call instance."""
+    return names.astype(str).str.replace(INSTANCE_SUFFIX, "", regex=True)
+
+
+def selection_totals(variables: pd.DataFrame) -> dict[str, int]:
+    """What a selection of variables rows adds up to, and why that is not memory in use.
+
+    Returns a dict: rows (int), bytes (int, the plain sum of the rows), tensors (int, rows with
+    the call instances ``name@1``..``name@N`` of one tensor counted once), tensor_bytes (int,
+    each tensor counted once at its largest instance), instance_rows (int, rows that are call
+    instances of a tensor listed more than once), not_always_live_rows (int). The sums overstate
+    memory in use: not-always-live rows live over different steps and share addresses.
+    """
+    if not len(variables):
+        return {"rows": 0, "bytes": 0, "tensors": 0, "tensor_bytes": 0, "instance_rows": 0, "not_always_live_rows": 0}
+    stems = call_instance_stems(variables["name"])
+    nbytes = variables["bytes"].to_numpy(dtype="int64")
+    per_tensor = pd.Series(nbytes).groupby(stems.to_numpy()).agg(["max", "size"])
+    return {
+        "rows": len(variables),
+        "bytes": int(nbytes.sum()),
+        "tensors": len(per_tensor),
+        "tensor_bytes": int(per_tensor["max"].sum()),
+        "instance_rows": int(per_tensor.loc[per_tensor["size"] > 1, "size"].sum()),
+        "not_always_live_rows": int((~variables["always_live"].to_numpy(dtype=bool)).sum()),
+    }
+
+
 def liveness_peak(report: Report) -> dict[str, Any]:
     """The program step at which not-always-live memory peaks.
 
@@ -334,8 +364,9 @@ def execution_by_phase(report: Report) -> pd.DataFrame:
 
     Returns columns: phase (str; :data:`profcompare.model.PHASES` order, only phases present
     in the execution profile), cycles (float64 cycles per step, averaged over the profiled
-    runs), pct (float64, percent of the run's cycles -- its span; NaN when 0). Empty without an
-    execution profile.
+    runs), pct (float64, percent of the device cycles per step -- the span of the device phases;
+    NaN when 0, and NaN for the ``runtime`` phase, host/runtime time that is not device time).
+    Empty without an execution profile.
 
     With intervals (``cycles_from``/``cycles_to``) a phase's cycles are the union of its
     intervals, so overlapping steps count once; ``sync`` is *waiting*: the part of the sync
@@ -362,7 +393,7 @@ def execution_by_phase(report: Report) -> pd.DataFrame:
         sums = execution.groupby(phase_of_row, sort=False)["cycles"].sum()
         phases = [p for p in PHASES if p in sums.index]
         cycles = np.array([float(sums[p]) / runs for p in phases], dtype="float64")
-        total = cycles.sum()
+        total = float(sum(c for p, c in zip(phases, cycles) if p in DEVICE_PHASES))
     else:
         run_of_row = execution["run"].to_numpy()
         present = set(phase_of_row)
@@ -372,7 +403,9 @@ def execution_by_phase(report: Report) -> pd.DataFrame:
         for run in np.unique(run_of_row):
             in_run = run_of_row == run
             s, e, ph = starts[in_run], ends[in_run], phase_of_row[in_run]
-            span += float(e.max() - s.min())
+            device = ph != "runtime"
+            if device.any():
+                span += float(e[device].max() - s[device].min())
             busy = ph != "sync"
             for p in phases:
                 if p != "sync":
@@ -383,6 +416,7 @@ def execution_by_phase(report: Report) -> pd.DataFrame:
         cycles = np.array([totals[p] / runs for p in phases], dtype="float64")
         total = span / runs
     pct = 100.0 * cycles / total if total else np.full(len(cycles), np.nan)
+    pct = np.where([p in DEVICE_PHASES for p in phases], pct, np.nan)
     return pd.DataFrame({"phase": pd.Series(phases, dtype=object), "cycles": cycles, "pct": pct})
 
 
@@ -496,11 +530,13 @@ __all__ = [
     "LIVE_VARIABLES_SCAN_LIMIT",
     "OTHER_LABEL",
     "TopN",
+    "call_instance_stems",
     "category_breakdown",
     "code_by_program",
     "execution_by_phase",
     "largest_live_variables",
     "liveness_peak",
+    "selection_totals",
     "tile_stats",
     "top_n",
     "variables_view",

@@ -29,6 +29,9 @@ import pandas as pd
 
 from profcompare.model import LOCATIONS, ROLES, Report
 
+#: The ledger locations in tile memory (Streaming Memory is off chip).
+TILE_LOCATIONS: tuple[str, ...] = ("always_live", "not_always_live")
+
 #: Columns of :func:`ledger`, in order.
 LEDGER_COLUMNS: tuple[str, ...] = (
     "parameter", "role", "location", "bytes", "bytes_at_peak", "first_step", "last_step", "rows",
@@ -251,7 +254,7 @@ def ledger_moves(ledger_diff: pd.DataFrame, n: int | None = 8) -> pd.DataFrame:
 def ledger_by_parameter(ledger_diff: pd.DataFrame) -> pd.DataFrame:
     """See :meth:`profcompare.compare.Comparison.ledger_by_parameter`."""
 
-    columns = ["parameter"] + [f"{side}_{loc}" for loc in (*LOCATIONS, "total") for side in ("base", "new", "delta")]
+    columns = ["parameter"] + [f"{side}_{loc}" for loc in (*LOCATIONS, "tile_memory") for side in ("base", "new", "delta")]
     if not len(ledger_diff):
         return pd.DataFrame({c: pd.Series([], dtype=object if c == "parameter" else np.int64) for c in columns})
     frame = pd.DataFrame({"parameter": ledger_diff["parameter"].to_numpy(dtype=object)})
@@ -261,11 +264,14 @@ def ledger_by_parameter(ledger_diff: pd.DataFrame) -> pd.DataFrame:
             frame[f"{side}_{loc}"] = np.where(here, ledger_diff[f"{side}_bytes"].to_numpy(dtype=np.int64), 0)
     grouped = frame.groupby("parameter", sort=False).sum()
     for side in ("base", "new", "delta"):
-        grouped[f"{side}_total"] = sum(grouped[f"{side}_{loc}"] for loc in LOCATIONS)
+        # Streaming Memory is off chip: it never counts towards the tile memory a parameter costs
+        grouped[f"{side}_tile_memory"] = sum(grouped[f"{side}_{loc}"] for loc in TILE_LOCATIONS)
     grouped = grouped.reset_index()
     grouped["parameter"] = grouped["parameter"].astype(object)
     grouped = grouped[columns]
-    order = np.lexsort((grouped["parameter"].to_numpy(dtype=str), -np.abs(grouped["delta_total"].to_numpy()),
+    order = np.lexsort((grouped["parameter"].to_numpy(dtype=str),
+                        -np.abs(grouped["delta_streaming_memory"].to_numpy()),
+                        -np.abs(grouped["delta_tile_memory"].to_numpy()),
                         (grouped["parameter"] == "").to_numpy()))
     return grouped.take(order).reset_index(drop=True)
 
@@ -286,4 +292,4 @@ def peak_composition(ledger_diff: pd.DataFrame) -> pd.DataFrame:
     return frame.take(order).reset_index(drop=True)
 
 
-__all__ = ["LEDGER_COLUMNS", "ledger", "ledger_by_parameter", "ledger_moves", "peak_composition", "live_at_peak", "peak_step", "sort_ledger", "unattributed_bytes"]
+__all__ = ["LEDGER_COLUMNS", "TILE_LOCATIONS", "ledger", "ledger_by_parameter", "ledger_moves", "peak_composition", "live_at_peak", "peak_step", "sort_ledger", "unattributed_bytes"]

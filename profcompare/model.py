@@ -277,6 +277,7 @@ METRIC_UNITS: Mapping[str, str] = MappingProxyType(
         "tiles_over_budget": "tiles",
         "streaming_memory_bytes": "bytes",
         "cycles_per_step": "cycles",
+        "host_seconds_per_step": "s",
         "seconds_per_step": "s",
         "samples_per_second": "samples/s",
     }
@@ -710,8 +711,9 @@ class Report:
         """The summary metrics of the report.
 
         Returns a float64 Series indexed by :data:`METRICS` (units in :data:`METRIC_UNITS`),
-        per replica. ``cycles_per_step`` and ``samples_per_second`` are NaN without an
-        execution profile (or without ``meta.samples_per_step`` for the latter).
+        per replica. ``cycles_per_step``, ``host_seconds_per_step``, ``seconds_per_step`` and
+        ``samples_per_second`` are NaN without an execution profile (or without
+        ``meta.samples_per_step`` for the latter).
 
         - total_bytes: sum over tiles of bytes_excluding_gaps (allocated bytes, PopVision's
           default "Tile Memory (w/o gaps)" view)
@@ -729,9 +731,13 @@ class Report:
         - cycles_per_step: device cycles of one run of the main program, as a span: the mean over
           profiled runs of (last ``cycles_to`` - first ``cycles_from``); the sum of ``cycles``
           per run only when the intervals are unknown (see :func:`run_span_cycles`)
-        - seconds_per_step: wall-clock seconds of one ``session.run``: the span of the run's rows
-          including the ``runtime`` phase (host/runtime time), divided by ``clock_hz``. A real
-          profile records device time only, so there it is cycles_per_step / clock_hz.
+        - host_seconds_per_step: host/runtime seconds of one ``session.run`` outside the device's
+          program (the ``runtime`` phase; not device time): the run's span including the
+          ``runtime`` rows minus its device span, divided by ``clock_hz``. NaN when the profile
+          records no host/runtime time (a Poplar profile has no ``runtime`` rows).
+        - seconds_per_step: wall-clock seconds of one ``session.run`` = cycles_per_step /
+          ``clock_hz`` + host_seconds_per_step, exactly. A real profile records device time only,
+          so there it is cycles_per_step / clock_hz.
         - samples_per_second: samples_per_step / seconds_per_step
 
         A metric whose source table the report does not record (empty and absent from
@@ -747,7 +753,11 @@ class Report:
         max_tile = float(tiles["bytes_including_gaps"].max()) if len(tiles) else 0.0
         over = float((tiles["bytes_including_gaps"] > self.meta.target.bytes_per_tile).sum())
         cycles = run_span_cycles(self.execution)
-        seconds = run_span_cycles(self.execution, include_runtime=True) / self.meta.target.clock_hz
+        clock = self.meta.target.clock_hz
+        host = math.nan
+        if (self.execution["phase"].astype(str) == "runtime").any():
+            host = (run_span_cycles(self.execution, include_runtime=True) - cycles) / clock
+        seconds = cycles / clock + (0.0 if math.isnan(host) else host)
         sps = math.nan
         if self.meta.samples_per_step and seconds and not math.isnan(seconds):
             sps = self.meta.samples_per_step / seconds
@@ -762,6 +772,7 @@ class Report:
             "tiles_over_budget": over,
             "streaming_memory_bytes": float(self.remote_buffers["bytes"].sum()),
             "cycles_per_step": cycles,
+            "host_seconds_per_step": host,
             "seconds_per_step": seconds,
             "samples_per_second": sps,
         }

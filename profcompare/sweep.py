@@ -30,6 +30,8 @@ SWEEP_METRICS: tuple[str, ...] = (
     "code_bytes",
     "streaming_memory_bytes",
     "cycles_per_step",
+    "host_seconds_per_step",
+    "seconds_per_step",
     "samples_per_second",
 )
 SWEEP_SCHEMA_VERSION = 1

@@ -228,16 +228,18 @@ def outcome_table(result: Any) -> Any:
     return table
 
 
-#: sections of a comparison the terminal summary of ``run`` shows (the files hold all of them):
-#: the ledger moves lead, then the ledger by parameter, as in every comparison; the raw
-#: per-variable table comes last, for experts
-SUMMARY_SECTIONS = ("Where the memory moved", "Ledger by parameter", "Summary", "Memory by category",
-                    "Variables (largest changes)")
+#: sections of a comparison the terminal summary of ``run`` shows, in this order (the files hold
+#: all of them): the verdict, then the ledger (moves, by parameter, what changed the
+#: not-always-live peak), as in every comparison; the raw per-variable table comes last, for experts
+SUMMARY_SECTIONS = ("Verdict", "Where the memory moved", "Ledger by parameter", "What changed the not-always-live peak",
+                    "Summary", "Memory by category", "Variables (largest changes)")
 
 
 def comparison_summary_text(comparison: Any, *, top: int) -> str:
-    """The terminal summary of one comparison: header, warnings, the largest ledger moves, the
-    ledger by parameter and the summary, category and largest-variable-change tables of the text renderer (colour and width only on a terminal)."""
+    """The terminal summary of one comparison: header (with the liveness rule), warnings, then
+    :data:`SUMMARY_SECTIONS` of the text renderer: the verdict, the largest ledger moves, the
+    ledger by parameter, what changed the not-always-live peak, and the summary, category and
+    largest-variable-change tables (colour and width only on a terminal)."""
     import dataclasses
     import os
     import shutil
@@ -404,5 +406,5 @@ def command(
         ctx.exit(1)
 
 
-__all__ = ["KnobCommand", "ProgressDisplay", "backend_note", "collect_overrides", "command", "escape_field",
-           "failure_line", "knob_options", "nway_summary_text"]
+__all__ = ["SUMMARY_SECTIONS", "KnobCommand", "ProgressDisplay", "backend_note", "collect_overrides", "command",
+           "escape_field", "failure_line", "knob_options", "nway_summary_text"]

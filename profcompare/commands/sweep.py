@@ -25,14 +25,16 @@ def sweep_rich_table(result: Any) -> Any:
     from rich.markup import escape
     from rich.table import Table
 
-    from profcompare.render.format import format_bytes, format_cycles, format_rate
+    from profcompare.render.format import format_bytes, format_cycles, format_rate, format_seconds
 
     columns = [
         ("always_live_bytes", "always-live", format_bytes),
         ("not_always_live_peak_bytes", "not-always-live peak", format_bytes),
         ("code_bytes", "code", format_bytes),
         ("streaming_memory_bytes", "streaming mem", format_bytes),
-        ("cycles_per_step", "cycles/step", format_cycles),
+        ("cycles_per_step", "device cycles/step", format_cycles),
+        ("host_seconds_per_step", "host/runtime/step", format_seconds),
+        ("seconds_per_step", "per session.run", format_seconds),
         ("samples_per_second", "samples/s", format_rate),
     ]
     table = Table(show_edge=False, pad_edge=False)

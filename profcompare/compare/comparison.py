@@ -50,7 +50,9 @@ class Comparison:
     def ledger_by_parameter(self) -> pd.DataFrame:
         """The ledger per parameter (roles summed): parameter, then base_/new_/delta_ bytes per
         location (``base_always_live``, ``new_always_live``, ``delta_always_live``, ...), and
-        ``base_total`` / ``new_total`` / ``delta_total``; largest |delta_total| first."""
+        ``base_tile_memory`` / ``new_tile_memory`` / ``delta_tile_memory``: always-live +
+        not-always-live, the tile memory the parameter costs (Streaming Memory is off chip and
+        has its own columns); largest |delta_tile_memory| first, then |delta_streaming_memory|."""
         return ledger_by_parameter(self.ledger)
 
     def peak_composition(self) -> pd.DataFrame:

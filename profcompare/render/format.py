@@ -33,8 +33,9 @@ METRIC_LABELS: Mapping[str, str] = MappingProxyType(
         "max_tile_bytes": "Max tile memory",
         "tiles_over_budget": "Tiles over budget",
         "streaming_memory_bytes": "Streaming Memory (remote buffers)",
-        "cycles_per_step": "Cycles per step (device)",
-        "seconds_per_step": "Time per step (session.run)",
+        "cycles_per_step": "Device cycles per step",
+        "host_seconds_per_step": "Host/runtime time per step",
+        "seconds_per_step": "Time per session.run (device + host)",
         "samples_per_second": "Samples per second",
     }
 )
@@ -177,8 +178,16 @@ def status_tone(status: str, *, higher_is_better: bool = False) -> str | None:
     return None
 
 
+#: Metrics whose change is never coloured: Streaming Memory is off chip, so more of it costs no
+#: tile memory (its price, the transfer time, shows in the time metrics).
+UNTONED_METRICS = frozenset({"streaming_memory_bytes"})
+
+
 def metric_tone(metric: str, status: str) -> str | None:
-    """Return the tone of a summary row (:func:`status_tone` with the metric's direction)."""
+    """Return the tone of a summary row (:func:`status_tone` with the metric's direction; None
+    for :data:`UNTONED_METRICS`)."""
+    if metric in UNTONED_METRICS:
+        return None
     return status_tone(status, higher_is_better=metric in HIGHER_IS_BETTER)
 
 
@@ -217,6 +226,7 @@ __all__ = [
     "HIGHER_IS_BETTER",
     "METRIC_LABELS",
     "MISSING",
+    "UNTONED_METRICS",
     "describe_origin",
     "describe_report",
     "describe_target",

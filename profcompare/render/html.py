@@ -37,9 +37,10 @@ from markupsafe import Markup
 
 from profcompare import analysis
 from profcompare._version import __version__
-from profcompare.model import METRIC_UNITS, METRICS, Report
+from profcompare.model import DEVICE_PHASES, METRIC_UNITS, METRICS, Report
 from profcompare.render import html_ledger, interactive, plots
 from profcompare.render.ipu_sections import html_ipu_section
+from profcompare.render.ledger_words import TONE_LEGEND
 from profcompare.render.format import (
     MISSING,
     format_bytes,
@@ -47,6 +48,7 @@ from profcompare.render.format import (
     format_cycles,
     format_metric,
     format_pct,
+    format_seconds,
     is_missing,
     metric_label,
     metric_tone,
@@ -74,7 +76,9 @@ from profcompare.render.html_model import (
     svg_figure,
     text_cell,
 )
+from profcompare.compare.verdict import ComparisonVerdict, comparison_verdict
 from profcompare.render.json_out import jsonable
+from profcompare.render.verdict_words import comparison_sentences
 
 if TYPE_CHECKING:
     from profcompare.compare import Comparison
@@ -137,7 +141,7 @@ def summary_table(obj: Report | Comparison) -> Table:
             )
         )
     cols: tuple[Col, ...] = (Col("metric", "Metric"), *diff_cols(""), Col("confidence", "Confidence"))
-    return Table("summary-table", cols, tuple(rows_list), sortable=False, note=CONFIDENCE_NOTE)
+    return Table("summary-table", cols, tuple(rows_list), sortable=False, note=CONFIDENCE_NOTE + " " + TONE_LEGEND)
 
 
 def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
@@ -510,7 +514,8 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
             Row(
                 (
                     text_cell(r["name"]),
-                    *diff_cells(r),
+                    # off chip: a change of Streaming Memory costs no tile memory, so it is not coloured
+                    *(Cell(c.text, c.sort, None, c.title) for c in diff_cells(r)),
                     Cell(_pair(_yes_no(r["base_sharded"]), _yes_no(r["new_sharded"]), str(r["status"]))),
                     Cell(_pair(format_count(r["base_entries"]), format_count(r["new_entries"]), str(r["status"]))),
                 ),
@@ -546,46 +551,101 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
     return Section("streaming", "Streaming Memory", (), (table,), text)
 
 
+def _time_table(obj: Report | Comparison) -> Table:
+    """Time per session.run split into device time and host/runtime time (not device time)."""
+    lines = (("device", "Device time per step", "cycles_per_step"),
+             ("host", "Host/runtime time per step (not device time)", "host_seconds_per_step"),
+             ("run", "Time per session.run (device + host)", "seconds_per_step"))
+    if isinstance(obj, Report):
+        summary = obj.summary()
+        clock = obj.meta.target.clock_hz
+        values = {"cycles_per_step": summary["cycles_per_step"] / clock, "host_seconds_per_step":
+                  summary["host_seconds_per_step"], "seconds_per_step": summary["seconds_per_step"]}
+        rows = tuple(Row((Cell(title), Cell(format_seconds(values[metric]), sort_key(values[metric]))), {"metric": key})
+                     for key, title, metric in lines)
+        return Table("time-table", (Col("time", "Time"), Col("value", "Value", True)), rows, sortable=False)
+    frame = obj.summary
+    clocks = (obj.base.meta.target.clock_hz, obj.new.meta.target.clock_hz)
+    rows_list = []
+    for key, title, metric in lines:
+        r = frame.loc[metric]
+        base, new = float(r["base"]), float(r["new"])
+        if metric == "cycles_per_step":
+            base, new = base / clocks[0], new / clocks[1]
+        delta = new - base
+        status = "" if is_missing(r["status"]) else str(r["status"])
+        tone = metric_tone(metric, status) if status else None
+        rows_list.append(Row((Cell(title), Cell(format_seconds(base), sort_key(base)),
+                              Cell(format_seconds(new), sort_key(new)),
+                              Cell(format_seconds(delta, signed=True), sort_key(delta), tone),
+                              pct_cell(r["delta_pct"], tone), status_cell(status, tone)), {"metric": key}))
+    return Table("time-table", (Col("time", "Time"), *diff_cols("")), tuple(rows_list), sortable=False)
+
+
 def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Section:
     if not any(len(r.execution) for r in reports):
         return Section("execution", "Execution", (), (), "No execution profile in the report(s): cycles are not known.")
     if isinstance(obj, Report):
         frame = analysis.execution_by_phase(obj)
+        frame = frame[frame["phase"].astype(str).isin(DEVICE_PHASES)]
+        device = float(obj.summary()["cycles_per_step"])
         rows = tuple(
-            Row((text_cell(r.phase), Cell(format_cycles(r.cycles), sort_key(r.cycles)), pct_cell(r.pct, signed=False)))
+            Row((text_cell(r.phase), Cell(format_cycles(r.cycles), sort_key(r.cycles)),
+                 pct_cell(100.0 * r.cycles / device if device else None, signed=False)))
             for r in frame.itertuples(index=False)
         )
         cols: tuple[Col, ...] = (
-            Col("phase", "Phase"),
-            Col("cycles", "Cycles per step", True),
-            Col("pct", "% of step", True),
+            Col("phase", "Device phase"),
+            Col("cycles", "Device cycles per step", True),
+            Col("pct", "% of device cycles", True),
         )
-        footer = (Row((Cell("total"), Cell(format_cycles(frame["cycles"].sum())), Cell(""))),)
+        footer = (Row((Cell(metric_label("cycles_per_step")), Cell(format_cycles(device)), Cell(""))),)
     else:
         frame = obj.execution
+        frame = frame[frame["phase"].astype(str).isin(DEVICE_PHASES)]
         rows = tuple(
             Row((text_cell(r["phase"]), *diff_cells(r, "", "cycles", format_cycles)), {"status": str(r["status"])})
             for r in frame.to_dict("records")
         )
-        cols = (Col("phase", "Phase"), *diff_cols("cycles"))
-        b, n = float(frame["base_cycles"].sum()), float(frame["new_cycles"].sum())
+        cols = (Col("phase", "Device phase"), *diff_cols("cycles"))
+        total = obj.summary.loc["cycles_per_step"]
+        status = "" if is_missing(total["status"]) else str(total["status"])
+        tone = metric_tone("cycles_per_step", status) if status else None
         footer = (
             Row(
                 (
-                    Cell("total"),
-                    Cell(format_cycles(b)),
-                    Cell(format_cycles(n)),
-                    Cell(format_cycles(n - b, signed=True)),
-                    pct_cell(100.0 * (n - b) / b if b else None),
-                    Cell(""),
+                    Cell(metric_label("cycles_per_step")),
+                    Cell(format_cycles(total["base"])),
+                    Cell(format_cycles(total["new"])),
+                    Cell(format_cycles(total["delta"], signed=True), None, tone),
+                    pct_cell(total["delta_pct"], tone),
+                    Cell(status, None, tone),
                 )
             ),
         )
-    table = Table("execution-table", cols, rows, footer)
+    table = Table("execution-table", cols, rows, footer, note=EXECUTION_NOTE)
     figure = svg_figure(
-        "fig-execution", plots.plot_execution(reports), "Cycles per step (one run of the main program) by phase"
+        "fig-execution", plots.plot_execution(reports),
+        "Device cycles per step (one run of the main program) by device phase; host/runtime time is not device "
+        "time, so it is not stacked: it is written after each bar",
     )
-    return Section("execution", "Execution", (figure,), (table,))
+    return Section("execution", "Execution", (figure,), (table, _time_table(obj)))
+
+
+#: The note of the execution table: what is device time and what is not.
+EXECUTION_NOTE = (
+    "Device phases only; their span is the device cycles per step (what Graph Analyser's execution view spans). "
+    "Host/runtime time is not device time: it is in the time table below, where time per session.run = device "
+    "time + host/runtime time."
+)
+
+
+def _verdict_section(cmp: Comparison, verdict: ComparisonVerdict) -> Section:
+    """The verdict in words, first on a comparison's page."""
+    modelled = bool((cmp.summary["confidence"].astype(str) == "modelled").any())
+    note = ("Written from the figures below; bytes per replica."
+            + (" Modelled figures are estimates (see the Confidence column of the Summary)." if modelled else ""))
+    return Section("verdict", "Verdict", items=comparison_sentences(verdict), notes=(note,))
 
 
 # --------------------------------------------------------------------------- page
@@ -608,13 +668,15 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     # every variable that grew; other tables are top-N views
     variables, variables_view = _variables_table(obj, HTML_MAX_VARIABLE_ROWS, variables_note=True)
     summary = Section("summary", "Summary", (), (summary_table(obj),))
+    verdict: ComparisonVerdict | None = None
     if isinstance(obj, Report):
         # the report's ledger follows its summary
         leading: tuple[Section, ...] = (summary, html_ledger.report_ledger_section(obj),
                                         html_ledger.report_peak_section(obj, top))
     else:
         # a comparison leads with the ledger: what moved, per parameter, and what changed the peak
-        leading = (html_ledger.moves_section(obj), html_ledger.ledger_section(obj),
+        verdict = comparison_verdict(obj)
+        leading = (_verdict_section(obj, verdict), html_ledger.moves_section(obj), html_ledger.ledger_section(obj),
                    html_ledger.peak_section(obj, top), summary)
     sections = (
         *leading,
@@ -635,12 +697,13 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
         variable_filter = ("status", tuple(s for s in STATUS_ORDER if s in present) or STATUS_ORDER)
     else:
         variable_filter = ("liveness", ("always live", "not always live"))
-    data = _page_data(obj, reports, roles, variables_view)
+    data = _page_data(obj, reports, roles, variables_view, verdict)
     return Page(title, is_comparison, report_cards(obj), sections, variables, variable_filter, data)
 
 
 def _page_data(
-    obj: Report | Comparison, reports: list[Report], roles: list[str], variables: analysis.TopN
+    obj: Report | Comparison, reports: list[Report], roles: list[str], variables: analysis.TopN,
+    verdict: ComparisonVerdict | None = None,
 ) -> dict[str, Any]:
     """The JSON data block: metas, summary metrics and the variable rows shown (plus "other")."""
     fields = _REPORT_VARIABLE_FIELDS if isinstance(obj, Report) else _COMPARISON_VARIABLE_FIELDS
@@ -659,6 +722,7 @@ def _page_data(
             "reports": {role: r.meta.to_dict() for role, r in zip(roles, reports, strict=True)},
             "summary": summary,
             "ledger": html_ledger.ledger_data(obj),
+            **({} if verdict is None else {"verdict": _verdict_data(verdict)}),
             "variables": {
                 "shown": variables.shown,
                 "total": variables.total,
@@ -669,6 +733,10 @@ def _page_data(
             },
         }
     )
+
+
+def _verdict_data(verdict: ComparisonVerdict) -> dict[str, Any]:
+    return {"sentences": list(comparison_sentences(verdict)), "facts": verdict.to_dict()}
 
 
 def _environment() -> jinja2.Environment:

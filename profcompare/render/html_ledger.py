@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from profcompare import analysis
-from profcompare.ledger import peak_step, unattributed_bytes
-from profcompare.model import LOCATIONS, Report
+from profcompare.ledger import TILE_LOCATIONS, peak_step, unattributed_bytes
+from profcompare.model import LOCATIONS, Report, variables_convention
 from profcompare.render import plots
 from profcompare.render.format import format_bytes, format_count, is_missing, status_tone
 from profcompare.render.html_model import (
@@ -36,7 +36,9 @@ from profcompare.render.html_model import (
 )
 from profcompare.render.ledger_words import (
     LOCATION_WORDS,
+    TONE_LEGEND,
     MOVES_SHOWN,
+    liveness_rule,
     location_title,
     move_sentence,
     parameter_text,
@@ -64,13 +66,14 @@ def _role(value: Any) -> str:
     return "" if is_missing(value) else str(value)
 
 
-def _location_cell(base: Any, new: Any, delta: Any) -> Cell:
+def _location_cell(base: Any, new: Any, delta: Any, *, toned: bool = True) -> Cell:
     """One location of the per-parameter table: "base -> new (delta)", one figure when unchanged,
-    blank when neither report has bytes there; sorts by the delta."""
+    blank when neither report has bytes there; sorts by the delta. ``toned``: coloured by whether
+    the change costs tile memory (False for Streaming Memory, which is off chip)."""
     base, new, delta = int(base), int(new), int(delta)
     if not base and not new:
         return Cell("", None)
-    tone = "bad" if delta > 0 else ("good" if delta < 0 else None)
+    tone = None if not toned else "bad" if delta > 0 else ("good" if delta < 0 else None)
     if not delta:
         return Cell(format_bytes(new), 0.0, None, f"{new:,} B in both")
     text = f"{format_bytes(base)} -> {format_bytes(new)} ({format_bytes(delta, signed=True)})"
@@ -103,44 +106,42 @@ def moves_section(cmp: Comparison) -> Section:
 
 def _by_parameter_table(cmp: Comparison) -> Table:
     frame = cmp.ledger_by_parameter()
-    sums = tuple(f"{side}_{loc}" for loc in (*LOCATIONS, "total") for side in ("base", "new", "delta"))
-    view = analysis.top_n(frame, LEDGER_MAX_ROWS, "delta_total", label_column="parameter", sum_columns=sums,
+    sums = tuple(f"{side}_{loc}" for loc in (*LOCATIONS, "tile_memory") for side in ("base", "new", "delta"))
+    view = analysis.top_n(frame, LEDGER_MAX_ROWS, "delta_tile_memory", label_column="parameter", sum_columns=sums,
                           key=abs)
     columns = (
         Col("parameter", "Parameter"),
-        *(Col(loc, location_title(loc), True) for loc in LOCATIONS),
-        Col("base", "Base total", True),
-        Col("new", "New total", True),
-        Col("delta", "Diff", True),
+        *(Col(loc, location_title(loc), True) for loc in TILE_LOCATIONS),
+        Col("base", "Base tile memory", True),
+        Col("new", "New tile memory", True),
+        Col("delta", "Diff tile memory", True),
+        Col("streaming_memory", location_title("streaming_memory"), True),
     )
+
+    def cells(r: Any) -> tuple[Cell, ...]:
+        delta = int(r["delta_tile_memory"])
+        tone = "bad" if delta > 0 else ("good" if delta < 0 else None)
+        return (
+            *(_location_cell(r[f"base_{loc}"], r[f"new_{loc}"], r[f"delta_{loc}"]) for loc in TILE_LOCATIONS),
+            bytes_cell(r["base_tile_memory"]),
+            bytes_cell(r["new_tile_memory"]),
+            bytes_cell(delta, signed=True, tone=tone),
+            _location_cell(r["base_streaming_memory"], r["new_streaming_memory"], r["delta_streaming_memory"],
+                           toned=False),
+        )
+
     rows = []
     for r in view.shown_rows.to_dict("records"):
-        delta = int(r["delta_total"])
-        tone = "bad" if delta > 0 else ("good" if delta < 0 else None)
         label = parameter_text(r["parameter"])
-        rows.append(Row(
-            (
-                Cell(label, label),
-                *(_location_cell(r[f"base_{loc}"], r[f"new_{loc}"], r[f"delta_{loc}"]) for loc in LOCATIONS),
-                bytes_cell(r["base_total"]),
-                bytes_cell(r["new_total"]),
-                bytes_cell(delta, signed=True, tone=tone),
-            ),
-            {"name": label},
-        ))
+        rows.append(Row((Cell(label, label), *cells(r)), {"name": label}))
     footer: tuple[Row, ...] = ()
     if view.cut:
         other = view.other
         assert other is not None
-        footer = (Row((
-            Cell(f"other ({view.cut:,} parameters)"),
-            *(_location_cell(other[f"base_{loc}"], other[f"new_{loc}"], other[f"delta_{loc}"]) for loc in LOCATIONS),
-            bytes_cell(other["base_total"]),
-            bytes_cell(other["new_total"]),
-            bytes_cell(other["delta_total"], signed=True),
-        )),)
+        footer = (Row((Cell(f"other ({view.cut:,} parameters)"), *cells(other))),)
     note = ("Per parameter (roles summed), per location: base -> new (diff); one figure when unchanged. "
-            "Not-always-live: the most the parameter holds at once. Streaming Memory is not tile memory. "
+            "Not-always-live: the most the parameter holds at once. Tile memory = always-live + not-always-live; "
+            "Streaming Memory is off chip, not tile memory, and not in the tile totals. " + TONE_LEGEND + " "
             + cut_note(view, "parameters") + _all_rows_hint(view) + ".")
     return Table("ledger-parameters", columns, tuple(rows), footer, note,
                  empty="neither report attributes memory to parameters")
@@ -163,12 +164,15 @@ def _ledger_rows_table(cmp: Comparison) -> Table:
         label = parameter_text(r["parameter"], r["role"])
         role = _role(r["role"])
         location = LOCATION_WORDS.get(str(r["location"]), str(r["location"]))
+        diff = diff_cells(r)
+        if r["location"] == "streaming_memory":  # off chip: costs no tile memory, not coloured
+            diff = tuple(Cell(c.text, c.sort, None, c.title) for c in diff)
         rows.append(Row(
             (
                 Cell(label, label),
                 text_cell(role),
                 text_cell(location),
-                *diff_cells(r),
+                *diff,
                 Cell(steps_text(r["base_first_step"], r["base_last_step"]), sort_key(r["base_first_step"])),
                 Cell(steps_text(r["new_first_step"], r["new_last_step"]), sort_key(r["new_first_step"])),
             ),
@@ -194,8 +198,11 @@ def _ledger_rows_table(cmp: Comparison) -> Table:
 
 
 def ledger_section(cmp: Comparison) -> Section:
-    """The ledger of a comparison: per parameter, then every (parameter, role, location) row."""
-    return Section("ledger", "Memory ledger", tables=(_by_parameter_table(cmp), _ledger_rows_table(cmp)))
+    """The ledger of a comparison: the liveness rule the reports follow, per parameter, then every
+    (parameter, role, location) row."""
+    rule = liveness_rule((variables_convention(cmp.base.variables), variables_convention(cmp.new.variables)))
+    return Section("ledger", "Memory ledger", tables=(_by_parameter_table(cmp), _ledger_rows_table(cmp)),
+                   text=f"Liveness: {rule}" if rule else "")
 
 
 def peak_section(cmp: Comparison, top: int) -> Section:
@@ -257,7 +264,9 @@ def report_ledger_section(report: Report) -> Section:
                        bytes_cell(other["bytes_at_peak"]), Cell(""), Cell(format_count(other["rows"])))),)
     locations = tuple(LOCATION_WORDS[loc] for loc in LOCATIONS if (frame["location"] == loc).any())
     unattributed = unattributed_bytes(frame) if len(frame) else 0
-    text = ("Per model parameter, where its bytes live (per replica): always-live, not-always-live (the most the "
+    rule = liveness_rule((variables_convention(report.variables),))
+    text = ((f"Liveness: {rule} " if rule else "")
+            + "Per model parameter, where its bytes live (per replica): always-live, not-always-live (the most the "
             "rows hold at once; at peak: live at the not-always-live peak step) or Streaming Memory. "
             + (f"Unattributed (no parameter, role other): {format_bytes(unattributed)}." if unattributed
                else "Every row is attributed."))

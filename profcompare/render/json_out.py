@@ -1,11 +1,13 @@
 """JSON output for scripts and CI (``--format json``); every document carries ``schema_version``.
 
-Shapes (schema_version 3; version 3 added the memory ledger):
+Shapes (schema_version 4; version 3 added the memory ledger, version 4 the verdict, the liveness
+rule, ``host_seconds_per_step`` in the summary and tile-memory totals in ``ledger_by_parameter``):
 
 ``show``::
 
-    {"schema_version": 3, "meta": {ReportMeta.to_dict()},
+    {"schema_version": 4, "meta": {ReportMeta.to_dict()},
      "summary": {"<metric>": {"value", "unit", "confidence"}, ...},
+     "liveness_rule": str | null (why model state is, or is not, always-live),
      "ledger": [one object per Report.ledger() column: parameter, role, location, bytes,
                 bytes_at_peak, first_step, last_step, rows],
      "unattributed_bytes": int, "peak_step": int | null,
@@ -15,10 +17,13 @@ Shapes (schema_version 3; version 3 added the memory ledger):
 
 ``compare``::
 
-    {"schema_version": 3, "base": {meta}, "new": {meta},
+    {"schema_version": 4, "base": {meta}, "new": {meta},
+     "verdict": {"sentences": [the verdict in words], "facts": {moves, memory, time, fit}},
+     "liveness_rule": str | null,
      "summary": {"<metric>": {"base", "new", "delta", "delta_pct", "status", "confidence"}, ...},
      "ledger_moves": [every Comparison.ledger_moves(None) row, largest move first],
-     "ledger_by_parameter": [Comparison.ledger_by_parameter() rows],
+     "ledger_by_parameter": [Comparison.ledger_by_parameter() rows; *_tile_memory = always-live +
+                             not-always-live, Streaming Memory apart],
      "peak_composition": [Comparison.peak_composition() rows],
      "ledger": [one object per Comparison.ledger column],
      "variables": [one object per Comparison.variables column], "cut": {"variables": {...}},
@@ -31,9 +36,11 @@ were left out).
 
 ``variables``::
 
-    {"schema_version": 2, "meta": {meta},
+    {"schema_version": 4, "meta": {meta},
      "selection": {"sort", "filter", "always_live", "top"},
      "total": int, "shown": int, "cut": int, "other_bytes": int | null,
+     "selection_totals": {rows, bytes, tensors, tensor_bytes, instance_rows, not_always_live_rows}
+                         (analysis.selection_totals: the rows overlap, the sum is not memory in use),
      "variables": [one object per Report.variables column, for the rows shown]}
 
 Numbers: byte, tile, entry and step figures are integers; cycles, rates and percentages are
@@ -53,12 +60,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from profcompare.analysis import selection_totals, variables_view
 from profcompare.compare import Comparison
-from profcompare.model import METRIC_UNITS, METRICS, Report
+from profcompare.compare.verdict import comparison_verdict
+from profcompare.model import METRIC_UNITS, METRICS, Report, variables_convention
 from profcompare.render.format import is_missing
+from profcompare.render.ledger_words import liveness_rule
+from profcompare.render.verdict_words import comparison_sentences
 from profcompare.render.sections import VariablesView, limit
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: metric units whose values are whole numbers
 _INTEGER_UNITS = frozenset({"bytes", "tiles"})
@@ -148,6 +159,7 @@ def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
             m: {"value": metric_value(m, summary[m]), "unit": METRIC_UNITS[m], "confidence": confidence[m]}
             for m in METRICS
         },
+        "liveness_rule": liveness_rule((variables_convention(report.variables),)),
         "ledger": frame_records(ledger),
         "unattributed_bytes": unattributed_bytes(ledger),
         "peak_step": peak_step(report),
@@ -182,10 +194,14 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
             "confidence": str(row["confidence"]),
         }
     variables, cut = _variables_rows(cmp.variables, top, "delta_bytes")
+    verdict = comparison_verdict(cmp)
     return {
         "schema_version": SCHEMA_VERSION,
         "base": jsonable(cmp.base.meta.to_dict()),
         "new": jsonable(cmp.new.meta.to_dict()),
+        "verdict": {"sentences": list(comparison_sentences(verdict)), "facts": jsonable(verdict.to_dict())},
+        "liveness_rule": liveness_rule((variables_convention(cmp.base.variables),
+                                        variables_convention(cmp.new.variables))),
         "summary": summary,
         "ledger_moves": frame_records(cmp.ledger_moves(None)),
         "ledger_by_parameter": frame_records(cmp.ledger_by_parameter()),
@@ -219,6 +235,9 @@ def variables_json(result: VariablesView) -> dict[str, Any]:
         "shown": view.shown,
         "cut": view.cut,
         "other_bytes": None if other is None else int(other["bytes"]),
+        "selection_totals": selection_totals(
+            variables_view(result.report, top=None, sort=result.sort, filter_regex=result.filter_regex,
+                           always_live=result.always_live).rows),
         "variables": frame_records(view.shown_rows),
     }
 

@@ -20,6 +20,34 @@ LOCATION_WORDS = {
 }
 
 
+#: How every comparison colours a change (terminal, HTML page, index): by what it costs.
+TONE_LEGEND = (
+    "Colour: red = costs tile memory or time, green = frees tile memory or saves time; a change of Streaming "
+    "Memory is not coloured (off chip, it costs no tile memory: its price is the transfer time, shown under time)."
+)
+
+#: Where the not-always-live rule of popxl variables is documented.
+LIVENESS_RULE_SOURCE = "docs/ipu-model.md section 5"
+
+
+def liveness_rule(conventions: tuple[str, ...]) -> str | None:
+    """The one line that says why model state is (not) always-live in these reports, from each
+    report's :func:`profcompare.model.variables_convention`; None when no report lists model state."""
+    written = "written_from_host" in conventions
+    always = "always_live" in conventions
+    if written and not always:
+        return ("popxl writes every variable from the host, so weights, on-chip optimizer state and accumulators "
+                "are not-always-live from the step that writes them, and always-live memory is code, vertex state, "
+                f"constants and stack ({LIVENESS_RULE_SOURCE}).")
+    if always and not written:
+        return ("Model state is always-live in these reports (variables created with initial values, as a Poplar "
+                f"C++ program); a popxl program shows it not-always-live ({LIVENESS_RULE_SOURCE}).")
+    if written and always:
+        return ("The reports place model state differently: not-always-live where popxl writes it from the host, "
+                f"always-live where variables have initial values ({LIVENESS_RULE_SOURCE}); compare with care.")
+    return None
+
+
 def location_title(location: str) -> str:
     """A location as a table header: "Always-live", "Not-always-live", "Streaming Memory"."""
     words = LOCATION_WORDS.get(location, location)
@@ -90,4 +118,4 @@ def peak_change_notes(base_peak: dict[str, Any], new_peak: dict[str, Any], liste
     return where, explained
 
 
-__all__ = ["LOCATION_WORDS", "MOVES_SHOWN", "peak_change_notes", "peak_text", "location_text", "location_title", "move_sentence", "parameter_text", "steps_text"]
+__all__ = ["LIVENESS_RULE_SOURCE", "LOCATION_WORDS", "TONE_LEGEND", "liveness_rule", "MOVES_SHOWN", "peak_change_notes", "peak_text", "location_text", "location_title", "move_sentence", "parameter_text", "steps_text"]

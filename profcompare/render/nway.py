@@ -25,7 +25,10 @@ from markupsafe import Markup
 from profcompare._version import __version__
 from profcompare.model import HIGHER_IS_BETTER, METRIC_UNITS
 from profcompare.nway import NWayTable
-from profcompare.render.format import format_metric, format_pct, metric_label
+from profcompare.compare.verdict import nway_verdict
+from profcompare.render.format import UNTONED_METRICS, format_metric, format_pct, metric_label
+from profcompare.render.ledger_words import TONE_LEGEND, liveness_rule
+from profcompare.render.verdict_words import nway_sentences
 
 #: The comparison's default noise rule (``profcompare compare``): a change within 64 bytes and
 #: within 1% of the base is not coloured.
@@ -61,7 +64,7 @@ class NWayRow:
 
 
 def _tone(metric: str, base: float, value: float) -> str | None:
-    if any(isinstance(v, float) and math.isnan(v) for v in (base, value)):
+    if metric in UNTONED_METRICS or any(isinstance(v, float) and math.isnan(v) for v in (base, value)):
         return None
     delta = value - base
     noise_abs = NOISE_BYTES if METRIC_UNITS.get(metric) == "bytes" else math.inf
@@ -115,11 +118,36 @@ def ledger_rows(table: NWayTable) -> tuple[LedgerRow, ...]:
             delta = ""
             if label != table.base and not math.isnan(value) and not math.isnan(base_value) and value != base_value:
                 delta = format_bytes(value - base_value, signed=True)
-            tone = None if label == table.base else _tone("variable_bytes", base_value, value)
+            # Streaming Memory is off chip: a change there costs no tile memory and is not coloured
+            tone = None if label == table.base or key[2] == "streaming_memory" else \
+                _tone("variable_bytes", base_value, value)
             cells.append(NWayCell(format_bytes(value), delta, tone, ""))
         parameter, role, location = (str(k) for k in key)
         rows.append(LedgerRow(parameter or "(no parameter)", role, location, tuple(cells)))
     return tuple(rows)
+
+
+def nway_liveness_rule(table: NWayTable) -> str | None:
+    """The liveness rule line for the variants of ``table``, read from their side-by-side
+    ledger: model state (weight, optimizer state, accumulator rows) not-always-live, always-live
+    or both (see :func:`profcompare.render.ledger_words.liveness_rule`)."""
+    ledger = table.ledger
+    if not len(ledger):
+        return None
+    keys = ledger.index.to_frame(index=False)
+    held = ledger.fillna(0.0).to_numpy().sum(axis=1) > 0
+    state = keys["role"].astype(str).isin(("weight", "optimizer_state", "accumulator")).to_numpy() & held
+    conventions = []
+    if (state & (keys["location"].astype(str) == "not_always_live").to_numpy()).any():
+        conventions.append("written_from_host")
+    if (state & (keys["location"].astype(str) == "always_live").to_numpy()).any():
+        conventions.append("always_live")
+    return liveness_rule(tuple(conventions))
+
+
+def verdict_text(table: NWayTable) -> tuple[str, ...]:
+    """The N-way verdict in words: each variant against the base, then which fit and which is fastest."""
+    return nway_sentences(nway_verdict(table))
 
 
 def column_title(table: NWayTable, label: str) -> str:
@@ -141,8 +169,11 @@ def render_nway_text(table: NWayTable, *, title: str, color: bool = False, width
         for cell in row.cells:
             cells.append(Cell(cell.text + (f" ({cell.delta})" if cell.delta else ""), cell.tone))
         rows.append(tuple(cells))
+    verdict = Section("Verdict", None, ("Written from the figures below; bytes per replica.",), verdict_text(table))
     section = Section("Summary metrics", Table(columns, tuple(rows)), (*notes, LEGEND))
-    return render_document(Document(title, (), (), (section,)), color=color, width=width)
+    rule = nway_liveness_rule(table)
+    facts = (("liveness", rule),) if rule else ()
+    return render_document(Document(title, facts, (), (verdict, section)), color=color, width=width)
 
 
 def nway_document(table: NWayTable, *, links: Mapping[str, str] | None = None, **extra: Any) -> dict[str, Any]:
@@ -150,6 +181,11 @@ def nway_document(table: NWayTable, *, links: Mapping[str, str] | None = None, *
     ``links`` (variant label -> file of its comparison with the base) and ``extra`` keys."""
     document = table.to_dict()
     document["generator"] = f"profcompare {__version__}"
+    verdict = nway_verdict(table)
+    document["verdict"] = {"sentences": list(nway_sentences(verdict)), "facts": verdict.to_dict()}
+    rule = nway_liveness_rule(table)
+    if rule:
+        document["liveness_rule"] = rule
     if links is not None:
         document["comparisons"] = dict(links)
     document.update(extra)
@@ -222,6 +258,9 @@ def render_nway_html(
         ledger=ledger_rows(table),
         errors=[(label, (errors or {}).get(label, "")) for label in table.labels] if errors and any(errors.values()) else [],
         legend=LEGEND,
+        tone_legend=TONE_LEGEND,
+        verdict=verdict_text(table),
+        liveness_rule=nway_liveness_rule(table),
         data=document,
         data_id=data_id,
         version=__version__,

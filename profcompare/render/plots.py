@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from profcompare import analysis
-from profcompare.model import CATEGORY_GROUPS, PHASES, Report
+from profcompare.model import CATEGORY_GROUPS, DEVICE_PHASES, PHASES, Report, run_span_cycles
 from profcompare.render.format import format_bytes
 
 #: Most points a plotted curve keeps (see :func:`downsample_max`).
@@ -309,11 +309,23 @@ def plot_code(reports: Sequence[Report], *, top: int = 15) -> Figure:
     return fig
 
 
-def plot_execution(reports: Sequence[Report]) -> Figure:
-    """Execution cycles per step by phase: one horizontal stacked bar per report.
+def host_seconds(report: Report) -> float:
+    """The report's host/runtime seconds per ``session.run`` (``host_seconds_per_step`` of its
+    summary, from the execution table alone; NaN when it records none)."""
+    execution = report.execution
+    if not len(execution) or not (execution["phase"].astype(str) == "runtime").any():
+        return float("nan")
+    cycles = run_span_cycles(execution, include_runtime=True) - run_span_cycles(execution)
+    return cycles / report.meta.target.clock_hz
 
-    Returns a Figure with one Axes whose bar containers are the phases present (PHASES order),
-    each with one bar per report (cycles per run of the main program).
+
+def plot_execution(reports: Sequence[Report]) -> Figure:
+    """Device cycles per step by device phase: one horizontal stacked bar per report.
+
+    Returns a Figure with one Axes whose bar containers are the device phases present
+    (DEVICE_PHASES order), each with one bar per report (device cycles per run of the main
+    program). Host/runtime time is not device time: it is not stacked, only written after each
+    bar beside its device cycles.
     """
     fig = _figure(height=1.2 + 0.55 * max(len(reports), 1))
     ax = fig.add_subplot()
@@ -323,7 +335,7 @@ def plot_execution(reports: Sequence[Report]) -> Figure:
     if table.empty:
         _empty(ax, "no execution profile")
         return fig
-    table = table.reindex([p for p in PHASES if p in table.index])
+    table = table.reindex([p for p in DEVICE_PHASES if p in table.index])
     positions = np.arange(len(reports))[::-1]
     left = np.zeros(len(reports))
     for phase, row in table.iterrows():
@@ -339,12 +351,14 @@ def plot_execution(reports: Sequence[Report]) -> Figure:
             linewidth=0.4,
         )
         left += values
-    for pos, total in zip(positions, left, strict=True):
-        ax.text(total, pos, f" {total:,.0f}", va="center", fontsize=8)
+    for pos, total, report in zip(positions, left, reports, strict=True):
+        host = host_seconds(report)
+        host_text = "" if host != host else f" + host/runtime {host * 1e3:,.3f} ms"
+        ax.text(total, pos, f" {total:,.0f} device cycles{host_text}", va="center", fontsize=8)
     ax.set_yticks(positions, _labels(reports))
-    ax.set_xlim(0, max(left.max(), 1) * 1.15)
+    ax.set_xlim(0, max(left.max(), 1) * 1.6)
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
-    ax.set_xlabel("cycles per step")
+    ax.set_xlabel("device cycles per step")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return fig
 

@@ -23,6 +23,7 @@ from profcompare.render.format import (
     format_cycles,
     format_knob_value,
     format_rate,
+    format_seconds,
 )
 
 #: memory series of the left panel: metric -> legend text
@@ -43,6 +44,8 @@ _METRIC_FORMATS = (
     ("code_bytes", format_bytes),
     ("streaming_memory_bytes", format_bytes),
     ("cycles_per_step", format_cycles),
+    ("host_seconds_per_step", format_seconds),
+    ("seconds_per_step", format_seconds),
     ("samples_per_second", format_rate),
 )
 
@@ -170,7 +173,7 @@ def sweep_nway(table: pd.DataFrame, swept: Sequence[str], reports: Mapping[str, 
     extra = {label: {k: record[k] for k in swept} for label, record in zip(labels, table.to_dict("records"), strict=True)}
     if reports is not None:
         return nway_table([(label, reports.get(label)) for label in labels], statuses=statuses, extra=extra)
-    metrics = [m for m, _ in _METRIC_FORMATS]
+    metrics = [m for m, _ in _METRIC_FORMATS if m in table.columns]  # tables written before a metric existed
     values = table.set_index("point")[metrics].T
     return nway_from_values(values, statuses=statuses, extra=extra)
 

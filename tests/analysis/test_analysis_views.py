@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pandas.testing as pdt
@@ -214,3 +216,25 @@ def test_variable_bytes_count_model_state_whatever_its_liveness() -> None:
     all_live = variable_frame([("w", 400, True, "weight"), ("m", 200, True, "optimizer_state")])
     assert variables_convention(all_live) == "always_live"
     assert variables_convention(variable_frame([("act", 5, False, "activation")])) == "unknown"
+
+
+def test_execution_by_phase_shares_are_of_device_cycles_not_host_time() -> None:
+    execution = make_frame(
+        "execution",
+        {
+            "run": [0, 0, 0],
+            "step": [0, 1, 2],
+            "program": ["fwd", "fwd", "session.run (host)"],
+            "type": ["OnTileExecute", "OnTileExecute", "Host"],
+            "phase": ["compute", "exchange", "runtime"],
+            "cycles": [300, 100, 600],
+            "cycles_from": [0, 300, 400],
+            "cycles_to": [300, 400, 1000],
+        },
+    )
+    result = execution_by_phase(report(execution=execution))
+    # device cycles per step: the 400-cycle span of compute and exchange; the runtime phase is
+    # host/runtime time, listed with its cycles but no share of the device's
+    assert list(result["phase"]) == ["compute", "exchange", "runtime"]
+    assert list(result["cycles"]) == [300.0, 100.0, 600.0]
+    assert result["pct"].iloc[0] == 75.0 and result["pct"].iloc[1] == 25.0 and math.isnan(result["pct"].iloc[2])

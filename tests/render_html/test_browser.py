@@ -200,9 +200,9 @@ def test_ledger_leads_the_diff_and_sorts_and_filters(browser, page_file: Path, c
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.goto(page_file.as_uri())
     page.wait_for_load_state("load")
-    # the ledger comes first: moves, ledger, peak, then the summary
+    # the verdict comes first, then the ledger: moves, ledger, peak, then the summary
     sections = page.eval_on_selector_all("main > section.section", "s => s.map(x => x.id)")
-    assert sections[:4] == ["moves", "ledger", "peak", "summary"]
+    assert sections[:5] == ["verdict", "moves", "ledger", "peak", "summary"]
     moves = comparison.ledger_moves(None)
     items = [t.strip() for t in page.locator("#moves ol.moves li").all_inner_texts()]
     assert items == [move_sentence(m) for m in moves.head(MOVES_SHOWN).itertuples(index=False)]
@@ -213,13 +213,13 @@ def test_ledger_leads_the_diff_and_sorts_and_filters(browser, page_file: Path, c
     assert box is not None and box["width"] > 400 and box["height"] > 150
     assert plot.locator("g[id^=patch]").count() > 2 * len(comparison.ledger_by_parameter())
 
-    # the per-parameter table sorts by its diff column, largest first
-    header = page.locator("#ledger-parameters thead th").last
+    # the per-parameter table sorts by its tile-memory diff column, largest first
+    header = page.locator("#ledger-parameters thead th[data-key=delta]")
     header.click(position={"x": 3, "y": 3})
     deltas = page.eval_on_selector_all(
-        "#ledger-parameters tbody tr", "rows => rows.map(r => parseFloat(r.cells[r.cells.length - 1].getAttribute('data-sort')))"
+        "#ledger-parameters tbody tr", "rows => rows.map(r => parseFloat(r.cells[5].getAttribute('data-sort')))"
     )
-    expected = comparison.ledger_by_parameter()["delta_total"].astype(float).tolist()
+    expected = comparison.ledger_by_parameter()["delta_tile_memory"].astype(float).tolist()
     assert deltas == sorted(expected, reverse=True)
 
     # every ledger row is in the page (the page's JSON says none was cut); filters count

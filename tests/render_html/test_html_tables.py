@@ -89,7 +89,7 @@ def test_report_page_shows_its_ledger_and_what_is_live_at_the_peak(offchip: Repo
 def test_comparison_page_leads_with_the_ledger(onchip: Report, offchip: Report) -> None:
     diff = compare(onchip, offchip)
     page = build_page(diff, top=5)
-    assert [s.id for s in page.sections[:4]] == ["moves", "ledger", "peak", "summary"]
+    assert [s.id for s in page.sections[:5]] == ["verdict", "moves", "ledger", "peak", "summary"]
     moves = next(s for s in page.sections if s.id == "moves")
     assert moves.items[0] == (
         f"layer0.weight optimizer_state: {format_bytes(diff.ledger_moves(1)['base_always_live'].item())} always-live -> "
@@ -97,8 +97,9 @@ def test_comparison_page_leads_with_the_ledger(onchip: Report, offchip: Report) 
     by_parameter = _table(page, "ledger", 0)
     expected = diff.ledger_by_parameter()
     shown = [(r.cells[0].text, r.cells[-1].sort) for r in by_parameter.rows]
+    shown = [(r.cells[0].text, r.cells[5].sort) for r in by_parameter.rows]
     assert sorted(shown) == sorted(zip(expected["parameter"].replace("", "(no parameter)"),
-                                       expected["delta_total"].astype(float), strict=True))
+                                       expected["delta_tile_memory"].astype(float), strict=True))
     assert [abs(d) for _, d in shown] == sorted((abs(d) for _, d in shown), reverse=True)
     rows = _table(page, "ledger", 1)
     assert len(rows.rows) == len(diff.ledger)

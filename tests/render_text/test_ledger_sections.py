@@ -33,8 +33,8 @@ def _section(document, title):  # type: ignore[no-untyped-def]
 
 def test_comparison_leads_with_the_ledger_before_the_variables(diff: Comparison) -> None:
     titles = [s.title for s in comparison_document(diff).sections]
-    assert titles[:4] == ["Where the memory moved", "Ledger by parameter", "What changed the not-always-live peak",
-                          "Summary"]
+    assert titles[:5] == ["Verdict", "Where the memory moved", "Ledger by parameter",
+                          "What changed the not-always-live peak", "Summary"]
     assert titles.index("Ledger by parameter") < titles.index("Variables (largest changes)")
 
 
@@ -53,22 +53,27 @@ def test_moves_in_plain_words(diff: Comparison) -> None:
 def test_ledger_by_parameter_table(diff: Comparison) -> None:
     table = _section(comparison_document(diff), "Ledger by parameter").table
     assert table is not None
-    assert [c.header for c in table.columns] == ["Parameter", "Always-live", "Not-always-live", "Streaming Memory",
-                                                 "Base total", "New total", "Delta"]
+    assert [c.header for c in table.columns] == ["Parameter", "Always-live", "Not-always-live", "Base tile memory",
+                                                 "New tile memory", "Delta tile memory", "Streaming Memory"]
     rows = [[cell.text for cell in row] for row in table.rows]
+    # fc1.weight: 6,400,000 B always-live -> 3,200,000 always-live + 800,000 not-always-live = 4,000,000 B of
+    # tile memory (-2,400,000 B = -2.3 MiB); its 800,000 B of Streaming Memory is not tile memory
     assert rows == [
         ["fc1.weight", "6.1 MiB -> 3.1 MiB (-3.1 MiB)", "0 B -> 781.2 KiB (+781.2 KiB)",
-         "0 B -> 781.2 KiB (+781.2 KiB)", "6.1 MiB", "4.6 MiB", "-1.5 MiB"],
-        ["<b>x|y</b>", "0 B -> 1000 B (+1000 B)", "", "", "0 B", "1000 B", "+1000 B"],
-        ["(no parameter)", "0 B -> 4 B (+4 B)", "97.7 KiB", "", "97.7 KiB", "97.7 KiB", "+4 B"],
+         "6.1 MiB", "3.8 MiB", "-2.3 MiB", "0 B -> 781.2 KiB (+781.2 KiB)"],
+        ["<b>x|y</b>", "0 B -> 1000 B (+1000 B)", "", "0 B", "1000 B", "+1000 B", ""],
+        ["(no parameter)", "0 B -> 4 B (+4 B)", "97.7 KiB", "97.7 KiB", "97.7 KiB", "+4 B", ""],
     ]
+    # a change is coloured by what it costs in tile memory; Streaming Memory (off chip) never is
+    assert [row[5].tone for row in table.rows] == ["good", "bad", "bad"]
+    assert table.rows[0][6].tone is None
 
 
 def test_ledger_by_parameter_cuts_to_top_with_an_other_row(diff: Comparison) -> None:
     table = _section(comparison_document(diff, top=1), "Ledger by parameter").table
     assert table is not None
     assert [row[0].text for row in table.rows] == ["fc1.weight", "other (2 parameters)"]
-    assert table.rows[-1][-1].text == "+1004 B" and table.rows[-1][-1].tone == "muted"
+    assert table.rows[-1][5].text == "+1004 B" and table.rows[-1][5].tone == "muted"
 
 
 def test_peak_composition_explains_the_peak(diff: Comparison) -> None:
@@ -115,7 +120,7 @@ def test_markdown_escapes_parameter_names(diff: Comparison, pair: tuple[Report, 
 
 def test_text_prints_the_moves_as_a_list(diff: Comparison) -> None:
     text = TextRenderer().render(diff)
-    assert text.index("Where the memory moved") < text.index("Summary")
+    assert text.index("Where the memory moved") < text.index("\nSummary\n")
     assert "\n- fc1.weight remote_staging: nothing -> 781.2 KiB not-always-live (steps 2-3)\n" in text
 
 
@@ -133,7 +138,7 @@ def test_control_characters_in_parameters_never_reach_the_terminal() -> None:
 
 def test_comparison_json_carries_the_ledger(diff: Comparison) -> None:
     data = json.loads(JsonRenderer().render(diff))
-    assert data["schema_version"] == 3
+    assert data["schema_version"] == 4
     assert data["ledger_moves"][0] == {
         "parameter": "fc1.weight", "role": "optimizer_state",
         "base_always_live": 3_200_000, "base_not_always_live": 0, "base_streaming_memory": 0,
@@ -144,7 +149,9 @@ def test_comparison_json_carries_the_ledger(diff: Comparison) -> None:
         ("fc1.weight", "optimizer_state", 4_000_000), ("fc1.weight", "remote_staging", 800_000),
         ("<b>x|y</b>", "weight", 1_000), ("", "other", 4)]
     assert data["ledger_by_parameter"][0]["parameter"] == "fc1.weight"
-    assert data["ledger_by_parameter"][0]["delta_total"] == 3_200_000 + 800_000 + 800_000 - 6_400_000
+    # tile memory only (always-live 6.4 MB -> 3.2 MB + 0.8 MB not-always-live); Streaming Memory apart
+    assert data["ledger_by_parameter"][0]["delta_tile_memory"] == 3_200_000 + 800_000 - 6_400_000
+    assert data["ledger_by_parameter"][0]["delta_streaming_memory"] == 800_000
     assert data["peak_composition"] == [
         {"parameter": "fc1.weight", "role": "remote_staging", "base_bytes": 0, "new_bytes": 800_000,
          "delta_bytes": 800_000},
@@ -157,7 +164,7 @@ def test_comparison_json_carries_the_ledger(diff: Comparison) -> None:
 
 def test_report_json_carries_the_ledger_and_the_peak(pair: tuple[Report, Report]) -> None:
     data = json.loads(JsonRenderer().render(pair[1]))
-    assert data["schema_version"] == 3
+    assert data["schema_version"] == 4
     assert data["peak_step"] == 2 and data["unattributed_bytes"] == 4
     assert list(data["ledger"][0]) == ["parameter", "role", "location", "bytes", "bytes_at_peak", "first_step",
                                        "last_step", "rows"]

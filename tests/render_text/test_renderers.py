@@ -132,8 +132,9 @@ def test_report_without_execution_profile_says_so() -> None:
     report = samples.build_report("onchip", execution=False)
     text = TextRenderer().render(report)
     assert "No execution profile in this report." in text
-    assert re.search(r"^Cycles per step \(device\) +n/a +modelled$", text, re.MULTILINE)
-    assert re.search(r"^Time per step \(session.run\) +n/a +modelled$", text, re.MULTILINE)
+    assert re.search(r"^Device cycles per step +n/a +modelled$", text, re.MULTILINE)
+    assert re.search(r"^Host/runtime time per step +n/a +modelled$", text, re.MULTILINE)
+    assert re.search(r"^Time per session.run \(device \+ host\) +n/a +modelled$", text, re.MULTILINE)
 
 
 def test_top_n_cut_is_announced_with_the_other_row() -> None:
@@ -185,7 +186,7 @@ def test_markdown_says_which_report_is_base_and_new(comparison: Comparison) -> N
 def test_show_json_shape(offchip: Report) -> None:
     data = json.loads(get_renderer("json").render(offchip))
     assert list(data)[:3] == ["schema_version", "meta", "summary"]
-    assert data["schema_version"] == 3
+    assert data["schema_version"] == 4
     assert data["meta"]["label"] == "offchip-sharded"
     assert data["meta"]["simulated"] is True
     assert list(data["summary"]) == list(METRICS)
@@ -208,8 +209,8 @@ def test_show_json_nan_is_null() -> None:
 
 def test_compare_json_shape(comparison: Comparison) -> None:
     data = json.loads(get_renderer("json").render(comparison, top=4))
-    assert list(data)[:5] == ["schema_version", "base", "new", "summary", "ledger_moves"]
-    assert data["schema_version"] == 3
+    assert list(data)[:7] == ["schema_version", "base", "new", "verdict", "liveness_rule", "summary", "ledger_moves"]
+    assert data["schema_version"] == 4
     assert data["base"]["label"] == "onchip" and data["new"]["label"] == "offchip-sharded"
     assert list(data["summary"]) == list(METRICS)
     peak = data["summary"]["peak_liveness_bytes"]

@@ -120,7 +120,7 @@ def test_four_variant_run_writes_an_index_and_prints_one_table(fake_registry: ob
     assert row[1] == format_metric("variable_bytes", base_variable)  # exact: no ~ marker
     assert row[2] == format_metric("variable_bytes", reports["fake-big"].summary()["variable_bytes"]) + " " + format_pct(pct)
     assert row[3] == "n/a"  # no report
-    cycles = next(r for r in metric_rows if r[0] == "Cycles per step (device)")
+    cycles = next(r for r in metric_rows if r[0] == "Device cycles per step")
     assert cycles[1].startswith("~")  # modelled
     assert 'class="base' in page and "docs/ipu-model.md" in page
     assert page.count("<tr>", page.index('id="ledger-table"')) == 1 + len(got)  # header + a row each

@@ -23,7 +23,9 @@ from profcompare.render.format import (
     status_tone,
 )
 from profcompare.render.ipu_sections import comparison_ipu_section
-from profcompare.render.ledger_words import peak_text
+from profcompare.model import DEVICE_PHASES, variables_convention
+from profcompare.render.ledger_words import liveness_rule, peak_text
+from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text, verdict_section
 from profcompare.render.sections.document import (
     CONFIDENCE_LEGEND,
     Cell,
@@ -247,9 +249,11 @@ def _comparison_remote_section(cmp: Comparison, top: int | None) -> Section:
             return Section(title, None, ("Neither report records remote buffers.",))
         return Section(title, None, ("Neither report keeps anything in Streaming Memory.", *missing))
     view = cmp.top("remote_buffers", top)
+    # off chip: a change of Streaming Memory costs no tile memory, so it is not coloured
     rows: list[tuple[Cell, ...]] = [
         (Cell(str(r.name)),)
-        + _delta_cells(r.base_bytes, r.new_bytes, r.delta_bytes, r.delta_pct, r.status, format_bytes)
+        + tuple(Cell(c.text) for c in _delta_cells(r.base_bytes, r.new_bytes, r.delta_bytes, r.delta_pct, r.status,
+                                                    format_bytes))
         + (Cell(_sharded_text(r.base_sharded, r.new_sharded)),)
         for r in view.shown_rows.itertuples(index=False)
     ]
@@ -269,17 +273,25 @@ def _comparison_remote_section(cmp: Comparison, top: int | None) -> Section:
 
 
 def _comparison_execution_section(cmp: Comparison) -> Section:
-    title = "Execution cycles by phase"
+    title = EXECUTION_TITLE
     execution = cmp.execution
     if not len(execution):
         return Section(title, None, ("Neither report has an execution profile.",))
-    rows = tuple(
+    device = execution[execution["phase"].astype(str).isin(DEVICE_PHASES)]
+    rows = [
         (Cell(str(r.phase)),)
         + _delta_cells(r.base_cycles, r.new_cycles, r.delta_cycles, r.delta_pct, r.status, format_cycles)
-        for r in execution.itertuples(index=False)
-    )
-    table = Table((Column("Phase"),) + _DELTA_COLUMNS, rows)
-    notes = []
+        for r in device.itertuples(index=False)
+    ]
+    total = cmp.summary.loc["cycles_per_step"]
+    tone = metric_tone("cycles_per_step", _str(total["status"]))
+    rows.append((Cell(metric_label("cycles_per_step")), _num(format_cycles(total["base"])),
+                 _num(format_cycles(total["new"])), _num(format_cycles(total["delta"], signed=True), tone),
+                 _num(format_pct(total["delta_pct"]), tone), Cell(_str(total["status"]), tone)))
+    table = Table((Column("Device phase"),) + _DELTA_COLUMNS, tuple(rows))
+    notes = [DEVICE_PHASES_NOTE]
+    notes += [f"{role.capitalize()}: {time_per_run_text(cmp.summary[role], report.meta.target.clock_hz)}"
+              for role, report in (("base", cmp.base), ("new", cmp.new))]
     for role, report in (("base", cmp.base), ("new", cmp.new)):
         if not len(report.execution):
             notes.append(f"The {role} report has no execution profile; its cycles read 0.")
@@ -318,10 +330,11 @@ def comparison_warnings(cmp: Comparison) -> tuple[str, ...]:
 
 def comparison_document(cmp: Comparison, *, top: int | None = 20) -> Document:
     """Return the document for a comparison (``compare``): which report is base and which new,
-    warnings, and sections led by the ledger (Where the memory moved, Ledger by parameter, What
-    changed the not-always-live peak), then Summary, Memory by category, Variables (largest
-    changes), Liveness,
-    Tiles, Code by program, Streaming Memory (remote buffers), Execution cycles by phase.
+    the liveness rule the reports follow, warnings, and sections led by the Verdict (what moved
+    where, what it did to peak tile memory and to time), then the ledger (Where the memory moved,
+    Ledger by parameter, What changed the not-always-live peak), then Summary, Memory by
+    category, Variables (largest changes), Liveness, Tiles, Code by program, Streaming Memory
+    (remote buffers), Execution: device cycles by phase.
     ``top`` cuts the long tables (None or 0 = all rows).
     """
     top = limit(top)
@@ -338,7 +351,11 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20) -> Document:
     )
     if base.target == new.target:
         facts.append(("target", describe_target(base)))
+    rule = liveness_rule((variables_convention(cmp.base.variables), variables_convention(cmp.new.variables)))
+    if rule:
+        facts.append(("liveness", rule))
     sections = (
+        verdict_section(cmp),
         _ledger_moves_section(cmp),
         _ledger_by_parameter_section(cmp, top),
         _peak_composition_section(cmp, top),
@@ -353,6 +370,6 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20) -> Document:
     )
     ipu_section = comparison_ipu_section(cmp.base, cmp.new)  # only with more than one IPU per replica
     if ipu_section is not None:
-        sections = (*sections[:4], ipu_section, *sections[4:])
+        sections = (*sections[:5], ipu_section, *sections[5:])
     title = f"profcompare comparison: {base.label} (base) vs {new.label} (new)"
     return Document(title, tuple(facts), comparison_warnings(cmp), sections)

@@ -8,10 +8,11 @@ from typing import Any
 
 from profcompare import analysis
 from profcompare.compare import Comparison
-from profcompare.model import Report
+from profcompare.model import LOCATIONS, Report
 from profcompare.render.format import format_bytes, format_count
 from profcompare.render.ledger_words import (
     LOCATION_WORDS,
+    TONE_LEGEND,
     MOVES_SHOWN,
     location_title,
     move_sentence,
@@ -145,41 +146,47 @@ def _ledger_cell(base: Any, new: Any, delta: Any) -> Cell:
     return _num(f"{format_bytes(base)} -> {format_bytes(new)} ({format_bytes(delta, signed=True)})")
 
 
+def _tile_tone(delta: Any) -> str | None:
+    """A tile-memory change costs (``bad``) or frees (``good``) tile memory."""
+    delta = int(delta)
+    return "bad" if delta > 0 else ("good" if delta < 0 else None)
+
+
 def _ledger_by_parameter_section(cmp: Comparison, top: int | None) -> Section:
-    from profcompare.model import LOCATIONS
+    from profcompare.ledger import TILE_LOCATIONS
 
     title = "Ledger by parameter"
     frame = cmp.ledger_by_parameter()
     if not len(frame):
         return Section(title, None, ("Neither report attributes memory to parameters.",))
-    sums = tuple(f"{side}_{loc}" for loc in (*LOCATIONS, "total") for side in ("base", "new", "delta"))
-    view = analysis.top_n(frame, top, "delta_total", label_column="parameter", sum_columns=sums, key=abs)
-    rows: list[tuple[Cell, ...]] = []
-    for r in view.shown_rows.itertuples(index=False):
-        rows.append(
-            (Cell(parameter_text(r.parameter)),)
-            + tuple(_ledger_cell(getattr(r, f"base_{loc}"), getattr(r, f"new_{loc}"), getattr(r, f"delta_{loc}"))
-                    for loc in LOCATIONS)
-            + (_num(format_bytes(r.base_total)), _num(format_bytes(r.new_total)),
-               _num(format_bytes(r.delta_total, signed=True)))
-        )
+    sums = tuple(f"{side}_{loc}" for loc in (*LOCATIONS, "tile_memory") for side in ("base", "new", "delta"))
+    view = analysis.top_n(frame, top, "delta_tile_memory", label_column="parameter", sum_columns=sums, key=abs)
+
+    def cells(r: Any, muted: bool) -> tuple[Cell, ...]:
+        m = "muted" if muted else None
+        out = tuple(Cell(_ledger_cell(r[f"base_{loc}"], r[f"new_{loc}"], r[f"delta_{loc}"]).text, m)
+                    for loc in TILE_LOCATIONS)
+        out += (_num(format_bytes(r["base_tile_memory"]), m), _num(format_bytes(r["new_tile_memory"]), m),
+                _num(format_bytes(r["delta_tile_memory"], signed=True), m or _tile_tone(r["delta_tile_memory"])))
+        # Streaming Memory is off chip: its change is never coloured as a cost of tile memory
+        return out + (Cell(_ledger_cell(r["base_streaming_memory"], r["new_streaming_memory"],
+                                        r["delta_streaming_memory"]).text, m),)
+
+    rows: list[tuple[Cell, ...]] = [(Cell(parameter_text(r["parameter"])),) + cells(r, False)
+                                    for r in view.shown_rows.to_dict("records")]
     if view.has_other:
         other = view.other
         assert other is not None
-        m = "muted"
-        rows.append(
-            (Cell(_other_label(view.cut, "parameters"), m),)
-            + tuple(Cell(_ledger_cell(other[f"base_{loc}"], other[f"new_{loc}"], other[f"delta_{loc}"]).text, m)
-                    for loc in LOCATIONS)
-            + (_num(format_bytes(other["base_total"]), m), _num(format_bytes(other["new_total"]), m),
-               _num(format_bytes(other["delta_total"], signed=True), m))
-        )
-    columns = (Column("Parameter"),) + tuple(Column(location_title(loc), True) for loc in LOCATIONS)
-    columns += (Column("Base total", True), Column("New total", True), Column("Delta", True))
+        rows.append((Cell(_other_label(view.cut, "parameters"), "muted"),) + cells(other, True))
+    columns = (Column("Parameter"),) + tuple(Column(location_title(loc), True) for loc in TILE_LOCATIONS)
+    columns += (Column("Base tile memory", True), Column("New tile memory", True), Column("Delta tile memory", True),
+                Column(location_title("streaming_memory"), True))
     notes = (
         _cut_note(view, "parameters"),
         "Per location: base -> new (delta), bytes per replica, roles summed; one figure when unchanged. "
-        "Not-always-live: the most held at once. Streaming Memory is not tile memory.",
+        "Not-always-live: the most held at once. Tile memory = always-live + not-always-live; Streaming Memory "
+        "is off chip, not tile memory, and not in the tile totals.",
+        TONE_LEGEND,
     )
     return Section(title, Table(columns, tuple(rows)), notes)
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from profcompare import analysis
 from profcompare.analysis import TopN
-from profcompare.model import METRICS, Report, ReportMeta, variables_convention
+from profcompare.model import DEVICE_PHASES, METRICS, Report, ReportMeta, variables_convention
 from profcompare.render.format import (
     describe_target,
     format_bytes,
@@ -16,6 +18,8 @@ from profcompare.render.format import (
     metric_label,
 )
 from profcompare.render.ipu_sections import report_ipu_section
+from profcompare.render.ledger_words import liveness_rule
+from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text
 from profcompare.render.sections.document import (
     CONFIDENCE_LEGEND,
     Cell,
@@ -231,21 +235,22 @@ def _remote_section(report: Report, top: int | None) -> Section:
 
 def _execution_section(report: Report) -> Section:
     phases = analysis.execution_by_phase(report)
-    title = "Execution cycles by phase"
+    title = EXECUTION_TITLE
     if not len(phases):
         return Section(title, None, (_empty_note(report.meta, "execution", "No execution profile in this report."),))
-    rows = tuple(
-        (Cell(str(r.phase)), _num(format_cycles(r.cycles)), _num(format_pct(r.pct, signed=False)))
-        for r in phases.itertuples(index=False)
-    )
-    table = Table((Column("Phase"), Column("Cycles per step", True), Column("Share", True)), rows)
-    return Section(title, table, (f"Total: {format_cycles(phases['cycles'].sum())} cycles per step.",))
-
-
-_CONVENTION_TEXT = {
-    "always_live": "model state always-live (as for variables created with initial values)",
-    "written_from_host": "model state not always-live (written from the host, live from that step, as popxl does)",
-}
+    summary = report.summary()
+    device_cycles = summary["cycles_per_step"]
+    device = phases[phases["phase"].astype(str).isin(DEVICE_PHASES)]
+    rows = [
+        (Cell(str(r.phase)), _num(format_cycles(r.cycles)),
+         _num(format_pct(100.0 * r.cycles / device_cycles if device_cycles else float("nan"), signed=False)))
+        for r in device.itertuples(index=False)
+    ]
+    rows.append((Cell(metric_label("cycles_per_step")), _num(format_cycles(device_cycles)), _num("")))
+    table = Table((Column("Device phase"), Column("Device cycles per step", True), Column("Share", True)), tuple(rows))
+    time_text = time_per_run_text(summary, report.meta.target.clock_hz)
+    notes = (DEVICE_PHASES_NOTE, time_text[0].upper() + time_text[1:])
+    return Section(title, table, notes)
 
 
 def report_document(report: Report, *, top: int | None = 20) -> Document:
@@ -253,7 +258,7 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
 
     Sections: Summary, Memory ledger, Live at the not-always-live peak, Memory by category,
     Largest variables, Liveness, Fullest tiles, Code by program, Streaming Memory (remote
-    buffers), Execution cycles by phase. ``top`` cuts the
+    buffers), Execution: device cycles by phase. ``top`` cuts the
     long tables (None or 0 = all rows).
     """
     top = limit(top)
@@ -265,9 +270,9 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
         facts.append(("workload", workload))
     if meta.created:
         facts.append(("created", meta.created))
-    convention = _CONVENTION_TEXT.get(variables_convention(report.variables))
-    if convention:
-        facts.append(("variables", convention))
+    rule = liveness_rule((variables_convention(report.variables),))
+    if rule:
+        facts.append(("liveness", rule))
     warnings = [w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report"),
                             _compile_only_warning(meta, "report")) if w]
     sections = (
@@ -288,6 +293,37 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
     return Document(f"profcompare report: {meta.label}", tuple(facts), tuple(warnings), sections)
 
 
+def selection_notes(report: Report, selection: pd.DataFrame, shown: pd.DataFrame) -> tuple[str, ...]:
+    """What the rows of a ``variables`` selection add up to, and why that is not memory in use:
+    not-always-live rows live over different steps and share addresses, and ``name@N`` rows are
+    the call instances of one tensor (each counted once in the de-duplicated figure); then the
+    report's memory in use, and which of the rows shown are instances of one tensor."""
+    totals = analysis.selection_totals(selection)
+    text = f"Sum of the {totals['rows']:,} selected rows: {format_bytes(totals['bytes'])}"
+    if totals["not_always_live_rows"] or totals["instance_rows"]:
+        reasons = []
+        if totals["not_always_live_rows"]:
+            reasons.append(f"{totals['not_always_live_rows']:,} rows are not-always-live, each live over its own "
+                           "steps (rows live at different steps can share addresses)")
+        if totals["instance_rows"]:
+            reasons.append(f"{totals['instance_rows']:,} rows are call instances (name@1, name@2, ...) of tensors "
+                           "listed once per call; with each tensor counted once (its largest instance): "
+                           f"{format_bytes(totals['tensor_bytes'])} in {totals['tensors']:,} tensors")
+        text += ", not memory in use: " + "; ".join(reasons)
+    notes = [text + "."]
+    peak = analysis.liveness_peak(report)
+    notes.append(f"Memory in use (per replica): peak liveness {format_bytes(peak['peak_liveness_bytes'])} = always-live "
+                 f"{format_bytes(peak['always_live_bytes'])} + not-always-live peak "
+                 f"{format_bytes(peak['not_always_live_bytes'])}.")
+    if len(shown):
+        stems = analysis.call_instance_stems(shown["name"])
+        counts = stems.value_counts()
+        for stem, count in counts[counts > 1].items():
+            notes.append(f"{int(count)} rows shown are call instances of one tensor, {stem} (@1, @2, ...: one "
+                         "allocation per call, live at different steps).")
+    return tuple(notes)
+
+
 def variables_document(result: VariablesView) -> Document:
     """Return the document for the ``variables`` command: header facts and one variables table."""
     meta = result.report.meta
@@ -305,10 +341,11 @@ def variables_document(result: VariablesView) -> Document:
         section = Section("Variables", None, (_empty_note(meta, "variables", "No variables match."),))
     else:
         other_bytes = view.other["bytes"] if view.other is not None else None
-        shown_bytes = int(view.rows["bytes"].sum())
+        selection = analysis.variables_view(result.report, top=None, sort=result.sort, filter_regex=result.filter_regex,
+                                            always_live=result.always_live).rows
         section = Section(
             "Variables",
             _variables_table(view),
-            (_cut_note(view, "variables", other_bytes), f"Total of the selection: {format_bytes(shown_bytes)}."),
+            (_cut_note(view, "variables", other_bytes), *selection_notes(result.report, selection, view.shown_rows)),
         )
     return Document(f"profcompare variables: {meta.label}", tuple(facts), tuple(warnings), (section,))
