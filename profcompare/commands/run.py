@@ -81,6 +81,23 @@ def collect_overrides(kwargs: Mapping[str, Any], set_knobs: Sequence[str] = ()) 
     return overrides
 
 
+def refuse_existing_run(out: str, name: str | None, force: bool) -> None:
+    """Refuse (OutputExistsError, WorkloadError for a bad name) a ``--name`` whose run directory
+    exists without ``--force``, before any progress is drawn or any variant starts; the runner
+    checks again when it publishes (another run may take the name meanwhile)."""
+    import os
+
+    from profcompare.errors import OutputExistsError
+    from profcompare.runner import check_run_name
+
+    if name is None:
+        return
+    check_run_name(name)
+    final = Path(out) / name
+    if not force and os.path.lexists(final):
+        raise OutputExistsError(f"run directory {final} already exists (use --force to replace it, or --name)")
+
+
 def common_run_options(func: F) -> F:
     """Options ``run`` and ``sweep`` share besides the knobs."""
     for decorator in reversed(
@@ -333,6 +350,7 @@ def command(
 
     overrides = collect_overrides(knobs, set_knobs)
     runner.make_jobs(list(variants), overrides)  # validate before anything else happens
+    refuse_existing_run(out, name, force)
     resolved = runner.resolve_backend(backend)
     child_environ = addons_environment(addons, resolved)
     if not quiet:
@@ -386,4 +404,4 @@ def command(
 
 
 __all__ = ["KnobCommand", "ProgressDisplay", "backend_note", "collect_overrides", "command", "knob_options",
-           "nway_summary_text"]
+           "nway_summary_text", "refuse_existing_run"]

@@ -17,6 +17,7 @@ from profcompare.commands.run import (
     echo_failures,
     knob_options,
     make_console,
+    refuse_existing_run,
 )
 
 
@@ -92,6 +93,7 @@ def command(
     overrides = collect_overrides(knobs, set_knobs)
     parsed = [sweep.parse_param(p) for p in params]
     points = sweep.expand_grid(variant, parsed, overrides)  # validate before anything runs
+    refuse_existing_run(out, name, force)
     resolved = runner.resolve_backend(backend)
     child_environ = addons_environment(addons, resolved)
     if not quiet:

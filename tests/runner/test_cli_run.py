@@ -139,3 +139,27 @@ def test_knob_options_come_from_the_workloads(fake_registry: object, tmp_path: P
     result = _run(["fake-small", "fake-big", "--size", "2048", "--out", str(tmp_path), "--name", "r"])
     assert result.exit_code == 0, result.output
     assert runner.read_run_json(tmp_path / "r" / "fake-big")["config"]["size"] == 2048
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_an_existing_run_name_is_refused_before_anything_starts(
+    command: str, fake_registry: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from profcompare import sweep
+    from profcompare.cli import main
+
+    (tmp_path / "taken").mkdir()
+    started: list[str] = []
+    monkeypatch.setattr(runner, "run_variants", lambda *a, **k: started.append("run"))
+    monkeypatch.setattr(sweep, "run_sweep", lambda *a, **k: started.append("sweep"))
+    args = ["fake-small"] if command == "run" else ["fake-small", "--param", "size=1,2"]
+    # no -q: a progress display would be drawn if the refusal came late
+    code = main([command, *args, "--backend", "sim", "--out", str(tmp_path), "--name", "taken"])
+    captured = capsys.readouterr()
+    assert code != 0 and started == []
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        f"profcompare: error: run directory {tmp_path / 'taken'} already exists (use --force to replace it, or --name)"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
