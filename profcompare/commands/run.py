@@ -10,7 +10,14 @@ from typing import Any, TypeVar
 
 import click
 
-from profcompare.commands._common import addons_environment, addons_option, stdout_is_tty, top_option
+from profcompare.commands._common import (
+    addons_environment,
+    addons_option,
+    print_table,
+    stdout_is_tty,
+    text_width,
+    top_option,
+)
 from profcompare.errors import WorkloadError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -124,6 +131,8 @@ def common_run_options(func: F) -> F:
 # progress display
 
 _STATUS_STYLE = {"ok": "green", "oom": "bold red", "failed": "bold red"}
+#: the same statuses as table cell tones
+_STATUS_TONE = {"ok": "good", "oom": "bad", "failed": "bad"}
 
 
 class ProgressDisplay:
@@ -221,15 +230,14 @@ def _seconds(timings: Mapping[str, Any], key: str) -> str:
 
 
 def outcome_table(result: Any) -> Any:
-    """A rich Table of the jobs of a run: label, status, timings, report file, error."""
-    from rich.markup import escape
-    from rich.table import Table
-
+    """A :class:`~profcompare.render.sections.Table` of the jobs of a run: label, status, timings,
+    report file or error."""
     from profcompare.render.format import format_count
+    from profcompare.render.sections import Cell, Column, Table
 
-    table = Table(title=None, show_edge=False, pad_edge=False)
-    for column in ("variant", "status", "compile s", "run s", "total s", "samples/step", "report / error"):
-        table.add_column(column, justify="right" if column.endswith((" s", "step")) else "left")
+    columns = tuple(Column(title, title.endswith((" s", "step")))
+                    for title in ("variant", "status", "compile s", "run s", "total s", "samples/step", "report / error"))
+    rows = []
     for outcome in result.outcomes:
         timings = outcome.info.get("timings") or {}
         status = outcome.status
@@ -238,16 +246,16 @@ def outcome_table(result: Any) -> Any:
             report = display_path(outcome.directory / outcome.report_files[0])
             detail = f"{report}" + (f"  ({detail})" if detail else "")
         sps = outcome.info.get("samples_per_step")
-        table.add_row(
-            escape(outcome.label),
-            f"[{_STATUS_STYLE.get(status, 'red')}]{status}[/]",
-            _seconds(timings, "compile_s"),
-            _seconds(timings, "run_s"),
-            _seconds(timings, "total_s"),
-            "" if sps is None else format_count(sps),
-            escape(detail),
-        )
-    return table
+        rows.append((
+            Cell(outcome.label),
+            Cell(status, _STATUS_TONE.get(status, "bad")),
+            Cell(_seconds(timings, "compile_s")),
+            Cell(_seconds(timings, "run_s")),
+            Cell(_seconds(timings, "total_s")),
+            Cell("" if sps is None else format_count(sps)),
+            Cell(detail),
+        ))
+    return Table(columns, tuple(rows))
 
 
 #: sections of a comparison the terminal summary of ``run`` shows (the files hold all of them):
@@ -262,7 +270,6 @@ def comparison_summary_text(comparison: Any, *, top: int) -> str:
     ledger by parameter and the summary, category and largest-variable-change tables of the text renderer (colour and width only on a terminal)."""
     import dataclasses
     import os
-    import shutil
 
     from profcompare.render.sections import comparison_document
     from profcompare.render.text import render_document
@@ -273,21 +280,19 @@ def comparison_summary_text(comparison: Any, *, top: int) -> str:
         document = dataclasses.replace(document, sections=sections)
     tty = stdout_is_tty()
     color = tty and "NO_COLOR" not in os.environ
-    width = shutil.get_terminal_size(fallback=(120, 24)).columns if tty else 120
-    return render_document(document, color=color, width=width)
+    return render_document(document, color=color, width=text_width())
 
 
 def nway_summary_text(result: Any) -> str:
     """The terminal N-way table of a run of three or more variants: every summary metric, one
     column per variant (base marked), changes from the base (``result.nway``, made by the run)."""
     import os
-    import shutil
 
     from profcompare.render.nway import render_nway_text
 
     tty = stdout_is_tty()
     color = tty and "NO_COLOR" not in os.environ
-    width = shutil.get_terminal_size(fallback=(160, 24)).columns if tty else 160
+    width = text_width()
     notes = ("Each comparison with the base is in its own page (compare-BASE-vs-NEW.html), linked from index.html.",)
     return render_nway_text(result.nway, title=f"profcompare run {result.name}: variants side by side", color=color,
                             width=width, notes=notes)
@@ -369,8 +374,7 @@ def command(
             environ=child_environ,
         )
 
-    console = make_console()
-    console.print(outcome_table(result))
+    print_table(outcome_table(result))
     if len(result.outcomes) > 2 and result.nway is not None:
         # an N-way run: one side-by-side table, not a full report per pair
         click.echo()

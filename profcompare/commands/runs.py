@@ -18,12 +18,10 @@ def command(out: str) -> None:
     Directories of runs still in progress are hidden and not listed; leftovers of killed runs are
     counted in a note (the next run of any name removes them).
     """
-    from rich.markup import escape
-    from rich.table import Table
-
-    from profcompare.commands.run import make_console
     from pathlib import Path
 
+    from profcompare.commands._common import print_table
+    from profcompare.render.sections import Cell, Column, Table
     from profcompare.runner import leftover_staging, list_runs
 
     runs = list_runs(out)
@@ -35,10 +33,8 @@ def command(out: str) -> None:
         if note:
             click.echo(note)
         return
-    styles = {"ok": "green", "oom": "bold red", "failed": "bold red"}
-    table = Table(show_edge=False, pad_edge=False)
-    for column in ("run", "kind", "status", "variants", "backend", "started"):
-        table.add_column(column)
+    tones = {"ok": "good", "oom": "bad", "failed": "bad"}
+    rows = []
     for run in runs:
         not_ok = [f"{label} ({info.get('status', 'failed')})" for label, info in run.jobs if info.get("status") != "ok"]
         if run.kind == "sweep":
@@ -51,15 +47,9 @@ def command(out: str) -> None:
                 label if info.get("status") == "ok" else f"{label} ({info.get('status', 'failed')})"
                 for label, info in run.jobs
             )
-        table.add_row(
-            escape(run.name),
-            run.kind,
-            f"[{styles.get(run.status, 'red')}]{run.status}[/]",
-            escape(variants),
-            run.backend,
-            _when(run.started),
-        )
-    make_console().print(table)
+        rows.append((Cell(run.name), Cell(run.kind), Cell(run.status, tones.get(run.status, "bad")), Cell(variants),
+                     Cell(run.backend), Cell(_when(run.started))))
+    print_table(Table(tuple(Column(c) for c in ("run", "kind", "status", "variants", "backend", "started")), tuple(rows)))
     if note:
         click.echo(note)
 

@@ -16,17 +16,16 @@ from profcompare.commands.run import (
     display_path,
     echo_failures,
     knob_options,
-    make_console,
     refuse_existing_run,
 )
+from profcompare.commands._common import print_table
 
 
-def sweep_rich_table(result: Any) -> Any:
-    """A rich Table of a sweep: one row per point with the swept knobs, status and metrics."""
-    from rich.markup import escape
-    from rich.table import Table
-
+def sweep_table(result: Any) -> Any:
+    """A :class:`~profcompare.render.sections.Table` of a sweep: one row per point with the swept
+    knobs, status and metrics."""
     from profcompare.render.format import format_bytes, format_cycles, format_rate
+    from profcompare.render.sections import Cell, Column, Table
 
     columns = [
         ("always_live_bytes", "always-live", format_bytes),
@@ -36,21 +35,18 @@ def sweep_rich_table(result: Any) -> Any:
         ("cycles_per_step", "cycles/step", format_cycles),
         ("samples_per_second", "samples/s", format_rate),
     ]
-    table = Table(show_edge=False, pad_edge=False)
-    for knob in result.swept:
-        table.add_column(knob, justify="right")
-    table.add_column("status")
-    for _, title, _ in columns:
-        table.add_column(title, justify="right")
-    styles = {"ok": "green", "oom": "bold red", "failed": "bold red"}
+    header = (*(Column(knob, True) for knob in result.swept), Column("status"),
+              *(Column(title, True) for _, title, _ in columns))
+    tones = {"ok": "good", "oom": "bad", "failed": "bad"}
+    rows = []
     for record in result.table.to_dict(orient="records"):
         status = str(record["status"])
-        table.add_row(
-            *(escape(str(record[k])) for k in result.swept),
-            f"[{styles.get(status, 'red')}]{status}[/]",
-            *(fmt(record[metric]) for metric, _, fmt in columns),
-        )
-    return table
+        rows.append((
+            *(Cell(str(record[k])) for k in result.swept),
+            Cell(status, tones.get(status, "bad")),
+            *(Cell(fmt(record[metric])) for metric, _, fmt in columns),
+        ))
+    return Table(header, tuple(rows))
 
 
 @click.command(name="sweep", cls=KnobCommand)
@@ -112,8 +108,7 @@ def command(
             progress=display,
             environ=child_environ,
         )
-    console = make_console()
-    console.print(sweep_rich_table(result))
+    print_table(sweep_table(result))
     click.echo(f"\nsweep written to {display_path(result.run.directory)}/" + ("  (replaced the previous run)" if result.run.replaced else ""))
     for fmt, path in result.files.items():
         click.echo(f"  {fmt:<5} {display_path(path)}")
@@ -123,4 +118,4 @@ def command(
         ctx.exit(1)
 
 
-__all__ = ["command", "sweep_rich_table"]
+__all__ = ["command", "sweep_table"]
