@@ -231,7 +231,7 @@ def _seconds(timings: Mapping[str, Any], key: str) -> str:
 
 def outcome_table(result: Any) -> Any:
     """A :class:`~profcompare.render.sections.Table` of the jobs of a run: label, status, timings,
-    report file or error."""
+    report file (``VARIANT/FILE`` in the run directory) or error."""
     from profcompare.render.format import format_count
     from profcompare.render.sections import Cell, Column, Table
 
@@ -243,7 +243,8 @@ def outcome_table(result: Any) -> Any:
         status = outcome.status
         detail = outcome.error or ""
         if outcome.has_report:
-            report = display_path(outcome.directory / outcome.report_files[0])
+            # within the run directory (printed in full below the table): short enough for a screen
+            report = f"{outcome.directory.name}/{outcome.report_files[0]}"
             detail = f"{report}" + (f"  ({detail})" if detail else "")
         sps = outcome.info.get("samples_per_step")
         rows.append((

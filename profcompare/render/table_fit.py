@@ -43,7 +43,7 @@ NAME_MIN_HARD = 12
 #: columns left out when a table still does not fit, first to last: each is a detail of a row
 #: that the other columns (the figures, the delta and its status) already let a reader follow
 DROP_ORDER = ("Confidence", "Match", "Group", "Delta %", "Base total", "New total", "Share", "Of budget", "Rows",
-              "Dtype", "Tiles", "Status")
+              "Dtype", "Tiles", "Status", "compile s", "run s", "samples/step", "backend")
 
 #: shorter headers used when a table is squeezed
 HEADER_ABBREVIATIONS = {
