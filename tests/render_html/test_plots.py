@@ -189,16 +189,20 @@ def test_many_tiles_are_downsampled(onchip: Report) -> None:
     assert solid[0].get_ydata().max() == 700_000
 
 
-def test_aligned_liveness_lines_up_programs_and_leaves_gaps(onchip: Report, offchip: Report) -> None:
+def test_aligned_liveness_lines_up_programs_and_ends_the_shorter_curve(onchip: Report, offchip: Report) -> None:
     comparison = compare(onchip, offchip)
     fig = plots.plot_liveness([onchip, offchip], aligned=comparison.liveness)
     solid, dashed = _solid_and_dashed(fig)
     assert len(solid) == 2 and len(dashed) == 2
     aligned = comparison.liveness
     base_y = solid[0].get_ydata()[:-1]
-    # base has no remote load/store steps: its curve has gaps (NaN) exactly there
-    gaps = aligned["base_step"].isna().to_numpy()
-    assert gaps.any() and np.isnan(base_y[gaps]).all() and not np.isnan(base_y[~gaps]).any()
+    # base has no remote load/store steps (positions 9 and 11): at 9, between its steps 8 and
+    # 9, its curve holds step 8's 2,273,290 bytes (no break into dashes); after its last step
+    # (position 10) the curve ends: position 11 is NaN, nothing is drawn there
+    assert list(aligned["base_step"].isna().to_numpy().nonzero()[0]) == [9, 11]
+    assert base_y[9] == base_y[8] == 2_273_290 and base_y[10] == 4_000_000
+    assert np.isnan(base_y[11]) and not np.isnan(base_y[:11]).any()
+    assert not np.isnan(solid[1].get_ydata()).any()
     # both peaks (the optimizer update) sit at the same aligned position
     markers = [line for line in fig.axes[0].lines if line.get_marker() == "o"]
     adam = int(aligned.index[aligned["program"] == "opt/adam_update"][0])
