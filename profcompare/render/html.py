@@ -40,6 +40,7 @@ from profcompare._version import __version__
 from profcompare.model import METRIC_UNITS, METRICS, Report
 from profcompare.render import html_ledger, interactive, plots
 from profcompare.render.ipu_sections import html_ipu_section
+from profcompare.render.labels import live_label, phase_label
 from profcompare.render.format import (
     MISSING,
     format_bytes,
@@ -186,7 +187,7 @@ def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
 def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: list[str]) -> Section:
     cols: tuple[Col, ...] = (
         Col("report", "Report"),
-        Col("always", "Always live", True),
+        Col("always", live_label(True, title=True), True),
         Col("peak", "Not-always-live peak", True),
         Col("total", "Peak liveness", True),
         Col("step", "Peak step", True),
@@ -263,7 +264,7 @@ def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
                     Col("tile", "Tile", True),
                     Col("ipu", "IPU", True),
                     Col("bytes", "Bytes (incl. gaps)", True),
-                    Col("always", "Always live", True),
+                    Col("always", live_label(True, title=True), True),
                     Col("nal", "Not-always-live peak", True),
                     Col("pct", "% of budget", True),
                 ),
@@ -296,7 +297,7 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
             Col("name", "Variable"),
             Col("kind", "Kind"),
             Col("bytes", "Bytes", True),
-            Col("always_live", "Always live"),
+            Col("always_live", live_label(True, title=True)),
             Col("dtype", "Type"),
             Col("shape", "Shape"),
             Col("tiles", "Tiles", True),
@@ -305,7 +306,7 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
         )
         rows = []
         for r in shown.itertuples(index=False):
-            live = "always live" if r.always_live else "not always live"
+            live = live_label(bool(r.always_live))
             rows.append(
                 Row(
                     (
@@ -354,7 +355,7 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
         Col("name", "Variable"),
         Col("kind", "Kind"),
         *diff_cols(""),
-        Col("always_live", "Always live"),
+        Col("always_live", live_label(True, title=True)),
         Col("shape", "Shape"),
         *((Col("match", "Match"),) if show_match else ()),
     )
@@ -552,7 +553,7 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
     if isinstance(obj, Report):
         frame = analysis.execution_by_phase(obj)
         rows = tuple(
-            Row((text_cell(r.phase), Cell(format_cycles(r.cycles), sort_key(r.cycles)), pct_cell(r.pct, signed=False)))
+            Row((text_cell(phase_label(r.phase)), Cell(format_cycles(r.cycles), sort_key(r.cycles)), pct_cell(r.pct, signed=False)))
             for r in frame.itertuples(index=False)
         )
         cols: tuple[Col, ...] = (
@@ -564,7 +565,7 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
     else:
         frame = obj.execution
         rows = tuple(
-            Row((text_cell(r["phase"]), *diff_cells(r, "", "cycles", format_cycles)), {"status": str(r["status"])})
+            Row((text_cell(phase_label(r["phase"])), *diff_cells(r, "", "cycles", format_cycles)), {"status": str(r["status"])})
             for r in frame.to_dict("records")
         )
         cols = (Col("phase", "Phase"), *diff_cols("cycles"))
@@ -634,7 +635,7 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
         present = set(obj.variables["status"].astype(str).unique()) if len(obj.variables) else set()
         variable_filter = ("status", tuple(s for s in STATUS_ORDER if s in present) or STATUS_ORDER)
     else:
-        variable_filter = ("liveness", ("always live", "not always live"))
+        variable_filter = ("liveness", (live_label(True), live_label(False)))
     data = _page_data(obj, reports, roles, variables_view)
     return Page(title, is_comparison, report_cards(obj), sections, variables, variable_filter, data)
 

@@ -31,6 +31,7 @@ from markupsafe import Markup
 
 from profcompare import analysis
 from profcompare.render.format import format_bytes, format_count
+from profcompare.render.labels import live_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from profcompare.model import Report
@@ -356,8 +357,8 @@ def liveness_chart(
         tooltips += [
             (labels[index], f"@{key}_program"),
             ("  step", f"@{key}_steps"),
-            ("  not always live", f"@{key}_nal"),
-            ("  always live", format_bytes(always)),
+            (f"  {live_label(False)}", f"@{key}_nal"),
+            (f"  {live_label(True)}", format_bytes(always)),
             ("  largest live", f"@{key}_top"),
         ]
     fig.y_range.renderers = curves  # the invisible hover bars do not stretch the axis

@@ -26,6 +26,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 from profcompare import analysis
 from profcompare.model import CATEGORY_GROUPS, PHASES, Report
 from profcompare.render.format import format_bytes
+from profcompare.render.labels import live_label, location_label, parameter_label, phase_label
 
 #: Most points a plotted curve keeps (see :func:`downsample_max`).
 MAX_POINTS = 2000
@@ -177,10 +178,10 @@ def plot_liveness(
             # repeat the last value one step on, so the last step is drawn with its width
             x = np.append(x, x[-1] + (x[-1] - x[-2] if len(x) > 1 else 1))
             y = np.append(y, y[-1])
-            ax.step(x, y, where="post", color=colour, linewidth=1.4, label=f"{label}: not always live")
+            ax.step(x, y, where="post", color=colour, linewidth=1.4, label=f"{label}: {live_label(False)}")
             ax.fill_between(x, np.nan_to_num(y), step="post", color=colour, alpha=0.10, linewidth=0)
         always_live = float(report.tiles["always_live_bytes"].sum())
-        ax.axhline(always_live, color=colour, linestyle="--", linewidth=1.0, label=f"{label}: always live")
+        ax.axhline(always_live, color=colour, linestyle="--", linewidth=1.0, label=f"{label}: {live_label(True)}")
         peak = analysis.liveness_peak(report)
         if peak["step"] is not None:
             step, program, value = peak["step"], peak["program"], peak["not_always_live_bytes"]
@@ -352,7 +353,7 @@ def plot_execution(reports: Sequence[Report]) -> Figure:
             left=left,
             height=0.6,
             color=_PHASE_COLOURS[str(phase)],
-            label=str(phase),
+            label=phase_label(phase),
             edgecolor="white",
             linewidth=0.4,
         )
@@ -462,7 +463,7 @@ def plot_ledger(comparison, *, top: int = 12) -> Figure:  # comparison: profcomp
     if table.empty:
         _empty(ax, "no ledger: the reports attribute no memory")
         return fig
-    names = [p if p else "(no parameter)" for p in table["parameter"]]
+    names = [parameter_label(p) for p in table["parameter"]]
     count = len(names)
     base_pos = np.arange(count)[::-1] * 2.6 + 1.0
     new_pos = base_pos - 1.0
@@ -471,7 +472,7 @@ def plot_ledger(comparison, *, top: int = 12) -> Figure:  # comparison: profcomp
         for loc in LOCATIONS:
             values = table[f"{side}_{loc}"].to_numpy(dtype=float)
             ax.barh(positions, values, left=left, height=0.9, color=_LOCATION_COLOURS[loc],
-                    label=loc.replace("_", " ") if side == "base" else None, edgecolor="white", linewidth=0.4,
+                    label=location_label(loc) if side == "base" else None, edgecolor="white", linewidth=0.4,
                     hatch=None if side == "base" else "//")
             left += values
     labels = [_text(f"{name} ({side})") for name in names for side in ("base", "new")]

@@ -322,7 +322,7 @@ def test_liveness_chart_zooms_and_tells_what_is_live(browser, page_file: Path, c
             if not pd.isna(row[f"{side}_step"]):
                 assert fields[at][1] == row["program"]
                 assert block["step"] == f"{int(row[f'{side}_step']):,}"
-                assert block["not always live"] == format_bytes(int(row[f"{side}_not_always_live_bytes"]))
+                assert block["not-always-live"] == format_bytes(int(row[f"{side}_not_always_live_bytes"]))
             else:
                 assert fields[at][1] == "–"
         assert values["position"] == f"{position:,}"

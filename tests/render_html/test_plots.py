@@ -36,10 +36,10 @@ def test_liveness_overlay_has_one_curve_and_one_always_live_line_per_report(onch
     assert list(solid[0].get_ydata()[:-1]) == list(onchip.liveness["not_always_live_bytes"])
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels == [
-        "onchip: not always live",
-        "onchip: always live",
-        "offchip-sharded: not always live",
-        "offchip-sharded: always live",
+        "onchip: not-always-live",
+        "onchip: always-live",
+        "offchip-sharded: not-always-live",
+        "offchip-sharded: always-live",
     ]
     notes = [a.get_text() for a in fig.axes[0].texts]
     assert "peak 3.8 MiB at step 9 (opt/adam_update)" in notes
@@ -110,9 +110,9 @@ def test_code_and_execution_plots(onchip: Report, offchip: Report) -> None:
     assert all(len(c.patches) == 5 for c in bars)
     execution = plots.plot_execution([onchip, offchip])
     phases = [c.get_label() for c in execution.axes[0].containers]
-    assert phases == ["compute", "exchange", "sync", "host_io", "streaming_memory", "collective"]
+    assert phases == ["compute", "exchange", "sync", "host I/O", "Streaming Memory", "collective"]
     # onchip has no streaming-memory phase: its bar segment is zero wide
-    streaming = execution.axes[0].containers[phases.index("streaming_memory")]
+    streaming = execution.axes[0].containers[phases.index("Streaming Memory")]
     assert streaming.patches[0].get_width() == 0 and streaming.patches[1].get_width() > 0
 
 
@@ -134,7 +134,7 @@ def test_user_text_is_not_mathtext_and_svg_keeps_text(onchip: Report) -> None:
     odd = Report.build(meta, tiles=onchip.tiles, liveness=onchip.liveness, categories=onchip.categories)
     svg = plots.figure_to_svg(plots.plot_liveness([odd]))
     assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
-    assert "$x$_variant: always live" in svg  # shown literally, not typeset
+    assert "$x$_variant: always-live" in svg  # shown literally, not typeset
     assert "<text" in svg  # svg.fonttype none: text stays text (small files)
     assert "<?xml" not in svg and "DOCTYPE" not in svg and "<metadata" not in svg
 
@@ -224,10 +224,10 @@ def test_two_reports_with_the_same_label_are_told_apart_as_base_and_new(onchip: 
     diff = compare(onchip, again)
     liveness = [t.get_text() for t in diff.plot_liveness().legends[0].get_texts()]
     assert liveness[:4] == [
-        "base: onchip: not always live",
-        "base: onchip: always live",
-        "new: onchip: not always live",
-        "new: onchip: always live",
+        "base: onchip: not-always-live",
+        "base: onchip: always-live",
+        "new: onchip: not-always-live",
+        "new: onchip: always-live",
     ]
     tiles = [t.get_text() for t in diff.plot_tiles().legends[0].get_texts()]
     assert tiles[:2] == ["base: onchip", "new: onchip"]

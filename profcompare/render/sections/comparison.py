@@ -23,6 +23,7 @@ from profcompare.render.format import (
     status_tone,
 )
 from profcompare.render.ipu_sections import comparison_ipu_section
+from profcompare.render.labels import phase_label
 from profcompare.render.ledger_words import peak_text
 from profcompare.render.sections.document import (
     CONFIDENCE_LEGEND,
@@ -273,7 +274,7 @@ def _comparison_execution_section(cmp: Comparison) -> Section:
     if not len(execution):
         return Section(title, None, ("Neither report has an execution profile.",))
     rows = tuple(
-        (Cell(str(r.phase)),)
+        (Cell(phase_label(r.phase)),)
         + _delta_cells(r.base_cycles, r.new_cycles, r.delta_cycles, r.delta_pct, r.status, format_cycles)
         for r in execution.itertuples(index=False)
     )

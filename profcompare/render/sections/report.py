@@ -16,6 +16,7 @@ from profcompare.render.format import (
     metric_label,
 )
 from profcompare.render.ipu_sections import report_ipu_section
+from profcompare.render.labels import phase_label
 from profcompare.render.sections.document import (
     CONFIDENCE_LEGEND,
     Cell,
@@ -234,7 +235,7 @@ def _execution_section(report: Report) -> Section:
     if not len(phases):
         return Section(title, None, (_empty_note(report.meta, "execution", "No execution profile in this report."),))
     rows = tuple(
-        (Cell(str(r.phase)), _num(format_cycles(r.cycles)), _num(format_pct(r.pct, signed=False)))
+        (Cell(phase_label(r.phase)), _num(format_cycles(r.cycles)), _num(format_pct(r.pct, signed=False)))
         for r in phases.itertuples(index=False)
     )
     table = Table((Column("Phase"), Column("Cycles per step", True), Column("Share", True)), rows)
