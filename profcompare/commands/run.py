@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -297,16 +295,6 @@ def nway_summary_text(result: Any) -> str:
     notes = ("Each comparison with the base is in its own page (compare-BASE-vs-NEW.html), linked from index.html.",)
     return render_nway_text(result.nway, title=f"profcompare run {result.name}: variants side by side", color=color,
                             width=width, notes=notes)
-
-
-def make_console(*, stderr: bool = False) -> Any:
-    """A rich Console on click's current stdout/stderr (so CliRunner captures it)."""
-    from rich.console import Console
-
-    stream = sys.stderr if stderr else sys.stdout  # swapped by CliRunner as well
-    is_tty = stream.isatty()
-    # piped or captured output is read by tools and people alike: do not squeeze tables to 80 columns
-    return Console(file=stream, soft_wrap=False, highlight=False, width=None if is_tty else 200, no_color=not is_tty)
 
 
 def echo_failures(result: Any) -> None:

@@ -31,7 +31,7 @@ def sweep_table(result: Any) -> Any:
         ("always_live_bytes", "always-live", format_bytes),
         ("not_always_live_peak_bytes", "not-always-live peak", format_bytes),
         ("code_bytes", "code", format_bytes),
-        ("streaming_memory_bytes", "streaming mem", format_bytes),
+        ("streaming_memory_bytes", "Streaming Memory", format_bytes),
         ("cycles_per_step", "cycles/step", format_cycles),
         ("samples_per_second", "samples/s", format_rate),
     ]
