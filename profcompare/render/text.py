@@ -45,46 +45,68 @@ class TextRenderer:
         return render_document(build_document(obj, top=top), color=self.color, width=self.width)
 
 
-def _console(buffer: io.StringIO, color: bool) -> Console:
-    # wide enough never to wrap: every line is laid out here before it is printed
-    return Console(
-        file=buffer,
-        width=1 << 16,
-        color_system="standard" if color else None,
-        force_terminal=color,
-        force_jupyter=False,
-        force_interactive=False,
-        no_color=not color,
-        highlight=False,
-        markup=False,
-        emoji=False,
-        legacy_windows=False,
-        soft_wrap=True,
-    )
+class _Lines:
+    """Where the document's lines go: plain text, or through rich for colour (ANSI codes).
+
+    Every line is laid out here before it is printed, so rich never wraps anything; without
+    colour rich is not needed at all (and a table of many thousand rows stays quick)."""
+
+    def __init__(self, color: bool) -> None:
+        self.buffer = io.StringIO()
+        self.console = None if not color else Console(
+            file=self.buffer,
+            width=1 << 16,
+            color_system="standard",
+            force_terminal=True,
+            force_jupyter=False,
+            force_interactive=False,
+            highlight=False,
+            markup=False,
+            emoji=False,
+            legacy_windows=False,
+            soft_wrap=True,
+        )
+
+    def print(self, text: Text | str = "") -> None:
+        if self.console is not None:
+            self.console.print(text)
+        else:
+            self.buffer.write((text.plain if isinstance(text, Text) else text) + "\n")
+
+    def value(self) -> str:
+        # trailing spaces only make diffs noisy
+        return "\n".join(line.rstrip() for line in self.buffer.getvalue().splitlines()) + "\n"
 
 
-def table_lines(fitted: FittedTable, *, color: bool = False) -> list[Text]:
+def table_lines(fitted: FittedTable, *, color: bool = False) -> list[Text | str]:
     """The lines of a fitted table: the header (bold in colour), a rule, then the rows; figures
-    right-aligned, cells of several lines side by side, each cell in its tone's colour."""
+    right-aligned, cells of several lines side by side. Without ``color`` plain strings; with
+    it rich Texts, each cell in its tone's colour."""
     gap = " " * fitted.gap
-    lines: list[Text] = []
+    lines: list[Text | str] = []
     height = max((len(h) for h in fitted.headers), default=1)
     for index in range(height):
-        line = Text(style="bold" if color else "")
+        parts = []
         for k, header in enumerate(fitted.headers):
             # headers of several lines sit on the rule, like the cells under them
             text = header[index - (height - len(header))] if index >= height - len(header) else ""
-            line.append((gap if k else "") + (text.rjust if fitted.numeric[k] else text.ljust)(fitted.widths[k]))
-        lines.append(line)
-    lines.append(Text("\u2500" * fitted.width))
+            parts.append((text.rjust if fitted.numeric[k] else text.ljust)(fitted.widths[k]))
+        lines.append(Text(gap.join(parts), style="bold") if color else gap.join(parts))
+    lines.append("\u2500" * fitted.width)
     for cells, tones in zip(fitted.rows, fitted.tones):
         for index in range(max(len(cell) for cell in cells)):
+            padded = [
+                (cell[index] if index < len(cell) else "").rjust(fitted.widths[k]) if fitted.numeric[k]
+                else (cell[index] if index < len(cell) else "").ljust(fitted.widths[k])
+                for k, cell in enumerate(cells)
+            ]
+            if not color:
+                lines.append(gap.join(padded))
+                continue
             line = Text()
-            for k, cell in enumerate(cells):
-                text = cell[index] if index < len(cell) else ""
-                padded = text.rjust(fitted.widths[k]) if fitted.numeric[k] else text.ljust(fitted.widths[k])
+            for k, text in enumerate(padded):
                 line.append(gap if k else "")
-                line.append(padded, style=_TONE_STYLES.get(tones[k] or "", ""))
+                line.append(text, style=_TONE_STYLES.get(tones[k] or "", ""))
             lines.append(line)
     return lines
 
@@ -92,25 +114,25 @@ def table_lines(fitted: FittedTable, *, color: bool = False) -> list[Text]:
 def render_table(table: Table, *, color: bool = False, width: int | None = None) -> str:
     """Return ``table`` alone drawn as terminal text fitted to ``width`` (None: whole), with the
     note saying what was left out when it had to be squeezed; control characters made visible."""
-    buffer = io.StringIO()
-    console = _console(buffer, color)
-    _print_table(console, visible_document(table), color, width)
-    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
+    out = _Lines(color)
+    _print_table(out, visible_document(table), color, width)
+    return out.value()
 
 
-def _print_table(console: Console, table: Table, color: bool, width: int | None) -> None:
+def _print_table(out: _Lines, table: Table, color: bool, width: int | None) -> None:
     fitted = fit_table(table, width)
-    for line in table_lines(fitted, color=color):
-        console.print(line)
+    lines = table_lines(fitted, color=color)
+    # one print for the whole table: rich's cost is per print call
+    out.print(Text("\n").join(Text(x) if isinstance(x, str) else x for x in lines) if color else "\n".join(map(str, lines)))
     note = squeeze_note(fitted, width) if width is not None else None
     if note is not None:
-        _print_wrapped(console, note, width, style="dim")
+        _print_wrapped(out, note, width, style="dim")
 
 
-def _print_wrapped(console: Console, text: str, width: int | None, *, style: str = "", first: str = "",
+def _print_wrapped(out: _Lines, text: str, width: int | None, *, style: str = "", first: str = "",
                    rest: str = "") -> None:
     for line in wrap_text(text, width, first=first, rest=rest):
-        console.print(Text(line, style=style))
+        out.print(Text(line, style=style))
 
 
 def render_document(document: Document, *, color: bool = False, width: int | None = DEFAULT_WIDTH) -> str:
@@ -118,32 +140,30 @@ def render_document(document: Document, *, color: bool = False, width: int | Non
     fitted or wrapped); names are made visible first: control characters from a report never
     reach the terminal."""
     document = visible_document(document)
-    buffer = io.StringIO()
-    console = _console(buffer, color)
-    _print_wrapped(console, document.title, width, style="bold")
+    out = _Lines(color)
+    _print_wrapped(out, document.title, width, style="bold")
     key_width = max((len(key) for key, _ in document.facts), default=0)
     for key, value in document.facts:
         # the value's continuation lines line up under its first line
         lines = wrap_text(value, width, first=f"{key + ':':<{key_width + 1}} ", rest=" " * (key_width + 2))
         for index, line in enumerate(lines):
-            text = Text(line[: key_width + 2] if index == 0 else line[: key_width + 2], style="bold" if color and index == 0 else "")
+            text = Text(line[: key_width + 2], style="bold" if color and index == 0 else "")
             text.append(line[key_width + 2:])
-            console.print(text)
+            out.print(text)
     for warning in document.warnings:
-        _print_wrapped(console, warning, width, style="yellow")
+        _print_wrapped(out, warning, width, style="yellow")
     for section in document.sections:
-        console.print()
-        console.print(Text(section.title, style="bold underline" if color else ""))
+        out.print()
+        out.print(Text(section.title, style="bold underline" if color else ""))
         if not color:
-            console.print("-" * len(section.title))
+            out.print("-" * len(section.title))
         for line in section.lines:
-            _print_wrapped(console, line, width, first="- ", rest="  ")
+            _print_wrapped(out, line, width, first="- ", rest="  ")
         if section.table is not None:
-            _print_table(console, section.table, color, width)
+            _print_table(out, section.table, color, width)
         for note in section.notes:
-            _print_wrapped(console, note, width, style="dim")
-    # trailing spaces only make diffs noisy
-    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
+            _print_wrapped(out, note, width, style="dim")
+    return out.value()
 
 
 __all__ = ["DEFAULT_WIDTH", "TextRenderer", "render_document", "render_table", "table_lines"]
