@@ -102,6 +102,17 @@ def test_the_labels() -> None:
         "Streaming Memory", "host I/O", "compute")
 
 
+def test_the_variables_convention_line_spells_not_always_live_as_the_ledger() -> None:
+    from profcompare.render.sections import report_document
+
+    report = samples.build_report("offchip-sharded")
+    variables = report.variables.assign(always_live=False)
+    written = report.__class__.build(report.meta, **{t: getattr(report, t) for t in (
+        "tiles", "categories", "liveness", "code", "execution", "remote_buffers")}, variables=variables)
+    facts = dict(report_document(written).facts)
+    assert facts["variables"].startswith("model state not-always-live (written from the host")
+
+
 def test_every_page_names_the_unattributed_row_alike() -> None:
     # the sample reports hold 4 B of role "other" without a parameter: "(unattributed)" everywhere
     # a row has a role, in the text ledger as in the N-way index

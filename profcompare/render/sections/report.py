@@ -244,7 +244,7 @@ def _execution_section(report: Report) -> Section:
 
 _CONVENTION_TEXT = {
     "always_live": "model state always-live (as for variables created with initial values)",
-    "written_from_host": "model state not always-live (written from the host, live from that step, as popxl does)",
+    "written_from_host": "model state not-always-live (written from the host, live from that step, as popxl does)",
 }
 
 
