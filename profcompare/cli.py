@@ -83,6 +83,14 @@ def _error(message: str) -> None:
         pass  # stderr itself is gone: the exit code still tells
 
 
+def _traceback(exc: BaseException) -> None:
+    """Print ``exc``'s traceback on stderr (``--debug``); the caller still returns the exit code."""
+    import traceback
+
+    with contextlib.suppress(OSError):
+        click.echo("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip("\n"), err=True)
+
+
 def _interrupted(exc: BaseException | None) -> int:
     """One line and the exit code a shell expects: 130 for Ctrl-C, 128 + N for signal N (SIGTERM: 143)."""
     from profcompare.errors import Terminated
@@ -152,20 +160,20 @@ def _main(args: list[str], debug: bool) -> int:
         return exc.exit_code
     except ProfcompareError as exc:
         if debug:
-            raise
+            _traceback(exc)
         _error(str(exc))
         return exc.exit_code
     except OSError as exc:
         # the file system said no (a path too long, an unwritable --out, a full disk or stdout)
         if debug:
-            raise
+            _traceback(exc)
         _error(_os_message(exc))
         return USAGE_ERROR
     except KeyboardInterrupt as exc:
         return _interrupted(exc)
     except Exception as exc:  # the last line of defence: one line, never a traceback
         if debug:
-            raise
+            _traceback(exc)
         detail = str(exc) or "no message"
         _error(f"internal error ({type(exc).__name__}: {detail}); run again with --debug for the traceback")
         return INTERNAL_ERROR

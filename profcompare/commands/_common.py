@@ -182,6 +182,27 @@ def stdout_is_tty() -> bool:
     return stream is not None and stream.isatty()
 
 
+def text_width(output: str | None = None) -> int | None:
+    """The width text output is fitted to: the terminal's when standard output is one (``$COLUMNS``
+    first, as the shell sets it), ``$COLUMNS`` when it is set for a pipe, and None (unbounded:
+    nothing shortened or left out) for a file (``-o FILE``) or a pipe without ``$COLUMNS``."""
+    if not _to_stdout(output):
+        return None
+    if stdout_is_tty():
+        return shutil.get_terminal_size(fallback=(80, 24)).columns
+    columns = os.environ.get("COLUMNS", "").strip()
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+
+
+def print_table(table: Any) -> None:
+    """Print a :class:`~profcompare.render.sections.Table` on standard output, fitted to
+    :func:`text_width` (coloured on a terminal)."""
+    from profcompare.render.text import render_table
+
+    color = stdout_is_tty() and "NO_COLOR" not in os.environ
+    click.echo(render_table(table, color=color, width=text_width()), nl=False, color=True)
+
+
 def _to_stdout(output: str | None) -> bool:
     return output is None or output == STDOUT
 
@@ -214,19 +235,17 @@ def pva_progress() -> Any:
 
 
 def render(fmt: str, obj: Any, *, top: int | None, output: str | None) -> str | bytes:
-    """Return ``obj`` rendered in ``fmt``; text written to a terminal gets colour and its width.
+    """Return ``obj`` rendered in ``fmt``; text is fitted to :func:`text_width` and coloured
+    only on a terminal.
 
     Refuses (ProfcompareError) HTML to a terminal before any work is done, suggesting ``-o``.
     """
     options: dict[str, Any] = {}
-    if _to_stdout(output) and stdout_is_tty():
-        if fmt == "html" and output is None:
-            raise ProfcompareError("not writing HTML to a terminal; give -o FILE.html (or -o - to force it)")
-        if fmt == "text":
-            options = {
-                "color": "NO_COLOR" not in os.environ,
-                "width": shutil.get_terminal_size(fallback=(120, 24)).columns,
-            }
+    if _to_stdout(output) and stdout_is_tty() and fmt == "html" and output is None:
+        raise ProfcompareError("not writing HTML to a terminal; give -o FILE.html (or -o - to force it)")
+    if fmt == "text":
+        options = {"color": _to_stdout(output) and stdout_is_tty() and "NO_COLOR" not in os.environ,
+                   "width": text_width(output)}
     return get_renderer(fmt, **options).render(obj, top=resolve_top(top, fmt) or 0)
 
 
@@ -259,5 +278,5 @@ def emit(content: str | bytes, output: str | None, *, force: bool) -> None:
     write_output(content, output, force=force)
 
 
-__all__ = ["STDOUT", "check_output", "emit", "format_option", "load_report", "output_options", "render", "stdout_is_tty",
-           "top_option"]
+__all__ = ["STDOUT", "check_output", "emit", "format_option", "load_report", "output_options", "print_table", "render",
+           "stdout_is_tty", "text_width", "top_option"]

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-import sys
-
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from profcompare.commands._common import addons_environment, addons_option, compile_only_option, execution_note, execution_of, stdout_is_tty, top_option
+from profcompare.commands._common import (
+    addons_environment,
+    addons_option,
+    compile_only_option,
+    execution_note,
+    execution_of,
+    print_table,
+    stdout_is_tty,
+    text_width,
+    top_option,
+)
 from profcompare.errors import WorkloadError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -81,6 +89,23 @@ def collect_overrides(kwargs: Mapping[str, Any], set_knobs: Sequence[str] = ()) 
     return overrides
 
 
+def refuse_existing_run(out: str, name: str | None, force: bool) -> None:
+    """Refuse (OutputExistsError, WorkloadError for a bad name) a ``--name`` whose run directory
+    exists without ``--force``, before any progress is drawn or any variant starts; the runner
+    checks again when it publishes (another run may take the name meanwhile)."""
+    import os
+
+    from profcompare.errors import OutputExistsError
+    from profcompare.runner import check_run_name
+
+    if name is None:
+        return
+    check_run_name(name)
+    final = Path(out) / name
+    if not force and os.path.lexists(final):
+        raise OutputExistsError(f"run directory {final} already exists (use --force to replace it, or --name)")
+
+
 def common_run_options(func: F) -> F:
     """Options ``run`` and ``sweep`` share besides the knobs."""
     for decorator in reversed(
@@ -107,6 +132,8 @@ def common_run_options(func: F) -> F:
 # progress display
 
 _STATUS_STYLE = {"ok": "green", "oom": "bold red", "failed": "bold red"}
+#: the same statuses as table cell tones
+_STATUS_TONE = {"ok": "good", "oom": "bad", "failed": "bad"}
 
 
 class ProgressDisplay:
@@ -200,32 +227,34 @@ def _seconds(timings: Mapping[str, Any], key: str) -> str:
 
 
 def outcome_table(result: Any) -> Any:
-    """A rich Table of the jobs of a run: label, status, timings, report file, error."""
-    from rich.table import Table
-
+    """A :class:`~profcompare.render.sections.Table` of the jobs of a run: label, status, timings,
+    report file (``VARIANT/FILE`` in the run directory) or error."""
+    from profcompare.render.control_chars import one_line
     from profcompare.render.format import format_count
+    from profcompare.render.sections import Cell, Column, Table
 
-    table = Table(title=None, show_edge=False, pad_edge=False)
-    for column in ("variant", "status", "compile s", "run s", "total s", "samples/step", "report / error"):
-        table.add_column(column, justify="right" if column.endswith((" s", "step")) else "left")
+    columns = tuple(Column(title, title.endswith((" s", "step")))
+                    for title in ("variant", "status", "compile s", "run s", "total s", "samples/step", "report / error"))
+    rows = []
     for outcome in result.outcomes:
         timings = outcome.info.get("timings") or {}
         status = outcome.status
         detail = outcome.error or ""
         if outcome.has_report:
-            report = display_path(outcome.directory / outcome.report_files[0])
+            # within the run directory (printed in full below the table): short enough for a screen
+            report = f"{outcome.directory.name}/{outcome.report_files[0]}"
             detail = f"{report}" + (f"  ({detail})" if detail else "")
         sps = outcome.info.get("samples_per_step")
-        table.add_row(
-            escape_field(outcome.label),
-            f"[{_STATUS_STYLE.get(status, 'red')}]{escape_field(status)}[/]",
-            _seconds(timings, "compile_s"),
-            _seconds(timings, "run_s"),
-            _seconds(timings, "total_s"),
-            "" if sps is None else format_count(sps),
-            escape_field(detail),
-        )
-    return table
+        rows.append((
+            Cell(one_line(outcome.label)),
+            Cell(one_line(status), _STATUS_TONE.get(status, "bad")),
+            Cell(_seconds(timings, "compile_s")),
+            Cell(_seconds(timings, "run_s")),
+            Cell(_seconds(timings, "total_s")),
+            Cell("" if sps is None else format_count(sps)),
+            Cell(one_line(detail)),
+        ))
+    return Table(columns, tuple(rows))
 
 
 #: sections of a comparison the terminal summary of ``run`` shows, in this order (the files hold
@@ -242,7 +271,6 @@ def comparison_summary_text(comparison: Any, *, top: int) -> str:
     largest-variable-change tables (colour and width only on a terminal)."""
     import dataclasses
     import os
-    import shutil
 
     from profcompare.render.sections import comparison_document
     from profcompare.render.text import render_document
@@ -253,34 +281,22 @@ def comparison_summary_text(comparison: Any, *, top: int) -> str:
         document = dataclasses.replace(document, sections=sections)
     tty = stdout_is_tty()
     color = tty and "NO_COLOR" not in os.environ
-    width = shutil.get_terminal_size(fallback=(120, 24)).columns if tty else 120
-    return render_document(document, color=color, width=width)
+    return render_document(document, color=color, width=text_width())
 
 
 def nway_summary_text(result: Any) -> str:
     """The terminal N-way table of a run of three or more variants: every summary metric, one
     column per variant (base marked), changes from the base (``result.nway``, made by the run)."""
     import os
-    import shutil
 
     from profcompare.render.nway import render_nway_text
 
     tty = stdout_is_tty()
     color = tty and "NO_COLOR" not in os.environ
-    width = shutil.get_terminal_size(fallback=(160, 24)).columns if tty else 160
+    width = text_width()
     notes = ("Each comparison with the base is in its own page (compare-BASE-vs-NEW.html), linked from index.html.",)
     return render_nway_text(result.nway, title=f"profcompare run {result.name}: variants side by side", color=color,
                             width=width, notes=notes)
-
-
-def make_console(*, stderr: bool = False) -> Any:
-    """A rich Console on click's current stdout/stderr (so CliRunner captures it)."""
-    from rich.console import Console
-
-    stream = sys.stderr if stderr else sys.stdout  # swapped by CliRunner as well
-    is_tty = stream.isatty()
-    # piped or captured output is read by tools and people alike: do not squeeze tables to 80 columns
-    return Console(file=stream, soft_wrap=False, highlight=False, width=None if is_tty else 200, no_color=not is_tty)
 
 
 def escape_field(text: object) -> str:
@@ -350,6 +366,7 @@ def command(
 
     overrides = collect_overrides(knobs, set_knobs)
     runner.make_jobs(list(variants), overrides)  # validate before anything else happens
+    refuse_existing_run(out, name, force)
     resolved = runner.resolve_backend(backend)
     child_environ = addons_environment(addons, resolved)
     execution = execution_of(compile_only, resolved)
@@ -372,8 +389,7 @@ def command(
             execution=execution,
         )
 
-    console = make_console()
-    console.print(outcome_table(result))
+    print_table(outcome_table(result))
     if len(result.outcomes) > 2 and result.nway is not None:
         # an N-way run: one side-by-side table, not a full report per pair
         click.echo()
@@ -407,4 +423,4 @@ def command(
 
 
 __all__ = ["SUMMARY_SECTIONS", "KnobCommand", "ProgressDisplay", "backend_note", "collect_overrides", "command",
-           "escape_field", "failure_line", "knob_options", "nway_summary_text"]
+           "escape_field", "failure_line", "knob_options", "nway_summary_text", "refuse_existing_run"]

@@ -35,12 +35,11 @@ def command(out: str) -> None:
     status shows as unknown, never ok; every name and field is shown on one line with control
     characters made visible.
     """
-    from rich.table import Table
-
-    from profcompare.commands.run import escape_field, make_console
     from pathlib import Path
 
+    from profcompare.commands._common import print_table
     from profcompare.render.control_chars import one_line
+    from profcompare.render.sections import Cell, Column, Table
     from profcompare.runner import job_status, leftover_staging, list_runs
 
     runs = list_runs(out)
@@ -52,10 +51,8 @@ def command(out: str) -> None:
         if note:
             click.echo(note)
         return
-    styles = {"ok": "green", "oom": "bold red", "failed": "bold red"}
-    table = Table(show_edge=False, pad_edge=False)
-    for column in ("run", "kind", "status", "variants", "backend", "started"):
-        table.add_column(column)
+    tones = {"ok": "good", "oom": "bad", "failed": "bad"}
+    rows = []
     for run in runs:
         not_ok = [f"{label} ({_job_status_text(info)})" for label, info in run.jobs if job_status(info) != "ok"]
         if run.kind == "sweep":
@@ -67,16 +64,12 @@ def command(out: str) -> None:
             variants = ", ".join(
                 label if job_status(info) == "ok" else f"{label} ({_job_status_text(info)})" for label, info in run.jobs
             )
-        table.add_row(
-            escape_field(run.name),
-            escape_field(run.kind),
-            f"[{styles.get(run.status, 'red')}]{escape_field(run.status)}[/]",
-            escape_field(variants),
-            escape_field(run.backend + (", compile only" if any(info.get("execution") == "compile-only"
-                                                                 for _, info in run.jobs) else "")),
-            escape_field(_when(run.started)),
-        )
-    make_console().print(table)
+        backend = run.backend + (", compile only" if any(info.get("execution") == "compile-only"
+                                                         for _, info in run.jobs) else "")
+        rows.append((Cell(one_line(run.name)), Cell(one_line(run.kind)),
+                     Cell(one_line(run.status), tones.get(run.status, "bad")), Cell(one_line(variants)),
+                     Cell(one_line(backend)), Cell(one_line(_when(run.started)))))
+    print_table(Table(tuple(Column(c) for c in ("run", "kind", "status", "variants", "backend", "started")), tuple(rows)))
     if note:
         click.echo(note)
 

@@ -16,42 +16,39 @@ from profcompare.commands.run import (
     display_path,
     echo_failures,
     knob_options,
-    make_console,
+    refuse_existing_run,
 )
+from profcompare.commands._common import print_table
 
 
-def sweep_rich_table(result: Any) -> Any:
-    """A rich Table of a sweep: one row per point with the swept knobs, status and metrics."""
-    from rich.markup import escape
-    from rich.table import Table
-
+def sweep_table(result: Any) -> Any:
+    """A :class:`~profcompare.render.sections.Table` of a sweep: one row per point with the swept
+    knobs, status and metrics."""
     from profcompare.render.format import format_bytes, format_cycles, format_rate, format_seconds
+    from profcompare.render.sections import Cell, Column, Table
 
     columns = [
         ("always_live_bytes", "always-live", format_bytes),
         ("not_always_live_peak_bytes", "not-always-live peak", format_bytes),
         ("code_bytes", "code", format_bytes),
-        ("streaming_memory_bytes", "streaming mem", format_bytes),
+        ("streaming_memory_bytes", "Streaming Memory", format_bytes),
         ("cycles_per_step", "device cycles/step", format_cycles),
         ("host_seconds_per_step", "host/runtime/step", format_seconds),
         ("seconds_per_step", "per session.run", format_seconds),
         ("samples_per_second", "samples/s", format_rate),
     ]
-    table = Table(show_edge=False, pad_edge=False)
-    for knob in result.swept:
-        table.add_column(knob, justify="right")
-    table.add_column("status")
-    for _, title, _ in columns:
-        table.add_column(title, justify="right")
-    styles = {"ok": "green", "oom": "bold red", "failed": "bold red"}
+    header = (*(Column(knob, True) for knob in result.swept), Column("status"),
+              *(Column(title, True) for _, title, _ in columns))
+    tones = {"ok": "good", "oom": "bad", "failed": "bad"}
+    rows = []
     for record in result.table.to_dict(orient="records"):
         status = str(record["status"])
-        table.add_row(
-            *(escape(str(record[k])) for k in result.swept),
-            f"[{styles.get(status, 'red')}]{status}[/]",
-            *(fmt(record[metric]) for metric, _, fmt in columns),
-        )
-    return table
+        rows.append((
+            *(Cell(str(record[k])) for k in result.swept),
+            Cell(status, tones.get(status, "bad")),
+            *(Cell(fmt(record[metric])) for metric, _, fmt in columns),
+        ))
+    return Table(header, tuple(rows))
 
 
 @click.command(name="sweep", cls=KnobCommand)
@@ -96,6 +93,7 @@ def command(
     overrides = collect_overrides(knobs, set_knobs)
     parsed = [sweep.parse_param(p) for p in params]
     points = sweep.expand_grid(variant, parsed, overrides)  # validate before anything runs
+    refuse_existing_run(out, name, force)
     resolved = runner.resolve_backend(backend)
     child_environ = addons_environment(addons, resolved)
     execution = execution_of(compile_only, resolved)
@@ -118,8 +116,7 @@ def command(
             environ=child_environ,
             execution=execution,
         )
-    console = make_console()
-    console.print(sweep_rich_table(result))
+    print_table(sweep_table(result))
     click.echo(f"\nsweep written to {display_path(result.run.directory)}/" + ("  (replaced the previous run)" if result.run.replaced else ""))
     for fmt, path in result.files.items():
         click.echo(f"  {fmt:<5} {display_path(path)}")
@@ -129,4 +126,4 @@ def command(
         ctx.exit(1)
 
 
-__all__ = ["command", "sweep_rich_table"]
+__all__ = ["command", "sweep_table"]

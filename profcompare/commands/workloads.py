@@ -7,21 +7,26 @@ from typing import Any
 import click
 
 
-def describe_workloads(workloads: list[Any]) -> str:
+def describe_workloads(workloads: list[Any], width: int | None = None) -> str:
     """Plain-text listing: per workload its description, variants (with descriptions) and knobs.
 
-    Knobs show their command-line option, type, default and choices.
+    Knobs show their command-line option, type, default and choices. With a ``width`` every
+    line fits it: descriptions wrap at spaces under their own column.
     """
+    from profcompare.render.table_fit import wrap_text
+
     lines: list[str] = []
     for workload in workloads:
         if lines:
             lines.append("")
-        lines.append(f"{workload.name}: {workload.description}")
+        lines.extend(wrap_text(f"{workload.name}: {workload.description}", width, rest="  "))
         lines.append("  variants:")
-        width = max((len(v) for v in workload.variants), default=0)
+        name_width = max((len(v) for v in workload.variants), default=0)
         for variant, text in workload.variants.items():
-            lines.append(f"    {variant:<{width}}  {text}")
-        lines.append("  knobs (options of `run` and `sweep`; any knob also as --set NAME=VALUE):")
+            lead = f"    {variant:<{name_width}}  "
+            lines.extend(wrap_text(text, width, first=lead, rest=" " * len(lead)))
+        lines.extend(wrap_text("knobs (options of `run` and `sweep`; any knob also as --set NAME=VALUE):", width,
+                               first="  ", rest="    "))
         rows = []
         for knob in workload.knobs:
             default = repr(knob.default) if knob.default == "" else str(knob.default)
@@ -29,7 +34,8 @@ def describe_workloads(workloads: list[Any]) -> str:
             rows.append((f"--{knob.name.replace('_', '-')}", getattr(knob.type, "__name__", str(knob.type)), default, f"{knob.help}{extra}"))
         widths = [max(len(r[i]) for r in rows) for i in range(3)] if rows else [0, 0, 0]
         for option, type_name, default, text in rows:
-            lines.append(f"    {option:<{widths[0]}}  {type_name:<{widths[1]}}  default {default:<{widths[2]}}  {text}")
+            lead = f"    {option:<{widths[0]}}  {type_name:<{widths[1]}}  default {default:<{widths[2]}}  "
+            lines.extend(wrap_text(text, width, first=lead, rest=" " * len(lead)))
     return "\n".join(lines)
 
 
@@ -42,7 +48,9 @@ def command() -> None:
     if not workloads:
         click.echo("no workloads found")
         return
-    click.echo(describe_workloads(workloads))
+    from profcompare.commands._common import text_width
+
+    click.echo(describe_workloads(workloads, text_width()))
 
 
 __all__ = ["command", "describe_workloads"]

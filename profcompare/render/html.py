@@ -40,6 +40,7 @@ from profcompare._version import __version__
 from profcompare.model import DEVICE_PHASES, METRIC_UNITS, METRICS, Report
 from profcompare.render import html_ledger, interactive, plots
 from profcompare.render.ipu_sections import html_ipu_section
+from profcompare.render.labels import live_label, phase_label
 from profcompare.render.ledger_words import TONE_LEGEND
 from profcompare.render.format import (
     MISSING,
@@ -190,7 +191,7 @@ def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
 def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: list[str]) -> Section:
     cols: tuple[Col, ...] = (
         Col("report", "Report"),
-        Col("always", "Always live", True),
+        Col("always", live_label(True, title=True), True),
         Col("peak", "Not-always-live peak", True),
         Col("total", "Peak liveness", True),
         Col("step", "Peak step", True),
@@ -267,7 +268,7 @@ def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
                     Col("tile", "Tile", True),
                     Col("ipu", "IPU", True),
                     Col("bytes", "Bytes (incl. gaps)", True),
-                    Col("always", "Always live", True),
+                    Col("always", live_label(True, title=True), True),
                     Col("nal", "Not-always-live peak", True),
                     Col("pct", "% of budget", True),
                 ),
@@ -300,7 +301,7 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
             Col("name", "Variable"),
             Col("kind", "Kind"),
             Col("bytes", "Bytes", True),
-            Col("always_live", "Always live"),
+            Col("always_live", live_label(True, title=True)),
             Col("dtype", "Type"),
             Col("shape", "Shape"),
             Col("tiles", "Tiles", True),
@@ -309,7 +310,7 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
         )
         rows = []
         for r in shown.itertuples(index=False):
-            live = "always live" if r.always_live else "not always live"
+            live = live_label(bool(r.always_live))
             rows.append(
                 Row(
                     (
@@ -358,7 +359,7 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
         Col("name", "Variable"),
         Col("kind", "Kind"),
         *diff_cols(""),
-        Col("always_live", "Always live"),
+        Col("always_live", live_label(True, title=True)),
         Col("shape", "Shape"),
         *((Col("match", "Match"),) if show_match else ()),
     )
@@ -590,7 +591,7 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
         frame = frame[frame["phase"].astype(str).isin(DEVICE_PHASES)]
         device = float(obj.summary()["cycles_per_step"])
         rows = tuple(
-            Row((text_cell(r.phase), Cell(format_cycles(r.cycles), sort_key(r.cycles)),
+            Row((text_cell(phase_label(r.phase)), Cell(format_cycles(r.cycles), sort_key(r.cycles)),
                  pct_cell(100.0 * r.cycles / device if device else None, signed=False)))
             for r in frame.itertuples(index=False)
         )
@@ -604,7 +605,7 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
         frame = obj.execution
         frame = frame[frame["phase"].astype(str).isin(DEVICE_PHASES)]
         rows = tuple(
-            Row((text_cell(r["phase"]), *diff_cells(r, "", "cycles", format_cycles)), {"status": str(r["status"])})
+            Row((text_cell(phase_label(r["phase"])), *diff_cells(r, "", "cycles", format_cycles)), {"status": str(r["status"])})
             for r in frame.to_dict("records")
         )
         cols = (Col("phase", "Device phase"), *diff_cols("cycles"))
@@ -696,7 +697,7 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
         present = set(obj.variables["status"].astype(str).unique()) if len(obj.variables) else set()
         variable_filter = ("status", tuple(s for s in STATUS_ORDER if s in present) or STATUS_ORDER)
     else:
-        variable_filter = ("liveness", ("always live", "not always live"))
+        variable_filter = ("liveness", (live_label(True), live_label(False)))
     data = _page_data(obj, reports, roles, variables_view, verdict)
     return Page(title, is_comparison, report_cards(obj), sections, variables, variable_filter, data)
 

@@ -31,6 +31,7 @@ from markupsafe import Markup
 
 from profcompare import analysis
 from profcompare.render.format import format_bytes, format_count
+from profcompare.render.labels import live_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from profcompare.model import Report
@@ -55,11 +56,14 @@ _UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB")
 
 @dataclass(frozen=True)
 class Toggle:
-    """A choice between data columns of a chart: ``options`` are (column, label), first is the default."""
+    """A choice between data columns of a chart: ``options`` are (column, label), first is the
+    default; ``captions`` (one per option, or none) say what the chart shows with that option,
+    and the page puts the chosen one in the chart's caption."""
 
     name: str
     label: str
     options: tuple[tuple[str, str], ...]
+    captions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,12 @@ class InteractiveChart:
     caption: str
     note: str
     toggles: tuple[Toggle, ...] = ()
+
+    @property
+    def option_captions(self) -> dict[str, str]:
+        """The caption to show per toggle option (column -> text), for the page's script."""
+        return {column: caption for toggle in self.toggles
+                for (column, _), caption in zip(toggle.options, toggle.captions, strict=False)}
 
 
 @dataclass(frozen=True)
@@ -294,7 +304,11 @@ def liveness_chart(
             programs = live["program"].astype(str).to_numpy(dtype=object)
         else:
             side = ("base", "new")[index]
-            values = aligned[f"{side}_not_always_live_bytes"].to_numpy(dtype="float64", na_value=np.nan)
+            from profcompare.render.plots import hold_between_steps
+
+            # as the static figure: a step only the other side has holds this side's level; the
+            # shorter side's curve ends at its last step
+            values = hold_between_steps(aligned[f"{side}_not_always_live_bytes"].to_numpy(dtype="float64", na_value=np.nan))
             steps = aligned[f"{side}_step"].to_numpy(dtype="int64", na_value=-1)
             by_step = dict(zip(live["step"].to_numpy(dtype="int64"), live["program"].astype(str)))
             programs = np.array([by_step.get(int(s), "") if s >= 0 else "" for s in steps], dtype=object)
@@ -343,25 +357,27 @@ def liveness_chart(
         tooltips += [
             (labels[index], f"@{key}_program"),
             ("  step", f"@{key}_steps"),
-            ("  not always live", f"@{key}_nal"),
-            ("  always live", format_bytes(always)),
+            (f"  {live_label(False)}", f"@{key}_nal"),
+            (f"  {live_label(True)}", format_bytes(always)),
             ("  largest live", f"@{key}_top"),
         ]
     fig.y_range.renderers = curves  # the invisible hover bars do not stretch the axis
     _hover_bars(fig, shape.start.astype("float64"), shape.end.astype("float64"), fields, tooltips)
-    fig.legend.location = "top_left"
-    fig.legend.click_policy = "hide"
+    _legend_below(fig)
     if shape.size > 1:
         note = (f"{length:,} steps drawn as {len(shape.start):,} buckets of {shape.size:,}: the line is each "
                 "bucket's maximum (peaks keep their height), the band goes down to its minimum; the tooltip "
                 "names the program and variables at the bucket's maximum.")
     else:
         note = f"All {length:,} program steps drawn."
-    caption = ("Not-always-live bytes per program step. Drag to zoom into a range of steps; wheel zoom, pan "
-               "and reset are in the toolbar; click a legend entry to hide a curve; hover for the program "
-               "and the largest live variables.")
-    toggle = Toggle("liveness", "Show", (("nal", "not-always-live bytes"), ("total", "always-live + not-always-live")))
-    return InteractiveChart(chart_id, _json_item(fig), caption, note, (toggle,))
+    how = (" Drag to zoom into a range of steps; wheel zoom, pan and reset are in the toolbar; click a legend "
+           "entry to hide a curve; hover for the program and the largest live variables.")
+    captions = ("Not-always-live bytes per program step." + how,
+                "Always-live + not-always-live bytes per program step (each report's always-live bytes added to "
+                "its curve: the total live memory)." + how)
+    toggle = Toggle("liveness", "Show", (("nal", "not-always-live bytes"), ("total", "always-live + not-always-live")),
+                    captions)
+    return InteractiveChart(chart_id, _json_item(fig), captions[0], note, (toggle,))
 
 
 def tiles_chart(
@@ -414,14 +430,25 @@ def tiles_chart(
         )
     fig.y_range.renderers = curves
     _hover_bars(fig, shape.start.astype("float64"), shape.end.astype("float64"), fields, tooltips)
-    fig.legend.location = "top_right"
-    fig.legend.click_policy = "hide"
+    _legend_below(fig)
     note = (f"{format_count(length)} tiles drawn as {len(shape.start):,} buckets of {shape.size:,} (line: bucket "
             "maximum, band: minimum)." if shape.size > 1 else f"All {format_count(length)} tiles drawn.")
-    caption = ("Memory per tile. Excluding gaps is what the tile's data occupy (PopVision's default view); "
-               "including gaps is what decides whether the tile fits its budget.")
-    toggle = Toggle("tiles", "Bytes", (("excl", "excluding gaps"), ("incl", "including gaps")))
-    return InteractiveChart(chart_id, _json_item(fig), caption, note, (toggle,))
+    captions = ("Memory per tile, excluding gaps: what the tile's data occupy (PopVision's default view). "
+                "Switch to including gaps for what decides whether the tile fits its budget.",
+                "Memory per tile, including gaps: what decides whether the tile fits its budget. Excluding gaps "
+                "is what the tile's data occupy (PopVision's default view).")
+    toggle = Toggle("tiles", "Bytes", (("excl", "excluding gaps"), ("incl", "including gaps")), captions)
+    return InteractiveChart(chart_id, _json_item(fig), captions[0], note, (toggle,))
+
+
+def _legend_below(fig: Any) -> None:
+    """Move the chart's legend under the plot area, in one row, so it never covers a curve."""
+    legend = fig.legend[0]
+    fig.center.remove(legend)
+    legend.orientation = "horizontal"
+    legend.location = "center"
+    legend.click_policy = "hide"
+    fig.add_layout(legend, "below")
 
 
 def _empty_chart(chart_id: str, message: str) -> InteractiveChart:

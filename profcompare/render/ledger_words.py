@@ -8,16 +8,13 @@ from typing import Any
 
 from profcompare.model import LOCATIONS
 from profcompare.render.format import format_bytes, is_missing
+from profcompare.render.labels import LOCATION_LABELS, location_label, parameter_label
 
 #: how many ledger moves a comparison leads with (text, markdown and HTML)
 MOVES_SHOWN = 8
 
-#: how the ledger's locations read in prose and table headers
-LOCATION_WORDS = {
-    "always_live": "always-live",
-    "not_always_live": "not-always-live",
-    "streaming_memory": "Streaming Memory",
-}
+#: how the ledger's locations read in prose and table headers (:mod:`profcompare.render.labels`)
+LOCATION_WORDS = LOCATION_LABELS
 
 
 #: How every comparison colours a change (terminal, HTML page, index): by what it costs.
@@ -50,18 +47,11 @@ def liveness_rule(conventions: tuple[str, ...]) -> str | None:
 
 def location_title(location: str) -> str:
     """A location as a table header: "Always-live", "Not-always-live", "Streaming Memory"."""
-    words = LOCATION_WORDS.get(location, location)
-    return words if location == "streaming_memory" else words.capitalize()
+    return location_label(location, title=True)
 
 
-def parameter_text(parameter: Any, role: Any = None) -> str:
-    """A ledger parameter for people: "" reads "(unattributed)" for role other (the reader could
-    not say what it belongs to), "(no parameter)" otherwise (activations, op temporaries)."""
-    text = "" if is_missing(parameter) else str(parameter)
-    if text:
-        return text
-    role_text = "" if is_missing(role) else str(role)
-    return "(unattributed)" if role is not None and role_text == "other" else "(no parameter)"
+#: a ledger parameter for people (:func:`profcompare.render.labels.parameter_label`)
+parameter_text = parameter_label
 
 
 def location_text(location: str, nbytes: Any, steps: str = "") -> str:

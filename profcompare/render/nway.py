@@ -108,6 +108,7 @@ def ledger_rows(table: NWayTable) -> tuple[LedgerRow, ...]:
     """The memory ledger side by side: bytes per (parameter, role, location) per variant, with
     the change from the base (exact for the program's state; see Report.ledger)."""
     from profcompare.render.format import format_bytes
+    from profcompare.render.labels import location_label, parameter_label
 
     rows = []
     for key, row in table.ledger.iterrows():
@@ -123,7 +124,7 @@ def ledger_rows(table: NWayTable) -> tuple[LedgerRow, ...]:
                 _tone("variable_bytes", base_value, value)
             cells.append(NWayCell(format_bytes(value), delta, tone, ""))
         parameter, role, location = (str(k) for k in key)
-        rows.append(LedgerRow(parameter or "(no parameter)", role, location, tuple(cells)))
+        rows.append(LedgerRow(parameter_label(parameter, role), role, location_label(location), tuple(cells)))
     return tuple(rows)
 
 
@@ -156,7 +157,7 @@ def column_title(table: NWayTable, label: str) -> str:
     return label + (" (base)" if label == table.base else "") + ("" if status == "ok" else f" [{status}]")
 
 
-def render_nway_text(table: NWayTable, *, title: str, color: bool = False, width: int = 120,
+def render_nway_text(table: NWayTable, *, title: str, color: bool = False, width: int | None = None,
                      notes: Sequence[str] = ()) -> str:
     """The N-way table for the terminal (drawn by the text renderer: one column per variant)."""
     from profcompare.render.sections import Cell, Column, Document, Section, Table

@@ -26,6 +26,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 from profcompare import analysis
 from profcompare.model import CATEGORY_GROUPS, DEVICE_PHASES, PHASES, Report, run_span_cycles
 from profcompare.render.format import format_bytes
+from profcompare.render.labels import live_label, location_label, parameter_label, phase_label
 
 #: Most points a plotted curve keeps (see :func:`downsample_max`).
 MAX_POINTS = 2000
@@ -128,7 +129,22 @@ def _liveness_curve(
     side = ("base", "new")[index]
     values = aligned[f"{side}_not_always_live_bytes"].to_numpy(dtype="float64", na_value=np.nan)
     steps = aligned[f"{side}_step"].to_numpy(dtype="float64", na_value=np.nan)
-    return aligned["position"].to_numpy(dtype="float64"), values, steps
+    return aligned["position"].to_numpy(dtype="float64"), hold_between_steps(values), steps
+
+
+def hold_between_steps(values: np.ndarray) -> np.ndarray:
+    """An aligned curve with the positions it lacks between its first and last step holding the
+    level of its previous step (while the other program runs steps this one does not have, this
+    one's memory stays as it was); before its first and after its last step it stays NaN, so a
+    shorter program's curve ends (a gap) instead of breaking into dashes."""
+    values = np.asarray(values, dtype="float64").copy()
+    present = np.flatnonzero(~np.isnan(values))
+    if len(present):
+        first, last = present[0], present[-1]
+        inner = values[first : last + 1]
+        held = np.maximum.accumulate(np.where(np.isnan(inner), -1, np.arange(len(inner))))
+        values[first : last + 1] = inner[held]
+    return values
 
 
 def plot_liveness(
@@ -141,7 +157,9 @@ def plot_liveness(
     horizontal line at its always-live bytes and a marker at its peak, annotated with the
     report's step and program. With ``aligned`` (a ``Comparison.liveness`` frame; then
     ``reports`` is ``[base, new]``) both curves share the x axis of aligned positions, so the
-    same program lines up in both, and a step one side lacks is a gap in its curve.
+    same program lines up in both; a step one side lacks holds that side's previous level and
+    the shorter program's curve ends at its last step (NaN after it: nothing drawn). The legend
+    is below the axes, never over the curves.
     """
     if aligned is not None and len(reports) != 2:
         raise ValueError("aligned liveness needs exactly two reports: [base, new]")
@@ -160,10 +178,10 @@ def plot_liveness(
             # repeat the last value one step on, so the last step is drawn with its width
             x = np.append(x, x[-1] + (x[-1] - x[-2] if len(x) > 1 else 1))
             y = np.append(y, y[-1])
-            ax.step(x, y, where="post", color=colour, linewidth=1.4, label=f"{label}: not always live")
+            ax.step(x, y, where="post", color=colour, linewidth=1.4, label=f"{label}: {live_label(False)}")
             ax.fill_between(x, np.nan_to_num(y), step="post", color=colour, alpha=0.10, linewidth=0)
         always_live = float(report.tiles["always_live_bytes"].sum())
-        ax.axhline(always_live, color=colour, linestyle="--", linewidth=1.0, label=f"{label}: always live")
+        ax.axhline(always_live, color=colour, linestyle="--", linewidth=1.0, label=f"{label}: {live_label(True)}")
         peak = analysis.liveness_peak(report)
         if peak["step"] is not None:
             step, program, value = peak["step"], peak["program"], peak["not_always_live_bytes"]
@@ -173,7 +191,7 @@ def plot_liveness(
             ax.annotate(
                 _text(f"peak {format_bytes(value)} at step {step:,} ({program})"),
                 xy=(x_peak, value),
-                xytext=(-8 if right_half else 8, 10 + 13 * index),
+                xytext=(-8 if right_half else 8, 10 + 16 * index),
                 textcoords="offset points",
                 ha="right" if right_half else "left",
                 fontsize=8,
@@ -304,7 +322,8 @@ def plot_code(reports: Sequence[Report], *, top: int = 15) -> Figure:
     ax.set_yticks(positions, [_text(str(name)) for name in table.index], fontsize=8)
     _bytes_axis(ax, "x")
     ax.set_xlabel("code bytes per replica")
-    ax.legend(loc="lower right", fontsize=8)
+    # beside the axes: inside, it would cover the bars of the smallest programs
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     ax.grid(True, axis="x", color="#e3e3e3", linewidth=0.6)
     return fig
 
@@ -346,7 +365,7 @@ def plot_execution(reports: Sequence[Report]) -> Figure:
             left=left,
             height=0.6,
             color=_PHASE_COLOURS[str(phase)],
-            label=str(phase),
+            label=phase_label(phase),
             edgecolor="white",
             linewidth=0.4,
         )
@@ -361,6 +380,45 @@ def plot_execution(reports: Sequence[Report]) -> Figure:
     ax.set_xlabel("device cycles per step")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return fig
+
+
+def thin_tick_labels(fig: Figure) -> Figure:
+    """Lay ``fig`` out and hide x tick labels that would overlap the label before them; returns
+    ``fig``. Labels are first tried level, then upright (rotated 90 degrees) when level ones
+    collide; what still collides (values close together on a log axis) is thinned, keeping the
+    first and every label that has room."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    for rotation in (0, 90):
+        for ax in fig.axes:
+            for label in ax.get_xticklabels():
+                label.set_rotation(rotation)
+                label.set_horizontalalignment("center")
+                label.set_visible(True)
+        fig.draw_without_rendering()
+        if not any(_colliding(ax) for ax in fig.axes):
+            return fig
+    for ax in fig.axes:
+        last = None
+        for label in ax.get_xticklabels():
+            if not label.get_text():
+                continue
+            box = label.get_window_extent()
+            if last is not None and box.x0 < last.x1 + 2:
+                label.set_visible(False)
+            else:
+                last = box
+    fig.draw_without_rendering()
+    return fig
+
+
+def _colliding(ax: Axes) -> bool:
+    """True when two of the axes' visible x tick labels overlap (or touch)."""
+    boxes = sorted((label.get_window_extent() for label in ax.get_xticklabels()
+                    if label.get_visible() and label.get_text()), key=lambda b: b.x0)
+    return any(b.x0 < a.x1 + 2 for a, b in zip(boxes, boxes[1:]))
 
 
 #: No date/creator/format metadata: smaller, byte-for-byte reproducible SVG.
@@ -395,6 +453,7 @@ __all__ = [
     "plot_execution",
     "plot_liveness",
     "plot_tiles",
+    "thin_tick_labels",
 ]
 
 
@@ -418,7 +477,7 @@ def plot_ledger(comparison, *, top: int = 12) -> Figure:  # comparison: profcomp
     if table.empty:
         _empty(ax, "no ledger: the reports attribute no memory")
         return fig
-    names = [p if p else "(no parameter)" for p in table["parameter"]]
+    names = [parameter_label(p) for p in table["parameter"]]
     count = len(names)
     base_pos = np.arange(count)[::-1] * 2.6 + 1.0
     new_pos = base_pos - 1.0
@@ -427,7 +486,7 @@ def plot_ledger(comparison, *, top: int = 12) -> Figure:  # comparison: profcomp
         for loc in LOCATIONS:
             values = table[f"{side}_{loc}"].to_numpy(dtype=float)
             ax.barh(positions, values, left=left, height=0.9, color=_LOCATION_COLOURS[loc],
-                    label=loc.replace("_", " ") if side == "base" else None, edgecolor="white", linewidth=0.4,
+                    label=location_label(loc) if side == "base" else None, edgecolor="white", linewidth=0.4,
                     hatch=None if side == "base" else "//")
             left += values
     labels = [_text(f"{name} ({side})") for name in names for side in ("base", "new")]

@@ -17,6 +17,8 @@ from markupsafe import Markup
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullLocator
 
+from profcompare.render.plots import thin_tick_labels
+
 from profcompare.render.json_out import frame_records
 from profcompare.render.format import (
     format_bytes,
@@ -142,16 +144,16 @@ def plot_sweep(table: pd.DataFrame, swept: Sequence[str]) -> Figure:
         xlabel += " (log scale)" if numeric[1] else ""
     else:
         ticks, tick_labels = x, [label.replace("$", r"\$") for label in labels]
-    slanted = len(ticks) > 4 or (numeric is not None and numeric[1])
     for ax in (mem_ax, rate_ax):
         if numeric is not None and numeric[1]:
             ax.set_xscale("log")
             ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xticks(ticks, tick_labels, rotation=30 if slanted else 0, ha="right" if slanted else "center", fontsize=8)
+        ax.set_xticks(ticks, tick_labels, fontsize=8)
         ax.set_xlabel(xlabel.replace("$", r"\$"))
         ax.grid(axis="y", color="#e5e5e5")
         ax.set_axisbelow(True)
-    return fig
+    # level labels when they have room, else upright, else every label that has room
+    return thin_tick_labels(fig)
 
 
 def _cell(value: Any) -> str:

@@ -1,8 +1,10 @@
-"""Terminal tables (rich): ``profcompare show``/``compare``/``variables`` without ``--format``.
+"""Terminal text (rich): ``profcompare show``/``compare``/``variables`` without ``--format``.
 
-Colour is off unless asked for (the CLI asks only when writing to a terminal); without colour
-the output is plain text of a fixed width, so it is stable for golden tests and pipes. Long
-names are folded onto several lines, never cut.
+Colour is off unless asked for (the CLI asks only when writing to a terminal). The width is
+that of the reader's screen when there is one: tables are fitted to it by
+:mod:`profcompare.render.table_fit` (columns left out in a stated order, long names shortened in
+the middle, a note saying so; a number or a name is never split across lines) and prose wraps at
+spaces. Without a width (a file, a pipe) nothing is fitted or wrapped: every table is whole.
 """
 
 from __future__ import annotations
@@ -10,21 +12,20 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
-from rich import box
 from rich.console import Console
-from rich.table import Table as RichTable
 from rich.text import Text
 
 from profcompare.render.control_chars import visible_document
 from profcompare.render.sections import Document, Table, build_document
+from profcompare.render.table_fit import FittedTable, fit_table, squeeze_note, wrap_text
 
 if TYPE_CHECKING:
     from profcompare.compare import Comparison
     from profcompare.model import Report
     from profcompare.render.sections import VariablesView
 
-#: width of plain (non-terminal) output in characters
-DEFAULT_WIDTH = 160
+#: width when none is given: unbounded (None), so that nothing is ever cut from a file
+DEFAULT_WIDTH: int | None = None
 
 _TONE_STYLES = {"bad": "red", "good": "green", "muted": "dim"}
 
@@ -35,107 +36,134 @@ class TextRenderer:
     name = "text"
     file_extension = ".txt"
 
-    def __init__(self, *, color: bool = False, width: int | None = None) -> None:
+    def __init__(self, *, color: bool = False, width: int | None = DEFAULT_WIDTH) -> None:
         self.color = color
-        self.width = width or DEFAULT_WIDTH
+        self.width = width
 
     def render(self, obj: Report | Comparison | VariablesView, *, top: int = 20) -> str:
         """Return the document as text (ANSI colour codes only when ``color`` was asked for)."""
         return render_document(build_document(obj, top=top), color=self.color, width=self.width)
 
 
-_COLUMN_GAP = 3  # SIMPLE_HEAD without edges: one space of padding, the rule, one space
+class _Lines:
+    """Where the document's lines go: plain text, or through rich for colour (ANSI codes).
 
+    Every line is laid out here before it is printed, so rich never wraps anything; without
+    colour rich is not needed at all (and a table of many thousand rows stays quick)."""
 
-def _column_widths(table: Table, width: int) -> tuple[list[int] | None, int]:
-    """Fixed column widths when the table does not fit in ``width`` at its natural size.
+    def __init__(self, color: bool) -> None:
+        self.buffer = io.StringIO()
+        self.console = None if not color else Console(
+            file=self.buffer,
+            width=1 << 16,
+            color_system="standard",
+            force_terminal=True,
+            force_jupyter=False,
+            force_interactive=False,
+            highlight=False,
+            markup=False,
+            emoji=False,
+            legacy_windows=False,
+            soft_wrap=True,
+        )
 
-    Returns (None, natural width) when it fits. Otherwise numbers keep their full width, the
-    descriptive columns are folded at 18 characters and the first column (the row's name) takes
-    the rest, at least 16; the table may then be wider than ``width`` rather than drop columns.
-    """
-    natural = []
-    for index, column in enumerate(table.columns):
-        cells = [len(row[index].text) for row in table.rows]
-        natural.append(max([len(column.header), *cells]))
-    gaps = _COLUMN_GAP * max(len(natural) - 1, 0)
-    if sum(natural) + gaps <= width:
-        return None, sum(natural) + gaps
-    widths = []
-    for index, column in enumerate(table.columns):
-        if column.numeric or index == 0:
-            widths.append(natural[index])
+    def print(self, text: Text | str = "") -> None:
+        if self.console is not None:
+            self.console.print(text)
         else:
-            # short labels (kind, status, match: at most 17 characters) stay whole
-            widths.append(min(natural[index], 18))
-    rest = sum(widths[1:]) + gaps
-    widths[0] = min(natural[0], max(width - rest, 16))
-    return widths, sum(widths) + gaps
+            self.buffer.write((text.plain if isinstance(text, Text) else text) + "\n")
+
+    def value(self) -> str:
+        # trailing spaces only make diffs noisy
+        return "\n".join(line.rstrip() for line in self.buffer.getvalue().splitlines()) + "\n"
 
 
-def _rich_table(table: Table, color: bool, widths: list[int] | None) -> RichTable:
-    rich_table = RichTable(
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        header_style="bold" if color else "",
-        expand=False,
-    )
-    for index, column in enumerate(table.columns):
-        fixed = widths[index] if widths else None
-        if column.numeric:
-            rich_table.add_column(column.header, justify="right", no_wrap=True, width=fixed)
-        else:
-            rich_table.add_column(column.header, justify="left", overflow="fold", width=fixed)
-    for row in table.rows:
-        rich_table.add_row(*(Text(cell.text, style=_TONE_STYLES.get(cell.tone or "", "")) for cell in row))
-    return rich_table
+def table_lines(fitted: FittedTable, *, color: bool = False) -> list[Text | str]:
+    """The lines of a fitted table: the header (bold in colour), a rule, then the rows; figures
+    right-aligned, cells of several lines side by side. Without ``color`` plain strings; with
+    it rich Texts, each cell in its tone's colour."""
+    gap = " " * fitted.gap
+    lines: list[Text | str] = []
+    height = max((len(h) for h in fitted.headers), default=1)
+    for index in range(height):
+        parts = []
+        for k, header in enumerate(fitted.headers):
+            # headers of several lines sit on the rule, like the cells under them
+            text = header[index - (height - len(header))] if index >= height - len(header) else ""
+            parts.append((text.rjust if fitted.numeric[k] else text.ljust)(fitted.widths[k]))
+        lines.append(Text(gap.join(parts), style="bold") if color else gap.join(parts))
+    lines.append("\u2500" * fitted.width)
+    for cells, tones in zip(fitted.rows, fitted.tones):
+        for index in range(max(len(cell) for cell in cells)):
+            padded = [
+                (cell[index] if index < len(cell) else "").rjust(fitted.widths[k]) if fitted.numeric[k]
+                else (cell[index] if index < len(cell) else "").ljust(fitted.widths[k])
+                for k, cell in enumerate(cells)
+            ]
+            if not color:
+                lines.append(gap.join(padded))
+                continue
+            line = Text()
+            for k, text in enumerate(padded):
+                line.append(gap if k else "")
+                line.append(text, style=_TONE_STYLES.get(tones[k] or "", ""))
+            lines.append(line)
+    return lines
 
 
-def render_document(document: Document, *, color: bool = False, width: int = DEFAULT_WIDTH) -> str:
-    """Return ``document`` drawn as terminal text ``width`` characters wide (names made visible:
-    control characters from a report never reach the terminal)."""
+def render_table(table: Table, *, color: bool = False, width: int | None = None) -> str:
+    """Return ``table`` alone drawn as terminal text fitted to ``width`` (None: whole), with the
+    note saying what was left out when it had to be squeezed; control characters made visible."""
+    out = _Lines(color)
+    _print_table(out, visible_document(table), color, width)
+    return out.value()
+
+
+def _print_table(out: _Lines, table: Table, color: bool, width: int | None) -> None:
+    fitted = fit_table(table, width)
+    lines = table_lines(fitted, color=color)
+    # one print for the whole table: rich's cost is per print call
+    out.print(Text("\n").join(Text(x) if isinstance(x, str) else x for x in lines) if color else "\n".join(map(str, lines)))
+    note = squeeze_note(fitted, width) if width is not None else None
+    if note is not None:
+        _print_wrapped(out, note, width, style="dim")
+
+
+def _print_wrapped(out: _Lines, text: str, width: int | None, *, style: str = "", first: str = "",
+                   rest: str = "") -> None:
+    for line in wrap_text(text, width, first=first, rest=rest):
+        out.print(Text(line, style=style))
+
+
+def render_document(document: Document, *, color: bool = False, width: int | None = DEFAULT_WIDTH) -> str:
+    """Return ``document`` drawn as terminal text fitted to ``width`` characters (None: nothing
+    fitted or wrapped); names are made visible first: control characters from a report never
+    reach the terminal."""
     document = visible_document(document)
-    buffer = io.StringIO()
-    console = Console(
-        file=buffer,
-        width=width,
-        color_system="standard" if color else None,
-        force_terminal=color,
-        force_jupyter=False,
-        force_interactive=False,
-        no_color=not color,
-        highlight=False,
-        markup=False,
-        emoji=False,
-        legacy_windows=False,
-        soft_wrap=False,
-    )
-    console.print(Text(document.title, style="bold"))
+    out = _Lines(color)
+    _print_wrapped(out, document.title, width, style="bold")
     key_width = max((len(key) for key, _ in document.facts), default=0)
     for key, value in document.facts:
-        line = Text(f"{key + ':':<{key_width + 1}} ", style="bold" if color else "")
-        line.append(value)
-        console.print(line)
+        # the value's continuation lines line up under its first line
+        lines = wrap_text(value, width, first=f"{key + ':':<{key_width + 1}} ", rest=" " * (key_width + 2))
+        for index, line in enumerate(lines):
+            text = Text(line[: key_width + 2], style="bold" if color and index == 0 else "")
+            text.append(line[key_width + 2:])
+            out.print(text)
     for warning in document.warnings:
-        console.print(Text(warning, style="yellow"))
+        _print_wrapped(out, warning, width, style="yellow")
     for section in document.sections:
-        console.print()
-        console.print(Text(section.title, style="bold underline" if color else ""))
+        out.print()
+        out.print(Text(section.title, style="bold underline" if color else ""))
         if not color:
-            console.print("-" * len(section.title))
+            out.print("-" * len(section.title))
         for line in section.lines:
-            console.print(Text("- " + line))
+            _print_wrapped(out, line, width, first="- ", rest="  ")
         if section.table is not None:
-            widths, needed = _column_widths(section.table, width)
-            # rich would drop whole columns of a table that cannot fit; rather be wider
-            console.width = max(width, needed)
-            console.print(_rich_table(section.table, color, widths))
-            console.width = width
+            _print_table(out, section.table, color, width)
         for note in section.notes:
-            console.print(Text(note, style="dim"))
-    # rich pads table lines to the table width; trailing spaces only make diffs noisy
-    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
+            _print_wrapped(out, note, width, style="dim")
+    return out.value()
 
 
-__all__ = ["DEFAULT_WIDTH", "TextRenderer", "render_document"]
+__all__ = ["DEFAULT_WIDTH", "TextRenderer", "render_document", "render_table", "table_lines"]

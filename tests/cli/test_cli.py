@@ -155,9 +155,14 @@ def test_bad_format_is_a_one_line_usage_error(run_cli: Run, onchip_path: str) ->
     assert out.exit_code == 2
 
 
-def test_debug_shows_the_traceback(run_cli: Run, tmp_path: pathlib.Path) -> None:
-    out = run_cli("--debug", "show", str(tmp_path / "nope"))
-    assert isinstance(out.exception, ReportFormatError)
+def test_debug_shows_the_traceback_and_keeps_the_exit_code(run_cli: Run, tmp_path: pathlib.Path) -> None:
+    plain = run_cli("show", str(tmp_path / "nope"))
+    debug = run_cli("--debug", "show", str(tmp_path / "nope"))
+    assert plain.exit_code == debug.exit_code == ReportFormatError("").exit_code != 0
+    assert "Traceback (most recent call last)" in debug.stderr and "ReportFormatError" in debug.stderr
+    assert "Traceback" not in plain.stderr
+    # the same one error line ends both
+    assert debug.stderr.strip().splitlines()[-1] == plain.stderr.strip()
 
 
 # ------------------------------------------------------------------ variables

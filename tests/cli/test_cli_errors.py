@@ -49,7 +49,8 @@ def test_unexpected_exception_is_one_line_and_debug_shows_it(
     monkeypatch.setattr(show_command, "load_report", broken)
     _one_line_error(run_cli("show", onchip_path), r"internal error \(RuntimeError: boom second line\).*--debug", 70)
     debug = run_cli("--debug", "show", onchip_path)
-    assert isinstance(debug.exception, RuntimeError)
+    assert debug.exit_code == 70
+    assert "Traceback (most recent call last)" in debug.stderr and "RuntimeError: boom" in debug.stderr
 
 
 def test_interrupt_is_one_error_line_with_exit_130(run_cli, onchip_path: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -151,7 +152,7 @@ def test_run_and_sweep_compile_only(run_cli, workdir: pathlib.Path) -> None:
     assert json.loads((sweep_dir / "sweep.json").read_text())["execution"] == "compile-only"
     assert "Compile only: memory and time modelled, no values computed." in (sweep_dir / "sweep.html").read_text()
     listed = run_cli("runs", "--out", "runs")
-    rows = [[cell.strip() for cell in line.split("│")] for line in listed.stdout.splitlines() if "compile only" in line]
+    rows = [re.split(r"\s{2,}", line.strip()) for line in listed.stdout.splitlines() if "compile only" in line]
     assert sorted((row[0], row[1], row[4]) for row in rows) == [("r", "run", "sim, compile only"),
                                                                  ("s", "sweep", "sim, compile only")]
 

@@ -322,7 +322,7 @@ def test_liveness_chart_zooms_and_tells_what_is_live(browser, page_file: Path, c
             if not pd.isna(row[f"{side}_step"]):
                 assert fields[at][1] == row["program"]
                 assert block["step"] == f"{int(row[f'{side}_step']):,}"
-                assert block["not always live"] == format_bytes(int(row[f"{side}_not_always_live_bytes"]))
+                assert block["not-always-live"] == format_bytes(int(row[f"{side}_not_always_live_bytes"]))
             else:
                 assert fields[at][1] == "–"
         assert values["position"] == f"{position:,}"
@@ -346,8 +346,15 @@ def test_liveness_chart_zooms_and_tells_what_is_live(browser, page_file: Path, c
 
     # the toggle adds the always-live bytes to every curve (their own scale otherwise)
     nal_top = _y_end(page, "chart-liveness")
+    caption = page.locator("#chart-liveness .chart-caption")
+    assert caption.inner_text().startswith("Not-always-live bytes per program step.")
     page.check("input[name=chart-liveness-liveness][value=total]")
     page.wait_for_function(f"() => profcompareChartModel('chart-liveness:y').end > {nal_top} * 1.5")
+    # ... and the caption says so, and back
+    assert caption.inner_text().startswith("Always-live + not-always-live bytes per program step")
+    page.check("input[name=chart-liveness-liveness][value=nal]")
+    assert caption.inner_text().startswith("Not-always-live bytes per program step.")
+    page.check("input[name=chart-liveness-liveness][value=total]")
     always = max(float(r.tiles["always_live_bytes"].sum()) for r in (comparison.base, comparison.new))
     peak = max(float(comparison.base.liveness["not_always_live_bytes"].max() + comparison.base.tiles["always_live_bytes"].sum()),
                float(comparison.new.liveness["not_always_live_bytes"].max() + comparison.new.tiles["always_live_bytes"].sum()))
@@ -356,8 +363,10 @@ def test_liveness_chart_zooms_and_tells_what_is_live(browser, page_file: Path, c
     # tiles: excluding gaps by default, a toggle switches to including gaps
     curve = "() => Array.from(profcompareChartModel('chart-tiles:curve:0').data.y)"
     excl = page.evaluate(curve)
+    assert page.locator("#chart-tiles .chart-caption").inner_text().startswith("Memory per tile, excluding gaps")
     page.check("input[name=chart-tiles-tiles][value=incl]")
     incl = page.evaluate(curve)
+    assert page.locator("#chart-tiles .chart-caption").inner_text().startswith("Memory per tile, including gaps")
     tiles = comparison.base.tiles.sort_values("tile")
     unit = 1024.0  # the largest figure is the 624 KiB tile budget: the axis is in KiB per tile
     assert [round(v * unit) for v in excl[:-1]] == tiles["bytes_excluding_gaps"].tolist()

@@ -216,7 +216,7 @@ def test_remote_buffers_and_execution_tables(diff_html: str) -> None:
     assert "layer0/weight/first_moment" in remote
     execution = diff_html[diff_html.index('id="execution-table"') :]
     execution = execution[: execution.index("</table>")]
-    assert 'data-status="added"' in execution and ">streaming_memory<" in execution
+    assert 'data-status="added"' in execution and ">Streaming Memory<" in execution
 
 
 def test_variable_table_is_cut_at_its_row_bound_with_other_row(comparison, monkeypatch: pytest.MonkeyPatch) -> None:

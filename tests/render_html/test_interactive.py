@@ -189,3 +189,43 @@ def test_chart_ids_are_stable_between_renders(comparison) -> None:
 def test_bokeh_library_can_be_inlined() -> None:
     js = interactive.bokeh_js()
     assert len(js) > 500_000 and "</script" not in js.lower()
+
+
+def _placed(item: dict, place: str) -> list[str]:
+    """Names of the models a Bokeh figure of ``item`` holds in ``place`` (below, center, ...)."""
+    names: list[str] = []
+
+    def walk(value):  # type: ignore[no-untyped-def]
+        if isinstance(value, dict):
+            if value.get("name") == "Figure":
+                names.extend(m.get("name", "") for m in value.get("attributes", {}).get(place, []) if isinstance(m, dict))
+            for inner in value.values():
+                walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    walk(item)
+    return names
+
+
+def test_legends_sit_below_the_plot_area_and_captions_follow_the_toggles(comparison) -> None:
+    liveness = interactive.liveness_chart([comparison.base, comparison.new], ["base", "new"], aligned=comparison.liveness)
+    tiles = interactive.tiles_chart([comparison.base, comparison.new], ["base", "new"])
+    for chart in (liveness, tiles):
+        item = json.loads(json.dumps(chart.item))
+        assert "Legend" in _placed(item, "below") and "Legend" not in _placed(item, "center")
+    assert liveness.caption.startswith("Not-always-live bytes per program step.")
+    assert list(liveness.option_captions) == ["nal", "total"]
+    assert liveness.option_captions["nal"] == liveness.caption
+    assert liveness.option_captions["total"].startswith("Always-live + not-always-live bytes per program step")
+    assert tiles.option_captions["incl"].startswith("Memory per tile, including gaps")
+
+
+def test_the_aligned_base_curve_holds_its_level_and_ends_with_its_program(comparison) -> None:
+    chart = interactive.liveness_chart([comparison.base, comparison.new], ["base", "new"], aligned=comparison.liveness)
+    base = np.array(_sources(json.loads(json.dumps(chart.item)))["chart-liveness:curve:0"]["y_nal"][:-1], dtype=float)
+    aligned = comparison.liveness
+    missing = aligned["base_step"].isna().to_numpy().nonzero()[0].tolist()
+    assert missing == [9, 11]  # remote load and store: only the new (off-chip) program has them
+    assert base[9] == base[8] and not np.isnan(base[:11]).any() and np.isnan(base[11])

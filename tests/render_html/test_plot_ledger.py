@@ -32,5 +32,5 @@ def test_plot_ledger_stacks_locations_for_base_and_new() -> None:
     widths = [[bar.get_width() for bar in c] for c in ax.containers]
     # base bars then new bars, one container per location (always, not-always, streaming)
     assert widths == [[1000.0], [0.0], [0.0], [400.0], [0.0], [600.0]]
-    assert [c.get_label() for c in ax.containers[:3]] == ["always live", "not always live", "streaming memory"]
+    assert [c.get_label() for c in ax.containers[:3]] == ["always-live", "not-always-live", "Streaming Memory"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["w (base)", "w (new)"]

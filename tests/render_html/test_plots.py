@@ -36,10 +36,10 @@ def test_liveness_overlay_has_one_curve_and_one_always_live_line_per_report(onch
     assert list(solid[0].get_ydata()[:-1]) == list(onchip.liveness["not_always_live_bytes"])
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels == [
-        "onchip: not always live",
-        "onchip: always live",
-        "offchip-sharded: not always live",
-        "offchip-sharded: always live",
+        "onchip: not-always-live",
+        "onchip: always-live",
+        "offchip-sharded: not-always-live",
+        "offchip-sharded: always-live",
     ]
     notes = [a.get_text() for a in fig.axes[0].texts]
     assert "peak 3.8 MiB at step 9 (opt/adam_update)" in notes
@@ -110,9 +110,9 @@ def test_code_and_execution_plots(onchip: Report, offchip: Report) -> None:
     assert all(len(c.patches) == 5 for c in bars)
     execution = plots.plot_execution([onchip, offchip])
     phases = [c.get_label() for c in execution.axes[0].containers]
-    assert phases == ["compute", "exchange", "sync", "host_io", "streaming_memory", "collective"]
+    assert phases == ["compute", "exchange", "sync", "host I/O", "Streaming Memory", "collective"]
     # onchip has no streaming-memory phase: its bar segment is zero wide
-    streaming = execution.axes[0].containers[phases.index("streaming_memory")]
+    streaming = execution.axes[0].containers[phases.index("Streaming Memory")]
     assert streaming.patches[0].get_width() == 0 and streaming.patches[1].get_width() > 0
 
 
@@ -134,7 +134,7 @@ def test_user_text_is_not_mathtext_and_svg_keeps_text(onchip: Report) -> None:
     odd = Report.build(meta, tiles=onchip.tiles, liveness=onchip.liveness, categories=onchip.categories)
     svg = plots.figure_to_svg(plots.plot_liveness([odd]))
     assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
-    assert "$x$_variant: always live" in svg  # shown literally, not typeset
+    assert "$x$_variant: always-live" in svg  # shown literally, not typeset
     assert "<text" in svg  # svg.fonttype none: text stays text (small files)
     assert "<?xml" not in svg and "DOCTYPE" not in svg and "<metadata" not in svg
 
@@ -189,16 +189,20 @@ def test_many_tiles_are_downsampled(onchip: Report) -> None:
     assert solid[0].get_ydata().max() == 700_000
 
 
-def test_aligned_liveness_lines_up_programs_and_leaves_gaps(onchip: Report, offchip: Report) -> None:
+def test_aligned_liveness_lines_up_programs_and_ends_the_shorter_curve(onchip: Report, offchip: Report) -> None:
     comparison = compare(onchip, offchip)
     fig = plots.plot_liveness([onchip, offchip], aligned=comparison.liveness)
     solid, dashed = _solid_and_dashed(fig)
     assert len(solid) == 2 and len(dashed) == 2
     aligned = comparison.liveness
     base_y = solid[0].get_ydata()[:-1]
-    # base has no remote load/store steps: its curve has gaps (NaN) exactly there
-    gaps = aligned["base_step"].isna().to_numpy()
-    assert gaps.any() and np.isnan(base_y[gaps]).all() and not np.isnan(base_y[~gaps]).any()
+    # base has no remote load/store steps (positions 9 and 11): at 9, between its steps 8 and
+    # 9, its curve holds step 8's 2,273,290 bytes (no break into dashes); after its last step
+    # (position 10) the curve ends: position 11 is NaN, nothing is drawn there
+    assert list(aligned["base_step"].isna().to_numpy().nonzero()[0]) == [9, 11]
+    assert base_y[9] == base_y[8] == 2_273_290 and base_y[10] == 4_000_000
+    assert np.isnan(base_y[11]) and not np.isnan(base_y[:11]).any()
+    assert not np.isnan(solid[1].get_ydata()).any()
     # both peaks (the optimizer update) sit at the same aligned position
     markers = [line for line in fig.axes[0].lines if line.get_marker() == "o"]
     adam = int(aligned.index[aligned["program"] == "opt/adam_update"][0])
@@ -220,10 +224,10 @@ def test_two_reports_with_the_same_label_are_told_apart_as_base_and_new(onchip: 
     diff = compare(onchip, again)
     liveness = [t.get_text() for t in diff.plot_liveness().legends[0].get_texts()]
     assert liveness[:4] == [
-        "base: onchip: not always live",
-        "base: onchip: always live",
-        "new: onchip: not always live",
-        "new: onchip: always live",
+        "base: onchip: not-always-live",
+        "base: onchip: always-live",
+        "new: onchip: not-always-live",
+        "new: onchip: always-live",
     ]
     tiles = [t.get_text() for t in diff.plot_tiles().legends[0].get_texts()]
     assert tiles[:2] == ["base: onchip", "new: onchip"]

@@ -88,28 +88,6 @@ def test_text_output_keeps_to_the_width_when_tables_fit(offchip: Report) -> None
     assert "Streaming Memory (remote buffers)" in text  # long lines wrap, they are not cut
 
 
-@pytest.mark.parametrize("width", [60, 80, 160])
-def test_text_never_drops_data_on_a_narrow_terminal(width: int) -> None:
-    name = "encoder/" * 12 + "weight"
-    report = samples.build_report("onchip", extra_variables=[(name, 50_000_000)])
-    lines = TextRenderer(width=width).render(report).splitlines()
-    header_at = next(i for i, line in enumerate(lines) if line.startswith("Variable") and "Kind" in line)
-    header = lines[header_at]
-    for title in ("Kind", "Bytes", "Always-live", "Dtype", "Shape", "Tiles", "Live steps"):
-        assert title in header  # no column dropped
-    name_width = header.index("Kind")
-    # the variables table's row (the ledger sections before it list the name too)
-    first = next(i for i, line in enumerate(lines) if i > header_at and line.startswith("encoder/"))
-    assert "47.7 MiB" in lines[first] and lines[first].rstrip().endswith("3-4")
-    pieces: list[str] = []
-    for line in lines[first:]:
-        piece = line[:name_width].strip()
-        if not piece or not name.startswith("".join(pieces) + piece):
-            break
-        pieces.append(piece)
-    assert "".join(pieces) == name  # folded, never cut
-
-
 def test_markup_in_names_is_printed_verbatim() -> None:
     report = samples.build_report("onchip", extra_variables=[("[bold]x[/bold]", 50_000_000)])
     assert "[bold]x[/bold]" in TextRenderer().render(report)

@@ -139,3 +139,48 @@ def test_knob_options_come_from_the_workloads(fake_registry: object, tmp_path: P
     result = _run(["fake-small", "fake-big", "--size", "2048", "--out", str(tmp_path), "--name", "r"])
     assert result.exit_code == 0, result.output
     assert runner.read_run_json(tmp_path / "r" / "fake-big")["config"]["size"] == 2048
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_an_existing_run_name_is_refused_before_anything_starts(
+    command: str, fake_registry: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from profcompare import sweep
+    from profcompare.cli import main
+
+    (tmp_path / "taken").mkdir()
+    started: list[str] = []
+    monkeypatch.setattr(runner, "run_variants", lambda *a, **k: started.append("run"))
+    monkeypatch.setattr(sweep, "run_sweep", lambda *a, **k: started.append("sweep"))
+    args = ["fake-small"] if command == "run" else ["fake-small", "--param", "size=1,2"]
+    # no -q: a progress display would be drawn if the refusal came late
+    code = main([command, *args, "--backend", "sim", "--out", str(tmp_path), "--name", "taken"])
+    captured = capsys.readouterr()
+    assert code != 0 and started == []
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        f"profcompare: error: run directory {tmp_path / 'taken'} already exists (use --force to replace it, or --name)"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+
+
+def test_run_runs_and_workloads_fit_columns(fake_registry: object, tmp_path: Path) -> None:
+    name = "a-long-run-name-" + "x" * 50
+    env = {"COLUMNS": "60"}
+    result = CliRunner().invoke(cli, ["run", "fake-small", "fake-big", "--out", str(tmp_path), "--name", name,
+                                      "--backend", "sim", "-q"], env={"COLUMNS": "70"})
+    assert result.exit_code == 0, result.output
+    # the tables and the comparison; the paths listed after them are printed whole
+    shown = result.stdout.split("\nrun written to")[0].splitlines()
+    assert max(len(line) for line in shown) <= 70
+    assert "fake-small/profile.sqlite" in result.stdout  # the report, within the run directory
+    listing = CliRunner().invoke(cli, ["runs", "--out", str(tmp_path)], env=env)
+    assert max(len(line) for line in listing.stdout.splitlines()) <= 60
+    assert re.search("a-long\\S*\u2026x+ ", listing.stdout), listing.stdout
+    assert "long names shortened" in " ".join(listing.stdout.split())
+    whole = CliRunner().invoke(cli, ["runs", "--out", str(tmp_path)], env={"COLUMNS": None})
+    assert name in whole.stdout
+    workloads_text = CliRunner().invoke(cli, ["workloads"], env=env).stdout
+    assert max(len(line) for line in workloads_text.splitlines()) <= 60
+    assert "fake-small" in workloads_text

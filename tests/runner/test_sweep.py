@@ -62,8 +62,12 @@ def test_sweep_cli_runs_every_point_and_writes_the_table(fake_registry: object, 
         cli,
         ["sweep", "fake-big", "--param", "size=1000,4000", "--param", "device=ipu_hw,ipu_model",
          "--backend", "sim", "--out", str(out), "--name", "s", "-q", "--jobs", "2"],
+        env={"COLUMNS": "60"},
     )
     assert result.exit_code == 0, result.output + repr(result.exception)
+    # the table keeps to the 60 columns asked for, its figures whole (8,000 B = 7.8 KiB)
+    shown = result.stdout.split("\nsweep written to")[0].splitlines()
+    assert max(len(line) for line in shown) <= 60 and "7.8 KiB" in result.stdout
     run_dir = out / "s"
     points = ["size=1000,device=ipu_hw", "size=1000,device=ipu_model", "size=4000,device=ipu_hw", "size=4000,device=ipu_model"]
     assert all((run_dir / p / "run.json").is_file() and (run_dir / p / "profile.sqlite").is_file() for p in points)

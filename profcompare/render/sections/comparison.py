@@ -26,6 +26,7 @@ from profcompare.render.ipu_sections import comparison_ipu_section
 from profcompare.model import DEVICE_PHASES, variables_convention
 from profcompare.render.ledger_words import liveness_rule, peak_text
 from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text, verdict_section
+from profcompare.render.labels import phase_label
 from profcompare.render.sections.document import (
     CONFIDENCE_LEGEND,
     Cell,
@@ -279,7 +280,7 @@ def _comparison_execution_section(cmp: Comparison) -> Section:
         return Section(title, None, ("Neither report has an execution profile.",))
     device = execution[execution["phase"].astype(str).isin(DEVICE_PHASES)]
     rows = [
-        (Cell(str(r.phase)),)
+        (Cell(phase_label(r.phase)),)
         + _delta_cells(r.base_cycles, r.new_cycles, r.delta_cycles, r.delta_pct, r.status, format_cycles)
         for r in device.itertuples(index=False)
     ]

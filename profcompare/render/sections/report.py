@@ -20,6 +20,7 @@ from profcompare.render.format import (
 from profcompare.render.ipu_sections import report_ipu_section
 from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text
+from profcompare.render.labels import phase_label
 from profcompare.render.sections.document import (
     CONFIDENCE_LEGEND,
     Cell,
@@ -242,7 +243,7 @@ def _execution_section(report: Report) -> Section:
     device_cycles = summary["cycles_per_step"]
     device = phases[phases["phase"].astype(str).isin(DEVICE_PHASES)]
     rows = [
-        (Cell(str(r.phase)), _num(format_cycles(r.cycles)),
+        (Cell(phase_label(r.phase)), _num(format_cycles(r.cycles)),
          _num(format_pct(100.0 * r.cycles / device_cycles if device_cycles else float("nan"), signed=False)))
         for r in device.itertuples(index=False)
     ]

@@ -113,6 +113,20 @@
     fitY(chartId);
   }
 
+  function showCaption(chartId, column) {
+    // the caption says what the chart now shows (the captions come from the page's data, as text)
+    var figure = document.getElementById(chartId);
+    var caption = figure ? figure.querySelector(".chart-caption[data-captions]") : null;
+    if (!caption) { return; }
+    var captions;
+    try {
+      captions = JSON.parse(caption.getAttribute("data-captions"));
+    } catch (err) {
+      return;
+    }
+    if (Object.prototype.hasOwnProperty.call(captions, column)) { caption.textContent = captions[column]; }
+  }
+
   if (typeof Bokeh !== "undefined" && Bokeh.set_log_level) { Bokeh.set_log_level("warn"); }
   Array.prototype.forEach.call(document.querySelectorAll("script.chart-data"), function (node) {
     if (typeof Bokeh === "undefined") { return; }
@@ -132,7 +146,10 @@
   });
   Array.prototype.forEach.call(document.querySelectorAll(".chart-controls input[type=radio]"), function (input) {
     input.addEventListener("change", function () {
-      if (input.checked) { showColumn(input.getAttribute("data-chart"), input.value); }
+      if (input.checked) {
+        showColumn(input.getAttribute("data-chart"), input.value);
+        showCaption(input.getAttribute("data-chart"), input.value);
+      }
     });
   });
 
