@@ -19,7 +19,13 @@ from profcompare.emulator.compile import compile_program
 from profcompare.emulator.compile.cycles import CostModel
 from profcompare.emulator.compile.liveness import instances, tile_peaks
 from profcompare.emulator.compile.mapping import mapping_offset
-from profcompare.emulator.compile.memory import NON_INTERLEAVED_CATEGORIES, _unique, build_storage
+from profcompare.emulator.compile.memory import (
+    NON_INTERLEAVED_CATEGORIES,
+    Storage,
+    _unique,
+    build_storage,
+    tile_memory,
+)
 from profcompare.emulator.compile.placement import layout_of
 from profcompare.emulator.compile.programs import lower_to_steps
 from profcompare.emulator.compile.synthetic import ProgramBuilder, mlp_inference_program, mlp_program
@@ -220,34 +226,98 @@ def test_views_remote_stream_and_unused_tensors_own_no_storage():
     assert int(report.tiles["always_live_bytes"].sum()) == int(cats.sum()) - int(cats["variable"])
 
 
-def test_a_copied_graph_input_no_body_op_reads_still_owns_storage():
-    """g(a, u) returns (-u, a): a is only copied in and out. Called with (x, x2) then (x2, x), its
-    inputs are copied (different tensors at each site), so each call has its own copy of a."""
+def test_storage_rows_are_the_tensors_owning_memory_then_the_temporaries():
+    b = ProgramBuilder()
+    c = b.tensor("c", (16, 32), storage="constant", kind="constant")
+    (cv,) = b.op("Reshape", [c], [("c_view", (512,), "float32")])  # a view: c's storage
+    bid = b.remote_buffer("state", (128,), "float32")
+    b.tensor("state", (128,), kind="optimizer_state", storage="remote", remote_buffer=bid)  # Streaming Memory
+    b.tensor("x_stream", (8, 16), kind="stream", storage="stream")  # host memory
+    b.tensor("unused", (128,))  # an intermediate no op writes or reads
+    (x,) = b.op("HostLoad", [], [("x", (8, 16), "float32")], attrs={"stream": "x"}, name="load_x")
+    (y,) = b.op("MatMul", [x, c], [("y", (8, 32), "float32")], flops=2 * 8 * 16 * 32, name="mm")
+    (z,) = b.op("Add", [y, cv], [("z", (8, 32), "float32")], flops=256, name="add")
+    b.op("HostStore", [z], attrs={"stream": "z"}, name="store_z")
+    program = b.build()
+    _, storage, _ = _pieces(program, TINY)
+    assert storage.ids[:4] == (c, x, y, z)
+    assert [i.split("#", 1)[1] for i in storage.ids[4:]] == ["y/operand_copies"]
+    assert storage.names == ("c", "x", "y", "z", "y/operand_copies")
+    assert storage.storage == ("constant", "intermediate", "intermediate", "intermediate", "temporary")
+    # c, x and y are the matmul's; z only the add's; the copies are the AMP's
+    assert storage.interleaved.tolist() == [True, True, True, False, True]
+    assert storage.row_bytes.tolist() == [2048, 512, 1024, 1024, 1024]
+    assert storage.row_of == {c: 0, x: 1, y: 2, z: 3}
+
+
+def test_region_arithmetic_of_two_tiles_by_hand():
+    """tile_memory on hand-made inputs: a 1,500 B non-interleaved region, 1,000 B of vertex code
+    and a 200 B stack per tile; tile 0 has loaded code live and interleaved data, tile 1 neither."""
+    device = TINY.replace(non_interleaved_bytes=1500, stack_bytes_per_tile=200)
+    storage = Storage(
+        ids=("c_mm", "c_add"), names=("c_mm", "c_add"), storage=("constant", "constant"),
+        kinds=("constant", "constant"), dtypes=("float32", "float32"), shapes=((25,), (15,)),
+        interleaved=np.array([True, False]),  # c_mm is read by a matmul
+        tile_bytes=np.array([[100, 0], [0, 60]], dtype=np.int64), row_of={"c_mm": 0, "c_add": 1}, temp_rows={})
+    code = {"vertexCode": np.array([1000, 1000])}
+    mem = tile_memory(storage, device, code, nal_peak=np.array([400, 200]), nal_il_peak=np.array([120, 0]),
+                      nal_flex_peak=np.array([200, 200]), has_host_transfers=False,
+                      nal_code_peak=np.array([150, 0]))
+    # tile 0: non-interleaved 1,000 + 200 + 150 (loaded code) = 1,350, so 150 B free below the
+    #   boundary; interleaved data 100 + 120 = 220; flexible 200 (c_add has nothing here):
+    #   150 B fit, 50 overflow: span = max(1,500, 1,500) + 220 + 50 = 1,770
+    # tile 1: non-interleaved 1,200, 300 B free; no interleaved data; flexible 60 + 200 = 260
+    #   all fit: span = 1,200 + 260 = 1,460 (= the sum of its categories: no gap)
+    assert mem.including_gaps.tolist() == [1770, 1460]
+    assert mem.excluding_gaps.tolist() == [1000 + 200 + 100 + 400, 1000 + 200 + 60 + 200]
+    assert mem.always_live.tolist() == [1300, 1260]
+    assert mem.not_always_live_peak.tolist() == [400, 200]
+    assert mem.categories["constant"].tolist() == [100, 60] and mem.categories["variable"].tolist() == [400, 200]
+    assert mem.categories["hostExchangePacketHeader"].tolist() == [0, 0]
+    # without the loaded code's 150 B in the region, all of tile 0's flexible data would fit:
+    # span 1,500 + 220; and never less than the sum of the categories
+    alone = tile_memory(storage, device, code, np.array([400, 200]), np.array([120, 0]), np.array([200, 200]),
+                        has_host_transfers=True)
+    assert alone.including_gaps.tolist() == [1720, 1460 + 8]
+    assert alone.categories["hostExchangePacketHeader"].tolist() == [8, 8]
+
+
+def test_copied_graph_inputs_no_body_op_reads_still_own_storage():
+    """g(a, u, spare) returns (-u, a): a is only copied in and out, spare only copied in. Called
+    with (x, x2, x) then (x2, x, x2), its inputs are copied (different tensors at each site), so
+    each call has its own copies of a and spare."""
     b = ProgramBuilder()
     g = b.graph("g")
     a = b.graph_input(g, "a", (128,))
     u = b.graph_input(g, "u", (128,))
+    spare = b.graph_input(g, "spare", (128,))
     (o,) = b.op("Neg", [u], [("o", (128,), "float32")], graph=g, name="g/neg")
     b.graph_output(g, o)
     b.graph_output(g, a)
     (x,) = b.op("HostLoad", [], [("x", (128,), "float32")], attrs={"stream": "x"}, name="load_x")
     (x2,) = b.op("HostLoad", [], [("x2", (128,), "float32")], attrs={"stream": "x2"}, name="load_x2")
-    (y1, _y2) = b.call(g, [x, x2])
-    (_y3, y4) = b.call(g, [x2, x])
+    (y1, _y2) = b.call(g, [x, x2, x])
+    (_y3, y4) = b.call(g, [x2, x, x2])
     (z,) = b.op("Add", [y1, y4], [("z", (128,), "float32")], name="add")
     b.op("HostStore", [z], attrs={"stream": "z"}, name="store_z")
     report = compile_program(b.build(), TINY).report
     v = report.variables.set_index("name")
     lv = report.liveness.set_index("step")["program"].astype(str)
-    for k, call in ((1, "main/call(g)_12"), (2, "main/call(g)_15")):
+    for k, call in ((1, "main/call(g)_13"), (2, "main/call(g)_16")):
         row = v.loc[f"{a}@{k}"]
         assert row["bytes"] == 512
         # from its copy in to its copy out at that call
         assert lv[int(row["first_step"])] == f"{call}/copy_in/a/OnTileCopy"
         assert lv[int(row["last_step"])] == f"{call}/copy_out/a/OnTileCopy"
-    # at the first call's neg: x, x2, a@1, u@1 and o@1 are live (5 x 512 B)
+        row = v.loc[f"{spare}@{k}"]
+        # written by its copy in, read by nothing: live at that step only
+        assert row["bytes"] == 512 and row["first_step"] == row["last_step"]
+        assert lv[int(row["first_step"])] == f"{call}/copy_in/spare/OnTileCopy"
+    # at the first call's neg: x, x2, a@1, u@1 and o@1 are live (5 x 512 B); at the second's,
+    # x and x2 are dead (read by the copies in), the first call's o is live: a@2, u@2, o@2, o
     nal = report.liveness.set_index("program")["not_always_live_bytes"]
     assert nal["g/neg"].tolist() == [5 * 512, 4 * 512]
+    assert int(report.liveness["not_always_live_bytes"].max()) == 5 * 512
 
 
 def test_a_matmul_on_the_second_ipu_keeps_its_temporaries_there():
