@@ -169,6 +169,21 @@ def test_an_odd_sized_float16_operand_copy_takes_whole_4_byte_words():
     assert v["bytes"].to_dict() == {"w": 18, "x": 6, "y": 6, "y/operand_copies": 8}
 
 
+def test_a_matmul_reading_one_tensor_twice_copies_nothing():
+    def rows(inputs_of):
+        b = ProgramBuilder()
+        (x,) = b.op("HostLoad", [], [("x", (16, 16), "float32")], attrs={"stream": "x"}, name="load_x")  # 1 KiB
+        b.op("MatMul", inputs_of(x), [("y", (16, 16), "float32")], flops=2 * 16 * 16 * 16, name="mm")
+        v = compile_program(b.build(), TINY).report.variables
+        return dict(zip(v["name"], v["bytes"]))
+
+    # x @ x: the operand is laid out for the matmul once, nothing to copy
+    assert rows(lambda x: [x, x]) == {"x": 1024, "y": 1024}
+    # a matmul op given its one operand once (a Gram-matrix-like op) broadcasts it like any
+    # smaller operand: to ceil(sqrt(4)) = 2 tile groups
+    assert rows(lambda x: [x]) == {"x": 1024, "y": 1024, "y/operand_copies": 2048}
+
+
 def test_a_subgraph_matmul_names_its_temporaries_by_the_output_id():
     b = ProgramBuilder()
     g = b.graph("fwd")
