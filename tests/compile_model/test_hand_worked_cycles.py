@@ -234,3 +234,10 @@ def test_a_host_transfer_of_no_known_tensor_moves_no_bytes():
     for name in ("load", "store"):
         assert {k: v for k, v in c.items() if k.startswith(name + "/")} == {
             f"{name}/Begin": {"host_io": 5687}, f"{name}/Mid": {}, f"{name}/End": {"host_io": 4010}}
+
+
+def test_a_reduction_of_no_known_input_exchanges_no_bytes():
+    b = ProgramBuilder()
+    b.op("ReduceSum", [], [("s", (32,), "float32")], name="sum")
+    c = _cycles_by_step(compile_program(b.build(), TINY))
+    assert c["sum/ExchangePre"] == {"exchange": 117}  # the fixed cost of an exchange, no data
