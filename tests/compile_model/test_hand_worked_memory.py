@@ -254,7 +254,10 @@ def test_storage_rows_are_the_tensors_owning_memory_then_the_temporaries():
     (z,) = b.op("Add", [y, cv], [("z", (8, 32), "float32")], flops=256, name="add")
     b.op("HostStore", [z], attrs={"stream": "z"}, name="store_z")
     program = b.build()
-    _, storage, _ = _pieces(program, TINY)
+    steps, storage, _ = _pieces(program, TINY)
+    # one IPU without I/O tiles: mapping with or without the layout is the same
+    plain = build_storage(program, steps, CostModel(program, TINY, 4), TINY, 4)
+    np.testing.assert_array_equal(plain.tile_bytes, storage.tile_bytes)
     assert storage.ids[:4] == (c, x, y, z)
     assert [i.split("#", 1)[1] for i in storage.ids[4:]] == ["y/operand_copies"]
     assert storage.names == ("c", "x", "y", "z", "y/operand_copies")
@@ -295,6 +298,12 @@ def test_region_arithmetic_of_two_tiles_by_hand():
                         has_host_transfers=True)
     assert alone.including_gaps.tolist() == [1720, 1460 + 8]
     assert alone.categories["hostExchangePacketHeader"].tolist() == [8, 8]
+    # a category the region model does not place still counts: a tile never spans less than the
+    # sum of its categories (here 4,000 B of vertexFieldData on tile 1)
+    extra = tile_memory(storage, device, {**code, "vertexFieldData": np.array([0, 4000])}, np.array([400, 200]),
+                        np.array([120, 0]), np.array([200, 200]), has_host_transfers=False)
+    assert extra.excluding_gaps.tolist() == [1700, 5460]
+    assert extra.including_gaps.tolist() == [1720, 5460]
 
 
 def test_copied_graph_inputs_no_body_op_reads_still_own_storage():
