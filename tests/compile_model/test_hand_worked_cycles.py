@@ -83,6 +83,17 @@ def test_matmul_plan_and_steps_with_split_contraction():
     assert c["mm/Reduce"] == {"compute": 4 // 2 + 242} == {"compute": 244}
 
 
+def test_a_split_rounds_up_the_tiles_the_output_leaves_idle():
+    program, op, x, w = _matmul((4, 32), (32, 24), (4, 24), 2 * 4 * 32 * 24)
+    plan = CostModel(program, TINY, 4).matmul_plan(op)
+    # x (512 B) and w (3 KiB) on 4 tiles; y (384 B = 48 grains, at least 16 a tile) on 3:
+    # s = min(32, ceil(4 / 3)) = 2; partials 96 x 4 B x 2 = 768 B, 192 B per plan tile;
+    # 96 x 2 additions over 4 tiles = 48 each
+    assert (plan.contraction_splits, plan.partial_bytes, plan.partial_exchange_bytes_per_tile,
+            plan.reduce_elements_per_tile) == (2, 768, 192, 48)
+    assert type(plan.contraction_splits) is int
+
+
 def test_a_batched_matmul_contracts_its_last_axis():
     b = ProgramBuilder()
     w = b.variable("w", (16, 8))  # 512 B, 4 tiles
@@ -241,3 +252,13 @@ def test_a_reduction_of_no_known_input_exchanges_no_bytes():
     b.op("ReduceSum", [], [("s", (32,), "float32")], name="sum")
     c = _cycles_by_step(compile_program(b.build(), TINY))
     assert c["sum/ExchangePre"] == {"exchange": 117}  # the fixed cost of an exchange, no data
+
+
+def test_an_io_tile_copy_exchanges_the_worst_tile_of_its_output():
+    b = ProgramBuilder()
+    (x,) = b.op("HostLoad", [], [("x", (1024,), "float32")], attrs={"stream": "x"}, name="load_x")
+    b.op("IoTileCopy", [x], [("x_compute", (1024,), "float32")], name="to_compute")
+    c = _cycles_by_step(compile_program(b.build(), TINY))
+    # 4 KiB over 4 tiles: 1 KiB received by the worst tile at 4 B per cycle
+    assert c["to_compute/IoTileCopy"] == {"exchange": 1024 // 4 + 117} == {"exchange": 373}
+    assert c["to_compute/Internal Sync"] == {"sync": 94}
