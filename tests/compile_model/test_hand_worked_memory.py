@@ -416,9 +416,9 @@ def test_temporaries_live_inside_their_ops_steps(name):
     assert seen >= len(temp_rows)
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("name", [*sorted(PROGRAMS), "constants"])
 def test_ledger_totals_equal_the_summary(name):
-    report = compile_program(PROGRAMS[name]()).report
+    report = compile_program({**PROGRAMS, "constants": _near_full_program}[name]()).report
     s = report.summary()
     ledger = report.ledger()
     nal = ledger[ledger["location"] == "not_always_live"]
