@@ -5,6 +5,7 @@ from __future__ import annotations
 import linecache
 import pathlib
 import warnings
+from types import SimpleNamespace as NS
 
 import pytest
 from fake_pva import FakePva, build_report_tree
@@ -56,3 +57,22 @@ def test_a_warning_points_at_the_part_of_the_report_being_read():
     tree.execution.runs = Exploding()
     name, line = _warning_line(tree)
     assert name == "pva.py" and '_guarded("execution profile"' in line
+
+
+def test_code_progress_is_reported_from_the_first_program(profile):
+    seen: list[tuple[str, int, int]] = []
+    read_pva(profile, pva_module=FakePva(), progress=lambda *a: seen.append(a))
+    # the fake has 4 programs: the walk reports its start (every 256 programs) and its end
+    assert [s for s in seen if s[0] == "code"] == [("code", 0, 4), ("code", 4, 4)]
+
+
+def test_an_execution_step_without_ipus_takes_its_slowest_tile(profile):
+    tree = build_report_tree(with_execution=True)
+    fwd = tree.execution.runs[1].steps[0].program
+    tree.execution.runs = [NS(name="run0", steps=[NS(program=fwd, cyclesByTile=[10, 30, 20]),
+                                                  NS(program=fwd, cyclesByTile=[]), NS(program=fwd)])]
+    tree.execution.totalCycles = NS(total=30)
+    ex = read_pva(profile, pva_module=FakePva(tree)).execution
+    # an older profile: cycles per tile and no per-IPU intervals
+    assert ex["cycles"].tolist() == [30, 0, 0]
+    assert ex["cycles_from"].isna().all() and ex["cycles_to"].isna().all()
