@@ -1,0 +1,264 @@
+"""Cycle estimates of tiny compiled programs, every figure worked out by hand (cycles.py).
+
+Mk2 device figures used below (targets.py, each sourced there): 4 B per cycle per tile of
+exchange, 8 B per cycle of vector datapath (2 fp32 elements), 32 fp32 AMP FLOPs per cycle per
+tile, 242 cycles per compute set, 117 per exchange, 94 per internal sync. Most programs run on a
+Mk2 cut down to 4 tiles, where a float32 tensor of 512 B or more spreads evenly over the tiles.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from profcompare.emulator import popxl
+from profcompare.emulator.compile import compile_program
+from profcompare.emulator.compile.cycles import PHASE_INDEX, CostModel, MatmulPlan, Ring, TensorStats, static_cycles
+from profcompare.emulator.compile.placement import layout_of
+from profcompare.emulator.compile.synthetic import ProgramBuilder
+from profcompare.emulator.lowering import lower
+from profcompare.emulator.popxl import ops
+from profcompare.emulator.program import OpInfo
+from profcompare.emulator.targets import MK2
+
+TINY = MK2.replace(tiles_per_ipu=4)
+
+
+def test_the_device_figures_the_hand_sums_use():
+    assert (MK2.exchange_bytes_per_cycle, MK2.datapath_bytes, MK2.amp_flops_per_cycle_fp32) == (4, 8, 32)
+    assert (MK2.vertex_overhead_cycles, MK2.exchange_overhead_cycles, MK2.internal_sync_cycles) == (242, 117, 94)
+
+
+def _cycles_by_step(compiled) -> dict[str, dict[str, int]]:
+    """Non-zero cycles by phase of each static step, by step name."""
+    out: dict[str, dict[str, int]] = {}
+    for st in compiled.steps.static:
+        row = compiled.static_cycles[st.index]
+        out[st.name] = {p: int(row[i]) for p, i in PHASE_INDEX.items() if row[i]}
+    return out
+
+
+def _matmul(x_shape, w_shape, y_shape, flops):
+    b = ProgramBuilder()
+    w = b.variable("w", w_shape)
+    (x,) = b.op("HostLoad", [], [("x", x_shape, "float32")], attrs={"stream": "x"}, name="load_x")
+    (y,) = b.op("MatMul", [x, w], [("y", y_shape, "float32")], flops=flops, name="mm")
+    b.op("HostStore", [y], attrs={"stream": "y"}, name="store_y")
+    program = b.build()
+    (op,) = [o for o in program.ops.values() if o.type == "MatMul"]
+    return program, op, x, w
+
+
+def test_matmul_plan_and_steps_without_split():
+    program, op, x, w = _matmul((8, 16), (16, 32), (8, 32), 2 * 8 * 16 * 32)
+    plan = CostModel(program, TINY, 4).matmul_plan(op)
+    # T = 4 tiles (x 512 B, w 2,048 B, y 1,024 B all reach the 4 tiles); w is kept, x (512 B) is
+    # copied to ceil(sqrt(4)) = 2 tile groups: 1,024 B, 256 B received per tile; the output
+    # fills the 4 tiles, so the contraction is not split: no partials, nothing to reduce
+    assert plan == MatmulPlan(tiles=4, flops=8192, dtype="float32", kept_operand=w, copied_bytes=1024,
+                              exchange_bytes_per_tile=256, contraction_splits=1, partial_bytes=0,
+                              partial_exchange_bytes_per_tile=0, reduce_elements_per_tile=0)
+    c = _cycles_by_step(compile_program(program, TINY))
+    assert c["mm/ExchangePre"] == {"exchange": 256 // 4 + 117} == {"exchange": 181}
+    assert c["mm/weightsRearranged/OnTileCopy"] == {"compute": 256 // 8 + 242} == {"compute": 274}
+    assert c["mm/Convolve"] == {"compute": 8192 // (4 * 32) + 242} == {"compute": 306}
+    assert c["mm/Internal Sync"] == {"sync": 94}
+    assert not any(name.startswith("mm/partials") or name == "mm/Reduce" for name in c)
+
+
+def test_matmul_plan_and_steps_with_split_contraction():
+    program, op, x, w = _matmul((2, 64), (64, 2), (2, 2), 2 * 2 * 64 * 2)
+    plan = CostModel(program, TINY, 4).matmul_plan(op)
+    # x and w (512 B each) on 4 tiles, y (16 B) on 1: s = min(64, ceil(4 / 1)) = 4 ways;
+    # partials 4 x 4 B x 4 = 64 B, 16 B per plan tile; 4 outputs x 4 partials over 4 tiles to add
+    assert plan == MatmulPlan(tiles=4, flops=512, dtype="float32", kept_operand=x, copied_bytes=1024,
+                              exchange_bytes_per_tile=256, contraction_splits=4, partial_bytes=64,
+                              partial_exchange_bytes_per_tile=16, reduce_elements_per_tile=4)
+    c = _cycles_by_step(compile_program(program, TINY))
+    assert c["mm/Convolve"] == {"compute": 512 // 128 + 242}
+    assert c["mm/partials/ExchangePre"] == {"exchange": 16 // 4 + 117} == {"exchange": 121}
+    assert c["mm/Reduce"] == {"compute": 4 // 2 + 242} == {"compute": 244}
+
+
+def test_a_split_rounds_up_the_tiles_the_output_leaves_idle():
+    program, op, x, w = _matmul((4, 32), (32, 24), (4, 24), 2 * 4 * 32 * 24)
+    plan = CostModel(program, TINY, 4).matmul_plan(op)
+    # x (512 B) and w (3 KiB) on 4 tiles; y (384 B = 48 grains, at least 16 a tile) on 3:
+    # s = min(32, ceil(4 / 3)) = 2; partials 96 x 4 B x 2 = 768 B, 192 B per plan tile;
+    # 96 x 2 additions over 4 tiles = 48 each
+    assert (plan.contraction_splits, plan.partial_bytes, plan.partial_exchange_bytes_per_tile,
+            plan.reduce_elements_per_tile) == (2, 768, 192, 48)
+    assert type(plan.contraction_splits) is int
+
+
+def test_a_batched_matmul_contracts_its_last_axis():
+    b = ProgramBuilder()
+    w = b.variable("w", (16, 8))  # 512 B, 4 tiles
+    (x,) = b.op("HostLoad", [], [("x", (2, 4, 16), "float32")], attrs={"stream": "x"}, name="load_x")  # 4 tiles
+    (y,) = b.op("MatMul", [x, w], [("y", (2, 4, 8), "float32")], name="mm")  # no FLOPs given; 256 B, 2 tiles
+    b.op("HostStore", [y], attrs={"stream": "y"}, name="store_y")
+    program = b.build()
+    (op,) = [o for o in program.ops.values() if o.type == "MatMul"]
+    plan = CostModel(program, TINY, 4).matmul_plan(op)
+    # K = 16 (x's last axis): FLOPs 2 x 64 outputs x 16; s = min(16, ceil(4 / 2)) = 2;
+    # partials 64 x 4 B x 2 = 512 B; 64 x 2 additions over 4 tiles = 32 each
+    assert (plan.flops, plan.contraction_splits, plan.partial_bytes, plan.reduce_elements_per_tile) == (
+        2048, 2, 512, 32)
+    c = _cycles_by_step(compile_program(program, TINY))
+    assert c["mm/Convolve"] == {"compute": 2048 // 128 + 242}
+
+
+def test_a_broadcast_input_costs_an_exchange():
+    b = ProgramBuilder()
+    bias = b.variable("bias", (32,))  # 128 B: one tile
+    big = b.variable("big", (4, 256))  # 4,096 B: 1,024 B per tile
+    (h,) = b.op("HostLoad", [], [("h", (8, 32), "float32")], attrs={"stream": "h"}, name="load_h")
+    (y,) = b.op("Add", [h, bias], [("y", (8, 32), "float32")], flops=256, name="add_bias")
+    (g,) = b.op("HostLoad", [], [("g", (8, 256), "float32")], attrs={"stream": "g"}, name="load_g")
+    (z,) = b.op("Add", [g, big], [("z", (8, 256), "float32")], flops=2048, name="add_big")
+    b.op("HostStore", [y], attrs={"stream": "y"}, name="store_y")
+    b.op("HostStore", [z], attrs={"stream": "z"}, name="store_z")
+    c = _cycles_by_step(compile_program(b.build(), TINY))
+    # y: 64 elements per tile; the whole bias (128 B, less than 64 x 4 B) reaches the worst tile
+    assert c["add_bias/ExchangePre"] == {"exchange": 128 // 4 + 117} == {"exchange": 149}
+    assert c["add_bias"] == {"compute": 64 // 2 + 242}  # 1 FLOP per element, 2 per vector cycle
+    # z: 512 elements per tile; a tile needs at most its share of big: 512 x 4 B of its 4,096 B
+    assert c["add_big/ExchangePre"] == {"exchange": 2048 // 4 + 117} == {"exchange": 629}
+    assert c["add_big"] == {"compute": 512 // 2 + 242}
+
+
+def test_a_zero_fill_costs_one_store_per_element_whatever_its_flops():
+    b = ProgramBuilder()
+    b.op("Init", [], [("zeros", (1024,), "float32")], flops=3 * 1024, name="init")  # 4 KiB: 256 per tile
+    c = _cycles_by_step(compile_program(b.build(), TINY))
+    assert c["init/Fill"] == {"compute": 256 // 2 + 242} == {"compute": 370}
+    assert c["init/Internal Sync"] == {"sync": 94}
+    b = ProgramBuilder()
+    (x,) = b.op("HostLoad", [], [("x", (1024,), "float32")], attrs={"stream": "x"}, name="load_x")
+    b.op("Exp", [x], [("e", (1024,), "float32")], flops=3 * 1024, name="exp")
+    c = _cycles_by_step(compile_program(b.build(), TINY))
+    assert c["exp"] == {"compute": 3 * 256 // 2 + 242}  # an element-wise op costs its FLOPs per element
+
+
+def test_tensor_statistics_by_hand():
+    b = ProgramBuilder()
+    empty = b.variable("empty", (0,))
+    one = b.variable("one", (1,))
+    thirty = b.variable("thirty", (30,))
+    half = b.variable("half", (1000,), "float16")
+    costs = CostModel(b.build(), MK2, 1472)
+    assert costs.stats(empty) == TensorStats(0, 0, 4, 0, 0)
+    assert costs.stats(one) == TensorStats(4, 1, 4, 1, 1)
+    assert costs.stats(thirty) == TensorStats(120, 30, 4, 1, 30)
+    # 250 grains of 4 halves, at least 16 grains per tile: 15 tiles, at most 17 grains = 68 halves
+    assert costs.stats(half) == TensorStats(2000, 1000, 2, 15, 68)
+
+
+def test_io_tile_tensors_spread_over_the_io_tiles_and_the_rest_over_the_compute_tiles():
+    b = ProgramBuilder()
+    x = b.variable("x", (4096,))
+    x_io = b.variable("x_io", (4096,))
+    program = b.build()
+    program = dataclasses.replace(program, num_io_tiles=32, tensors={
+        **program.tensors, x_io: dataclasses.replace(program.tensors[x_io], tile_set="io")})
+    layout = layout_of(program, MK2.tiles_per_ipu)
+    assert layout.compute_tiles == 1440
+    costs = CostModel(program, MK2, layout.compute_tiles)
+    # 16 KiB = 2,048 grains; at least 16 grains (128 B) per tile: 128 of the 1,440 compute tiles,
+    # but over the 32 I/O tiles 64 grains (128 elements) each
+    assert costs.stats(x) == TensorStats(16384, 4096, 4, 128, 32)
+    assert costs.stats(x_io) == TensorStats(16384, 4096, 4, 32, 128)
+
+
+def _ring_program():
+    b = ProgramBuilder(replicas=4)
+    g = b.variable("g", (1000,), kind="accumulator")  # 4,000 B
+    shard = b.variable("shard", (250,))  # 1,000 B
+    return b.build(), g, shard
+
+
+@pytest.mark.parametrize(("op_type", "tensor", "attrs", "expected"), [
+    # all-reduce: 2(N-1) steps, 2(N-1)/N x S over the links, (N-1)/N of the elements added
+    ("ReplicatedAllReduce", "g", {}, Ring(4, 6, 6000, 750)),
+    ("ReplicatedReduceScatter", "g", {}, Ring(4, 3, 3000, 750)),
+    # all-gather of a 1,000 B shard: N-1 steps, each IPU sends (N-1) shards, no additions
+    ("ReplicatedAllGather", "shard", {}, Ring(4, 3, 3000, 0)),
+    # a collective of another type: a ring of 2(N-1) steps, no additions
+    ("ReplicatedAllToAll", "g", {}, Ring(4, 6, 6000, 0)),
+    ("ReplicatedAllReduce", "g", {"group_size": 2}, Ring(2, 2, 4000, 500)),
+    ("ReplicatedAllReduce", "g", {"group_size": 1}, Ring(1, 0, 0, 0)),
+    ("ReplicatedAllReduce", "g", {"op": "local"}, Ring(4, 0, 0, 0)),
+    ("ReplicaShardedSlice", "g", {}, Ring(4, 0, 0, 0)),
+])
+def test_collective_rings_by_hand(op_type, tensor, attrs, expected):
+    program, g, shard = _ring_program()
+    tid = {"g": g, "shard": shard}[tensor]
+    costs = CostModel(program, MK2, 1472)
+    assert costs.ring(OpInfo("op", "main", op_type, "c", (tid,), (), (), 0, attrs)) == expected
+    # an in-place collective given only the tensor it modifies rings that tensor
+    assert costs.ring(OpInfo("op2", "main", op_type, "c", (), (), (tid,), 0, attrs)) == expected
+
+
+def test_a_collective_of_an_unknown_tensor_moves_nothing():
+    program, g, _ = _ring_program()
+    costs = CostModel(program, MK2, 1472)
+    assert costs.ring(OpInfo("op", "main", "ReplicatedAllReduce", "c", ("nowhere",), (), (), 0, {})) == Ring(
+        4, 0, 0, 0)
+    assert costs.ring(OpInfo("op", "main", "ReplicatedAllReduce", "c", (), (), (), 0, {})) == Ring(4, 0, 0, 0)
+
+
+def _loading_program(replicas: int):
+    """main: remote_code_load(body), call(body, x); body adds x to itself."""
+    ir = popxl.Ir()
+    ir.replication_factor = replicas
+    with ir.main_graph:
+        x = popxl.variable(np.ones((8,), np.float32), name="x")
+    g = ir.create_graph(lambda a: a + a, x)
+    with ir.main_graph, popxl.in_sequence(True):
+        ops.remote_code_load(g, "executable")
+        ops.call(g, x)
+    return lower(ir), g
+
+
+@pytest.mark.parametrize(("replicas", "sharing"), [(1, 1), (2, 2), (4, 4), (8, 4)])
+def test_a_code_load_moves_the_code_of_every_ipu_sharing_the_gateway(replicas, sharing):
+    program, g = _loading_program(replicas)
+    compiled = compile_program(program, MK2)
+    costs = CostModel(program, MK2, layout_of(program, MK2.tiles_per_ipu).compute_tiles)
+    (data,) = [s for s in compiled.steps.static if s.role == "code_load"]
+    cycles = static_cycles(compiled.steps, costs, {g.id: 1_575_000})
+    # 1,575,000 B per IPU at 15.75 GB/s and 1.33 GHz is 133,000 cycles; the gateway's IPUs
+    # (at most 4) load at once through it
+    assert cycles[data.index, PHASE_INDEX["streaming_memory"]] == sharing * 133_000
+    assert math.ceil(sharing * 1_575_000 / MK2.gateway_bytes_per_s * MK2.clock_hz) == sharing * 133_000
+
+
+def test_a_host_transfer_of_no_known_tensor_moves_no_bytes():
+    b = ProgramBuilder()
+    b.op("HostLoad", [], attrs={"stream": "s"}, name="load")  # a load landing nowhere
+    b.op("HostStore", ["not_a_tensor"], attrs={"stream": "s"}, name="store")
+    c = _cycles_by_step(compile_program(b.build(), TINY))
+    # Begin and End are the trace's fixed blocks; the Mid has no bytes to move
+    for name in ("load", "store"):
+        assert {k: v for k, v in c.items() if k.startswith(name + "/")} == {
+            f"{name}/Begin": {"host_io": 5687}, f"{name}/Mid": {}, f"{name}/End": {"host_io": 4010}}
+
+
+def test_a_reduction_of_no_known_input_exchanges_no_bytes():
+    b = ProgramBuilder()
+    b.op("ReduceSum", [], [("s", (32,), "float32")], name="sum")
+    c = _cycles_by_step(compile_program(b.build(), TINY))
+    assert c["sum/ExchangePre"] == {"exchange": 117}  # the fixed cost of an exchange, no data
+
+
+def test_an_io_tile_copy_exchanges_the_worst_tile_of_its_output():
+    b = ProgramBuilder()
+    (x,) = b.op("HostLoad", [], [("x", (1024,), "float32")], attrs={"stream": "x"}, name="load_x")
+    b.op("IoTileCopy", [x], [("x_compute", (1024,), "float32")], name="to_compute")
+    c = _cycles_by_step(compile_program(b.build(), TINY))
+    # 4 KiB over 4 tiles: 1 KiB received by the worst tile at 4 B per cycle
+    assert c["to_compute/IoTileCopy"] == {"exchange": 1024 // 4 + 117} == {"exchange": 373}
+    assert c["to_compute/Internal Sync"] == {"sync": 94}
