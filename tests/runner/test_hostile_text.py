@@ -5,6 +5,7 @@ status that is not ok, oom or failed is shown as unknown, never as ok."""
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -25,11 +26,17 @@ def _no_raw_controls(text: str) -> None:
 
 
 def _rows(output: str) -> dict[str, list[str]]:
-    """The rows of the ``runs`` table by run name: the stripped cells of each line."""
+    """The rows of the ``runs`` table by run name: the stripped cells of each line, cut at the
+    columns' starts in the header line (the table's columns are left-aligned text)."""
+    lines = output.splitlines()
+    header = next(line for line in lines if line.startswith("run "))
+    starts = [m.start() for m in re.finditer(r"\S+", header)]
     rows = {}
-    for line in output.splitlines():
-        cells = [cell.strip() for cell in line.split("\u2502")]
-        if len(cells) == 6 and cells[0] != "run":
+    for line in lines[lines.index(header) + 1:]:
+        if not line.strip() or set(line.strip()) <= {"\u2500", "-"}:
+            continue
+        cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [len(line)])]
+        if cells[0]:
             rows[cells[0]] = cells
     return rows
 

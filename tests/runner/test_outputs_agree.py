@@ -199,7 +199,7 @@ def test_streaming_memory_is_never_coloured_as_a_cost(main_job: dict[str, Any]) 
     assert rows and not any("tone-" in row for row in rows)
     index = main_job["index_html"]
     ledger = index[index.index('id="ledger-table"'):]
-    streaming = [r for r in re.findall(r"<tr>(.*?)</tr>", ledger, re.DOTALL) if ">streaming_memory<" in r]
+    streaming = [r for r in re.findall(r"<tr>(.*?)</tr>", ledger, re.DOTALL) if ">Streaming Memory<" in r]
     assert streaming and not any("tone-" in row for row in streaming)
     assert "Streaming Memory is not coloured" in index and "Streaming Memory is not coloured" in page
 
