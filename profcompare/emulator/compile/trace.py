@@ -14,7 +14,9 @@ the cycles the execution table gives the step. Nothing here is fitted.
 - IPU: the IPU of the step's op (the IPU of its outputs, else of its inputs; IPU 0 for steps
   without an op). An IpuCopy's steps run on its source and destination IPUs, one block on each.
 - Place in the program tree: ``parent`` is the op's name (the group Graph Analyser draws a
-  program's steps under), ``depth`` 1; steps without an op sit at the top level.
+  program's steps under), ``depth`` 1, ``name`` the step's name inside it ("Internal Sync" of
+  ``mul/Internal Sync``), ``program`` the step's full program name; steps without an op sit at
+  the top level.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ def trace_type(program_type: str, program_name: str) -> str:
     if program_type == "Sync":
         return "ExternalSync" if program_name.endswith("External Sync") else "InternalSync"
     return TRACE_TYPE_OF_PROGRAM.get(program_type, program_type)
+
+
+def _label(name: str, parent: str) -> str:
+    return name[len(parent) + 1:] if parent and name.startswith(parent + "/") and len(name) > len(parent) + 1 else name
 
 
 def step_places(program: LoweredProgram, steps: ProgramSteps) -> tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]:
@@ -88,6 +94,7 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
         for ipu in step_ipus[static.index]:
             rows.append((int(ipu), int(start[head]), int(end[tail]), int(step[head]), block, static.name, parent,
                          1 if parent else 0))
+    # the label is the step's name inside its group ("Internal Sync" of "mul/Internal Sync")
     rows.sort(key=lambda r: (r[0], r[1], r[3]))
     cols = list(zip(*rows))
     return make_frame("trace", {
@@ -95,7 +102,7 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
         "cycles_from": np.asarray(cols[1], dtype=np.int64),
         "cycles_to": np.asarray(cols[2], dtype=np.int64),
         "type": pd.Categorical(list(cols[4])),
-        "name": np.asarray(cols[5], dtype=object),
+        "name": np.asarray([_label(n, p) for n, p in zip(cols[5], cols[6])], dtype=object),
         "program": np.asarray(cols[5], dtype=object),
         "parent": np.asarray(cols[6], dtype=object),
         "depth": np.asarray(cols[7], dtype=np.int64),
