@@ -10,7 +10,7 @@ clicking a legend entry hides a type.
 Size: a trace of at most :data:`MAX_BLOCKS` blocks (all reports together) is drawn block by block.
 A larger one is drawn as :data:`OVERVIEW_BINS` time bins per lane (each bar as high as the share
 of the bin its blocks keep busy, coloured by the type busiest in it, hover: the bin's cycles per
-type) with the :data:`MAX_BLOCKS` longest blocks drawn individually over it; the page says so under
+type) with the :data:`OVERVIEW_BLOCKS` longest blocks drawn individually over it; the page says so under
 the chart. Names reach the page through Bokeh's JSON and its text tooltips (never as markup).
 """
 
@@ -30,10 +30,12 @@ from profcompare.render.interactive import InteractiveChart, _empty_chart, _json
 if TYPE_CHECKING:  # pragma: no cover
     from profcompare.model import Report
 
-#: Most blocks drawn one by one (beyond: the overview, plus this many of the longest blocks).
-MAX_BLOCKS = 6000
-#: Time bins per lane of the overview of a larger trace.
-OVERVIEW_BINS = 600
+#: Most blocks drawn one by one (the real two-IPU trace in shared/data, 4,604 blocks, is drawn whole).
+MAX_BLOCKS = 5000
+#: Beyond MAX_BLOCKS: time bins per lane of the overview, and how many of the longest blocks are
+#: drawn over it (about 0.3 MB of the page for a 2 x 100,000-block comparison: bench_html.py).
+OVERVIEW_BINS = 400
+OVERVIEW_BLOCKS = 1000
 
 #: Colour of each block type: one hue per kind of work (compute, exchange, host transfer, sync).
 TYPE_COLOURS: Mapping[str, str] = MappingProxyType({
@@ -75,7 +77,8 @@ def _cycles_text(start: np.ndarray, end: np.ndarray) -> list[str]:
 
 
 def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: str = "chart-trace",
-                max_blocks: int = MAX_BLOCKS, bins: int = OVERVIEW_BINS) -> InteractiveChart:
+                max_blocks: int = MAX_BLOCKS, bins: int = OVERVIEW_BINS,
+                overview_blocks: int = OVERVIEW_BLOCKS) -> InteractiveChart:
     """The interactive execution-trace chart of ``reports`` (one, or [base, new]); see the module docstring."""
     from bokeh.models import ColumnDataSource, HoverTool, Range1d
 
@@ -99,7 +102,7 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
     notes = []
     if overview:
         lengths = (blocks["cycles_to"] - blocks["cycles_from"]).to_numpy()
-        keep = np.sort(np.argsort(-lengths, kind="stable")[:max_blocks])
+        keep = np.sort(np.argsort(-lengths, kind="stable")[:min(max_blocks, overview_blocks)])
         _draw_overview(fig, chart_id, reports, lane_of, bins, start, end)
         shortest = int(lengths[keep].min()) if len(keep) else 0
         blocks = blocks.iloc[keep]
@@ -207,4 +210,4 @@ def _draw_overview(fig: Any, chart_id: str, reports: Sequence[Report], lane_of: 
                             point_policy="follow_mouse"))
 
 
-__all__ = ["MAX_BLOCKS", "OVERVIEW_BINS", "OTHER_COLOUR", "TYPE_COLOURS", "colour_of", "trace_chart"]
+__all__ = ["MAX_BLOCKS", "OVERVIEW_BINS", "OVERVIEW_BLOCKS", "OTHER_COLOUR", "TYPE_COLOURS", "colour_of", "trace_chart"]
