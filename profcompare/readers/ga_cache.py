@@ -49,11 +49,11 @@ ASSUMED_TARGET: Mapping[str, object] = MappingProxyType(
 
 #: Graph Analyser's block type -> (pva program type, execution phase) of the ``execution`` rows.
 #: ExternalSync / InternalSync are pva's ``Sync`` (program name External / Internal), StreamCopy
-#: is pva's StreamCopyMid (reference/pva.md); a GlobalExchange moves data between IPUs.
+#: is pva's StreamCopyMid (reference/pva.md); GlobalExchange is ``collective`` as in readers/pva.py.
 EXECUTION_OF_TAG: Mapping[str, tuple[str, str]] = MappingProxyType({
     "OnTileExecute": ("OnTileExecute", "compute"),
     "DoExchange": ("DoExchange", "exchange"),
-    "GlobalExchange": ("GlobalExchange", "exchange"),
+    "GlobalExchange": ("GlobalExchange", "collective"),
     "ExternalSync": ("Sync", "sync"),
     "InternalSync": ("Sync", "sync"),
     "StreamCopyBegin": ("StreamCopyBegin", "host_io"),
