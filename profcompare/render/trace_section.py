@@ -1,5 +1,6 @@
-"""The HTML page's "Execution trace" section: the interactive chart (trace_chart.py), each run's
-span per IPU and the cycles per block type. Present only when a report has a trace."""
+"""The "Execution trace" sections: on the HTML page the interactive chart (trace_chart.py), each
+run's span per IPU and the cycles per block type; in ``show``'s text and markdown the same two
+tables as one. Present only when a report has a trace."""
 
 from __future__ import annotations
 
@@ -18,6 +19,27 @@ def _origin(report: Report) -> str:
     if report.meta.simulated:
         return "simulated (modelled; no SyncAns)"
     return "measured"
+
+
+def report_trace_section(report: Report) -> Any:
+    """The "Execution trace" document Section of ``show`` (text, markdown): per IPU its span, then
+    per block type its blocks, cycles (sum) and median block; None without a trace."""
+    from profcompare.render.sections.document import Cell, Column, Section, Table
+
+    if not len(report.trace):
+        return None
+    spans = trace_analysis.trace_spans(report.trace).set_index("ipu")
+    rows = []
+    for row in trace_analysis.type_totals(report.trace, by_ipu=True).to_dict("records"):
+        ipu = int(row["ipu"])
+        rows.append((Cell(f"{ipu}"), Cell(f"{int(spans.loc[ipu, 'span_cycles']):,}"), Cell(str(row["type"])),
+                     Cell(format_count(row["blocks"])), Cell(f"{int(row['cycles']):,}"),
+                     Cell(f"{row['median_cycles']:,.1f}")))
+    columns = (Column("IPU", True), Column("Span (cycles)", True), Column("Type"), Column("Blocks", True),
+               Column("Cycles (sum)", True), Column("Median block", True))
+    origin = "modelled (no SyncAns: the simulator's steps never wait)" if report.meta.simulated else "measured"
+    return Section("Execution trace", Table(columns, tuple(rows)),
+                   (f"{format_count(len(report.trace))} blocks, {origin}. " + _SUMS_NOTE,))
 
 
 def html_trace_section(obj: Any) -> Any:
@@ -60,4 +82,4 @@ def html_trace_section(obj: Any) -> Any:
     return Section("trace", "Execution trace", (), (spans, types), charts=(chart,))
 
 
-__all__ = ["html_trace_section"]
+__all__ = ["html_trace_section", "report_trace_section"]

@@ -74,6 +74,11 @@ def test_show_prints_it_labelled_measured(cache: pathlib.Path) -> None:
     result = CliRunner().invoke(cli, ["show", str(cache)])
     assert result.exit_code == 0, result.output
     assert "measured, execution only" in result.output
+    # the trace section: per IPU its span and, per type, blocks and the sum of their cycles
+    rows = {tuple(line.split()[:3]): line.split()[3:] for line in result.output.splitlines()
+            if line.strip()[:1].isdigit() and "2,540,750" in line}
+    assert rows[("0", "2,540,750", "SyncAns")][:2] == ["402", "3,666,377"]
+    assert rows[("1", "2,540,750", "DoExchange")][:2] == ["78", "9,080"]
 
 
 def test_a_cache_with_a_damaged_blocks_table_is_refused(cache: pathlib.Path, tmp_path: pathlib.Path,

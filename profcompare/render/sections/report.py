@@ -16,6 +16,7 @@ from profcompare.render.format import (
     metric_label,
 )
 from profcompare.render.ipu_sections import report_ipu_section
+from profcompare.render.trace_section import report_trace_section
 from profcompare.render.sections.document import (
     CONFIDENCE_LEGEND,
     Cell,
@@ -282,6 +283,9 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
         _remote_section(report, top),
         _execution_section(report),
     )
+    trace_section = report_trace_section(report)  # only with an execution trace
+    if trace_section is not None:
+        sections = (*sections, trace_section)
     ipu_section = report_ipu_section(report)  # only with more than one IPU per replica
     if ipu_section is not None:
         sections = (sections[0], ipu_section, *sections[1:])
