@@ -2,11 +2,12 @@
 
 Usage::
 
-    python benchmarks/bench_html.py [--steps 100000] [--variables 100000] [--repeat 5]
+    python benchmarks/bench_html.py [--steps 100000] [--variables 100000] [--trace-blocks 100000] [--repeat 5]
 
 Builds two synthetic reports in memory (``make_scale_reports.py``: 1472 tiles, ``--variables``
 variables with liveness intervals, ``--steps`` liveness steps; the second a perturbation of the
-first), compares them and renders the HTML page. Prints:
+first; each with an execution trace of ``--trace-blocks`` blocks, one in ten a SyncAns over the
+next blocks), compares them and renders the HTML page. Prints:
 
 * the render time (build the page model + fill the template), median of ``--repeat``;
 * the page size and what it is made of (the inlined charting library, each chart's JSON, the
@@ -49,7 +50,33 @@ def _chromium() -> str | None:
     return None
 
 
-def _load_times(path: Path, repeat: int, selectors: tuple[str, ...] = ("#chart-liveness", "#chart-tiles")) -> list[float] | str:
+def _with_trace(report, blocks: int, seed: int):  # type: ignore[no-untyped-def]
+    """``report`` with a synthetic trace of ``blocks`` blocks on its IPU: compute, exchange and
+    sync blocks back to back (100-5,000 cycles), every tenth a SyncAns over the next ones."""
+    import numpy as np
+
+    from profcompare.model import TABLES, Report, make_frame
+
+    rng = np.random.default_rng(seed)
+    kinds = np.array(["OnTileExecute", "InternalSync", "DoExchange", "OnTileExecute", "ExternalSync",
+                      "GlobalExchange", "StreamCopyBegin", "StreamCopy", "StreamCopyEnd"], dtype=object)
+    lengths = rng.integers(100, 5000, blocks)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    types = kinds[rng.integers(0, len(kinds), blocks)]
+    waiting = np.arange(blocks) % 10 == 0
+    types[waiting] = "SyncAns"
+    ends[waiting] = np.minimum(starts[waiting] + 3 * lengths[waiting], ends[-1])
+    names = np.char.add("prog", (np.arange(blocks) % 997).astype(str)).astype(object)
+    trace = make_frame("trace", {"ipu": np.zeros(blocks, dtype=np.int64), "cycles_from": starts, "cycles_to": ends,
+                                 "type": types, "name": names, "program": names, "parent": np.full(blocks, "", dtype=object),
+                                 "depth": np.zeros(blocks, dtype=np.int64)})
+    tables = {t: getattr(report, t) for t in TABLES if t != "trace"}
+    return Report(meta=report.meta.replace(capabilities=report.meta.capabilities | {"trace"}), trace=trace, **tables)
+
+
+def _load_times(path: Path, repeat: int,
+                selectors: tuple[str, ...] = ("#chart-liveness", "#chart-tiles", "#chart-trace")) -> list[float] | str:
     executable = _chromium()
     if executable is None:
         return "chromium not found"
@@ -133,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--variables", type=int, default=100_000)
+    parser.add_argument("--trace-blocks", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
 
@@ -144,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
 
     base = make_base(args.variables, args.steps)
     new = perturb(base)
+    if args.trace_blocks:
+        base, new = _with_trace(base, args.trace_blocks, 1), _with_trace(new, args.trace_blocks, 2)
     comparison = compare(base, new)
     renders = []
     html = ""
@@ -154,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     size = len(html.encode("utf-8"))
     library = len(interactive.bokeh_js().encode("utf-8"))
     parts = {"charting library (BokehJS core, inlined)": library}
-    for chart in ("chart-liveness", "chart-tiles"):
+    for chart in ("chart-liveness", "chart-tiles", "chart-trace"):
         match = re.search(rf'data-chart="{chart}"[^>]*>(.*?)</script>', html, re.S)
         parts[f"{chart} JSON"] = len(match.group(1).encode("utf-8")) if match else 0
     table = re.search(r'<table id="variables-table".*?</table>', html, re.S)
@@ -162,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     parts["rest (other tables, SVG figures, page data, CSS, JS)"] = size - sum(parts.values())
 
     print(f"reports: {len(base.liveness):,} / {len(new.liveness):,} liveness steps, "
-          f"{len(base.variables):,} / {len(new.variables):,} variables, {len(base.tiles):,} tiles")
+          f"{len(base.variables):,} / {len(new.variables):,} variables, {len(base.tiles):,} tiles, "
+          f"{len(base.trace):,} / {len(new.trace):,} trace blocks")
     print(f"render: median {statistics.median(renders):.2f} s over {args.repeat} (min {min(renders):.2f}, "
           f"max {max(renders):.2f})")
     print(f"page: {size / 10**6:.2f} MB ({size:,} bytes)")
@@ -176,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(loads, str):
         print(f"load in Chromium: skipped ({loads})")
     else:
-        print(f"load in Chromium until both charts are drawn: median {statistics.median(loads):.2f} s over "
+        print(f"load in Chromium until the three charts are drawn: median {statistics.median(loads):.2f} s over "
               f"{len(loads)} (min {min(loads):.2f}, max {max(loads):.2f})")
 
     print("charting libraries: a page with only the liveness curves (2 x 1,000 buckets, hover) in each,")

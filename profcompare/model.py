@@ -54,6 +54,17 @@ Tables (``name: dtype`` -- meaning):
     start of the profile (real traces overlap: a SyncAns spans the steps it waits for, so a run's
     time is the span of its intervals, never the sum of ``cycles``); <NA> when unknown
 
+``trace`` -- optional; the execution trace of one run: one row per executed block, per IPU
+    ipu: int64 -- IPU index within the replica;
+    cycles_from, cycles_to: int64 -- the block's interval in cycles from the start of the trace
+    (blocks may overlap: a SyncAns block covers the blocks it waits for);
+    type: category -- Graph Analyser's block type (:data:`TRACE_TYPES`, or the pva program type
+    where Graph Analyser has no other name);
+    name: object(str) -- the label of the block ("Internal Sync", "Convolve", a program name);
+    program: object(str) -- the program the block executes (for a block inside a group, the group's);
+    parent: object(str) -- the group (program-tree node) the block sits in, "" at the top level;
+    depth: int64 -- how many groups enclose it (0 at the top level)
+
 ``remote_buffers`` -- optional; Streaming Memory (not tile memory), per replica
     name: object(str); entries: int64; shape: object(str) (one entry's element shape);
     dtype: category; sharded: bool; bytes: int64 (entries x elements x itemsize);
@@ -178,6 +189,22 @@ CAPABILITIES: tuple[str, ...] = (
     "code",
     "execution",
     "remote_buffers",
+    "trace",
+)
+
+#: Block types of Graph Analyser's execution trace (its names; pva's ``Sync`` program type is
+#: ExternalSync or InternalSync there, pva's StreamCopyMid is StreamCopy). A trace may hold other
+#: pva program types (RemoteLoad, RemoteStore, ...) for which Graph Analyser's name is not known.
+TRACE_TYPES: tuple[str, ...] = (
+    "OnTileExecute",
+    "DoExchange",
+    "GlobalExchange",
+    "StreamCopyBegin",
+    "StreamCopy",
+    "StreamCopyEnd",
+    "ExternalSync",
+    "InternalSync",
+    "SyncAns",
 )
 
 
@@ -259,6 +286,16 @@ SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
             ("role", "category", "", "optimizer_state, weight, ... (ROLES)"),
             ("which", "category", "", "optimizer state: first_order | second_order | step; else ''"),
         ),
+        "trace": _cols(
+            ("ipu", "int64", "", "IPU index within the replica"),
+            ("cycles_from", "int64", "cycles", "start of the block"),
+            ("cycles_to", "int64", "cycles", "end of the block"),
+            ("type", "category", "", "Graph Analyser block type (TRACE_TYPES) or pva program type"),
+            ("name", "object", "", "label of the block"),
+            ("program", "object", "", "program the block executes"),
+            ("parent", "object", "", "enclosing group of the program tree; '' at the top level"),
+            ("depth", "int64", "", "number of enclosing groups"),
+        ),
     }
 )
 
@@ -303,6 +340,7 @@ EXACT_SIMULATED_COLUMNS: Mapping[str, frozenset[str]] = MappingProxyType({
     "code": frozenset({"name", "type", "category"}),
     "categories": frozenset({"category", "group"}),
     "tiles": frozenset({"tile", "ipu"}),
+    "trace": frozenset({"ipu", "type", "name", "program", "parent", "depth"}),
 })
 
 
@@ -603,7 +641,7 @@ class ReportMeta:
     """What a report is: where it came from, what produced it, for which device and workload."""
 
     source: str  # path the report was read from ("" for an in-memory report)
-    format: str  # "store" | "pva"
+    format: str  # "store" | "pva" | "ga_cache" (Graph Analyser's cache: execution trace only)
     producer: str  # "Poplar 3.3.0 (...)" or "profcompare-sim 0.1.0"
     simulated: bool  # True when produced by the embedded simulator, not by Poplar
     target: Target
@@ -622,8 +660,8 @@ class ReportMeta:
     execution: str = "numeric"
 
     def __post_init__(self) -> None:
-        if self.format not in ("store", "pva"):
-            raise ReportValidationError(f"meta.format must be 'store' or 'pva', got {self.format!r}")
+        if self.format not in ("store", "pva", "ga_cache"):
+            raise ReportValidationError(f"meta.format must be 'store', 'pva' or 'ga_cache', got {self.format!r}")
         unknown = set(self.capabilities) - set(CAPABILITIES)
         if unknown:
             raise ReportValidationError(f"meta.capabilities: unknown {sorted(unknown)}")
@@ -685,6 +723,8 @@ class Report:
     code: pd.DataFrame
     execution: pd.DataFrame
     remote_buffers: pd.DataFrame
+    #: the execution trace (optional; readers and the simulator that do not give one leave it empty)
+    trace: pd.DataFrame = field(default_factory=lambda: empty_frame("trace"))
 
     def __post_init__(self) -> None:
         if not isinstance(self.meta, ReportMeta):
@@ -829,6 +869,14 @@ class Report:
         """Memory per tile with the tile budget line (matplotlib Figure)."""
         return presenters.present("Report.plot_tiles", self)
 
+    def plot_trace(self) -> Any:
+        """The execution trace: one lane per IPU, blocks coloured by type (matplotlib Figure)."""
+        return presenters.present("Report.plot_trace", self)
+
+    def plot_execution(self) -> Any:
+        """The same figure as :meth:`plot_trace` (Graph Analyser calls the view Execution Trace)."""
+        return presenters.present("Report.plot_trace", self)
+
 
 __all__ = [
     "CAPABILITIES",
@@ -851,6 +899,7 @@ __all__ = [
     "ReportMeta",
     "SCHEMAS",
     "TABLES",
+    "TRACE_TYPES",
     "Target",
     "VARIABLE_KINDS",
     "ROLES",

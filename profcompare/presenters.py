@@ -21,8 +21,9 @@ from profcompare.errors import ProfcompareError
 #: The methods that are looked up here, per class: every one has an implementation once the
 #: render layer has registered.
 METHODS: dict[str, tuple[str, ...]] = {
-    "Report": ("_repr_html_", "plot_memory_by_category", "plot_liveness", "plot_tiles"),
-    "Comparison": ("_repr_html_", "__repr__", "plot_ledger", "plot_liveness", "plot_memory_by_category", "plot_tiles"),
+    "Report": ("_repr_html_", "plot_memory_by_category", "plot_liveness", "plot_tiles", "plot_trace"),
+    "Comparison": ("_repr_html_", "__repr__", "plot_ledger", "plot_liveness", "plot_memory_by_category", "plot_tiles",
+                   "plot_trace"),
 }
 
 _IMPLEMENTATIONS: dict[str, Callable[[Any], Any]] = {}

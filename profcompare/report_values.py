@@ -225,7 +225,7 @@ def check_report_values(report: Any) -> None:
     check_meta(meta)
     check_target(meta.target)
     target = meta.target
-    for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers"):
+    for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers", "trace"):
         check_integer_columns(table, getattr(report, table))
     check_tiles(report.tiles, target.tiles_per_ipu * target.ipus_per_replica, target.ipus_per_replica)
     if len(report.categories):
@@ -234,6 +234,12 @@ def check_report_values(report: Any) -> None:
         check_unique("liveness", report.liveness, "step")
     check_ordered("variables", report.variables, "first_step", "last_step")
     check_ordered("execution", report.execution, "cycles_from", "cycles_to")
+    check_ordered("trace", report.trace, "cycles_from", "cycles_to")
+    if len(report.trace):
+        ipus = report.trace["ipu"].to_numpy()
+        if ipus.min() < 0 or ipus.max() >= target.ipus_per_replica:
+            row = _first_bad_row((ipus < 0) | (ipus >= target.ipus_per_replica))
+            _fail(f"trace.ipu: row {row} has {int(ipus[row])} (the target has {target.ipus_per_replica} per replica)")
 
 
 __all__ = [

@@ -88,6 +88,14 @@ class Comparison:
         """Memory per tile for both reports with the tile budget line (matplotlib Figure)."""
         return presenters.present("Comparison.plot_tiles", self)
 
+    def plot_trace(self) -> Any:
+        """Both execution traces, base above new, on the same time axis (matplotlib Figure)."""
+        return presenters.present("Comparison.plot_trace", self)
+
+    def plot_execution(self) -> Any:
+        """The same figure as :meth:`plot_trace` (Graph Analyser calls the view Execution Trace)."""
+        return presenters.present("Comparison.plot_trace", self)
+
     def top(self, table: str, n: int | None = 20) -> TopN:
         """The ``n`` rows of a joined table with the largest |delta|, plus an "other" row.
 

@@ -9,7 +9,8 @@
   ``profile.pop`` directly inside or inside one engine-named subdirectory (``training/``,
   ``inference/``, ``tf_report__...``);
 * a file, whose reader is chosen by content (SQLite header, ``application_id``, tables), the
-  extension only deciding what cannot be known from the bytes.
+  extension only deciding what cannot be known from the bytes: Graph Analyser's cache
+  (``profile.pop_cache``, an ``execution_trace_blocks_*`` table) opens as its execution trace.
 
 Anything that is not a readable report raises :class:`~profcompare.errors.ReportFormatError`
 naming the path and what is wrong with it (``SdkUnavailableError`` for a Poplar profile when
@@ -28,7 +29,7 @@ from typing import Any
 
 from profcompare.errors import ReportFormatError, ReportValidationError
 from profcompare.model import TABLES, Report
-from profcompare.readers import store
+from profcompare.readers import ga_cache, store
 
 #: File names of reports inside a report directory, in order of preference.
 REPORT_FILENAMES = (store.DEFAULT_FILENAME, "profile.pop")
@@ -136,7 +137,10 @@ def _open_file(file: pathlib.Path, *, root: pathlib.Path, code: bool = True, pro
     if store.is_store_header(header):
         return store.read_report(file)
     if store.is_sqlite_header(header):
-        if file.suffix == ".pop" or _looks_like_poplar(file):
+        names = _table_names(file) if file.suffix != ".pop" else frozenset()
+        if ga_cache.blocks_table(names) is not None and not names & _POPLAR_TABLES:
+            return ga_cache.read_ga_cache(file)
+        if file.suffix == ".pop" or names & _POPLAR_TABLES:
             return _read_poplar(file, root, code=code, progress=progress)
         raise ReportFormatError(
             f"{file}: an SQLite database but neither a profcompare report nor a Poplar profile"
@@ -150,7 +154,7 @@ def _open_file(file: pathlib.Path, *, root: pathlib.Path, code: bool = True, pro
     raise ReportFormatError(f"{file}: not a report (unrecognised content; expected profile.sqlite or profile.pop)")
 
 
-def _looks_like_poplar(file: pathlib.Path) -> bool:
+def _table_names(file: pathlib.Path) -> frozenset[str]:
     uri = "file:" + urllib.request.pathname2url(str(file.resolve())) + "?mode=ro"
     try:
         con = sqlite3.connect(uri, uri=True)
@@ -160,7 +164,7 @@ def _looks_like_poplar(file: pathlib.Path) -> bool:
             con.close()
     except sqlite3.Error as exc:
         raise ReportFormatError(f"{file}: corrupt SQLite database ({exc})") from None
-    return bool(names & _POPLAR_TABLES)
+    return frozenset(names)
 
 
 def _find_debug(profile: pathlib.Path, root: pathlib.Path) -> pathlib.Path | None:

@@ -300,6 +300,11 @@ def report_from_pva(raw: Any, *, source: str, not_always_live_variables: bool = 
                          make_frame("execution"))
     if len(execution):
         capabilities.add("execution")
+    trace = make_frame("trace")
+    if len(execution):  # a walk that failed above is not tried (and warned about) twice
+        trace = _guarded("execution trace", lambda: _trace(getattr(raw, "execution", None), target), trace)
+    if len(trace):
+        capabilities.add("trace")
 
     version = getattr(raw, "poplarVersion", None)
     version_text = getattr(version, "string", None) or (
@@ -323,6 +328,7 @@ def report_from_pva(raw: Any, *, source: str, not_always_live_variables: bool = 
         liveness=liveness,
         code=code_frame,
         execution=execution,
+        trace=trace,
     )
 
 
@@ -654,6 +660,50 @@ def _execution(execution: Any) -> pd.DataFrame:
     )
 
 
+#: pva program type -> Graph Analyser's trace block type where they differ (syncs go by name,
+#: :func:`sync_label`); other types keep their pva name.
+TRACE_TYPE_OF_PROGRAM_TYPE = {"StreamCopyMid": "StreamCopy"}
+
+
+def trace_type(program_type: str, program_name: str) -> str:
+    """Graph Analyser's block type of a pva step (its ExternalSync / InternalSync / SyncAns for syncs)."""
+    return sync_label(program_type, program_name) or TRACE_TYPE_OF_PROGRAM_TYPE.get(program_type, program_type)
+
+
+def _trace(execution: Any, target: Target) -> pd.DataFrame:
+    """The ``trace`` table of the first profiled run: one row per (step, IPU of the replica with a
+    non-empty interval or non-zero cycles), IPU = position in ``step.ipus`` (one replica's IPUs; later ones are left out), in
+    (ipu, cycles_from) order. pva steps have no program tree: every block is at the top level."""
+    if execution is None:
+        return make_frame("trace")
+    total = getattr(getattr(execution, "totalCycles", None), "total", None)
+    runs = list(getattr(execution, "runs", None) or ())
+    if (total is not None and int(total) == 0) or not runs:
+        return make_frame("trace")
+    rows: list[tuple[int, int, int, int, str, str]] = []
+    for order, step in enumerate(getattr(runs[0], "steps", None) or ()):
+        program = step.program
+        name, ptype = str(program.name), _name(program.type)
+        block = trace_type(ptype, name)
+        for ipu, part in enumerate(list(getattr(step, "ipus", None) or ())[: target.ipus_per_replica]):
+            start, end = _interval(part)
+            if start is None or end is None or (end <= start and not _int(getattr(part, "cycles", 0))):
+                continue  # this IPU took no part in the step
+            rows.append((ipu, start, end, order, block, name))
+    rows.sort(key=lambda r: (r[0], r[1], r[3]))
+    cols = list(zip(*rows)) if rows else [[] for _ in range(6)]
+    return make_frame("trace", {
+        "ipu": np.asarray(cols[0], dtype=np.int64),
+        "cycles_from": np.asarray(cols[1], dtype=np.int64),
+        "cycles_to": np.asarray(cols[2], dtype=np.int64),
+        "type": pd.Categorical(list(cols[4])),
+        "name": np.asarray(cols[5], dtype=object),
+        "program": np.asarray(cols[5], dtype=object),
+        "parent": np.asarray([""] * len(rows), dtype=object),
+        "depth": np.zeros(len(rows), dtype=np.int64),
+    })
+
+
 __all__ = [
     "ARCHITECTURES",
     "CONFIRMED_CATEGORIES",
@@ -666,6 +716,7 @@ __all__ = [
     "category_names",
     "phase_of",
     "sync_label",
+    "trace_type",
     "export_pva",
     "guess_kinds",
     "import_pva",

@@ -70,7 +70,7 @@ from profcompare.report_values import check_report_values
 
 #: Version of the layout written by :func:`write_report`. Readers accept every version up to
 #: this one; anything newer raises :class:`~profcompare.errors.UnsupportedReportVersion`.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: From this schema version on, ``checksums`` also covers the ``columns`` catalogue and
 #: itself (its row ``checksums``), so no edit of any table reads silently.
@@ -84,6 +84,10 @@ COLUMNS_SINCE: Mapping[tuple[str, str], int] = {
     ("variables", "parameter"): 3, ("variables", "role"): 3, ("variables", "which"): 3,
     ("remote_buffers", "parameter"): 3, ("remote_buffers", "role"): 3, ("remote_buffers", "which"): 3,
 }
+
+#: Tables added after schema version 1, with the version that added them. Older stores read
+#: them as empty (version 4: the execution trace).
+TABLES_SINCE: Mapping[str, int] = {"trace": 4}
 
 #: At most this many rows in ``checksums`` (one per table, plus meta, dictionary, columns and
 #: itself): more is corruption, refused before anything is sized from it.
@@ -110,6 +114,9 @@ DICTIONARY_TEXT_COLUMNS: frozenset[tuple[str, str]] = frozenset(
         ("code", "name"),
         ("execution", "program"),
         ("remote_buffers", "shape"),
+        ("trace", "name"),
+        ("trace", "program"),
+        ("trace", "parent"),
     }
 )
 
@@ -594,10 +601,11 @@ def _check_header(file: pathlib.Path, header: bytes, size: int) -> None:
 
 def _read_database(con: sqlite3.Connection, file: pathlib.Path) -> Report:
     tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    missing = [t for t in ("meta", "columns", "dictionary", "checksums", *TABLES) if t not in tables]
+    header_version = con.execute("PRAGMA user_version").fetchone()[0]
+    expected = [t for t in TABLES if TABLES_SINCE.get(t, 1) <= header_version]
+    missing = [t for t in ("meta", "columns", "dictionary", "checksums", *expected) if t not in tables]
     if missing:
         raise ReportFormatError(f"{file}: not a complete profcompare report (missing table(s) {', '.join(missing)})")
-    header_version = con.execute("PRAGMA user_version").fetchone()[0]
     checksums = _read_checksums(con, file, sealed=header_version >= SEALED_SINCE_VERSION)
     _verify_count(con, file, "meta", checksums)
     meta_items = con.execute("SELECT key, value FROM meta").fetchall()
@@ -642,6 +650,10 @@ def _read_database(con: sqlite3.Connection, file: pathlib.Path) -> Report:
 
     frames = {}
     for table in TABLES:
+        if TABLES_SINCE.get(table, 1) > version:
+            if table in tables or table in catalogue or table in checksums:
+                raise ReportFormatError(f"{file}: corrupt report (table {table} in a version {version} store)")
+            continue  # an older store: the table reads as empty
         plan = catalogue.get(table, [])
         _check_plan(file, con, table, plan, version)
         if table not in checksums:

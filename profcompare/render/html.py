@@ -42,6 +42,7 @@ from profcompare.render import html_ledger, interactive, plots
 from profcompare.render.ipu_sections import html_ipu_section
 from profcompare.render.labels import live_label, phase_label
 from profcompare.render.ledger_words import TONE_LEGEND
+from profcompare.render.trace_section import html_trace_section
 from profcompare.render.format import (
     MISSING,
     format_bytes,
@@ -689,6 +690,10 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
         _remote_section(obj, top),
         _execution_section(obj, reports),
     )
+    trace_section = html_trace_section(obj)  # only when a report has an execution trace
+    if trace_section is not None:
+        at = next(i for i, s in enumerate(sections) if s.id == "execution") + 1
+        sections = (*sections[:at], trace_section, *sections[at:])
     ipu_section = html_ipu_section(obj)  # only with more than one IPU per replica
     if ipu_section is not None:
         at = next(i for i, s in enumerate(sections) if s.id == "tiles")

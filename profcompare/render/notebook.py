@@ -122,18 +122,34 @@ def comparison_plot_tiles(comparison: Comparison) -> Figure:
     return plots.plot_tiles([comparison.base, comparison.new])
 
 
+def report_plot_trace(report: Report) -> Figure:
+    """The report's execution trace: one lane per IPU, blocks coloured by type."""
+    from profcompare.render.trace_figure import plot_trace
+
+    return plot_trace([report])
+
+
+def comparison_plot_trace(comparison: Comparison) -> Figure:
+    """Both reports' execution traces, base above new, on the same time axis."""
+    from profcompare.render.trace_figure import plot_trace
+
+    return plot_trace([comparison.base, comparison.new], ["base", "new"])
+
+
 #: The implementation of each method :mod:`profcompare.presenters` looks up.
 PRESENTERS: dict[str, Callable[[Any], Any]] = {
     "Report._repr_html_": report_repr_html,
     "Report.plot_memory_by_category": report_plot_memory_by_category,
     "Report.plot_liveness": report_plot_liveness,
     "Report.plot_tiles": report_plot_tiles,
+    "Report.plot_trace": report_plot_trace,
     "Comparison._repr_html_": comparison_repr_html,
     "Comparison.__repr__": comparison_repr_text,
     "Comparison.plot_ledger": comparison_plot_ledger,
     "Comparison.plot_liveness": comparison_plot_liveness,
     "Comparison.plot_memory_by_category": comparison_plot_memory_by_category,
     "Comparison.plot_tiles": comparison_plot_tiles,
+    "Comparison.plot_trace": comparison_plot_trace,
 }
 
 
@@ -149,11 +165,13 @@ __all__ = [
     "comparison_plot_liveness",
     "comparison_plot_memory_by_category",
     "comparison_plot_tiles",
+    "comparison_plot_trace",
     "comparison_repr_html",
     "comparison_repr_text",
     "register_presenters",
     "report_plot_liveness",
     "report_plot_memory_by_category",
     "report_plot_tiles",
+    "report_plot_trace",
     "report_repr_html",
 ]

@@ -102,6 +102,20 @@ def build_report(*, variables: int = 40, steps: int = 30) -> Report:
             "which": ["first_order", ""],
         },
     )
+    # two IPUs, overlapping blocks (a SyncAns over the others), nested ones, a hostile name
+    trace = make_frame(
+        "trace",
+        {
+            "ipu": [0, 0, 0, 1, 1],
+            "cycles_from": [0, 0, 600, 0, 300],
+            "cycles_to": [600, 1200, 1200, 300, 1200],
+            "type": ["OnTileExecute", "SyncAns", "InternalSync", "StreamCopyBegin", "GlobalExchange"],
+            "name": ["Convolve", "SyncAns", "Internal Sync", "Begin", "x</script><b>y</b>"],
+            "program": ["matmul/1", "SyncAns", "matmul/1", "host_load", "x</script><b>y</b>"],
+            "parent": ["matmul/1", "", "matmul/1", "host_load", ""],
+            "depth": [1, 0, 1, 1, 0],
+        },
+    )
     meta = ReportMeta(
         source="",
         format="store",
@@ -118,12 +132,12 @@ def build_report(*, variables: int = 40, steps: int = 30) -> Report:
         created="2024-01-02T03:04:05+00:00",
     )
     return Report.build(meta, tiles=tile_frame, categories=categories, variables=variables_frame, liveness=liveness,
-                        code=code, execution=execution, remote_buffers=remote)
+                        code=code, execution=execution, remote_buffers=remote, trace=trace)
 
 
 def assert_reports_equal(left: Report, right: Report, *, ignore_meta: tuple[str, ...] = ("source",)) -> None:
     """Every table equal (pandas.testing, dtypes included) and meta equal except ``ignore_meta``."""
-    for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers"):
+    for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers", "trace"):
         pd.testing.assert_frame_equal(getattr(left, table), getattr(right, table), obj=table)
     blank = {k: {"format": "store", "workload": None, "variant": None, "created": None}.get(k, "") for k in ignore_meta}
     assert left.meta.replace(**blank) == right.meta.replace(**blank)

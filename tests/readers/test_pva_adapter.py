@@ -38,7 +38,7 @@ def test_reads_every_table_from_the_object_tree(profile: pathlib.Path) -> None:
     assert meta.target == Target("Mk2", num_ipus=4, tiles_per_ipu=2, bytes_per_tile=638976, clock_hz=1.33e9,
                                  num_replicas=2, ipus_per_replica=2)
     assert meta.oom is True  # tile 3 overflowed
-    assert meta.capabilities == {"tiles", "categories", "variables", "liveness", "code", "execution"}
+    assert meta.capabilities == {"tiles", "categories", "variables", "liveness", "code", "execution", "trace"}
 
     pd.testing.assert_frame_equal(report.tiles, make_frame("tiles", {
         "tile": [0, 1, 2, 3], "ipu": [0, 0, 1, 1],
@@ -85,6 +85,16 @@ def test_reads_every_table_from_the_object_tree(profile: pathlib.Path) -> None:
         "cycles": [700, 80, 30, 810, 690, 90],
         # earliest start and latest end over the replica's IPUs
         "cycles_from": [0, 700, 780, 0, 1000, 1690], "cycles_to": [700, 780, 810, 810, 1690, 1780],
+    }))
+    # the trace of run 0: one block per (step, IPU taking part), Graph Analyser's names (the
+    # StreamCopyMid is a StreamCopy block; the copy took no cycles on IPU 1, so no block there)
+    pd.testing.assert_frame_equal(report.trace, make_frame("trace", {
+        "ipu": [0, 0, 0, 0, 1, 1, 1],
+        "cycles_from": [0, 0, 700, 780, 0, 0, 700], "cycles_to": [500, 810, 780, 810, 700, 810, 760],
+        "type": ["OnTileExecute", "SyncAns", "DoExchange", "StreamCopy", "OnTileExecute", "SyncAns", "DoExchange"],
+        "name": ["fwd/matmul", "SyncAns", "fwd/exchange", "host/copy", "fwd/matmul", "SyncAns", "fwd/exchange"],
+        "program": ["fwd/matmul", "SyncAns", "fwd/exchange", "host/copy", "fwd/matmul", "SyncAns", "fwd/exchange"],
+        "parent": [""] * 7, "depth": [0] * 7,
     }))
     assert report.remote_buffers.empty
     summary = report.summary()

@@ -95,10 +95,42 @@ def _drop_columns(con: sqlite3.Connection, table: str, frame: pd.DataFrame, colu
     con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = ?", (check.value, table))
 
 
+def _drop_trace(con: sqlite3.Connection) -> None:
+    """Remove the trace table (version 4) with its view, catalogue, dictionary and checksum rows."""
+    con.execute("DROP VIEW trace_text")
+    con.execute("DROP TABLE trace")
+    for table in ("columns", "dictionary", "checksums"):
+        con.execute(f"DELETE FROM {table} WHERE table_name = 'trace'")
+    rows = con.execute("SELECT table_name, column_name, code, value FROM dictionary "
+                       "ORDER BY table_name, column_name, code").fetchall()
+    con.execute("UPDATE checksums SET rows = ?, crc32 = ? WHERE table_name = 'dictionary'",
+                (len(rows), store._dictionary_checksum(rows)))
+
+
+def _downgrade_to_version_3(path: pathlib.Path) -> None:
+    """Rewrite a store as schema version 3 wrote it: no trace table (it came with version 4)."""
+    con = sqlite3.connect(path)
+    _drop_trace(con)
+    rows = con.execute("SELECT table_name, position, column_name, storage, dtype, categories_dtype, ordered "
+                       "FROM columns ORDER BY table_name, position").fetchall()
+    con.execute("UPDATE checksums SET rows = ?, crc32 = ? WHERE table_name = 'columns'",
+                (len(rows), store._catalogue_checksum(rows)))
+    con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    items = con.execute("SELECT key, value FROM meta").fetchall()
+    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'meta'", (store._meta_checksum(items),))
+    others = [r for r in con.execute("SELECT table_name, rows, crc32 FROM checksums") if r[0] != "checksums"]
+    con.execute("UPDATE checksums SET rows = ?, crc32 = ? WHERE table_name = 'checksums'",
+                (len(others), store._checksums_checksum(others)))
+    con.execute("PRAGMA user_version = 3")
+    con.commit()
+    con.close()
+
+
 def _downgrade_to_version_2(path: pathlib.Path, report: Report) -> None:
     """Rewrite a store as schema version 2 wrote it: no attribution columns (parameter, role,
-    which came with version 3)."""
+    which came with version 3) and no trace."""
     con = sqlite3.connect(path)
+    _drop_trace(con)
     _drop_columns(con, "variables", report.variables, _ATTRIBUTION)
     _drop_columns(con, "remote_buffers", report.remote_buffers, _ATTRIBUTION)
     rows = con.execute("SELECT table_name, position, column_name, storage, dtype, categories_dtype, ordered "
@@ -109,7 +141,8 @@ def _downgrade_to_version_2(path: pathlib.Path, report: Report) -> None:
     items = con.execute("SELECT key, value FROM meta").fetchall()
     con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'meta'", (store._meta_checksum(items),))
     others = [r for r in con.execute("SELECT table_name, rows, crc32 FROM checksums") if r[0] != "checksums"]
-    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'checksums'", (store._checksums_checksum(others),))
+    con.execute("UPDATE checksums SET rows = ?, crc32 = ? WHERE table_name = 'checksums'",
+                (len(others), store._checksums_checksum(others)))
     con.execute("PRAGMA user_version = 2")
     con.commit()
     con.close()
@@ -117,8 +150,9 @@ def _downgrade_to_version_2(path: pathlib.Path, report: Report) -> None:
 
 def _downgrade_to_version_1(path: pathlib.Path, report: Report) -> None:
     """Rewrite a store as schema version 1 wrote it: no catalogue or self checksum rows, no
-    execution intervals (cycles_from / cycles_to came with version 2) and no attribution."""
+    execution intervals (cycles_from / cycles_to came with version 2), no attribution, no trace."""
     con = sqlite3.connect(path)
+    _drop_trace(con)
     _drop_columns(con, "execution", report.execution, ("cycles_from", "cycles_to"))
     _drop_columns(con, "variables", report.variables, _ATTRIBUTION)
     _drop_columns(con, "remote_buffers", report.remote_buffers, _ATTRIBUTION)
@@ -129,6 +163,27 @@ def _downgrade_to_version_1(path: pathlib.Path, report: Report) -> None:
     con.execute("PRAGMA user_version = 1")
     con.commit()
     con.close()
+
+
+def test_version_3_stores_open_with_an_empty_trace(report: Report, path: pathlib.Path) -> None:
+    assert len(report.trace)  # the fixture has a trace
+    _downgrade_to_version_3(path)
+    back = store.read_report(path)
+    assert back.trace.empty and list(back.trace.columns) == list(report.trace.columns)
+    pd.testing.assert_frame_equal(back.execution, report.execution)
+
+
+def test_a_trace_table_in_a_version_3_store_is_refused(report: Report, path: pathlib.Path) -> None:
+    _edit(path, "PRAGMA user_version = 3", "UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    con = sqlite3.connect(path)
+    items = con.execute("SELECT key, value FROM meta").fetchall()
+    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'meta'", (store._meta_checksum(items),))
+    others = [r for r in con.execute("SELECT table_name, rows, crc32 FROM checksums") if r[0] != "checksums"]
+    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'checksums'", (store._checksums_checksum(others),))
+    con.commit()
+    con.close()
+    with pytest.raises(ReportFormatError, match="table trace in a version 3 store"):
+        store.read_report(path)
 
 
 def test_version_2_stores_open_unattributed(report: Report, path: pathlib.Path) -> None:

@@ -32,6 +32,7 @@ from profcompare.emulator.compile.loaded_code import (
 from profcompare.emulator.compile.memory import build_storage, tile_memory
 from profcompare.emulator.compile.placement import layout_of, run_timeline, timeline_execution_frame
 from profcompare.emulator.compile.programs import ProgramSteps, lower_to_steps
+from profcompare.emulator.compile.trace import step_places as trace_places, trace_frame
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec, get_device
 from profcompare.model import CAPABILITIES, PHASES, Report, ReportMeta
@@ -59,6 +60,8 @@ class CompiledProgram:
     #: graphs whose code ``remote_code_load`` loads: code per tile, Streaming Memory bytes and live
     #: intervals (modelled; not always live, so not in the code categories; loaded_code.py)
     loaded_code: tuple[LoadedCode, ...] = ()
+    #: per static step: the IPUs it runs on and the group it sits in (trace.py)
+    step_places: tuple[tuple[tuple[int, ...], ...], tuple[str, ...]] = ((), ())
 
     @property
     def cycles_per_step(self) -> int:
@@ -95,14 +98,17 @@ class CompiledProgram:
         return int(self.phase_cycles.get("runtime", 0))
 
     def with_execution(self, runs: int) -> Report:
-        """The report with an execution profile of ``runs`` runs (graph profile only if 0)."""
+        """The report with an execution profile of ``runs`` runs and the trace of the first
+        (graph profile only if 0)."""
         if runs <= 0:
             return self.report
         r = self.report
-        meta = r.meta.replace(capabilities=frozenset(r.meta.capabilities | {"execution"}))
+        meta = r.meta.replace(capabilities=frozenset(r.meta.capabilities | {"execution", "trace"}))
+        execution = self.execution_frame(runs)
+        trace = trace_frame(execution, self.steps, *self.step_places) if self.step_places[0] else None
         return Report(meta=meta, tiles=r.tiles, categories=r.categories, variables=r.variables,
-                      liveness=r.liveness, code=r.code, execution=self.execution_frame(runs),
-                      remote_buffers=r.remote_buffers)
+                      liveness=r.liveness, code=r.code, execution=execution,
+                      remote_buffers=r.remote_buffers, **({"trace": trace} if trace is not None else {}))
 
 
 def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = None, *,
@@ -145,7 +151,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
     over = mem.including_gaps > device.bytes_per_tile
     worst = int(np.argmax(mem.including_gaps)) if len(mem.including_gaps) else 0
     tgt = device.target(program.replicas, ipus_per_replica)
-    capabilities = set(CAPABILITIES) - {"execution"}
+    capabilities = set(CAPABILITIES) - {"execution", "trace"}
     meta = ReportMeta(
         source="",
         format="store",
@@ -188,6 +194,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         phase_cycles=phases,
         timeline=timeline,
         loaded_code=loaded,
+        step_places=trace_places(program, steps),
     )
 
 

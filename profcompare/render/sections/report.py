@@ -21,6 +21,7 @@ from profcompare.render.ipu_sections import report_ipu_section
 from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text
 from profcompare.render.labels import phase_label
+from profcompare.render.trace_section import report_trace_section
 from profcompare.render.sections.document import (
     CONFIDENCE_LEGEND,
     Cell,
@@ -288,6 +289,9 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
         _remote_section(report, top),
         _execution_section(report),
     )
+    trace_section = report_trace_section(report)  # only with an execution trace
+    if trace_section is not None:
+        sections = (*sections, trace_section)
     ipu_section = report_ipu_section(report)  # only with more than one IPU per replica
     if ipu_section is not None:
         sections = (sections[0], ipu_section, *sections[1:])

@@ -1,0 +1,213 @@
+"""The interactive execution-trace chart of the HTML page (Bokeh, as the liveness chart).
+
+One lane per IPU (per report in a comparison: the base's lanes above the new's, on the same time
+axis), each executed block a bar from its first to its last cycle, coloured by its Graph Analyser
+type (:data:`TYPE_COLOURS`). SyncAns blocks (waiting, overlapping the blocks they wait for) are a
+thin band at the bottom of their lane, so they never hide what runs. Drag to zoom down to single
+syncs, wheel zoom, pan, reset; hovering a block shows its name, type, cycles, program and group;
+clicking a legend entry hides a type.
+
+Size: a trace of at most :data:`MAX_BLOCKS` blocks (all reports together) is drawn block by block.
+A larger one is drawn as :data:`OVERVIEW_BINS` time bins per lane (each bar as high as the share
+of the bin its blocks keep busy, coloured by the type busiest in it, hover: the bin's cycles per
+type) with the :data:`OVERVIEW_BLOCKS` longest blocks drawn individually over it; the page says so under
+the chart. Names reach the page through Bokeh's JSON and its text tooltips (never as markup).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from profcompare import trace_analysis
+from profcompare.render.format import format_count
+from profcompare.render.interactive import InteractiveChart, _empty_chart, _json_item, _labels, _short
+
+if TYPE_CHECKING:  # pragma: no cover
+    from profcompare.model import Report
+
+#: Most blocks drawn one by one (the real two-IPU trace in shared/data, 4,604 blocks, is drawn whole).
+MAX_BLOCKS = 5000
+#: Beyond MAX_BLOCKS: time bins per lane of the overview, and how many of the longest blocks are
+#: drawn over it (about 0.3 MB of the page for a 2 x 100,000-block comparison: bench_html.py).
+OVERVIEW_BINS = 400
+OVERVIEW_BLOCKS = 1000
+
+#: Colour of each block type: one hue per kind of work (compute, exchange, host transfer, sync).
+TYPE_COLOURS: Mapping[str, str] = MappingProxyType({
+    "OnTileExecute": "#3b6fb6",
+    "DoExchange": "#e39c2b",
+    "GlobalExchange": "#b5651d",
+    "StreamCopyBegin": "#6aa56a",
+    "StreamCopy": "#2e7d32",
+    "StreamCopyEnd": "#9ccc9c",
+    "ExternalSync": "#c0392b",
+    "InternalSync": "#e57373",
+    "SyncAns": "#9e9e9e",
+    "RemoteLoad": "#8e44ad",
+    "RemoteStore": "#b388c9",
+})
+OTHER_COLOUR = "#607d8b"
+
+# where a block sits in its lane (lane centre 0, lanes 1 apart): SyncAns a band at the bottom
+_BLOCK = (-0.22, 0.4)
+_WAIT = (-0.42, -0.28)
+
+
+def colour_of(block_type: str) -> str:
+    """The colour a block of ``block_type`` is drawn in."""
+    return TYPE_COLOURS.get(block_type, OTHER_COLOUR)
+
+
+def _lanes(reports: Sequence[Report], labels: Sequence[str]) -> list[tuple[int, int, str]]:
+    """(report index, ipu, lane label) top to bottom."""
+    lanes = []
+    for index, report in enumerate(reports):
+        ipus = sorted(int(i) for i in report.trace["ipu"].unique())
+        lanes += [(index, ipu, f"{labels[index]} IPU {ipu}" if len(reports) > 1 else f"IPU {ipu}") for ipu in ipus]
+    return lanes
+
+
+def _cycles_text(start: np.ndarray, end: np.ndarray) -> list[str]:
+    return [f"{a:,}–{b:,} ({b - a:,} cycles)" for a, b in zip(start.tolist(), end.tolist())]
+
+
+def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: str = "chart-trace",
+                max_blocks: int = MAX_BLOCKS, bins: int = OVERVIEW_BINS,
+                overview_blocks: int = OVERVIEW_BLOCKS) -> InteractiveChart:
+    """The interactive execution-trace chart of ``reports`` (one, or [base, new]); see the module docstring."""
+    from bokeh.models import ColumnDataSource, HoverTool, Range1d
+
+    labels = _labels(reports, roles)
+    total = sum(len(r.trace) for r in reports)
+    if total == 0:
+        return _empty_chart(chart_id, "no execution trace")
+    lanes = _lanes(reports, labels)
+    lane_of = {(k, ipu): position for position, (k, ipu, _label) in enumerate(lanes)}
+    start = min(int(r.trace["cycles_from"].min()) for r in reports if len(r.trace))
+    end = max(int(r.trace["cycles_to"].max()) for r in reports if len(r.trace))
+    fig = _figure(chart_id, len(lanes), start, end)
+    fig.yaxis.ticker = [-float(p) for p in range(len(lanes))]
+    fig.yaxis.major_label_overrides = {-float(p): _short(label) for p, (_k, _i, label) in enumerate(lanes)}
+    frames = []
+    for index, report in enumerate(reports):
+        frame = report.trace.assign(report=index)
+        frames.append(frame)
+    blocks = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    overview = total > max_blocks
+    notes = []
+    if overview:
+        lengths = (blocks["cycles_to"] - blocks["cycles_from"]).to_numpy()
+        keep = np.sort(np.argsort(-lengths, kind="stable")[:min(max_blocks, overview_blocks)])
+        _draw_overview(fig, chart_id, reports, lane_of, bins, start, end)
+        shortest = int(lengths[keep].min()) if len(keep) else 0
+        blocks = blocks.iloc[keep]
+        notes.append(f"{format_count(total)} blocks: too many to draw one by one, so each lane shows {bins:,} time "
+                     f"bins (bar height: the share of the bin its blocks keep busy; colour: the type busiest in it; "
+                     f"hover for cycles per type), with the {format_count(len(keep))} longest blocks (at least "
+                     f"{shortest:,} cycles) drawn over them. Shorter blocks are in the bins only; the full trace is "
+                     f"Report.trace in a notebook.")
+    else:
+        notes.append(f"All {format_count(total)} blocks drawn.")
+    hover_renderers = []
+    types = sorted(blocks["type"].astype(str).unique(), key=lambda t: (t == "SyncAns", t))
+    for position, block_type in enumerate(types):
+        part = blocks[(blocks["type"].astype(str) == block_type).to_numpy()]
+        lane = np.array([lane_of[(int(k), int(i))] for k, i in zip(part["report"], part["ipu"])], dtype="float64")
+        low, high = _WAIT if block_type == trace_analysis.WAITING_TYPE else _BLOCK
+        a = part["cycles_from"].to_numpy(dtype="int64")
+        z = part["cycles_to"].to_numpy(dtype="int64")
+        source = ColumnDataSource({
+            "left": a.astype("float64"), "right": np.maximum(z, a + 1).astype("float64"),
+            "bottom": -lane + low, "top": -lane + high,
+            "name": [_short(str(v)) for v in part["name"]],
+            "type": [block_type] * len(part),
+            "cycles": _cycles_text(a, z),
+            "program": [_short(str(v)) for v in part["program"]],
+            "parent": [_short(str(v)) if v else "–" for v in part["parent"]],
+            "report": [labels[int(k)] for k in part["report"]],
+        }, name=f"{chart_id}:blocks:{position}")
+        hover_renderers.append(fig.quad(left="left", right="right", bottom="bottom", top="top", source=source,
+                                        fill_color=colour_of(block_type), line_color=None,
+                                        fill_alpha=0.6 if block_type == trace_analysis.WAITING_TYPE else 0.95,
+                                        legend_label=block_type))
+    fig.add_tools(HoverTool(renderers=hover_renderers, tooltips=[
+        ("block", "@name"), ("type", "@type"), ("cycles", "@cycles"), ("program", "@program"),
+        ("group", "@parent"), ("report", "@report"),
+    ], point_policy="follow_mouse"))
+    fig.y_range = Range1d(-len(lanes) + 0.45, 0.6)
+    fig.legend.location = "top_right"
+    fig.legend.click_policy = "hide"
+    fig.legend.orientation = "horizontal"
+    fig.add_layout(fig.legend[0], "below")
+    caption = ("Execution trace: one lane per IPU, each block a program step from its first to its last cycle, "
+               "coloured by type; SyncAns (waiting for the other IPUs or the host) is the grey band under each "
+               "lane. Drag to zoom down to single syncs; wheel zoom, pan and reset are in the toolbar; hover a "
+               "block for its name, type, cycles and program; click a legend entry to hide a type.")
+    if len(reports) > 1:
+        caption += " Both runs share the time axis, the base's lanes above the new's."
+    return InteractiveChart(chart_id, _json_item(fig), caption, " ".join(notes))
+
+
+def _figure(chart_id: str, lanes: int, start: int, end: int) -> Any:
+    from bokeh.models import BoxZoomTool, PanTool, Range1d, ResetTool, SaveTool, WheelZoomTool
+    from bokeh.plotting import figure
+
+    box = BoxZoomTool(dimensions="width")
+    fig = figure(
+        height=140 + 46 * lanes,
+        sizing_mode="stretch_width",
+        tools=[box, WheelZoomTool(dimensions="width"), PanTool(dimensions="width"), ResetTool(), SaveTool()],
+        x_axis_label="cycles",
+        x_range=Range1d(start, max(end, start + 1), name=f"{chart_id}:x", bounds=(start, max(end, start + 1))),
+        name=chart_id,
+    )
+    fig.toolbar.active_drag = box
+    fig.toolbar.logo = None
+    fig.ygrid.grid_line_color = None
+    fig.xaxis.formatter.use_scientific = False
+    return fig
+
+
+def _draw_overview(fig: Any, chart_id: str, reports: Sequence[Report], lane_of: Mapping[tuple[int, int], int],
+                   bins: int, start: int, end: int) -> None:
+    """The binned view of every lane: bars as high as the busy share of their bin (SyncAns left
+    out: it overlaps what runs), coloured by the busiest type, with the cycles per type on hover."""
+    from bokeh.models import ColumnDataSource, HoverTool
+
+    cols: dict[str, list[Any]] = {k: [] for k in ("left", "right", "bottom", "top", "colour", "where", "busy")}
+    for index, report in enumerate(reports):
+        if not len(report.trace):
+            continue
+        ov = trace_analysis.overview(report.trace, bins)
+        width = (ov.edges[1:] - ov.edges[:-1]).astype("float64")
+        working = [t for t, name in enumerate(ov.types) if name != trace_analysis.WAITING_TYPE]
+        for i, ipu in enumerate(ov.ipus):
+            lane = float(lane_of[(index, ipu)])
+            busy = ov.busy[i]
+            doing = busy[working].sum(axis=0) if working else np.zeros(busy.shape[1], dtype="int64")
+            share = np.minimum(doing / width, 1.0)
+            for b in np.flatnonzero(busy.sum(axis=0)):
+                order = np.argsort(-busy[:, b], kind="stable")
+                top = [(ov.types[t], int(busy[t, b])) for t in order[:4] if busy[t, b]]
+                dominant = next((ov.types[t] for t in order if ov.types[t] != trace_analysis.WAITING_TYPE and busy[t, b]),
+                                trace_analysis.WAITING_TYPE)
+                cols["left"].append(float(ov.edges[b]))
+                cols["right"].append(float(ov.edges[b + 1]))
+                cols["bottom"].append(-lane + _BLOCK[0])
+                cols["top"].append(-lane + _BLOCK[0] + max(float(share[b]), 0.04) * (_BLOCK[1] - _BLOCK[0]))
+                cols["colour"].append(colour_of(dominant))
+                cols["where"].append(f"{int(ov.edges[b]):,}–{int(ov.edges[b + 1]):,}")
+                cols["busy"].append("; ".join(f"{name} {cycles:,}" for name, cycles in top))
+    source = ColumnDataSource(cols, name=f"{chart_id}:overview")
+    bars = fig.quad(left="left", right="right", bottom="bottom", top="top", source=source, fill_color="colour",
+                    line_color=None, fill_alpha=0.35)
+    fig.add_tools(HoverTool(renderers=[bars], tooltips=[("bin", "@where"), ("cycles per type", "@busy")],
+                            point_policy="follow_mouse"))
+
+
+__all__ = ["MAX_BLOCKS", "OVERVIEW_BINS", "OVERVIEW_BLOCKS", "OTHER_COLOUR", "TYPE_COLOURS", "colour_of", "trace_chart"]

@@ -1,0 +1,59 @@
+"""The execution trace as a static matplotlib Figure (``Report.plot_trace()``,
+``Comparison.plot_trace()`` in a notebook): one lane per IPU, blocks coloured by type as on the
+HTML page (trace_chart.TYPE_COLOURS), SyncAns as a band under each lane, in a comparison the
+base's lanes above the new's on the same time axis. Every block is drawn (matplotlib's
+``broken_barh`` per lane and type), so zooming the figure in a notebook reaches single syncs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from profcompare import trace_analysis
+from profcompare.model import Report
+from profcompare.render.trace_chart import colour_of
+
+
+def plot_trace(reports: Sequence[Report], roles: Sequence[str] | None = None) -> Figure:
+    """The execution trace of ``reports`` (one, or [base, new]) as a Figure; a figure saying
+    "no execution trace" when none has one."""
+    roles = list(roles or (["report"] if len(reports) == 1 else ["base", "new"][: len(reports)]))
+    lanes = []
+    for report, role in zip(reports, roles, strict=True):
+        name = report.label if role == "report" else f"{role}: {report.label}"
+        for ipu in sorted(int(i) for i in report.trace["ipu"].unique()):
+            lanes.append((report, ipu, f"{name} IPU {ipu}" if len(reports) > 1 else f"IPU {ipu}"))
+    fig = Figure(figsize=(11, 1.2 + 0.7 * max(len(lanes), 1)), layout="constrained")
+    ax = fig.add_subplot()
+    if not lanes:
+        ax.text(0.5, 0.5, "no execution trace", ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return fig
+    seen: dict[str, str] = {}
+    for position, (report, ipu, _label) in enumerate(lanes):
+        y = -position
+        lane = report.trace[report.trace["ipu"].to_numpy() == ipu]
+        for block_type, part in lane.groupby(lane["type"].astype(str), sort=True):
+            starts = part["cycles_from"].to_numpy()
+            widths = (part["cycles_to"] - part["cycles_from"]).to_numpy()
+            waiting = block_type == trace_analysis.WAITING_TYPE
+            low, height = (y - 0.42, 0.14) if waiting else (y - 0.22, 0.62)
+            colour = colour_of(block_type)
+            ax.broken_barh(list(zip(starts, widths)), (low, height), facecolors=colour, linewidth=0,
+                           alpha=0.6 if waiting else 0.95)
+            seen[block_type] = colour
+    ax.set_yticks([-p for p in range(len(lanes))], [label for *_r, label in lanes])
+    ax.set_ylim(-len(lanes) + 0.45, 0.6)
+    ax.set_xlabel("cycles")
+    ax.ticklabel_format(axis="x", style="plain")
+    ax.set_title("Execution trace")
+    handles = [Patch(color=c, label=t) for t, c in sorted(seen.items())]
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=min(len(handles), 6),
+              frameon=False, fontsize="small")
+    return fig
+
+
+__all__ = ["plot_trace"]

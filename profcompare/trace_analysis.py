@@ -1,0 +1,111 @@
+"""Pure functions over a report's execution trace (``Report.trace``): spans, totals per block
+type, and the per-bin overview a zoomed-out view draws. No I/O, no plotting.
+
+Blocks of a trace overlap (a SyncAns block covers the blocks it waits for), so the time of a
+run is the span of an IPU's blocks, never the sum of their lengths; the per-type sums here are
+"cycles spent in blocks of this type", which for SyncAns counts waiting that other blocks cover.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+#: Graph Analyser's type of the blocks that overlap the blocks they wait for.
+WAITING_TYPE = "SyncAns"
+
+
+def trace_spans(trace: pd.DataFrame) -> pd.DataFrame:
+    """Per IPU: first ``cycles_from``, last ``cycles_to``, ``span_cycles`` (their difference),
+    ``blocks`` (count) -- int64 columns, one row per IPU in order; empty without blocks."""
+    if not len(trace):
+        return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("ipu", "cycles_from", "cycles_to", "span_cycles", "blocks")})
+    grouped = trace.groupby("ipu", sort=True).agg(cycles_from=("cycles_from", "min"), cycles_to=("cycles_to", "max"),
+                                                  blocks=("cycles_from", "size"))
+    out = grouped.reset_index()
+    out["span_cycles"] = out["cycles_to"] - out["cycles_from"]
+    return out[["ipu", "cycles_from", "cycles_to", "span_cycles", "blocks"]].astype("int64")
+
+
+def run_span(trace: pd.DataFrame) -> int:
+    """Cycles from the first block's start to the last block's end over every IPU (0 when empty)."""
+    if not len(trace):
+        return 0
+    return int(trace["cycles_to"].max() - trace["cycles_from"].min())
+
+
+def type_totals(trace: pd.DataFrame, *, by_ipu: bool = True) -> pd.DataFrame:
+    """Per (ipu, type) -- or per type with ``by_ipu=False`` -- ``blocks`` (int64), ``cycles``
+    (int64, the sum of the blocks' lengths) and ``median_cycles`` (float64), sorted by ipu then
+    cycles, largest first. Types with no blocks are left out."""
+    keys = ["ipu", "type"] if by_ipu else ["type"]
+    if not len(trace):
+        frame = pd.DataFrame({k: pd.Series(dtype="int64" if k == "ipu" else object) for k in keys})
+        frame["blocks"] = pd.Series(dtype="int64")
+        frame["cycles"] = pd.Series(dtype="int64")
+        frame["median_cycles"] = pd.Series(dtype="float64")
+        return frame
+    frame = pd.DataFrame({
+        "ipu": trace["ipu"].to_numpy(),
+        "type": trace["type"].astype(str).to_numpy(),
+        "length": (trace["cycles_to"] - trace["cycles_from"]).to_numpy(dtype="int64"),
+    })
+    out = frame.groupby(keys, sort=False).agg(blocks=("length", "size"), cycles=("length", "sum"),
+                                              median_cycles=("length", "median")).reset_index()
+    out["blocks"] = out["blocks"].astype("int64")
+    out["cycles"] = out["cycles"].astype("int64")
+    out["median_cycles"] = out["median_cycles"].astype("float64")
+    order = (["ipu"] if by_ipu else []) + ["cycles", "type"]
+    ascending = ([True] if by_ipu else []) + [False, True]
+    return out.sort_values(order, ascending=ascending, kind="stable").reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class Overview:
+    """A trace cut into ``bins`` equal time bins per IPU: ``busy[i, t, b]`` cycles that blocks of
+    type ``types[t]`` on IPU ``ipus[i]`` cover in bin ``b`` (blocks of one type that overlap count
+    each), bins ``edges[b]`` .. ``edges[b + 1]``."""
+
+    ipus: tuple[int, ...]
+    types: tuple[str, ...]
+    edges: np.ndarray
+    busy: np.ndarray  # (ipus, types, bins) int64
+
+
+def overview(trace: pd.DataFrame, bins: int) -> Overview:
+    """The per-bin busy cycles of every (IPU, type) over the trace's whole span (see :class:`Overview`)."""
+    ipus = tuple(int(i) for i in sorted(trace["ipu"].unique())) if len(trace) else ()
+    types = tuple(sorted(trace["type"].astype(str).unique())) if len(trace) else ()
+    if not len(trace) or bins < 1:
+        return Overview(ipus, types, np.zeros(1, dtype="int64"), np.zeros((len(ipus), len(types), 0), dtype="int64"))
+    start = int(trace["cycles_from"].min())
+    end = max(int(trace["cycles_to"].max()), start + 1)
+    width = max(1, -(-(end - start) // bins))
+    nbins = -(-(end - start) // width)
+    edges = start + np.arange(nbins + 1, dtype="int64") * width
+    a = trace["cycles_from"].to_numpy(dtype="int64") - start
+    z = trace["cycles_to"].to_numpy(dtype="int64") - start
+    ipu_index = np.searchsorted(np.asarray(ipus), trace["ipu"].to_numpy())
+    type_index = np.searchsorted(np.asarray(types, dtype=object), trace["type"].astype(str).to_numpy(dtype=object))
+    flat = (ipu_index * len(types) + type_index) * nbins
+    busy = np.zeros(len(ipus) * len(types) * nbins, dtype="int64")
+    first = a // width
+    last = np.maximum(z - 1, a) // width
+    same = first == last
+    np.add.at(busy, flat[same] + first[same], (z - a)[same])
+    cross = ~same
+    # the partial first and last bins, then whole bins between them through a difference array
+    np.add.at(busy, flat[cross] + first[cross], (first[cross] + 1) * width - a[cross])
+    np.add.at(busy, flat[cross] + last[cross], z[cross] - last[cross] * width)
+    diff = np.zeros(len(busy) + 1, dtype="int64")
+    inner = cross & (last - first > 1)
+    np.add.at(diff, flat[inner] + first[inner] + 1, width)
+    np.add.at(diff, flat[inner] + last[inner], -width)
+    whole = np.cumsum(diff[:-1]).reshape(len(ipus) * len(types), nbins)
+    busy = busy.reshape(len(ipus) * len(types), nbins) + whole
+    return Overview(ipus, types, edges, busy.reshape(len(ipus), len(types), nbins))
+
+
+__all__ = ["Overview", "WAITING_TYPE", "overview", "run_span", "trace_spans", "type_totals"]

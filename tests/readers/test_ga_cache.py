@@ -1,0 +1,97 @@
+"""Graph Analyser's cache of a real profile opened as a report: the facts shared/data/README.md
+measured on it (popxl-addons' pipelined MNIST on 2 Mk2 IPUs)."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+from trace_pva import TRACE_FILE, shared_data_file
+
+import profcompare as pc
+from profcompare import trace_analysis
+from profcompare.cli import cli, main
+from profcompare.errors import ReportFormatError
+
+
+@pytest.fixture(scope="module")
+def cache() -> pathlib.Path:
+    return shared_data_file(TRACE_FILE)
+
+
+@pytest.fixture(scope="module")
+def report(cache: pathlib.Path) -> pc.Report:
+    return pc.open_report(cache)
+
+
+def test_opens_as_a_measured_execution_only_report(report: pc.Report) -> None:
+    meta = report.meta
+    assert meta.format == "ga_cache" and not meta.simulated
+    assert "measured, execution only" in meta.producer
+    assert meta.capabilities == {"trace", "execution"}
+    assert meta.target.ipus_per_replica == 2 and meta.target.num_ipus == 2
+    assert report.tiles.empty and report.variables.empty and report.liveness.empty
+
+
+def test_both_ipus_span_the_same_cycles(report: pc.Report) -> None:
+    spans = trace_analysis.trace_spans(report.trace)
+    assert spans[["ipu", "cycles_from", "cycles_to"]].values.tolist() == [[0, 0, 2_540_750], [1, 0, 2_540_750]]
+    # every block but Graph Analyser's 590 grouping nodes: 5,194 rows - 590
+    assert len(report.trace) == 5194 - 590
+    assert report.summary()["cycles_per_step"] == 2_540_750
+
+
+def test_block_sums_with_and_without_syncans(report: pc.Report) -> None:
+    ipu0 = report.trace[report.trace["ipu"] == 0]
+    lengths = ipu0["cycles_to"] - ipu0["cycles_from"]
+    assert int(lengths.sum()) == 6_226_672  # 2.45x the span: SyncAns blocks overlap what they wait for
+    assert int(lengths[ipu0["type"].astype(str) != "SyncAns"].sum()) == 2_560_295
+
+
+@pytest.mark.parametrize(("block_type", "median"), [
+    ("InternalSync", 94), ("ExternalSync", 131), ("DoExchange", 117), ("OnTileExecute", 346),
+    ("GlobalExchange", 826), ("StreamCopy", 1_105), ("StreamCopyBegin", 5_687), ("StreamCopyEnd", 4_010),
+])
+def test_median_block_lengths(report: pc.Report, block_type: str, median: int) -> None:
+    totals = trace_analysis.type_totals(report.trace, by_ipu=False).set_index("type")
+    # the README rounds to whole cycles (StreamCopyEnd's median is 4,009.5 over 152 blocks)
+    assert totals.loc[block_type, "median_cycles"] == pytest.approx(median, abs=0.5)
+
+
+def test_nested_blocks_name_their_group(report: pc.Report) -> None:
+    trace = report.trace
+    # StreamCopy blocks sit under Graph Analyser's "StreamCopy" node: Begin, Mid, End
+    mids = trace[trace["type"].astype(str) == "StreamCopy"]
+    assert set(mids["name"]) == {"Mid"} and set(mids["parent"]) == {"StreamCopy"} and (mids["depth"] >= 1).all()
+    top = trace[trace["depth"] == 0]
+    assert (top["parent"] == "").all() and (top["program"] == top["name"]).all()
+
+
+def test_show_prints_it_labelled_measured(cache: pathlib.Path) -> None:
+    result = CliRunner().invoke(cli, ["show", str(cache)])
+    assert result.exit_code == 0, result.output
+    assert "measured, execution only" in result.output
+    # the trace section: per IPU its span and, per type, blocks and the sum of their cycles
+    rows = {tuple(line.split()[:3]): line.split()[3:] for line in result.output.splitlines()
+            if line.strip()[:1].isdigit() and "2,540,750" in line}
+    assert rows[("0", "2,540,750", "SyncAns")][:2] == ["402", "3,666,377"]
+    assert rows[("1", "2,540,750", "DoExchange")][:2] == ["78", "9,080"]
+
+
+def test_a_cache_with_a_damaged_blocks_table_is_refused(cache: pathlib.Path, tmp_path: pathlib.Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "profile.pop_cache"
+    shutil.copy(cache, broken)
+    con = sqlite3.connect(broken)
+    con.execute("ALTER TABLE execution_trace_blocks_v3_101111 DROP COLUMN name")
+    con.commit()
+    con.close()
+    with pytest.raises(ReportFormatError, match="lacks column"):
+        pc.open_report(broken)
+    assert main(["show", str(broken)]) != 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "execution_trace_blocks_v3_101111 lacks column(s) name" in err
