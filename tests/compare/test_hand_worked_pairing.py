@@ -93,3 +93,29 @@ def test_the_passes_in_order_on_one_table() -> None:
         "delta_bytes": np.array([100, -100, -100, 8, 0, 0, 0], dtype=np.int64),
     })
     pdt.assert_frame_equal(result[list(expected.columns)], expected)
+
+
+def test_instance_and_repeat_suffixes_alone_leave_the_attributed_stem() -> None:
+    # no graph index: the "@k" (call instance) and "#k" (repeat) suffixes still go
+    base = [("opt/m@1", 64, "a", "optimizer_state"), ("w#2", 32, "w", "weight_copy")]
+    new = [("opt/m@2", 64, "a", "optimizer_state"), ("w", 32, "w", "weight_copy")]
+    assert _pairs(base, new) == {("opt/m@1", "opt/m@2", "attributed"), ("w#2", "w", "attributed")}
+
+
+def test_repeated_attributed_stems_pair_k_th_with_k_th() -> None:
+    # two instances of one parameter's gradient on each side: first with first, second with second
+    base = [("G(1)/g@1", 10, "p", "gradient"), ("G(1)/g@2", 20, "p", "gradient")]
+    new = [("G(2)/g@1", 11, "p", "gradient"), ("G(2)/g@2", 21, "p", "gradient")]
+    assert _pairs(base, new) == {("G(1)/g@1", "G(2)/g@1", "attributed"), ("G(1)/g@2", "G(2)/g@2", "attributed")}
+
+
+def test_a_graph_scoped_row_is_not_paired_with_an_unscoped_one_of_the_same_local_name() -> None:
+    got = _pairs([("Net_subgraph(0)/y", 8, "", "activation")], [("Net_subgraph/y", 8, "", "activation")])
+    assert got == {("Net_subgraph(0)/y", None, "unmatched"), (None, "Net_subgraph/y", "unmatched")}
+
+
+def test_a_row_paired_by_name_is_not_paired_again_by_normalised_name() -> None:
+    # main/loss_1 normalises to "loss", the name of a row already paired exactly
+    got = _pairs([("loss", 4, "", "activation"), ("main/loss_1", 4, "", "activation")],
+                 [("loss", 4, "", "activation")])
+    assert got == {("loss", "loss", "exact"), ("main/loss_1", None, "unmatched")}

@@ -87,6 +87,24 @@ def test_not_always_live_rows_without_steps_count_at_every_step_of_their_group()
     assert list(report.ledger().columns) == list(LEDGER_COLUMNS)
 
 
+def test_a_group_s_bytes_are_the_most_its_rows_hold_at_once() -> None:
+    # rows listed out of step order; w's: first 0-1, mid 1-2, late 3-4 -> 100, 105, 5, 10, 10;
+    # a's: 0-0 and 1-1, never together -> 50, not 80
+    report = _report(
+        variables=_variables([
+            ("late", 10, False, 3, 4, "w", "gradient"),
+            ("first", 100, False, 0, 1, "w", "gradient"),
+            ("mid", 5, False, 1, 2, "w", "gradient"),
+            ("a0", 30, False, 0, 0, "a", "gradient"),
+            ("a1", 50, False, 1, 1, "a", "gradient"),
+        ]),
+        liveness=_liveness([130, 155, 5, 10, 10]),
+    )
+    led = report.ledger()
+    assert led[["parameter", "bytes", "bytes_at_peak", "first_step", "last_step", "rows"]].values.tolist() == [
+        ["a", 50, 50, 0, 1, 2], ["w", 105, 105, 0, 4, 3]]
+
+
 def test_unattributed_bytes_add_streaming_memory_to_tile_memory_at_the_peak() -> None:
     report = _report(
         variables=_variables([
@@ -135,8 +153,9 @@ def moved():
             ("v", 100, True, None, None, "v", "weight"),
             ("act", 90, False, 0, 2, "", "activation"),
             ("t", 60, False, 1, 3, "v", "gradient"),
+            ("warm_up", 10, False, 0, 0, "", "other"),  # live at neither report's peak
         ]),
-        liveness=_liveness([90, 150, 150, 60]),  # peak at step 1: act + t
+        liveness=_liveness([100, 150, 150, 60]),  # peak at step 1: act + t
     )
     new = _report(
         variables=_variables([
@@ -146,8 +165,9 @@ def moved():
             ("v", 100, True, None, None, "v", "weight"),
             ("act", 90, False, 0, 2, "", "activation"),
             ("t", 80, False, 1, 3, "v", "gradient"),
+            ("warm_up", 10, False, 0, 0, "", "other"),
         ]),
-        liveness=_liveness([90, 220, 290, 150]),  # peak at step 2: act + both stages + t
+        liveness=_liveness([100, 220, 290, 150]),  # peak at step 2: act + both stages + t
         remote_buffers=_buffers([("w.m", 200, "w", "optimizer_state"), ("w.v", 300, "w", "optimizer_state")]),
     )
     return compare(base, new)
@@ -158,15 +178,16 @@ def test_ledger_diff_by_hand(moved) -> None:
     got = led[["parameter", "role", "location", "base_bytes", "new_bytes", "delta_bytes", "base_bytes_at_peak",
                "new_bytes_at_peak"]]
     expected = _frame(
-        parameter=["v", "v", "w", "w", "w", "w", ""],
-        role=["weight", "gradient", "weight", "optimizer_state", "optimizer_state", "remote_staging", "activation"],
+        parameter=["v", "v", "w", "w", "w", "w", "", ""],
+        role=["weight", "gradient", "weight", "optimizer_state", "optimizer_state", "remote_staging", "activation",
+              "other"],
         location=["always_live", "not_always_live", "always_live", "always_live", "streaming_memory",
-                  "not_always_live", "not_always_live"],
-        base_bytes=[100, 60, 400, 500, 0, 0, 90],
-        new_bytes=[100, 80, 400, 0, 500, 120, 90],
-        delta_bytes=[0, 20, 0, -500, 500, 120, 0],
-        base_bytes_at_peak=[100, 60, 400, 500, 0, 0, 90],
-        new_bytes_at_peak=[100, 80, 400, 0, 0, 120, 90],
+                  "not_always_live", "not_always_live", "not_always_live"],
+        base_bytes=[100, 60, 400, 500, 0, 0, 90, 10],
+        new_bytes=[100, 80, 400, 0, 500, 120, 90, 10],
+        delta_bytes=[0, 20, 0, -500, 500, 120, 0, 0],
+        base_bytes_at_peak=[100, 60, 400, 500, 0, 0, 90, 0],
+        new_bytes_at_peak=[100, 80, 400, 0, 0, 120, 90, 0],
     )
     pd.testing.assert_frame_equal(got, expected)
 
@@ -187,6 +208,19 @@ def test_ledger_moves_by_hand(moved) -> None:
     pd.testing.assert_frame_equal(moved.ledger_moves(), expected)  # at most 8 rows
 
 
+def test_equal_moves_are_ordered_by_parameter_then_role() -> None:
+    base = _report(variables=_variables([("x", 1, True, None, None, "", "other")]))
+    new = _report(variables=_variables([
+        ("x", 1, True, None, None, "", "other"),
+        ("gb", 40, True, None, None, "b", "gradient"),
+        ("wa", 40, True, None, None, "a", "weight"),
+        ("ga", 40, True, None, None, "a", "gradient"),
+    ]))
+    moves = compare(base, new).ledger_moves(n=None)
+    assert list(zip(moves["parameter"], moves["role"], moves["moved_bytes"])) == [
+        ("a", "gradient", 40), ("a", "weight", 40), ("b", "gradient", 40)]
+
+
 def test_ledger_moves_of_two_equal_ledgers_is_empty_with_its_columns(moved) -> None:
     unchanged = moved.ledger[moved.ledger["delta_bytes"] == 0]
     moves = ledger_moves(unchanged, None)
@@ -201,11 +235,11 @@ def test_ledger_by_parameter_by_hand(moved) -> None:
     expected = pd.DataFrame({
         "parameter": pd.Series(["w", "v", ""], dtype=object),
         "base_always_live": [900, 100, 0], "new_always_live": [400, 100, 0], "delta_always_live": [-500, 0, 0],
-        "base_not_always_live": [0, 60, 90], "new_not_always_live": [120, 80, 90],
+        "base_not_always_live": [0, 60, 100], "new_not_always_live": [120, 80, 100],
         "delta_not_always_live": [120, 20, 0],
         "base_streaming_memory": [0, 0, 0], "new_streaming_memory": [500, 0, 0],
         "delta_streaming_memory": [500, 0, 0],
-        "base_total": [900, 160, 90], "new_total": [1020, 180, 90], "delta_total": [120, 20, 0],
+        "base_total": [900, 160, 100], "new_total": [1020, 180, 100], "delta_total": [120, 20, 0],
     })
     got = ledger_by_parameter(moved.ledger)
     pd.testing.assert_frame_equal(got, expected, check_dtype=False)
@@ -215,6 +249,7 @@ def test_ledger_by_parameter_by_hand(moved) -> None:
 
 
 def test_peak_composition_by_hand(moved) -> None:
+    # warm_up is live at neither peak: no row
     expected = _frame(
         parameter=["w", "v", ""],
         role=["remote_staging", "gradient", "activation"],
