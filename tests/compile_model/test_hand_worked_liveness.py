@@ -211,6 +211,35 @@ def test_a_graph_called_inside_a_called_graph_shares_its_caller_s_instances() ->
     assert sorted(zip(inner_b["first_step"], inner_b["last_step"])) == [(9, 11), (16, 18)]
 
 
+def test_a_modified_graph_input_and_its_caller_s_tensor_live_to_the_copy_back() -> None:
+    """upd(acc by reference, d) accumulates d into acc; main calls it on p1 then p2 (copied in
+    and back: CopyModified) with the same x (zero-copy)."""
+    b = ProgramBuilder()
+    g = b.graph("upd")
+    acc = b.graph_input(g, "acc", (1000,), by_ref=True)
+    d = b.graph_input(g, "d", (1000,))
+    b.op("Accumulate", [acc, d], [("acc_out", (1000,), "float32")], modified=[acc], flops=1000, graph=g,
+         name="upd/acc")
+    (x,) = b.op("HostLoad", [], [("x", (1000,), "float32")], attrs={"stream": "x"}, name="load_x")
+    (p1,) = b.op("HostLoad", [], [("p1", (1000,), "float32")], attrs={"stream": "p1"}, name="load_p1")
+    (p2,) = b.op("HostLoad", [], [("p2", (1000,), "float32")], attrs={"stream": "p2"}, name="load_p2")
+    b.call(g, [p1, x])
+    b.call(g, [p2, x])
+    report = compile_program(b.build()).report
+    lv = report.liveness
+    assert lv["program"].tolist()[9:19] == [
+        "main/call(upd)_12", "main/call(upd)_12/copy_in/acc/OnTileCopy", "upd/acc", "upd/acc/Internal Sync",
+        "main/call(upd)_12/copy_out/acc/OnTileCopy",
+        "main/call(upd)_13", "main/call(upd)_13/copy_in/acc/OnTileCopy", "upd/acc", "upd/acc/Internal Sync",
+        "main/call(upd)_13/copy_out/acc/OnTileCopy"]
+    # loads x 0-2, p1 3-5, p2 6-8 | call 1: Call 9, copy-in acc 10, accumulate 11-12, copy back 13
+    # | call 2: 14-18. p1 lives to its copy back (13), p2 to 18; x (read through the alias) to
+    # the second accumulate's sync (17); each acc instance from its copy-in to its copy back
+    assert _steps_of(report.variables, ["x", "p1", "p2", f"{acc}@1", f"{acc}@2"]) == [
+        (F, 0, 17), (F, 3, 13), (F, 6, 18), (F, 10, 13), (F, 15, 18)]
+    assert (lv["not_always_live_bytes"] // F).tolist() == [1] * 3 + [2] * 3 + [3] * 4 + [4] * 4 + [2] + [3] * 3 + [2]
+
+
 def test_a_graph_both_called_and_repeated_keeps_its_carried_input_per_iteration() -> None:
     """body(a) -> o; main calls body on x, then repeats it 3 times on the call's output: ``a``
     is loop carried in the repeat, so it is one instance per iteration there, and the plain call
