@@ -221,6 +221,14 @@ def test_equal_moves_are_ordered_by_parameter_then_role() -> None:
         ("a", "gradient", 40), ("a", "weight", 40), ("b", "gradient", 40)]
 
 
+def test_a_one_byte_change_of_the_only_row_is_a_move() -> None:
+    base = _report(variables=_variables([("a", 10, True, None, None, "a", "weight")]))
+    new = _report(variables=_variables([("a", 11, True, None, None, "a", "weight")]))
+    moves = compare(base, new).ledger_moves()
+    assert moves[["parameter", "role", "base_always_live", "new_always_live", "moved_bytes"]].values.tolist() == [
+        ["a", "weight", 10, 11, 1]]
+
+
 def test_ledger_moves_of_two_equal_ledgers_is_empty_with_its_columns(moved) -> None:
     unchanged = moved.ledger[moved.ledger["delta_bytes"] == 0]
     moves = ledger_moves(unchanged, None)
