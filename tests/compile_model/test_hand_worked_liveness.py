@@ -341,3 +341,12 @@ def test_tile_peaks_of_a_compiled_program_do_not_depend_on_the_block_size() -> N
     # the per-tile peak never exceeds the sum of the rows' bytes on that tile, nor falls below any
     # one instance
     np.testing.assert_array_equal(reference[0] >= storage.tile_bytes[inst.row].max(axis=0), True)
+
+
+def test_tile_peaks_keep_per_tile_bytes_beyond_32_bits() -> None:
+    # 32-bit gathering is only a fast path: 2**31 + 5 bytes on one tile are not wrapped around
+    big = 2**31 + 5
+    tile_bytes = np.array([[big, 0], [7, 9]], dtype=np.int64)
+    inst = Instances(row=np.array([0, 1]), first=np.array([0, 1]), last=np.array([1, 2]))
+    peak_all, peak_il, peak_flex = tile_peaks(inst, tile_bytes, np.array([False, False]), 3)
+    assert peak_all.tolist() == [big + 7, 9] and peak_flex.tolist() == [big + 7, 9] and peak_il.tolist() == [0, 0]
