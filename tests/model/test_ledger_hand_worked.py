@@ -254,6 +254,7 @@ def test_ledger_by_parameter_by_hand(moved) -> None:
     assert all(got[c].dtype == np.int64 for c in expected.columns if c != "parameter")
     empty = ledger_by_parameter(moved.ledger.iloc[:0])
     assert list(empty.columns) == list(expected.columns) and len(empty) == 0
+    assert empty["parameter"].dtype == object and all(empty[c].dtype == np.int64 for c in expected.columns[1:])
 
 
 def test_peak_composition_by_hand(moved) -> None:
