@@ -94,7 +94,7 @@ def variables_frame(storage: Storage, inst: Instances, program: LoweredProgram |
         "kind": [storage.kinds[i] for i in rows.tolist()],
         "dtype": [storage.dtypes[i] for i in rows.tolist()],
         "shape": [format_shape(storage.shapes[i]) for i in rows.tolist()],
-        "tiles": (storage.tile_bytes[rows] > 0).sum(axis=1),
+        "tiles": storage.tile_bytes.tiles_used()[rows],
         "first_step": first_s,
         "last_step": last_s,
         **attribution,
