@@ -148,3 +148,50 @@ def test_rts_needs_offchip_state() -> None:
         layout_of("phased-rts", config)
     assert layout_of("phased", {**config, "state": "onchip"}).state_offchip is False
     assert layout_of("phased-rts", {**config, "state": "variant", "recompute": "on"}).recompute is True
+
+
+def _report(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, variant: str, compile_only: bool) -> Any:
+    import json
+
+    import profcompare
+
+    out = tmp_path / f"{variant}-{compile_only}"
+    monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", json.dumps({"autoReport.all": "true",
+                                                            "autoReport.directory": str(out)}))
+    if compile_only:
+        monkeypatch.setenv("PROFCOMPARE_SIM_EXECUTION", "compile-only")
+    else:
+        monkeypatch.delenv("PROFCOMPARE_SIM_EXECUTION", raising=False)
+    workload = find_variant(variant)
+    workload.run(variant, parse_knobs(workload, {**TINY, "steps": 1}))
+    (store,) = out.rglob("*.sqlite")
+    return profcompare.open_report(store.parent)
+
+
+def test_streaming_memory_of_phased_layouts_by_hand(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # parameters per replica (one tensor-parallel shard, tp 2): embeddings 128*64 + 16*64; per
+    # layer 2 layer norms 4*64, qkv 64*96, out 32*64, feed-forward 64*128 + 128*64; ln_f 2*64,
+    # LM head 64*128
+    params = (128 * 64 + 16 * 64) + 2 * (4 * 64 + 64 * 96 + 32 * 64 + 64 * 128 + 128 * 64) + (2 * 64 + 64 * 128)
+    assert params == 67_200
+    phased = _report(tmp_path, monkeypatch, "phased", True)
+    rts = _report(tmp_path, monkeypatch, "phased-rts", True)
+    for report, state_bytes in ((phased, 2 * 4 * params), (rts, 2 * 4 * params // 2)):
+        buffers = report.remote_buffers
+        moments = buffers[buffers["name"].str.endswith(("first_order", "second_order"))]
+        assert int(moments["bytes"].sum()) == state_bytes  # fp32 first and second moments
+        assert bool(moments["sharded"].all()) is (report is rts)
+        weights = buffers[buffers["role"] == "weight"]
+        assert int(weights["bytes"].sum()) == 4 * params  # whole (per-shard) fp32 weights, every layout
+    resident = _report(tmp_path, monkeypatch, "resident", True)
+    assert int(resident.remote_buffers["bytes"].sum()) == 0  # nothing in Streaming Memory
+    assert resident.summary()["not_always_live_peak_bytes"] > phased.summary()["not_always_live_peak_bytes"]
+
+
+def test_compile_only_gives_the_numeric_report_tables(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pandas.testing as pdt
+
+    numeric = _report(tmp_path, monkeypatch, "phased-rts-recompute", False)
+    abstract = _report(tmp_path, monkeypatch, "phased-rts-recompute", True)
+    for table in ("tiles", "categories", "variables", "liveness", "code", "remote_buffers"):
+        pdt.assert_frame_equal(getattr(numeric, table), getattr(abstract, table), check_exact=True, obj=table)
