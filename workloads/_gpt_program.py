@@ -106,7 +106,6 @@ class Groups:
         self.tp_group = ir.replica_grouping(stride=1, group_size=shape.tp)
         #: data-parallel collectives, and the grouping of tensor-parallel shards (one value per tp rank)
         self.dp_group = ir.replica_grouping(stride=shape.tp, group_size=shape.dp)
-        self.all = ir.replica_grouping()
 
 
 def _tp_in(x: Any, groups: Groups) -> Any:
@@ -293,6 +292,7 @@ class Store:
         return self.onchip[index]
 
     def store(self, index: int, tensors: Any) -> None:
+        """Store ``tensors`` back to entry ``index`` (on chip they were updated in place)."""
         if self.offchip:
             self.store_graph.bind(tensors).call(index)
 
@@ -326,7 +326,6 @@ class Phase:
     weights: Store
     accums: Store
     keys: List[str]  # weight keys (named args of fwd)
-    groupings: Dict[str, Any]
 
 
 @dataclass
@@ -360,7 +359,7 @@ def _make_phase(name: str, module: Any, spec: Any, prefixes: List[str], layout: 
         bwd = addons.recompute_graph(bwd)
     weights = Store(facts, prefixes, layout.phased)
     accums = Store(bwd_facts, [f"accum.{p}" for p in prefixes], layout.phased)
-    return Phase(name, fwd, bwd, weights, accums, keys, groupings)
+    return Phase(name, fwd, bwd, weights, accums, keys)
 
 
 def _backward_args(phase: Phase, info: Any, weights: Any) -> Dict[Any, Any]:
