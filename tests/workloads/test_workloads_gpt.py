@@ -132,6 +132,8 @@ def test_samples_per_step_and_host_inputs_replicate_tokens_over_tensor_parallel_
         ({"heads": 6}, "bad value 6 for knob 'heads': valid values are multiples of tp (4)"),
         ({"hidden": 66, "heads": 4, "tp": 2}, "bad value 66 for knob 'hidden': valid values are multiples of heads (4)"),
         ({"dp": 3}, "bad value 3 for knob 'dp': valid values are powers of two from 1 to 256"),
+        ({"state": "remote"}, "bad value 'remote' for knob 'state': valid values are variant, onchip, offchip"),
+        ({"recompute": "yes"}, "bad value 'yes' for knob 'recompute': valid values are variant, on, off"),
         ({"tp": 64, "dp": 8, "heads": 64}, "bad value 8 for knob 'dp': valid values are powers of two with tp * dp <= 256"),
     ],
 )
