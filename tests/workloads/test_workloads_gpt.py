@@ -185,6 +185,13 @@ def test_streaming_memory_of_phased_layouts_by_hand(tmp_path: Any, monkeypatch: 
         assert bool(moments["sharded"].all()) is (report is rts)
         weights = buffers[buffers["role"] == "weight"]
         assert int(weights["bytes"].sum()) == 4 * params  # whole (per-shard) fp32 weights, every layout
+    # every layer's loads from the one shared load graph are attributed to that layer's parameter
+    variables = rts.variables
+    loaded = variables[variables["name"].str.contains("weight_remote_loaded")]
+    assert len(loaded) and (loaded["parameter"] != "").all()
+    qkv_moments = variables[(variables["parameter"] == "layers.1.attention.qkv.weight")
+                            & variables["name"].str.startswith(("first_order", "second_order"))]
+    assert sorted(set(qkv_moments["bytes"].tolist())) == [64 * 96 * 4 // 2]  # fp32 QKV shard, halved by RTS
     resident = _report(tmp_path, monkeypatch, "resident", True)
     assert int(resident.remote_buffers["bytes"].sum()) == 0  # nothing in Streaming Memory
     assert resident.summary()["not_always_live_peak_bytes"] > phased.summary()["not_always_live_peak_bytes"]
