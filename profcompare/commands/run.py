@@ -33,16 +33,22 @@ def _knob_params() -> tuple[list[click.Option], str]:
 
     options: dict[str, click.Option] = {}
     lines = []
+    declared: dict[str, list[tuple[str, Any]]] = {}  # knob name -> (workload, knob) of each declaring it
     for workload in runner.workload_registry().list_workloads():
         lines.append(f"{workload.name}: " + ", ".join(workload.variants))
         for knob in workload.knobs:
-            if knob.name in options:
-                continue
-            metavar = "DIR" if knob.path else "|".join(map(str, knob.choices)) if knob.choices else _METAVARS.get(knob.type, "VALUE")
-            default = f"{knob.default!r}" if isinstance(knob.default, str) else f"{knob.default:g}" if isinstance(knob.default, float) else str(knob.default)
-            text = knob.help.rstrip(".") + f" [default: {default}]"
-            options[knob.name] = click.Option([f"--{knob.name.replace('_', '-')}", knob.name], default=None,
-                                              metavar=metavar, help=text)
+            declared.setdefault(knob.name, []).append((workload.name, knob))
+    for name, owners in declared.items():
+        knob = owners[0][1]
+        metavar = "DIR" if knob.path else "|".join(map(str, knob.choices)) if knob.choices else _METAVARS.get(knob.type, "VALUE")
+
+        def described(k: Any) -> str:
+            default = f"{k.default!r}" if isinstance(k.default, str) else f"{k.default:g}" if isinstance(k.default, float) else str(k.default)
+            return k.help.rstrip(".") + f" [default: {default}]"
+
+        # a knob several workloads declare says what it means, and its default, for each
+        text = described(knob) if len(owners) == 1 else "; ".join(f"{w}: {described(k)}" for w, k in owners)
+        options[name] = click.Option([f"--{name.replace('_', '-')}", name], default=None, metavar=metavar, help=text)
     epilog = "\b\nVariants (workload: variants):\n" + "\n".join(f"  {line}" for line in lines)
     return list(options.values()), epilog
 

@@ -253,6 +253,14 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
+def _int_scalar(t: Any) -> int | None:
+    """The value of ``t`` when it is a one-element integer constant, else None."""
+    if not isinstance(t, Constant) or getattr(t, "_data", None) is None:
+        return None
+    data = np.asarray(t._data)
+    return int(data.reshape(-1)[0]) if data.size == 1 and np.issubdtype(data.dtype, np.integer) else None
+
+
 def _op_info(op: Op, gid: dict[Graph, str], aliases: dict[Tensor, Tensor]) -> OpInfo:
     attrs: dict[str, Any] = {}
     for k, v in op.attrs.items():
@@ -278,6 +286,10 @@ def _op_info(op: Op, gid: dict[Graph, str], aliases: dict[Tensor, Tensor]) -> Op
         attrs["inputs"] = {g.id: p.id for g, p in zip(callee._inputs, g_ins)}
         attrs["outputs"] = {g.id: p.id for g, p in zip(callee._outputs, g_outs)}
         attrs["by_ref"] = tuple(t.id for t in callee._by_ref_inputs)
+        # integer scalars passed as constants (the entry index of popxl-addons' load and store
+        # graphs): attribution resolves which buffer entry a remote transfer in the call touches
+        attrs["constant_inputs"] = {g.id: _int_scalar(p) for g, p in zip(callee._inputs, g_ins)
+                                    if _int_scalar(p) is not None}
         attrs.update(_control_attrs(op, gid))
     if op.type == "RemoteCodeLoad":
         attrs["code_graph"] = gid[op.attrs["code_graph"]]

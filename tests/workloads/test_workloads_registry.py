@@ -71,7 +71,9 @@ def test_bad_knob_values_give_one_line_errors(overrides: dict, pattern: str) -> 
 
 
 def test_unknown_variant_lists_valid_ones() -> None:
-    with pytest.raises(WorkloadError, match=r"unknown variant 'on-chip' \(did you mean 'onchip' or 'offchip'\?\); valid variants: onchip, onchip-sharded"):
+    with pytest.raises(WorkloadError, match=r"unknown variant 'on-chip' \(did you mean 'onchip' or 'offchip'\?\); valid variants: resident, "
+                       r"resident-offchip, phased, phased-rts, phased-rts-recompute, onchip, onchip-sharded, offchip, "
+                       r"offchip-sharded$"):
         find_variant("on-chip")
 
 
@@ -85,11 +87,12 @@ def test_listing_workloads_does_not_import_the_sdk_seam() -> None:
     # `profcompare workloads` must work even when the selected backend cannot be imported
     code = (
         "import sys, workloads; ws = workloads.list_workloads(); "
-        "print([w.name for w in ws], 'profcompare.sdk' in sys.modules, 'workloads._mnist_program' in sys.modules)"
+        "print([w.name for w in ws], 'profcompare.sdk' in sys.modules, 'workloads._mnist_program' in sys.modules, "
+        "'workloads._gpt_program' in sys.modules)"
     )
     env = {**os.environ, "PROFCOMPARE_BACKEND": "sdk"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    assert out.stdout.strip() == "['mnist'] False False"
+    assert out.stdout.strip() == "['gpt', 'mnist'] False False False"
 
 
 def test_data_directory_is_made_absolute_and_must_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

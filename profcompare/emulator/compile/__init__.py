@@ -164,14 +164,18 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         addons_generation=_addons_generation(),
     )
+    from profcompare.emulator.compile.attribution import trace
+
+    # one walk of the program attributes both the variables and the remote buffers
+    provenance = trace(program, steps)
     rep = Report.build(
         meta,
         tiles=_report.tiles_frame(mem, device.tiles_per_ipu),
         categories=_report.categories_frame(mem),
-        variables=_report.variables_frame(storage, inst, program, steps),
+        variables=_report.variables_frame(storage, inst, program, steps, provenance),
         liveness=_report.liveness_frame(steps, totals),
         code=code.table,
-        remote_buffers=_report.remote_buffers_frame(program, steps),
+        remote_buffers=_report.remote_buffers_frame(program, steps, provenance),
     )
     runtime = math.ceil(device.run_overhead_seconds * device.clock_hz)
     phases = _report.phase_totals(steps, cyc, runtime_cycles=runtime)

@@ -194,6 +194,8 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
         if klass == "remote_load":
             buffer = op.attrs.get("remote_buffer")
             offset = op.attrs.get("offset")
+            if not isinstance(offset, int) and len(op.inputs) > 1:
+                offset = _entry_from_call_site(program, op.inputs[1], path)
             held = by_entry.get((buffer, offset), set()) if isinstance(offset, int) else by_buffer.get(buffer, set())
             for out in op.outputs:
                 key = instance(out, path)
@@ -212,6 +214,23 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
         _compute(op, path, instance, tr, contribution, weights)
 
     return _resolve(program, tr, weights, variables)
+
+
+def _entry_from_call_site(program: LoweredProgram, tid: str, path: tuple[str, ...]) -> int | None:
+    """The value of the graph input ``tid`` when the calls on ``path`` (innermost last) pass it
+    down from an integer constant: the entry a load graph called as ``load.call(3)`` reads."""
+    for call_id in reversed(path):
+        call = program.ops.get(call_id)
+        if call is None:
+            return None
+        constants = call.attrs.get("constant_inputs") or {}
+        if tid in constants:
+            return int(constants[tid])
+        parent = (call.attrs.get("inputs") or {}).get(tid)
+        if parent is None:
+            return None
+        tid = parent
+    return None
 
 
 def _collective(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace, copy) -> None:

@@ -75,6 +75,14 @@ class _Tiles:
         self.num_tiles = num_tiles
         self._cache: dict[str, np.ndarray] = {}
 
+    def key(self, tid: str) -> tuple[str, str]:
+        """A key equal for tensors with equal bytes per tile: the mapping pattern of a storage
+        row, else the tensor id."""
+        r = self.storage.row_of.get(self.root.get(tid, tid))
+        if r is not None:
+            return ("pattern", str(int(self.storage.tile_bytes.pattern_of[r])))
+        return ("tensor", tid)
+
     def bytes(self, tid: str) -> np.ndarray | None:
         r = self.storage.row_of.get(self.root.get(tid, tid))
         if r is not None:
@@ -119,6 +127,7 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
     rows_cat: list[str] = []
     rows_bytes: list[int] = []
     per_op_cache: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    by_patterns: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     workers = device.worker_contexts
 
     def touched(st) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -128,6 +137,13 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
         hit = per_op_cache.get(key)
         if hit is not None:
             return hit
+        hit = _touched_by_patterns(st)
+        per_op_cache[key] = hit
+        return hit
+
+    def _touched_by_patterns(st) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # steps of different ops whose tensors have the same mappings touch the same tiles
+        # (every layer of a stack): computed once per multiset of mappings
         temps: tuple = ()
         if not st.op:
             tids = [st.tensor]
@@ -143,6 +159,11 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
                 tids = list(op.inputs) + list(op.outputs) + list(op.modified)
                 copied_ids = []
                 temps = storage.temp_rows.get(st.op, ())
+        pattern_key = (tuple(sorted(tiles.key(t) for t in tids)), tuple(sorted(tiles.key(t) for t in copied_ids)),
+                       tuple(sorted(int(storage.tile_bytes.pattern_of[r]) for r, _ in temps)))
+        hit = by_patterns.get(pattern_key)
+        if hit is not None:
+            return hit
         mask = np.zeros(num_tiles, dtype=bool)
         largest = np.zeros(num_tiles, dtype=np.int64)
         copied = np.zeros(num_tiles, dtype=np.int64)  # tensors copied per tile
@@ -161,7 +182,7 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
             mask |= b > 0
         if not mask.any():
             mask[0] = True
-        per_op_cache[key] = (mask, largest, copied)
+        by_patterns[pattern_key] = (mask, largest, copied)
         return mask, largest, copied
 
     def row(name: str, ptype: str, cat: str, nbytes: int) -> None:

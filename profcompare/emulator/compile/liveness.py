@@ -29,7 +29,7 @@ Rules (docs/ipu-model.md "Liveness"):
   are live only during the op's own steps that use them.
 
 Not-always-live bytes per step are summed over instances; per tile, the peak over steps is
-computed block by block with numpy (steps x tiles), never per tile in Python.
+taken over the distinct live sets that can hold a peak (``tile_peaks``), never steps x tiles.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from profcompare.emulator.compile.programs import ProgramSteps
+from profcompare.emulator.compile.tile_bytes import TileBytes
 from profcompare.emulator.program import LoweredProgram
 
 MEMORY_STORAGES = ("variable", "constant", "intermediate")
@@ -221,73 +222,82 @@ def step_totals(inst: Instances, row_bytes: np.ndarray, num_steps: int) -> np.nd
     return np.cumsum(diff)[:num_steps]
 
 
-def _add_events(diff: np.ndarray, steps_rel: np.ndarray, rows: np.ndarray, signs: np.ndarray,
-                tile_bytes32: np.ndarray) -> None:
-    """diff[step] += sign * tile_bytes[row] for every event; events are sorted by step."""
-    for sign in (1, -1):
-        sel = signs == sign
-        if not sel.any():
-            continue
-        s = steps_rel[sel]
-        uniq, starts = np.unique(s, return_index=True)
-        sums = np.add.reduceat(tile_bytes32[rows[sel]], starts, axis=0, dtype=np.int64)
-        if sign > 0:
-            diff[uniq] += sums
-        else:
-            diff[uniq] -= sums
+def _candidate_steps(ev_step: np.ndarray, ev_sign: np.ndarray) -> np.ndarray:
+    """The event steps whose live set can hold a peak: steps with a + event not followed (at the
+    next event step) by + events only. Between events nothing changes; after - events only, or
+    before + events only, the live set is a subset of a neighbour's, whose bytes are at least as
+    large on every tile. ``ev_step`` is sorted."""
+    steps, start = np.unique(ev_step, return_index=True)
+    if not len(steps):
+        return steps
+    plus = np.add.reduceat((ev_sign > 0).astype(np.int64), start) > 0
+    minus = np.add.reduceat((ev_sign < 0).astype(np.int64), start) > 0
+    next_has_minus = np.r_[minus[1:], True]
+    return steps[plus & next_has_minus]
 
 
-def tile_peaks(inst: Instances, tile_bytes: np.ndarray, interleaved: np.ndarray, num_steps: int,
-               block: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def tile_peaks(inst: Instances, tile_bytes: TileBytes, interleaved: np.ndarray, num_steps: int,
+               block: int = 2048) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-tile peaks over steps of not-always-live bytes.
 
-    ``tile_bytes`` is the (rows, tiles) storage matrix and ``interleaved`` a bool per row.
-    Returns three int64 arrays of length tiles: the peak of all not-always-live bytes, the peak
-    of those in the interleaved class and the peak of the rest (each peak taken separately).
+    ``tile_bytes`` holds the bytes per tile of every storage row (one pattern per distinct
+    mapping) and ``interleaved`` is a bool per row. Returns three int64 arrays of length tiles:
+    the peak of all not-always-live bytes, the peak of those in the interleaved class and the
+    peak of the rest (each peak taken separately).
+
+    Rows are grouped in classes of equal pattern and interleaving; the live set of a step is a
+    vector of live instances per class. Only the live sets at candidate steps
+    (:func:`_candidate_steps`) can hold a peak, and programs repeat them (every micro-batch of
+    an unrolled loop, every call of one layer graph), so the distinct ones are kept and the peaks
+    are the maxima of ``counts @ patterns`` over them: time and memory grow with the instances and
+    the distinct live sets, never with steps x tiles.
     """
-    num_tiles = tile_bytes.shape[1]
+    num_tiles = tile_bytes.num_tiles
     peak_all = np.zeros(num_tiles, dtype=np.int64)
     peak_il = np.zeros(num_tiles, dtype=np.int64)
     peak_flex = np.zeros(num_tiles, dtype=np.int64)
     if not len(inst.row) or num_steps == 0:
         return peak_all, peak_il, peak_flex
+    il = np.asarray(interleaved, dtype=bool)
+    cls_key = tile_bytes.pattern_of * 2 + il
+    classes, inst_cls = np.unique(cls_key[inst.row], return_inverse=True)
+    inst_cls = np.asarray(inst_cls, dtype=np.int64).reshape(-1)
     ev_step = np.concatenate([inst.first, inst.last + 1])
-    ev_row = np.concatenate([inst.row, inst.row])
+    ev_cls = np.concatenate([inst_cls, inst_cls])
     ev_sign = np.concatenate([np.ones(len(inst.row), np.int64), -np.ones(len(inst.row), np.int64)])
     keep = ev_step < num_steps
-    ev_step, ev_row, ev_sign = ev_step[keep], ev_row[keep], ev_sign[keep]
+    ev_step, ev_cls, ev_sign = ev_step[keep], ev_cls[keep], ev_sign[keep]
     order = np.argsort(ev_step, kind="stable")
-    ev_step, ev_row, ev_sign = ev_step[order], ev_row[order], ev_sign[order]
-    ev_il = interleaved[ev_row]
-    # per-tile bytes of one tensor always fit in 32 bits; gathering them halves memory traffic
-    tb32 = tile_bytes.astype(np.int32) if tile_bytes.max(initial=0) < 2**31 else tile_bytes
-    carry_il = np.zeros(num_tiles, dtype=np.int64)
-    carry_flex = np.zeros(num_tiles, dtype=np.int64)
-    bounds = np.searchsorted(ev_step, np.arange(0, num_steps + block, block))
-    for bi, b0 in enumerate(range(0, num_steps, block)):
-        b1 = min(num_steps, b0 + block)
-        lo, hi = bounds[bi], bounds[bi + 1]
-        if lo == hi:
-            # no event in this block: the running totals stay as they are
-            peak_il = np.maximum(peak_il, carry_il)
-            peak_flex = np.maximum(peak_flex, carry_flex)
-            peak_all = np.maximum(peak_all, carry_il + carry_flex)
-            continue
-        d_il = np.zeros((b1 - b0, num_tiles), dtype=np.int64)
-        d_flex = np.zeros((b1 - b0, num_tiles), dtype=np.int64)
-        s = ev_step[lo:hi] - b0
-        r = ev_row[lo:hi]
-        g = ev_sign[lo:hi]
-        m = ev_il[lo:hi]
-        _add_events(d_il, s[m], r[m], g[m], tb32)
-        _add_events(d_flex, s[~m], r[~m], g[~m], tb32)
-        c_il = np.cumsum(d_il, axis=0)
-        c_il += carry_il
-        c_flex = np.cumsum(d_flex, axis=0)
-        c_flex += carry_flex
-        peak_il = np.maximum(peak_il, c_il.max(axis=0))
-        peak_flex = np.maximum(peak_flex, c_flex.max(axis=0))
-        peak_all = np.maximum(peak_all, (c_il + c_flex).max(axis=0))
-        carry_il = c_il[-1]
-        carry_flex = c_flex[-1]
+    ev_step, ev_cls, ev_sign = ev_step[order], ev_cls[order], ev_sign[order]
+    candidates = _candidate_steps(ev_step, ev_sign)
+    num_classes = len(classes)
+    # live count of class c at step s = its + events at or before s minus its - events before s+1
+    by_class = np.lexsort((ev_step, ev_cls))
+    cs, st, sg = ev_cls[by_class], ev_step[by_class], ev_sign[by_class]
+    bounds = np.searchsorted(cs, np.arange(num_classes + 1))
+    states: list[np.ndarray] = []
+    for b0 in range(0, len(candidates), block):
+        chunk = candidates[b0:b0 + block]
+        counts = np.zeros((len(chunk), num_classes), dtype=np.int64)
+        for c in range(num_classes):
+            lo, hi = bounds[c], bounds[c + 1]
+            steps_c, signs_c = st[lo:hi], sg[lo:hi]
+            plus_c = steps_c[signs_c > 0]
+            minus_c = steps_c[signs_c < 0]
+            counts[:, c] = (np.searchsorted(plus_c, chunk, side="right")
+                            - np.searchsorted(minus_c, chunk, side="right"))
+        states.append(np.unique(counts, axis=0))
+    distinct = np.unique(np.concatenate(states), axis=0) if states else np.zeros((0, num_classes), np.int64)
+    patterns = tile_bytes.patterns[classes // 2].astype(np.float64)
+    is_il = (classes % 2).astype(bool)
+    # float64 products and sums of byte counts are exact below 2**53
+    p_il = patterns * is_il[:, None]
+    p_flex = patterns * ~is_il[:, None]
+    for b0 in range(0, len(distinct), block):
+        u = distinct[b0:b0 + block].astype(np.float64)
+        v_il = u @ p_il
+        v_flex = u @ p_flex
+        peak_il = np.maximum(peak_il, np.rint(v_il.max(axis=0)).astype(np.int64))
+        peak_flex = np.maximum(peak_flex, np.rint(v_flex.max(axis=0)).astype(np.int64))
+        peak_all = np.maximum(peak_all, np.rint((v_il + v_flex).max(axis=0)).astype(np.int64))
     return peak_all, peak_il, peak_flex

@@ -154,7 +154,7 @@ def with_loaded_code(storage: Storage, loaded: Sequence[LoadedCode]) -> Storage:
         dtypes=storage.dtypes + ("",) * n,
         shapes=storage.shapes + (None,) * n,
         interleaved=np.concatenate([storage.interleaved, np.zeros(n, dtype=bool)]),
-        tile_bytes=np.concatenate([storage.tile_bytes, rows]),
+        tile_bytes=storage.tile_bytes.append(rows),
     )
 
 

@@ -34,6 +34,7 @@ from profcompare.emulator.compile.liveness import MEMORY_STORAGES, Temporary
 from profcompare.emulator.compile.mapping import mapping_offset, tile_bytes_matrix
 from profcompare.emulator.compile.placement import Layout, placed_tile_bytes
 from profcompare.emulator.compile.programs import ProgramSteps
+from profcompare.emulator.compile.tile_bytes import TileBytes
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec
 
@@ -55,14 +56,14 @@ class Storage:
     dtypes: tuple[str, ...]
     shapes: tuple[tuple[int, ...] | None, ...]
     interleaved: np.ndarray  # bool per row
-    tile_bytes: np.ndarray  # (rows, tiles) int64
+    tile_bytes: TileBytes  # bytes per tile of each row, held once per distinct mapping
     row_of: Mapping[str, int]  # tensor id -> row (tensors only)
     temp_rows: Mapping[str, tuple[tuple[int, Temporary], ...]]  # op id -> temporaries
 
     @property
     def row_bytes(self) -> np.ndarray:
         """Bytes of each row summed over tiles."""
-        return self.tile_bytes.sum(axis=1)
+        return self.tile_bytes.row_sums()
 
 
 def temporaries(program: LoweredProgram, steps: ProgramSteps, costs: CostModel) -> list[Temporary]:
@@ -143,22 +144,33 @@ def build_storage(program: LoweredProgram, steps: ProgramSteps, costs: CostModel
            if tp.offset_key in tensors else 0 for tp in temps],
         dtype=np.int64,
     )
+    dp, mb = device.datapath_bytes, device.min_bytes_per_tile
     if layout is not None and not layout.trivial:
         def where(tid: str) -> tuple[int, str]:
             info = tensors.get(tid)
             return (info.ipu, info.tile_set) if info is not None else (0, "compute")
         places = [where(t) for t in ids] + [(where(tp.offset_key)[0], "compute") for tp in temps]
-        tile_bytes = placed_tile_bytes(
-            layout, nelms, itemsize,
-            [tensors[t].shape for t in ids] + [tensors[tp.offset_key].shape if tp.offset_key in tensors else ()
-                                               for tp in temps],
-            [tensors[t].dtype for t in ids] + [tensors[tp.offset_key].dtype if tp.offset_key in tensors else "float32"
-                                               for tp in temps],
-            [p[0] for p in places], [p[1] for p in places],
-            datapath_bytes=device.datapath_bytes, min_bytes_per_tile=device.min_bytes_per_tile)
+        shapes = [tensors[t].shape for t in ids] + [tensors[tp.offset_key].shape if tp.offset_key in tensors else ()
+                                                     for tp in temps]
+        dtypes = [tensors[t].dtype for t in ids] + [tensors[tp.offset_key].dtype if tp.offset_key in tensors
+                                                     else "float32" for tp in temps]
+        regions = [layout.region(ipu, tile_set) for ipu, tile_set in places]
+        # a row's mapping is fixed by its size, item size, region and start tile in the region
+        keys = np.array([(int(nelms[k]), int(itemsize[k]), start, size, mapping_offset(shapes[k], dtypes[k], size))
+                         for k, (start, size) in enumerate(regions)], dtype=np.int64).reshape(-1, 5)
+
+        def placed(_: np.ndarray, first: np.ndarray) -> np.ndarray:
+            pick = first.tolist()
+            return placed_tile_bytes(layout, [nelms[k] for k in pick], [itemsize[k] for k in pick],
+                                     [shapes[k] for k in pick], [dtypes[k] for k in pick],
+                                     [places[k][0] for k in pick], [places[k][1] for k in pick],
+                                     datapath_bytes=dp, min_bytes_per_tile=mb)
+        tile_bytes = TileBytes.from_keys(keys, placed)
     else:
-        tile_bytes = tile_bytes_matrix(nelms, itemsize, offsets, num_tiles, datapath_bytes=device.datapath_bytes,
-                                       min_bytes_per_tile=device.min_bytes_per_tile)
+        def linear(uniq: np.ndarray, _: np.ndarray) -> np.ndarray:
+            return tile_bytes_matrix(uniq[:, 0], uniq[:, 1], uniq[:, 2], num_tiles, datapath_bytes=dp,
+                                     min_bytes_per_tile=mb)
+        tile_bytes = TileBytes.from_keys(np.stack([nelms, itemsize, offsets % num_tiles], axis=1), linear)
     row_of = {t: i for i, t in enumerate(ids)}
     temp_rows: dict[str, list[tuple[int, Temporary]]] = {}
     for j, tp in enumerate(temps):
@@ -181,11 +193,9 @@ def build_storage(program: LoweredProgram, steps: ProgramSteps, costs: CostModel
     )
 
 
-def sum_rows(tile_bytes: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def sum_rows(tile_bytes: TileBytes, mask: np.ndarray) -> np.ndarray:
     """Sum of the selected rows per tile (int64 array of length tiles)."""
-    if not mask.any():
-        return np.zeros(tile_bytes.shape[1], dtype=np.int64)
-    return tile_bytes[mask].sum(axis=0)
+    return tile_bytes.sum_rows(mask)
 
 
 @dataclass(frozen=True)
@@ -210,7 +220,7 @@ def tile_memory(storage: Storage, device: DeviceSpec, code_categories: Mapping[s
     ``nal_code_peak`` (None: no loaded code) the peak of loaded code, which must be non-interleaved
     like all code.
     """
-    num_tiles = storage.tile_bytes.shape[1]
+    num_tiles = storage.tile_bytes.num_tiles
     st = np.array(storage.storage, dtype=object)
     # popxl variables are written from the host: not-always-live (liveness.py), in nal_peak
     var_mask = np.zeros(len(st), dtype=bool)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -43,7 +44,7 @@ def categories_frame(mem: TileMemory) -> pd.DataFrame:
 
 
 def variables_frame(storage: Storage, inst: Instances, program: LoweredProgram | None = None,
-                    steps: ProgramSteps | None = None) -> pd.DataFrame:
+                    steps: ProgramSteps | None = None, provenance: Any = None) -> pd.DataFrame:
     """The ``variables`` table (model.SCHEMAS columns): one row per always-live storage row and
     one per not-always-live *instance* (a storage row under one call path, liveness.Instances).
 
@@ -54,7 +55,8 @@ def variables_frame(storage: Storage, inst: Instances, program: LoweredProgram |
     ``<name>@1``, ``<name>@2``, ... in the order they become live. Always-live rows (variables
     and constants without instances) have <NA> steps. ``parameter`` / ``role`` / ``which`` come
     from the program's provenance (attribution.py) when ``program`` and ``steps`` are given,
-    else they are unattributed.
+    else they are unattributed (``provenance``: the program's ``attribution.trace``, when the
+    caller already has it).
     """
     n = len(storage.ids)
     counts = np.bincount(inst.row, minlength=n) if len(inst.row) else np.zeros(n, dtype=np.int64)
@@ -64,7 +66,7 @@ def variables_frame(storage: Storage, inst: Instances, program: LoweredProgram |
     if program is not None and steps is not None:
         from profcompare.emulator.compile.attribution import attribute_rows, trace
 
-        per_row, per_inst = attribute_rows(trace(program, steps), storage, inst)
+        per_row, per_inst = attribute_rows(provenance or trace(program, steps), storage, inst)
     else:
         per_row, per_inst = None, None
     names: list[str] = [storage.names[i] for i in al_idx]
@@ -94,7 +96,7 @@ def variables_frame(storage: Storage, inst: Instances, program: LoweredProgram |
         "kind": [storage.kinds[i] for i in rows.tolist()],
         "dtype": [storage.dtypes[i] for i in rows.tolist()],
         "shape": [format_shape(storage.shapes[i]) for i in rows.tolist()],
-        "tiles": (storage.tile_bytes[rows] > 0).sum(axis=1),
+        "tiles": storage.tile_bytes.tiles_used()[rows],
         "first_step": first_s,
         "last_step": last_s,
         **attribution,
@@ -158,15 +160,17 @@ def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, r
     })
 
 
-def remote_buffers_frame(program: LoweredProgram, steps: ProgramSteps | None = None) -> pd.DataFrame:
+def remote_buffers_frame(program: LoweredProgram, steps: ProgramSteps | None = None,
+                         provenance: Any = None) -> pd.DataFrame:
     """The ``remote_buffers`` table: Streaming Memory per replica, one row per buffer, with the
-    parameter / role / which of the variables it holds (attribution.py) when ``steps`` is given."""
+    parameter / role / which of the variables it holds (attribution.py) when ``steps`` is given
+    (``provenance``: the program's ``attribution.trace``, when the caller already has it)."""
     bufs = program.remote_buffers
     attribution: dict[str, list[str]] = {}
     if steps is not None:
         from profcompare.emulator.compile.attribution import trace
 
-        by_id = trace(program, steps).buffers
+        by_id = (provenance or trace(program, steps)).buffers
         attributed = [by_id[b.id] for b in bufs]
         attribution = {"parameter": [a.parameter for a in attributed], "role": [a.role for a in attributed],
                        "which": [a.which for a in attributed]}

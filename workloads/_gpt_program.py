@@ -1,0 +1,513 @@
+"""The GPT training programs, written as popxl / popxl-addons code (the 3.4 replica-grouping API).
+
+A decoder-only transformer (pre-layer-norm, learned positions, GELU feed-forward, untied LM
+head), trained with Adam (fp32 moments, bias correction, no weight decay) and gradient
+accumulation. Replicas are ``tp * dp``: replica ``r`` is tensor-parallel rank ``r % tp`` of
+data-parallel rank ``r // tp``.
+
+- Tensor parallelism (Megatron style) over the group of ``tp`` consecutive replicas: the QKV and
+  first feed-forward projections are split by columns (attention heads and hidden units), the
+  attention output and second feed-forward projections by rows; each block's input passes
+  through ``replicated_all_reduce_identical_inputs`` (identity forward, all-reduce of the
+  gradient) and its output through ``replicated_all_reduce_identical_grad_inputs`` (all-reduce
+  forward, identity gradient). Sharded weights are variables of replica grouping
+  ``(stride=tp, group_size=dp)``: one value per tensor-parallel rank, shared by its data-parallel
+  replicas. Embeddings, layer norms and the LM head are whole on every replica.
+- Data parallelism over the group ``(stride=tp, group_size=dp)``: accumulated gradients are
+  mean-all-reduced, or, with RTS, mean-reduce-scattered so that each replica updates its shard
+  of every weight with its shard of the Adam state, then all-gathers the updated weight.
+- Phased execution: each phase's weights (embeddings, every decoder layer, the head) and
+  gradient accumulators live in Streaming Memory (one remote buffer per named tensor, one entry
+  per layer: ``named_variable_buffers``) and are loaded for the phase that uses them
+  (``load_remote_graph``) and stored after (``store_remote_graph``). The forward graph of a
+  decoder layer is built once and called per layer; so is its gradient graph.
+- Adam state on chip (one variable per tensor and layer) or in Streaming Memory, loaded and
+  stored per phase; with RTS it is sharded over the data-parallel group.
+- Recompute: the decoder layer's gradient graph recomputes its forward activations from the
+  layer input (``recompute_graph``), so only layer inputs stay live between forward and
+  backward.
+
+It deliberately does not use ``from __future__ import annotations``: popxl decides which graph
+inputs are passed by reference from the *object* ``popxl.TensorByRef`` in ``build``'s signature.
+"""
+
+import importlib
+import math
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from profcompare.sdk import addons, ops, popxl
+
+_tp_ops = importlib.import_module(addons.__name__ + ".ops.replicated_all_reduce_TP")
+_named_groups = importlib.import_module(addons.__name__ + ".named_replica_grouping")
+
+#: layer norm epsilon (GPT-2 and GPT-J use 1e-5)
+LAYER_NORM_EPS = 1e-5
+#: added to attention scores of future positions before the softmax (exp underflows to 0 in fp32)
+MASKED_SCORE = -1e4
+#: standard deviation of the normal initialisation of every weight matrix (GPT-2's)
+INIT_STD = 0.02
+ADAM_BETA1 = 0.9
+ADAM_BETA2 = 0.999
+ADAM_EPS = 1e-5
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one variant lays the model out."""
+
+    phased: bool  # weights and accumulators in Streaming Memory, loaded per phase
+    state_offchip: bool  # Adam state in Streaming Memory
+    rts: bool  # Adam state (and the update) sharded over the data-parallel group
+    recompute: bool  # decoder layers recompute their activations in the backward pass
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Model and parallelism sizes."""
+
+    layers: int
+    hidden: int
+    heads: int
+    seq: int
+    vocab: int
+    micro_batch: int
+    grad_accum: int
+    tp: int
+    dp: int
+
+    @property
+    def replicas(self) -> int:
+        return self.tp * self.dp
+
+    @property
+    def tokens(self) -> int:
+        return self.micro_batch * self.seq
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden // self.heads
+
+    @property
+    def ff(self) -> int:
+        return 4 * self.hidden
+
+
+class Groups:
+    """The replica groupings of a tp x dp program."""
+
+    def __init__(self, ir: Any, shape: Shape):
+        self.tp = shape.tp
+        self.dp = shape.dp
+        #: tensor-parallel collectives: tp consecutive replicas
+        self.tp_group = ir.replica_grouping(stride=1, group_size=shape.tp)
+        #: data-parallel collectives, and the grouping of tensor-parallel shards (one value per tp rank)
+        self.dp_group = ir.replica_grouping(stride=shape.tp, group_size=shape.dp)
+
+
+def _tp_in(x: Any, groups: Groups) -> Any:
+    if groups.tp == 1:
+        return x
+    return _tp_ops.replicated_all_reduce_identical_inputs(x, group=groups.tp_group)
+
+
+def _tp_out(x: Any, groups: Groups) -> Any:
+    if groups.tp == 1:
+        return x
+    return _tp_ops.replicated_all_reduce_identical_grad_inputs(x, group=groups.tp_group)
+
+
+class LayerNorm(addons.Module):
+    """Layer norm over the last axis: ``weight`` (ones) and ``bias`` (zeros)."""
+
+    def build(self, x: popxl.Tensor) -> popxl.Tensor:
+        hidden = x.shape[-1]
+        gamma = self.add_variable_input("weight", partial(np.ones, (hidden,)), x.dtype)
+        beta = self.add_variable_input("bias", partial(np.zeros, (hidden,)), x.dtype)
+        return ops.layer_norm(x, gamma, beta, eps=LAYER_NORM_EPS)
+
+
+class ShardedLinear(addons.Module):
+    """``x @ weight`` where ``weight`` (in_features, out_features) is this tensor-parallel rank's
+    shard: one value per rank (replica grouping ``(stride=tp, group_size=dp)``)."""
+
+    def __init__(self, out_features: int, groups: "Groups", rng: np.random.Generator):
+        super().__init__()
+        self.out_features = out_features
+        self.groups = groups
+        self.rng = rng
+
+    def build(self, x: popxl.Tensor) -> popxl.Tensor:
+        # the factory draws one value per replica group: each rank's shard independently
+        shape = (x.shape[-1], self.out_features)
+        w = self.add_variable_input("weight", partial(self.rng.normal, 0, INIT_STD, shape), popxl.float32,
+                                    replica_grouping=self.groups.dp_group if self.groups.tp > 1 else None)
+        return x @ w
+
+
+class Embeddings(addons.Module):
+    """Token and position embeddings: ``word[tokens] + position`` as (tokens, hidden)."""
+
+    def __init__(self, shape: Shape, rng: np.random.Generator):
+        super().__init__()
+        self.shape_ = shape
+        self.rng = rng
+
+    def build(self, tokens: popxl.Tensor) -> popxl.Tensor:
+        s = self.shape_
+        word = self.add_variable_input("word", partial(self.rng.normal, 0, INIT_STD, (s.vocab, s.hidden)),
+                                       popxl.float32)
+        position = self.add_variable_input("position",
+                                           partial(self.rng.normal, 0, INIT_STD, (s.seq, s.hidden)), popxl.float32)
+        x = ops.gather(word, tokens).reshape((s.micro_batch, s.seq, s.hidden))
+        return (x + position).reshape((s.tokens, s.hidden))
+
+
+class Attention(addons.Module):
+    """Causal self-attention of this tensor-parallel rank's heads; its output is the rank's
+    partial sum (the caller all-reduces it over the tensor-parallel group)."""
+
+    def __init__(self, shape: Shape, groups: Groups, rng: np.random.Generator):
+        super().__init__()
+        self.shape_ = shape
+        self.heads = shape.heads // shape.tp
+        width = self.heads * shape.head_dim
+        self.qkv = ShardedLinear(3 * width, groups, rng)
+        self.out = ShardedLinear(shape.hidden, groups, rng)
+
+    def build(self, x: popxl.Tensor) -> popxl.Tensor:
+        s, heads = self.shape_, self.heads
+        q, k, v = ops.split(self.qkv(x), 3, axis=1)
+        q = q.reshape((s.micro_batch, s.seq, heads, s.head_dim)).transpose((0, 2, 1, 3))
+        k = k.reshape((s.micro_batch, s.seq, heads, s.head_dim)).transpose((0, 2, 3, 1))
+        v = v.reshape((s.micro_batch, s.seq, heads, s.head_dim)).transpose((0, 2, 1, 3))
+        scores = (q @ k) * popxl.constant(np.float32(1.0 / math.sqrt(s.head_dim)), popxl.float32, "scale")
+        future = np.triu(np.ones((s.seq, s.seq), dtype=bool), k=1)
+        mask = popxl.constant(np.where(future, MASKED_SCORE, 0.0).astype(np.float32), popxl.float32, "causal_mask")
+        probs = ops.softmax(scores + mask, axis=-1)
+        context = (probs @ v).transpose((0, 2, 1, 3)).reshape((s.tokens, heads * s.head_dim))
+        return self.out(context)
+
+
+class FeedForward(addons.Module):
+    """``gelu(x @ intermediate) @ output`` with this rank's ``4 * hidden / tp`` hidden units."""
+
+    def __init__(self, shape: Shape, groups: Groups, rng: np.random.Generator):
+        super().__init__()
+        self.intermediate = ShardedLinear(shape.ff // shape.tp, groups, rng)
+        self.output = ShardedLinear(shape.hidden, groups, rng)
+
+    def build(self, x: popxl.Tensor) -> popxl.Tensor:
+        return self.output(ops.gelu(self.intermediate(x)))
+
+
+class DecoderLayer(addons.Module):
+    """Pre-layer-norm decoder block with tensor-parallel attention and feed-forward."""
+
+    def __init__(self, shape: Shape, groups: Groups, rng: np.random.Generator):
+        super().__init__()
+        self.groups = groups
+        self.ln_1 = LayerNorm()
+        self.attention = Attention(shape, groups, rng)
+        self.ln_2 = LayerNorm()
+        self.feed_forward = FeedForward(shape, groups, rng)
+
+    def build(self, x: popxl.Tensor) -> popxl.Tensor:
+        g = self.groups
+        x = x + _tp_out(self.attention(_tp_in(self.ln_1(x), g)), g)
+        return x + _tp_out(self.feed_forward(_tp_in(self.ln_2(x), g)), g)
+
+
+class Head(addons.Module):
+    """Final layer norm and the LM head: logits (tokens, vocab)."""
+
+    def __init__(self, shape: Shape, rng: np.random.Generator):
+        super().__init__()
+        self.shape_ = shape
+        self.rng = rng
+        self.ln_f = LayerNorm()
+
+    def build(self, x: popxl.Tensor) -> popxl.Tensor:
+        s = self.shape_
+        w = self.add_variable_input("lm_head", partial(self.rng.normal, 0, INIT_STD, (s.hidden, s.vocab)),
+                                    popxl.float32)
+        return self.ln_f(x) @ w
+
+
+class Adam(addons.Module):
+    """Adam update of one tensor (fp32 moments, bias correction, no weight decay). The state has
+    one value per tensor-parallel rank; a sharded tensor (meta_shape set) gets state sharded over
+    the data-parallel group."""
+
+    def __init__(self, groups: Groups, cache: bool = True):
+        super().__init__(cache=cache)
+        self.groups = groups
+
+    @popxl.in_sequence()
+    def build(self, var: popxl.TensorByRef, grad: popxl.Tensor, *, lr: float):
+        g = self.groups
+        full_shape = tuple(var.meta_shape) if var.meta_shape else tuple(var.shape)
+        grouping = g.dp_group if g.tp > 1 else None
+        if var.meta_shape:
+            def add_state(name: str, dtype: Any) -> Any:
+                return self.add_replica_sharded_variable_input(
+                    name, partial(np.zeros, full_shape), dtype, by_ref=True,
+                    replica_grouping=g.dp_group, shard_over=g.dp)
+        else:
+            def add_state(name: str, dtype: Any) -> Any:
+                return self.add_variable_input(name, partial(np.zeros, full_shape), dtype, by_ref=True,
+                                               replica_grouping=grouping)
+        first = add_state("first_order", popxl.float32)
+        second = add_state("second_order", popxl.float32)
+        step = self.add_variable_input("step", partial(np.zeros, ()), popxl.float32, by_ref=True)
+        ops.var_updates.accumulate_moving_average_(first, grad, f=ADAM_BETA1)
+        ops.var_updates.accumulate_moving_average_square_(second, grad, f=ADAM_BETA2)
+        updater = ops.var_updates.adam_updater(first, second, weight=var, weight_decay=0.0, time_step=step,
+                                               beta1=ADAM_BETA1, beta2=ADAM_BETA2, epsilon=ADAM_EPS)
+        ops.scaled_add_(var, updater, b=-lr)
+
+
+class Store:
+    """Where the tensors of one set of factories live, one instance per phase entry: on chip
+    (variables) or in Streaming Memory (remote buffers, loaded and stored by graphs)."""
+
+    def __init__(self, facts: Any, prefixes: List[str], offchip: bool):
+        self.offchip = offchip
+        self.prefixes = prefixes
+        if offchip:
+            buffers = addons.named_variable_buffers(facts, entries=len(prefixes), shard_over_dict=False)
+            self.load_graph, self.names = addons.load_remote_graph(buffers, entries=len(prefixes))
+            self.store_graph = addons.store_remote_graph(buffers, entries=len(prefixes))
+            self.remote = [facts.init_remote(buffers, i, prefix) for i, prefix in enumerate(prefixes)]
+        else:
+            self.onchip = [_init_onchip(facts, prefix) for prefix in prefixes]
+
+    def load(self, index: int) -> Any:
+        """The tensors of entry ``index`` (NamedTensors)."""
+        if self.offchip:
+            return addons.NamedTensors.pack(self.names, self.load_graph.call(index))
+        return self.onchip[index]
+
+    def store(self, index: int, tensors: Any) -> None:
+        """Store ``tensors`` back to entry ``index`` (on chip they were updated in place)."""
+        if self.offchip:
+            self.store_graph.bind(tensors).call(index)
+
+    def variables(self, index: int) -> Any:
+        """The variables holding entry ``index`` (remote or on chip), for the host to read."""
+        return self.remote[index] if self.offchip else self.onchip[index]
+
+
+def _init_onchip(facts: Any, prefix: str) -> Any:
+    """On-chip variables of ``facts``; a sharded factory's variable is the shard of
+    ``popxl.replica_sharded_variable`` (its full value lives in a buffer the host reads)."""
+    state = {}
+    for key, factory in sorted(facts.to_dict().items()):
+        name = f"{prefix}.{key}"
+        if factory.meta_shape:
+            _, state[key] = popxl.replica_sharded_variable(
+                factory.next_data(), factory.dtype, name, replica_grouping=factory.replica_grouping,
+                shard_over=factory.replica_grouping.group_size)
+        else:
+            state[key] = factory.create_tensor(name)
+    return addons.NamedTensors.from_dict(state)
+
+
+@dataclass
+class Phase:
+    """One kind of phase: its forward and gradient graphs and where its tensors live."""
+
+    name: str
+    fwd: Any  # GraphWithNamedArgs
+    bwd: Any  # GraphWithNamedArgs (accumulating gradient graph)
+    weights: Store
+    accums: Store
+    keys: List[str]  # weight keys (named args of fwd)
+
+
+@dataclass
+class GptProgram:
+    """A built GPT training program: one run of ``ir`` is one weight update."""
+
+    ir: Any
+    token_stream: Any
+    label_stream: Any
+    loss_stream: Any
+    shape: Shape
+    layout: Layout
+    phases: Dict[str, Phase]
+    adam_state: Dict[Tuple[str, str], Store]
+
+
+def _grouping_of(facts: Any, key: str) -> Any:
+    return facts.to_dict()[key].replica_grouping
+
+
+def _make_phase(name: str, module: Any, spec: Any, prefixes: List[str], layout: Layout, recompute: bool) -> Phase:
+    facts, fwd = module.create_graph(spec)
+    keys = sorted(fwd.args.named_tensors)
+    weight_tensors = [fwd.args.named_tensors[key] for key in keys]
+    groupings = {key: _grouping_of(facts, key) for key in keys}
+    required = [] if name == "embeddings" else [fwd.graph.inputs[0]]
+    bwd_facts, bwd = addons.autodiff_with_accumulation(
+        fwd, weight_tensors, grads_required=required,
+        replica_groupings=_named_groups.NamedReplicaGrouping.from_dict(groupings))
+    if recompute:
+        bwd = addons.recompute_graph(bwd)
+    weights = Store(facts, prefixes, layout.phased)
+    accums = Store(bwd_facts, [f"accum.{p}" for p in prefixes], layout.phased)
+    return Phase(name, fwd, bwd, weights, accums, keys)
+
+
+def _backward_args(phase: Phase, info: Any, weights: Any) -> Dict[Any, Any]:
+    """Activation arguments of ``phase.bwd`` for the forward call ``info``, with the weights
+    taken from ``weights`` (reloaded in phased layouts) instead of the forward call's."""
+    grad_info = phase.bwd.grad_graph_info
+    by_fwd_weight = {phase.fwd.args.named_tensors[key]: weights.named_tensors[key] for key in phase.keys}
+    args = {}
+    for grad_input, expected in zip(phase.bwd.graph.inputs, grad_info.expected_inputs):
+        if expected.connection_type.name != "Fwd":
+            continue
+        fwd_tensor = expected.fwd_tensor
+        if fwd_tensor in by_fwd_weight:
+            args[grad_input] = by_fwd_weight[fwd_tensor]
+        else:
+            args[grad_input] = info.graph_to_parent(fwd_tensor)
+    return args
+
+
+def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io_tiles: int) -> GptProgram:
+    """Return the training program of ``variant_layout`` at ``shape``."""
+    s = shape
+    rng = np.random.default_rng(seed)
+    ir = popxl.Ir()
+    ir.replication_factor = s.replicas
+    if io_tiles:
+        ir.num_io_tiles = io_tiles
+    groups = Groups(ir, s)
+    layout = variant_layout
+    with ir.main_graph:
+        token_stream = popxl.h2d_stream((s.micro_batch, s.seq), popxl.int32, "tokens")
+        label_stream = popxl.h2d_stream((s.micro_batch, s.seq), popxl.int32, "labels")
+        loss_stream = popxl.d2h_stream((), popxl.float32, "loss")
+        hidden_spec = popxl.TensorSpec((s.tokens, s.hidden), popxl.float32)
+        phases = {
+            "embeddings": _make_phase("embeddings", Embeddings(s, rng), popxl.TensorSpec((s.tokens,), popxl.int32),
+                                      ["embeddings"], layout, False),
+            "layers": _make_phase("layers", DecoderLayer(s, groups, rng), hidden_spec,
+                                  [f"layers.{i}" for i in range(s.layers)], layout, layout.recompute),
+            "head": _make_phase("head", Head(s, rng), hidden_spec, ["head"], layout, False),
+        }
+        order = [("embeddings", 0)] + [("layers", i) for i in range(s.layers)] + [("head", 0)]
+
+        with popxl.in_sequence(True):
+            for _ in range(s.grad_accum):
+                tokens = ops.host_load(token_stream, "tokens").reshape((s.tokens,))
+                labels = ops.host_load(label_stream, "labels").reshape((s.tokens,))
+                x = tokens
+                saved = []
+                for name, index in order:
+                    phase = phases[name]
+                    weights = phase.weights.load(index)
+                    info = phase.fwd.bind(weights).call_with_info(x)
+                    saved.append((info, weights))
+                    x = info.outputs[0]
+                loss, grad = addons.ops.cross_entropy_with_grad(x, labels)
+                ops.host_store(loss_stream, loss)
+                for (name, index), (info, fwd_weights) in zip(reversed(order), reversed(saved)):
+                    phase = phases[name]
+                    weights = phase.weights.load(index) if layout.phased else fwd_weights
+                    accums = phase.accums.load(index)
+                    outputs = phase.bwd.bind(accums).call(grad, args=_backward_args(phase, info, weights))
+                    phase.accums.store(index, accums)
+                    if outputs:
+                        grad = outputs[0]
+
+            adam = Adam(groups)
+            adam_state: Dict[Tuple[str, str], Store] = {}
+            for name, index in order:
+                phase = phases[name]
+                weights = phase.weights.load(index)
+                accums = phase.accums.load(index)
+                for key in phase.keys:
+                    _update(phase, index, key, weights, accums, adam, adam_state, groups, layout, lr)
+                ops.var_updates.accumulator_scale_(accums.get("mean_accum_counter"), 0.0)
+                phase.weights.store(index, weights)
+                phase.accums.store(index, accums)
+
+    ir.num_host_transfers = s.grad_accum
+    return GptProgram(ir, token_stream, label_stream, loss_stream, s, layout, phases, adam_state)
+
+
+def _update(phase: Phase, index: int, key: str, weights: Any, accums: Any, adam: Adam,
+            adam_state: Dict[Tuple[str, str], Store], groups: Groups, layout: Layout, lr: float) -> None:
+    """Reduce the accumulated gradient of ``key`` over the data-parallel group and apply Adam."""
+    var = weights.get(key)
+    grad = accums.get("accum." + key)
+    sharded = layout.rts and groups.dp > 1 and var.nelms % groups.dp == 0
+    if sharded:
+        grad = ops.collectives.replicated_reduce_scatter(
+            grad, op="mean", group=groups.dp_group, configure_output_for_replicated_tensor_sharding=True)
+        target = ops.collectives.replica_sharded_slice(var, group=groups.dp_group)
+    else:
+        if groups.dp > 1:
+            grad = ops.collectives.replicated_all_reduce(grad, op="mean", group=groups.dp_group)
+        target = var
+    facts, graph = adam.create_graph(target, grad.spec, lr=lr)
+    store_key = (phase.name, key)
+    if store_key not in adam_state:
+        prefixes = [f"adam.{p}.{key}" for p in phase.weights.prefixes]
+        adam_state[store_key] = Store(facts, prefixes, layout.state_offchip)
+    state_store = adam_state[store_key]
+    state = state_store.load(index)
+    graph.bind(state).call(target, grad)
+    state_store.store(index, state)
+    if sharded:
+        gathered = ops.collectives.replicated_all_gather(target, group=groups.dp_group)
+        ops.var_updates.copy_var_update_(var, gathered)
+
+
+def host_inputs(program: GptProgram, tokens: np.ndarray, labels: np.ndarray) -> Dict[Any, np.ndarray]:
+    """Return the ``session.run`` inputs of one weight update from ``tokens`` and ``labels`` of
+    shape ``(grad_accum, dp, micro_batch, seq)``: every tensor-parallel rank of a data-parallel
+    replica reads the same sequences. Arrays are shaped ``(grad_accum?, replicas?, micro_batch,
+    seq)`` (a dimension only when it is > 1)."""
+    s = program.shape
+    per_replica_t = np.repeat(tokens, s.tp, axis=1)  # replica r = dp rank * tp + tp rank
+    per_replica_l = np.repeat(labels, s.tp, axis=1)
+    lead: List[int] = []
+    if s.grad_accum > 1:
+        lead.append(s.grad_accum)
+    if s.replicas > 1:
+        lead.append(s.replicas)
+    shape = tuple(lead) + (s.micro_batch, s.seq)
+    return {
+        program.token_stream: np.ascontiguousarray(per_replica_t, dtype=np.int32).reshape(shape),
+        program.label_stream: np.ascontiguousarray(per_replica_l, dtype=np.int32).reshape(shape),
+    }
+
+
+def weight_variables(program: GptProgram) -> Dict[str, Any]:
+    """Return ``{"<phase entry>.<key>": variable}`` of every weight (remote or on chip)."""
+    found = {}
+    for phase in program.phases.values():
+        for index, prefix in enumerate(phase.weights.prefixes):
+            tensors = phase.weights.variables(index)
+            for key in phase.keys:
+                found[f"{prefix}.{key}"] = tensors.named_tensors[key]
+    return found
+
+
+def adam_variables(program: GptProgram) -> Dict[str, Any]:
+    """Return ``{"<phase entry>.<key>.<first_order|second_order>": variable}``."""
+    found = {}
+    for (phase_name, key), store in program.adam_state.items():
+        phase = program.phases[phase_name]
+        for index, prefix in enumerate(phase.weights.prefixes):
+            tensors = store.variables(index)
+            for moment in ("first_order", "second_order"):
+                found[f"{prefix}.{key}.{moment}"] = tensors.named_tensors[moment]
+    return found

@@ -1,0 +1,175 @@
+"""GPT (decoder-only transformer) training in several large-model layouts.
+
+The model and its tensor-parallel, data-parallel, phased and RTS layouts are described in
+``workloads._gpt_program``; this module holds the registry entry, the knobs and the host loop.
+One training step (one ``session.run``) is one weight update over ``micro_batch * grad_accum * dp``
+sequences of ``seq`` tokens. Inputs are synthetic token ids (profiles do not depend on them).
+At LLM sizes run it with ``--compile-only``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from profcompare.errors import WorkloadError
+from workloads import Knob, Workload, WorkloadResult, register_checker, require
+
+VARIANTS = {
+    "resident": "weights, gradient accumulators and Adam state in tile memory",
+    "resident-offchip": "weights and accumulators in tile memory, Adam state in Streaming Memory",
+    "phased": "weights and accumulators in Streaming Memory, loaded per layer; Adam state in Streaming Memory",
+    "phased-rts": "as phased, with Adam state and the update sharded over the data-parallel replicas (RTS)",
+    "phased-rts-recompute": "as phased-rts, decoder layers recomputing their activations in the backward pass",
+}
+
+#: variant -> (phased, Adam state off chip, RTS, recompute)
+_LAYOUTS = {
+    "resident": (False, False, False, False),
+    "resident-offchip": (False, True, False, False),
+    "phased": (True, True, False, False),
+    "phased-rts": (True, True, True, False),
+    "phased-rts-recompute": (True, True, True, True),
+}
+
+KNOBS = (
+    Knob("layers", int, 2, "decoder layers"),
+    Knob("hidden", int, 64, "hidden size"),
+    Knob("heads", int, 4, "attention heads (divisible by tp; hidden divisible by heads)"),
+    Knob("seq", int, 16, "sequence length (tokens)"),
+    Knob("vocab", int, 128, "vocabulary size"),
+    Knob("micro_batch", int, 2, "sequences per micro-batch per data-parallel replica"),
+    Knob("grad_accum", int, 2, "micro-batches accumulated per weight update"),
+    Knob("tp", int, 2, "tensor-parallel replicas (a power of two)"),
+    Knob("dp", int, 2, "data-parallel replicas (a power of two)"),
+    Knob("io_tiles", int, 0, "tiles per IPU set aside as I/O tiles"),
+    # the values are checked by check_config (no ``choices``: a long metavar would widen every
+    # workload's option column in `run --help`)
+    Knob("state", str, "variant", "where Adam state lives: variant (the variant's choice), onchip or offchip"),
+    Knob("recompute", str, "variant", "recompute decoder activations in the backward pass: variant, on or off"),
+    Knob("steps", int, 2, "training steps (weight updates) to run"),
+    Knob("lr", float, 1e-3, "Adam learning rate"),
+    Knob("seed", int, 42, "seed for weights and synthetic tokens"),
+    Knob("device", str, "ipu_hw", "popxl device name", choices=("ipu_hw", "ipu_model")),
+)
+
+#: assumption: the largest pod we model (IPU-POD256 = 256 replicas of one IPU)
+_MAX_REPLICAS = 256
+#: assumption: at most half of an IPU's 1,472 tiles as I/O tiles
+_MAX_IO_TILES = 736
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Raise a one-line WorkloadError for knob values outside their valid ranges."""
+    for name in ("layers", "hidden", "heads", "seq", "vocab", "micro_batch", "grad_accum", "steps"):
+        require(config[name] >= 1, name, config[name], "integers >= 1")
+    for name in ("tp", "dp"):
+        value = config[name]
+        require(1 <= value <= _MAX_REPLICAS and value & (value - 1) == 0, name, value,
+                "powers of two from 1 to 256")
+    require(config["tp"] * config["dp"] <= _MAX_REPLICAS, "dp", config["dp"],
+            f"powers of two with tp * dp <= {_MAX_REPLICAS}")
+    require(config["heads"] % config["tp"] == 0, "heads", config["heads"], f"multiples of tp ({config['tp']})")
+    require(config["hidden"] % config["heads"] == 0, "hidden", config["hidden"],
+            f"multiples of heads ({config['heads']})")
+    require(0 <= config["io_tiles"] <= _MAX_IO_TILES, "io_tiles", config["io_tiles"],
+            f"integers from 0 to {_MAX_IO_TILES}")
+    require(config["state"] in ("variant", "onchip", "offchip"), "state", config["state"], "variant, onchip, offchip")
+    require(config["recompute"] in ("variant", "on", "off"), "recompute", config["recompute"], "variant, on, off")
+    require(config["lr"] > 0, "lr", config["lr"], "numbers > 0")
+    require(config["seed"] >= 0, "seed", config["seed"], "integers >= 0")
+
+
+def layout_of(variant: str, config: Mapping[str, Any]) -> Any:
+    """Return the ``Layout`` of ``variant`` with the ``state`` and ``recompute`` knobs applied."""
+    from workloads._gpt_program import Layout
+
+    phased, offchip, rts, recompute = _LAYOUTS[variant]
+    if config["state"] != "variant":
+        offchip = config["state"] == "offchip"
+    if config["recompute"] != "variant":
+        recompute = config["recompute"] == "on"
+    if rts and not offchip:
+        raise WorkloadError(f"variant {variant!r} shards Adam state in Streaming Memory: it needs state=offchip "
+                            "(or state=variant)")
+    return Layout(phased=phased, state_offchip=offchip, rts=rts, recompute=recompute)
+
+
+def shape_of(config: Mapping[str, Any]) -> Any:
+    """Return the program ``Shape`` of ``config``."""
+    from workloads._gpt_program import Shape
+
+    return Shape(**{name: int(config[name]) for name in (
+        "layers", "hidden", "heads", "seq", "vocab", "micro_batch", "grad_accum", "tp", "dp")})
+
+
+def samples_per_step(config: Mapping[str, Any]) -> int:
+    """Return micro_batch * grad_accum * dp (sequences consumed by one weight update)."""
+    return int(config["micro_batch"]) * int(config["grad_accum"]) * int(config["dp"])
+
+
+def synthetic_tokens(config: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Return (tokens, labels) of shape (steps, grad_accum, dp, micro_batch, seq): random token
+    ids, each label the next token of a sequence one longer."""
+    rng = np.random.default_rng(int(config["seed"]) + 1)
+    shape = (int(config["steps"]), int(config["grad_accum"]), int(config["dp"]), int(config["micro_batch"]))
+    sequences = rng.integers(0, int(config["vocab"]), size=shape + (int(config["seq"]) + 1,), dtype=np.int32)
+    return sequences[..., :-1], sequences[..., 1:]
+
+
+def run(variant: str, config: Mapping[str, Any]) -> WorkloadResult:
+    """Build the ``variant`` program, create its Session (where the sim compiles and writes its
+    autoReport) and train ``config['steps']`` weight updates. Returns the per-step mean losses
+    and the build / compile / run times."""
+    if variant not in VARIANTS:
+        raise WorkloadError(f"unknown gpt variant {variant!r}; valid variants: {', '.join(VARIANTS)}")
+    config = dict(config)
+    check_config(config)
+    layout = layout_of(variant, config)
+    shape = shape_of(config)
+
+    from workloads import _gpt_program as program_module  # imports the SDK seam
+    from workloads.mnist import backend_name
+
+    popxl = program_module.popxl
+    start = time.perf_counter()
+    program = program_module.build_program(layout, shape, float(config["lr"]), int(config["seed"]),
+                                           int(config["io_tiles"]))
+    built = time.perf_counter()
+    session = popxl.Session(program.ir, config["device"])
+    compiled = time.perf_counter()
+    tokens, labels = synthetic_tokens(config)
+    losses = []
+    with session:
+        for step in range(int(config["steps"])):
+            outputs = session.run(program_module.host_inputs(program, tokens[step], labels[step]))
+            losses.append(float(np.mean(outputs[program.loss_stream])))
+    finished = time.perf_counter()
+    return WorkloadResult(
+        variant=variant,
+        backend=backend_name(popxl),
+        losses=tuple(losses),
+        samples_per_step=samples_per_step(config),
+        steps=int(config["steps"]),
+        build_seconds=built - start,
+        compile_seconds=compiled - built,
+        run_seconds=finished - compiled,
+        extra={"data": "synthetic tokens"},
+    )
+
+
+WORKLOAD = Workload(
+    name="gpt",
+    description=(
+        "GPT decoder-only transformer trained with Adam: tensor and data parallel, resident or "
+        "phased (weights per layer from Streaming Memory), Adam state on chip, off chip or RTS"
+    ),
+    variants=VARIANTS,
+    knobs=KNOBS,
+    run=run,
+)
+
+register_checker(WORKLOAD.name, check_config)
