@@ -258,6 +258,12 @@ def tile_peaks(inst: Instances, tile_bytes: np.ndarray, interleaved: np.ndarray,
     ev_step, ev_row, ev_sign = ev_step[keep], ev_row[keep], ev_sign[keep]
     order = np.argsort(ev_step, kind="stable")
     ev_step, ev_row, ev_sign = ev_step[order], ev_row[order], ev_sign[order]
+    # The running totals change only at steps where an event happens, so their peaks are the
+    # peaks over those steps alone: number them densely (most steps start or end nothing).
+    # Steps before the first event hold zero, which the peaks start from.
+    event_steps, ev_step = np.unique(ev_step, return_inverse=True)
+    ev_step = ev_step.reshape(-1).astype(np.int64)
+    num_steps = len(event_steps)
     ev_il = interleaved[ev_row]
     # per-tile bytes of one tensor always fit in 32 bits; gathering them halves memory traffic
     tb32 = tile_bytes.astype(np.int32) if tile_bytes.max(initial=0) < 2**31 else tile_bytes
