@@ -146,22 +146,24 @@ def role_moves(ledger_diff: pd.DataFrame, n: int | None = MOVES_NAMED) -> tuple[
     """
     if not len(ledger_diff):
         return ()
-    frame = pd.DataFrame({
-        "role": ledger_diff["role"].astype(str).to_numpy(dtype=object),
-        "location": ledger_diff["location"].astype(str).to_numpy(dtype=object),
-        "parameter": ledger_diff["parameter"].astype(str).to_numpy(dtype=object),
-        "base": ledger_diff["base_bytes"].to_numpy(dtype=np.int64),
-        "new": ledger_diff["new_bytes"].to_numpy(dtype=np.int64),
-        "delta": ledger_diff["delta_bytes"].to_numpy(dtype=np.int64),
-    })
+    # plain arrays: a few roles, each summed per location (pandas indexing per role and location
+    # cost more than the sums)
+    roles = ledger_diff["role"].astype(str).to_numpy(dtype=object)
+    location = ledger_diff["location"].astype(str).to_numpy(dtype=object)
+    parameter = ledger_diff["parameter"].astype(str).to_numpy(dtype=object)
+    base_bytes = ledger_diff["base_bytes"].to_numpy(dtype=np.int64)
+    new_bytes = ledger_diff["new_bytes"].to_numpy(dtype=np.int64)
+    delta = ledger_diff["delta_bytes"].to_numpy(dtype=np.int64)
+    at = {loc: location == loc for loc in LOCATIONS}
     moves = []
-    for role, rows in frame.groupby("role", sort=True):
-        moved = int(rows["delta"].abs().sum())
+    for role in sorted(set(roles.tolist())):
+        mine = roles == role
+        moved = int(np.abs(delta[mine]).sum())
         if not moved:
             continue
-        base = {loc: int(rows.loc[rows["location"] == loc, "base"].sum()) for loc in LOCATIONS}
-        new = {loc: int(rows.loc[rows["location"] == loc, "new"].sum()) for loc in LOCATIONS}
-        changed = rows.loc[rows["delta"] != 0, "parameter"].nunique()
+        base = {loc: int(base_bytes[mine & at[loc]].sum()) for loc in LOCATIONS}
+        new = {loc: int(new_bytes[mine & at[loc]].sum()) for loc in LOCATIONS}
+        changed = len(set(parameter[mine & (delta != 0)].tolist()))
         moves.append(RoleMove(str(role), base, new, moved, int(changed)))
     moves.sort(key=lambda m: (-m.moved_bytes, m.role))
     return tuple(moves if n is None else moves[:n])

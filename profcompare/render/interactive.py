@@ -340,10 +340,11 @@ def liveness_chart(
         at = red.argmax
         peak_steps = np.where(at >= 0, steps[np.clip(at, 0, max(len(steps) - 1, 0))] if len(steps) else -1, -1)
         tops = analysis.largest_live_variables(reports[index], peak_steps[peak_steps >= 0], k=TOOLTIP_VARIABLES)
-        top_text = {
-            int(step): "; ".join(f"{_short(str(n))} ({format_bytes(b)})" for n, b in zip(g["name"], g["bytes"]))
-            for step, g in tops.groupby("step", sort=False)
-        }
+        # rows come sorted by step, then rank: one text per step, its variables largest first
+        top_parts: dict[int, list[str]] = {}
+        for step, name, size in zip(tops["step"].tolist(), tops["name"].tolist(), tops["bytes"].tolist(), strict=True):
+            top_parts.setdefault(int(step), []).append(f"{_short(str(name))} ({format_bytes(size)})")
+        top_text = {step: "; ".join(parts) for step, parts in top_parts.items()}
         key = f"r{index}"
         fields[f"{key}_steps"] = [_steps_text(steps, int(a), int(b)) for a, b in zip(red.start, red.end)]
         fields[f"{key}_program"] = [

@@ -4,9 +4,11 @@ records the popxl-addons generation; ``--addons`` reaches the subprocesses."""
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 import types
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +92,23 @@ def test_sessions_are_released_before_the_reports_are_listed(job_dir: Path, monk
     monkeypatch.setattr(_variant_main, "_load_workload", lambda ref: _TinyWorkload())
     info = _variant_main.run(_spec(), lambda stage: None)
     assert listed == [True] and info["status"] == "ok"
+
+
+def test_a_session_held_only_by_a_reference_cycle_is_released() -> None:
+    class Session:
+        pass
+
+    gc.disable()  # no automatic collection between the steps below
+    try:
+        session = Session()
+        session.self = session  # type: ignore[attr-defined]  # a cycle: reference counting cannot free it
+        sessions = [weakref.ref(session)]
+        del session
+        assert sessions[0]() is not None  # still there: only a collection frees it
+        assert _variant_main._close_sessions(sessions) is None
+        assert sessions[0]() is None
+    finally:
+        gc.enable()
 
 
 def test_out_of_memory_is_popart_s_exception(monkeypatch: pytest.MonkeyPatch) -> None:

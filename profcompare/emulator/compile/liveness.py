@@ -236,12 +236,12 @@ def _candidate_steps(ev_step: np.ndarray, ev_sign: np.ndarray) -> np.ndarray:
     return steps[plus & next_has_minus]
 
 
-def tile_peaks(inst: Instances, tile_bytes: TileBytes, interleaved: np.ndarray, num_steps: int,
+def tile_peaks(inst: Instances, tile_bytes: TileBytes | np.ndarray, interleaved: np.ndarray, num_steps: int,
                block: int = 2048) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-tile peaks over steps of not-always-live bytes.
 
     ``tile_bytes`` holds the bytes per tile of every storage row (one pattern per distinct
-    mapping) and ``interleaved`` is a bool per row. Returns three int64 arrays of length tiles:
+    mapping; a dense (rows, tiles) matrix is compressed first) and ``interleaved`` is a bool per row. Returns three int64 arrays of length tiles:
     the peak of all not-always-live bytes, the peak of those in the interleaved class and the
     peak of the rest (each peak taken separately).
 
@@ -252,6 +252,8 @@ def tile_peaks(inst: Instances, tile_bytes: TileBytes, interleaved: np.ndarray, 
     are the maxima of ``counts @ patterns`` over them: time and memory grow with the instances and
     the distinct live sets, never with steps x tiles.
     """
+    if isinstance(tile_bytes, np.ndarray):
+        tile_bytes = TileBytes.from_dense(tile_bytes)
     num_tiles = tile_bytes.num_tiles
     peak_all = np.zeros(num_tiles, dtype=np.int64)
     peak_il = np.zeros(num_tiles, dtype=np.int64)

@@ -60,6 +60,10 @@ class Storage:
     row_of: Mapping[str, int]  # tensor id -> row (tensors only)
     temp_rows: Mapping[str, tuple[tuple[int, Temporary], ...]]  # op id -> temporaries
 
+    def __post_init__(self) -> None:
+        if isinstance(self.tile_bytes, np.ndarray):  # a dense (rows, tiles) matrix, compressed
+            object.__setattr__(self, "tile_bytes", TileBytes.from_dense(self.tile_bytes))
+
     @property
     def row_bytes(self) -> np.ndarray:
         """Bytes of each row summed over tiles."""

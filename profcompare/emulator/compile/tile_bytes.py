@@ -26,7 +26,9 @@ class TileBytes:
     def from_keys(cls, keys: np.ndarray, dense_of_unique: Any) -> TileBytes:
         """Build from one key row per storage row (equal keys = equal mapping):
         ``dense_of_unique(unique_keys, first_row_of_each)`` returns the (unique, tiles) matrix."""
-        keys = np.asarray(keys, dtype=np.int64).reshape(len(keys), -1)
+        keys = np.asarray(keys, dtype=np.int64)
+        if keys.ndim == 1:
+            keys = keys.reshape(-1, 1)
         if not len(keys):
             patterns = dense_of_unique(keys, np.zeros(0, dtype=np.int64))
             return cls(np.asarray(patterns, dtype=np.int64), np.zeros(0, dtype=np.int64))
