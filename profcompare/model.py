@@ -485,6 +485,13 @@ def _coerce_series(values: Any, dtype: str, length: int) -> pd.Series:
     return pd.Series(values).astype(pd.api.types.pandas_dtype(dtype)) if length else pd.Series([], dtype=dtype)
 
 
+def trace_from_blocks(blocks: Sequence[tuple[int, int, int, str, str, str, str, int]]) -> pd.DataFrame:
+    """The ``trace`` table of ``blocks``, each (ipu, cycles_from, cycles_to, type, name, program,
+    parent, depth), in the order given."""
+    names = ("ipu", "cycles_from", "cycles_to", "type", "name", "program", "parent", "depth")
+    return make_frame("trace", {name: list(values) for name, values in zip(names, zip(*blocks))} if blocks else None)
+
+
 def make_frame(table: str, data: Mapping[str, Any] | None = None, **extra_int_columns: Any) -> pd.DataFrame:
     """Build a DataFrame for ``table`` with the documented columns and dtypes.
 
@@ -879,6 +886,7 @@ class Report:
 
 
 __all__ = [
+    "trace_from_blocks",
     "CAPABILITIES",
     "CONFIDENCES",
     "EXACT_SIMULATED_COLUMNS",

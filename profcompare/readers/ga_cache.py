@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.errors import ReportFormatError, ReportValidationError
-from profcompare.model import PHASES, Report, ReportMeta, Target, make_frame
+from profcompare.model import PHASES, Report, ReportMeta, Target, make_frame, trace_from_blocks
 
 #: Table names of Graph Analyser's execution trace blocks (the version and suffix vary).
 BLOCKS_TABLE = re.compile(r"^execution_trace_blocks_v\d+_\w+$")
@@ -138,17 +138,8 @@ def trace_frame(rows: list[tuple]) -> pd.DataFrame:
         label = str(name) if name is not None else str(tag)
         out.append((int(ipu), int(start), int(end), int(ident), str(tag), label, parent or label, parent, depth))
     out.sort(key=lambda r: (r[0], r[1], r[3]))
-    cols = list(zip(*out)) if out else [[] for _ in range(9)]
-    return make_frame("trace", {
-        "ipu": np.asarray(cols[0], dtype=np.int64),
-        "cycles_from": np.asarray(cols[1], dtype=np.int64),
-        "cycles_to": np.asarray(cols[2], dtype=np.int64),
-        "type": pd.Categorical(list(cols[4])),
-        "name": np.asarray(cols[5], dtype=object),
-        "program": np.asarray(cols[6], dtype=object),
-        "parent": np.asarray(cols[7], dtype=object),
-        "depth": np.asarray(cols[8], dtype=np.int64),
-    })
+    return trace_from_blocks([(ipu, start, end, tag, label, program, parent, depth)
+                        for ipu, start, end, _, tag, label, program, parent, depth in out])
 
 
 def execution_from_trace(trace: pd.DataFrame) -> pd.DataFrame:

@@ -34,7 +34,7 @@ from profcompare.errors import (
     ReportFormatError,
     SdkUnavailableError,
 )
-from profcompare.model import CATEGORY_GROUPS, Report, ReportMeta, Target, make_frame
+from profcompare.model import CATEGORY_GROUPS, Report, ReportMeta, Target, make_frame, trace_from_blocks
 from profcompare.readers.name_attribution import attribute_names
 
 #: ``progress(part, done, total)``: told which part of the profile is being read ("tiles",
@@ -691,17 +691,7 @@ def _trace(execution: Any, target: Target) -> pd.DataFrame:
                 continue  # this IPU took no part in the step
             rows.append((ipu, start, end, order, block, name))
     rows.sort(key=lambda r: (r[0], r[1], r[3]))
-    cols = list(zip(*rows)) if rows else [[] for _ in range(6)]
-    return make_frame("trace", {
-        "ipu": np.asarray(cols[0], dtype=np.int64),
-        "cycles_from": np.asarray(cols[1], dtype=np.int64),
-        "cycles_to": np.asarray(cols[2], dtype=np.int64),
-        "type": pd.Categorical(list(cols[4])),
-        "name": np.asarray(cols[5], dtype=object),
-        "program": np.asarray(cols[5], dtype=object),
-        "parent": np.asarray([""] * len(rows), dtype=object),
-        "depth": np.zeros(len(rows), dtype=np.int64),
-    })
+    return trace_from_blocks([(ipu, start, end, block, name, name, "", 0) for ipu, start, end, _, block, name in rows])
 
 
 __all__ = [
