@@ -177,7 +177,8 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
     # the N-way view (index) says the same in one sentence per variant, then what fits and is fastest
     index = main_job["index_json"]["verdict"]["sentences"]
     assert index == [
-        "offchip-sharded against onchip: not-always-live peak -32.0%, peak liveness +0.2%, fullest tile 0.0%, "
+        "offchip-sharded against onchip: not-always-live peak -32.0%, always-live +14.2%, peak liveness +0.2%, "
+        "fullest tile 0.0%, "
         "time per session.run +159.8%, samples per second -61.5%; largest move: optimizer_state 8.3 MiB "
         "not-always-live -> 1.3 MiB Streaming Memory; fits.",
         "All 2 variants with a report fit in tile memory. Fastest: onchip (182,243.1 samples per second).",
