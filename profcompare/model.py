@@ -171,6 +171,11 @@ COLUMN_DEFAULTS: Mapping[tuple[str, str], Any] = MappingProxyType({
 
 #: Kinds that are model state: what ``variable_bytes`` counts, whatever their liveness class.
 MODEL_STATE_KINDS: tuple[str, ...] = ("weight", "optimizer_state", "accumulator")
+#: Roles that copy a weight already held (a called graph's input copy, a shard all-gathered back to
+#: the full tensor): memory in use, but not model state again, so ``variable_bytes`` leaves them out,
+#: as it leaves out a ``shard`` of a parameter whose full ``weight`` is held too (the slice an
+#: optimizer updates); a shard is the parameter's state only when no full weight is held.
+WEIGHT_COPY_ROLES: tuple[str, ...] = ("weight_copy", "gathered_weight")
 
 #: Phases of the execution table. All but ``runtime`` are device time (what Graph Analyser's
 #: execution view shows; host and Streaming Memory transfers include the device's wait for the
@@ -436,9 +441,14 @@ INSTANCE_SUFFIX = r"@\d+$"
 
 
 def _model_state_bytes(variables: pd.DataFrame) -> float:
-    """Bytes of the rows of model-state kinds, a tensor listed once per call instance
-    (``name@1``, ``name@2``, ...) counted once (its largest row)."""
-    state = variables["kind"].astype(str).isin(MODEL_STATE_KINDS).to_numpy()
+    """Bytes of the rows of model-state kinds but not of :data:`WEIGHT_COPY_ROLES`, a tensor listed
+    once per call instance (``name@1``, ``name@2``, ...) counted once (its largest row)."""
+    kind = variables["kind"].astype(str)
+    role = variables["role"].astype(str)
+    parameter = variables["parameter"].astype(str)
+    held = set(parameter[(role == "weight") & (parameter != "")])
+    copy = role.isin(WEIGHT_COPY_ROLES) | ((role == "shard") & parameter.isin(held))
+    state = (kind.isin(MODEL_STATE_KINDS) & ~copy).to_numpy()
     if not state.any():
         return 0.0
     rows = variables.loc[state, ["name", "bytes"]]
@@ -769,7 +779,9 @@ class Report:
         - peak_liveness_bytes: always_live_bytes + not_always_live_peak_bytes
         - code_bytes: sum of the categories in group ``code``
         - variable_bytes: bytes of the model state held in tile memory -- variables of kind
-          weight, optimizer_state or accumulator (:data:`MODEL_STATE_KINDS`) -- whether the
+          weight, optimizer_state or accumulator (:data:`MODEL_STATE_KINDS`; copies of a weight,
+          :data:`WEIGHT_COPY_ROLES` and the shard of a weight held in full, are not counted
+          again) -- whether the
           report shows them always-live (variables created with initial values) or
           not-always-live (popxl writes them from the host; see :func:`variables_convention`)
         - max_tile_bytes: max over tiles of bytes_including_gaps (what decides whether a tile fits)
@@ -900,6 +912,7 @@ __all__ = [
     "HIGHER_IS_BETTER",
     "METRICS",
     "MODEL_STATE_KINDS",
+    "WEIGHT_COPY_ROLES",
     "METRIC_UNITS",
     "PHASES",
     "DEVICE_PHASES",

@@ -24,8 +24,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from profcompare.compare.comparison import Comparison
     from profcompare.nway import NWayTable
 
-#: Summary metrics the verdict reads for tile memory, in the order the sentence names them.
-MEMORY_METRICS: tuple[str, ...] = ("not_always_live_peak_bytes", "peak_liveness_bytes", "max_tile_bytes")
+#: Summary metrics the verdict reads for tile memory, in the order the sentence names them: peak
+#: liveness is always-live + the not-always-live peak, so the sentence names both terms (and code,
+#: the usual reason always-live memory moves) before it.
+MEMORY_METRICS: tuple[str, ...] = ("not_always_live_peak_bytes", "always_live_bytes", "code_bytes",
+                                   "peak_liveness_bytes", "max_tile_bytes")
 #: Summary metrics the verdict reads for time, in the order the sentence names them.
 TIME_METRICS: tuple[str, ...] = ("seconds_per_step", "samples_per_second", "cycles_per_step", "host_seconds_per_step")
 #: How many roles the verdict names as the largest moves.

@@ -58,6 +58,12 @@ LEDGER_MAX_ROWS = 300
 _STATUSES = ("added", "removed", "grew", "shrank", "unchanged")
 
 
+def _cut_sentence(view: analysis.TopN, noun: str) -> str:
+    """The cut note as a sentence of its own: "All 9 parameters shown (...)."."""
+    note = cut_note(view, noun) + _all_rows_hint(view)
+    return note[:1].upper() + note[1:] + "."
+
+
 def _all_rows_hint(view: analysis.TopN) -> str:
     return " (every row: --format csv --table ledger, or --format json)" if view.cut else ""
 
@@ -142,7 +148,7 @@ def _by_parameter_table(cmp: Comparison) -> Table:
     note = ("Per parameter (roles summed), per location: base -> new (diff); one figure when unchanged. "
             "Not-always-live: the most the parameter holds at once. Tile memory = always-live + not-always-live; "
             "Streaming Memory is off chip, not tile memory, and not in the tile totals. " + TONE_LEGEND + " "
-            + cut_note(view, "parameters") + _all_rows_hint(view) + ".")
+            + _cut_sentence(view, "parameters"))
     return Table("ledger-parameters", columns, tuple(rows), footer, note,
                  empty="neither report attributes memory to parameters")
 
@@ -192,7 +198,7 @@ def _ledger_rows_table(cmp: Comparison) -> Table:
         (("location", "Location", locations), ("status", "Status", tuple(s for s in _STATUSES if s in present))),
     )
     note = ("Every (parameter, role, location) row, largest |diff| first; steps: the not-always-live "
-            "first-last step. " + cut_note(view, "rows") + _all_rows_hint(view) + ".")
+            "first-last step. " + _cut_sentence(view, "rows"))
     return Table("ledger-rows", columns, tuple(rows), footer, note, filter=filters,
                  empty="neither report attributes memory to parameters")
 

@@ -23,6 +23,12 @@ TONE_LEGEND = (
     "Memory is not coloured (off chip, it costs no tile memory: its price is the transfer time, shown under time)."
 )
 
+#: :data:`TONE_LEGEND` where changes cannot be coloured (markdown): what costs is in bold.
+BOLD_TONE_LEGEND = (
+    "Bold = costs tile memory or time (frees or saves: not marked); a change of Streaming Memory is never bold "
+    "(off chip, it costs no tile memory: its price is the transfer time, shown under time)."
+)
+
 #: Where the not-always-live rule of popxl variables is documented.
 LIVENESS_RULE_SOURCE = "docs/ipu-model.md section 5"
 
@@ -108,4 +114,4 @@ def peak_change_notes(base_peak: dict[str, Any], new_peak: dict[str, Any], liste
     return where, explained
 
 
-__all__ = ["LIVENESS_RULE_SOURCE", "LOCATION_WORDS", "TONE_LEGEND", "liveness_rule", "MOVES_SHOWN", "peak_change_notes", "peak_text", "location_text", "location_title", "move_sentence", "parameter_text", "steps_text"]
+__all__ = ["BOLD_TONE_LEGEND", "LIVENESS_RULE_SOURCE", "LOCATION_WORDS", "TONE_LEGEND", "liveness_rule", "MOVES_SHOWN", "peak_change_notes", "peak_text", "location_text", "location_title", "move_sentence", "parameter_text", "steps_text"]

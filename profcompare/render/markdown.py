@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from profcompare.render.control_chars import visible
+from profcompare.render.ledger_words import BOLD_TONE_LEGEND, TONE_LEGEND
 from profcompare.render.sections import Cell, Document, Table, build_document
 
 if TYPE_CHECKING:
@@ -82,6 +83,8 @@ def render_document(document: Document) -> str:
             lines.extend(_table(section.table))
             lines.append("")
         for note in section.notes:
+            # markdown has no colour: a cost is in bold (see _cell), and the legend says so
+            note = BOLD_TONE_LEGEND if note == TONE_LEGEND else note
             lines.append(f"_{escape(note)}_")
             lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"

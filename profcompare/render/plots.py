@@ -22,6 +22,7 @@ from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.transforms import offset_copy
 
 from profcompare import analysis
 from profcompare.model import CATEGORY_GROUPS, DEVICE_PHASES, PHASES, Report, run_span_cycles
@@ -169,6 +170,10 @@ def plot_liveness(
         _empty(ax, "no liveness data")
         return fig
     names = _labels(reports)
+    peaks = [analysis.liveness_peak(report) for report in reports]
+    # every note is stacked above the highest peak (not its own), so notes of peaks at nearby
+    # heights never cover each other; each keeps a line to its own peak
+    notes_base = max((float(p["not_always_live_bytes"]) for p in peaks if p["step"] is not None), default=0.0)
     for index, report in enumerate(reports):
         colour = _colour(index)
         label = names[index]
@@ -182,7 +187,7 @@ def plot_liveness(
             ax.fill_between(x, np.nan_to_num(y), step="post", color=colour, alpha=0.10, linewidth=0)
         always_live = float(report.tiles["always_live_bytes"].sum())
         ax.axhline(always_live, color=colour, linestyle="--", linewidth=1.0, label=f"{label}: {live_label(True)}")
-        peak = analysis.liveness_peak(report)
+        peak = peaks[index]
         if peak["step"] is not None:
             step, program, value = peak["step"], peak["program"], peak["not_always_live_bytes"]
             where = np.flatnonzero(steps == step)
@@ -191,8 +196,9 @@ def plot_liveness(
             ax.annotate(
                 _text(f"peak {format_bytes(value)} at step {step:,} ({program})"),
                 xy=(x_peak, value),
-                xytext=(-8 if right_half else 8, 10 + 16 * index),
-                textcoords="offset points",
+                xytext=(x_peak, notes_base),
+                textcoords=offset_copy(ax.transData, fig=fig, x=-8 if right_half else 8, y=10 + 16 * index,
+                                       units="points"),
                 ha="right" if right_half else "left",
                 fontsize=8,
                 color=colour,

@@ -238,3 +238,24 @@ def test_execution_by_phase_shares_are_of_device_cycles_not_host_time() -> None:
     assert list(result["phase"]) == ["compute", "exchange", "runtime"]
     assert list(result["cycles"]) == [300.0, 100.0, 600.0]
     assert result["pct"].iloc[0] == 75.0 and result["pct"].iloc[1] == 25.0 and math.isnan(result["pct"].iloc[2])
+
+
+def test_variable_bytes_count_each_weight_once_not_its_copies() -> None:
+    from profcompare.model import make_frame
+
+    # fc1: the weight (400 B), its sharded optimizer state (100 B), the slice the optimizer updates
+    # (shard, 100 B), the shard all-gathered back (gathered_weight, 400 B) and a called graph's input
+    # copy (weight_copy, 400 B); fc2 is held only as a shard (50 B): that shard is its state
+    rows = [("fc1.weight", 400, "weight", "weight", "fc1.weight"),
+            ("adam.fc1.weight.first_order", 100, "optimizer_state", "optimizer_state", "fc1.weight"),
+            ("fc1.weight_sharded_slice", 100, "weight", "shard", "fc1.weight"),
+            ("fc1.weight_sharded_slice_all_gathered", 400, "weight", "gathered_weight", "fc1.weight"),
+            ("Net/fc1.weight", 400, "weight", "weight_copy", "fc1.weight"),
+            ("fc2.weight_shard", 50, "weight", "shard", "fc2.weight")]
+    frame = make_frame("variables", {
+        "name": [r[0] for r in rows], "bytes": [r[1] for r in rows], "always_live": [False] * len(rows),
+        "kind": [r[2] for r in rows], "role": [r[3] for r in rows], "parameter": [r[4] for r in rows],
+        "dtype": ["float32"] * len(rows), "shape": ["[1]"] * len(rows), "tiles": [1] * len(rows),
+        "first_step": list(range(len(rows))), "last_step": list(range(1, len(rows) + 1)),
+    })
+    assert report(variables=frame).summary()["variable_bytes"] == 400 + 100 + 50

@@ -247,7 +247,9 @@ def test_ledger_by_parameter_by_hand(moved) -> None:
         "delta_not_always_live": [120, 20, 0],
         "base_streaming_memory": [0, 0, 0], "new_streaming_memory": [500, 0, 0],
         "delta_streaming_memory": [500, 0, 0],
-        "base_total": [900, 160, 100], "new_total": [1020, 180, 100], "delta_total": [120, 20, 0],
+        # tile memory = always-live + not-always-live; Streaming Memory is off chip, not in it
+        "base_tile_memory": [900, 160, 100], "new_tile_memory": [400 + 120, 180, 100],
+        "delta_tile_memory": [520 - 900, 20, 0],
     })
     got = ledger_by_parameter(moved.ledger)
     pd.testing.assert_frame_equal(got, expected, check_dtype=False)

@@ -37,6 +37,6 @@ def test_a_report_of_another_format_is_refused(fmt):
     target = Target(architecture="Mk2", num_ipus=1, tiles_per_ipu=1472, bytes_per_tile=638_976, clock_hz=1.33e9)
     with pytest.raises(ReportValidationError) as err:
         ReportMeta(source="", format=fmt, producer="test", simulated=True, target=target)
-    assert str(err.value) == f"meta.format must be 'store' or 'pva', got {fmt!r}"
+    assert str(err.value) == f"meta.format must be 'store', 'pva' or 'ga_cache', got {fmt!r}"
     for ok in ("store", "pva"):
         assert ReportMeta(source="", format=ok, producer="test", simulated=True, target=target).format == ok

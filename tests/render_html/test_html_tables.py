@@ -105,3 +105,13 @@ def test_comparison_page_leads_with_the_ledger(onchip: Report, offchip: Report) 
     assert len(rows.rows) == len(diff.ledger)
     peak = _table(page, "peak")
     assert sum(r.cells[-1].sort for r in (*peak.rows, *peak.footer)) == diff.peak_composition()["delta_bytes"].sum()
+
+
+def test_ledger_table_notes_end_in_a_sentence_of_their_own(onchip: Report, offchip: Report) -> None:
+    diff = compare(onchip, offchip)
+    page = build_page(diff, top=5)
+    by_parameter, rows = _table(page, "ledger", 0), _table(page, "ledger", 1)
+    parameters = len(diff.ledger_by_parameter())
+    # every parameter and every ledger row fit under the page's bounds: the note says so as a sentence
+    assert by_parameter.note.endswith(f"time). All {parameters} parameters shown.")
+    assert rows.note.endswith(f"first-last step. All {len(diff.ledger)} rows shown.")

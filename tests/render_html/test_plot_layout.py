@@ -110,3 +110,19 @@ def test_the_peak_notes_of_a_comparison_do_not_cover_each_other(onchip: Report) 
     # the text of each note (Text's extent: without the arrow to its peak)
     first, second = (Text.get_window_extent(note) for note in notes)
     assert not first.overlaps(second)
+
+
+@pytest.mark.parametrize("scale", [0.9, 0.8, 0.7, 0.6])
+def test_the_peak_notes_of_peaks_at_nearby_heights_do_not_cover_each_other(onchip: Report, scale: float) -> None:
+    # the new run's peak a little lower than the base's (as moving optimizer state off chip does)
+    liveness = onchip.liveness.copy()
+    liveness["not_always_live_bytes"] = (liveness["not_always_live_bytes"] * scale).astype("int64")
+    lower = Report.build(
+        onchip.meta.replace(source="reports/r2/onchip/profile.sqlite"), liveness=liveness,
+        **{t: getattr(onchip, t) for t in ("tiles", "categories", "variables", "code", "execution")},
+    )
+    fig = _drawn(compare(onchip, lower).plot_liveness())
+    notes = [text for text in fig.axes[0].texts if text.get_text().startswith("peak")]
+    assert len(notes) == 2
+    first, second = (Text.get_window_extent(note) for note in notes)
+    assert not first.overlaps(second), scale

@@ -272,3 +272,16 @@ def test_empty_reports_render(fmt: str) -> None:
     assert renderer.render(compare(empty, empty))
     if fmt == "text":
         assert "No variables in either report." in renderer.render(compare(empty, empty))
+
+
+def test_markdown_says_costs_are_bold_not_coloured(comparison: Comparison) -> None:
+    markdown = get_renderer("markdown").render(comparison, top=6)
+    text = get_renderer("text").render(comparison, top=6)
+    # markdown has no colour: its legend names the bold it draws costs in; the terminal keeps colour
+    assert "Colour:" not in markdown and "Colour: red = costs tile memory or time" in text
+    assert "_Bold = costs tile memory or time (frees or saves: not marked); a change of Streaming Memory is never " \
+           "bold" in markdown
+    summary = markdown[markdown.index("### Summary"):]
+    # time per session.run grew (a cost, bold); samples per second fell (a cost, bold)
+    assert re.search(r"\| Time per session\.run \(device \+ host\) \| [^|]+ \| [^|]+ \| \*\*\+", summary)
+    assert re.search(r"\| Samples per second \| [^|]+ \| [^|]+ \| \*\*-", summary)

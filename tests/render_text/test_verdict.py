@@ -32,9 +32,12 @@ def test_sample_verdict_pins_its_figures(comparison: Comparison) -> None:
                      "1.3 MiB Streaming Memory (replica-sharded) and remote_staging nothing -> 1.3 MiB not-always-live "
                      "(bytes per replica).")
     # summary: peak 219,472 -> 2,487,040 B (+2,267,568 / 219,472 = +1033.2%); liveness 23,024,748 ->
-    # 20,877,420 B (-9.3%); max tile 105,739 -> 54,280 B (-48.7%); no tile over 638,976 B
-    assert memory == ("Tile memory: the not-always-live peak rose 1033.2% (214.3 KiB -> 2.4 MiB), peak liveness fell "
-                      "9.3% (22.0 MiB -> 19.9 MiB) and the fullest tile fell 48.7% (103.3 KiB -> 53.0 KiB); both fit "
+    # 20,877,420 B (-9.3%), so always-live 23,024,748 - 219,472 = 22,805,276 B (21.7 MiB) -> 20,877,420 -
+    # 2,487,040 = 18,390,380 B (17.5 MiB), -4,414,896 / 22,805,276 = -19.4%; code 7,080,000 -> 8,250,000 B
+    # (+1,170,000 B = +1.1 MiB); max tile 105,739 -> 54,280 B (-48.7%); no tile over 638,976 B
+    assert memory == ("Tile memory: the not-always-live peak rose 1033.2% (214.3 KiB -> 2.4 MiB) and always-live "
+                      "memory fell 19.4% (21.7 MiB -> 17.5 MiB; code +1.1 MiB), so peak liveness fell 9.3% "
+                      "(22.0 MiB -> 19.9 MiB) and the fullest tile fell 48.7% (103.3 KiB -> 53.0 KiB); both fit "
                       "(no tile over its 624.0 KiB budget).")
     # 840,250 -> 905,300 device cycles at 1.33 GHz = 0.632 -> 0.681 ms; the samples record no host time
     assert time == ("Time per session.run rose 7.7% (0.632 ms -> 0.681 ms), of which device 0.632 ms -> 0.681 ms; "
@@ -54,6 +57,23 @@ def test_the_sentences_follow_the_figures(comparison: Comparison) -> None:
     assert time.endswith("25.0% more samples per second (1,000.0 -> 1,250.0).")
     still = _with(comparison, peak_liveness_bytes=(1_000_000.0, 1_000_000.0, "unchanged"))
     assert "peak liveness is unchanged at 976.6 KiB" in comparison_sentences(comparison_verdict(still))[1]
+    # always-live unchanged: the code change is not named (it did not move peak liveness)
+    same = _with(comparison, always_live_bytes=(2_097_152.0, 2_097_152.0, "unchanged"))
+    memory = comparison_sentences(comparison_verdict(same))[1]
+    assert "and always-live memory is unchanged at 2.0 MiB, so peak liveness fell 9.3%" in memory
+    assert "code" not in memory
+
+
+def test_the_verdict_names_both_terms_of_peak_liveness(comparison: Comparison) -> None:
+    # the not-always-live peak halves while always-live grows by as much: peak liveness stays, and the
+    # sentence says why (always-live 1,000,000 -> 1,109,736 B = +11.0%, code 500,000 -> 609,736 B = +107.2 KiB)
+    changed = _with(comparison, not_always_live_peak_bytes=(219_472.0, 109_736.0, "shrank"),
+                    always_live_bytes=(1_000_000.0, 1_109_736.0, "grew"), code_bytes=(500_000.0, 609_736.0, "grew"),
+                    peak_liveness_bytes=(1_219_472.0, 1_219_472.0, "unchanged"))
+    memory = comparison_sentences(comparison_verdict(changed))[1]
+    assert memory.startswith("Tile memory: the not-always-live peak fell 50.0% (214.3 KiB -> 107.2 KiB) and always-live "
+                             "memory rose 11.0% (976.6 KiB -> 1.1 MiB; code +107.2 KiB), so peak liveness is unchanged "
+                             "at 1.2 MiB and ")
 
 
 def test_the_share_of_replica_sharded_streaming_memory_is_said(comparison: Comparison) -> None:
@@ -90,7 +110,9 @@ def test_nway_verdict_names_each_variant_what_fits_and_the_fastest(onchip, offch
                        statuses={"broken": "failed"})
     lines = nway_sentences(nway_verdict(table))
     # peak 219,472 -> 2,487,040 B = +1033.2%; 0.632 -> 0.681 ms = +7.7%; samples -7.2%
-    assert lines[0].startswith("offchip-sharded against onchip: not-always-live peak +1033.2%, peak liveness -9.3%, "
+    # always-live 22,805,276 -> 18,390,380 B = -19.4%
+    assert lines[0].startswith("offchip-sharded against onchip: not-always-live peak +1033.2%, always-live -19.4%, "
+                               "peak liveness -9.3%, "
                                "fullest tile -48.7%, time per session.run +7.7%, samples per second -7.2%; largest move: "
                                "optimizer_state 5.3 MiB always-live -> 1.3 MiB Streaming Memory; fits.")
     assert lines[1] == "broken: failed, no report to compare with onchip."

@@ -149,12 +149,16 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
     # liveness +128,212 / 57,770,988 = +0.22%, 55.09 -> 55.22 MiB; fullest tile 218,888 B = 213.76 KiB;
     # budget 638,976 B = 624.0 KiB; time 0.6789 + 0.7258 = 1.4047 ms -> 2.9233 + 0.7258 = 3.6491 ms (+159.77%);
     # samples 256 / 1.4047 ms = 182,243.1 -> 256 / 3.6491 ms = 70,154.7 (-61.50%)
+    # always-live 57,770,988 - 17,463,000 = 40,307,988 B (38.44 MiB) -> 57,899,200 - 11,868,796 = 46,030,404 B
+    # (43.90 MiB), +5,722,416 / 40,307,988 = +14.20%; code 24,044,112 -> 27,900,232 B, +3,856,120 B = +3.68 MiB
+    assert (s["always_live_bytes"]["base"], s["always_live_bytes"]["new"]) == (40_307_988, 46_030_404)
+    assert (s["code_bytes"]["base"], s["code_bytes"]["new"]) == (24_044_112, 27_900_232)
     expected = (
         "offchip-sharded against onchip: the largest moves are optimizer_state 8.3 MiB not-always-live -> 1.3 MiB "
         "Streaming Memory (replica-sharded) and gathered_weight nothing -> 3.6 MiB not-always-live (bytes per replica).",
-        "Tile memory: the not-always-live peak fell 32.0% (16.7 MiB -> 11.3 MiB), peak liveness barely moved "
-        "(+0.2%, 55.1 MiB -> 55.2 MiB) and the fullest tile is unchanged at 213.8 KiB; both fit (no tile over its "
-        "624.0 KiB budget).",
+        "Tile memory: the not-always-live peak fell 32.0% (16.7 MiB -> 11.3 MiB) and always-live memory rose 14.2% "
+        "(38.4 MiB -> 43.9 MiB; code +3.7 MiB), so peak liveness barely moved (+0.2%, 55.1 MiB -> 55.2 MiB) and the "
+        "fullest tile is unchanged at 213.8 KiB; both fit (no tile over its 624.0 KiB budget).",
         "Time per session.run rose 159.8% (1.405 ms -> 3.649 ms), of which device 0.679 ms -> 2.923 ms and "
         "host/runtime unchanged at 0.726 ms; 61.5% fewer samples per second (182,243.1 -> 70,154.7).",
     )
@@ -173,7 +177,8 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
     # the N-way view (index) says the same in one sentence per variant, then what fits and is fastest
     index = main_job["index_json"]["verdict"]["sentences"]
     assert index == [
-        "offchip-sharded against onchip: not-always-live peak -32.0%, peak liveness +0.2%, fullest tile 0.0%, "
+        "offchip-sharded against onchip: not-always-live peak -32.0%, always-live +14.2%, peak liveness +0.2%, "
+        "fullest tile 0.0%, "
         "time per session.run +159.8%, samples per second -61.5%; largest move: optimizer_state 8.3 MiB "
         "not-always-live -> 1.3 MiB Streaming Memory; fits.",
         "All 2 variants with a report fit in tile memory. Fastest: onchip (182,243.1 samples per second).",

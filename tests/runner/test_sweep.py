@@ -187,3 +187,33 @@ def test_sweep_plot_of_a_narrow_range_or_a_grid() -> None:
     assert figure.axes[0].get_xscale() == "linear"
     # one throughput line per value of the slowest knob: points of different hidden sizes are not joined
     assert [len(line.get_xdata()) for line in figure.axes[1].lines] == [2, 2]
+
+
+def test_sweep_table_spells_metrics_as_the_summary_and_keeps_throughput_at_80_columns() -> None:
+    import types
+
+    from profcompare.commands.sweep import sweep_table
+    from profcompare.render.text import render_table
+
+    # two points of a sharded_threshold sweep (the figures of the simulated offchip-sharded)
+    table = pd.DataFrame({
+        "point": ["sharded_threshold=10000000000", "sharded_threshold=1024"],
+        "sharded_threshold": [10_000_000_000, 1024], "status": ["ok", "ok"],
+        "always_live_bytes": [44_983_910.0, 45_822_771.0], "not_always_live_peak_bytes": [15_204_352.0, 11_848_909.0],
+        "code_bytes": [27_368_243.0, 27_682_816.0], "streaming_memory_bytes": [5_557_452.0, 1_363_148.0],
+        "cycles_per_step": [6_719_068.0, 3_889_784.0], "host_seconds_per_step": [0.000726, 0.000726],
+        "seconds_per_step": [0.005778, 0.003650], "samples_per_second": [44_308.1, 70_128.3],
+    })
+    result = types.SimpleNamespace(swept=("sharded_threshold",), table=table)
+    headers = [column.header for column in sweep_table(result).columns]
+    assert headers[2:] == ["Always-live memory", "Not-always-live peak", "Code", "Streaming Memory (remote buffers)",
+                           "Device cycles per step", "Host/runtime time per step",
+                           "Time per session.run (device + host)", "Samples per second"]
+    text = render_table(sweep_table(result), color=False, width=80)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    # memory and throughput stay; cycles per step, code and host/runtime time (in time per run) go first
+    flat = " ".join(text.split())
+    assert "44,308.1" in text and "70,128.3" in text and "5.778 ms" in text and "3.650 ms" in text
+    assert "42.9 MiB" in text and "14.5 MiB" in text and "5.3 MiB" in text
+    assert "6,719,068" not in text and "26.1 MiB" not in text
+    assert "columns left out: Device cycles per step, Code, Host/runtime time per step." in flat
