@@ -182,3 +182,12 @@ class LoweredProgram:
     ipus_per_replica: int = 1  # highest IPU any op uses + 1
     num_io_tiles: int = 0  # I/O tiles per IPU (PopART numIOTiles)
     pipelines: tuple[PipelineInfo, ...] = ()
+    #: PopART session options of the Ir as set by the program (popxl/session_options.py:
+    #: ``SessionOptions.as_dict()``; empty for programs lowered without an Ir's options)
+    session_options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def matmul_partials_bytes(self) -> int:
+        """Bytes of one matmul partial unless the op says otherwise: 2 with PopART's
+        ``partialsTypeMatMuls="half"``, else 4 (PopLibs' float partials)."""
+        return 2 if str(self.session_options.get("partialsTypeMatMuls", "")).lower() == "half" else 4

@@ -123,7 +123,7 @@ class CostModel:
         # the contraction is split only as far as needed to use the tiles the output cannot fill
         out_tiles = max(1, self.stats(out.id).tiles_used) if out.id in tensors else 1
         splits = max(1, min(k, -(-tiles // out_tiles)))
-        partial = out.nelms * 4 * splits if splits > 1 else 0
+        partial = out.nelms * self._partial_bytes(op) * splits if splits > 1 else 0
         plan = MatmulPlan(
             tiles=tiles,
             flops=flops,
@@ -138,6 +138,14 @@ class CostModel:
         )
         self._plans[op.id] = plan
         return plan
+
+    def _partial_bytes(self, op: OpInfo) -> int:
+        """Bytes per partial of a matmul: the op's own ``partials_type`` when it has one, else
+        the session's ``partialsTypeMatMuls`` (PopART: the per-op type overrides the global one)."""
+        own = op.attrs.get("partials_type")
+        if own:
+            return 2 if str(own) in ("float16", "half") else 4
+        return self.program.matmul_partials_bytes
 
     # -- collectives ---------------------------------------------------------------------
     def ring(self, op: OpInfo) -> Ring:
