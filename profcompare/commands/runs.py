@@ -52,7 +52,7 @@ def command(out: str) -> None:
         if note:
             click.echo(note)
         return
-    styles = {"ok": "green", "oom": "bold red", "failed": "bold red"}
+    styles = {"ok": "green", "oom": "bold red", "failed": "bold red", "incomplete": "yellow"}
     table = Table(show_edge=False, pad_edge=False)
     for column in ("run", "kind", "status", "variants", "backend", "started"):
         table.add_column(column)
