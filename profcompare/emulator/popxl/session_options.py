@@ -62,7 +62,7 @@ class SessionOptions:
         object.__setattr__(self, "_num_io_tiles", 0)
         object.__setattr__(self, "_values", dict(_SCALAR_DEFAULTS))
         for name in _DICT_OPTIONS:
-            object.__setattr__(self, name, {})
+            self.__dict__[name] = {}
 
     @property
     def numIOTiles(self) -> int:  # noqa: N802 - PopART's name
@@ -78,10 +78,7 @@ class SessionOptions:
                 raise ValueError(f"numIOTiles must be a non-negative int, got {value!r}")
             object.__setattr__(self, "_num_io_tiles", value)
 
-    def __getattr__(self, name: str) -> Any:
-        values = self.__dict__.get("_values", {})
-        if name in values:
-            return values[name]
+    def __getattr__(self, name: str) -> Any:  # only for names that are not options
         if name.startswith("_"):
             raise AttributeError(name)
         raise SimulatorNotImplementedError(not_implemented_message(f"popart.SessionOptions.{name}"))
@@ -93,7 +90,7 @@ class SessionOptions:
         if name in _DICT_OPTIONS:
             if not isinstance(value, dict):
                 raise TypeError(f"popart.SessionOptions.{name} must be a dict of strings, got {type(value).__name__}")
-            object.__setattr__(self, name, dict(value))
+            self.__dict__[name] = dict(value)
             return
         if name not in _SCALAR_DEFAULTS:
             raise SimulatorNotImplementedError(not_implemented_message(f"popart.SessionOptions.{name}"))
@@ -133,5 +130,34 @@ class SessionOptions:
             out[name] = {str(k): str(v) for k, v in getattr(self, name).items()}
         return out
 
+
+def _option(name: str) -> property:
+    """The class attribute of a plain option: reads the instance's value (set through
+    SessionOptions.__setattr__, which checks it)."""
+
+    def get(self: SessionOptions) -> Any:
+        return self._values[name]
+
+    def put(self: SessionOptions, value: Any) -> None:
+        SessionOptions.__setattr__(self, name, value)
+
+    return property(get, put, doc=f"PopART's {name} (default {_SCALAR_DEFAULTS[name]!r}).")
+
+
+def _dict_option(name: str) -> property:
+    def get(self: SessionOptions) -> dict[str, str]:
+        return self.__dict__[name]
+
+    def put(self: SessionOptions, value: dict[str, str]) -> None:
+        SessionOptions.__setattr__(self, name, value)
+
+    return property(get, put, doc=f"PopART's {name} (a string map, empty by default).")
+
+
+for _name in _SCALAR_DEFAULTS:
+    setattr(SessionOptions, _name, _option(_name))
+for _name in _DICT_OPTIONS:
+    setattr(SessionOptions, _name, _dict_option(_name))
+del _name
 
 __all__ = ["SessionOptions"]

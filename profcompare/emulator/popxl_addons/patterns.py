@@ -7,7 +7,8 @@ PopART's ``PatternsLevel``) over every graph of the Ir before inplacing. The pat
 PopART ops into the ops Poplar lowers (a subtract into add + negate, a gradient op into its
 parts, ...); the simulator's ops are already those it lowers and models, so there is nothing to
 rewrite. The level is checked as PopART checks it and recorded on the Ir
-(``ir._pre_alias_patterns``, reported in meta ``session_options``).
+(``ir._pre_alias_patterns``, reported in the report's ``meta.session_options`` as
+``preAliasPatterns``).
 """
 
 from __future__ import annotations
@@ -26,5 +27,8 @@ def apply_pre_alias_patterns(ir: Any, level: str = "default") -> None:
         raise ValueError(f"apply_pre_alias_patterns: unknown patterns level {level!r}; one of {', '.join(LEVELS)}")
     ir._pre_alias_patterns = level
 
+
+apply_pre_alias_patterns.__simulator_note__ = (  # type: ignore[attr-defined]
+    "checks and records the level; the simulator's ops are already those it lowers, no PopART pattern rewrites them")
 
 __all__ = ["apply_pre_alias_patterns"]
