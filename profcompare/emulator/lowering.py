@@ -183,7 +183,10 @@ def lower(ir: Ir, device: str = "ipu_model") -> LoweredProgram:
 def _session_options(ir: Ir) -> dict[str, Any]:
     """The Ir's PopART session options as set (session_options.py), plus the pre-alias patterns
     level when ``popxl_addons.patterns.apply_pre_alias_patterns`` ran."""
-    options = ir._session_options.as_dict() if "_session_options_object" in vars(ir) else {}
+    options = {}
+    if "_session_options_object" in vars(ir):
+        ir._session_options.available_memory_proportion  # noqa: B018 - ValueError for a bad value, as Poplar's
+        options = ir._session_options.as_dict()
     if getattr(ir, "_pre_alias_patterns", None):
         options["preAliasPatterns"] = ir._pre_alias_patterns
     return options

@@ -165,6 +165,10 @@ class PipelineInfo:
     stage_ipus: tuple[tuple[int, int], ...] = ()  # (stage, IPU of its ops)
 
 
+#: PopLibs' default availableMemoryProportion of a matmul (its matmul options documentation)
+DEFAULT_AVAILABLE_MEMORY_PROPORTION = 0.6
+
+
 @dataclass(frozen=True)
 class LoweredProgram:
     """Everything the compile model needs to know about a built program."""
@@ -191,3 +195,11 @@ class LoweredProgram:
         """Bytes of one matmul partial unless the op says otherwise: 2 with PopART's
         ``partialsTypeMatMuls="half"``, else 4 (PopLibs' float partials)."""
         return 2 if str(self.session_options.get("partialsTypeMatMuls", "")).lower() == "half" else 4
+
+    @property
+    def matmul_available_memory_proportion(self) -> float:
+        """The matmuls' temporary-memory share of tile memory unless the op sets its own:
+        ``matmulOptions["availableMemoryProportion"]``, else PopLibs' default 0.6 (a value
+        SessionOptions accepted: a number in (0, 1])."""
+        raw = dict(self.session_options.get("matmulOptions") or {}).get("availableMemoryProportion")
+        return float(raw) if raw is not None else DEFAULT_AVAILABLE_MEMORY_PROPORTION

@@ -67,3 +67,32 @@ def test_stores_without_session_options_open_with_none(tmp_path) -> None:
     _edit_meta(path, "INSERT INTO meta (key, value) VALUES ('session_options', ?)", "[1]")
     with pytest.raises(ReportFormatError, match="meta.session_options is a list, expected an object"):
         read_report(path)
+
+
+def _temporaries(amp_session: str | None = None, amp_op: float | None = None) -> dict[str, int]:
+    ir = popxl.Ir()
+    if amp_session is not None:
+        ir._pb_ir.getSessionOptions().matmulOptions["availableMemoryProportion"] = amp_session
+    with ir.main_graph:
+        a = popxl.variable(np.ones((16, 4096), np.float16), name="a")
+        b = popxl.variable(np.ones((4096, 16), np.float16), name="b")
+        c = ops.matmul(a, b, available_memory_proportion=amp_op)
+        s = popxl.d2h_stream(c.shape, c.dtype, "c")
+        ops.host_store(s, c)
+    v = compile_program(lower(ir), MK2).report.variables
+    return {n.rsplit("/", 1)[1]: int(b) for n, b in zip(v["name"], v["bytes"]) if "/" in n}
+
+
+def test_available_memory_proportion_bounds_the_matmul_temporaries() -> None:
+    # by hand: each operand is 16 x 4096 x 2 B = 128 KiB over 1024 tiles (128 B each, the
+    # minimum), so the plan uses T = 1024 tiles; the smaller operand is copied ceil(sqrt(1024))
+    # = 32 times (4 MiB) and the 256 outputs get 256 float partials (256 KiB): 4,456,448 B
+    unbounded = {"operand_copies": 131072 * 32, "partials": 256 * 4 * 256}
+    assert _temporaries() == unbounded  # within the default 0.6 x 624 KiB x 1024 tiles
+    # 0.0001 of a tile's 638,976 B on 1024 tiles is 65,430 B: 4,456,448 / 65,430 -> 69 pieces
+    bounded = {k: -(-b // 69) for k, b in unbounded.items()}
+    assert _temporaries(amp_session="0.0001") == bounded == {"operand_copies": 60788, "partials": 3800}
+    assert _temporaries(amp_op=0.0001) == bounded  # the op's own proportion
+    assert _temporaries(amp_session="0.0001", amp_op=0.6) == unbounded  # overrides the session's
+    with pytest.raises(ValueError, match=r"matmulOptions\['availableMemoryProportion'\] must be in \(0, 1\], got '2'"):
+        _temporaries(amp_session="2")
