@@ -51,9 +51,55 @@ def _program_traceback(exc: BaseException) -> str:
     return "".join(tb.format())
 
 
+#: environment of the program's processes under the simulator: the job directory their Sessions
+#: report into (read by the ``sitecustomize`` of ``_child_site``, which ``PYTHONPATH`` leads with)
+JOB_DIR_VARIABLE = "PROFCOMPARE_SIM_JOB_DIR"
+_CHILD_SITE = os.path.join(_PACKAGE_DIR, "_child_site")
+
+
+def claim_session_dir(job_dir: Path) -> tuple[int, Path]:
+    """The next free ``session-<n>`` directory of ``job_dir``, created: (n, path).
+
+    ``mkdir`` either creates a directory or fails because it exists, so processes of the same
+    program numbering their Sessions at the same time never get the same n."""
+    n = 1
+    while True:
+        directory = job_dir / SESSION_DIR.format(n=n)
+        try:
+            directory.mkdir()
+        except FileExistsError:
+            n += 1
+            continue
+        return n, directory
+
+
+def install_in_child() -> None:
+    """In a Python process the profiled program started: resolve popxl to the simulator and
+    report every Session into the job directory named by ``PROFCOMPARE_SIM_JOB_DIR``."""
+    job_dir = Path(os.environ[JOB_DIR_VARIABLE])
+    from profcompare import sim
+
+    sim.install()
+    import popxl
+
+    _instrument_sessions(popxl, job_dir, [], lambda stage: None)
+
+
+def _child_environment(job_dir: Path) -> None:
+    """Make the program's own Python subprocesses run on the simulator too (see install_in_child)."""
+    os.environ[JOB_DIR_VARIABLE] = str(job_dir)
+    existing = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != _CHILD_SITE]
+    os.environ["PYTHONPATH"] = os.pathsep.join([_CHILD_SITE, *existing])
+    # programs that build a child's PYTHONPATH from their own sys.path (Graphcore's application
+    # tests do) pass it on too; last on this process's path, where it changes no import here
+    if _CHILD_SITE not in sys.path:
+        sys.path.append(_CHILD_SITE)
+
+
 def _instrument_sessions(popxl: Any, job_dir: Path, sessions: list[dict[str, Any]],
                          emit: Callable[[str], None]) -> None:
-    """Wrap ``popxl.Session`` so each Session reports into ``job_dir/session-<n>/``."""
+    """Wrap ``popxl.Session`` so each Session reports into ``job_dir/session-<n>/``, n counted over
+    every process of the program (:func:`claim_session_dir`)."""
     original = popxl.Session
     if getattr(original, "_profcompare_wrapped", False):
         return
@@ -62,8 +108,7 @@ def _instrument_sessions(popxl: Any, job_dir: Path, sessions: list[dict[str, Any
         _profcompare_wrapped = True
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
-            n = len(sessions) + 1
-            directory = job_dir / SESSION_DIR.format(n=n)
+            n, directory = claim_session_dir(job_dir)
             options = json.loads(os.environ.get("POPLAR_ENGINE_OPTIONS") or "{}")
             options["autoReport.directory"] = str(directory)
             os.environ["POPLAR_ENGINE_OPTIONS"] = json.dumps(options)
@@ -86,6 +131,13 @@ def _backend_popxl(backend: str) -> Any:
     import popxl
 
     return popxl
+
+
+def _session_number(report_file: str) -> int | None:
+    top = report_file.split("/", 1)[0]
+    prefix = SESSION_DIR.format(n="")
+    number = top[len(prefix):] if top.startswith(prefix) else ""
+    return int(number) if number.isdigit() else None
 
 
 def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
@@ -121,6 +173,8 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
         emit("building")
         popxl = _backend_popxl(spec["backend"])
         _instrument_sessions(popxl, job_dir, sessions, emit)
+        if spec["backend"] == "sim":
+            _child_environment(job_dir)
         os.chdir(config["cwd"])
         from profcompare.sim import run_program
 
@@ -151,9 +205,10 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
     info["timings"]["total_s"] = round(time.perf_counter() - t0, 3)
     found = find_report_files(job_dir)
     by_session = {f.split("/", 1)[0]: f for f in found}
-    ordered = [by_session[s["directory"]] for s in reversed(sessions) if s["directory"] in by_session]
     for s in sessions:
         s["report"] = by_session.get(s["directory"])
+    # newest Session first, over the program's own and those of the Python processes it started
+    ordered = sorted((f for f in found if _session_number(f) is not None), key=_session_number, reverse=True)
     info["report_files"] = ordered + [f for f in found if f not in ordered]
     if info["status"] == "ok" and not info["report_files"]:
         info["status"] = "failed"

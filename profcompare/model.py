@@ -675,6 +675,10 @@ class ReportMeta:
     #: how the simulator ran the program: "numeric" (values computed) or "compile-only" (shapes
     #: and dtypes only; memory and time are modelled all the same). Reports without it: numeric
     execution: str = "numeric"
+    #: PopART session options the program set (simulated reports: ``numIOTiles``,
+    #: ``partialsTypeMatMuls``, ``engineOptions``, ...; docs/ipu-model.md "Session options").
+    #: Empty for reports without them (Poplar profiles, older stores)
+    session_options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.format not in ("store", "pva", "ga_cache"):
@@ -684,6 +688,7 @@ class ReportMeta:
             raise ReportValidationError(f"meta.capabilities: unknown {sorted(unknown)}")
         object.__setattr__(self, "capabilities", frozenset(self.capabilities))
         object.__setattr__(self, "config", MappingProxyType(dict(self.config)))
+        object.__setattr__(self, "session_options", MappingProxyType(dict(self.session_options)))
         check_meta(self)
 
     @property
@@ -717,6 +722,7 @@ class ReportMeta:
             "created": self.created,
             "addons_generation": self.addons_generation,
             "execution": self.execution,
+            "session_options": dict(self.session_options),
         }
 
     def replace(self, **changes: Any) -> ReportMeta:

@@ -2,7 +2,8 @@
 
 ``python -m profcompare.sim SCRIPT [ARGS...]`` (or ``python -m profcompare.sim -m MODULE
 [ARGS...]``, e.g. ``-m pytest tests/test_x.py``) runs the program as ``python`` would, with
-``popxl``, ``popxl_addons`` and every submodule of theirs (``popxl.ops``,
+``popxl``, ``popxl_addons`` (and ``popart``, ``popdist``: the few names of theirs programs
+use) and every submodule of theirs (``popxl.ops``,
 ``popxl.transforms``, ``popxl_addons.rts``, ...) resolved to the emulator
 (:mod:`profcompare.emulator.popxl`, :mod:`profcompare.emulator.popxl_addons`): each is
 registered in ``sys.modules`` under its real name, so ``from popxl.transforms import
@@ -26,7 +27,9 @@ from types import ModuleType
 from typing import Any
 
 #: real top-level package -> the emulator package standing in for it
-ALIASES = {"popxl": "profcompare.emulator.popxl", "popxl_addons": "profcompare.emulator.popxl_addons"}
+ALIASES = {"popxl": "profcompare.emulator.popxl", "popxl_addons": "profcompare.emulator.popxl_addons",
+           # the Graphcore runtime modules popxl programs import beside popxl (emulator/popart, popdist)
+           "popart": "profcompare.emulator.popart", "popdist": "profcompare.emulator.popdist"}
 
 
 class _AliasLoader(importlib.abc.Loader):

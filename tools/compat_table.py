@@ -45,7 +45,8 @@ NAMES_FILE = ROOT / "tools" / "compat_names.json"
 PAGE = ROOT / "docs" / "compatibility.md"
 
 #: real top-level package -> the emulator's
-EMULATED = {"popxl": "profcompare.emulator.popxl", "popxl_addons": "profcompare.emulator.popxl_addons"}
+EMULATED = {"popxl": "profcompare.emulator.popxl", "popxl_addons": "profcompare.emulator.popxl_addons",
+            "popart": "profcompare.emulator.popart", "popdist": "profcompare.emulator.popdist"}
 #: source text marking a refusal of the simulator
 MARKERS = ("SimulatorNotImplementedError", "not_implemented_message", "AddonsNotImplementedError", "not_supported")
 STATUSES = ("supported", "partial", "not")
@@ -306,8 +307,21 @@ def render(names: dict[str, Any]) -> str:
         covered = counts["supported"] + counts["partial"]
         lines.append(f"| **all of {package}** | {counts['supported']} | {counts['partial']} | {counts['not']} | {n} | "
                      f"{100 * covered / n:.0f}% |")
+    lines += _section_tables(main, by_gen, gens, default)
+    extra = names.get("applications")
+    if extra:
+        apps = {g: survey(extra, g) for g in gens}
+        lines += ["", "## Names the LLM applications use beyond SDK 3.4's public API", "", extra["about"],
+                  "(not counted in the totals above).", ""]
+        lines += _section_tables(apps[default], apps, gens, default, level="###")
+    return "\n".join(lines) + "\n"
+
+
+def _section_tables(main: dict[str, list[Entry]], by_gen: dict[str, dict[str, list[Entry]]], gens: tuple[str, ...],
+                    default: str, level: str = "##") -> list[str]:
+    lines: list[str] = []
     for section, entries in main.items():
-        lines += ["", f"## `{section}`", "", "| name | status | note |", "|---|---|---|"]
+        lines += ["", f"{level} `{section}`", "", "| name | status | note |", "|---|---|---|"]
         for i, entry in enumerate(entries):
             note = entry.note
             others = [f"{g}: {by_gen[g][section][i].status}" for g in gens
@@ -315,7 +329,7 @@ def render(names: dict[str, Any]) -> str:
             if others:
                 note = (note + "; " if note else "") + "under addons " + ", ".join(others)
             lines.append(f"| `{_cell(entry.name)}` | {entry.status} | {_cell(note)} |")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def load_names(path: Path = NAMES_FILE) -> dict[str, Any]:

@@ -83,7 +83,7 @@ def command(ctx: click.Context, module: bool, backend: str, out: str, name: str 
             click.echo(execution_note(execution), err=True)
     with ProgressDisplay([job.label], enabled=not quiet) as display:
         result = runner.execute_jobs([job], out=out, name=run_name, backend=resolved, force=force, progress=display,
-                                     environ=child_environ, execution=execution)
+                                     environ=child_environ, execution=execution, keep_incomplete=True)
     outcome = result.outcomes[0]
     info: Any = outcome.info
     if outcome.has_report:

@@ -51,7 +51,7 @@ def command(out: str) -> None:
         if note:
             click.echo(note)
         return
-    tones = {"ok": "good", "oom": "bad", "failed": "bad"}
+    tones = {"ok": "good", "oom": "bad", "failed": "bad", "incomplete": "muted"}
     rows = []
     for run in runs:
         not_ok = [f"{label} ({_job_status_text(info)})" for label, info in run.jobs if job_status(info) != "ok"]

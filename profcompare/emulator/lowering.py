@@ -176,7 +176,20 @@ def lower(ir: Ir, device: str = "ipu_model") -> LoweredProgram:
                           main_graph=MAIN_GRAPH_ID, tensors=tensors, ops=ops, graphs=graph_infos,
                           schedule=tuple(schedule), remote_buffers=buffers, streams=streams, device=device,
                           ipus_per_replica=placement_ipus(ir) if placed else 1,
-                          num_io_tiles=int(getattr(ir, "num_io_tiles", 0)), pipelines=pipelines(ir))
+                          num_io_tiles=int(getattr(ir, "num_io_tiles", 0)), pipelines=pipelines(ir),
+                          session_options=_session_options(ir))
+
+
+def _session_options(ir: Ir) -> dict[str, Any]:
+    """The Ir's PopART session options as set (session_options.py), plus the pre-alias patterns
+    level when ``popxl_addons.patterns.apply_pre_alias_patterns`` ran."""
+    options = {}
+    if "_session_options_object" in vars(ir):
+        ir._session_options.available_memory_proportion  # noqa: B018 - ValueError for a bad value, as Poplar's
+        options = ir._session_options.as_dict()
+    if getattr(ir, "_pre_alias_patterns", None):
+        options["preAliasPatterns"] = ir._pre_alias_patterns
+    return options
 
 
 # --- records ------------------------------------------------------------------------------------

@@ -7,9 +7,12 @@ Rules (docs/ipu-model.md "More than one IPU per replica"):
 - a tensor is on its producer's IPU and tile set (an ``IpuCopy`` output on its destination, an
   ``IoTileCopy`` output on the other tile set); a tensor without a producer takes its first
   consumer's (the source IPU of an ``IpuCopy``), else IPU 0 on compute tiles;
-- with ``num_io_tiles > 0`` the landing data of host and remote loads (the load's output and the
-  placeholder it writes into) is on the I/O tiles (ASSUMPTION: that is what I/O tiles are for,
-  facts 2.5; Poplar places it where the load's op settings say).
+- I/O tiles hold only what the program puts there: ops created inside ``popxl.io_tiles()``
+  (popxl-addons' ``use_io_tiles=True`` builds them that way) and the destination of an
+  ``io_tile_copy``. A host or remote load lands on the tile set of its own op settings, as
+  popxl builds it (``ctx._get_op_settings`` in popxl's ``ops/host_load.py`` and
+  ``ops/remote_load.py``: compute tiles outside ``io_tiles()``), whether or not the Ir has I/O
+  tiles; ``numIOTiles`` only takes those tiles away from the compute layout.
 """
 
 from __future__ import annotations
@@ -25,8 +28,6 @@ if TYPE_CHECKING:
 
 #: op records that exist only for the simulator's execution, not in the compiled program
 NOT_LOWERED = frozenset({"PipelineRepeat"})
-
-_LOADS = ("HostLoad", "RemoteLoad", "RemoteLoadInplace")
 
 
 def _ipu(op: Op) -> int:
@@ -60,14 +61,13 @@ def ipus_per_replica(ir: Ir) -> int:
 def tensor_placement(ir: Ir) -> dict[Tensor, tuple[int, str]]:
     """(IPU, tile set) of every tensor of every graph, in one pass over the ops."""
     out: dict[Tensor, tuple[int, str]] = {}
-    io_landing = bool(getattr(ir, "num_io_tiles", 0))
     for g in ir._graphs.values():
         for op in g._ops:
             if op.type in NOT_LOWERED:
                 continue
             ipu, io = _ipu(op), _io(op)
             for t in op.outputs:
-                out[t] = (ipu, "io" if io or (io_landing and op.type in _LOADS) else "compute")
+                out[t] = (ipu, "io" if io else "compute")
             for t in (*op.inputs, *op.modified):
                 if t in out or t._producer is not None:
                     continue
@@ -79,13 +79,6 @@ def tensor_placement(ir: Ir) -> dict[Tensor, tuple[int, str]]:
                     out[t] = (ipu, "io" if io else "compute")
         for t in g._tensors.values():
             out.setdefault(t, (0, "compute"))
-    if io_landing:
-        # a load's placeholder (its first input, which the output aliases) lands on I/O tiles too
-        for g in ir._graphs.values():
-            for op in g._ops:
-                if op.type in _LOADS and op.inputs:
-                    ph = op.inputs[0]
-                    out[ph] = (out.get(ph, (0, ""))[0], "io")
     return out
 
 

@@ -165,6 +165,10 @@ class PipelineInfo:
     stage_ipus: tuple[tuple[int, int], ...] = ()  # (stage, IPU of its ops)
 
 
+#: PopLibs' default availableMemoryProportion of a matmul (its matmul options documentation)
+DEFAULT_AVAILABLE_MEMORY_PROPORTION = 0.6
+
+
 @dataclass(frozen=True)
 class LoweredProgram:
     """Everything the compile model needs to know about a built program."""
@@ -182,3 +186,20 @@ class LoweredProgram:
     ipus_per_replica: int = 1  # highest IPU any op uses + 1
     num_io_tiles: int = 0  # I/O tiles per IPU (PopART numIOTiles)
     pipelines: tuple[PipelineInfo, ...] = ()
+    #: PopART session options of the Ir as set by the program (popxl/session_options.py:
+    #: ``SessionOptions.as_dict()``; empty for programs lowered without an Ir's options)
+    session_options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def matmul_partials_bytes(self) -> int:
+        """Bytes of one matmul partial unless the op says otherwise: 2 with PopART's
+        ``partialsTypeMatMuls="half"``, else 4 (PopLibs' float partials)."""
+        return 2 if str(self.session_options.get("partialsTypeMatMuls", "")).lower() == "half" else 4
+
+    @property
+    def matmul_available_memory_proportion(self) -> float:
+        """The matmuls' temporary-memory share of tile memory unless the op sets its own:
+        ``matmulOptions["availableMemoryProportion"]``, else PopLibs' default 0.6 (a value
+        SessionOptions accepted: a number in (0, 1])."""
+        raw = dict(self.session_options.get("matmulOptions") or {}).get("availableMemoryProportion")
+        return float(raw) if raw is not None else DEFAULT_AVAILABLE_MEMORY_PROPORTION

@@ -142,7 +142,7 @@ _META_FIELDS = (
     "created",
 )
 #: meta fields added later: written always, optional when read (older stores lack them)
-_OPTIONAL_META_FIELDS = ("addons_generation", "execution")
+_OPTIONAL_META_FIELDS = ("addons_generation", "execution", "session_options")
 
 
 @dataclass(frozen=True)
@@ -253,6 +253,7 @@ def _meta_items(meta: ReportMeta) -> list[tuple[str, str]]:
         "created": meta.created,
         "addons_generation": meta.addons_generation,
         "execution": meta.execution,
+        "session_options": dict(meta.session_options),
     }
     items = []
     for key in (*_META_FIELDS, *_OPTIONAL_META_FIELDS):
@@ -859,6 +860,10 @@ def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
     if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
         raise ReportFormatError(f"{file}: corrupt report (meta.capabilities is {_json_kind(capabilities)}, "
                                 "expected a list of table names)")
+    session_options = {} if meta["session_options"] is None else meta["session_options"]
+    if not isinstance(session_options, dict):
+        raise ReportFormatError(f"{file}: corrupt report (meta.session_options is {_json_kind(session_options)}, "
+                                "expected an object)")
     config = meta["config"]
     if not isinstance(config, dict):
         raise ReportFormatError(f"{file}: corrupt report (meta.config is not an object)")
@@ -883,6 +888,7 @@ def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
         created=meta["created"],
         addons_generation=meta["addons_generation"],
         execution="numeric" if meta["execution"] is None else meta["execution"],
+        session_options=session_options,
     )
 
 

@@ -324,6 +324,41 @@ def _run_one(
     return info
 
 
+def _session_order(report_file: str) -> tuple[int, str]:
+    """Sort key of a report file by the number of its ``session-N`` directory (newest last)."""
+    top = report_file.split("/", 1)[0]
+    number = top.rpartition("-")[2]
+    return (int(number) if top.startswith("session-") and number.isdigit() else -1, report_file)
+
+
+def _publish_incomplete(jobs: Sequence[Job], staging: Any, final: Path, backend: str, force: bool,
+                        exc: BaseException, total_s: float) -> bool:
+    """Publish an interrupted run when some job had written a Session report: return True then.
+
+    A report file is complete once it exists (the store writes a temporary file and renames it).
+    Every started job without its own run.json gets one with status ``incomplete`` naming the
+    reports kept; the run is then published as a finished one would be (the staging lock is held
+    until the rename). Jobs that never started are left out. Nothing is published (False) when no
+    job has a report, or when publishing fails (the staging directory is then discarded)."""
+    started = [(job, staging.path / job.label) for job in jobs if (staging.path / job.label).is_dir()]
+    if not any(find_report_files(job_dir) for _, job_dir in started):
+        return False
+    try:
+        for job, job_dir in started:
+            if read_run_json(job_dir) is not None:
+                continue
+            reports = find_report_files(job_dir)
+            info = _failed_info(job, backend, f"{exc or 'interrupted'}: stopped before the program finished; "
+                                f"{len(reports)} report(s) written until then kept", now_iso(), total_s, job_dir)
+            info["status"] = "incomplete"
+            info["report_files"] = sorted(reports, key=_session_order, reverse=True)
+            write_json_atomic(job_dir / RUN_JSON, info)
+        _publish(staging, final, force)
+    except Exception:  # noqa: BLE001 - an interrupted run that cannot be kept is discarded as before
+        return False
+    return True
+
+
 Finalizer = Callable[["RunResult", Path], "RunResult"]
 
 
@@ -353,6 +388,7 @@ def execute_jobs(
     environ: Mapping[str, str] | None = None,
     finalize: Finalizer | None = None,
     execution: str | None = None,
+    keep_incomplete: bool = False,
 ) -> RunResult:
     """Run ``jobs`` (each in its own subprocess, ``parallel`` at a time) into ``<out>/<name>/<label>/``.
 
@@ -361,7 +397,9 @@ def execute_jobs(
     the staging directory; it returns the RunResult to publish. Raises OutputExistsError when
     the run exists and not ``force``, EngineOptionsError for a malformed user
     POPLAR_ENGINE_OPTIONS; a failing job never raises (see its status). If interrupted, the
-    subprocesses are stopped, the staging directory removed, and the exception re-raised.
+    subprocesses are stopped, the staging directory removed, and the exception re-raised; with
+    ``keep_incomplete`` (``profile``) a run whose jobs had written a report by then is published
+    instead, each unfinished job with status ``incomplete`` (:func:`_publish_incomplete`).
 
     ``execution`` ("numeric" | "compile-only"; None = ``$PROFCOMPARE_SIM_EXECUTION``, else
     numeric) is how the simulator executes the jobs; compile-only needs the sim backend
@@ -417,9 +455,11 @@ def execute_jobs(
             if progress:
                 progress(FINALIZE_LABEL, "done", {"status": "ok", "error": None})
         replaced = _publish(staging, final, force)
-    except BaseException:
+    except BaseException as exc:
         tracker.terminate_all()
-        staging.discard()
+        if not (keep_incomplete and isinstance(exc, KeyboardInterrupt) and _publish_incomplete(jobs, staging, final, resolved, force, exc,
+                                                                            time.perf_counter() - t0)):
+            staging.discard()
         raise
     finally:
         restore_signals()

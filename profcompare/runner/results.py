@@ -20,7 +20,9 @@ if TYPE_CHECKING:  # pragma: no cover
 STAGES = ("queued", "starting", "building", "compiling", "running", "writing report", "done")
 
 
-STATUSES = ("ok", "oom", "failed")
+#: a job's status: ``incomplete`` when the run was stopped (Ctrl-C, SIGTERM, a timeout) while the
+#: job ran and the Session reports it had already written were kept (execute.py)
+STATUSES = ("ok", "oom", "failed", "incomplete")
 
 
 #: the label progress events of the final step (comparisons, sweep tables) carry

@@ -152,9 +152,10 @@ class RunListing:
 
     @property
     def status(self) -> str:
-        """ok when every job is ok, else the worst status: failed > unknown > oom (see :func:`job_status`)."""
+        """ok when every job is ok, else the worst status: failed > unknown > incomplete > oom (see
+        :func:`job_status`)."""
         statuses = {job_status(info) for _, info in self.jobs}
-        for s in ("failed", "unknown", "oom"):
+        for s in ("failed", "unknown", "incomplete", "oom"):
             if s in statuses:
                 return s
         return "ok"

@@ -55,19 +55,40 @@ def test_ipu_copy_costs_bytes_over_the_ipu_link():
     assert [v for k, v in cyc.items() if k.endswith("ipucopy/External Sync")] == [MK2.global_sync_cycles]
 
 
-def test_io_tiles_hold_landing_data_and_compute_uses_the_rest():
+def _two_loads(io_tiles: int):
+    """Two host loads of 4096 fp32 (16 KiB each): ``x`` as popxl builds it by default, ``z``
+    inside ``popxl.io_tiles()``; each is used by an add on the compute tiles."""
     ir = popxl.Ir()
-    ir.num_io_tiles = 32
+    ir._pb_ir.getSessionOptions().numIOTiles = io_tiles
     with ir.main_graph:
         xs = popxl.h2d_stream((4096,), popxl.float32, "x")
+        zs = popxl.h2d_stream((4096,), popxl.float32, "z")
         x = ops.host_load(xs, "x")
-        y = x + 1.0
+        with popxl.io_tiles():
+            z = ops.host_load(zs, "z")
+        z_compute = ops.io_tile_copy(z)
+        y = x + z_compute
         del y
-    r = compile_program(lower(ir), MK2).report
-    vars_ = r.variables.set_index("name")
-    # the load's landing buffer (16 KiB) is spread over the 32 I/O tiles (tiles 0..31)
-    landing = [n for n in vars_.index if vars_.loc[n, "bytes"] == 16384 and "add" not in n]
-    assert len(landing) == 1 and vars_.loc[landing[0], "tiles"] == 32
+    return compile_program(lower(ir), MK2).report
+
+
+def test_io_tiles_hold_only_what_the_program_puts_there():
+    r = _two_loads(32)
+    tiles = r.variables.set_index("name")["tiles"].to_dict()
+    # z (loaded inside io_tiles()) is spread over the 32 I/O tiles; x, loaded outside, lands on
+    # compute tiles like the copy of z and the add: 16384 B at 128 B per tile (the minimum) = 128
+    assert tiles == {"x_init": 128, "z_init": 32, "z_hostload_iotilecopy": 128, "add_out": 128}
+    nal = r.tiles["not_always_live_peak_bytes"].to_numpy()
+    # by hand: I/O tiles 0..31 hold z only, 16384 / 32 = 512 B each
+    assert (nal[:32] == 512).all()
+    # 128 compute tiles (all past the I/O region) hold x, the copy of z and the sum together at
+    # the add: 3 x 128 B each; no other tile holds anything
+    compute = nal[32:]
+    assert (compute[compute > 0] == 3 * 128).sum() == 128 and (compute > 0).sum() == 128
+    assert int(nal.sum()) == 32 * 512 + 128 * 3 * 128
+
+
+def test_layout_places_io_and_compute_regions():
     lay = Layout(1, 1472, 32)
     assert lay.region(0, "io") == (0, 32) and lay.region(0, "compute") == (32, 1440)
     row = placed_tile_bytes(lay, [4096], [4], [(4096,)], ["float32"], [0], ["io"], datapath_bytes=8,

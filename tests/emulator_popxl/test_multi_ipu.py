@@ -80,8 +80,8 @@ def test_io_tiles_context_and_io_tile_copy():
     prog = lower(ir)
     assert prog.num_io_tiles == 32
     assert prog.tensors[b.id].tile_set == "io" and prog.tensors[c.id].tile_set == "compute"
-    with pytest.raises(NotImplementedError, match="SessionOptions.enableStochasticRounding"):
-        ir._pb_ir.getSessionOptions().enableStochasticRounding = True
+    with pytest.raises(NotImplementedError, match="SessionOptions.autoRecomputation"):
+        ir._pb_ir.getSessionOptions().autoRecomputation = 1
 
 
 def test_single_ipu_program_lowers_without_placement():

@@ -70,10 +70,14 @@ def test_the_survey_follows_the_emulator(compat) -> None:
 
 def test_the_recorded_names_are_names_only(compat) -> None:
     names = compat.load_names()
-    assert set(names) == {"about", "modules", "classes"}
+    assert set(names) == {"about", "modules", "classes", "applications"}
     for group in ("modules", "classes"):
         for owner, listed in names[group].items():
             assert owner.split(".")[0] in ("popxl", "popxl_addons")
+            assert listed == sorted(set(listed)) and all(n.isidentifier() for n in listed)
+        # names the LLM applications use beyond those, the runtime modules they import included
+        for owner, listed in names["applications"][group].items():
+            assert owner.split(".")[0] in ("popxl", "popxl_addons", "popart", "popdist")
             assert listed == sorted(set(listed)) and all(n.isidentifier() for n in listed)
     # a few names every popxl user knows
     assert {"matmul", "relu", "conv", "repeat", "dropout"} <= set(names["modules"]["popxl.ops"])

@@ -163,6 +163,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         samples_per_step=samples_per_step,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         addons_generation=_addons_generation(),
+        session_options=program.session_options,
     )
     from profcompare.emulator.compile.attribution import trace
 

@@ -123,21 +123,44 @@ class CostModel:
         # the contraction is split only as far as needed to use the tiles the output cannot fill
         out_tiles = max(1, self.stats(out.id).tiles_used) if out.id in tensors else 1
         splits = max(1, min(k, -(-tiles // out_tiles)))
-        partial = out.nelms * 4 * splits if splits > 1 else 0
+        partial = out.nelms * self._partial_bytes(op) * splits if splits > 1 else 0
+        # PopLibs plans a matmul's temporaries within availableMemoryProportion of each tile's
+        # memory: temporaries beyond it are produced and used in serial pieces, so only one
+        # piece is live (facts §2.2: the planner's temporaries are bounded by it, default 0.6;
+        # ASSUMPTION: as serial pieces, with the same exchanged bytes and FLOPs; docs section 7)
+        budget = self._available_memory_proportion(op) * self.device.bytes_per_tile * tiles
+        pieces = max(1, math.ceil((copied + partial) / budget)) if budget > 0 else 1
         plan = MatmulPlan(
             tiles=tiles,
             flops=flops,
             dtype=lhs.dtype,
             kept_operand=kept.id,
-            copied_bytes=int(copied),
+            copied_bytes=-(-int(copied) // pieces),
             exchange_bytes_per_tile=-(-int(copied) // tiles),
             contraction_splits=splits,
-            partial_bytes=int(partial),
+            partial_bytes=-(-int(partial) // pieces),
             partial_exchange_bytes_per_tile=-(-int(partial) // tiles),
             reduce_elements_per_tile=-(-out.nelms * splits // tiles) if splits > 1 else 0,
         )
         self._plans[op.id] = plan
         return plan
+
+    def _available_memory_proportion(self, op: OpInfo) -> float:
+        """The share of tile memory a matmul's temporaries may use: the op's own
+        ``available_memory_proportion``, else the session's
+        ``matmulOptions["availableMemoryProportion"]``, else PopLibs' default 0.6."""
+        own = op.attrs.get("available_memory_proportion")
+        if isinstance(own, (int, float)) and not isinstance(own, bool) and own > 0:
+            return float(own)
+        return self.program.matmul_available_memory_proportion
+
+    def _partial_bytes(self, op: OpInfo) -> int:
+        """Bytes per partial of a matmul: the op's own ``partials_type`` when it has one, else
+        the session's ``partialsTypeMatMuls`` (PopART: the per-op type overrides the global one)."""
+        own = op.attrs.get("partials_type")
+        if own:
+            return 2 if str(own) in ("float16", "half") else 4
+        return self.program.matmul_partials_bytes
 
     # -- collectives ---------------------------------------------------------------------
     def ring(self, op: OpInfo) -> Ring:

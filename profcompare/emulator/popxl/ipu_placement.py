@@ -28,6 +28,7 @@ from .graph import Op, add_op
 
 if TYPE_CHECKING:
     from .ir import Ir
+    from .session_options import SessionOptions
     from .tensor import Tensor
 
 
@@ -157,43 +158,13 @@ __all__ = ["UndefinedValue", "io_tile_copy", "ipu_copy", "ipus_per_replica", "op
            "tensor_ipu", "tensor_tile_set"]
 
 
-class SessionOptions:
-    """The part of PopART's session options a popxl script reaches through ``ir._pb_ir``:
-    only ``numIOTiles`` (I/O tiles per IPU). Any other option is refused by name."""
-
-    __slots__ = ("_ir",)
-
-    def __init__(self, ir: Ir) -> None:
-        object.__setattr__(self, "_ir", ir)
-
-    @property
-    def numIOTiles(self) -> int:  # noqa: N802 - PopART's name
-        """I/O tiles per IPU (0 = none)."""
-        return self._ir.num_io_tiles
-
-    @numIOTiles.setter
-    def numIOTiles(self, value: int) -> None:  # noqa: N802 - PopART's name
-        self._ir.num_io_tiles = value
-
-    def __getattr__(self, name: str) -> object:
-        from .errors import SimulatorNotImplementedError, not_implemented_message
-        raise SimulatorNotImplementedError(not_implemented_message(f"popart.SessionOptions.{name}"))
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name == "numIOTiles":
-            object.__setattr__(self, name, value)
-            return
-        from .errors import SimulatorNotImplementedError, not_implemented_message
-        raise SimulatorNotImplementedError(not_implemented_message(f"popart.SessionOptions.{name}"))
-
-
 class PbIr:
     """``ir._pb_ir``: the internal PopART Ir, reduced to ``getSessionOptions()``."""
 
     __slots__ = ("_options", "_ir")
 
     def __init__(self, ir: Ir) -> None:
-        self._options = SessionOptions(ir)
+        self._options = ir._session_options
         self._ir = ir
 
     def getAllGraphs(self) -> list[object]:  # noqa: N802 - PopART's name
@@ -202,7 +173,7 @@ class PbIr:
         return list(self._ir._graphs.values())
 
     def getSessionOptions(self) -> SessionOptions:  # noqa: N802 - PopART's name
-        """The session options (only ``numIOTiles`` is simulated)."""
+        """The Ir's session options (session_options.py), the same object on every call."""
         return self._options
 
     def __getattr__(self, name: str) -> object:

@@ -117,8 +117,17 @@ class Ir:
         self._num_io_tiles = value
 
     @property
+    def _session_options(self) -> Any:
+        """PopART's session options of this Ir (session_options.SessionOptions), made on first use."""
+        found = self.__dict__.get("_session_options_object")
+        if found is None:
+            from .session_options import SessionOptions
+            found = self.__dict__["_session_options_object"] = SessionOptions(self)
+        return found
+
+    @property
     def _pb_ir(self) -> Any:
-        """The internal Ir, reduced to ``getSessionOptions().numIOTiles`` (ipu_placement.PbIr)."""
+        """The internal Ir, reduced to ``getSessionOptions()`` and ``getAllGraphs()`` (ipu_placement.PbIr)."""
         from .ipu_placement import PbIr
         return PbIr(self)
 

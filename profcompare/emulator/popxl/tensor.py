@@ -12,8 +12,9 @@ flushes it (see ``Session``); a read-only memmap disables copying weights to the
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
@@ -502,6 +503,13 @@ class TensorByRef(Tensor):
     __slots__ = ()
 
 
+ScalarType = Union[int, float, bool]
+#: host data popxl turns into a tensor (popxl's tensor.py also adds ``torch.Tensor`` when torch
+#: imports; the simulator adds it when the program has imported torch, so that loading the
+#: emulator never imports torch itself -- the alias is only used in annotations)
+HostTensor: Any = Union[np.ndarray, Iterable[ScalarType]]
+if "torch" in sys.modules:
+    HostTensor = Union[HostTensor, sys.modules["torch"].Tensor]
 HostScalarTensor = Any
 TensorLike = Any
 

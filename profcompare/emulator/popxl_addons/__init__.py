@@ -68,6 +68,12 @@ from profcompare.emulator.popxl_addons.task_session import write_variables_pb
 from profcompare.emulator.popxl_addons.utils import OrderedDict, WeightsDict, timer
 from profcompare.emulator.popxl_addons.variable_factory import NamedVariableFactories, VariableFactory, add_variable_input
 
+from profcompare.emulator.popxl_addons import patterns  # noqa: E402,F401 - popxl_addons.patterns
+
+#: the popxl-addons commit an installed copy reports (its setup writes it; Graphcore's
+#: applications record it in their run config). The simulator names itself instead.
+GIT_COMMIT = "profcompare-sim " + __import__("profcompare._version", fromlist=["__version__"]).__version__
+
 # importing the submodule bound the package attribute ``seed_variable`` to it; popxl-addons 3.4
 # binds the function there (3.0 has neither), so the name is resolved by __getattr__
 globals().pop("seed_variable", None)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import numpy as np
+
 from .. import dtypes
 from ..graph import check_in_graph
 from ..tensor import Tensor
@@ -37,10 +39,14 @@ def _reduction(reduction: str) -> str:
     return reduction
 
 
-def _loss_shapes(api: str, probs: Tensor, labels: Tensor) -> None:
+def _loss_shapes(api: str, probs: Tensor, labels: Tensor, flattened: bool = False) -> None:
     if probs.rank == 0:
         raise ValueError(f"{api}: invalid shape for the probabilities {probs.id} ({probs.shape})")
-    if labels.shape != probs.shape[:-1]:
+    rows = int(np.prod(probs.shape[:-1], dtype=np.int64))
+    if flattened and labels.nelms != rows:
+        raise ValueError(f"{api}: the label tensor {labels.id} {labels.shape} must have {rows} elements, one per "
+                         f"row of the probabilities tensor {probs.id} {probs.shape} (all but its final dimension)")
+    if not flattened and labels.shape != probs.shape[:-1]:
         raise ValueError(f"{api}: the label tensor {labels.id} {labels.shape} must have shape {probs.shape[:-1]} to "
                          f"match all but the final dimension of the probabilities tensor {probs.id} {probs.shape}")
     if not labels.dtype.is_int:
@@ -84,7 +90,10 @@ def nll_loss_with_softmax_grad(probs: Tensor, labels: Tensor, loss_grad: Any = 1
     lg = ensure_tensor(loss_grad, dtypes.float32)
     check_in_graph(gcg(), probs=probs, labels=labels, loss_grad=lg)
     red = _reduction(reduction)
-    _loss_shapes(api, probs, labels)
+    # PopART's NlllWithSoftmaxGradDirectOp::setup checks no label shape (op/softmax.cpp) and its
+    # Poplar lowering flattens probs to [rows, classes] and labels to [rows] (popx/op/nllx.cpp):
+    # any labels with one element per row are accepted
+    _loss_shapes(api, probs, labels, flattened=True)
     if red == "none" and lg.nelms != 1 and lg.shape != labels.shape:
         raise ValueError(f"{api}: loss_grad {lg.shape} must be a scalar or have the labels' shape {labels.shape}")
     if red != "none" and lg.nelms != 1:

@@ -1,0 +1,241 @@
+"""Run Graphcore's popxl LLM applications unmodified under ``profcompare profile --compile-only``
+at every configuration their entry points offer, and print what compiles.
+
+    python tools/llm_programs.py EXAMPLES/nlp                  # every app found, every config
+    python tools/llm_programs.py EXAMPLES/nlp --apps gpt_j,t5 --timeout 900 --tests
+
+``EXAMPLES/nlp`` is your own checkout of graphcore/examples' ``nlp`` directory: nothing of it is
+part of this project. An application is a directory ``APP/popxl`` with ``config/*.yml``; its
+entry points are the scripts of that directory (``run_*.py`` left out: they read data sets and
+pretrained checkpoints) whose ``__main__`` builds their config from ``"NAME.yml", "KEY"`` (the
+presets key, ``release`` or ``phased``). Every configuration under that key of that file is one
+run: ``SCRIPT --config NAME`` in the application's directory, compile-only, with a timeout. A
+run stopped by the timeout gets SIGTERM, so ``profile`` keeps the Session reports written until
+then (status ``incomplete``). ``--tests`` also runs each application's own tests numerically
+(``profile -m pytest tests``; their ``tests/integration/execution`` start the entry points as child
+``python3`` processes, which run on the simulator too).
+
+The Python running this script runs the applications: it needs what they import (their
+requirements) besides profcompare. For each run the table gives the status (ok, oom, failed,
+incomplete; the one-line reason otherwise), the Sessions reported, the fullest tile of the last
+Session's report (share of tile memory, tiles over budget), seconds and the peak resident memory
+of the run's largest process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: ``"finetuning.yml", "release"`` in an entry point's source (newlines allowed between them)
+_CONFIG_USE = re.compile(r"""["']([\w.-]+)\.yml["']\s*,\s*["']([\w.-]+)["']""")
+#: the last lines profcompare prints about a failed run start with this
+_FAILURE = "profcompare:"
+#: seconds a stopped ``profile`` gets to publish what it has before it is killed
+_GRACE_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run: an application, its entry point and one of its configurations."""
+
+    app: str
+    script: str
+    config: str
+    cwd: Path
+
+    @property
+    def name(self) -> str:
+        """The run's name under the output directory (characters profcompare refuses replaced)."""
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{self.app}-{Path(self.script).stem}-{self.config}")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a run ended: its job status (run.json), reason, Sessions, the fullest tile, time, RSS."""
+
+    run: Run
+    status: str
+    reason: str
+    sessions: int
+    fullest_tile_pct: float | None
+    tiles_over_budget: int | None
+    seconds: float
+    peak_rss_mib: float
+
+
+def applications(root: Path, only: Sequence[str] = ()) -> list[Path]:
+    """The application directories (``APP/popxl`` with a ``config`` directory) under ``root``,
+    sorted; only those named in ``only`` when it is given."""
+    found = sorted(p.parent for p in root.glob("*/popxl/config") if p.is_dir())
+    return [p for p in found if not only or p.parent.name in only]
+
+
+def entry_points(app_dir: Path) -> Iterator[tuple[str, str, str]]:
+    """(script, yml stem, presets key) for every entry point of the application."""
+    for script in sorted(app_dir.glob("*.py")):
+        if script.name.startswith("run_"):
+            continue
+        source = script.read_text(encoding="utf-8", errors="replace")
+        if "__main__" not in source:
+            continue
+        main = source[source.rindex("__main__"):] if "def main" not in source else source[source.index("def main"):]
+        found = _CONFIG_USE.search(main)
+        if found:
+            yield script.name, found.group(1), found.group(2)
+
+
+def configurations(config_file: Path, key: str) -> list[str]:
+    """The configuration names under ``key`` of a YAML config file (empty when it has none)."""
+    import yaml
+
+    data = yaml.safe_load(config_file.read_text(encoding="utf-8")) or {}
+    section = data.get(key) if isinstance(data, dict) else None
+    return [str(name) for name in section] if isinstance(section, dict) else []
+
+
+def plan(root: Path, only: Sequence[str] = ()) -> list[Run]:
+    """Every (application, entry point, configuration) run under ``root``."""
+    runs = []
+    for app_dir in applications(root, only):
+        for script, stem, key in entry_points(app_dir):
+            config_file = app_dir / "config" / f"{stem}.yml"
+            if config_file.is_file():
+                runs += [Run(app_dir.parent.name, script, name, app_dir) for name in configurations(config_file, key)]
+    return runs
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int, float, bool]:
+    """Wait for ``proc`` (SIGTERM at ``timeout``, SIGKILL after the grace period): (exit status,
+    peak RSS in MiB of the largest process of its tree that was waited for, timed out)."""
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return proc.returncode, usage.ru_maxrss / 1024, timed_out
+        now = time.monotonic()
+        if now > deadline and not timed_out:
+            timed_out = True
+            proc.send_signal(signal.SIGTERM)
+            deadline = now + _GRACE_SECONDS
+        elif now > deadline:
+            proc.kill()
+        time.sleep(0.2)
+
+
+def _job_info(out: Path, run: Run) -> tuple[dict[str, Any] | None, Path | None]:
+    jobs = sorted((out / run.name).glob("*/run.json"))
+    if not jobs:
+        return None, None
+    return json.loads(jobs[-1].read_text(encoding="utf-8")), jobs[-1].parent
+
+
+def _fullest_tile(job_dir: Path, info: dict[str, Any]) -> tuple[float | None, int | None]:
+    files = info.get("report_files") or []
+    if not files:
+        return None, None
+    import profcompare
+
+    report = profcompare.open_report(job_dir / files[0])
+    summary = report.summary()
+    budget = report.meta.target.bytes_per_tile
+    return 100.0 * float(summary["max_tile_bytes"]) / budget, int(summary["tiles_over_budget"])
+
+
+def execute(run: Run, out: Path, timeout: float, argv: Sequence[str]) -> Outcome:
+    """Run one configuration (``argv`` after ``profile``'s own options) and return its outcome."""
+    command = [sys.executable, "-m", "profcompare", "profile", "-q", "--out", str(out), "--name", run.name,
+               "--force", *argv]
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, cwd=run.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    stderr_chunks: list[bytes] = []
+    import threading
+
+    reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    code, rss, timed_out = _wait(proc, timeout)
+    reader.join(timeout=5)
+    seconds = time.perf_counter() - start
+    stderr = b"".join(stderr_chunks).decode(errors="replace")
+    info, job_dir = _job_info(out, run)
+    failures = [line for line in stderr.splitlines() if line.startswith(_FAILURE)]
+    if info is None:
+        status = "timeout" if timed_out else "failed"
+        reason = f"stopped after {timeout:.0f} s with no report" if timed_out else (failures[-1] if failures else f"exit {code}")
+        return Outcome(run, status, reason, 0, None, None, seconds, rss)
+    status = str(info.get("status"))
+    reason = "" if status == "ok" else str(info.get("error") or (failures[-1] if failures else f"exit {code}"))
+    if timed_out:
+        reason = f"timed out after {timeout:.0f} s; " + reason
+    fullest, over = _fullest_tile(job_dir, info) if job_dir is not None else (None, None)
+    return Outcome(run, status, " ".join(reason.split())[:160], len(info.get("report_files") or []), fullest, over,
+                   seconds, rss)
+
+
+def table(outcomes: Sequence[Outcome]) -> str:
+    """A Markdown table, one row per run."""
+    lines = ["| app | entry point | config | status | Sessions | fullest tile | tiles over budget | s | peak RSS MiB | reason |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|---|"]
+    for o in outcomes:
+        fullest = f"{o.fullest_tile_pct:.0f}%" if o.fullest_tile_pct is not None else "-"
+        over = str(o.tiles_over_budget) if o.tiles_over_budget is not None else "-"
+        reason = o.reason.replace("|", "\\|")
+        lines.append(f"| {o.run.app} | {o.run.script} | {o.run.config} | {o.status} | {o.sessions} | {fullest} | "
+                     f"{over} | {o.seconds:.1f} | {o.peak_rss_mib:.0f} | {reason} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the applications' configurations and print the table; 0 once every run was tried
+    (a run's own failure is a row of the table), 2 for bad options."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("root", type=Path, help="graphcore/examples' nlp directory (APP/popxl/config/*.yml)")
+    parser.add_argument("--apps", default="", help="comma-separated application directories (default: all)")
+    parser.add_argument("--config", default="", help="comma-separated configuration names (default: all)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run (then SIGTERM)")
+    parser.add_argument("--tests", action="store_true", help="also run each application's tests (numerically)")
+    parser.add_argument("--out", type=Path, default=None, help="where the runs go (default: a temporary directory)")
+    args = parser.parse_args(argv)
+    if not args.root.is_dir():
+        parser.error(f"{args.root}: not a directory")
+    if args.timeout <= 0:
+        parser.error("--timeout must be positive")
+    only = [a for a in args.apps.split(",") if a]
+    runs = plan(args.root.resolve(), only)
+    wanted = [c for c in args.config.split(",") if c]
+    runs = [r for r in runs if not wanted or r.config in wanted]
+    if not runs:
+        parser.error(f"{args.root}: no application entry point with a config file found")
+    with tempfile.TemporaryDirectory(prefix="llm-programs-") as scratch:
+        out = (args.out or Path(scratch) / "runs").resolve()
+        outcomes = []
+        for run in runs:
+            outcomes.append(execute(run, out, args.timeout, ["--compile-only", run.script, "--config", run.config]))
+            print(f"{run.app} {run.script} {run.config}: {outcomes[-1].status}", file=sys.stderr, flush=True)
+        if args.tests:
+            for app_dir in applications(args.root.resolve(), only):
+                if (app_dir / "tests").is_dir():
+                    test_run = Run(app_dir.parent.name, "tests", "tests", app_dir)
+                    outcomes.append(execute(test_run, out, args.timeout * 4,
+                                            ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]))
+                    print(f"{test_run.app} tests: {outcomes[-1].status}", file=sys.stderr, flush=True)
+        print(table(outcomes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
