@@ -509,7 +509,8 @@ ScalarType = Union[int, float, bool]
 #: emulator never imports torch itself -- the alias is only used in annotations)
 HostTensor: Any = Union[np.ndarray, Iterable[ScalarType]]
 if "torch" in sys.modules:
-    HostTensor = Union[HostTensor, sys.modules["torch"].Tensor]
+    _TORCH_TENSOR = sys.modules["torch"].Tensor
+    HostTensor = Union[HostTensor, _TORCH_TENSOR]
 HostScalarTensor = Any
 TensorLike = Any
 
