@@ -24,22 +24,11 @@ from profcompare.commands._common import print_table
 def sweep_table(result: Any) -> Any:
     """A :class:`~profcompare.render.sections.Table` of a sweep: one row per point with the swept
     knobs, status and metrics."""
-    from profcompare.render.format import format_bytes, format_cycles, format_rate, format_seconds, metric_label
+    from profcompare.render.format import SWEEP_METRIC_FORMATS, metric_label
     from profcompare.render.sections import Cell, Column, Table
 
     # headers spelled as every other summary (metric_label); the fitted table wraps them
-    columns = [
-        (metric, metric_label(metric), fmt) for metric, fmt in (
-            ("always_live_bytes", format_bytes),
-            ("not_always_live_peak_bytes", format_bytes),
-            ("code_bytes", format_bytes),
-            ("streaming_memory_bytes", format_bytes),
-            ("cycles_per_step", format_cycles),
-            ("host_seconds_per_step", format_seconds),
-            ("seconds_per_step", format_seconds),
-            ("samples_per_second", format_rate),
-        )
-    ]
+    columns = [(metric, metric_label(metric), fmt) for metric, fmt in SWEEP_METRIC_FORMATS]
     header = (*(Column(knob, True) for knob in result.swept), Column("status"),
               *(Column(title, True) for _, title, _ in columns))
     tones = {"ok": "good", "oom": "bad", "failed": "bad"}

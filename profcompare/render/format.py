@@ -222,7 +222,22 @@ def describe_target(meta: ReportMeta) -> str:
     )
 
 
+
+#: the metrics a sweep tabulates after its knobs, in order, each with its formatter (the terminal
+#: table, sweep.html and the sweep figure)
+SWEEP_METRIC_FORMATS = (
+    ("always_live_bytes", format_bytes),
+    ("not_always_live_peak_bytes", format_bytes),
+    ("code_bytes", format_bytes),
+    ("streaming_memory_bytes", format_bytes),
+    ("cycles_per_step", format_cycles),
+    ("host_seconds_per_step", format_seconds),
+    ("seconds_per_step", format_seconds),
+    ("samples_per_second", format_rate),
+)
+
 __all__ = [
+    "SWEEP_METRIC_FORMATS",
     "HIGHER_IS_BETTER",
     "METRIC_LABELS",
     "MISSING",

@@ -21,11 +21,9 @@ from profcompare.render.plots import thin_tick_labels
 
 from profcompare.render.json_out import frame_records
 from profcompare.render.format import (
-    format_bytes,
-    format_cycles,
+    SWEEP_METRIC_FORMATS,
     format_knob_value,
     format_rate,
-    format_seconds,
 )
 
 #: memory series of the left panel: metric -> legend text
@@ -38,18 +36,6 @@ MEMORY_SERIES: tuple[tuple[str, str], ...] = (
 _COLOURS = ("#3b6fb6", "#e08a1e", "#8e44ad", "#2e9a47")
 _THROUGHPUT_COLOUR = "#c0392b"
 _BYTE_UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB")
-
-#: table columns after the knobs: (metric, formatter)
-_METRIC_FORMATS = (
-    ("always_live_bytes", format_bytes),
-    ("not_always_live_peak_bytes", format_bytes),
-    ("code_bytes", format_bytes),
-    ("streaming_memory_bytes", format_bytes),
-    ("cycles_per_step", format_cycles),
-    ("host_seconds_per_step", format_seconds),
-    ("seconds_per_step", format_seconds),
-    ("samples_per_second", format_rate),
-)
 
 
 def _x_labels(table: pd.DataFrame, swept: Sequence[str]) -> list[str]:
@@ -175,7 +161,7 @@ def sweep_nway(table: pd.DataFrame, swept: Sequence[str], reports: Mapping[str, 
     extra = {label: {k: record[k] for k in swept} for label, record in zip(labels, table.to_dict("records"), strict=True)}
     if reports is not None:
         return nway_table([(label, reports.get(label)) for label in labels], statuses=statuses, extra=extra)
-    metrics = [m for m, _ in _METRIC_FORMATS if m in table.columns]  # tables written before a metric existed
+    metrics = [m for m, _ in SWEEP_METRIC_FORMATS if m in table.columns]  # tables written before a metric existed
     values = table.set_index("point")[metrics].T
     return nway_from_values(values, statuses=statuses, extra=extra)
 
