@@ -14,11 +14,13 @@ import pytest
 
 from profcompare.emulator import popxl
 from profcompare.emulator import popxl_addons as addons
-from profcompare.emulator.popxl import execution, ops
+from profcompare.emulator.popxl import ops
 from profcompare.emulator.popxl_addons.init_spec import spec_without_calling
 from profcompare.readers.store import read_report
 from profcompare.runner import resolve_config
 from workloads import find_variant
+
+from .forbid import forbid_numeric_execution
 
 TABLES = ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers")
 
@@ -35,20 +37,6 @@ def _mode(monkeypatch: pytest.MonkeyPatch, directory: Path, compile_only: bool) 
         monkeypatch.setenv("PROFCOMPARE_SIM_EXECUTION", "compile-only")
     else:
         monkeypatch.delenv("PROFCOMPARE_SIM_EXECUTION", raising=False)
-
-
-class _Forbidden:
-    """Makes every numeric kernel, the numeric executor and its device state fail."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        def fail(*args, **kwargs):
-            raise AssertionError("numeric execution in compile-only mode")
-
-        monkeypatch.setattr(execution.Executor, "__init__", fail)
-        monkeypatch.setattr(execution.Executor, "run", fail)
-        monkeypatch.setattr(execution.DeviceState, "__init__", fail)
-        for name in list(execution._KERNELS):
-            monkeypatch.setitem(execution._KERNELS, name, fail)
 
 
 class CountingInit:
@@ -139,7 +127,7 @@ def test_module_training_compile_only_calls_no_init_function_and_reports_as_nume
     # numeric: per factory a test call and a peek at construction, then per init one value per
     # replica group, the first being the peeked one: weight 2 + (0 + 1), bias (2 groups) 2 + (1 + 2)
     assert numeric_calls == 8 and numeric_out.any()
-    _Forbidden(monkeypatch)
+    forbid_numeric_execution(monkeypatch)
     abstract, abstract_calls, abstract_out = _run_training(tmp_path, monkeypatch, compile_only=True)
     assert abstract_calls == 0
     assert abstract_out.shape == (2, 2, 4, 16) and abstract_out.dtype == np.float32 and not abstract_out.any()
@@ -157,7 +145,7 @@ def test_mnist_workload_compile_only_reports_as_numeric(tmp_path, monkeypatch, v
     losses = {}
     for compile_only in (False, True):
         if compile_only:
-            _Forbidden(monkeypatch)
+            forbid_numeric_execution(monkeypatch)
         directory = tmp_path / str(compile_only)
         _mode(monkeypatch, directory, compile_only)
         losses[compile_only] = workload.run(variant, config).losses

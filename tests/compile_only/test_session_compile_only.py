@@ -17,9 +17,11 @@ import pandas.testing as pdt
 import pytest
 
 from profcompare.emulator import popxl
-from profcompare.emulator.popxl import execution, ops
+from profcompare.emulator.popxl import ops
 from profcompare.emulator.popxl.errors import CompileOnlyWarning, SessionInputError
 from profcompare.readers.store import read_report
+
+from .forbid import forbid_numeric_execution
 
 COMPILE_ONLY = {"PROFCOMPARE_SIM_EXECUTION": "compile-only"}
 
@@ -73,21 +75,10 @@ def _profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compile_only: bool
     return read_report(directory / "profile.sqlite"), outputs, t, session
 
 
-def _forbid_numeric_execution(monkeypatch: pytest.MonkeyPatch) -> None:
-    def fail(*args, **kwargs):
-        raise AssertionError("the numeric executor ran in compile-only mode")
-
-    monkeypatch.setattr(execution.Executor, "__init__", fail)
-    monkeypatch.setattr(execution.Executor, "run", fail)
-    monkeypatch.setattr(execution.DeviceState, "__init__", fail)
-    for name in list(execution._KERNELS):
-        monkeypatch.setitem(execution._KERNELS, name, fail)
-
-
 def test_compile_only_report_tables_are_those_of_numeric_execution(tmp_path, monkeypatch):
     numeric, numeric_out, t, _ = _profile(tmp_path, monkeypatch, compile_only=False)
     assert numeric_out[0][t["y"]].any()  # the numeric run computes values
-    _forbid_numeric_execution(monkeypatch)
+    forbid_numeric_execution(monkeypatch)
     abstract, abstract_out, t2, _ = _profile(tmp_path, monkeypatch, compile_only=True)
     assert numeric.meta.execution == "numeric" and abstract.meta.execution == "compile-only"
     assert len(abstract.execution) and len(abstract.liveness) and len(abstract.variables)
@@ -100,7 +91,7 @@ def test_compile_only_report_tables_are_those_of_numeric_execution(tmp_path, mon
 
 
 def test_compile_only_keeps_no_host_data_and_reads_back_zeros(tmp_path, monkeypatch):
-    _forbid_numeric_execution(monkeypatch)
+    forbid_numeric_execution(monkeypatch)
     _, _, t, session = _profile(tmp_path, monkeypatch, compile_only=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
