@@ -20,32 +20,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from profcompare.emulator.compile import compile_program
-from profcompare.emulator.compile.cycles import CostModel
-from profcompare.emulator.compile.liveness import Instances, instances, step_totals, tile_peaks
-from profcompare.emulator.compile.memory import build_storage
-from profcompare.emulator.compile.placement import layout_of
-from profcompare.emulator.compile.programs import lower_to_steps
+from profcompare.emulator.compile.liveness import Instances, step_totals, tile_peaks
 from profcompare.emulator.compile.synthetic import ProgramBuilder, mlp_inference_program, mlp_program
-from profcompare.emulator.targets import get_device
+
+from .compile_stages import compile_stages
 
 F = 1000 * 4
 W, X, Y = 64 * 2 * 4, 4 * 64 * 4, 4 * 2 * 4  # 512, 1024, 32 B
 COPIES = 3 * W  # 1,536 B
 PARTIALS = 4 * 2 * 4 * 8  # 256 B
-
-
-def _pipeline(program):
-    """The compile model's steps, storage rows and liveness instances of ``program`` (the first
-    stages of compile_program, on the default Mk2 device)."""
-    device = get_device(None)
-    layout = layout_of(program, device.tiles_per_ipu)
-    costs = CostModel(program, device, layout.compute_tiles)
-    splits = {op.id: costs.matmul_plan(op).contraction_splits > 1 for op in program.ops.values()
-              if op.type.startswith("MatMul") and op.inputs and op.outputs}
-    steps = lower_to_steps(program, splits)
-    storage = build_storage(program, steps, costs, device, layout.total_tiles, layout)
-    nal_rows = {t: r for t, r in storage.row_of.items() if storage.storage[r] in ("intermediate", "variable")}
-    return steps, storage, instances(program, steps, nal_rows, storage.temp_rows)
 
 
 def _matmul_program(called: bool = False):
@@ -127,7 +110,7 @@ def test_the_ledger_of_the_matmul_adds_up_to_the_summary() -> None:
 
 def test_temporaries_of_a_called_matmul_are_live_per_call_under_its_call_path() -> None:
     program = _matmul_program(called=True)
-    steps, storage, inst = _pipeline(program)
+    steps, storage, inst = compile_stages(program)
     assert len(inst.path) == len(inst.row) == len(inst.first) == len(inst.last)
     calls = [op.id for op in program.ops.values() if op.type == "Call"]
     names = [storage.names[r] for r in inst.row.tolist()]
@@ -146,7 +129,7 @@ def test_temporaries_of_a_called_matmul_are_live_per_call_under_its_call_path() 
 
 
 def _temporaries_stay_inside_their_op(program) -> int:
-    steps, storage, inst = _pipeline(program)
+    steps, storage, inst = compile_stages(program)
     temp_of_row = {row: temp for pairs in storage.temp_rows.values() for row, temp in pairs}
     op_steps: dict[str, list[range]] = {}
     for entry, (s, t) in zip(program.schedule, steps.exec_ranges):
@@ -330,7 +313,7 @@ def test_tile_peaks_hand_worked_across_block_boundaries() -> None:
 
 def test_tile_peaks_of_a_compiled_program_do_not_depend_on_the_block_size() -> None:
     program = mlp_program(2, grad_accum=2)
-    steps, storage, inst = _pipeline(program)
+    steps, storage, inst = compile_stages(program)
     n = steps.num_executed
     assert n > 64
     reference = tile_peaks(inst, storage.tile_bytes, storage.interleaved, n)

@@ -17,7 +17,7 @@ import pytest
 
 from profcompare.emulator.compile import compile_program
 from profcompare.emulator.compile.cycles import CostModel
-from profcompare.emulator.compile.liveness import instances, tile_peaks
+from profcompare.emulator.compile.liveness import tile_peaks
 from profcompare.emulator.compile.mapping import mapping_offset
 from profcompare.emulator.compile.memory import (
     NON_INTERLEAVED_CATEGORIES,
@@ -26,10 +26,10 @@ from profcompare.emulator.compile.memory import (
     build_storage,
     tile_memory,
 )
-from profcompare.emulator.compile.placement import layout_of
-from profcompare.emulator.compile.programs import lower_to_steps
 from profcompare.emulator.compile.synthetic import ProgramBuilder, mlp_inference_program, mlp_program
 from profcompare.emulator.targets import MK2
+
+from .compile_stages import compile_stages
 
 TINY = MK2.replace(tiles_per_ipu=4)
 BOUNDARY = TINY.non_interleaved_bytes  # 212,992 B: 208 KiB
@@ -254,7 +254,7 @@ def test_storage_rows_are_the_tensors_owning_memory_then_the_temporaries():
     (z,) = b.op("Add", [y, cv], [("z", (8, 32), "float32")], flops=256, name="add")
     b.op("HostStore", [z], attrs={"stream": "z"}, name="store_z")
     program = b.build()
-    steps, storage, _ = _pieces(program, TINY)
+    steps, storage, _ = compile_stages(program, TINY)
     # one IPU without I/O tiles: mapping with or without the layout is the same
     plain = build_storage(program, steps, CostModel(program, TINY, 4), TINY, 4)
     np.testing.assert_array_equal(plain.tile_bytes, storage.tile_bytes)
@@ -363,17 +363,6 @@ def test_a_matmul_on_the_second_ipu_keeps_its_temporaries_there():
 # -- invariants over larger programs -----------------------------------------------------------
 
 
-def _pieces(program, device=MK2):
-    layout = layout_of(program, device.tiles_per_ipu)
-    costs = CostModel(program, device, layout.compute_tiles)
-    splits = {op.id: costs.matmul_plan(op).contraction_splits > 1 for op in program.ops.values()
-              if op.type.startswith("MatMul") and op.inputs and op.outputs}
-    steps = lower_to_steps(program, splits)
-    storage = build_storage(program, steps, costs, device, layout.total_tiles, layout)
-    nal = {t: r for t, r in storage.row_of.items() if storage.storage[r] in ("intermediate", "variable")}
-    return steps, storage, instances(program, steps, nal, storage.temp_rows)
-
-
 PROGRAMS = {
     "mlp_training": lambda: mlp_program(2, hidden=64, in_features=32, out_features=10, replicas=2),
     "mlp_remote_sharded": lambda: mlp_program(2, hidden=64, in_features=32, out_features=10, replicas=2,
@@ -385,7 +374,7 @@ PROGRAMS = {
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 @pytest.mark.parametrize("block", [1, 2, 7])
 def test_tile_peaks_do_not_depend_on_the_block_size(name, block):
-    steps, storage, inst = _pieces(PROGRAMS[name]())
+    steps, storage, inst = compile_stages(PROGRAMS[name]())
     n = steps.num_executed
     assert n > 2 * block
     ref = tile_peaks(inst, storage.tile_bytes, storage.interleaved, n)  # one block of 1,024 steps
@@ -396,7 +385,7 @@ def test_tile_peaks_do_not_depend_on_the_block_size(name, block):
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_temporaries_live_inside_their_ops_steps(name):
-    steps, storage, inst = _pieces(PROGRAMS[name]())
+    steps, storage, inst = compile_stages(PROGRAMS[name]())
     n_tensors = len(storage.row_of)
     temp_rows = {r: tp for rows in storage.temp_rows.values() for r, tp in rows}
     assert temp_rows, "the program has matmul temporaries"
