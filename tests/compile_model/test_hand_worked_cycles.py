@@ -11,18 +11,16 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import numpy as np
 import pytest
 
-from profcompare.emulator import popxl
 from profcompare.emulator.compile import compile_program
 from profcompare.emulator.compile.cycles import PHASE_INDEX, CostModel, MatmulPlan, Ring, TensorStats, static_cycles
 from profcompare.emulator.compile.placement import layout_of
 from profcompare.emulator.compile.synthetic import ProgramBuilder
-from profcompare.emulator.lowering import lower
-from profcompare.emulator.popxl import ops
 from profcompare.emulator.program import OpInfo
 from profcompare.emulator.targets import MK2
+
+from .test_static_cycles_code_load import _loading_program
 
 TINY = MK2.replace(tiles_per_ipu=4)
 
@@ -208,19 +206,6 @@ def test_a_collective_of_an_unknown_tensor_moves_nothing():
     assert costs.ring(OpInfo("op", "main", "ReplicatedAllReduce", "c", ("nowhere",), (), (), 0, {})) == Ring(
         4, 0, 0, 0)
     assert costs.ring(OpInfo("op", "main", "ReplicatedAllReduce", "c", (), (), (), 0, {})) == Ring(4, 0, 0, 0)
-
-
-def _loading_program(replicas: int):
-    """main: remote_code_load(body), call(body, x); body adds x to itself."""
-    ir = popxl.Ir()
-    ir.replication_factor = replicas
-    with ir.main_graph:
-        x = popxl.variable(np.ones((8,), np.float32), name="x")
-    g = ir.create_graph(lambda a: a + a, x)
-    with ir.main_graph, popxl.in_sequence(True):
-        ops.remote_code_load(g, "executable")
-        ops.call(g, x)
-    return lower(ir), g
 
 
 @pytest.mark.parametrize(("replicas", "sharing"), [(1, 1), (2, 2), (4, 4), (8, 4)])

@@ -22,9 +22,10 @@ from profcompare.emulator.targets import get_device
 MK2 = get_device("mk2")
 
 
-def _loading_program():
+def _loading_program(replicas: int = 1):
     """main: remote_code_load(body), call(body, x); body adds x to itself."""
     ir = popxl.Ir()
+    ir.replication_factor = replicas
     with ir.main_graph:
         x = popxl.variable(np.ones((8,), np.float32), name="x")
     g = ir.create_graph(lambda a: a + a, x)
