@@ -19,6 +19,9 @@ Conventions chosen here
   body is expanded once per iteration, with an ``ExecStep`` of phase ``"iterate"`` between
   iterations (the loop-carried copies); a conditional expands one branch (see :func:`_branch`).
   ``RemoteCodeLoad`` records carry ``code_graph`` (the id of the graph whose code is loaded).
+  Calls carry ``constant_inputs`` = {graph input id: value} for integer scalar constants passed
+  to the called graph, and Add / Sub records (:data:`INTEGER_ARITHMETIC`) {input id: value} for
+  their integer scalar constant inputs (a loop counter's ``n + 1``).
 - The pass-through op ending a popxl-addons custom op built from popxl ops (``CrossEntropySharded``,
   ``LayerNormDistributed``, ...) lowers to an ``Alias`` record (a view: no program steps)
   whose outputs alias the values it passes and whose ``custom_op`` attribute is the op's type.
@@ -266,6 +269,10 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
+#: op types whose integer scalar constant inputs are recorded (``attrs["constant_inputs"]``)
+INTEGER_ARITHMETIC = frozenset({"Add", "Sub", "AddLhsInplace"})
+
+
 def _int_scalar(t: Any) -> int | None:
     """The value of ``t`` when it is a one-element integer constant, else None."""
     if not isinstance(t, Constant) or getattr(t, "_data", None) is None:
@@ -304,6 +311,12 @@ def _op_info(op: Op, gid: dict[Graph, str], aliases: dict[Tensor, Tensor]) -> Op
         attrs["constant_inputs"] = {g.id: _int_scalar(p) for g, p in zip(callee._inputs, g_ins)
                                     if _int_scalar(p) is not None}
         attrs.update(_control_attrs(op, gid))
+    elif op.type in INTEGER_ARITHMETIC:
+        # integer scalar constants of the arithmetic a loop counter takes (``n + 1``): attribution
+        # follows the layer index of a repeat to the buffer entry each iteration transfers
+        constants = {t.id: _int_scalar(t) for t in op.inputs if _int_scalar(t) is not None}
+        if constants:
+            attrs["constant_inputs"] = constants
     if op.type == "RemoteCodeLoad":
         attrs["code_graph"] = gid[op.attrs["code_graph"]]
     if "stream" in op.attrs:
