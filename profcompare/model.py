@@ -679,6 +679,12 @@ class ReportMeta:
     #: ``partialsTypeMatMuls``, ``engineOptions``, ...; docs/ipu-model.md "Session options").
     #: Empty for reports without them (Poplar profiles, older stores)
     session_options: Mapping[str, Any] = field(default_factory=dict)
+    #: how the replicas and tiles are laid out (simulated reports; empty for reports without it):
+    #: ``io_tiles_per_ipu`` (int: the first tiles of each IPU set aside for I/O) and
+    #: ``replica_groupings`` (a list, one entry per replica grouping the program's collectives run
+    #: over: ``stride``, ``group_size``, ``num_groups`` and, for one run of the main program,
+    #: ``collectives`` executed and their device ``cycles``); see profcompare.replicas
+    replication: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.format not in ("store", "pva", "ga_cache"):
@@ -689,6 +695,7 @@ class ReportMeta:
         object.__setattr__(self, "capabilities", frozenset(self.capabilities))
         object.__setattr__(self, "config", MappingProxyType(dict(self.config)))
         object.__setattr__(self, "session_options", MappingProxyType(dict(self.session_options)))
+        object.__setattr__(self, "replication", MappingProxyType(dict(self.replication)))
         check_meta(self)
 
     @property
@@ -723,6 +730,7 @@ class ReportMeta:
             "addons_generation": self.addons_generation,
             "execution": self.execution,
             "session_options": dict(self.session_options),
+            "replication": dict(self.replication),
         }
 
     def replace(self, **changes: Any) -> ReportMeta:
