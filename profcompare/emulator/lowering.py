@@ -41,6 +41,9 @@ Variable kinds (``TensorInfo.kind``), first rule that applies
    is updated by Accumulate/AccumulateMean/AccumulatorScale;
    ``optimizer_state`` if it is the state of a moving average (Adam first/second moment) or
    the time step of an AdamUpdater;
+   ``kv_cache`` if it is written in place by a DynamicUpdate and read by a MatMul (an inference
+   program's key/value cache: a position written each step, read back by the attention) and
+   never updated as a weight (ScaledAdd / CopyVarUpdate / AdamVarUpdate);
    ``weight`` if it is read by a MatMul or Add (or is a Conv / ConvTranspose weight, float8
    scaled or not, or a GroupNormalization scale or bias), or updated by ScaledAdd/CopyVarUpdate;
    ``other`` otherwise.
@@ -137,7 +140,9 @@ _ROLES: dict[tuple[str, int], str] = {
     ("ConvTransposePow2Scaled", 1): "weight", ("GroupNormalization", 1): "weight",
     ("GroupNormalization", 2): "weight", ("SparseAccumulate", 0): "accumulator", ("AdamVarUpdate", 0): "weight",
 }
-_ROLE_PRIORITY = ("accumulator", "optimizer_state", "weight")
+_ROLE_PRIORITY = ("accumulator", "optimizer_state", "kv_cache", "weight")
+#: ops that update a variable as a weight (an optimizer's step): such a variable is no cache
+_WEIGHT_UPDATES = frozenset({"ScaledAddLhsInplace", "CopyVarUpdate", "AdamVarUpdate"})
 
 
 def lower(ir: Ir, device: str = "ipu_model") -> LoweredProgram:
@@ -475,6 +480,17 @@ def _variable_roles(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[li
                 if role:
                     for v in origins.get(t, ()):
                         roles[v].add(role)
+    # a key/value cache: written in place by a DynamicUpdate (one position per step) and read by
+    # a MatMul (the attention), never updated as a weight
+    written: dict[Variable, set[str]] = {}
+    for g in graphs:
+        for op in g._ops:
+            if op.type == "DynamicUpdateInplace" or op.type in _WEIGHT_UPDATES:
+                for v in origins.get(op.inputs[0], ()):
+                    written.setdefault(v, set()).add(op.type)
+    for v, ops_writing in written.items():
+        if "DynamicUpdateInplace" in ops_writing and not ops_writing & _WEIGHT_UPDATES and "weight" in roles.get(v, ()):
+            roles[v].add("kv_cache")
     for shard in ir._replica_shards:
         roles[shard._full] |= roles[shard]  # the full variable holds what its shard holds
     return roles

@@ -6,7 +6,8 @@ for every tensor *instance* -- a storage root (``ProgramSteps.alias_root``) unde
 as liveness counts them -- the model variables whose data it holds and in what form:
 
 - a model variable (storage ``variable`` or ``remote``) holds itself; its base role follows its
-  kind (``weight``, ``accumulator``, ``optimizer_state``, else ``other``);
+  kind (``weight``, ``accumulator``, ``optimizer_state``, ``kv_cache``, else ``other``); a weight
+  and a key/value cache are parameters of their own;
 - a called graph's input at a call site (``attrs["inputs"]``: graph input -> parent tensor)
   holds what the parent holds: a weight (or its shard / gathered copy) becomes a
   ``weight_copy``; anything else keeps its role. A graph output copies back to its parent;
@@ -72,7 +73,8 @@ from profcompare.emulator.program import LoweredProgram, OpInfo
 Key = tuple[str, tuple[str, ...]]  # (storage root tensor id, call path)
 
 #: base role of a model variable by its kind
-_BASE_ROLE = {"weight": "weight", "accumulator": "accumulator", "optimizer_state": "optimizer_state"}
+_BASE_ROLE = {"weight": "weight", "accumulator": "accumulator", "optimizer_state": "optimizer_state",
+              "kv_cache": "kv_cache"}
 #: role of a tensor instance holding no variable's data, by its kind
 _ROLE_OF_KIND = {
     "activation": "activation",
@@ -81,6 +83,7 @@ _ROLE_OF_KIND = {
     "weight": "weight_copy",
     "optimizer_state": "optimizer_state",
     "accumulator": "accumulator",
+    "kv_cache": "kv_cache",
 }
 _WEIGHT_LIKE = frozenset({"weight", "weight_copy", "shard", "gathered_weight"})
 #: ops whose first input is an optimizer moment: type -> which
@@ -514,7 +517,7 @@ def _resolve(program: LoweredProgram, tr: _Trace, weights: set[str], variables: 
     tensors = program.tensors
     parameter_of_variable: dict[str, str] = {}
     for v, info in variables.items():
-        if v in weights:
+        if v in weights or info.kind == "kv_cache":  # a cache is state of its own, like a weight
             parameter_of_variable[v] = info.name
         else:
             owners = tr.owners.get(v, set())
@@ -567,6 +570,8 @@ def _resolve(program: LoweredProgram, tr: _Trace, weights: set[str], variables: 
         if p and key not in tr.held_ever and key not in feeds:
             feeds[key] = p
 
+    # the keys and values written into a key/value cache stay activations (of the cache)
+    caches = {info.name for info in variables.values() if info.kind == "kv_cache"}
     instances: dict[Key, Attribution] = {}
     for key in set(tr.held_ever) | set(feeds):
         held = tr.held_ever.get(key)
@@ -579,7 +584,7 @@ def _resolve(program: LoweredProgram, tr: _Trace, weights: set[str], variables: 
             instances[key] = Attribution(parameter_of(held), role, which if _holds_state(held, variables) else "")
         else:
             role = tr.data_role.get(key) or _ROLE_OF_KIND.get(kind, "other")
-            if role == "activation":
+            if role == "activation" and feeds.get(key, "") not in caches:
                 role = "other"  # fed into an update: an optimizer's term, not an activation
             instances[key] = Attribution(feeds.get(key, ""), role, "")
 
