@@ -103,6 +103,17 @@ def streaming_totals_note(report: Report) -> str | None:
     return text + ")."
 
 
+def comparison_streaming_totals_note(base: Report, new: Report) -> str | None:
+    """Streaming Memory over all replicas of both reports, in one sentence (None when neither
+    has more than one replica and a buffer)."""
+    b, n = replicas.streaming_totals(base), replicas.streaming_totals(new)
+    if max(b.replicas, n.replicas) <= 1 or not (b.per_replica or n.per_replica):
+        return None
+    return (f"Over all replicas (per replica x replicas, exact): base {format_bytes(b.all_replicas)} "
+            f"({b.replicas} x {format_bytes(b.per_replica)}), new {format_bytes(n.all_replicas)} "
+            f"({n.replicas} x {format_bytes(n.per_replica)}).")
+
+
 def loaded_code_rows(report: Report) -> tuple[tuple[str, ...], ...]:
     """The rows of the "Code loaded at run time" table (display strings, :data:`LOADED_CODE_HEADERS`)."""
     frame = replicas.loaded_code(report)
@@ -118,7 +129,53 @@ LOADED_CODE_NOTE = ("Code of the graphs the program loads with remote_code_load 
                     "between. Modelled.")
 
 
+#: the columns of a comparison's "Replicas and collectives" table
+COMPARISON_REPLICAS_HEADERS = ("Replica grouping", "Collectives base", "Collectives new", "Device cycles base",
+                               "Device cycles new", "Device cycles delta")
+
+
+def comparison_replicas_rows(base: Report, new: Report) -> tuple[tuple[str, ...], ...]:
+    """The rows of a comparison's "Replicas and collectives" table: every grouping of either
+    report (a grouping one lacks counts 0 there), by group size then stride."""
+    count = int(base.meta.target.num_replicas or 1)
+    by_key: dict[tuple[int, int, int], list[replicas.Grouping | None]] = {}
+    for side, report in enumerate((base, new)):
+        for g in replicas.groupings(report):
+            by_key.setdefault((g.group_size, g.stride, g.num_groups), [None, None])[side] = g
+    rows = []
+    for key in sorted(by_key):
+        b, n = by_key[key]
+        g = b or n
+        assert g is not None
+        bc, nc = (b.collectives if b else 0), (n.collectives if n else 0)
+        by, ny = (b.cycles if b else 0), (n.cycles if n else 0)
+        rows.append((grouping_label(g, count), format_count(bc), format_count(nc), format_cycles(by),
+                     format_cycles(ny), format_cycles(ny - by, signed=True)))
+    return tuple(rows)
+
+
+def has_comparison_replicas_view(base: Report, new: Report) -> bool:
+    """Whether either report records the replica groupings of more than one replica."""
+    return has_replicas_view(base) or has_replicas_view(new)
+
+
+COMPARISON_REPLICAS_NOTE = ("Per replica (replica 0; every replica runs the same program on the same layout): the "
+                            "collectives of one run of the main program over each replica grouping (exact) and their "
+                            "device cycles (modelled), base and new.")
+
+
 # -- text and markdown (sections.Document) --------------------------------------------------------
+
+
+def comparison_replicas_section(base: Report, new: Report) -> Any:
+    """A comparison's "Replicas and collectives" Section, or None."""
+    from profcompare.render.sections import Cell, Column, Section, Table
+
+    if not has_comparison_replicas_view(base, new):
+        return None
+    columns = (Column(COMPARISON_REPLICAS_HEADERS[0]), *(Column(h, True) for h in COMPARISON_REPLICAS_HEADERS[1:]))
+    rows = tuple(tuple(Cell(c) for c in row) for row in comparison_replicas_rows(base, new))
+    return Section("Replicas and collectives", Table(columns, rows), (COMPARISON_REPLICAS_NOTE,))
 
 
 def report_replicas_section(report: Report) -> Any:
@@ -168,6 +225,17 @@ def html_replicas_section(report: Report) -> Any:
     return Section("replicas", "Replicas and collectives", tables=(table,), notes=replicas_notes(report))
 
 
+def html_comparison_replicas_section(base: Report, new: Report) -> Any:
+    """A comparison page's "Replicas and collectives" section, or None."""
+    from profcompare.render.html_model import Section
+
+    if not has_comparison_replicas_view(base, new):
+        return None
+    table = _html_table("replicas-table", COMPARISON_REPLICAS_HEADERS, (False, True, True, True, True, True),
+                        comparison_replicas_rows(base, new), COMPARISON_REPLICAS_NOTE)
+    return Section("replicas", "Replicas and collectives", tables=(table,))
+
+
 def html_loaded_code_section(report: Report) -> Any:
     """The HTML page's "Code loaded at run time" section, or None."""
     from profcompare.render.html_model import Section
@@ -179,6 +247,7 @@ def html_loaded_code_section(report: Report) -> Any:
     return Section("loaded-code", "Code loaded at run time", tables=(table,))
 
 
-__all__ = ["LOADED_CODE_HEADERS", "REPLICAS_HEADERS", "grouping_label", "has_replicas_view", "html_loaded_code_section",
+__all__ = ["comparison_streaming_totals_note", "COMPARISON_REPLICAS_HEADERS", "LOADED_CODE_HEADERS", "REPLICAS_HEADERS", "comparison_replicas_rows",
+           "comparison_replicas_section", "has_comparison_replicas_view", "html_comparison_replicas_section", "grouping_label", "has_replicas_view", "html_loaded_code_section",
            "html_replicas_section", "loaded_code_rows", "replica_scope", "replicas_notes", "replicas_rows",
            "report_loaded_code_section", "report_replicas_section", "streaming_totals_note"]

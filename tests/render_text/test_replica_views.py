@@ -42,13 +42,17 @@ SCOPE = ("figures per replica: replica 0, in group 0 of each replica grouping; a
          "program on the same layout")
 
 
-@pytest.fixture(scope="module")
-def report():  # type: ignore[no-untyped-def]
+def _gpt(variant: str):  # type: ignore[no-untyped-def]
     from workloads import _gpt_program as gp
 
-    config = parse_knobs(find_variant("phased-rts", "gpt"), {"io_tiles": 32})
-    program = gp.build_program(layout_of("phased-rts", config), shape_of(config), config["lr"], config["seed"], 32)
+    config = parse_knobs(find_variant(variant, "gpt"), {"io_tiles": 32})
+    program = gp.build_program(layout_of(variant, config), shape_of(config), config["lr"], config["seed"], 32)
     return compile_program(lower(program.ir, "ipu_hw")).with_execution(1)
+
+
+@pytest.fixture(scope="module")
+def report():  # type: ignore[no-untyped-def]
+    return _gpt("phased-rts")
 
 
 def _plain_html(html: str) -> str:
@@ -161,3 +165,22 @@ def test_code_loaded_at_run_time() -> None:
     text = TextRenderer(color=False, width=200).render(rep)
     page = _plain_html(HtmlRenderer().render(rep))
     assert "Code loaded at run time" in text and "Code loaded at run time" in page
+
+
+def test_a_comparison_sets_the_groupings_side_by_side(report) -> None:  # type: ignore[no-untyped-def]
+    """phased all-reduces each of the 21 gradients over the data-parallel groups; phased-rts
+    reduce-scatters, slices and all-gathers each (3 x 21): the tensor-parallel ones are the same."""
+    from profcompare.compare import compare
+    from profcompare.render.replica_sections import comparison_replicas_rows
+
+    cmp = compare(_gpt("phased"), report)
+    rows = comparison_replicas_rows(cmp.base, cmp.new)
+    assert [r[:3] for r in rows] == [("stride 1, size 2", "16", "16"), ("stride 2, size 2", "21", "63")]
+    assert rows[0][5] == "0"  # the same collectives on the same data: the same modelled cycles
+    text = TextRenderer(color=False, width=250).render(cmp)
+    page = _plain_html(HtmlRenderer().render(cmp))
+    for row in rows:
+        assert re.search(r"\s+".join(map(re.escape, row)), text), row
+        assert " ".join(row) in page, row
+    for words in ("Replicas and collectives", "Over all replicas (per replica x replicas, exact): base "):
+        assert words in text and words in page
