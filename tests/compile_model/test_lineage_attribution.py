@@ -14,8 +14,9 @@ What each tensor is follows from where its data comes from and goes to, never fr
 the momentum of layer i updates only layer i's weight (the loop counter is followed through
 the repeat), the gradient and its accumulator go only to the gradient buffer, whose entries
 feed the updates of the weights; the norm is a summary (a scalar), not a destination of dW.
-The repeat body is one tensor per iteration sharing its graph, so its rows belong to the layers'
-family ``layer.*.weight``.
+A staged weight or momentum holds one layer per iteration, so each iteration's row is that
+layer's; what the repeat body computes (the gradient, the accumulator) is one tensor of the
+body's graph for every layer, so its rows belong to the layers' family ``layer.*.weight``.
 """
 
 from __future__ import annotations
@@ -123,10 +124,14 @@ def test_gradient_accumulator_and_staging_rows(report) -> None:  # type: ignore[
     # ops.init zeros accumulating it: an accumulator, and its mean over the replicas a gradient
     assert got[f"{layer}/accum"] == {("layer.*.weight", "accumulator")}
     assert got[f"{layer}/accum_all_reduce"] == {("layer.*.weight", "gradient")}
-    # the staged weight of the layer pass and the staged weight, momentum and gradient of the update
-    assert got[f"{layer}/id_1_offset_n_remote_load"] == {("layer.*.weight", "remote_staging")}
-    for i in (1, 2, 3):
-        assert got[f"{opt}/id_{i}_offset_n_remote_load"] == {("layer.*.weight", "remote_staging")}
+    # staged weights and momenta: each iteration's row holds its own layer's (the loop counter),
+    # the staged gradient (a buffer of no variable) the layers' family
+    rows = dict(zip(v["name"].astype(str), zip(v["parameter"], v["role"].astype(str))))
+    for i in (1, 2):
+        assert rows[f"{layer}/id_1_offset_n_remote_load@{i}"] == (f"layer.{i - 1}.weight", "remote_staging")
+        assert rows[f"{opt}/id_1_offset_n_remote_load@{i}"] == (f"layer.{i - 1}.weight", "remote_staging")
+        assert rows[f"{opt}/id_2_offset_n_remote_load@{i}"] == (f"layer.{i - 1}.weight", "remote_staging")
+        assert rows[f"{opt}/id_3_offset_n_remote_load@{i}"] == ("layer.*.weight", "remote_staging")
     # activations stay activations of no parameter: the layer's output, dW * dW, the norm
     for name in (f"{layer}/matmul_out", f"{layer}/mul_out", f"{layer}/sum_out", "_fwd_subgraph(0)/matmul_out"):
         assert got[name] == {("", "activation")}, name

@@ -45,13 +45,16 @@ layer below) make it nobody's. A scalar an op makes from a larger input (a norm,
 destination of that input: its data does not go there, a summary of it does (so the global-norm
 sum of squares every gradient feeds does not make gradients nobody's). Everything else has an empty parameter and a role from its kind.
 
-Parameters of repeated layers: a remote buffer with one entry per layer, read at an offset
-computed at run time (the layer index of an ``ops.repeat``), stages every entry into the same
-tensor instance. Such an instance, the buffer itself, and a non-weight variable updating several
-weights only through such instances, belong to the *family* of the variables' parameters: their
-names with the components in which they differ -- only integers, such as the layer index --
-replaced by ``*`` (``decoder.*.attention.qkv.weight``). Parameters differing otherwise have no
-family: the parameter stays empty.
+Parameters of repeated layers: a remote buffer with one entry per layer is read at an offset
+computed at run time -- the layer index, an ``ops.repeat``'s loop counter, which the walk follows
+through constants, call inputs, ``n + 1`` / ``n - 1`` and the loop-carried copies between
+iterations. Each iteration's staged tensor (its own liveness instance) holds that iteration's
+layer and is attributed to it (:attr:`Provenance.by_step`); what the body computes is one tensor
+of its graph for every layer, and it, a buffer of several layers, and whatever holds several
+layers' data belong to the *family* of their parameters: the names with the components in which
+they differ -- only integers, such as the layer index -- replaced by ``*``
+(``decoder.*.attention.qkv.weight``). Parameters differing otherwise have no family: the
+parameter stays empty.
 Op temporaries (``Storage.temp_rows``) are ``partials``, with the parameter of their op when
 every tensor the op reads or writes belongs to that one parameter.
 
@@ -62,6 +65,7 @@ AccumulateMovingAverageSquare the second, the modified time-step input of AdamUp
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -108,6 +112,8 @@ class _Trace:
 
     holds: dict[Key, frozenset[str]] = field(default_factory=dict)  # variable ids held now (this iteration)
     held_ever: dict[Key, frozenset[str]] = field(default_factory=dict)  # ... over the whole run
+    timeline: dict[Key, list[tuple[int, frozenset[str]]]] = field(default_factory=dict)  # (step, held)
+    now: int = 0  # the executed step the walk is at
     ints: dict[Key, int] = field(default_factory=dict)  # integer scalars known now (loop counters)
     role: dict[Key, str] = field(default_factory=dict)
     taint: dict[Key, frozenset[str]] = field(default_factory=dict)  # non-weight variables whose data reached it
@@ -133,9 +139,19 @@ class Provenance:
     instances: Mapping[Key, Attribution]
     buffers: Mapping[int, Attribution]
     op_parameter: Mapping[tuple[str, tuple[str, ...]], str]  # (op id, call path) -> parameter or ""
+    #: instances holding different variables over the run (a repeat's body, one layer per
+    #: iteration): the executed steps at which they came to hold them, and the attribution then
+    by_step: Mapping[Key, tuple[tuple[int, ...], tuple[Attribution, ...]]] = field(default_factory=dict)
 
-    def of_instance(self, root: str, path: tuple[str, ...]) -> Attribution:
-        """The attribution of the tensor instance (storage root, call path)."""
+    def of_instance(self, root: str, path: tuple[str, ...], last_step: int | None = None) -> Attribution:
+        """The attribution of the tensor instance (storage root, call path); with ``last_step``
+        (the last executed step it is live), what it held by then -- one iteration's layer of a
+        repeated body rather than the layers' family."""
+        timeline = self.by_step.get((root, path)) if last_step is not None else None
+        if timeline is not None:
+            at = bisect.bisect_right(timeline[0], int(last_step)) - 1
+            if at >= 0:
+                return timeline[1][at]
         found = self.instances.get((root, path))
         if found is not None:
             return found
@@ -176,6 +192,7 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
             return
         tr.holds[key] = held
         tr.held_ever[key] = tr.held_ever.get(key, frozenset()) | held
+        tr.timeline.setdefault(key, []).append((tr.now, held))
 
     owner = {tid: info.graph for tid, info in tensors.items()}
     called = {op.id: str(op.attrs.get("called_graph")) for op in program.ops.values() if op.type == "Call"}
@@ -223,7 +240,9 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
         tr.copies.append((src, dst))
         tr.flows.setdefault(src, set()).add(dst)
 
-    for entry in program.schedule:
+    for index, entry in enumerate(program.schedule):
+        if index < len(steps.exec_ranges):
+            tr.now = int(steps.exec_ranges[index][0])
         op = program.ops[entry.op]
         path = tuple(entry.call_path)
         klass = steps.op_class.get(op.id, "")
@@ -608,7 +627,19 @@ def _resolve(program: LoweredProgram, tr: _Trace, weights: set[str], variables: 
             roles.pop() if len(roles) == 1 else "other",
             whiches.pop() if len(whiches) == 1 and _holds_state(held, variables) else "",
         )
-    return Provenance(program, parameter_of_variable, instances, buffers, op_parameter)
+    # an instance that held different variables in turn (one layer per iteration of a repeat)
+    by_step: dict[Key, tuple[tuple[int, ...], tuple[Attribution, ...]]] = {}
+    for key, events in tr.timeline.items():
+        if len({held for _step, held in events}) < 2 or key not in instances:
+            continue
+        base = instances[key]
+        attributions = []
+        for _step, held in events:
+            whiches = {tr.which.get(v, "") for v in held}
+            which = whiches.pop() if len(whiches) == 1 and _holds_state(held, variables) else ""
+            attributions.append(Attribution(parameter_of(held), base.role, which))
+        by_step[key] = (tuple(step for step, _held in events), tuple(attributions))
+    return Provenance(program, parameter_of_variable, instances, buffers, op_parameter, by_step)
 
 
 def _plain_buffer(buf, destinations: Mapping[Key, str], tr: _Trace, instances: Mapping[Key, Attribution],
@@ -656,9 +687,9 @@ def attribute_rows(provenance: Provenance, storage: Storage, inst: Instances) ->
                for r in range(len(storage.ids))]
     paths = inst.path if len(inst.path) == len(inst.row) else ((),) * len(inst.row)
     per_instance: list[Attribution] = []
-    for row, path in zip(inst.row.tolist(), paths):
+    for row, path, last in zip(inst.row.tolist(), paths, inst.last.tolist()):
         if row < n_tensors:
-            per_instance.append(provenance.of_instance(storage.ids[row], tuple(path)))
+            per_instance.append(provenance.of_instance(storage.ids[row], tuple(path), last))
         elif row in temp_op:
             op_id = temp_op[row]
             per_instance.append(Attribution(provenance.op_parameter.get((op_id, tuple(path)), ""), "partials", ""))
