@@ -122,14 +122,18 @@ def streaming_totals(report: Report) -> StreamingTotals:
 
 def loaded_code(report: Report) -> pd.DataFrame:
     """Code loaded at run time by ``remote_code_load`` (the simulator's ``<graph>/loaded code``
-    rows of the variables table): one row per graph (the phase whose code it is).
+    rows of the variables table, kind other): one row per graph (the phase whose code it is).
 
     Columns: graph (str), bytes (int64, tile memory of the loaded code per replica), loads
     (int64, the rows: one per load), first_step, last_step (Int64: steps the code is live over);
     largest first. Empty when the program loads no code."""
     v = report.variables
-    names = v["name"].astype(str)
-    v = v[names.str.contains("/loaded code", regex=False).to_numpy()]  # a substring test first: cheap on 1M rows
+    if not report.meta.simulated or not len(v):
+        v = v.iloc[:0]  # only the simulator models code loads
+    else:
+        # the simulator's loaded code rows are of kind other: test the names of those only (1M rows)
+        v = v[(v["kind"] == "other").to_numpy()]
+        v = v[v["name"].astype(str).str.contains("/loaded code", regex=False).to_numpy()]
     found = v["name"].astype(str).str.extract(_LOADED_CODE)["graph"]
     rows = v[found.notna().to_numpy()]
     if not len(rows):
