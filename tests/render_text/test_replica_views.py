@@ -32,6 +32,7 @@ from profcompare.errors import ReportValidationError
 from profcompare.model import Target
 from profcompare.readers.store import read_report, write_report
 from profcompare.render.html import HtmlRenderer
+from profcompare.render.markdown import MarkdownRenderer
 from profcompare.render.notebook import report_repr_html
 from profcompare.render.replica_sections import replica_scope
 from profcompare.render.text import TextRenderer
@@ -179,8 +180,10 @@ def test_a_comparison_sets_the_groupings_side_by_side(report) -> None:  # type: 
     assert rows[0][5] == "0"  # the same collectives on the same data: the same modelled cycles
     text = TextRenderer(color=False, width=250).render(cmp)
     page = _plain_html(HtmlRenderer().render(cmp))
+    markdown = MarkdownRenderer().render(cmp)
     for row in rows:
         assert re.search(r"\s+".join(map(re.escape, row)), text), row
         assert " ".join(row) in page, row
+        assert "| " + " | ".join(row) + " |" in markdown, row
     for words in ("Replicas and collectives", "Over all replicas (per replica x replicas, exact): base "):
         assert words in text and words in page
