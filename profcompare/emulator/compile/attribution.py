@@ -73,6 +73,7 @@ from profcompare.emulator.compile.liveness import Instances
 from profcompare.emulator.compile.memory import Storage
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram, OpInfo
+from profcompare.parameter_names import family
 
 Key = tuple[str, tuple[str, ...]]  # (storage root tensor id, call path)
 
@@ -453,30 +454,6 @@ def _record_flows(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace, tenso
             tr.flows.setdefault(src, set()).add(dst)
 
 
-def family(names: Iterable[str]) -> str:
-    """The parameter family of ``names``: the one name, or the dotted names with the components
-    in which they differ replaced by ``*`` when every differing component is an integer
-    (``layer.0.w``, ``layer.1.w`` -> ``layer.*.w``); "" when there is none (an empty name, names
-    of different lengths, or differing in a non-integer component)."""
-    unique = sorted(set(names))
-    if not unique or "" in unique:
-        return ""
-    if len(unique) == 1:
-        return unique[0]
-    split = [n.split(".") for n in unique]
-    if len({len(parts) for parts in split}) != 1:
-        return ""
-    out = []
-    for components in zip(*split):
-        if len(set(components)) == 1:
-            out.append(components[0])
-        elif all(c.isdigit() for c in components):
-            out.append("*")
-        else:
-            return ""
-    return ".".join(out)
-
-
 #: the destination of nobody's data (the host, a buffer holding no variable)
 _NOBODY = ""
 
@@ -698,4 +675,4 @@ def attribute_rows(provenance: Provenance, storage: Storage, inst: Instances) ->
     return per_row, per_instance
 
 
-__all__ = ["Attribution", "Provenance", "attribute_rows", "trace"]
+__all__ = ["Attribution", "Provenance", "attribute_rows", "family", "trace"]
