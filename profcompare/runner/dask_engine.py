@@ -12,9 +12,11 @@ Workers need profcompare installed, the same version as the client (a point run 
 another version fails, saying so), and the workload's module importable.
 
 A worker that dies under a task (``os._exit``, a signal, the nanny's memory limit) loses only
-that point: the scheduler runs it again elsewhere once (``distributed.scheduler.allowed-failures``
-= 1, set for the LocalCluster started here; a remote scheduler applies its own setting, 3 by
-default), then the point is "failed" with the reason. Interrupting the run cancels every task.
+that point: the scheduler runs it again once, then the point is "failed" with the reason
+(:data:`LOCAL_SCHEDULER_CONFIG` for the LocalCluster started here; a remote scheduler applies its
+own settings: ``allowed-failures`` 3 by default, and its default worker-saturation queues a task
+behind the running one, which a dying worker then takes down too). Interrupting the run cancels
+every task.
 """
 
 from __future__ import annotations
@@ -45,6 +47,13 @@ CONNECT_TIMEOUT_SECONDS = 5
 #: the scheduler's ``allowed-failures`` for the LocalCluster started here: a task whose worker
 #: dies is run once more, and fails when its worker dies a second time (:data:`engine.ATTEMPTS`)
 ALLOWED_FAILURES = ATTEMPTS - 1
+
+#: the scheduler settings of the LocalCluster started here: a point's task is retried once when
+#: its worker dies (:data:`ALLOWED_FAILURES`), and a worker holds only the task it runs
+#: (worker-saturation 1.0: no task queued behind it), so a worker that dies takes no other point
+#: down with it -- the scheduler counts a death against every task a worker held
+LOCAL_SCHEDULER_CONFIG = {"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+                          "distributed.scheduler.worker-saturation": 1.0}
 
 #: environment variables of the client that a point's run on a worker receives (the rest of the
 #: worker's environment is its own: another host's PATH and HOME are not ours to impose)
@@ -112,7 +121,7 @@ class DaskEngine(Engine):
 
         if kind == "local":
             try:
-                with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+                with dask.config.set(LOCAL_SCHEDULER_CONFIG):
                     cluster = distributed.LocalCluster(n_workers=int(where), threads_per_worker=1, processes=True,
                                                        dashboard_address=None, silence_logs=logging.ERROR)
             except Exception as exc:  # noqa: BLE001 - whatever stops the cluster, say it on one line
@@ -246,5 +255,5 @@ def run_point(payload: Mapping[str, Any]) -> dict[str, Any]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-__all__ = ["ALLOWED_FAILURES", "CONNECT_TIMEOUT_SECONDS", "DaskEngine", "DaskUnavailableError", "DaskUnreachableError",
+__all__ = ["ALLOWED_FAILURES", "CONNECT_TIMEOUT_SECONDS", "LOCAL_SCHEDULER_CONFIG", "DaskEngine", "DaskUnavailableError", "DaskUnreachableError",
            "parse_dask_address", "run_point", "write_point_files"]
