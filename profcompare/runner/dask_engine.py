@@ -53,7 +53,10 @@ ALLOWED_FAILURES = ATTEMPTS - 1
 #: (worker-saturation 1.0: no task queued behind it), so a worker that dies takes no other point
 #: down with it -- the scheduler counts a death against every task a worker held
 LOCAL_SCHEDULER_CONFIG = {"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
-                          "distributed.scheduler.worker-saturation": 1.0}
+                          "distributed.scheduler.worker-saturation": 1.0,
+                          # the workers' statistical profiler samples every thread's stack every
+                          # 10 ms: CPU taken from the points, whose compile is pure Python
+                          "distributed.worker.profile.enabled": False}
 
 #: environment variables of the client that a point's run on a worker receives (the rest of the
 #: worker's environment is its own: another host's PATH and HOME are not ours to impose)
