@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +18,7 @@ from typing import Any
 import engine_workloads
 import pytest
 from click.testing import CliRunner
+from runner_launch import launcher_code, subprocess_env
 
 from profcompare import runner, sweep
 from profcompare.cli import cli, main
@@ -207,3 +213,39 @@ def test_bad_dask_addresses_are_refused_before_anything_runs(bad: str) -> None:
     with pytest.raises(ProfcompareError, match="bad --dask") as info:
         runner.make_engine(1, bad)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_stopped_or_killed_sweep_takes_its_warm_workers_with_it(fake_registry: object, tmp_path: Path,
+                                                                  sig: signal.Signals) -> None:
+    # `kill PID` cleans up like Ctrl-C; `kill -9 PID` gives the runner no chance: its workers notice on their own
+    out = tmp_path / "reports"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", launcher_code(["sweep", "fake-slow", "--param", "sleep=60,61", "--backend", "sim",
+                                               "--out", str(out), "--name", "s", "-q", "--jobs", "2"])],
+        env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120  # a guard against hanging, not a speed claim
+        while len(list(out.glob(".s.tmp-*/*/env.json"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        workers = {json.loads(p.read_text())["pid"] for p in out.glob(".s.tmp-*/*/env.json")}
+        assert len(workers) == 2  # a point in each of the two warm workers
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+        while not all(_process_gone(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(_process_gone(pid) for pid in workers)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 143 and b"Traceback" not in err, err.decode()
+        assert list(out.iterdir()) == []
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    return "\nState:\tZ" in state  # a zombie has stopped; only its exit status is left
