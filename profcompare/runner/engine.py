@@ -203,10 +203,7 @@ class _Worker:
         with contextlib.suppress(OSError, ValueError):
             assert self.proc.stdin is not None
             self.proc.stdin.close()
-        if not _has_exited(self.proc, block=False):
-            end_groups([self.proc.pid])
-        else:
-            end_groups([self.proc.pid])  # leftovers of its jobs, before its pid can be reused
+        end_groups([self.proc.pid])  # with what its jobs left running, before its pid can be reused
         try:
             returncode = self.proc.wait(timeout=GRACE_SECONDS)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not refused

@@ -15,6 +15,8 @@ is put back before the next job (:class:`ProcessState`):
 - the ``popxl.Session`` class, which the job's stage reporting wraps;
 - the root logger's handlers and level, ``logging.disable``, the warning filters (and so the
   once-per-location warning registries), and the handlers of SIGINT/SIGTERM/SIGHUP;
+- ``sys.stdin``/``sys.stdout``/``sys.stderr``, the recursion limit, numpy's floating-point
+  error handling (``numpy.seterr``);
 - the random generators of ``random`` and numpy's global one are seeded afresh from the
   operating system before every job, as a fresh process's are.
 
@@ -87,6 +89,9 @@ class ProcessState:
     logging_disabled: int
     warning_filters: list[Any]
     signal_handlers: dict[int, Any]
+    streams: tuple[Any, Any, Any]
+    recursion_limit: int
+    numpy_errors: dict[str, str] | None
 
     @classmethod
     def take(cls) -> ProcessState:
@@ -107,6 +112,9 @@ class ProcessState:
             logging_disabled=logging.root.manager.disable,
             warning_filters=list(warnings.filters),
             signal_handlers=handlers,
+            streams=(sys.stdin, sys.stdout, sys.stderr),
+            recursion_limit=sys.getrecursionlimit(),
+            numpy_errors=_numpy_errors(),
         )
 
     def restore(self) -> None:
@@ -137,10 +145,24 @@ class ProcessState:
         if mutated is not None:
             with contextlib.suppress(Exception):
                 mutated()  # forget which warnings were shown once: a fresh process shows them again
+        sys.stdin, sys.stdout, sys.stderr = self.streams
+        sys.setrecursionlimit(self.recursion_limit)
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            numpy.seterr(**(self.numpy_errors or _FRESH_NUMPY_ERRORS))
         for signum, handler in self.signal_handlers.items():
             if signal.getsignal(signum) is not handler and handler is not None:
                 with contextlib.suppress(ValueError, OSError):
                     signal.signal(signum, handler)
+
+
+#: numpy's floating-point error handling in a new process (``numpy.geterr()``)
+_FRESH_NUMPY_ERRORS = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
+
+
+def _numpy_errors() -> dict[str, str] | None:
+    numpy = sys.modules.get("numpy")
+    return dict(numpy.geterr()) if numpy is not None else None
 
 
 def _seed_afresh() -> None:

@@ -249,3 +249,12 @@ def _process_gone(pid: int) -> bool:
     except OSError:
         return True
     return "\nState:\tZ" in state  # a zombie has stopped; only its exit status is left
+
+
+def test_dask_addresses() -> None:
+    from profcompare.runner.dask_engine import parse_dask_address
+
+    assert parse_dask_address("local:3") == ("local", 3)
+    assert parse_dask_address("local", jobs=2) == ("local", 2)
+    assert parse_dask_address("tcp://10.0.0.5:8786") == ("remote", "tcp://10.0.0.5:8786")
+    assert parse_dask_address("sched-host:8786") == ("remote", "tcp://sched-host:8786")
