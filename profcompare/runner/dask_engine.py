@@ -7,6 +7,8 @@ task, :func:`run_point`: it runs the job in a temporary directory on the worker,
 warm process (:func:`profcompare.runner.in_process.run_job_here`), and RETURNS the job's files
 (report, run.json, run.log) as bytes, so workers need no storage shared with the client; the
 client writes them into the run's staging directory, atomically per file, as each task ends.
+The stages a point goes through (building, compiling, running...) reach the progress callback
+as Dask events (``Worker.log_event``) while it runs.
 
 Workers need profcompare installed, the same version as the client (a point run on a worker with
 another version fails, saying so), and the workload's module importable.
@@ -27,8 +29,9 @@ import os
 import secrets
 import shutil
 import tempfile
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -36,7 +39,7 @@ from profcompare.errors import ProfcompareError
 from profcompare.runner.engine import ATTEMPTS, Engine, job_spec, prepare_job_dir, record_failure
 from profcompare.runner.execute import _failed_info, child_environment, import_roots
 from profcompare.runner.plan import Job, merge_engine_options
-from profcompare.runner.results import ProgressCallback
+from profcompare.runner.results import STAGES, ProgressCallback
 from profcompare.runner.rundir import RUN_JSON, now_iso, write_json_atomic
 from profcompare.runner.staging import Staging
 
@@ -47,6 +50,9 @@ CONNECT_TIMEOUT_SECONDS = 5
 #: the scheduler's ``allowed-failures`` for the LocalCluster started here: a task whose worker
 #: dies is run once more, and fails when its worker dies a second time (:data:`engine.ATTEMPTS`)
 ALLOWED_FAILURES = ATTEMPTS - 1
+
+#: the topic of the Dask events that carry the points' stages to the client (a run adds its token)
+PROGRESS_TOPIC = "profcompare-progress"
 
 #: the scheduler settings of the LocalCluster started here: a point's task is retried once when
 #: its worker dies (:data:`ALLOWED_FAILURES`), and a worker holds only the task it runs
@@ -168,10 +174,15 @@ class DaskEngine(Engine):
         infos: list[dict[str, Any] | None] = [None] * len(jobs)
         started = now_iso(), time.perf_counter()
         futures: dict[Any, int] = {}
+        stages = _StageRelay(progress, {job.label for job in jobs})
+        topic = f"{PROGRESS_TOPIC}-{token}"
+        if progress:
+            self.client.subscribe_topic(topic, stages)
         try:
             for index, job in enumerate(jobs):
-                future = self.client.submit(run_point, self._payload(job, backend, environ, execution), pure=False,
-                                            key=f"profcompare-point-{token}-{index}", retries=1)
+                payload = {**self._payload(job, backend, environ, execution), "topic": topic if progress else None}
+                future = self.client.submit(run_point, payload, pure=False, key=f"profcompare-point-{token}-{index}",
+                                            retries=1)
                 futures[future] = index
             for future in distributed.as_completed(list(futures), loop=self.client.loop):
                 index = futures[future]
@@ -192,13 +203,45 @@ class DaskEngine(Engine):
                     info = record_failure(job, job_dir, backend, error, started[0], time.perf_counter() - started[1])
                 future.release()
                 infos[index] = info
-                if progress:
-                    progress(job.label, "done", {"status": info.get("status", "failed"), "error": info.get("error")})
+                stages.done(job.label, info)
         except BaseException:
             with contextlib.suppress(Exception):
                 self.client.cancel(list(futures), force=True)
             raise
+        finally:
+            if progress:
+                with contextlib.suppress(Exception):
+                    self.client.unsubscribe_topic(topic)
         return [info for info in infos if info is not None]
+
+
+class _StageRelay:
+    """Passes the stages the workers report (Dask events, on the client's event-loop thread) and
+    each point's end (on the calling thread) to the progress callback: a stage that arrives
+    after its point ended is dropped."""
+
+    def __init__(self, progress: ProgressCallback | None, labels: set[str]) -> None:
+        self._progress = progress
+        self._labels = labels
+        self._ended: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, event: Any) -> None:
+        message = event[1] if isinstance(event, tuple) and len(event) == 2 else event
+        if not isinstance(message, Mapping) or self._progress is None:
+            return
+        label, stage = message.get("label"), message.get("stage")
+        if label not in self._labels or stage not in STAGES or stage in ("queued", "done"):
+            return
+        with self._lock:
+            if label not in self._ended:
+                self._progress(str(label), str(stage), {})
+
+    def done(self, label: str, info: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._ended.add(label)
+            if self._progress:
+                self._progress(label, "done", {"status": info.get("status", "failed"), "error": info.get("error")})
 
 
 def _safe_relative(name: str) -> PurePosixPath:
@@ -230,6 +273,27 @@ def _collect_files(directory: Path) -> dict[str, bytes]:
             for path in sorted(directory.rglob("*")) if path.is_file() and not path.is_symlink()}
 
 
+def _stage_reporter(topic: str | None, label: str) -> Callable[[str], None]:
+    """A function sending a point's stages to the client as Dask events on ``topic`` (nothing
+    without a topic, or outside a Dask worker); once per change of stage."""
+    worker = None
+    if topic:
+        with contextlib.suppress(Exception):
+            from distributed import get_worker
+
+            worker = get_worker()
+    last: list[str] = []
+
+    def emit(stage: str) -> None:
+        if worker is None or (last and last[-1] == stage):
+            return
+        last.append(stage)
+        with contextlib.suppress(Exception):  # progress is a courtesy: the point's files are what counts
+            worker.log_event(topic, {"label": label, "stage": stage})
+
+    return emit
+
+
 def run_point(payload: Mapping[str, Any]) -> dict[str, Any]:
     """The task of one point, run on a Dask worker: the job in a temporary directory of the worker
     (:func:`~profcompare.runner.in_process.run_job_here`), whose files come back as bytes.
@@ -252,7 +316,9 @@ def run_point(payload: Mapping[str, Any]) -> dict[str, Any]:
         else:
             env = {**os.environ, **payload["overlay"]}
             env["POPLAR_ENGINE_OPTIONS"] = merge_engine_options(payload["engine_options"], directory)
-            info = run_job_here(payload["spec"], env, directory, paths=payload["paths"])
+            emit = _stage_reporter(payload.get("topic"), job.label)
+            emit("starting")
+            info = run_job_here(payload["spec"], env, directory, emit, paths=payload["paths"])
         return {"info": info, "files": _collect_files(directory)}
     finally:
         shutil.rmtree(directory, ignore_errors=True)

@@ -172,9 +172,15 @@ def test_a_dask_worker_killed_by_a_point_loses_only_that_point(dask_engine: runn
     once, always = tmp_path / "once", tmp_path / "always"
     once.write_text("die once")
     jobs = _engine_jobs(("crash-always", str(always)), ("crash-once", str(once)), ("inspect", ""))
-    result = _run(jobs, tmp_path, "crashes", dask_engine)
+    events: list[tuple[str, str]] = []
+    result = _run(jobs, tmp_path, "crashes", dask_engine, progress=lambda label, stage, info: events.append((label, stage)))
     statuses = {o.label: o.status for o in result.outcomes}
     assert statuses == {jobs[0].label: "failed", jobs[1].label: "ok", jobs[2].label: "ok"}
+    # the stages a point goes through reach the callback from the worker, each point's end once, last
+    inspected = [stage for label, stage in events if label == jobs[2].label]
+    assert inspected[:3] == ["queued", "starting", "building"] and inspected[-1] == "done" and inspected.count("done") == 1
+    for job in jobs:
+        assert [stage for label, stage in events if label == job.label][-1] == "done"
     assert len(Path(f"{always}.attempts").read_text().splitlines()) == 2
     assert len(Path(f"{once}.attempts").read_text().splitlines()) == 2
     error = result.outcomes[0].error
