@@ -196,8 +196,7 @@ class DaskEngine(Engine):
                 else:
                     exc = future.exception()
                     if isinstance(exc, distributed.KilledWorker):
-                        error = (f"a Dask worker died running this point, twice (it was retried once): "
-                                 f"{_one_line(exc)}")
+                        error = _killed_message(exc)
                     else:
                         error = f"the point's task failed on the Dask worker: {type(exc).__name__}: {_one_line(exc)}"
                     info = record_failure(job, job_dir, backend, error, started[0], time.perf_counter() - started[1])
@@ -213,6 +212,14 @@ class DaskEngine(Engine):
                 with contextlib.suppress(Exception):
                     self.client.unsubscribe_topic(topic)
         return [info for info in infos if info is not None]
+
+
+def _killed_message(exc: Any) -> str:
+    """What a point whose workers all died says (the scheduler gave up on its task)."""
+    runs = getattr(exc, "allowed_failures", ALLOWED_FAILURES) + 1
+    last = getattr(getattr(exc, "last_worker", None), "address", None)
+    times = "twice (it was retried once)" if runs == 2 else f"{runs} times (it was retried {runs - 1} times)"
+    return f"a Dask worker died running this point, {times}" + (f"; the last was {last}" if last else "")
 
 
 class _StageRelay:

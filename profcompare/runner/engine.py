@@ -55,6 +55,10 @@ _POLL_SECONDS = 0.2
 _PER_JOB_VARIABLES = frozenset({"POPLAR_ENGINE_OPTIONS", "PROFCOMPARE_SIM_EXECUTION"})
 
 
+#: how the line a retry adds to a job's run.log starts
+_RETRY_NOTE = "--- retry:"
+
+
 class WorkerStartError(ProfcompareError):
     """A worker process of the pool could not start."""
 
@@ -121,7 +125,7 @@ def clear_for_retry(job_dir: Path, note: str) -> None:
             with contextlib.suppress(FileNotFoundError):
                 entry.unlink()
     with open(job_dir / RUN_LOG, "a", encoding="utf-8") as log:
-        log.write(f"\n--- {note} ---\n")
+        log.write(f"\n{_RETRY_NOTE} {note} ---\n")
 
 
 def _how_it_ended(returncode: int | None) -> str:
@@ -336,8 +340,9 @@ class _Dispatch:
             self._start(fresh, index)
             return
         detail = _last_error_line(job_dir / RUN_LOG)
+        detail = "" if detail.startswith(_RETRY_NOTE) else detail  # the point said nothing before it died
         self._fail(index, f"the worker process {how} running this point, twice (it was retried once in a fresh "
-                          f"worker)" + (f": {detail}" if detail.strip("- ") else ""))
+                          f"worker)" + (f": {detail}" if detail else ""))
 
     def _on_message(self, worker: _Worker, message: Mapping[str, Any]) -> None:
         if "ready" in message:
