@@ -35,6 +35,13 @@ def _tiny_jobs(variant: str = "offchip-sharded") -> list[runner.Job]:
     return [p.job for p in sweep.expand_grid(variant, GRID, TINY)]
 
 
+def _mixed_jobs() -> list[runner.Job]:
+    """Two tiny MNIST points with a GPT variant between them: different workloads, one worker."""
+    first, second = _tiny_jobs()
+    (gpt,) = runner.make_jobs(["phased-rts"], {"layers": "1", "steps": "1"})
+    return [first, gpt, second]
+
+
 def _engine_jobs(*variants_markers: tuple[str, str]) -> list[runner.Job]:
     ref = runner.workload_ref(engine_workloads.WORKLOAD)
     return [runner.Job(f"{variant}-{i}", "engine-test", ref, variant, {"marker": marker})
@@ -64,8 +71,8 @@ def _run_json(directory: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory: pytest.TempPathFactory) -> runner.RunResult:
-    """The tiny points run as today: one fresh subprocess each."""
-    return _run(_tiny_jobs(), tmp_path_factory.mktemp("fresh"), "fresh")
+    """The mixed jobs run as today: one fresh subprocess each."""
+    return _run(_mixed_jobs(), tmp_path_factory.mktemp("fresh"), "fresh")
 
 
 @pytest.fixture(scope="module")
@@ -78,21 +85,21 @@ def dask_engine() -> Iterator[runner.Engine]:
 # -- the local pool ----------------------------------------------------------------------------
 
 
-def test_two_different_jobs_in_one_warm_worker_give_the_fresh_process_reports(fresh: runner.RunResult,
-                                                                              tmp_path: Path) -> None:
+def test_different_jobs_in_one_warm_worker_give_the_fresh_process_reports(fresh: runner.RunResult,
+                                                                          tmp_path: Path) -> None:
     with runner.make_engine(1) as engine:
-        pooled = _run(_tiny_jobs(), tmp_path, "pooled", engine)
-        # one worker ran both points, one after the other
+        pooled = _run(_mixed_jobs(), tmp_path, "pooled", engine)
+        # one worker ran the three jobs, one after the other
         workers = engine._workers  # type: ignore[attr-defined]
-        assert len(workers) == 1 and workers[0].done == 2
-    assert [o.status for o in pooled.outcomes] == ["ok", "ok"]
+        assert len(workers) == 1 and workers[0].done == 3
+    assert [o.status for o in pooled.outcomes] == ["ok", "ok", "ok"]
     for mine, theirs in zip(pooled.outcomes, fresh.outcomes):
         assert_same_report(mine.directory, theirs.directory)
         a, b = _run_json(mine.directory), _run_json(theirs.directory)
         for key in ("status", "samples_per_step", "losses", "report_files", "execution", "config", "addons_generation"):
             assert a[key] == b[key], key
     # the two points differ (hidden 32 and 48): the comparison above can fail
-    first, second = (open_report(o.directory).summary() for o in pooled.outcomes)
+    first, second = (open_report(pooled.outcomes[i].directory).summary() for i in (0, 2))
     assert first["always_live_bytes"] < second["always_live_bytes"]
 
 
@@ -160,7 +167,7 @@ def test_a_dask_sweep_gives_the_fresh_process_reports(fresh: runner.RunResult, t
               "--backend", "sim", "--compile-only", "--out", str(out), "--name", "d", "--dask", "local:2"])
     assert result.exit_code == 0, result.output + repr(result.exception)
     assert "Dask LocalCluster of 2 worker process(es)" in result.stderr
-    for theirs in fresh.outcomes:
+    for theirs in (fresh.outcomes[0], fresh.outcomes[2]):
         mine = out / "d" / theirs.label
         assert_same_report(mine, theirs.directory)
         assert {"run.json", "run.log", "profile.sqlite"} <= {p.name for p in mine.iterdir()}
