@@ -1,0 +1,81 @@
+"""The advise verdict in words: which layout is fastest among those that fit, how far the next
+one is behind, what does not fit, the memory-lean end of the front, and what was searched --
+written from the facts of :func:`profcompare.advise.results.advise_verdict` and nothing else.
+
+Sentences are plain text (layout knobs come from the user and the workload): every output
+escapes them as it escapes any name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from profcompare.advise.results import AdviseVerdict, PointFact
+from profcompare.advise.space import layout_text
+from profcompare.render.format import format_bytes, format_rate
+
+#: how the search methods are named in the closing sentence
+METHOD_WORDS = {"exhaustive": "every valid layout", "nsga2": "an NSGA-II search (Optuna)"}
+
+
+def _layout(point: PointFact, headline: Sequence[str]) -> str:
+    return layout_text(point.knobs, headline)
+
+
+def _tile(point: PointFact) -> str:
+    return f"fullest tile {format_bytes(point.max_tile_bytes)} of {format_bytes(point.bytes_per_tile)}"
+
+
+def _slower(point: PointFact, than: PointFact) -> str:
+    if not (than.samples_per_second > 0 and math.isfinite(point.samples_per_second)):
+        return "n/a"
+    pct = 100.0 * (1.0 - point.samples_per_second / than.samples_per_second)
+    return "as fast" if abs(pct) < 0.05 else f"{pct:.1f}% slower"
+
+
+def advise_sentences(verdict: AdviseVerdict, headline: Sequence[str] = ()) -> tuple[str, ...]:
+    """The verdict: the fastest fitting layout and the next one, the fastest overall when it does
+    not fit, the fitting layout with the least tile memory and the size of the front, and what the
+    search covered (points run, reused, pruned per reason)."""
+    lines = []
+    best = verdict.fastest
+    if best is None:
+        lines.append("No layout fits: every evaluated layout has tiles over budget, failed or needs more Streaming "
+                     "Memory than the machine has.")
+    else:
+        first = (f"{_layout(best, headline)} is the fastest layout that fits: "
+                 f"{format_rate(best.samples_per_second)} samples per second, {_tile(best)}")
+        if verdict.runner_up is not None:
+            second = verdict.runner_up
+            first += (f"; the next fitting layout, {_layout(second, headline)}, is {_slower(second, best)} "
+                      f"({format_rate(second.samples_per_second)} samples per second, {_tile(second)})")
+        lines.append(first + ".")
+    overall = verdict.fastest_overall
+    if overall is not None:
+        why = overall.reason or "does not fit"
+        lines.append(f"The fastest layout of all, {_layout(overall, headline)} "
+                     f"({format_rate(overall.samples_per_second)} samples per second), does NOT fit: {why} "
+                     f"({_tile(overall)}).")
+    if verdict.smallest is not None and best is not None and verdict.smallest.label != best.label:
+        small = verdict.smallest
+        lines.append(f"The fitting layout with the least memory on its fullest tile is {_layout(small, headline)} "
+                     f"({_tile(small)}, {format_rate(small.samples_per_second)} samples per second, "
+                     f"{_slower(small, best)} than the fastest).")
+    if verdict.front:
+        count = len(verdict.front)
+        lines.append(f"{count} layout{'s are' if count != 1 else ' is'} on the Pareto front of samples per second "
+                     "against the fullest tile.")
+    pruned = sum(verdict.pruned.values())
+    covered = METHOD_WORDS.get(verdict.method, verdict.method)
+    text = (f"Searched {covered} on {verdict.ipus} IPU{'s' if verdict.ipus != 1 else ''} with global batch "
+            f"{verdict.global_batch}: {verdict.evaluated} of {verdict.valid_points} valid layouts evaluated "
+            f"({verdict.new} run now, {verdict.cached} reused from earlier advise runs), {verdict.fitting} fit")
+    if pruned:
+        reasons = "; ".join(f"{reason}: {count}" for reason, count in verdict.pruned.items())
+        text += f"; {pruned} combination{'s' if pruned != 1 else ''} pruned before running ({reasons})"
+    lines.append(text + ". Compile only: memory and time modelled.")
+    return tuple(lines)
+
+
+__all__ = ["METHOD_WORDS", "advise_sentences"]
