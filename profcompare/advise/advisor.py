@@ -80,6 +80,11 @@ class AdviseResult:
         """Points reused from earlier advise runs in the same output root."""
         return self.facts.cached
 
+    @property
+    def space_headline(self) -> tuple[str, ...]:
+        """The knobs that name a layout in sentences (the workload's choice), in order."""
+        return find_space(self.workload)[1].headline
+
     def layout(self, **knobs: Any) -> pd.DataFrame:
         """The evaluated points with these knob values (e.g. ``variant="onchip", replicas=4``)."""
         return match_layout(self.points, knobs)

@@ -134,6 +134,8 @@ def point_frame(searched: Sequence[str], evaluated: Sequence[Evaluated], pruned:
     frame = pd.DataFrame(rows, columns=columns)
     for metric in POINT_METRICS:
         frame[metric] = frame[metric].astype("float64")
+    for text in ("reason", "run_dir"):  # None, not NaN, where there is none
+        frame[text] = frame[text].astype(object).where(frame[text].notna(), None)
     for flag in ("fits", "pareto", "cached"):
         frame[flag] = frame[flag].astype(bool)
     frame["pareto"] = pareto_mask(frame["samples_per_second"], frame["max_tile_bytes"], frame["fits"])

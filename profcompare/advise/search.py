@@ -119,7 +119,7 @@ class Evaluator:
             name = f"batch-{self.batches:03d}"
             executor = self.executor or (lambda j, o, n, p: run_batch(j, o, n, p, self.progress))
             result = executor([job for _, job in jobs], self.staging, name, self.parallel)
-            for key, job in jobs:
+            for _, job in jobs:
                 os.replace(result.directory / job.label, self.staging / job.label)
             shutil.rmtree(result.directory)
             for key, job in jobs:

@@ -39,8 +39,9 @@ class SearchContext:
 class Dimension:
     """A searched knob and its candidate values (a tuple, or a function of the context).
 
-    ``only_for``: the variants for which the knob matters (empty = all); for the others it keeps
-    its default (or fixed) value, so no two points differ only in a knob that does nothing.
+    ``only_for``: the variants for which the knob matters (empty = all); the points of the other
+    variants leave it out (it keeps its default or fixed value), so no two points differ only in a
+    knob that does nothing.
     """
 
     knob: str
@@ -211,8 +212,6 @@ def expand_space(
     one-line WorkloadError for an unknown knob, variant or size, a bad value, a knob both set
     and fixed, a bad ``context``, or a space with no valid point left to run.
     """
-    from profcompare.runner import resolve_config
-
     set_values = dict(set_values or {})
     fixed = dict(fixed or {})
     if context.ipus < 1:
@@ -249,21 +248,26 @@ def expand_space(
     for name in dimensions:
         if name in base:
             del base[name]
+    for name, text in fixed.items():  # a fixed knob holds for the points that leave it out too
+        name = name.replace("-", "_")
+        if name != VARIANT and name in dimensions:
+            base[name] = dimensions[name][0]
     checked = {name: rule for name, rule in derived.items() if name in dimensions}
     computed = [rule for name, rule in derived.items() if name not in dimensions]
     searched = tuple(dict.fromkeys([*dimensions, *derived]))
     defaults = {**{knob.name: knob.default for knob in workload.knobs}, **base}
     candidates: list[Candidate] = []
     for variant in dimensions[VARIANT]:
-        names = [n for n in dimensions if n != VARIANT]
-        axes = [dimensions[n] if not only_for.get(n) or variant in only_for[n] else (defaults[n],) for n in names]
+        # a knob that does nothing for this variant is left out of its points (it keeps its default)
+        names = [n for n in dimensions if n != VARIANT and (not only_for.get(n) or variant in only_for[n])]
+        axes = [dimensions[n] for n in names]
         for combo in itertools.product(*axes):
             knobs: dict[str, Any] = {VARIANT: variant, **dict(zip(names, combo))}
             candidates.append(_candidate(space, workload, context, knobs, defaults, base, computed, checked))
     result = Space(space.workload, context, tuple(dimensions.items()), tuple(candidates), MappingProxyType(base),
                    searched)
     if not result.valid:
-        reasons = "; ".join(f"{count} {reason}" for reason, count in result.pruned_counts.items())
+        reasons = "; ".join(f"{reason} ({count})" for reason, count in result.pruned_counts.items())
         raise WorkloadError(f"no layout of {space.workload} is left to run on {context.ipus} IPU(s) with global batch "
                             f"{context.global_batch}: {reasons}")
     return result
