@@ -186,9 +186,7 @@ def nsga2(space: Space, evaluator: Evaluator, *, budget: int, seed: int, batch_s
     fixed = {name: values[0] for name, values in space.dimensions if len(values) == 1}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        sampler = optuna.samplers.NSGAIISampler(
-            seed=seed, population_size=max(2, batch_size),
-            constraints_func=lambda trial: [float(trial.user_attrs.get("violation", 1.0))])
+        sampler = optuna.samplers.NSGAIISampler(seed=seed, population_size=max(2, batch_size))
     study = optuna.create_study(directions=["maximize", "minimize"], sampler=sampler)
     order: list[Evaluated] = []
     seen: set[str] = set()
@@ -221,7 +219,8 @@ def nsga2(space: Space, evaluator: Evaluator, *, budget: int, seed: int, batch_s
             if values is None:
                 study.tell(trial, state=TrialState.FAIL)
                 continue
-            trial.set_user_attr("violation", 0.0 if fits(point.status, point.metrics, evaluator.machine) else 1.0)
+            # feasible when <= 0 (Optuna's convention)
+            trial.set_constraint("fits", 0.0 if fits(point.status, point.metrics, evaluator.machine) else 1.0)
             study.tell(trial, list(values))
     return SearchOutcome("nsga2", tuple(order), evaluator.batches, budget, seed)
 

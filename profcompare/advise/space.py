@@ -248,7 +248,7 @@ def expand_space(
     for name in dimensions:
         if name in base:
             del base[name]
-    for name, text in fixed.items():  # a fixed knob holds for the points that leave it out too
+    for name in fixed:  # a fixed knob holds for the points that leave it out too
         name = name.replace("-", "_")
         if name != VARIANT and name in dimensions:
             base[name] = dimensions[name][0]
