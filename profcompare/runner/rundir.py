@@ -152,7 +152,7 @@ class RunListing:
 
     name: str
     directory: Path
-    kind: str  # "run" | "sweep"
+    kind: str  # "run" | "sweep" | "advise"
     jobs: tuple[tuple[str, Mapping[str, Any]], ...]  # (label, run.json) per job, in start order
     backend: str
     started: str | None
@@ -207,7 +207,9 @@ def list_runs(out: str | os.PathLike[str] = "reports") -> list[RunListing]:
         starts = sorted(str(info["started"]) for _, info in jobs if info.get("started"))
         kind = "run"
         swept: tuple[str, ...] = ()
-        if (entry / "sweep.json").exists():
+        if (entry / "advise.json").exists():
+            kind = "advise"
+        elif (entry / "sweep.json").exists():
             kind = "sweep"
             with contextlib.suppress(OSError, ValueError, TypeError):
                 swept = tuple(str(k) for k in json.loads((entry / "sweep.json").read_text(encoding="utf-8"))["swept"])
