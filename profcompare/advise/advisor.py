@@ -112,6 +112,7 @@ def run_advise(
     executor: Executor | None = None,
     progress: runner.ProgressCallback | None = None,
     on_space: Any = None,
+    asked: Sequence[Mapping[str, str]] = (),
 ) -> AdviseResult:
     """Search ``workload_name``'s layout space and write the advise run ``<out>/<name>/``.
 
@@ -120,7 +121,9 @@ def run_advise(
     :func:`~profcompare.advise.space.expand_space`); ``budget`` and ``seed`` drive the NSGA-II
     search of large spaces; ``jobs`` points run side by side. ``report_pages``: how many front
     points get a full report page (``report.html`` in their directory). ``on_space(space)`` is
-    called once the space is known, before anything runs. Raises WorkloadError for a bad space or
+    called once the space is known, before anything runs. ``asked``: layouts (knob values, e.g.
+    ``{"variant": "offchip-sharded", "replicas": "4"}``) the verdict answers for: the fastest
+    fitting layout with those values and whether one is on the front. Raises WorkloadError for a bad space or
     option and OutputExistsError when the run exists and not ``force``; a failing point never
     raises (its status says what happened).
     """
@@ -139,6 +142,10 @@ def run_advise(
         run_name = runner.unique_run_name(out_path, runner.default_run_name([workload.name], prefix="advise"))
     if on_space is not None:
         on_space(space)
+    for wanted in asked:
+        for knob in wanted:
+            if knob not in space.searched:
+                raise WorkloadError(f"{knob} is not a searched knob; searched: {', '.join(space.searched)}")
     from profcompare.runner.rundir import open_staging, publish_staging
 
     staging = open_staging(out_path, run_name, force)
@@ -151,7 +158,8 @@ def run_advise(
         pruned = [(c.knobs, str(c.reason)) for c in space.candidates if c.pruned]
         points = point_frame(space.searched, outcome.evaluated, pruned, machine)
         facts = advise_verdict(points, workload=workload.name, ipus=context.ipus, global_batch=context.global_batch,
-                               method=outcome.method, valid_points=len(space.valid), pruned=space.pruned_counts)
+                               method=outcome.method, valid_points=len(space.valid), pruned=space.pruned_counts,
+                               asked=asked)
         from profcompare.render.advise_words import advise_sentences
 
         verdict = " ".join(advise_sentences(facts, declared.headline))

@@ -169,6 +169,24 @@ class PointFact:
 
 
 @dataclass(frozen=True)
+class AskedLayout:
+    """A layout the user asked about (knob values, e.g. from ``--fail-if-not-fits``): how many
+    evaluated points have those values, the fastest of them that fits, and whether any of them is
+    on the Pareto front. ``first`` is the first match (to say why none fits)."""
+
+    wanted: Mapping[str, str]
+    matches: int
+    best: PointFact | None
+    on_front: bool
+    first: PointFact | None
+
+    @property
+    def fits(self) -> bool:
+        """True when some matching point fits."""
+        return self.best is not None
+
+
+@dataclass(frozen=True)
 class AdviseVerdict:
     """The facts the advise verdict is written from."""
 
@@ -188,6 +206,7 @@ class AdviseVerdict:
     fastest_overall: PointFact | None  # the fastest layout of all, when it does not fit
     smallest: PointFact | None  # the fitting layout with the least memory on its fullest tile
     best_by_variant: tuple[PointFact, ...] = field(default=())  # the fastest fitting layout of each variant
+    asked: tuple[AskedLayout, ...] = field(default=())  # the best layout under each layout the user named
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (NaN as None)."""
@@ -210,9 +229,19 @@ def _fastest(rows: pd.DataFrame) -> pd.DataFrame:
     return known.sort_values(["samples_per_second", "max_tile_bytes"], ascending=[False, True], kind="stable")
 
 
+def asked_layout(points: pd.DataFrame, wanted: Mapping[str, str]) -> AskedLayout:
+    """What the search found for the layouts with the knob values ``wanted``."""
+    matches = match_layout(points, wanted)
+    fitting = _fastest(matches[matches["fits"]])
+    return AskedLayout(dict(wanted), len(matches), PointFact.of(fitting.iloc[0]) if len(fitting) else None,
+                       bool(matches["pareto"].any()), PointFact.of(matches.iloc[0]) if len(matches) else None)
+
+
 def advise_verdict(points: pd.DataFrame, *, workload: str, ipus: int, global_batch: int, method: str,
-                   valid_points: int, pruned: Mapping[str, int]) -> AdviseVerdict:
-    """The verdict's facts of a :func:`point_frame`."""
+                   valid_points: int, pruned: Mapping[str, int],
+                   asked: Sequence[Mapping[str, str]] = ()) -> AdviseVerdict:
+    """The verdict's facts of a :func:`point_frame`; ``asked``: layouts (knob values) the user
+    named, each answered by :func:`asked_layout`."""
     ran = points[points["status"] != "pruned"]
     fitting = _fastest(ran[ran["fits"]])
     everything = _fastest(ran)
@@ -236,7 +265,7 @@ def advise_verdict(points: pd.DataFrame, *, workload: str, ipus: int, global_bat
         fitting=int(ran["fits"].sum()), pruned=dict(pruned),
         front=tuple(PointFact.of(row) for _, row in front(points).iterrows()),
         fastest=fastest, runner_up=runner_up, fastest_overall=overall, smallest=smallest,
-        best_by_variant=tuple(by_variant),
+        best_by_variant=tuple(by_variant), asked=tuple(asked_layout(points, wanted) for wanted in asked),
     )
 
 
@@ -250,6 +279,7 @@ def match_layout(points: pd.DataFrame, wanted: Mapping[str, Any]) -> pd.DataFram
 
 __all__ = [
     "AdviseVerdict",
+    "AskedLayout",
     "Evaluated",
     "LEDGER_METRICS",
     "Machine",
@@ -259,6 +289,7 @@ __all__ = [
     "PointFact",
     "STREAMING_MEMORY_BYTES_PER_IPU",
     "advise_verdict",
+    "asked_layout",
     "dominates",
     "fit_reason",
     "fits",

@@ -59,22 +59,18 @@ class _Progress:
             click.echo("", err=True)
 
 
-def _check_guard(result: Any, layout: Mapping[str, str], option: str, *, on_front: bool) -> str | None:
-    """The failure line of a ``--fail-if-not-...`` guard, or None when the layout passes."""
-    from profcompare.advise.space import layout_text
-
-    wanted = ",".join(f"{k}={v}" for k, v in layout.items())
-    matches = result.layout(**layout)
-    if not len(matches):
+def guard_failure(asked: Any, option: str, *, on_front: bool) -> str | None:
+    """The one-line failure of a ``--fail-if-not-...`` guard for its AskedLayout, or None when it passes."""
+    wanted = ",".join(f"{k}={v}" for k, v in asked.wanted.items())
+    if not asked.matches:
         return f"{option}: no evaluated layout has {wanted}"
-    good = matches[matches["pareto"]] if on_front else matches[matches["fits"]]
-    if len(good):
+    if (asked.on_front if on_front else asked.fits):
         return None
     what = "is on the Pareto front" if on_front else "fits"
-    first = matches.iloc[0]
-    why = first["reason"] or "dominated by a faster and leaner fitting layout"
-    return (f"{option}: no layout with {wanted} {what} ({len(matches)} evaluated; "
-            f"{layout_text(first['knobs'], result.space_headline)}: {why})")
+    why = ""
+    if not on_front and asked.first is not None and asked.first.reason:
+        why = f"; {asked.first.label}: {asked.first.reason}"
+    return f"{option}: no layout with {wanted} {what} ({asked.matches} evaluated{why})"
 
 
 @click.command(name="advise")
@@ -148,7 +144,8 @@ def command(ctx: click.Context, workload: str, ipus: int | None, global_batch: i
     try:
         result = run_advise(workload, ipus=ipus, global_batch=global_batch, set_values=set_values, fixed=fixed,
                             size=size, budget=budget, seed=seed, jobs=jobs, out=out, name=name, force=force,
-                            report_pages=report_pages, progress=progress, on_space=check_space)
+                            report_pages=report_pages, progress=progress, on_space=check_space,
+                            asked=[layout for layout, _, _ in guards])
     finally:
         progress.close()
     width = text_width()
@@ -165,12 +162,12 @@ def command(ctx: click.Context, workload: str, ipus: int | None, global_batch: i
     for fmt, path in result.files.items():
         click.echo(f"  {fmt:<5} {display_path(path)}")
     click.echo(f"  ({result.facts.new} points run, {result.facts.cached} reused, {result.wall_seconds:.1f} s wall)")
-    failures = [line for layout, option, on_front in guards
-                if (line := _check_guard(result, layout, option, on_front=on_front)) is not None]
+    failures = [line for (_, option, on_front), asked in zip(guards, result.facts.asked)
+                if (line := guard_failure(asked, option, on_front=on_front)) is not None]
     for line in failures:
         click.echo(f"profcompare: {one_line(line)}", err=True)
     if failures:
         ctx.exit(1)
 
 
-__all__ = ["command", "parse_layout"]
+__all__ = ["command", "guard_failure", "parse_layout"]

@@ -88,7 +88,7 @@ def advise_chart(points: pd.DataFrame, headline: Sequence[str], pages: Mapping[s
     samples/s), fitting ones as blue circles, the others as red crosses, the front as a green
     line; hover shows the layout and figures, a click opens the point's page (its report page
     when written, else its directory)."""
-    from bokeh.models import ColumnDataSource, HoverTool, OpenURL, TapTool
+    from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, OpenURL, TapTool
     from bokeh.plotting import figure
 
     from profcompare.render.interactive import _json_item
@@ -112,6 +112,7 @@ def advise_chart(points: pd.DataFrame, headline: Sequence[str], pages: Mapping[s
                  x_axis_label="fullest tile (KiB per tile, including gaps)", y_axis_label="samples per second",
                  name="advise-chart")
     fig.toolbar.logo = None
+    fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
     fit_rows, other_rows = known[known["fits"]], known[~known["fits"]]
     renderers = []
     if len(fit_rows):
@@ -189,6 +190,7 @@ def _rows(frame: pd.DataFrame, headline: Sequence[str], pages: Mapping[str, str]
             "tile": format_bytes(record["max_tile_bytes"]),
             "ledger": [format_bytes(record[m]) for m in LEDGER_METRICS],
             "link": pages.get(label, f"{label}/") if label else "",
+            "link_text": "report page" if label in pages else ("run directory" if label else ""),
             "cached": bool(record["cached"]),
         })
     return rows

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from profcompare.advise.results import AdviseVerdict, PointFact
+from profcompare.advise.results import AdviseVerdict, AskedLayout, PointFact
 from profcompare.advise.space import layout_text
 from profcompare.render.format import format_bytes, format_rate
 
@@ -66,6 +66,8 @@ def advise_sentences(verdict: AdviseVerdict, headline: Sequence[str] = ()) -> tu
         count = len(verdict.front)
         lines.append(f"{count} layout{'s are' if count != 1 else ' is'} on the Pareto front of samples per second "
                      "against the fullest tile.")
+    for asked in verdict.asked:
+        lines.append(asked_sentence(asked, best, headline))
     pruned = sum(verdict.pruned.values())
     covered = METHOD_WORDS.get(verdict.method, verdict.method)
     text = (f"Searched {covered} on {verdict.ipus} IPU{'s' if verdict.ipus != 1 else ''} with global batch "
@@ -78,4 +80,23 @@ def advise_sentences(verdict: AdviseVerdict, headline: Sequence[str] = ()) -> tu
     return tuple(lines)
 
 
-__all__ = ["METHOD_WORDS", "advise_sentences"]
+def asked_sentence(asked: AskedLayout, fastest: PointFact | None, headline: Sequence[str] = ()) -> str:
+    """One layout the user asked about: "Layouts with variant=offchip, replicas=4: the fastest
+    that fits is ... (x% slower than the fastest), on the Pareto front." """
+    wanted = ", ".join(f"{k}={v}" for k, v in asked.wanted.items())
+    head = f"Layouts with {wanted}"
+    if not asked.matches:
+        return f"{head}: none was evaluated."
+    if asked.best is None:
+        first = asked.first
+        why = f" ({_layout(first, headline)}: {first.reason})" if first is not None and first.reason else ""
+        return f"{head}: none of the {asked.matches} evaluated fits{why}."
+    best = asked.best
+    behind = f", {_slower(best, fastest)} than the fastest" if fastest is not None and fastest.label != best.label else \
+        ", the fastest of all"
+    front = "on the Pareto front" if asked.on_front else "none on the Pareto front"
+    return (f"{head}: the fastest that fits is {_layout(best, headline)} ({format_rate(best.samples_per_second)} "
+            f"samples per second, {_tile(best)}{behind}); {front}.")
+
+
+__all__ = ["METHOD_WORDS", "advise_sentences", "asked_sentence"]

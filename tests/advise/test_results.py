@@ -98,3 +98,23 @@ def test_no_layout_fits():
     assert facts.fastest is None and facts.front == ()
     assert advise_sentences(facts)[0].startswith("No layout fits")
     assert isinstance(frame, pd.DataFrame)
+
+
+def test_layouts_the_user_asked_about():
+    from profcompare.render.advise_words import asked_sentence
+
+    facts = advise_verdict(_frame(), workload="mnist", ipus=4, global_batch=256, method="exhaustive", valid_points=5,
+                           pruned={}, asked=[{"variant": "offchip"}, {"replicas": "8"}, {"replicas": "2"},
+                                             {"variant": "onchip", "replicas": "1"}])
+    offchip, eight, two, small = facts.asked
+    assert (offchip.matches, offchip.best.label, offchip.on_front) == (2, "c", True)
+    assert (eight.matches, eight.best, eight.on_front, eight.first.label) == (1, None, False, "e")
+    assert (two.matches, small.best.label, small.on_front) == (0, "a", False)
+    assert [asked_sentence(a, facts.fastest) for a in facts.asked] == [
+        "Layouts with variant=offchip: the fastest that fits is offchip, replicas=4 (2,400.0 samples per second, "
+        "fullest tile 195.3 KiB of 624.0 KiB, 20.0% slower than the fastest); on the Pareto front.",
+        "Layouts with replicas=8: none of the 1 evaluated fits (onchip, replicas=8: tiles over budget).",
+        "Layouts with replicas=2: none was evaluated.",
+        "Layouts with variant=onchip, replicas=1: the fastest that fits is onchip, replicas=1 (1,000.0 samples per "
+        "second, fullest tile 293.0 KiB of 624.0 KiB, 66.7% slower than the fastest); none on the Pareto front.",
+    ]
