@@ -62,7 +62,12 @@ def advise_document(points: pd.DataFrame, facts: AdviseVerdict, verdict: str, me
 def advise_csv(points: pd.DataFrame) -> str:
     """advise.csv: one row per point (pruned ones too), one column per searched knob, then status,
     reason, fits, pareto, the figures (bytes per replica, samples/s, seconds) and run_dir."""
-    return points.drop(columns=["knobs"]).to_csv(index=False)
+    from profcompare.render.control_chars import visible
+
+    table = points.drop(columns=["knobs"])
+    # as every csv export: text fields with control characters written as escapes
+    table = table.map(lambda value: visible(value) if isinstance(value, str) else value)
+    return table.to_csv(index=False)
 
 
 def front_table(points: pd.DataFrame, headline: Sequence[str], top: int | None = None) -> Any:

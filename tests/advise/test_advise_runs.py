@@ -12,7 +12,7 @@ import pytest
 
 import profcompare as pc
 from profcompare.advise.cache import CACHE_INDEX
-from profcompare.runner import read_run_json
+from profcompare.runner import list_runs, read_run_json
 
 pytestmark = pytest.mark.slow
 
@@ -58,6 +58,8 @@ def test_an_advise_run_directory(first):
     assert (out / "first" / result.front["run_dir"].iloc[0] / "report.html").is_file()
     index = json.loads((out / "first" / CACHE_INDEX).read_text())
     assert sorted(index["entries"].values()) == sorted(points["run_dir"])
+    listing = {run.name: run for run in list_runs(out)}
+    assert listing["first"].kind == "advise" and len(listing["first"].jobs) == 4
 
 
 def test_a_repeated_search_runs_nothing_and_an_extended_one_only_the_new_points(first):

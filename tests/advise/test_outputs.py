@@ -14,6 +14,7 @@ from profcompare.render.advise import advise_csv, advise_document, front_table, 
 from profcompare.render.advise_words import advise_sentences
 
 HOSTILE = "</script><b>bold</b>'\"&"
+CONTROL = "x\x1b[2Jy"
 
 
 def _evaluated(label, variant, rate, tile, status="ok"):
@@ -26,6 +27,7 @@ def _evaluated(label, variant, rate, tile, status="ok"):
 
 def _outputs():
     evaluated = [_evaluated("p1", "onchip", 200.0, 1000.0), _evaluated("p2", HOSTILE, 100.0, 500.0),
+                 _evaluated("p4", CONTROL, 10.0, 2000.0),
                  _evaluated("p3", "onchip", 400.0, 900_000.0, status="oom")]
     points = point_frame(("variant", "note"), evaluated, [({"variant": "x", "note": HOSTILE}, "pruned <i>why</i>")],
                          Machine.of(4))
@@ -44,12 +46,12 @@ def test_json_document_schema():
     assert document["schema_version"] == 1 and document["verdict"] == verdict
     assert document["pruned"] == {"pruned <i>why</i>": 1}
     assert document["front"] == ["p1", "p2"]
-    assert [list(p) for p in document["points"]] == [list(POINT_FIELDS)] * 4
+    assert [list(p) for p in document["points"]] == [list(POINT_FIELDS)] * 5
     assert document["points"][0] == {"knobs": {"variant": "onchip", "note": HOSTILE}, "status": "ok", "reason": None,
                                      "fits": True, "pareto": True, "samples_per_second": 200.0,
                                      "max_tile_bytes": 1000.0, "run_dir": "p1"}
-    assert document["points"][2]["fits"] is False and document["points"][2]["reason"] == "tiles over budget"
-    assert document["points"][3] == {"knobs": {"variant": "x", "note": HOSTILE}, "status": "pruned",
+    assert document["points"][3]["fits"] is False and document["points"][3]["reason"] == "tiles over budget"
+    assert document["points"][4] == {"knobs": {"variant": "x", "note": HOSTILE}, "status": "pruned",
                                      "reason": "pruned <i>why</i>", "fits": False, "pareto": False,
                                      "samples_per_second": None, "max_tile_bytes": None, "run_dir": None}
 
@@ -57,10 +59,11 @@ def test_json_document_schema():
 def test_csv_has_every_point_one_row_each():
     points, *_ = _outputs()
     table = pd.read_csv(io.StringIO(advise_csv(points)), keep_default_na=False)
-    assert len(table) == 4
+    assert len(table) == 5
     assert list(table.columns[:7]) == ["label", "variant", "note", "status", "reason", "fits", "pareto"]
-    assert list(table["status"]) == ["ok", "ok", "oom", "pruned"]
+    assert list(table["status"]) == ["ok", "ok", "ok", "oom", "pruned"]
     assert table.loc[1, "variant"] == HOSTILE and table.loc[0, "samples_per_second"] == "200.0"
+    assert table.loc[2, "variant"] == "x\\x1b[2Jy"  # control characters as escapes, as in every csv export
 
 
 def test_html_escapes_hostile_knob_text():
