@@ -78,7 +78,7 @@ def guard_failure(asked: Any, option: str, *, on_front: bool) -> str | None:
 @click.option("--ipus", type=click.IntRange(min=1), default=None,
               help="IPUs of the machine [default: the workload's; mnist 4, the tutorial's; gpt 16].")
 @click.option("--global-batch", "global_batch", type=click.IntRange(min=1), default=None,
-              help="Samples per weight update, fixed for every layout [default: the workload's; mnist 256].")
+              help="Samples per weight update, fixed for every layout [default: the workload's; mnist 256, gpt 16].")
 @click.option("--size", default=None, help="A model-size preset of the workload (gpt: tiny, gptj-6b).")
 @click.option("--set", "set_knobs", multiple=True, metavar="KNOB=V1,V2,...",
               help="Replace a knob's candidate values (any knob of the workload; repeatable), e.g. replicas=1,2.")
