@@ -205,6 +205,7 @@ class AdviseVerdict:
     runner_up: PointFact | None  # the next fitting layout by throughput
     fastest_overall: PointFact | None  # the fastest layout of all, when it does not fit
     smallest: PointFact | None  # the fitting layout with the least memory on its fullest tile
+    closest: PointFact | None = None  # when none fits: the layout with the least memory on its fullest tile
     best_by_variant: tuple[PointFact, ...] = field(default=())  # the fastest fitting layout of each variant
     asked: tuple[AskedLayout, ...] = field(default=())  # the best layout under each layout the user named
 
@@ -254,6 +255,10 @@ def advise_verdict(points: pd.DataFrame, *, workload: str, ipus: int, global_bat
     if len(fitting):
         by_memory = fitting.sort_values(["max_tile_bytes", "samples_per_second"], ascending=[True, False], kind="stable")
         smallest = PointFact.of(by_memory.iloc[0])
+    closest = None
+    known_memory = ran[np.isfinite(ran["max_tile_bytes"].to_numpy(dtype="float64"))]
+    if fastest is None and len(known_memory):
+        closest = PointFact.of(known_memory.sort_values("max_tile_bytes", kind="stable").iloc[0])
     by_variant = []
     variants = [k.get("variant") for k in fitting["knobs"]] if len(fitting) else []
     for variant in dict.fromkeys(variants):
@@ -264,7 +269,7 @@ def advise_verdict(points: pd.DataFrame, *, workload: str, ipus: int, global_bat
         evaluated=len(ran), new=int((~ran["cached"]).sum()), cached=int(ran["cached"].sum()),
         fitting=int(ran["fits"].sum()), pruned=dict(pruned),
         front=tuple(PointFact.of(row) for _, row in front(points).iterrows()),
-        fastest=fastest, runner_up=runner_up, fastest_overall=overall, smallest=smallest,
+        fastest=fastest, runner_up=runner_up, fastest_overall=overall, smallest=smallest, closest=closest,
         best_by_variant=tuple(by_variant), asked=tuple(asked_layout(points, wanted) for wanted in asked),
     )
 

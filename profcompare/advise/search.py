@@ -161,10 +161,23 @@ def exhaustive(space: Space, evaluator: Evaluator) -> SearchOutcome:
 
 
 def _objectives(point: Evaluated) -> tuple[float, float] | None:
+    """(samples/s, fullest tile bytes) for the sampler; None without tile figures (a failed
+    point). A point that ran out of memory has no execution profile: 0 samples/s."""
     rate, memory = point.metrics.get("samples_per_second", math.nan), point.metrics.get("max_tile_bytes", math.nan)
-    if math.isnan(rate) or math.isnan(memory):
+    if math.isnan(memory):
         return None
-    return rate, memory
+    return (0.0 if math.isnan(rate) else rate), memory
+
+
+def _violation(point: Evaluated, machine: Machine) -> float:
+    """How far a point is from fitting (0 when it fits): the fullest tile's excess over the tile
+    budget as a fraction of it, at least a small constant, so the sampler prefers nearer misses."""
+    if fits(point.status, point.metrics, machine):
+        return 0.0
+    budget = point.metrics.get("bytes_per_tile", math.nan)
+    memory = point.metrics.get("max_tile_bytes", math.nan)
+    excess = (memory - budget) / budget if budget and not math.isnan(budget) and not math.isnan(memory) else 0.0
+    return max(excess, 0.01)
 
 
 def nsga2(space: Space, evaluator: Evaluator, *, budget: int, seed: int, batch_size: int) -> SearchOutcome:
@@ -219,8 +232,7 @@ def nsga2(space: Space, evaluator: Evaluator, *, budget: int, seed: int, batch_s
             if values is None:
                 study.tell(trial, state=TrialState.FAIL)
                 continue
-            # feasible when <= 0 (Optuna's convention)
-            trial.set_constraint("fits", 0.0 if fits(point.status, point.metrics, evaluator.machine) else 1.0)
+            trial.set_constraint("fits", _violation(point, evaluator.machine))  # feasible when <= 0 (Optuna's rule)
             study.tell(trial, list(values))
     return SearchOutcome("nsga2", tuple(order), evaluator.batches, budget, seed)
 

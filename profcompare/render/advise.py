@@ -98,17 +98,18 @@ def advise_chart(points: pd.DataFrame, headline: Sequence[str], pages: Mapping[s
 
     from profcompare.render.interactive import _json_item
 
-    known = points[np.isfinite(points["samples_per_second"].to_numpy(dtype="float64"))
-                   & np.isfinite(points["max_tile_bytes"].to_numpy(dtype="float64"))]
+    # a point that ran out of memory has no execution profile: it is drawn at 0 samples/s
+    known = points[(points["status"] != "pruned") & np.isfinite(points["max_tile_bytes"].to_numpy(dtype="float64"))]
 
     def source(rows: pd.DataFrame) -> ColumnDataSource:
         records = rows.to_dict(orient="records")
         return ColumnDataSource({
             "x": [r["max_tile_bytes"] / 1024.0 for r in records],
-            "y": [r["samples_per_second"] for r in records],
+            "y": [r["samples_per_second"] if math.isfinite(r["samples_per_second"]) else 0.0 for r in records],
             "layout": [layout_text(r["knobs"], headline) for r in records],
             "status": [str(r["status"]) + ("" if r["fits"] else f" ({r['reason']})") for r in records],
-            "rate": [format_rate(r["samples_per_second"]) for r in records],
+            "rate": [format_rate(r["samples_per_second"]) if math.isfinite(r["samples_per_second"])
+                     else "not known (no execution profile)" for r in records],
             "tile": [format_bytes(r["max_tile_bytes"]) for r in records],
             "url": [pages.get(str(r["label"]), f"{r['label']}/") for r in records],
         })
@@ -133,8 +134,9 @@ def advise_chart(points: pd.DataFrame, headline: Sequence[str], pages: Mapping[s
     fig.add_tools(HoverTool(renderers=renderers, tooltips=[("layout", "@layout"), ("status", "@status"),
                                                             ("samples/s", "@rate"), ("fullest tile", "@tile")]))
     fig.add_tools(TapTool(renderers=renderers, callback=OpenURL(url="@url", same_tab=False)))
-    fig.legend.location = "bottom_right"
-    fig.legend.click_policy = "hide"
+    if fig.legend:
+        fig.legend.location = "bottom_right"
+        fig.legend.click_policy = "hide"
     return _json_item(fig)
 
 
@@ -152,7 +154,8 @@ def render_advise_html(points: pd.DataFrame, facts: AdviseVerdict, verdict: str,
     pages = dict(pages or {})
     headline = tuple(meta.get("headline") or ())
     ran = points[points["status"] != "pruned"]
-    best = [p for p in facts.best_by_variant]
+    has_chart = bool(np.isfinite(ran["max_tile_bytes"].to_numpy(dtype="float64")).any())
+    best = list(facts.best_by_variant)
     context = {
         "version": __version__,
         "title": f"profcompare advise: {meta.get('workload')}",
@@ -173,8 +176,8 @@ def render_advise_html(points: pd.DataFrame, facts: AdviseVerdict, verdict: str,
         "points": _rows(ran, headline, pages),
         "ledger_titles": [LEDGER_TITLES[m] for m in LEDGER_METRICS],
         "notes": list(meta.get("notes") or ()),
-        "chart": advise_chart(points, headline, pages) if len(ran) else None,
-        "chart_js": bokeh_js() if len(ran) else "",
+        "chart": advise_chart(points, headline, pages) if has_chart else None,
+        "chart_js": bokeh_js() if has_chart else "",
         "chart_library": f"BokehJS {bokeh_version()}",
         "data": {"schema_version": ADVISE_SCHEMA_VERSION, "verdict": verdict, "points": point_records(points)},
     }

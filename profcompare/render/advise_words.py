@@ -16,7 +16,7 @@ from profcompare.advise.space import layout_text
 from profcompare.render.format import format_bytes, format_rate
 
 #: how the search methods are named in the closing sentence
-METHOD_WORDS = {"exhaustive": "every valid layout", "nsga2": "an NSGA-II search (Optuna)"}
+METHOD_WORDS = {"exhaustive": "Searched every valid layout", "nsga2": "Searched by NSGA-II (Optuna)"}
 
 
 def _layout(point: PointFact, headline: Sequence[str]) -> str:
@@ -41,8 +41,15 @@ def advise_sentences(verdict: AdviseVerdict, headline: Sequence[str] = ()) -> tu
     lines = []
     best = verdict.fastest
     if best is None:
-        lines.append("No layout fits: every evaluated layout has tiles over budget, failed or needs more Streaming "
-                     "Memory than the machine has.")
+        text = ("No layout fits: every evaluated layout has tiles over budget, failed or needs more Streaming "
+                "Memory than the machine has")
+        close = verdict.closest
+        if close is not None:
+            over = int(close.tiles_over_budget) if math.isfinite(close.tiles_over_budget) else 0
+            text += (f"; the closest, {_layout(close, headline)}, has its {_tile(close)}"
+                     + (f" ({over:,} tile{'s' if over != 1 else ''} over budget)" if over else "")
+                     + (f": {close.reason}" if close.reason and not over else ""))
+        lines.append(text + ".")
     else:
         first = (f"{_layout(best, headline)} is the fastest layout that fits: "
                  f"{format_rate(best.samples_per_second)} samples per second, {_tile(best)}")
@@ -69,8 +76,8 @@ def advise_sentences(verdict: AdviseVerdict, headline: Sequence[str] = ()) -> tu
     for asked in verdict.asked:
         lines.append(asked_sentence(asked, best, headline))
     pruned = sum(verdict.pruned.values())
-    covered = METHOD_WORDS.get(verdict.method, verdict.method)
-    text = (f"Searched {covered} on {verdict.ipus} IPU{'s' if verdict.ipus != 1 else ''} with global batch "
+    covered = METHOD_WORDS.get(verdict.method, f"Searched by {verdict.method}")
+    text = (f"{covered} on {verdict.ipus} IPU{'s' if verdict.ipus != 1 else ''} with global batch "
             f"{verdict.global_batch}: {verdict.evaluated} of {verdict.valid_points} valid layouts evaluated "
             f"({verdict.new} run now, {verdict.cached} reused from earlier advise runs), {verdict.fitting} fit")
     if pruned:

@@ -89,3 +89,13 @@ def test_front_table_for_the_terminal():
         [f"onchip, note={HOSTILE}", "200.0", "1000 B", "1.0 KiB", "2.0 KiB", "0 B", "512 B"],
         [f"{HOSTILE}, note={HOSTILE}", "100.0", "500 B", "1.0 KiB", "2.0 KiB", "0 B", "512 B"],
     ]
+
+
+def test_a_point_without_throughput_is_drawn_at_zero():
+    from profcompare.render.advise import advise_chart
+
+    points, *_ = _outputs()
+    oom = points["status"] == "oom"
+    points.loc[oom, "samples_per_second"] = math.nan  # out of memory: no execution profile
+    item = json.dumps(advise_chart(points, ("note",), {}))
+    assert "not known (no execution profile)" in item

@@ -95,8 +95,11 @@ def test_no_layout_fits():
     frame = point_frame(("variant", "replicas"), [POINTS[-1]], [], MACHINE)
     facts = advise_verdict(frame, workload="mnist", ipus=4, global_batch=256, method="exhaustive", valid_points=1,
                            pruned={})
-    assert facts.fastest is None and facts.front == ()
-    assert advise_sentences(facts)[0].startswith("No layout fits")
+    assert facts.fastest is None and facts.front == () and facts.closest.label == "e"
+    assert advise_sentences(facts, ("replicas",))[0] == (
+        "No layout fits: every evaluated layout has tiles over budget, failed or needs more Streaming Memory than the "
+        "machine has; the closest, onchip, replicas=8, has its fullest tile 683.6 KiB of 624.0 KiB (12 tiles over "
+        "budget).")
     assert isinstance(frame, pd.DataFrame)
 
 
