@@ -49,11 +49,11 @@ def index_document(entries: Mapping[str, str]) -> dict[str, Any]:
     return {"schema_version": CACHE_SCHEMA_VERSION, "entries": dict(sorted(entries.items()))}
 
 
-def find_cached(out: Path, keys: Iterable[str], *, exclude: Path | None = None) -> dict[str, Path]:
+def find_cached(out: Path, keys: Iterable[str]) -> dict[str, Path]:
     """Point directories under ``out`` holding a reusable run of each of ``keys`` (key -> path).
 
     Reads every ``<out>/<run>/advise-cache.json`` (newest run first; hidden directories, which
-    are runs in progress, and ``exclude`` are skipped) and keeps a point only when its run.json
+    are runs in progress, are skipped) and keeps a point only when its run.json
     says ok or oom and names a report file that exists.
     """
     from profcompare.runner import read_run_json
@@ -65,7 +65,7 @@ def find_cached(out: Path, keys: Iterable[str], *, exclude: Path | None = None) 
     indexes = []
     for entry in out.iterdir():
         index = entry / CACHE_INDEX
-        if entry.name.startswith(".") or (exclude is not None and entry.resolve() == exclude.resolve()):
+        if entry.name.startswith("."):
             continue
         with contextlib.suppress(OSError):
             if index.is_file():

@@ -24,6 +24,7 @@ from profcompare import runner
 from profcompare.advise.cache import find_cached, link_point, point_key
 from profcompare.advise.results import POINT_METRICS, Evaluated, Machine, fits
 from profcompare.advise.space import VARIANT, Candidate, Space
+from profcompare.errors import ProfcompareError
 
 #: Spaces with at most this many valid points are searched exhaustively.
 EXHAUSTIVE_LIMIT = 200
@@ -103,7 +104,7 @@ class Evaluator:
         cached ones are linked in, the rest run as one batch. Returns one Evaluated each."""
         keys = [self.key(c) for c in candidates]
         todo = {k: c for k, c in zip(keys, candidates) if k not in self.done}
-        cached = find_cached(self.out, todo, exclude=None) if self.use_cache else {}
+        cached = find_cached(self.out, todo) if self.use_cache else {}
         jobs = []
         for key, candidate in todo.items():
             label = point_label(candidate.knobs, key)
@@ -135,7 +136,7 @@ class Evaluator:
         if status in ("ok", "oom") and info.get("report_files"):
             try:
                 metrics = point_metrics(directory)
-            except Exception as exc:  # noqa: BLE001 - an unreadable report is the point's failure, not the search's
+            except ProfcompareError as exc:  # an unreadable report is the point's failure, not the search's
                 status, error = "failed", f"report unreadable: {exc}"
         elif status not in ("ok", "oom"):
             status = "failed"
