@@ -164,9 +164,7 @@ def run_advise(
 
         verdict = " ".join(advise_sentences(facts, declared.headline))
         staging.check()
-        runner.write_json_atomic(staging.path / CACHE_INDEX,
-                                 index_document({evaluator.key(c): evaluator.labels[evaluator.key(c)]
-                                                 for c in space.valid if evaluator.key(c) in evaluator.done}))
+        runner.write_json_atomic(staging.path / CACHE_INDEX, index_document(evaluator.index_entries()))
         meta = {"name": run_name, "workload": workload.name, "ipus": context.ipus, "global_batch": context.global_batch,
                 "global_batch_rule": declared.global_batch_rule, "method": outcome.method, "budget": outcome.budget,
                 "seed": outcome.seed, "size": size, "base_config": dict(space.base), "execution": EXECUTION,

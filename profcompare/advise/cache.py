@@ -7,7 +7,9 @@ popxl-addons generation the simulator emulates and the profcompare version. Each
 keeps an index of its points (``advise-cache.json``: key -> point directory); a later run looks
 its keys up in every index under the output root and links the points it finds into its own
 directory (hard links where the file system allows, else copies), so every advise run stays
-complete on its own.
+complete on its own. An index entry also keeps the point's status and summary figures, so a
+reused point's report is not read again (they follow from the report, and the key pins
+everything the report depends on).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import shutil
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,22 +48,56 @@ def point_key(workload: str, variant: str, config: Mapping[str, Any], *, executi
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def index_document(entries: Mapping[str, str]) -> dict[str, Any]:
-    """The ``advise-cache.json`` document of a run: key -> point directory name."""
+@dataclass(frozen=True)
+class CachedPoint:
+    """A reusable point of an earlier advise run: its directory, and its status and figures when
+    the index recorded them (None: read them from the report)."""
+
+    directory: Path
+    status: str
+    metrics: Mapping[str, float] | None
+
+
+def index_entry(label: str, status: str, metrics: Mapping[str, float]) -> dict[str, Any]:
+    """One entry of the index: the point's directory name, status and figures (NaN as null)."""
+    return {"dir": label, "status": status,
+            "metrics": {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.items()}}
+
+
+def index_document(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``advise-cache.json`` document of a run: key -> :func:`index_entry`."""
     return {"schema_version": CACHE_SCHEMA_VERSION, "entries": dict(sorted(entries.items()))}
 
 
-def find_cached(out: Path, keys: Iterable[str]) -> dict[str, Path]:
-    """Point directories under ``out`` holding a reusable run of each of ``keys`` (key -> path).
+def _entry_metrics(entry: Mapping[str, Any], status: str) -> Mapping[str, float] | None:
+    """The recorded figures of an entry, when complete and recorded with the run's status."""
+    from profcompare.advise.results import POINT_METRICS
+
+    metrics = entry.get("metrics")
+    if entry.get("status") != status or not isinstance(metrics, dict) or set(metrics) != set(POINT_METRICS):
+        return None
+    values: dict[str, float] = {}
+    for name, value in metrics.items():
+        if value is None:
+            values[name] = math.nan
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            values[name] = float(value)
+        else:
+            return None
+    return values
+
+
+def find_cached(out: Path, keys: Iterable[str]) -> dict[str, CachedPoint]:
+    """Reusable runs of each of ``keys`` under ``out`` (key -> CachedPoint).
 
     Reads every ``<out>/<run>/advise-cache.json`` (newest run first; hidden directories, which
-    are runs in progress, are skipped) and keeps a point only when its run.json
-    says ok or oom and names a report file that exists.
+    are runs in progress, are skipped) and keeps a point only when its run.json says ok or oom
+    and names report files that exist.
     """
     from profcompare.runner import read_run_json
 
     wanted = set(keys)
-    found: dict[str, Path] = {}
+    found: dict[str, CachedPoint] = {}
     if not wanted or not out.is_dir():
         return found
     indexes = []
@@ -78,16 +116,20 @@ def find_cached(out: Path, keys: Iterable[str]) -> dict[str, Path]:
             continue
         if not isinstance(entries, dict):
             continue
-        for key, label in entries.items():
-            if key not in wanted or key in found or not isinstance(label, str) or "/" in label or label.startswith("."):
+        for key, item in entries.items():
+            if key not in wanted or key in found or not isinstance(item, dict):
+                continue
+            label = item.get("dir")
+            if not isinstance(label, str) or not label or "/" in label or label.startswith("."):
                 continue
             directory = entry / label
             info = read_run_json(directory)
-            if info is None or info.get("status") not in REUSABLE_STATUSES:
+            status = info.get("status") if info is not None else None
+            if info is None or status not in REUSABLE_STATUSES:
                 continue
             files = info.get("report_files") or []
             if files and all((directory / str(f)).is_file() for f in files):
-                found[key] = directory
+                found[key] = CachedPoint(directory, str(status), _entry_metrics(item, str(status)))
     return found
 
 
@@ -104,5 +146,5 @@ def link_point(source: Path, target: Path) -> None:
     shutil.copytree(source, target, copy_function=_link_or_copy, symlinks=True)
 
 
-__all__ = ["CACHE_INDEX", "CACHE_SCHEMA_VERSION", "REUSABLE_STATUSES", "find_cached", "index_document", "link_point",
-           "point_key"]
+__all__ = ["CACHE_INDEX", "CACHE_SCHEMA_VERSION", "REUSABLE_STATUSES", "CachedPoint", "find_cached", "index_document",
+           "index_entry", "link_point", "point_key"]

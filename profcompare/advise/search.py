@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from profcompare import runner
-from profcompare.advise.cache import find_cached, link_point, point_key
+from profcompare.advise.cache import REUSABLE_STATUSES, find_cached, index_entry, link_point, point_key
 from profcompare.advise.results import POINT_METRICS, Evaluated, Machine, fits
 from profcompare.advise.space import VARIANT, Candidate, Space
 from profcompare.errors import ProfcompareError
@@ -91,7 +91,6 @@ class Evaluator:
         self._identity = {"execution": EXECUTION, "backend": "sim", "addons_generation": addons_generation.current(),
                           "version": __version__}
         self.done: dict[str, Evaluated] = {}
-        self.labels: dict[str, str] = {}  # key -> label
         self.batches = 0
 
     def key(self, candidate: Candidate) -> str:
@@ -108,10 +107,13 @@ class Evaluator:
         jobs = []
         for key, candidate in todo.items():
             label = point_label(candidate.knobs, key)
-            self.labels[key] = label
             if key in cached:
-                link_point(cached[key], self.staging / label)
-                self.done[key] = self._read(candidate, label, cached=True)
+                hit = cached[key]
+                link_point(hit.directory, self.staging / label)
+                if hit.metrics is not None:  # the figures the index kept: the report is not read again
+                    self.done[key] = Evaluated(candidate.knobs, label, hit.status, None, dict(hit.metrics), True)
+                else:
+                    self.done[key] = self._read(candidate, label, cached=True)
             else:
                 jobs.append((key, runner.Job(label, self.workload.name, runner.workload_ref(self.workload),
                                              candidate.variant, dict(candidate.config or {}))))
@@ -126,6 +128,11 @@ class Evaluator:
             for key, job in jobs:
                 self.done[key] = self._read(todo[key], job.label, cached=False)
         return [self.done[k] for k in keys]
+
+    def index_entries(self) -> dict[str, dict[str, Any]]:
+        """The point cache index of every point evaluated (key -> entry), for ``advise-cache.json``."""
+        return {key: index_entry(point.label, point.status, point.metrics) for key, point in self.done.items()
+                if point.status in REUSABLE_STATUSES}
 
     def _read(self, candidate: Candidate, label: str, *, cached: bool) -> Evaluated:
         directory = self.staging / label

@@ -57,14 +57,21 @@ def test_an_advise_run_directory(first):
     assert result.verdict.split(":")[0] in page
     assert (out / "first" / result.front["run_dir"].iloc[0] / "report.html").is_file()
     index = json.loads((out / "first" / CACHE_INDEX).read_text())
-    assert sorted(index["entries"].values()) == sorted(points["run_dir"])
+    assert sorted(entry["dir"] for entry in index["entries"].values()) == sorted(points["run_dir"])
     listing = {run.name: run for run in list_runs(out)}
     assert listing["first"].kind == "advise" and len(listing["first"].jobs) == 4
 
 
-def test_a_repeated_search_runs_nothing_and_an_extended_one_only_the_new_points(first):
+def test_a_repeated_search_runs_nothing_and_an_extended_one_only_the_new_points(first, monkeypatch):
     out, result = first
-    again = _advise(out, "again", fixed={"sharded_threshold": "512"})
+    from profcompare.advise import search
+
+    def no_reading(directory):
+        raise AssertionError(f"a cached point's report was read again: {directory}")
+
+    with monkeypatch.context() as patch:  # the index keeps each point's figures
+        patch.setattr(search, "point_metrics", no_reading)
+        again = _advise(out, "again", fixed={"sharded_threshold": "512"})
     assert (again.new_points, again.cached_points) == (0, 4)
     pd.testing.assert_frame_equal(again.points.drop(columns=["cached"]), result.points.drop(columns=["cached"]))
     assert again.verdict.split(". Searched")[0] == result.verdict.split(". Searched")[0]

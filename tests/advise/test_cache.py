@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 
-from profcompare.advise.cache import CACHE_INDEX, find_cached, index_document, link_point, point_key
+import math
+
+from profcompare.advise.cache import CACHE_INDEX, find_cached, index_document, index_entry, link_point, point_key
+from profcompare.advise.results import POINT_METRICS
 
 IDENTITY = {"execution": "compile-only", "backend": "sim", "addons_generation": "3.4", "version": "0.1.0"}
 
@@ -40,16 +43,22 @@ def test_only_reusable_points_of_published_runs_are_found(tmp_path):
     _point(run, "oom-point", status="oom")
     _point(run, "failed-point", status="failed")
     _point(run, "no-report", report=False)
-    (run / CACHE_INDEX).write_text(json.dumps(index_document(
-        {"k-ok": "ok-point", "k-oom": "oom-point", "k-failed": "failed-point", "k-missing": "no-report",
-         "k-escape": "../elsewhere"})))
+    metrics = {m: 1.0 for m in POINT_METRICS} | {"samples_per_second": math.nan}
+    entries = {key: index_entry(label, status, metrics) for key, label, status in (
+        ("k-ok", "ok-point", "ok"), ("k-oom", "oom-point", "ok"), ("k-failed", "failed-point", "failed"),
+        ("k-missing", "no-report", "ok"), ("k-escape", "../elsewhere", "ok"))}
+    (run / CACHE_INDEX).write_text(json.dumps(index_document(entries)))
     hidden = tmp_path / ".advise-2.tmp-1"
     _point(hidden, "ok-point")
-    (hidden / CACHE_INDEX).write_text(json.dumps(index_document({"k-hidden": "ok-point"})))
+    (hidden / CACHE_INDEX).write_text(json.dumps(index_document({"k-hidden": index_entry("ok-point", "ok", metrics)})))
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / CACHE_INDEX).write_text("{not json")
     found = find_cached(tmp_path, ["k-ok", "k-oom", "k-failed", "k-missing", "k-escape", "k-hidden", "k-unknown"])
-    assert found == {"k-ok": run / "ok-point", "k-oom": run / "oom-point"}
+    assert {key: (hit.directory, hit.status) for key, hit in found.items()} == {
+        "k-ok": (run / "ok-point", "ok"), "k-oom": (run / "oom-point", "oom")}
+    # the figures recorded with the point's status are reused; recorded with another status, they are not
+    assert found["k-ok"].metrics["max_tile_bytes"] == 1.0 and math.isnan(found["k-ok"].metrics["samples_per_second"])
+    assert found["k-oom"].metrics is None
 
 
 def test_a_found_point_is_linked_into_the_new_run(tmp_path):
