@@ -16,15 +16,30 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from profcompare.advise.advisor import ADVISE_FILES, AdviseResult, find_space, run_advise
+if TYPE_CHECKING:  # pragma: no cover
+    from profcompare.advise.advisor import ADVISE_FILES, AdviseResult, find_space, run_advise
+
+#: names imported on first use: workload modules import :mod:`.space` to declare their spaces,
+#: and that must not pull in pandas, the runner and the search
+_LAZY = ("ADVISE_FILES", "AdviseResult", "find_space", "run_advise")
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'profcompare.advise' has no attribute {name!r}")
+    from profcompare.advise import advisor
+
+    return getattr(advisor, name)
 
 
 class _CallableModule(types.ModuleType):
     """This package, callable as :func:`run_advise` (``pc.advise("mnist", ...)``)."""
 
     def __call__(self, workload: str, **options: Any) -> AdviseResult:
+        from profcompare.advise.advisor import run_advise
+
         return run_advise(workload, **options)
 
 
