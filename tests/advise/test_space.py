@@ -139,3 +139,13 @@ def test_a_workload_refusing_a_point_prunes_it_with_the_workload_words():
         ({"variant": "onchip", "layers": 2, "hidden": 8, "steps": 2}, None),
         ({"variant": "onchip", "layers": 2, "hidden": 0, "steps": None}, "two layers need hidden 8"),
     ]
+
+
+def test_declaring_a_space_imports_neither_pandas_nor_the_runner():
+    import subprocess
+    import sys
+
+    code = ("import sys, workloads.mnist, workloads.gpt; "
+            "print(sorted(m for m in ('pandas', 'profcompare.runner', 'optuna') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
