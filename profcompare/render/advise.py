@@ -119,6 +119,8 @@ def advise_chart(points: pd.DataFrame, headline: Sequence[str], pages: Mapping[s
                  name="advise-chart")
     fig.toolbar.logo = None
     fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
+    fig.xaxis.formatter = NumeralTickFormatter(format="0,0.[0]")
+    fig.y_range.start = 0  # throughput from zero: points without an execution profile sit on the axis
     fit_rows, other_rows = known[known["fits"]], known[~known["fits"]]
     renderers = []
     if len(fit_rows):
