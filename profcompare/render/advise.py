@@ -118,7 +118,7 @@ def advise_chart(points: pd.DataFrame, headline: Sequence[str], pages: Mapping[s
                  x_axis_label="fullest tile (KiB per tile, including gaps)", y_axis_label="samples per second",
                  name="advise-chart")
     fig.toolbar.logo = None
-    fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
+    fig.yaxis.formatter = NumeralTickFormatter(format="0,0.[00]")
     fig.xaxis.formatter = NumeralTickFormatter(format="0,0.[0]")
     fig.y_range.start = 0  # throughput from zero: points without an execution profile sit on the axis
     fit_rows, other_rows = known[known["fits"]], known[~known["fits"]]
