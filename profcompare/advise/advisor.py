@@ -89,6 +89,13 @@ class AdviseResult:
         """The evaluated points with these knob values (e.g. ``variant="onchip", replicas=4``)."""
         return match_layout(self.points, knobs)
 
+    def _repr_html_(self) -> str:
+        """The verdict and the front, for notebooks."""
+        from profcompare.render.advise import advise_notebook_html
+
+        return advise_notebook_html(self.points, self.facts, workload=self.workload, directory=str(self.directory),
+                                    headline=self.space_headline)
+
     def __repr__(self) -> str:
         return (f"<AdviseResult {self.name!r} at {self.directory}: {self.facts.evaluated} points "
                 f"({self.facts.new} new), {len(self.front)} on the front>")

@@ -186,6 +186,17 @@ def render_advise_html(points: pd.DataFrame, facts: AdviseVerdict, verdict: str,
     return environment().get_template("advise.html.j2").render(**context)
 
 
+def advise_notebook_html(points: pd.DataFrame, facts: AdviseVerdict, *, workload: str, directory: str,
+                         headline: Sequence[str]) -> str:
+    """A notebook's view of an advise result: the verdict and the Pareto front (small: no chart)."""
+    from profcompare.render.advise_words import advise_sentences
+    from profcompare.render.templates_env import environment
+
+    return environment().get_template("advise_notebook.html.j2").render(
+        workload=workload, directory=directory, sentences=advise_sentences(facts, headline),
+        front=_rows(front(points), headline, {}), ledger_titles=[LEDGER_TITLES[m] for m in LEDGER_METRICS])
+
+
 def _rows(frame: pd.DataFrame, headline: Sequence[str], pages: Mapping[str, str]) -> list[dict[str, Any]]:
     rows = []
     for record in frame.to_dict(orient="records"):
@@ -206,5 +217,5 @@ def _rows(frame: pd.DataFrame, headline: Sequence[str], pages: Mapping[str, str]
     return rows
 
 
-__all__ = ["ADVISE_SCHEMA_VERSION", "advise_chart", "advise_csv", "advise_document", "front_table", "point_records",
+__all__ = ["ADVISE_SCHEMA_VERSION", "advise_chart", "advise_notebook_html", "advise_csv", "advise_document", "front_table", "point_records",
            "render_advise_html"]

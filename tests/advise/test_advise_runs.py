@@ -56,6 +56,7 @@ def test_an_advise_run_directory(first):
     page = (out / "first" / "advise.html").read_text()
     assert result.verdict.split(":")[0] in page
     assert (out / "first" / result.front["run_dir"].iloc[0] / "report.html").is_file()
+    assert result.verdict.split(":")[0] in result._repr_html_()  # a notebook shows the verdict and the front
     index = json.loads((out / "first" / CACHE_INDEX).read_text())
     assert sorted(entry["dir"] for entry in index["entries"].values()) == sorted(points["run_dir"])
     listing = {run.name: run for run in list_runs(out)}

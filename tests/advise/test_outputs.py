@@ -99,3 +99,12 @@ def test_a_point_without_throughput_is_drawn_at_zero():
     points.loc[oom, "samples_per_second"] = math.nan  # out of memory: no execution profile
     item = json.dumps(advise_chart(points, ("note",), {}))
     assert "not known (no execution profile)" in item
+
+
+def test_notebook_view_escapes_and_shows_the_front():
+    from profcompare.render.advise import advise_notebook_html
+
+    points, facts, *_ = _outputs()
+    html = advise_notebook_html(points, facts, workload="mnist", directory="<dir>", headline=("note",))
+    assert "<b>bold</b>" not in html and "&lt;dir&gt;" in html
+    assert html.count("<tr>") == 1 + 2  # the header and the two front points
