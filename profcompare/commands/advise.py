@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from profcompare.commands._common import print_table, stdout_is_tty, text_width
+from profcompare.commands._common import print_table, text_width
 from profcompare.errors import WorkloadError
 
 
@@ -140,7 +140,9 @@ def command(ctx: click.Context, workload: str, ipus: int | None, global_batch: i
             click.echo(f"advise {space.workload}: {valid} layouts to evaluate on {space.context.ipus} IPU(s), global "
                        f"batch {space.context.global_batch} ({pruned} pruned); simulator, compile only", err=True)
 
-    progress = _Progress(enabled=not quiet and stdout_is_tty())
+    import sys
+
+    progress = _Progress(enabled=not quiet and sys.stderr is not None and sys.stderr.isatty())
     try:
         result = run_advise(workload, ipus=ipus, global_batch=global_batch, set_values=set_values, fixed=fixed,
                             size=size, budget=budget, seed=seed, jobs=jobs, out=out, name=name, force=force,
