@@ -160,6 +160,9 @@ def command(ctx: click.Context, workload: str, ipus: int | None, global_batch: i
     click.echo("")
     click.echo("Pareto front (fastest first; bytes per replica)")
     print_table(front_table(result.points, headline, top))
+    cut = len(result.front) - (top if top is not None else len(result.front))
+    if cut > 0:
+        click.echo(f"--top {top}: {cut} more layout{'s' if cut != 1 else ''} on the front in advise.html and advise.csv")
     click.echo(f"\nadvise written to {display_path(result.directory)}/" + ("  (replaced the previous run)" if result.replaced else ""))
     for fmt, path in result.files.items():
         click.echo(f"  {fmt:<5} {display_path(path)}")
