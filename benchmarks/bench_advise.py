@@ -21,14 +21,23 @@ the engine's start and close counted (what one command pays). Then the ratios, a
 overhead per point over the pool's: (median Dask wall - median pool wall) / points. One unmeasured
 warm-up run per mode fills caches first (bytecode, the pool's and the cluster's workers).
 
-A mode is a :class:`Mode` (its name, how to make its engine, its description); the advise
-command's own run over a space can be added to :data:`MODES` as one more.
+A mode is a :class:`Mode` (its name, how to make its engine, its description).
+
+``--search`` also times the command itself: ``profcompare advise mnist -q --jobs JOBS`` (the
+tutorial machine: 4 IPUs, global batch 256; every layout compile-only) in a fresh process
+writing into a temporary directory, then the same search under another name (every point from
+the cache), printing wall and CPU time (user + system of the command and every process it
+started) and the points run. Target: the first search < 60 s wall on 2 cores with ``--jobs 2``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
+import os
+import resource
+import subprocess
 import statistics
 import sys
 import tempfile
@@ -104,13 +113,48 @@ def measure(mode: Mode, jobs: list[runner.Job], parallel: int, repeat: int, out:
     return {"run": statistics.median(runs), "total": statistics.median(totals)}
 
 
+TARGET_SEARCH_SECONDS = 60.0
+
+
+def _timed_command(args: list[str], cwd: str) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system, children included) of ``python -m profcompare ARGS``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "profcompare", *args], cwd=cwd, check=True, stdout=subprocess.DEVNULL,
+                   env={**os.environ, "PYTHONPATH": str(ROOT)})
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def time_search(jobs: int, extra: list[str]) -> None:
+    """Time ``advise mnist`` from a cold start, then again with every point cached."""
+    with tempfile.TemporaryDirectory(prefix="bench-advise-search-") as out:
+        for name in ("first", "again"):
+            wall, cpu = _timed_command(["advise", "mnist", "-q", "--jobs", str(jobs), "--out", out, "--name", name,
+                                        *extra], out)
+            facts = json.loads((Path(out) / name / "advise.json").read_text())["facts"]
+            target = f" (target < {TARGET_SEARCH_SECONDS:.0f} s wall)" if name == "first" else ""
+            print(f"advise mnist ({name}): {facts['evaluated']} points, {facts['new']} run, {facts['cached']} reused: "
+                  f"{wall:.1f} s wall, {cpu:.1f} s CPU{target}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--points", type=int, default=24)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--skip-dask", action="store_true")
+    parser.add_argument("--search", action="store_true", help="also time `advise mnist` itself (cold, then cached)")
+    parser.add_argument("--search-only", action="store_true", help="time only `advise mnist`")
+    parser.add_argument("--set", action="append", default=[], metavar="KNOB=V1,V2",
+                        help="passed to advise as --set (with --search)")
     args = parser.parse_args(argv)
+    if args.search or args.search_only:
+        time_search(args.jobs, [arg for value in args.set for arg in ("--set", value)])
+        print(f"load average: {os.getloadavg()[0]:.1f}")
+        if args.search_only:
+            return 0
     jobs = grid(args.points)
     n = len(jobs)
     print(f"{n} tiny compile-only MNIST points (offchip-sharded), --jobs {args.jobs}, median of {args.repeat}")
