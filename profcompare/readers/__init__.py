@@ -23,13 +23,13 @@ import json
 import os
 import pathlib
 import sqlite3
-import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
 from profcompare.errors import ReportFormatError, ReportValidationError
 from profcompare.model import TABLES, Report
 from profcompare.readers import ga_cache, store
+from profcompare.readers.sqlite_uri import read_only_uri
 
 #: File names of reports inside a report directory, in order of preference.
 REPORT_FILENAMES = (store.DEFAULT_FILENAME, "profile.pop")
@@ -155,7 +155,7 @@ def _open_file(file: pathlib.Path, *, root: pathlib.Path, code: bool = True, pro
 
 
 def _table_names(file: pathlib.Path) -> frozenset[str]:
-    uri = "file:" + urllib.request.pathname2url(str(file.resolve())) + "?mode=ro"
+    uri = read_only_uri(file)
     try:
         con = sqlite3.connect(uri, uri=True)
         try:

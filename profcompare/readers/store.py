@@ -39,7 +39,6 @@ import os
 import pathlib
 import secrets
 import sqlite3
-import urllib.request
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -66,6 +65,7 @@ from profcompare.model import (
     Target,
     validate_frame,
 )
+from profcompare.readers.sqlite_uri import read_only_uri
 from profcompare.report_values import check_report_values
 
 #: Version of the layout written by :func:`write_report`. Readers accept every version up to
@@ -532,7 +532,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _connect_read_only(path: pathlib.Path) -> sqlite3.Connection:
-    uri = "file:" + urllib.request.pathname2url(str(path.resolve())) + "?mode=ro"
+    uri = read_only_uri(path)
     return sqlite3.connect(uri, uri=True)
 
 
