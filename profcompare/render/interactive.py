@@ -1,10 +1,11 @@
 """Interactive charts of the HTML page (liveness over program steps, memory per tile), drawn by Bokeh.
 
-Why Bokeh: it writes a chart as plain JSON (:func:`bokeh.embed.json_item`) that its own
-JavaScript library draws, and that library is one file of about 1.3 MB we inline into the page
-(no CDN, works offline); Plotly's is 4.8 MB, which alone nearly fills the page budget of 5 MB
-(``benchmarks/bench_html.py`` measures both). Bokeh gives zoom (drag a range of steps), wheel
-zoom, pan, reset and hover tooltips.
+Why Bokeh: a chart is plain JSON (the document :func:`bokeh.embed.json_item` writes) that its
+own JavaScript library draws, and that library is one file of about 1.3 MB we inline into the
+page (no CDN, works offline); Plotly's is 4.8 MB, which alone nearly fills the page budget of
+5 MB (``benchmarks/bench_html.py`` measures both). Bokeh gives zoom (drag a range of steps),
+wheel zoom, pan, reset and hover tooltips. The JSON is written by :mod:`bokeh_doc` (the same
+document, without importing Bokeh's Python models, which cost about a second per page).
 
 Each chart is an :class:`InteractiveChart`: the Bokeh JSON item (reaching the page only through
 Jinja's ``tojson``, which escapes ``<``, ``>``, ``&`` and ``'``), a caption, a note saying how the
