@@ -178,10 +178,36 @@ def _figure(chart_id: str, x_label: str, y_label: str) -> bokeh_doc.Figure:
     return fig
 
 
-def _json_item(fig: bokeh_doc.Figure, **extra: Any) -> dict[str, Any]:
+def _json_item(fig: Any, **extra: Any) -> dict[str, Any]:
     """Bokeh's JSON item of ``fig``, its model ids ``<chart id>-<n>`` in order of first
-    appearance (the same chart gives the same page every time; two charts never share an id)."""
-    return bokeh_doc.json_item(fig.model(**extra))
+    appearance (the same chart gives the same page every time; two charts never share an id).
+
+    ``fig`` is a :class:`bokeh_doc.Figure` (the page's charts: ``extra`` goes to its Figure
+    model), or a figure built from Bokeh's own models (``bokeh.plotting.figure``), written by
+    ``bokeh.embed.json_item`` with its ids renamed the same way.
+    """
+    if isinstance(fig, bokeh_doc.Figure):
+        return bokeh_doc.json_item(fig.model(**extra))
+    from bokeh.embed import json_item
+
+    item = dict(json_item(fig))
+    prefix = str(fig.name)
+    ids: dict[str, str] = {}
+
+    def rename(value: Any) -> Any:
+        if isinstance(value, dict):
+            out = {}
+            for key, inner in value.items():
+                if key in ("id", "root_id") and isinstance(inner, str):
+                    out[key] = ids.setdefault(inner, f"{prefix}-{len(ids) + 1}")
+                else:
+                    out[key] = rename(inner)
+            return out
+        if isinstance(value, list):
+            return [rename(inner) for inner in value]
+        return value
+
+    return rename(item)  # type: ignore[no-any-return]
 
 
 def _step_xy(x_start: np.ndarray, x_end: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
