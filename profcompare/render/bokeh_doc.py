@@ -12,10 +12,10 @@ serializes a figure as Bokeh's serializer does (an object in full where it first
 order of first appearance.
 
 The output is the JSON Bokeh writes for the same figure, byte for byte:
-tests/render_html/test_bokeh_doc.py has Bokeh read every chart of the page back and write it
-again (an attribute BokehJS does not know, a value in the wrong form or out of Bokeh's order
-fails there), so an upgrade of Bokeh that changes its document format fails the tests, not a
-user's page.
+tests/render_html/test_bokeh_doc.py builds the model graph of every kind of chart the page draws
+from Bokeh's own Python models (which refuse a name, attribute or value they do not know) and
+requires the JSON ``bokeh.embed.json_item`` writes for it, key order included; so an upgrade of
+Bokeh that changes its document format fails the tests, not a user's page.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ import numpy as np
 #: dtypes Bokeh writes as binary arrays (others as lists)
 _BINARY_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.uint8, np.int8, np.uint16, np.int16, np.uint32,
                                                   np.int32, np.float32, np.float64))
-#: a line_dash name as Bokeh writes it
+#: a line_dash name as Bokeh writes it (the patterns of bokeh.core.property.visual.DashPattern)
 DASHES = {"solid": [], "dashed": [6], "dotted": [2, 4], "dotdash": [2, 4, 6, 4], "dashdot": [6, 4, 2, 4]}
-#: Bokeh's default colour of a glyph given none
+#: the colour bokeh.plotting gives a glyph given none (its glyph API's default, Bokeh 3)
 DEFAULT_COLOUR = "#1f77b4"
 
 
