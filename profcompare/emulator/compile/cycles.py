@@ -9,8 +9,11 @@ device data in ``targets.py`` (each constant sourced there):
 - exchange: bytes received by the worst tile / exchange bytes per cycle per tile, plus a
   fixed per-exchange cost.
 - sync: each Sync step (internal), and the end of a remote transfer (external).
-- host_io: StreamCopyBegin and End as measured in a real trace (they include the device's wait
-  for the host), Mid = bytes of all the gateway's IPUs over the one shared host link.
+- host_io: a host transfer is a control copy (Begin, Mid, End) then the data copy, as a real
+  trace shows them; the Begin step holds the control copy and the data copy's Begin (the host's
+  wait), Mid = a fixed cost + bytes of all the gateway's IPUs over the one shared host link, End
+  the data copy's End (all measured, targets.py). A run that makes host transfers opens with two
+  control copies and the host's start-of-run wait (:func:`run_opening_cycles`).
 - streaming_memory: a fixed (fitted) cost per remote transfer, then the bytes of all IPUs that
   transfer at once over the one shared gateway path.
 - collective: rings over IPU-Links (facts 2.7): per ring step an external sync and the step's
@@ -221,9 +224,11 @@ class CostModel:
         if role == "sync_internal":
             add("sync", d.internal_sync_cycles)
         elif role == "host_begin":
-            add("host_io", d.stream_copy_begin_cycles)
+            # the control copy that precedes every host transfer, then the data copy's Begin
+            add("host_io", host_sync_cycles(d) + d.stream_copy_begin_cycles)
         elif role == "host_mid":
-            add("host_io", self._transfer_bytes(op, op_class) * self.sharing() / d.host_bytes_per_s * clock)
+            add("host_io", d.stream_copy_mid_cycles
+                + self._transfer_bytes(op, op_class) * self.sharing() / d.host_bytes_per_s * clock)
         elif role == "host_end":
             add("host_io", d.stream_copy_end_cycles)
         elif role == "remote_begin":
@@ -307,6 +312,26 @@ class CostModel:
         return total
 
 
+def host_sync_cycles(device: DeviceSpec) -> int:
+    """Cycles of the control copy before each host transfer: its Begin, Mid and End (measured)."""
+    return device.host_sync_begin_cycles + device.stream_copy_mid_cycles + device.host_sync_end_cycles
+
+
+def run_opening_cycles(device: DeviceSpec) -> int:
+    """Cycles a run that makes host transfers spends before its first one: two control copies, the
+    second waiting ``run_start_wait_cycles`` for the host (docs/ipu-model.md section 12)."""
+    return 2 * host_sync_cycles(device) + device.run_start_wait_cycles
+
+
+def first_host_transfer(steps: ProgramSteps) -> int | None:
+    """The executed index of the run's first host transfer's Begin step (None without one)."""
+    roles = np.array([s.role == "host_begin" for s in steps.static], dtype=bool)
+    if not len(roles):
+        return None
+    hits = np.flatnonzero(roles[steps.exec_static[steps.setup_steps:]])
+    return int(hits[0]) + steps.setup_steps if len(hits) else None
+
+
 @lru_cache(maxsize=65536)
 def _stats(nelms: int, itemsize: int, num_tiles: int, datapath: int, min_bytes: int) -> TensorStats:
     split = linear_split(nelms, itemsize, num_tiles, datapath_bytes=datapath, min_bytes_per_tile=min_bytes)
@@ -346,5 +371,6 @@ def static_cycles(steps: ProgramSteps, costs: CostModel, loaded_code_bytes: Mapp
     return out
 
 
-__all__ = ["PHASE_INDEX", "CostModel", "MatmulPlan", "Ring", "TensorStats", "static_cycles"]
+__all__ = ["PHASE_INDEX", "CostModel", "MatmulPlan", "Ring", "TensorStats", "first_host_transfer", "host_sync_cycles",
+           "run_opening_cycles", "static_cycles"]
 

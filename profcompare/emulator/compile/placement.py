@@ -26,6 +26,7 @@ import numpy as np
 from profcompare.emulator.compile.mapping import mapping_offset, tile_bytes_matrix
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram, PipelineInfo
+from profcompare.model import PHASES
 
 
 @dataclass(frozen=True)
@@ -100,19 +101,36 @@ def pipeline_cycles(num_stages: int, steps: int) -> list[tuple[tuple[int, ...], 
 
 @dataclass(frozen=True)
 class RunRow:
-    """One executed step of one run on the timeline: which step, when, for how long (all phases)."""
+    """One executed step of one run on the timeline: which step, when, for how long (all phases).
+
+    ``arrivals``: (IPU, cycle) of the IPUs that reached this step before ``start`` and wait in it
+    until the last one arrives (a host stream copy or an inter-IPU copy synchronises every IPU)."""
 
     step: int  # executed step index
     start: int  # cycles from the start of the run
     cycles: np.ndarray  # per phase
+    arrivals: tuple[tuple[int, int], ...] = ()
 
 
-def run_timeline(program: LoweredProgram, steps: ProgramSteps, static_cycles: np.ndarray) -> tuple[list[RunRow], np.ndarray]:
+HOST_ROLES = frozenset({"host_begin", "host_mid", "host_end"})
+
+#: Roles of the steps that synchronise every IPU of the replica.
+SYNC_ROLES = HOST_ROLES | frozenset({"remote_begin", "remote_mid", "remote_end", "code_load", "ipu_copy_sync",
+                                     "ipu_copy", "collective_pre", "sync_external", "ring_exchange", "ring_reduce"})
+
+
+def run_timeline(program: LoweredProgram, steps: ProgramSteps, static_cycles: np.ndarray, *,
+                 opening: tuple[int, int] | None = None, ipus: int = 1,
+                 step_ipus: Sequence[tuple[int, ...]] = (), exchange_overhead: int = 0
+                 ) -> tuple[list[RunRow], np.ndarray]:
     """The timeline of one run of the main program with its pipelines (module docstring).
 
     Returns (rows, critical): ``rows`` place every executed step of the run (pipeline stages once
     per pipeline cycle they run in), ``critical`` the cycles per phase along the critical path,
-    whose sum is the span of the run.
+    whose sum is the span of the run. ``opening`` (executed step, cycles): host_io cycles the run
+    spends in that step (its first host transfer's Begin) before its own; ``ipus``: IPUs per replica;
+    ``step_ipus``: per static step, the IPUs it runs on (trace.step_places); ``exchange_overhead``:
+    the fixed cost of one exchange (paid once by the merged inter-IPU copies of a pipeline cycle).
     """
     n_phases = static_cycles.shape[1]
     pipe_of: dict[str, tuple[PipelineInfo, int]] = {}  # top-level op id -> (pipeline, stage position or -1 copy)
@@ -122,9 +140,7 @@ def run_timeline(program: LoweredProgram, steps: ProgramSteps, static_cycles: np
                 pipe_of[o] = (p, pos)
         for o in p.copies:
             pipe_of[o] = (p, -1)
-    rows: list[RunRow] = []
-    critical = np.zeros(n_phases, dtype=np.int64)
-    t = 0
+    timeline = _Timeline(steps, static_cycles, n_phases, opening, max(1, ipus), step_ipus, exchange_overhead)
     done: set[int] = set()
     entries = list(zip(program.schedule, steps.exec_ranges))
     members: dict[int, dict[int, list[int]]] = {}  # pipeline id -> stage position -> executed steps
@@ -137,52 +153,147 @@ def run_timeline(program: LoweredProgram, steps: ProgramSteps, static_cycles: np
         top = entry.call_path[0] if entry.call_path else entry.op
         hit = pipe_of.get(top)
         if hit is None:
+            # outside a pipeline too, each IPU runs its own steps; synchronising steps wait for all
             for e in range(a, b):
-                c = static_cycles[steps.exec_static[e]]
-                rows.append(RunRow(e, t, c))
-                critical += c
-                t += int(c.sum())
+                timeline.place(e)
             continue
         p = hit[0]
         if p.id in done:
             continue
         done.add(p.id)
-        t = _pipeline_rows(p, members[p.id], steps, static_cycles, t, rows, critical)
-    return rows, critical
+        _pipeline_rows(p, members[p.id], timeline)
+    timeline.finish()
+    return timeline.rows, timeline.critical
 
 
-def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], steps: ProgramSteps, static_cycles: np.ndarray,
-                   t: int, rows: list[RunRow], critical: np.ndarray) -> int:
+class _Timeline:
+    """Per-IPU clocks of one run: steps of one IPU one after another, synchronising steps (host
+    stream copies, inter-IPU copies, everything outside a pipeline) wait for every IPU."""
+
+    def __init__(self, steps: ProgramSteps, static_cycles: np.ndarray, n_phases: int,
+                 opening: tuple[int, int] | None, ipus: int, step_ipus: Sequence[tuple[int, ...]],
+                 exchange_overhead: int) -> None:
+        self.steps = steps
+        self.step_ipus = step_ipus
+        self.overhead = int(exchange_overhead)
+        self.static_cycles = static_cycles
+        self.opening = opening
+        self.clock = dict.fromkeys(range(ipus), 0)
+        self.rows: list[RunRow] = []
+        self.critical = np.zeros(n_phases, dtype=np.int64)
+        self.local = {i: np.zeros(n_phases, dtype=np.int64) for i in range(ipus)}  # since the last sync
+        self.host_io = PHASES.index("host_io")
+
+    def cycles(self, e: int) -> np.ndarray:
+        c = self.static_cycles[self.steps.exec_static[e]]
+        if self.opening is not None and e == self.opening[0]:
+            # the run's opening copies precede its first host transfer only (a pipeline stage's
+            # steps are placed once per pipeline cycle with the same executed index)
+            c = c.copy()
+            c[self.host_io] += self.opening[1]
+            self.opening = None
+        return c
+
+    def role(self, e: int) -> str:
+        return self.steps.static[int(self.steps.exec_static[e])].role
+
+    def place(self, e: int) -> None:
+        """Step ``e`` outside a pipeline: on its own IPU, or on every IPU when it synchronises
+        them (host and remote transfers, copies between IPUs, collectives, steps of several IPUs)."""
+        static = int(self.steps.exec_static[e])
+        where = self.step_ipus[static] if static < len(self.step_ipus) else (0,)
+        if len(where) != 1 or self.role(e) in SYNC_ROLES or where[0] not in self.clock:
+            self.together(e)
+        else:
+            self.alone(e, where[0])
+
+    def finish(self) -> None:
+        """Close the run: the busiest IPU since the last synchronisation is on the critical path."""
+        busiest = max(self.local, key=lambda i: (self.clock[i], -i))
+        self.critical += self.local[busiest]
+        for i in self.local:
+            self.local[i] = np.zeros_like(self.critical)
+
+    def together(self, e: int, cycles: np.ndarray | None = None) -> None:
+        """Step ``e`` on every IPU at once: it starts when the last IPU arrives."""
+        c = self.cycles(e) if cycles is None else cycles
+        start = max(self.clock.values())
+        busiest = max(self.local, key=lambda i: (self.clock[i], -i))
+        self.critical += self.local[busiest]
+        for i in self.local:
+            self.local[i] = np.zeros_like(self.critical)
+        arrivals = tuple((i, t) for i, t in sorted(self.clock.items()) if t < start)
+        self.rows.append(RunRow(e, start, c, arrivals))
+        self.critical += c
+        end = start + int(c.sum())
+        for i in self.clock:
+            self.clock[i] = end
+
+    def alone(self, e: int, ipu: int) -> None:
+        """Step ``e`` on IPU ``ipu`` alone, after that IPU's previous step."""
+        c = self.cycles(e)
+        self.rows.append(RunRow(e, self.clock[ipu], c))
+        self.local[ipu] += c
+        self.clock[ipu] += int(c.sum())
+
+
+def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], tl: _Timeline) -> None:
+    """Place one pipeline's cycles (docs/ipu-model.md section 10): per cycle the active stages'
+    host loads (stream copies, every IPU together), then their other steps (IPUs in parallel, one
+    IPU's stages one after another), then their host stores, then the copies between IPUs as one
+    exchange (one external sync, every copy's bytes), unless it is the last cycle."""
     ipu_of = dict(p.stage_ipus)
-    positions = [pos for pos in range(len(p.stages))]
-    stage_ipu = {pos: ipu_of.get(p.stages[pos][0], 0) for pos in positions}
-    for active, copies in pipeline_cycles(len(p.stages), p.steps):
-        cursor: dict[int, int] = {}
-        per_ipu: dict[int, np.ndarray] = {}
+    stage_ipu = {pos: ipu_of.get(p.stages[pos][0], 0) for pos in range(len(p.stages))}
+    op_class = tl.steps.op_class
+
+    def host_class(e: int) -> str:
+        op = tl.steps.static[int(tl.steps.exec_static[e])].op
+        return op_class.get(op, "") if tl.role(e) in HOST_ROLES else ""
+
+    copies = members.get(-1, [])
+    syncs = [e for e in copies if tl.role(e) == "ipu_copy_sync"]
+    exchanges = [e for e in copies if tl.role(e) == "ipu_copy"]
+    others = [e for e in copies if e not in syncs and e not in exchanges]
+    merged = None
+    if exchanges:
+        # one exchange moves every copy's bytes; it pays the fixed exchange cost once
+        merged = sum(tl.cycles(e) for e in exchanges)
+    for active, copy_after in pipeline_cycles(len(p.stages), p.steps):
         for pos in active:
-            ipu = stage_ipu[pos]
-            start = cursor.get(ipu, t)
-            acc = per_ipu.setdefault(ipu, np.zeros_like(critical))
             for e in members.get(pos, ()):
-                c = static_cycles[steps.exec_static[e]]
-                rows.append(RunRow(e, start, c))
-                acc += c
-                start += int(c.sum())
-            cursor[ipu] = start
-        if per_ipu:
-            busiest = max(per_ipu, key=lambda i: (int(per_ipu[i].sum()), -i))
-            critical += per_ipu[busiest]
-            t = max(cursor.values())
-        if copies:
-            for e in members.get(-1, ()):
-                c = static_cycles[steps.exec_static[e]]
-                rows.append(RunRow(e, t, c))
-                critical += c
-                t += int(c.sum())
-    return t
+                if host_class(e) == "host_load":
+                    tl.together(e)
+        for pos in active:
+            for e in members.get(pos, ()):
+                if not host_class(e):
+                    tl.alone(e, stage_ipu[pos])
+        for pos in active:
+            for e in members.get(pos, ()):
+                if host_class(e) == "host_store":
+                    tl.together(e)
+        if copy_after:
+            for e in others:
+                tl.together(e)
+            if syncs:
+                tl.together(syncs[0])
+            if exchanges and merged is not None:
+                tl.together(exchanges[0], merged - (len(exchanges) - 1) * _overhead(tl, exchanges))
 
 
-__all__ = ["Layout", "RunRow", "layout_of", "pipeline_cycles", "placed_tile_bytes", "run_timeline"]
+def timeline_arrivals(rows: Sequence[RunRow]) -> dict[tuple[int, int], dict[int, int]]:
+    """(executed step, start) -> {IPU: arrival} of the rows whose IPUs wait (run 0's cycles)."""
+    return {(r.step, r.start): dict(r.arrivals) for r in rows if r.arrivals}
+
+
+def _overhead(tl: _Timeline, exchanges: list[int]) -> np.ndarray:
+    """The fixed cost each inter-IPU copy's exchange carries (paid once by the merged exchange)."""
+    out = np.zeros_like(tl.critical)
+    out[PHASES.index("exchange")] = tl.overhead
+    return out
+
+
+__all__ = ["Layout", "RunRow", "layout_of", "pipeline_cycles", "placed_tile_bytes", "run_timeline",
+           "timeline_arrivals"]
 
 
 def timeline_execution_frame(steps: ProgramSteps, rows: list[RunRow], runs: int, runtime_cycles: int = 0):  # -> DataFrame
