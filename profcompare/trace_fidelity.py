@@ -250,6 +250,62 @@ def overlaps(run: pd.DataFrame) -> Overlaps:
     return Overlaps(_all_at_once(run, HOST_COPY_TYPES), _all_at_once(run, COMPUTE_TYPES), waiting)
 
 
+@dataclass(frozen=True)
+class HostCopyCosts:
+    """Host stream copies of a measured run, matched across its IPUs (medians, cycles): each run
+    opens with two control copies, the second waiting ``run_start_wait`` for the host; then every
+    host transfer is a control copy (Mid on the first IPU) and the data copy. Begin is counted from
+    the last IPU's arrival (so an IPU's wait for another is left out), End after the longest Mid."""
+
+    control_begin: float
+    control_mid: float
+    control_end: float
+    data_begin: float
+    data_end: float
+    run_start_wait: float
+    copies_per_run: int
+
+
+def host_copy_costs(trace: pd.DataFrame) -> HostCopyCosts:
+    """The :class:`HostCopyCosts` of a measured multi-IPU trace (every IPU takes part in every copy)."""
+    runs = split_runs(trace)
+    control: dict[str, list[int]] = {"B": [], "M": [], "E": []}
+    data: dict[str, list[int]] = {"B": [], "E": []}
+    waits: list[int] = []
+    per_run = 0
+    for run in runs:
+        lanes = []
+        for _ipu, lane in run[run["type"].isin(HOST_COPY_TYPES)].groupby("ipu", sort=True):
+            copies: list[dict[str, tuple[int, int]]] = []
+            for kind, a, b in zip(lane["type"], lane["cycles_from"], lane["cycles_to"]):
+                if kind == "StreamCopyBegin":
+                    copies.append({"B": (int(a), int(b))})
+                elif copies:
+                    copies[-1]["M" if kind == "StreamCopy" else "E"] = (int(a), int(b))
+            lanes.append(copies)
+        if not lanes or len({len(c) for c in lanes}) != 1:
+            raise ValueError("host_copy_costs: the IPUs do not take part in the same host copies")
+        per_run = len(lanes[0])
+        for k, parts in enumerate(zip(*lanes)):
+            begin_end = max(p["B"][1] for p in parts)
+            begin = begin_end - max(p["B"][0] for p in parts)
+            mid = max((p["M"][1] - p["M"][0] for p in parts if "M" in p), default=0)
+            end = max(p["E"][1] for p in parts if "E" in p) - begin_end - mid
+            if k == 0:
+                continue  # the run's first opening copy
+            if k == 1:
+                waits.append(begin)
+            elif k % 2 == 0:
+                control["B"].append(begin)
+                control["M"].append(mid)
+                control["E"].append(end)
+            else:
+                data["B"].append(begin)
+                data["E"].append(end)
+    return HostCopyCosts(float(np.median(control["B"])), float(np.median(control["M"])), float(np.median(control["E"])),
+                         float(np.median(data["B"])), float(np.median(data["E"])), float(np.mean(waits)), per_run)
+
+
 def relative_error(simulated: float, measured: float) -> float:
     """(simulated - measured) / measured; 0 when both are 0, inf when only the measurement is 0."""
     if measured == 0:
@@ -350,6 +406,6 @@ def compare_traces(simulated: pd.DataFrame, measured: pd.DataFrame) -> TraceComp
     )
 
 
-__all__ = ["COMPUTE_TYPES", "HOST_COPY_TYPES", "INTER_IPU_TYPE", "IpuFigures", "Overlaps", "PipelineStructure",
-           "TraceComparison", "TypeRow", "compare_traces", "ipu_figures", "overlaps", "pipeline_structure",
-           "relative_error", "split_runs"]
+__all__ = ["COMPUTE_TYPES", "HOST_COPY_TYPES", "INTER_IPU_TYPE", "HostCopyCosts", "IpuFigures", "Overlaps",
+           "PipelineStructure", "TraceComparison", "TypeRow", "compare_traces", "host_copy_costs", "ipu_figures",
+           "overlaps", "pipeline_structure", "relative_error", "split_runs"]

@@ -30,7 +30,13 @@ from profcompare.emulator.compile.loaded_code import (
     with_loaded_code,
 )
 from profcompare.emulator.compile.memory import build_storage, tile_memory
-from profcompare.emulator.compile.placement import layout_of, run_timeline, timeline_arrivals, timeline_execution_frame
+from profcompare.emulator.compile.placement import (
+    layout_of,
+    run_timeline,
+    timeline_arrivals,
+    timeline_execution_frame,
+    timeline_holds,
+)
 from profcompare.emulator.compile.programs import ProgramSteps, lower_to_steps
 from profcompare.emulator.compile.trace import HostCopyShape, step_places as trace_places, trace_frame
 from profcompare.emulator.program import LoweredProgram
@@ -109,8 +115,9 @@ class CompiledProgram:
         meta = r.meta.replace(capabilities=frozenset(r.meta.capabilities | {"execution", "trace"}))
         execution = self.execution_frame(runs)
         arrivals = timeline_arrivals(self.timeline[0]) if self.timeline is not None else None
+        holds = timeline_holds(self.timeline[0]) if self.timeline is not None else None
         trace = (trace_frame(execution, self.steps, *self.step_places, host=HostCopyShape.of(self.device),
-                             arrivals=arrivals, opening=self.opening)
+                             arrivals=arrivals, opening=self.opening, holds=holds)
                  if self.step_places[0] else None)
         return Report(meta=meta, tiles=r.tiles, categories=r.categories, variables=r.variables,
                       liveness=r.liveness, code=r.code, execution=execution,

@@ -104,12 +104,15 @@ class RunRow:
     """One executed step of one run on the timeline: which step, when, for how long (all phases).
 
     ``arrivals``: (IPU, cycle) of the IPUs that reached this step before ``start`` and wait in it
-    until the last one arrives (a host stream copy or an inter-IPU copy synchronises every IPU)."""
+    until the last one arrives (a host stream copy or an inter-IPU copy synchronises every IPU);
+    ``held``: (IPU, cycle) of an IPU that ends the run early and waits in this, its last sync, for
+    the others (a run ends when every IPU has)."""
 
     step: int  # executed step index
     start: int  # cycles from the start of the run
     cycles: np.ndarray  # per phase
     arrivals: tuple[tuple[int, int], ...] = ()
+    held: tuple[tuple[int, int], ...] = ()  # (IPU, cycle): the IPU stays in this sync until then
 
 
 HOST_ROLES = frozenset({"host_begin", "host_mid", "host_end"})
@@ -183,6 +186,7 @@ class _Timeline:
         self.critical = np.zeros(n_phases, dtype=np.int64)
         self.local = {i: np.zeros(n_phases, dtype=np.int64) for i in range(ipus)}  # since the last sync
         self.host_io = PHASES.index("host_io")
+        self.last_alone: dict[int, int] = {}  # IPU -> index in rows of its last step run alone
 
     def cycles(self, e: int) -> np.ndarray:
         c = self.static_cycles[self.steps.exec_static[e]]
@@ -208,11 +212,18 @@ class _Timeline:
             self.alone(e, where[0])
 
     def finish(self) -> None:
-        """Close the run: the busiest IPU since the last synchronisation is on the critical path."""
+        """Close the run: the busiest IPU since the last synchronisation is on the critical path;
+        an IPU that ends earlier waits in its last Internal Sync until the run ends."""
         busiest = max(self.local, key=lambda i: (self.clock[i], -i))
         self.critical += self.local[busiest]
         for i in self.local:
             self.local[i] = np.zeros_like(self.critical)
+        end = max(self.clock.values())
+        for ipu, k in self.last_alone.items():
+            row = self.rows[k]
+            if self.clock[ipu] < end and row.start + int(row.cycles.sum()) == self.clock[ipu] \
+                    and self.role(row.step) == "sync_internal":
+                self.rows[k] = RunRow(row.step, row.start, row.cycles, row.arrivals, ((ipu, end),))
 
     def together(self, e: int, cycles: np.ndarray | None = None) -> None:
         """Step ``e`` on every IPU at once: it starts when the last IPU arrives."""
@@ -232,6 +243,7 @@ class _Timeline:
     def alone(self, e: int, ipu: int) -> None:
         """Step ``e`` on IPU ``ipu`` alone, after that IPU's previous step."""
         c = self.cycles(e)
+        self.last_alone[ipu] = len(self.rows)
         self.rows.append(RunRow(e, self.clock[ipu], c))
         self.local[ipu] += c
         self.clock[ipu] += int(c.sum())
@@ -285,6 +297,11 @@ def timeline_arrivals(rows: Sequence[RunRow]) -> dict[tuple[int, int], dict[int,
     return {(r.step, r.start): dict(r.arrivals) for r in rows if r.arrivals}
 
 
+def timeline_holds(rows: Sequence[RunRow]) -> dict[tuple[int, int], dict[int, int]]:
+    """(executed step, start) -> {IPU: end} of the rows an IPU stays in past their cycles."""
+    return {(r.step, r.start): dict(r.held) for r in rows if r.held}
+
+
 def _overhead(tl: _Timeline, exchanges: list[int]) -> np.ndarray:
     """The fixed cost each inter-IPU copy's exchange carries (paid once by the merged exchange)."""
     out = np.zeros_like(tl.critical)
@@ -293,7 +310,7 @@ def _overhead(tl: _Timeline, exchanges: list[int]) -> np.ndarray:
 
 
 __all__ = ["Layout", "RunRow", "layout_of", "pipeline_cycles", "placed_tile_bytes", "run_timeline",
-           "timeline_arrivals"]
+           "timeline_arrivals", "timeline_holds"]
 
 
 def timeline_execution_frame(steps: ProgramSteps, rows: list[RunRow], runs: int, runtime_cycles: int = 0):  # -> DataFrame

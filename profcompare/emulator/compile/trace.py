@@ -125,7 +125,8 @@ def _host_begin_parts(start: int, end: int, ipu: int, shape: HostCopyShape, open
 def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequence[tuple[int, ...]],
                 step_parents: Sequence[str], *, host: HostCopyShape | None = None,
                 arrivals: Mapping[tuple[int, int], Mapping[int, int]] | None = None,
-                opening: tuple[int, int] | None = None) -> pd.DataFrame:
+                opening: tuple[int, int] | None = None,
+                holds: Mapping[tuple[int, int], Mapping[int, int]] | None = None) -> pd.DataFrame:
     """The ``trace`` table of run 0 of ``execution`` (see the module docstring).
 
     One row per (executed step, IPU it runs on), the runtime phase (host time outside the
@@ -134,7 +135,8 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
     opening control copies, ``opening`` (executed step, cycles)); an IPU that does not receive a
     transfer's data has an End block from the end of the Begin. ``arrivals`` ((executed step,
     start) -> {IPU: arrival}, placement.timeline_arrivals): an IPU's block of a synchronising step
-    starts when the IPU arrived (it waits in the step).
+    starts when the IPU arrived (it waits in the step); ``holds`` (placement.timeline_holds): an
+    IPU's block ends when the IPU leaves it (an IPU that ends the run early waits in its last sync).
     """
     if not len(execution):
         return make_frame("trace")
@@ -160,6 +162,7 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
         block = trace_type(static.type, static.name)
         a, z = int(start[head]), int(end[tail])
         early = waits.get((e, a), {})
+        late = (holds or {}).get((e, a), {})
         depth = 1 if parent else 0
         if static.role == "host_mid":
             mid_of[static.op] = (a, tuple(step_ipus[static.index]))
@@ -174,7 +177,7 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
             parts = (_host_begin_parts(b, z, int(ipu), host, lead)
                      if host is not None and static.role == "host_begin" else None)
             if parts is None:
-                rows.append((int(ipu), b, z, e, block, static.name, parent, depth))
+                rows.append((int(ipu), b, max(z, int(late.get(int(ipu), z))), e, block, static.name, parent, depth))
                 continue
             stem = static.name[: -len("Begin")] if static.name.endswith("Begin") else static.name + "/"
             for pa, pz, ptype, label in parts:
