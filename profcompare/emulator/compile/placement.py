@@ -11,9 +11,13 @@ tiles is one region of every tile: the mapping is exactly the single-IPU one.
 Pipeline schedule: a ``pipelined_execution`` over S stages and N steps runs N + S - 1 pipeline
 cycles: ramp-up cycles k = 1..S-1 run stages 0..k-1, N - S + 1 main cycles run every stage,
 ramp-down cycles k = 1..S-1 run stages k..S-1; the inter-IPU copies run after every cycle but the
-last. Inside a cycle the stages on different IPUs run at the same time and stages on the same IPU
-one after another (ASSUMPTION: Poplar syncs per IPU between the cross-IPU copies), so a cycle
-lasts as long as its busiest IPU.
+last. Inside a cycle, as the real 2-IPU trace in shared/data shows: the active stages' host loads
+(each host copy synchronises every IPU), then their other steps (stages on different IPUs at the
+same time, on the same IPU one after another), then their host stores, then the copies between
+IPUs as one exchange (one external sync, every copy's bytes). Each IPU keeps its own clock; a
+synchronising step starts when the last IPU arrives, and the IPUs that arrived earlier wait in it
+(``RunRow.arrivals``); the run ends when every IPU has (``RunRow.held``). Outside the pipeline the
+IPUs run their own steps the same way.
 """
 
 from __future__ import annotations

@@ -2,15 +2,20 @@
 
 Every executed step of one run of the main program becomes one block per IPU it runs on, from
 the execution table's interval of that step (the first ``cycles_from`` to the last ``cycles_to``
-of its back-to-back phase rows; a pipeline stage's step placed again later is another block), so the trace adds no time of its own and the blocks of an IPU cover exactly
-the cycles the execution table gives the step. Nothing here is fitted.
+of its back-to-back phase rows; a pipeline stage's step placed again later is another block), so
+the trace adds no time of its own. Nothing here is fitted. Where the real trace in shared/data
+draws more (docs/ipu-model.md section 12): a host transfer's Begin step is drawn as its control
+copy and the data copy's Begin (the run's first also as the run's opening copies), its Begin and
+End run on every IPU of the replica, and in a pipelined program an IPU that waits for the others
+at a synchronising step has its block start when it arrived (and stays in its last sync until the
+run ends).
 
 - Type: the step's pva program type in Graph Analyser's names (:data:`TRACE_TYPE_OF_PROGRAM`):
   a ``Sync`` step is ExternalSync or InternalSync by its program name, StreamCopyMid is
   StreamCopy; RemoteLoad / RemoteStore keep their pva names (no Graph Analyser trace of a remote
   transfer is public to name them by). SyncAns blocks (an IPU waiting for the others or for the
-  host, overlapping the blocks it waits for) are not modelled: the simulator's steps run one after
-  another (docs/ipu-model.md).
+  host, overlapping the blocks it waits for) are not modelled: a wait is inside the waiting step's
+  own block (docs/ipu-model.md).
 - IPU: the IPU of the step's op (the IPU of its outputs, else of its inputs; IPU 0 for steps
   without an op). An IpuCopy's steps run on its source and destination IPUs, one block on each.
 - Place in the program tree: ``parent`` is the op's name (the group Graph Analyser draws a
