@@ -104,14 +104,18 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(f"trace_fidelity: no program at {ns.program}")
     if not ns.cache.is_file():
         sys.exit(f"trace_fidelity: no Graph Analyser cache at {ns.cache}")
+    from profcompare.errors import ProfcompareError
     from profcompare.readers import open_report
     from profcompare.trace_fidelity import compare_traces
 
-    with tempfile.TemporaryDirectory(prefix="trace_fidelity_") as tmp:
-        report, path = simulated_report(ns.program.resolve(), list(ns.program_args), Path(tmp))
-        print(f"simulated: {ns.program} ({path.parent.name}, {report.trace['ipu'].nunique()} IPUs)")
-    measured = open_report(ns.cache)
-    comparison = compare_traces(report.trace, measured.trace)
+    try:
+        measured = open_report(ns.cache)
+        with tempfile.TemporaryDirectory(prefix="trace_fidelity_") as tmp:
+            report, path = simulated_report(ns.program.resolve(), list(ns.program_args), Path(tmp))
+            print(f"simulated: {ns.program} ({path.parent.name}, {report.trace['ipu'].nunique()} IPUs)")
+        comparison = compare_traces(report.trace, measured.trace)
+    except (ProfcompareError, ValueError) as exc:
+        sys.exit(f"trace_fidelity: {exc}")
     print_comparison(comparison)
     print(comparison.summary_line())
     return 0

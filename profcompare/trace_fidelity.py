@@ -376,11 +376,12 @@ class TraceComparison:
 
 
 def compare_traces(simulated: pd.DataFrame, measured: pd.DataFrame) -> TraceComparison:
-    """The simulated trace (one run) against the measured one (mean over its runs)."""
-    sim_runs = split_runs(simulated)
-    real_runs = split_runs(measured)
-    if not sim_runs or not real_runs:
+    """The simulated trace (one run: a simulated report's trace is its first run) against the
+    measured one (mean over its runs, :func:`split_runs`)."""
+    if not len(simulated) or not len(measured):
         raise ValueError("compare_traces: a trace without blocks")
+    sim_runs = [_ordered(simulated)]
+    real_runs = split_runs(measured)
     sim = ipu_figures(sim_runs[0])
     reals = [ipu_figures(r) for r in real_runs]
     ipus = sorted(set(sim) | {i for f in reals for i in f})
