@@ -159,7 +159,7 @@ _COMMON_SOURCES: dict[str, str] = {
     "stream_copy_end_cycles": HOST_COPY_SOURCE + ": the data copies' StreamCopyEnd after the longest Mid, "
     "median of 36: 9,870 cycles",
     "stream_copy_mid_cycles": HOST_COPY_SOURCE + ": the control copies' StreamCopy (Mid) of a few bytes, "
-    "median of 36: 1,109 cycles (a label copy of 20 B takes 1,07x too); a Mid is this plus its bytes over "
+    "median of 36: 1,109 cycles (a label copy of 20 B takes about 1,070 too); a Mid is this plus its bytes over "
     "host_bytes_per_s",
     "host_sync_begin_cycles": HOST_COPY_SOURCE + ": the control copies' StreamCopyBegin from the last IPU's "
     "arrival, median of 36: 269 cycles",
