@@ -142,8 +142,9 @@ class PipelineStructure:
 
 
 def pipeline_structure(run: pd.DataFrame) -> PipelineStructure:
-    """The pipeline cycles of one run (see :class:`PipelineStructure`; a leading segment with
-    almost no compute is a prologue and left out). A run without inter-IPU exchanges is one cycle."""
+    """The pipeline cycles of one run (see :class:`PipelineStructure`): from the end of the run's
+    second host copy (the two opening copies of a popxl run) to its end; a leading segment with
+    almost no compute is a prologue and left out. A run without inter-IPU exchanges is one cycle."""
     frame = _ordered(run)
     ipus = tuple(int(i) for i in sorted(frame["ipu"].unique()))
     if not ipus:
@@ -151,7 +152,12 @@ def pipeline_structure(run: pd.DataFrame) -> PipelineStructure:
     first = frame[(frame["ipu"] == ipus[0]) & (frame["type"] == INTER_IPU_TYPE)]
     executed = frame[frame["type"] != WAITING_TYPE]
     start, end = int(executed["cycles_from"].min()), int(executed["cycles_to"].max())
-    cuts = [start] + [int(c) for c in first["cycles_to"]] + [end]
+    # the run's two opening host copies (and the host's start-of-run wait in them) precede the
+    # pipeline: the first cycle starts after them
+    ends = frame[(frame["ipu"] == ipus[0]) & (frame["type"] == "StreamCopyEnd")]["cycles_to"].to_numpy()
+    if len(ends) > 2 and (not len(first) or ends[1] < int(first["cycles_to"].iloc[0])):
+        start = int(ends[1])
+    cuts = [start] + [int(c) for c in first["cycles_to"] if int(c) > start] + [end]
     cuts = sorted(set(cuts))
     busy = executed[executed["type"].isin(COMPUTE_TYPES)]
     compute: list[tuple[int, ...]] = []
