@@ -101,6 +101,9 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
     assert round(rows[(1, "ExternalSync")].cycles_error, 3) == -0.304
     # the pipeline: the same ramp-up / steady / ramp-down cycles, host copies on every IPU at once
     assert c.sim_pipeline.kinds == c.real_pipeline.kinds
+    lengths = {k: (round(c.sim_pipeline.mean_length(k)), round(c.real_pipeline.mean_length(k)))
+               for k in ("ramp-up", "steady", "ramp-down")}
+    assert lengths == {"ramp-up": (63_426, 114_242), "steady": (96_218, 125_106), "ramp-down": (52_222, 67_502)}
     assert c.sim_overlaps.host_copies_together > 0.9 and c.real_overlaps.host_copies_together > 0.9
     assert c.summary_line() == ("trace fidelity: span error IPU0 -14.7%, IPU1 -14.7%; block counts max error 361.5%; "
                                 "cycles per type max error 563.9%")
