@@ -18,6 +18,7 @@ run ends).
   own block (docs/ipu-model.md).
 - IPU: the IPU of the step's op (the IPU of its outputs, else of its inputs; IPU 0 for steps
   without an op). An IpuCopy's steps run on its source and destination IPUs, one block on each.
+  A call's copy in or out runs on the IPU of the called graph's tensor it writes or reads.
 - Place in the program tree: ``parent`` is the op's name (the group Graph Analyser draws a
   program's steps under), ``depth`` 1, ``name`` the step's name inside it ("Internal Sync" of
   ``mul/Internal Sync``), ``program`` the step's full program name; steps without an op sit at
@@ -89,6 +90,12 @@ def step_places(program: LoweredProgram, steps: ProgramSteps, ipus_per_replica: 
         if op is None:
             ipus.append((0,))
             parents.append("")
+            continue
+        if step.role in ("copy_in", "copy_out") and step.tensor in program.tensors:
+            # a call's copy runs where its called graph's tensor is (PopART's CallOpx copies
+            # into the called graph's input and out of its output, on their virtual graphs)
+            ipus.append((int(program.tensors[step.tensor].ipu),))
+            parents.append(op.name)
             continue
         outs = [program.tensors[t].ipu for t in op.outputs if t in program.tensors]
         ins = [program.tensors[t].ipu for t in op.inputs if t in program.tensors]
