@@ -37,8 +37,9 @@ def _host_begin_blocks(at: int, ipu: int, *, opening: bool) -> list[tuple[int, i
 
 
 def test_a_two_ipu_program_gives_one_block_per_step_and_ipu():
-    # IPU 0: y = a * 2 (OnTileExecute, its Internal Sync), then the copy to IPU 1 (External Sync
-    # and GlobalExchange on both ends); IPU 1: host_store. A host stream copy synchronises every
+    # IPU 0: y = a * 2 (OnTileExecute, its Internal Sync), then the copy to IPU 1 (its on-chip
+    # move to the sending tiles on IPU 0, External Sync and GlobalExchange on both ends, its move
+    # from the receiving tiles on IPU 1); IPU 1: host_store. A host stream copy synchronises every
     # IPU: its Begin and End are blocks on both IPUs, the Mid on IPU 1 (the data's); the Begin step
     # is drawn as the run's opening control copies, the store's control copy and the data copy's
     # Begin (_host_begin_blocks). The WeightsFromHost steps run before the main program.
@@ -47,22 +48,29 @@ def test_a_two_ipu_program_gives_one_block_per_step_and_ipu():
     cyc = _cycles_of(report.execution)
     mul, isync = cyc["mul"], cyc["mul/Internal Sync"]
     xsync, copy = cyc["ipucopy/External Sync"], cyc["ipucopy/IpuCopy"]
+    pre, post = cyc["ipucopy/ExchangePre"], cyc["ipucopy/ExchangePost"]
+    # the worst tile of a*2 and of its copy (4,096 B over 32 tiles of 128 B) at 4 B per cycle + 117
+    assert pre == post == 128 // 4 + 117 == 149
     begin, mid, end = cyc["host_store/Begin"], cyc["host_store/Mid"], cyc["host_store/End"]
     # the Begin step: 2 opening copies (269 + 1,109 + 140 each) + the host's wait 464,832, the
     # store's control copy 1,518 and the data copy's Begin 7,903
     assert begin == 2 * 1518 + 464_832 + 1518 + 7903 == 477_289
     # Mid: the fixed 1,109 + 4,096 B at 5.5 GB/s x 1.33 GHz (990.5 cycles), rounded up once
     assert mid == 2100 and end == 9870
-    a, b, c, d = mul, mul + isync, mul + isync + xsync, mul + isync + xsync + copy
+    a, b = mul, mul + isync
+    c = b + pre + xsync
+    d, e = c + copy, c + copy + post
     rows = [(0, 0, a, "OnTileExecute", "mul"), (0, a, b, "InternalSync", "Internal Sync"),
-            (0, b, c, "ExternalSync", "External Sync"), (0, c, d, "GlobalExchange", "IpuCopy")]
-    rows += _host_begin_blocks(d, 0, opening=True)
-    rows.append((0, d + begin, d + begin + mid + end, "StreamCopyEnd", "End"))  # no data on IPU 0
-    rows += [(1, b, c, "ExternalSync", "External Sync"), (1, c, d, "GlobalExchange", "IpuCopy")]
-    rows += _host_begin_blocks(d, 1, opening=True)
-    rows += [(1, d + begin, d + begin + mid, "StreamCopy", "Mid"),
-             (1, d + begin + mid, d + begin + mid + end, "StreamCopyEnd", "End")]
-    parents = ["mul", "mul", "ipucopy", "ipucopy"] + ["host_store"] * 11 + ["ipucopy", "ipucopy"] + ["host_store"] * 9
+            (0, b, b + pre, "DoExchange", "ExchangePre"),
+            (0, b + pre, c, "ExternalSync", "External Sync"), (0, c, d, "GlobalExchange", "IpuCopy")]
+    rows += _host_begin_blocks(e, 0, opening=True)
+    rows.append((0, e + begin, e + begin + mid + end, "StreamCopyEnd", "End"))  # no data on IPU 0
+    rows += [(1, b + pre, c, "ExternalSync", "External Sync"), (1, c, d, "GlobalExchange", "IpuCopy"),
+             (1, d, e, "DoExchange", "ExchangePost")]
+    rows += _host_begin_blocks(e, 1, opening=True)
+    rows += [(1, e + begin, e + begin + mid, "StreamCopy", "Mid"),
+             (1, e + begin + mid, e + begin + mid + end, "StreamCopyEnd", "End")]
+    parents = ["mul", "mul"] + ["ipucopy"] * 3 + ["host_store"] * 11 + ["ipucopy"] * 3 + ["host_store"] * 9
     expected = pd.DataFrame({
         "ipu": [r[0] for r in rows], "cycles_from": [r[1] for r in rows], "cycles_to": [r[2] for r in rows],
         "type": [r[3] for r in rows], "name": [r[4] for r in rows], "parent": parents, "depth": [1] * len(rows),
@@ -73,12 +81,12 @@ def test_a_two_ipu_program_gives_one_block_per_step_and_ipu():
     assert report.trace["program"].tolist()[:2] == ["mul", "mul/Internal Sync"]
     # block counts per type and spans per IPU
     counts = trace_analysis.type_totals(report.trace).set_index(["ipu", "type"])["blocks"].to_dict()
-    assert counts == {(0, "OnTileExecute"): 1, (0, "InternalSync"): 1, (0, "ExternalSync"): 1,
+    assert counts == {(0, "OnTileExecute"): 1, (0, "InternalSync"): 1, (0, "DoExchange"): 1, (0, "ExternalSync"): 1,
                       (0, "GlobalExchange"): 1, (0, "StreamCopyBegin"): 4, (0, "StreamCopy"): 3,
-                      (0, "StreamCopyEnd"): 4, (1, "ExternalSync"): 1, (1, "GlobalExchange"): 1,
+                      (0, "StreamCopyEnd"): 4, (1, "ExternalSync"): 1, (1, "GlobalExchange"): 1, (1, "DoExchange"): 1,
                       (1, "StreamCopyBegin"): 4, (1, "StreamCopy"): 1, (1, "StreamCopyEnd"): 4}
     spans = trace_analysis.trace_spans(report.trace).set_index("ipu")["span_cycles"].to_dict()
-    assert spans == {0: d + begin + mid + end, 1: d + begin + mid + end - b}
+    assert spans == {0: e + begin + mid + end, 1: e + begin + mid + end - (b + pre)}
     # the device part of the run is the trace's span (the host/runtime row is not a block)
     assert trace_analysis.run_span(report.trace) == report.summary()["cycles_per_step"]
 

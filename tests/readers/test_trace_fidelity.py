@@ -69,13 +69,16 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
     c = comparison
     assert c.real_runs == 2
     # spans: both IPUs end together (the run ends when both have)
-    assert c.sim_spans == {0: 1_084_035, 1: 1_084_035}
+    assert c.sim_spans == {0: 1_086_121, 1: 1_086_121}
     assert c.real_spans == {0: 1_270_375.0, 1: 1_270_375.0}
     for ipu in (0, 1):
         assert abs(c.span_error(ipu)) <= SPAN_TARGET
     rows = {(r.ipu, r.type): r for r in c.compared_rows}
     # what the model meets: every block count within 20% but DoExchange's, cycles per type within
-    # 25% for the host copies, syncs and inter-IPU exchanges
+    # 25% for the host copies, syncs and inter-IPU exchanges. DoExchange: the model's are the
+    # inter-IPU copies' on-chip moves (one before, one after each of the 7 exchanges on each IPU:
+    # 14); the real trace also has copies between tiles of the pipeline's own buffers and of the
+    # last layer's gradients, which the model has no layouts to decide (docs section 12)
     gaps_blocks = {(0, "DoExchange"), (1, "DoExchange")}
     gaps_cycles = {(0, "DoExchange"), (1, "DoExchange"), (0, "OnTileExecute"), (1, "OnTileExecute"),
                    (1, "ExternalSync")}
@@ -86,27 +89,28 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
             assert abs(r.cycles_error) <= CYCLES_TARGET, key
     pinned = {key: (r.sim_blocks, r.sim_cycles) for key, r in rows.items()}
     assert pinned == {
-        (0, "DoExchange"): (120, 21_702), (0, "ExternalSync"): (7, 917), (0, "GlobalExchange"): (7, 6_783),
-        (0, "InternalSync"): (318, 29_892), (0, "OnTileExecute"): (468, 142_887), (0, "StreamCopy"): (26, 51_586),
+        (0, "DoExchange"): (14, 2_086), (0, "ExternalSync"): (7, 917), (0, "GlobalExchange"): (7, 6_783),
+        (0, "InternalSync"): (318, 29_892), (0, "OnTileExecute"): (468, 164_589), (0, "StreamCopy"): (26, 51_586),
         (0, "StreamCopyBegin"): (38, 636_464), (0, "StreamCopyEnd"): (38, 193_804),
-        (1, "DoExchange"): (126, 22_152), (1, "ExternalSync"): (7, 9_319), (1, "GlobalExchange"): (7, 6_783),
-        (1, "InternalSync"): (288, 54_896), (1, "OnTileExecute"): (420, 120_785), (1, "StreamCopy"): (12, 13_344),
+        (1, "DoExchange"): (14, 2_086), (1, "ExternalSync"): (7, 9_319), (1, "GlobalExchange"): (7, 6_783),
+        (1, "InternalSync"): (288, 54_896), (1, "OnTileExecute"): (420, 142_937), (1, "StreamCopy"): (12, 13_344),
         (1, "StreamCopyBegin"): (38, 624_710), (1, "StreamCopyEnd"): (38, 232_046),
     }
-    # the gaps, as they stand (docs/ipu-model.md section 12): the model's matmuls and broadcasts
-    # exchange (DoExchange) where the real small matmuls copy on tile, and its compute sets are short
-    assert round(rows[(0, "DoExchange")].blocks_error, 3) == 3.615 and round(rows[(0, "DoExchange")].cycles_error, 3) == 5.639
-    assert round(rows[(0, "OnTileExecute")].cycles_error, 3) == -0.456
-    assert round(rows[(1, "OnTileExecute")].cycles_error, 3) == -0.385
+    # the gaps, as they stand (docs/ipu-model.md section 12): too few DoExchange (the copies of
+    # the real program's own buffers), compute sets short of the real ones
+    assert round(rows[(0, "DoExchange")].blocks_error, 3) == -0.462 and round(rows[(0, "DoExchange")].cycles_error, 3) == -0.362
+    assert round(rows[(1, "DoExchange")].blocks_error, 3) == -0.641 and round(rows[(1, "DoExchange")].cycles_error, 3) == -0.541
+    assert round(rows[(0, "OnTileExecute")].cycles_error, 3) == -0.374
+    assert round(rows[(1, "OnTileExecute")].cycles_error, 3) == -0.272
     assert round(rows[(1, "ExternalSync")].cycles_error, 3) == -0.304
     # the pipeline: the same ramp-up / steady / ramp-down cycles, host copies on every IPU at once
     assert c.sim_pipeline.kinds == c.real_pipeline.kinds
     lengths = {k: (round(c.sim_pipeline.mean_length(k)), round(c.real_pipeline.mean_length(k)))
                for k in ("ramp-up", "steady", "ramp-down")}
-    assert lengths == {"ramp-up": (63_426, 114_242), "steady": (96_218, 125_106), "ramp-down": (52_222, 67_502)}
+    assert lengths == {"ramp-up": (63_649, 114_242), "steady": (96_516, 125_106), "ramp-down": (52_446, 67_502)}
     assert c.sim_overlaps.host_copies_together > 0.9 and c.real_overlaps.host_copies_together > 0.9
-    assert c.summary_line() == ("trace fidelity: span error IPU0 -14.7%, IPU1 -14.7%; block counts max error 361.5%; "
-                                "cycles per type max error 563.9%")
+    assert c.summary_line() == ("trace fidelity: span error IPU0 -14.5%, IPU1 -14.5%; block counts max error 64.1%; "
+                                "cycles per type max error 54.1%")
 
 
 def _blocks(*rows):

@@ -7,7 +7,9 @@ device data in ``targets.py`` (each constant sourced there):
   uses; other ops run on the vector unit (``datapath_bytes`` per cycle per tile) over the
   worst tile's share of the op's largest tensor; plus a fixed per-compute-set cost.
 - exchange: bytes received by the worst tile / exchange bytes per cycle per tile, plus a
-  fixed per-exchange cost.
+  fixed per-exchange cost; a compute set that reads data of other tiles (a matmul's Convolve and
+  Reduce, a reduction's final step, a broadcast) receives it in its own step
+  (programs.EXCHANGE_INSIDE_ROLES), so that step has exchange and compute cycles.
 - sync: each Sync step (internal), and the end of a remote transfer (external).
 - host_io: a host transfer is a control copy (Begin, Mid, End) then the data copy, as a real
   trace shows them; the Begin step holds the control copy and the data copy's Begin (the host's
@@ -259,6 +261,10 @@ class CostModel:
             tid = op.inputs[0] if op.inputs else ""
             nbytes = self.program.tensors[tid].nbytes if tid in self.program.tensors else 0
             add("exchange", nbytes / d.ipu_link_bytes_per_s * clock + d.exchange_overhead_cycles)
+        elif role in ("ipu_copy_pre", "ipu_copy_post"):
+            # the copied tensor's worst tile moved on chip, to the sending tiles or from the receiving ones
+            tid = op.inputs[0] if role == "ipu_copy_pre" and op.inputs else (op.outputs[0] if op.outputs else "")
+            add("exchange", self._worst_tile_bytes((tid,)) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
         elif role == "io_tile_copy":
             tid = op.outputs[0] if op.outputs else ""
             add("exchange", self._worst_tile_bytes((tid,)) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
@@ -270,37 +276,38 @@ class CostModel:
             add("compute", self._worst_tile_bytes((step.tensor,)) / d.datapath_bytes + d.vertex_overhead_cycles)
         elif role.startswith("mm_"):
             plan = self.matmul_plan(op)
-            if role == "mm_exchange":
-                add("exchange", plan.exchange_bytes_per_tile / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
-            elif role == "mm_rearrange":
+            if role == "mm_rearrange":
                 add("compute", plan.exchange_bytes_per_tile / d.datapath_bytes + d.vertex_overhead_cycles)
             elif role == "mm_convolve":
+                # the Convolve receives the operand copies from the tiles the rearrangement wrote
+                # them on (its own exchange, programs.EXCHANGE_INSIDE_ROLES), then runs the AMP
+                add("exchange", plan.exchange_bytes_per_tile / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
                 add("compute", plan.flops / (plan.tiles * d.amp_flops_per_cycle(plan.dtype)) + d.vertex_overhead_cycles)
-            elif role == "mm_partials":
+            else:
+                # the Reduce receives the partials of the other tiles, then adds them
                 add("exchange", plan.partial_exchange_bytes_per_tile / d.exchange_bytes_per_cycle
                     + d.exchange_overhead_cycles)
-            else:
                 add("compute", plan.reduce_elements_per_tile / d.vector_width(4) + d.vertex_overhead_cycles)
         else:
             tids = tuple(op.outputs) or tuple(op.modified) or tuple(op.inputs)
             big = self.largest(tids)
             s = self.stats(big) if big is not None else TensorStats(0, 0, 4, 1, 0)
-            if step.type == "DoExchange":
-                if op_class == "reduce":
-                    src = self.largest(tuple(op.inputs))
-                    in_bytes = self.program.tensors[src].nbytes if src else 0
-                    add("exchange", -(-in_bytes // max(1, s.tiles_used)) / d.exchange_bytes_per_cycle
-                        + d.exchange_overhead_cycles)
-                else:
-                    add("exchange", self._broadcast_bytes(op, s) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
-            else:
-                src = self.largest(tuple(op.inputs)) if role == "reduce_partials" else big
-                ss = self.stats(src) if src is not None else s
-                per_element = max(1.0, float(op.flops) / max(1, s.nelms)) if op.flops else 1.0
-                if op_class == "init":
-                    per_element = 1.0
-                add("compute", ss.max_tile_elements * per_element / d.vector_width(ss.itemsize)
-                    + d.vertex_overhead_cycles)
+            if role == "reduce_final":
+                # the final reduction receives the partials of the other tiles first
+                src = self.largest(tuple(op.inputs))
+                in_bytes = self.program.tensors[src].nbytes if src else 0
+                add("exchange", -(-in_bytes // max(1, s.tiles_used)) / d.exchange_bytes_per_cycle
+                    + d.exchange_overhead_cycles)
+            elif role == "broadcast_compute":
+                # the compute set receives the broadcast input's elements its tiles lack
+                add("exchange", self._broadcast_bytes(op, s) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+            src = self.largest(tuple(op.inputs)) if role == "reduce_partials" else big
+            ss = self.stats(src) if src is not None else s
+            per_element = max(1.0, float(op.flops) / max(1, s.nelms)) if op.flops else 1.0
+            if op_class == "init":
+                per_element = 1.0
+            add("compute", ss.max_tile_elements * per_element / d.vector_width(ss.itemsize)
+                + d.vertex_overhead_cycles)
         return out
 
     def _broadcast_bytes(self, op: OpInfo, out: TensorStats) -> int:

@@ -244,9 +244,9 @@ class _Timeline:
         for i in self.clock:
             self.clock[i] = end
 
-    def alone(self, e: int, ipu: int) -> None:
+    def alone(self, e: int, ipu: int, cycles: np.ndarray | None = None) -> None:
         """Step ``e`` on IPU ``ipu`` alone, after that IPU's previous step."""
-        c = self.cycles(e)
+        c = self.cycles(e) if cycles is None else cycles
         self.last_alone[ipu] = len(self.rows)
         self.rows.append(RunRow(e, self.clock[ipu], c))
         self.local[ipu] += c
@@ -267,13 +267,24 @@ def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], tl: _Timeline
         return op_class.get(op, "") if tl.role(e) in HOST_ROLES else ""
 
     copies = members.get(-1, [])
+    # one exchange moves every copy's bytes, paying the fixed exchange cost once; before it each
+    # IPU moves what it sends to its sending tiles, after it what it received to the destination
+    # tiles (one DoExchange per IPU and side for all the copies, each on its IPU's own clock)
+    step_ipus = tl.step_ipus
+
+    def side(role: str) -> dict[int, tuple[int, np.ndarray] | None]:
+        by_ipu: dict[int, list[int]] = {}
+        for e in copies:
+            if tl.role(e) == role:
+                where = step_ipus[int(tl.steps.exec_static[e])] if step_ipus else (0,)
+                by_ipu.setdefault(where[0], []).append(e)
+        return {i: _merge(tl, es) for i, es in sorted(by_ipu.items())}
+
+    pre, post = side("ipu_copy_pre"), side("ipu_copy_post")
+    exchange = _merge(tl, [e for e in copies if tl.role(e) == "ipu_copy"])
     syncs = [e for e in copies if tl.role(e) == "ipu_copy_sync"]
-    exchanges = [e for e in copies if tl.role(e) == "ipu_copy"]
-    others = [e for e in copies if e not in syncs and e not in exchanges]
-    merged = None
-    if exchanges:
-        # one exchange moves every copy's bytes; it pays the fixed exchange cost once
-        merged = sum(tl.cycles(e) for e in exchanges)
+    parts = {"ipu_copy_pre", "ipu_copy", "ipu_copy_post", "ipu_copy_sync"}
+    others = [e for e in copies if tl.role(e) not in parts]
     for active, copy_after in pipeline_cycles(len(p.stages), p.steps):
         for pos in active:
             for e in members.get(pos, ()):
@@ -290,10 +301,25 @@ def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], tl: _Timeline
         if copy_after:
             for e in others:
                 tl.together(e)
+            for ipu, m in pre.items():
+                if m is not None:
+                    tl.alone(m[0], ipu, m[1])
             if syncs:
                 tl.together(syncs[0])
-            if exchanges and merged is not None:
-                tl.together(exchanges[0], merged - (len(exchanges) - 1) * _overhead(tl, exchanges))
+            if exchange is not None:
+                tl.together(*exchange)
+            for ipu, m in post.items():
+                if m is not None:
+                    tl.alone(m[0], ipu, m[1])
+
+
+def _merge(tl: _Timeline, parts: list[int]) -> tuple[int, np.ndarray] | None:
+    """(first executed step, cycles) of ``parts`` run as one exchange: their cycles summed, the
+    fixed exchange cost paid once (None without parts)."""
+    if not parts:
+        return None
+    total = sum(tl.cycles(e) for e in parts)
+    return parts[0], total - (len(parts) - 1) * _overhead(tl)
 
 
 def timeline_arrivals(rows: Sequence[RunRow]) -> dict[tuple[int, int], dict[int, int]]:
@@ -306,8 +332,8 @@ def timeline_holds(rows: Sequence[RunRow]) -> dict[tuple[int, int], dict[int, in
     return {(r.step, r.start): dict(r.held) for r in rows if r.held}
 
 
-def _overhead(tl: _Timeline, exchanges: list[int]) -> np.ndarray:
-    """The fixed cost each inter-IPU copy's exchange carries (paid once by the merged exchange)."""
+def _overhead(tl: _Timeline) -> np.ndarray:
+    """The fixed cost each part of an inter-IPU copy carries (paid once by the merged exchange)."""
     out = np.zeros_like(tl.critical)
     out[PHASES.index("exchange")] = tl.overhead
     return out

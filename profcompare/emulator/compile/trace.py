@@ -17,7 +17,8 @@ run ends).
   host, overlapping the blocks it waits for) are not modelled: a wait is inside the waiting step's
   own block (docs/ipu-model.md).
 - IPU: the IPU of the step's op (the IPU of its outputs, else of its inputs; IPU 0 for steps
-  without an op). An IpuCopy's steps run on its source and destination IPUs, one block on each.
+  without an op). An IpuCopy's sync and global exchange run on its source and destination IPUs, one block on
+  each; its on-chip move before them on the source IPU, after them on the destination IPU.
   A call's copy in or out runs on the IPU of the called graph's tensor it writes or reads.
 - Place in the program tree: ``parent`` is the op's name (the group Graph Analyser draws a
   program's steps under), ``depth`` 1, ``name`` the step's name inside it ("Internal Sync" of
@@ -100,7 +101,9 @@ def step_places(program: LoweredProgram, steps: ProgramSteps, ipus_per_replica: 
         outs = [program.tensors[t].ipu for t in op.outputs if t in program.tensors]
         ins = [program.tensors[t].ipu for t in op.inputs if t in program.tensors]
         if op.type == "IpuCopy" and ins and outs:
-            ipus.append(tuple(sorted({int(ins[0]), int(outs[0])})))
+            # its on-chip moves: before the exchange on the source IPU, after it on the destination
+            side = {"ipu_copy_pre": (int(ins[0]),), "ipu_copy_post": (int(outs[0]),)}.get(step.role)
+            ipus.append(side or tuple(sorted({int(ins[0]), int(outs[0])})))
         else:
             ipus.append((int((outs or ins or [0])[0]),))
         parents.append(op.name)
