@@ -14,7 +14,8 @@ ramp-down cycles k = 1..S-1 run stages k..S-1; the inter-IPU copies run after ev
 last. Inside a cycle, as the real 2-IPU trace in shared/data shows: the active stages' host loads
 (each host copy synchronises every IPU), then their other steps (stages on different IPUs at the
 same time, on the same IPU one after another), then their host stores, then the copies between
-IPUs as one exchange (one external sync, every copy's bytes). Each IPU keeps its own clock; a
+IPUs as one exchange (each IPU's on-chip move of what it sends, one external sync, every copy's
+bytes, each IPU's move of what it received). Each IPU keeps its own clock; a
 synchronising step starts when the last IPU arrives, and the IPUs that arrived earlier wait in it
 (``RunRow.arrivals``); the run ends when every IPU has (``RunRow.held``). Outside the pipeline the
 IPUs run their own steps the same way.
@@ -257,7 +258,8 @@ def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], tl: _Timeline
     """Place one pipeline's cycles (docs/ipu-model.md section 10): per cycle the active stages'
     host loads (stream copies, every IPU together), then their other steps (IPUs in parallel, one
     IPU's stages one after another), then their host stores, then the copies between IPUs as one
-    exchange (one external sync, every copy's bytes), unless it is the last cycle."""
+    exchange (each IPU's move to its sending tiles, one external sync, every copy's bytes, each
+    IPU's move from its receiving tiles), unless it is the last cycle."""
     ipu_of = dict(p.stage_ipus)
     stage_ipu = {pos: ipu_of.get(p.stages[pos][0], 0) for pos in range(len(p.stages))}
     op_class = tl.steps.op_class
