@@ -43,6 +43,7 @@ _LAZY = {
     "compare": "profcompare.compare",
     "open_report": "profcompare.readers",
     "run": "profcompare.run_api",
+    "advise": "profcompare.advise",
     "Run": "profcompare.run_api",
 }
 
@@ -66,13 +67,16 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'profcompare' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module_name), name)
+    module = importlib.import_module(module_name)
+    # profcompare.advise is a callable package: the public name is the package itself
+    value = module if module_name == f"{__name__}.{name}" else getattr(module, name)
     globals()[name] = value
     return value
 
 
 __all__ = [
     "__version__",
+    "advise",
     "Comparison",
     "EngineOptionsError",
     "IpuOutOfMemoryError",

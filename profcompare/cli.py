@@ -27,6 +27,7 @@ from profcompare.errors import ProfcompareError
 COMMAND_MODULES = (
     "run",
     "sweep",
+    "advise",
     "profile",
     "compare",
     "show",

@@ -90,6 +90,7 @@ import pandas as pd
 
 from profcompare import presenters
 from profcompare.errors import ReportValidationError
+from profcompare.memo import memoized_copy
 from profcompare.readable import readable
 from profcompare.report_values import check_meta, check_report_values, check_target, check_text_column
 
@@ -782,6 +783,7 @@ class Report:
         """Short human name (see :attr:`ReportMeta.label`)."""
         return self.meta.label
 
+    @memoized_copy
     def summary(self) -> pd.Series:
         """The summary metrics of the report.
 
@@ -858,6 +860,7 @@ class Report:
                 values[metric] = math.nan
         return readable(pd.Series(values, index=list(METRICS), dtype="float64", name=self.label))
 
+    @memoized_copy
     def ledger(self) -> pd.DataFrame:
         """Where every byte of each model parameter lives: one row per (parameter, role, location).
 

@@ -1,13 +1,15 @@
 """Parameter sweeps: one variant run at every point of a grid of knob values, tabulated.
 
 ``profcompare sweep offchip-sharded --param sharded_threshold=1e10,262145,1024,512`` runs the
-variant once per value (each point in its own subprocess, like ``run``), then builds one table
+variant once per value (the points in warm worker processes of a local pool, or as tasks on a Dask
+cluster: :mod:`profcompare.runner.engine`), then builds one table
 row per point with the knobs that vary and the memory and throughput metrics, and writes
 ``sweep.csv``, ``sweep.json`` and ``sweep.html`` next to the point directories.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
@@ -156,6 +158,8 @@ def run_sweep(
     progress: runner.ProgressCallback | None = None,
     environ: Mapping[str, str] | None = None,
     execution: str | None = None,
+    dask: str | None = None,
+    engine: runner.Engine | None = None,
 ) -> SweepResult:
     """Run ``variant`` at every grid point of ``params`` and tabulate the results.
 
@@ -165,6 +169,11 @@ def run_sweep(
     OutputExistsError when the run exists and not ``force``. ``execution``: the simulator's
     execution mode (numeric | compile-only; see ``runner.execute_jobs``). ``workload``: find
     ``variant`` in that workload only (default: by name across the workloads).
+
+    The points run on ``engine`` when given (the caller closes it), else on one made here and
+    closed at the end: ``runner.make_engine(jobs, dask)``, a pool of ``jobs`` warm worker
+    processes, or with ``dask`` (``"local:N"``, ``"tcp://host:8786"``) a Dask cluster. Raises
+    DaskUnreachableError (one line) when that scheduler cannot be reached, before anything runs.
     """
     points = expand_grid(variant, params, overrides, workload)
     swept = tuple(points[0].values)
@@ -191,18 +200,22 @@ def run_sweep(
         final_files = {k: result.directory / p.name for k, p in files.items()}
         return runner.replace_result(result, files=final_files)
 
-    result = runner.execute_jobs(
-        [p.job for p in points],
-        out=out,
-        name=run_name,
-        backend=backend,
-        parallel=jobs,
-        force=force,
-        progress=progress,
-        environ=environ,
-        finalize=finalize,
-        execution=execution,
-    )
+    with contextlib.ExitStack() as stack:
+        if engine is None:
+            engine = stack.enter_context(runner.make_engine(jobs, dask))
+        result = runner.execute_jobs(
+            [p.job for p in points],
+            out=out,
+            name=run_name,
+            backend=backend,
+            parallel=jobs,
+            force=force,
+            progress=progress,
+            environ=environ,
+            finalize=finalize,
+            execution=execution,
+            engine=engine,
+        )
     return SweepResult(result, swept, holder["table"], dict(result.files))
 
 

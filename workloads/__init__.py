@@ -159,6 +159,17 @@ def _parse_value(knob: Knob, value: Any) -> Any:
     return number
 
 
+def parse_knob_value(knob: Knob, value: Any) -> Any:
+    """Return ``value`` (typed, or CLI text) as the knob's type, checked against its choices
+    (WorkloadError otherwise). The workload's range check of whole configs is not applied."""
+    parsed = _parse_value(knob, value)
+    if knob.choices is not None and parsed not in knob.choices:
+        raise WorkloadError(
+            f"bad value {value!r} for knob {knob.name!r}; valid choices: " + ", ".join(str(c) for c in knob.choices)
+        )
+    return parsed
+
+
 def parse_knobs(workload: Workload, overrides: Mapping[str, Any]) -> dict[str, Any]:
     """Return the full config of ``workload``: every knob's default, overridden by ``overrides``.
 
@@ -204,6 +215,7 @@ __all__ = [
     "list_workloads",
     "find_variant",
     "find_workload",
+    "parse_knob_value",
     "parse_knobs",
     "register_checker",
     "did_you_mean",

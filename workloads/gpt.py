@@ -15,6 +15,15 @@ from typing import Any
 
 import numpy as np
 
+from profcompare.advise.space import (
+    AdviseSpace,
+    Constraint,
+    Derived,
+    Dimension,
+    Infeasible,
+    batch_share,
+    powers_of_two,
+)
 from profcompare.errors import WorkloadError
 from workloads import Knob, Workload, WorkloadResult, register_checker, require
 
@@ -173,3 +182,53 @@ WORKLOAD = Workload(
 )
 
 register_checker(WORKLOAD.name, check_config)
+
+
+def _data_parallel(knobs: Mapping[str, Any], context: Any) -> int:
+    """dp = IPUs / tp: every IPU of the machine holds one replica."""
+    if knobs["tp"] > context.ipus or context.ipus % knobs["tp"]:
+        raise Infeasible("tp does not divide --ipus")
+    return int(context.ipus // knobs["tp"])
+
+
+#: Model sizes ``profcompare advise gpt --size NAME`` searches (the other knobs keep their
+#: defaults). ``gptj-6b`` is GPT-J 6B as Graphcore's gptj_6B_1024_pod16 configuration, the size
+#: benchmarks/bench_llm.py runs: 28 layers, hidden 4096, 16 heads, sequence 1024, vocabulary 50400.
+SIZES: dict[str, dict[str, Any]] = {
+    "tiny": {},
+    "gptj-6b": {"layers": 28, "hidden": 4096, "heads": 16, "seq": 1024, "vocab": 50400},
+}
+
+#: The layout space ``profcompare advise gpt`` searches: TP x DP = --ipus, resident or phased
+#: weights, Adam state on or off chip (RTS with phased-rts), recompute, micro-batch (gradient
+#: accumulation follows from the fixed global batch) and I/O tiles. The variants resident-offchip
+#: and phased-rts-recompute are the state and recompute knobs of resident and phased-rts, so they
+#: are not searched twice.
+ADVISE = AdviseSpace(
+    workload=WORKLOAD.name,
+    variants=("resident", "phased", "phased-rts"),
+    dimensions=(
+        Dimension("tp", lambda context: powers_of_two(1, max(1, context.ipus))),
+        Dimension("state", ("onchip", "offchip")),
+        Dimension("recompute", ("off", "on")),
+        Dimension("micro_batch", (1, 2, 4)),
+        Dimension("io_tiles", (0, 128)),
+    ),
+    derived=(
+        Derived("dp", "tp x dp = --ipus", _data_parallel),
+        Derived("grad_accum", "micro_batch x grad_accum x dp = global batch",
+                lambda knobs, context: batch_share(context.global_batch, (knobs["micro_batch"], knobs["dp"]))),
+    ),
+    constraints=(
+        Constraint("tp does not divide heads", lambda knobs, context: knobs["heads"] % knobs["tp"] == 0),
+        Constraint("RTS needs Adam state off chip",
+                   lambda knobs, context: not (knobs["variant"] == "phased-rts" and knobs["state"] == "onchip")),
+    ),
+    default_ipus=16,  # an IPU-POD16, the machine of the gptj_6B_1024_pod16 configuration
+    default_global_batch=16,  # that configuration as bench_llm runs it: micro_batch 1 x grad_accum 16 x dp 1
+    global_batch_rule="micro_batch x grad_accum x dp",
+    sizes=SIZES,
+    headline=("tp", "dp", "state", "recompute", "micro_batch", "grad_accum", "io_tiles"),
+    notes=("the gpt workload has no available-memory-proportion knob (its matmuls do not take one), so the "
+           "space does not search it",),
+)

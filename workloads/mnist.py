@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from profcompare.advise.space import AdviseSpace, Constraint, Derived, Dimension, batch_share, powers_of_two
 from profcompare.errors import WorkloadError
 from workloads import Knob, Workload, WorkloadResult, register_checker, require
 from workloads._mnist_limits import check_size
@@ -170,3 +171,28 @@ WORKLOAD = Workload(
 )
 
 register_checker(WORKLOAD.name, check_config)
+
+#: The layout space ``profcompare advise mnist`` searches: the four state layouts, data-parallel
+#: replicas up to the machine's IPUs, the RTS threshold of the sharded variants and how the fixed
+#: global batch is split into micro-batches and accumulation (4 x 3 x 4 = 96 points on 4 IPUs).
+ADVISE = AdviseSpace(
+    workload=WORKLOAD.name,
+    variants=tuple(VARIANTS),
+    dimensions=(
+        Dimension("replicas", powers_of_two(1, 16)),
+        # 262145 shards only fc1's state (784 x 512 elements), 1024 every weight's, 512 the biases' too
+        Dimension("sharded_threshold", (512, 1024, 262145), only_for=("onchip-sharded", "offchip-sharded")),
+        Dimension("micro_batch", (4, 8, 16, 32)),
+    ),
+    derived=(
+        Derived("grad_accum", "micro_batch x grad_accum x replicas = global batch",
+                lambda knobs, context: batch_share(context.global_batch, (knobs["micro_batch"], knobs["replicas"]))),
+    ),
+    constraints=(Constraint("replicas exceed --ipus", lambda knobs, context: knobs["replicas"] <= context.ipus),),
+    default_ipus=4,  # the tutorial's machine: one IPU-M2000 (4 IPUs)
+    default_global_batch=256,  # the tutorial's: micro_batch 8 x grad_accum 8 x replicas 4
+    global_batch_rule="micro_batch x grad_accum x replicas",
+    headline=("replicas", "micro_batch", "grad_accum", "sharded_threshold"),
+    notes=("the model size (hidden, layers) is not searched: fix it with --fix hidden=1024 or search it with "
+           "--set hidden=256,512",),
+)

@@ -132,7 +132,8 @@ def common_run_options(func: F) -> F:
             ),
             click.option("--out", default="reports", show_default=True, type=click.Path(file_okay=False), help="Output root."),
             click.option("--name", default=None, help="Run directory name (default: timestamp + what runs)."),
-            click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Subprocesses to run in parallel."),
+            click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Jobs to run in parallel: `run` starts a subprocess per variant, `sweep` keeps that many warm "
+                         "worker processes."),
             click.option("--force", is_flag=True, help="Replace an existing run directory of the same name."),
             click.option("--quiet", "-q", is_flag=True, help="No progress display."),
         ]

@@ -55,7 +55,9 @@ def command(out: str) -> None:
     rows = []
     for run in runs:
         not_ok = [f"{label} ({_job_status_text(info)})" for label, info in run.jobs if job_status(info) != "ok"]
-        if run.kind == "sweep":
+        if run.kind == "advise":  # oom points are findings of the search, counted rather than listed
+            variants = f"{', '.join(run.variants)}: {len(run.jobs)} points" + (f", {len(not_ok)} not ok" if not_ok else "")
+        elif run.kind == "sweep":
             over = f" over {', '.join(run.swept)}" if run.swept else ""
             variants = f"{', '.join(run.variants)}: {len(run.jobs)} points{over}"
             if not_ok:

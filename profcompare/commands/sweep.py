@@ -53,6 +53,15 @@ def sweep_table(result: Any) -> Any:
     metavar="NAME=V1,V2,...",
     help="A knob and the values to try (repeat for a grid), e.g. sharded_threshold=1e10,262145,1024,512.",
 )
+@click.option(
+    "--dask",
+    "dask",
+    default=None,
+    metavar="ADDRESS",
+    help="Run the points as tasks on a Dask cluster: local:N (a LocalCluster of N worker processes here) or a "
+    "scheduler address such as tcp://host:8786 (its workers need the same profcompare installed). Default: a "
+    "pool of --jobs warm worker processes on this machine.",
+)
 @knob_options
 @common_run_options
 @addons_option
@@ -71,12 +80,14 @@ def command(
     jobs: int,
     force: bool,
     quiet: bool,
+    dask: str | None,
     set_knobs: tuple[str, ...],
     **knobs: Any,
 ) -> None:
     """Run VARIANT at every point of a grid of knob values and tabulate memory and throughput.
 
-    Each point runs in its own subprocess (like `run`) into OUT/NAME/POINT/; the table (one row per
+    The points run in --jobs warm worker processes (each imports profcompare once and runs point
+    after point), or with --dask as tasks on a Dask cluster, into OUT/NAME/POINT/; the table (one row per
     point: the swept knobs, always-live, not-always-live peak, code and Streaming Memory bytes,
     cycles per step, samples per second) is printed and written as OUT/NAME/sweep.csv, sweep.json
     and sweep.html (with a plot). The exit code is 1 when a point failed or ran out of memory.
@@ -90,11 +101,13 @@ def command(
     resolved = runner.resolve_backend(backend)
     child_environ = addons_environment(addons, resolved)
     execution = execution_of(compile_only, resolved)
+    # a bad --dask address fails here, before anything runs; the workers end with the command
+    engine = ctx.with_resource(runner.make_engine(jobs, dask))
     if not quiet:
         click.echo(backend_note(backend, resolved), err=True)
         if execution_note(execution):
             click.echo(execution_note(execution), err=True)
-        click.echo(f"sweep: {variant}, {len(points)} point(s)", err=True)
+        click.echo(f"sweep: {variant}, {len(points)} point(s) on a {engine.description}", err=True)
     with ProgressDisplay([p.job.label for p in points], enabled=not quiet, finalize_text="tabulating") as display:
         result = sweep.run_sweep(
             variant,
@@ -109,6 +122,7 @@ def command(
             progress=display,
             environ=child_environ,
             execution=execution,
+            engine=engine,
         )
     print_table(sweep_table(result))
     click.echo(f"\nsweep written to {display_path(result.run.directory)}/" + ("  (replaced the previous run)" if result.run.replaced else ""))

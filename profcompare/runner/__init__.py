@@ -6,7 +6,10 @@ go through this package, whose modules are the run's stages:
 - :mod:`~profcompare.runner.plan`: what to run -- jobs validated against the workload registry
   before anything runs, the backend, engine options, run names;
 - :mod:`~profcompare.runner.execute`: how it runs -- one subprocess per job with autoReport into
-  the job's directory, child tracking and signals;
+  the job's directory, child tracking and signals, or an engine's workers;
+- :mod:`~profcompare.runner.engine`: engines that run many jobs in warm worker processes (a local
+  pool, or a Dask cluster: :mod:`~profcompare.runner.dask_engine`), each job as
+  :mod:`~profcompare.runner.in_process` runs it;
 - :mod:`~profcompare.runner.rundir`: where it lands -- run.json, the hidden staging directory
   renamed into place only when complete, clean-up, listing;
 - :mod:`~profcompare.runner.staging`: staging directories locked by their owner for their whole
@@ -74,6 +77,11 @@ from profcompare.runner.execute import (
     child_environment,
     execute_jobs,
 )
+from profcompare.runner.engine import (
+    Engine,
+    LocalPoolEngine,
+    make_engine,
+)
 from profcompare.runner.summarise import (
     COMPARISON_FORMATS,
     compare_outcomes,
@@ -86,10 +94,12 @@ __all__ = [
     "CHILD_MODULE",
     "COMPARISON_FORMATS",
     "ComparisonOutcome",
+    "Engine",
     "FINALIZE_LABEL",
     "Finalizer",
     "Job",
     "JobOutcome",
+    "LocalPoolEngine",
     "MAX_RUN_NAME_BYTES",
     "SCRIPT_CHILD_MODULE",
     "ProgressCallback",
@@ -115,6 +125,7 @@ __all__ = [
     "job_status",
     "leftover_staging",
     "list_runs",
+    "make_engine",
     "make_jobs",
     "merge_engine_options",
     "normalise_knob_name",

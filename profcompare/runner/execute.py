@@ -38,7 +38,7 @@ from profcompare.runner.rundir import RUN_JSON, RUN_LOG, RUN_SCHEMA_VERSION, _pr
 from profcompare.runner.staging import Staging
 
 if TYPE_CHECKING:  # pragma: no cover
-    pass
+    from profcompare.runner.engine import Engine
 
 
 #: the module the subprocess runs (``python -m ...``)
@@ -74,6 +74,23 @@ def _module_root(module_name: str) -> str | None:
     return str(path)
 
 
+def import_roots(job: Job) -> list[str]:
+    """The sys.path entries another process needs to import profcompare and ``job``'s workload
+    module as this one does (installed packages import anyway; a source checkout or a plug-in
+    module needs its root)."""
+    import site
+
+    installed = {os.path.realpath(p) for p in [*site.getsitepackages(), site.getusersitepackages()]}
+    roots: list[str] = []
+    for module_name in (CHILD_MODULE.rsplit(".", 1)[0], job.workload_ref.split(":", 1)[0]):
+        if not module_name:
+            continue
+        root = _module_root(module_name) or _module_root(module_name.split(".")[0])
+        if root and root not in roots and os.path.realpath(root) not in installed:
+            roots.append(root)
+    return roots
+
+
 def child_environment(
     job: Job, job_dir: Path, backend: str, environ: Mapping[str, str] | None = None, execution: str | None = None
 ) -> dict[str, str]:
@@ -95,15 +112,7 @@ def child_environment(
     env["PROFCOMPARE_BACKEND"] = backend
     env["PYTHONUNBUFFERED"] = "1"
     env[PARENT_PID_VARIABLE] = str(os.getpid())  # the child exits when this process is gone
-    import site
-
-    installed = {os.path.realpath(p) for p in [*site.getsitepackages(), site.getusersitepackages()]}
-    roots = []
-    for module_name in (CHILD_MODULE.rsplit(".", 1)[0], job.workload_ref.split(":", 1)[0]):
-        root = _module_root(module_name) or _module_root(module_name.split(".")[0])
-        # installed packages import anyway; a source checkout or a plug-in module needs its root
-        if root and root not in roots and os.path.realpath(root) not in installed:
-            roots.append(root)
+    roots = import_roots(job)
     existing = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(roots + [p for p in existing if p not in roots])
     return env
@@ -389,6 +398,7 @@ def execute_jobs(
     finalize: Finalizer | None = None,
     execution: str | None = None,
     keep_incomplete: bool = False,
+    engine: Engine | None = None,
 ) -> RunResult:
     """Run ``jobs`` (each in its own subprocess, ``parallel`` at a time) into ``<out>/<name>/<label>/``.
 
@@ -404,6 +414,11 @@ def execute_jobs(
     ``execution`` ("numeric" | "compile-only"; None = ``$PROFCOMPARE_SIM_EXECUTION``, else
     numeric) is how the simulator executes the jobs; compile-only needs the sim backend
     (ProfcompareError otherwise), and a bad mode is refused before anything runs.
+
+    ``engine`` (see :func:`profcompare.runner.make_engine`): when given, workload-variant jobs run
+    on it -- warm worker processes of a local pool, or a Dask cluster -- instead of one fresh
+    subprocess each; ``parallel`` is then the engine's business. The caller owns the engine (and
+    closes it). Jobs running a user's program (``profile``) always get a fresh subprocess.
     """
     if not jobs:
         raise WorkloadError("nothing to run")
@@ -428,7 +443,10 @@ def execute_jobs(
         if progress:
             for job in jobs:
                 progress(job.label, "queued", {})
-        if parallel == 1 or len(jobs) == 1:
+        if engine is not None and all(job.child is None for job in jobs):
+            infos = engine.run_jobs(jobs, staging, backend=resolved, environ=environ, progress=progress,
+                                    execution=execution)
+        elif parallel == 1 or len(jobs) == 1:
             infos = [_run_one(job, staging, resolved, environ, progress, tracker, execution) for job in jobs]
         else:
             with ThreadPoolExecutor(max_workers=min(parallel, len(jobs))) as pool:
@@ -466,4 +484,5 @@ def execute_jobs(
     return replace_result(result, wall_seconds=time.perf_counter() - t0, replaced=replaced)
 
 
-__all__ = ["CHILD_MODULE", "Finalizer", "VARIANT_THREAD_VARIABLES", "check_execution", "child_environment", "execute_jobs"]
+__all__ = ["CHILD_MODULE", "Finalizer", "VARIANT_THREAD_VARIABLES", "check_execution", "child_environment", "execute_jobs",
+           "import_roots"]

@@ -126,6 +126,19 @@ def _publish(staging: Staging, final: Path, force: bool) -> bool:
     return replaced
 
 
+def open_staging(out: Path, name: str, force: bool) -> Staging:
+    """The locked, hidden staging directory of a run ``<out>/<name>/`` built outside
+    ``execute_jobs`` (an advise run holding many batches); OutputExistsError when the run exists
+    and not ``force``. Publish it with :func:`publish_staging`, or ``discard()`` it."""
+    return _prepare_out(out, name, force)
+
+
+def publish_staging(staging: Staging, final: Path, force: bool) -> bool:
+    """Rename the complete ``staging`` directory to ``final`` (see :func:`open_staging`); returns
+    True when an existing run was replaced."""
+    return _publish(staging, final, force)
+
+
 def unique_run_name(out: Path, name: str) -> str:
     candidate, n = name, 2
     while (out / candidate).exists():
@@ -139,7 +152,7 @@ class RunListing:
 
     name: str
     directory: Path
-    kind: str  # "run" | "sweep"
+    kind: str  # "run" | "sweep" | "advise"
     jobs: tuple[tuple[str, Mapping[str, Any]], ...]  # (label, run.json) per job, in start order
     backend: str
     started: str | None
@@ -194,7 +207,9 @@ def list_runs(out: str | os.PathLike[str] = "reports") -> list[RunListing]:
         starts = sorted(str(info["started"]) for _, info in jobs if info.get("started"))
         kind = "run"
         swept: tuple[str, ...] = ()
-        if (entry / "sweep.json").exists():
+        if (entry / "advise.json").exists():
+            kind = "advise"
+        elif (entry / "sweep.json").exists():
             kind = "sweep"
             with contextlib.suppress(OSError, ValueError, TypeError):
                 swept = tuple(str(k) for k in json.loads((entry / "sweep.json").read_text(encoding="utf-8"))["swept"])
@@ -205,4 +220,4 @@ def list_runs(out: str | os.PathLike[str] = "reports") -> list[RunListing]:
     return listings
 
 
-__all__ = ["REPORT_FILE_NAMES", "RUN_JSON", "RUN_LOG", "RUN_SCHEMA_VERSION", "RunListing", "Staging", "StagingLostError", "find_report_files", "job_status", "leftover_staging", "list_runs", "now_iso", "read_run_json", "remove_stale_staging", "unique_run_name", "write_json_atomic"]
+__all__ = ["REPORT_FILE_NAMES", "RUN_JSON", "RUN_LOG", "RUN_SCHEMA_VERSION", "RunListing", "Staging", "StagingLostError", "find_report_files", "job_status", "leftover_staging", "list_runs", "now_iso", "open_staging", "publish_staging", "read_run_json", "remove_stale_staging", "unique_run_name", "write_json_atomic"]

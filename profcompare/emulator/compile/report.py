@@ -116,16 +116,20 @@ def liveness_frame(steps: ProgramSteps, totals: np.ndarray) -> pd.DataFrame:
     })
 
 
-def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, runtime_cycles: int = 0
-                    ) -> pd.DataFrame:
+def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, runtime_cycles: int = 0,
+                    opening: tuple[int, int] | None = None) -> pd.DataFrame:
     """The ``execution`` table for ``runs`` profiled runs: one row per (run, step, phase) with
     non-zero cycles, steps of the main program only (WeightsFromHost runs once per engine), then
     one ``runtime`` row per run for host/runtime time outside the device (program
-    ``session.run (host)``, type ``Host``). Every run costs the same in the model."""
+    ``session.run (host)``, type ``Host``). Every run costs the same in the model. ``opening``
+    (executed step, cycles): host_io cycles the run spends in that step before its own (the run's
+    opening control copies, cycles.run_opening_cycles)."""
     ex = steps.exec_static[steps.setup_steps:]
     if runs <= 0 or (not len(ex) and not runtime_cycles):
         return make_frame("execution")
-    cyc = static_cycles[ex]  # (steps, phases)
+    cyc = static_cycles[ex].copy()  # (steps, phases)
+    if opening is not None:
+        cyc[opening[0] - steps.setup_steps, PHASES.index("host_io")] += opening[1]
     step_idx, phase_idx = np.nonzero(cyc)
     values = cyc[step_idx, phase_idx].astype(np.int64)
     names = np.array([s.name for s in steps.static], dtype=object)[ex][step_idx]
