@@ -142,7 +142,7 @@ _META_FIELDS = (
     "created",
 )
 #: meta fields added later: written always, optional when read (older stores lack them)
-_OPTIONAL_META_FIELDS = ("addons_generation", "execution", "session_options")
+_OPTIONAL_META_FIELDS = ("addons_generation", "execution", "session_options", "replication")
 
 
 @dataclass(frozen=True)
@@ -254,6 +254,7 @@ def _meta_items(meta: ReportMeta) -> list[tuple[str, str]]:
         "addons_generation": meta.addons_generation,
         "execution": meta.execution,
         "session_options": dict(meta.session_options),
+        "replication": dict(meta.replication),
     }
     items = []
     for key in (*_META_FIELDS, *_OPTIONAL_META_FIELDS):
@@ -899,6 +900,10 @@ def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
     if not isinstance(session_options, dict):
         raise ReportFormatError(f"{file}: corrupt report (meta.session_options is {_json_kind(session_options)}, "
                                 "expected an object)")
+    replication = {} if meta["replication"] is None else meta["replication"]
+    if not isinstance(replication, dict):
+        raise ReportFormatError(f"{file}: corrupt report (meta.replication is {_json_kind(replication)}, "
+                                "expected an object)")
     config = meta["config"]
     if not isinstance(config, dict):
         raise ReportFormatError(f"{file}: corrupt report (meta.config is not an object)")
@@ -924,6 +929,7 @@ def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
         addons_generation=meta["addons_generation"],
         execution="numeric" if meta["execution"] is None else meta["execution"],
         session_options=session_options,
+        replication=replication,
     )
 
 

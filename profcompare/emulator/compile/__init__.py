@@ -177,6 +177,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         addons_generation=_addons_generation(),
         session_options=program.session_options,
+        replication=_report.replication(program, steps, cyc, layout.io_tiles),
     )
     from profcompare.emulator.compile.attribution import trace
 

@@ -189,6 +189,31 @@ def remote_buffers_frame(program: LoweredProgram, steps: ProgramSteps | None = N
     })
 
 
+def replication(program: LoweredProgram, steps: ProgramSteps, static_cycles: np.ndarray, io_tiles: int) -> dict:
+    """``meta.replication`` (model.ReportMeta): the I/O tiles per IPU and, per replica grouping
+    the collectives of one run of the main program use (the op's ``stride`` / ``group_size`` /
+    ``num_groups``; a collective without a grouping spans all replicas), how many execute and
+    their device cycles (every phase of their steps). Exact: from the program and the cycles
+    the report states."""
+    replicas = max(int(program.replicas or 1), 1)
+    found: dict[tuple[int, int, int], list[int]] = {}
+    for index, entry in enumerate(program.schedule):
+        if entry.phase or steps.op_class.get(entry.op) != "collective":
+            continue
+        attrs = program.ops[entry.op].attrs
+        size = int(attrs.get("group_size") or replicas)
+        stride = int(attrs.get("stride") or 1)
+        groups = int(attrs.get("num_groups") or max(replicas // max(size, 1), 1))
+        start, end = steps.exec_ranges[index]
+        cycles = int(static_cycles[steps.exec_static[start:end]].sum()) if end > start else 0
+        tally = found.setdefault((stride, size, groups), [0, 0])
+        tally[0] += 1
+        tally[1] += cycles
+    groupings = [{"stride": k[0], "group_size": k[1], "num_groups": k[2], "collectives": v[0], "cycles": v[1]}
+                 for k, v in sorted(found.items(), key=lambda item: (item[0][1], item[0][0]))]
+    return {"io_tiles_per_ipu": int(io_tiles), "replica_groupings": groupings}
+
+
 def phase_totals(steps: ProgramSteps, static_cycles: np.ndarray, runtime_cycles: int = 0) -> Mapping[str, int]:
     """Cycles of one run per phase: the main program's steps, plus ``runtime_cycles`` of host/runtime time."""
     ex = steps.exec_static[steps.setup_steps:]
