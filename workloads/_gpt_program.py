@@ -12,7 +12,14 @@ data-parallel rank ``r // tp``.
   gradient) and its output through ``replicated_all_reduce_identical_grad_inputs`` (all-reduce
   forward, identity gradient). Sharded weights are variables of replica grouping
   ``(stride=tp, group_size=dp)``: one value per tensor-parallel rank, shared by its data-parallel
-  replicas. Embeddings, layer norms and the LM head are whole on every replica.
+  replicas. The word embedding and the LM head are split over the vocabulary like the
+  projections (rank ``t`` holds vocabulary rows ``[t * vocab / tp, (t + 1) * vocab / tp)``):
+  the host shifts each rank's token ids and labels by its first row, the embedding gathers with
+  ``zero_OOR`` (ids outside the shard give zero rows) and all-reduces the rows, and the loss is a
+  vocabulary-sharded softmax cross-entropy (max and sum of exponentials all-reduced over the
+  tensor-parallel group), so each rank holds and updates only ``vocab / tp`` rows of both
+  tables and ``tokens x vocab / tp`` logits. Position embeddings and layer norms are whole on
+  every replica.
 - Data parallelism over the group ``(stride=tp, group_size=dp)``: accumulated gradients are
   mean-all-reduced, or, with RTS, mean-reduce-scattered so that each replica updates its shard
   of every weight with its shard of the Adam state, then all-gathers the updated weight.
@@ -95,6 +102,11 @@ class Shape:
     def ff(self) -> int:
         return 4 * self.hidden
 
+    @property
+    def vocab_shard(self) -> int:
+        """Vocabulary rows of the word embedding and LM head on one tensor-parallel rank."""
+        return self.vocab // self.tp
+
 
 class Groups:
     """The replica groupings of a tp x dp program."""
@@ -149,20 +161,23 @@ class ShardedLinear(addons.Module):
 
 
 class Embeddings(addons.Module):
-    """Token and position embeddings: ``word[tokens] + position`` as (tokens, hidden)."""
+    """Token and position embeddings: ``word[tokens] + position`` as (tokens, hidden). ``word``
+    is this tensor-parallel rank's ``vocab / tp`` rows (token ids arrive shifted by the rank's
+    first row: ids outside the shard gather zeros), all-reduced over the group."""
 
-    def __init__(self, shape: Shape, rng: np.random.Generator):
+    def __init__(self, shape: Shape, groups: Groups, rng: np.random.Generator):
         super().__init__()
         self.shape_ = shape
+        self.groups = groups
         self.rng = rng
 
     def build(self, tokens: popxl.Tensor) -> popxl.Tensor:
-        s = self.shape_
-        word = self.add_variable_input("word", partial(self.rng.normal, 0, INIT_STD, (s.vocab, s.hidden)),
-                                       popxl.float32)
+        s, g = self.shape_, self.groups
+        word = self.add_variable_input("word", partial(self.rng.normal, 0, INIT_STD, (s.vocab_shard, s.hidden)),
+                                       popxl.float32, replica_grouping=g.dp_group if g.tp > 1 else None)
         position = self.add_variable_input("position",
                                            partial(self.rng.normal, 0, INIT_STD, (s.seq, s.hidden)), popxl.float32)
-        x = ops.gather(word, tokens).reshape((s.micro_batch, s.seq, s.hidden))
+        x = _tp_out(ops.gather(word, tokens, zero_OOR=g.tp > 1), g).reshape((s.micro_batch, s.seq, s.hidden))
         return (x + position).reshape((s.tokens, s.hidden))
 
 
@@ -222,19 +237,43 @@ class DecoderLayer(addons.Module):
 
 
 class Head(addons.Module):
-    """Final layer norm and the LM head: logits (tokens, vocab)."""
+    """Final layer norm and the LM head: this tensor-parallel rank's logits (tokens, vocab / tp)."""
 
-    def __init__(self, shape: Shape, rng: np.random.Generator):
+    def __init__(self, shape: Shape, groups: Groups, rng: np.random.Generator):
         super().__init__()
         self.shape_ = shape
+        self.groups = groups
         self.rng = rng
         self.ln_f = LayerNorm()
 
     def build(self, x: popxl.Tensor) -> popxl.Tensor:
-        s = self.shape_
-        w = self.add_variable_input("lm_head", partial(self.rng.normal, 0, INIT_STD, (s.hidden, s.vocab)),
-                                    popxl.float32)
-        return self.ln_f(x) @ w
+        s, g = self.shape_, self.groups
+        w = self.add_variable_input("lm_head", partial(self.rng.normal, 0, INIT_STD, (s.hidden, s.vocab_shard)),
+                                    popxl.float32, replica_grouping=g.dp_group if g.tp > 1 else None)
+        return _tp_in(self.ln_f(x), g) @ w
+
+
+def sharded_cross_entropy_with_grad(logits: popxl.Tensor, labels: popxl.Tensor, groups: Groups) -> Tuple[Any, Any]:
+    """Return (mean softmax cross-entropy, its gradient w.r.t. ``logits``) of this rank's logits
+    (tokens, vocab / tp) against ``labels`` shifted by the rank's first vocabulary row (labels
+    outside the shard pick nothing). The row max, the sum of exponentials and the true-class
+    logit are all-reduced over the tensor-parallel group; the gradient stays sharded."""
+    all_reduce = ops.collectives.replicated_all_reduce
+    tokens, classes = logits.shape
+    row_max = all_reduce(ops.max(logits, 1), op="max", group=groups.tp_group)
+    shifted = logits - row_max.reshape((tokens, 1))
+    exps = ops.exp(shifted)
+    total = all_reduce(ops.sum(exps, 1), op="add", group=groups.tp_group)
+    shard_classes = popxl.constant(np.arange(classes, dtype=np.int32).reshape(1, classes), popxl.int32,
+                                   "shard_classes")
+    is_label = ops.equal(labels.reshape((tokens, 1)), shard_classes)
+    zero = popxl.constant(np.float32(0.0), popxl.float32, "zero")
+    picked = all_reduce(ops.sum(ops.where(is_label, shifted, zero), 1), op="add", group=groups.tp_group)
+    loss = ops.mean(ops.log(total) - picked)
+    probs = exps / total.reshape((tokens, 1))
+    inv_tokens = popxl.constant(np.float32(1.0 / tokens), popxl.float32, "inv_tokens")
+    grad = (probs - ops.cast(is_label, popxl.float32)) * inv_tokens
+    return loss, grad
 
 
 class Adam(addons.Module):
@@ -395,11 +434,11 @@ def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io
         loss_stream = popxl.d2h_stream((), popxl.float32, "loss")
         hidden_spec = popxl.TensorSpec((s.tokens, s.hidden), popxl.float32)
         phases = {
-            "embeddings": _make_phase("embeddings", Embeddings(s, rng), popxl.TensorSpec((s.tokens,), popxl.int32),
+            "embeddings": _make_phase("embeddings", Embeddings(s, groups, rng), popxl.TensorSpec((s.tokens,), popxl.int32),
                                       ["embeddings"], layout, False),
             "layers": _make_phase("layers", DecoderLayer(s, groups, rng), hidden_spec,
                                   [f"layers.{i}" for i in range(s.layers)], layout, layout.recompute),
-            "head": _make_phase("head", Head(s, rng), hidden_spec, ["head"], layout, False),
+            "head": _make_phase("head", Head(s, groups, rng), hidden_spec, ["head"], layout, False),
         }
         order = [("embeddings", 0)] + [("layers", i) for i in range(s.layers)] + [("head", 0)]
 
@@ -415,7 +454,10 @@ def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io
                     info = phase.fwd.bind(weights).call_with_info(x)
                     saved.append((info, weights))
                     x = info.outputs[0]
-                loss, grad = addons.ops.cross_entropy_with_grad(x, labels)
+                if s.tp > 1:
+                    loss, grad = sharded_cross_entropy_with_grad(x, labels, groups)
+                else:
+                    loss, grad = addons.ops.cross_entropy_with_grad(x, labels)
                 ops.host_store(loss_stream, loss)
                 for (name, index), (info, fwd_weights) in zip(reversed(order), reversed(saved)):
                     phase = phases[name]
@@ -473,11 +515,15 @@ def _update(phase: Phase, index: int, key: str, weights: Any, accums: Any, adam:
 def host_inputs(program: GptProgram, tokens: np.ndarray, labels: np.ndarray) -> Dict[Any, np.ndarray]:
     """Return the ``session.run`` inputs of one weight update from ``tokens`` and ``labels`` of
     shape ``(grad_accum, dp, micro_batch, seq)``: every tensor-parallel rank of a data-parallel
-    replica reads the same sequences. Arrays are shaped ``(grad_accum?, replicas?, micro_batch,
-    seq)`` (a dimension only when it is > 1)."""
+    replica reads the same sequences, its token ids and labels shifted down by the rank's first
+    vocabulary row (``rank * vocab / tp``; ids outside ``[0, vocab / tp)`` are another rank's).
+    Arrays are shaped ``(grad_accum?, replicas?, micro_batch, seq)`` (a dimension only when it is
+    > 1)."""
     s = program.shape
-    per_replica_t = np.repeat(tokens, s.tp, axis=1)  # replica r = dp rank * tp + tp rank
-    per_replica_l = np.repeat(labels, s.tp, axis=1)
+    # replica r = dp rank * tp + tp rank
+    offsets = (np.arange(s.replicas) % s.tp * s.vocab_shard).reshape(1, s.replicas, 1, 1)
+    per_replica_t = np.repeat(tokens, s.tp, axis=1) - offsets
+    per_replica_l = np.repeat(labels, s.tp, axis=1) - offsets
     lead: List[int] = []
     if s.grad_accum > 1:
         lead.append(s.grad_accum)

@@ -82,6 +82,7 @@ def check_config(config: Mapping[str, Any]) -> None:
     require(config["tp"] * config["dp"] <= _MAX_REPLICAS, "dp", config["dp"],
             f"powers of two with tp * dp <= {_MAX_REPLICAS}")
     require(config["heads"] % config["tp"] == 0, "heads", config["heads"], f"multiples of tp ({config['tp']})")
+    require(config["vocab"] % config["tp"] == 0, "vocab", config["vocab"], f"multiples of tp ({config['tp']})")
     require(config["hidden"] % config["heads"] == 0, "hidden", config["hidden"],
             f"multiples of heads ({config['heads']})")
     require(0 <= config["io_tiles"] <= _MAX_IO_TILES, "io_tiles", config["io_tiles"],

@@ -37,10 +37,15 @@ def _whole(key: str, value: np.ndarray, tp: int) -> dict[str, np.ndarray]:
         return {name: np.concatenate(list(value), axis=0)}
     if tp > 1 and key.endswith("feed_forward.intermediate.weight"):
         return {name: np.concatenate(list(value), axis=1)}
+    if tp > 1 and key == "embeddings.word":  # vocabulary rows
+        return {name: np.concatenate(list(value), axis=0)}
+    if tp > 1 and key == "head.lm_head":  # vocabulary columns
+        return {name: np.concatenate(list(value), axis=1)}
     return {name: value}
 
 
-_TP_SHARDED = ("qkv.weight", "attention.out.weight", "intermediate.weight", "feed_forward.output.weight")
+_TP_SHARDED = ("qkv.weight", "attention.out.weight", "intermediate.weight", "feed_forward.output.weight",
+               "embeddings.word", "head.lm_head")
 
 
 def _read(session: Any, variables: dict[str, Any], tp: int, suffix: str = "") -> dict[str, np.ndarray]:
@@ -122,8 +127,12 @@ def test_samples_per_step_and_host_inputs_replicate_tokens_over_tensor_parallel_
     inputs = gp.host_inputs(program, tokens[0], labels[0])
     fed = inputs[program.token_stream]
     assert fed.shape == (2, 4, 2, 16)  # grad_accum, replicas = dp * tp, micro_batch, seq
+    # each tensor-parallel rank reads its data-parallel replica's ids shifted by its first
+    # vocabulary row (vocab 128 / tp 2 = 64 rows per rank)
     for replica in range(4):
-        np.testing.assert_array_equal(fed[:, replica], tokens[0][:, replica // 2])
+        np.testing.assert_array_equal(fed[:, replica], tokens[0][:, replica // 2] - 64 * (replica % 2))
+        np.testing.assert_array_equal(inputs[program.label_stream][:, replica],
+                                      labels[0][:, replica // 2] - 64 * (replica % 2))
 
 
 @pytest.mark.parametrize(
