@@ -418,14 +418,17 @@ def _backward_args(phase: Phase, info: Any, weights: Any) -> Dict[Any, Any]:
     return args
 
 
-def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io_tiles: int) -> GptProgram:
-    """Return the training program of ``variant_layout`` at ``shape``."""
+def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io_tiles: int,
+                  amp: float = 0.6) -> GptProgram:
+    """Return the training program of ``variant_layout`` at ``shape``; every matmul (forward
+    and gradient) plans its temporaries within ``amp`` of each tile's memory."""
     s = shape
     rng = np.random.default_rng(seed)
     ir = popxl.Ir()
     ir.replication_factor = s.replicas
     if io_tiles:
         ir.num_io_tiles = io_tiles
+    ir._pb_ir.getSessionOptions().matmulOptions = {"availableMemoryProportion": str(amp)}
     groups = Groups(ir, s)
     layout = variant_layout
     with ir.main_graph:
