@@ -141,6 +141,8 @@ def test_samples_per_step_and_host_inputs_replicate_tokens_over_tensor_parallel_
         ({"heads": 6}, "bad value 6 for knob 'heads': valid values are multiples of tp (4)"),
         ({"hidden": 66, "heads": 4, "tp": 2}, "bad value 66 for knob 'hidden': valid values are multiples of heads (4)"),
         ({"dp": 3}, "bad value 3 for knob 'dp': valid values are powers of two from 1 to 256"),
+        ({"vocab": 129}, "bad value 129 for knob 'vocab': valid values are multiples of tp (2)"),
+        ({"amp": 0.0}, "bad value 0.0 for knob 'amp': valid values are numbers in (0, 1]"),
         ({"state": "remote"}, "bad value 'remote' for knob 'state': valid values are variant, onchip, offchip"),
         ({"recompute": "yes"}, "bad value 'yes' for knob 'recompute': valid values are variant, on, off"),
         ({"tp": 64, "dp": 8, "heads": 64}, "bad value 8 for knob 'dp': valid values are powers of two with tp * dp <= 256"),
@@ -180,11 +182,11 @@ def _report(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, variant: str, compil
 
 
 def test_streaming_memory_of_phased_layouts_by_hand(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    # parameters per replica (one tensor-parallel shard, tp 2): embeddings 128*64 + 16*64; per
-    # layer 2 layer norms 4*64, qkv 64*96, out 32*64, feed-forward 64*128 + 128*64; ln_f 2*64,
-    # LM head 64*128
-    params = (128 * 64 + 16 * 64) + 2 * (4 * 64 + 64 * 96 + 32 * 64 + 64 * 128 + 128 * 64) + (2 * 64 + 64 * 128)
-    assert params == 67_200
+    # parameters per replica (one tensor-parallel shard, tp 2): word embedding 64*64 (vocab 128 / tp
+    # rows), positions 16*64; per layer 2 layer norms 4*64, qkv 64*96, out 32*64, feed-forward
+    # 64*128 + 128*64; ln_f 2*64, LM head 64*64 (vocab / tp columns)
+    params = (64 * 64 + 16 * 64) + 2 * (4 * 64 + 64 * 96 + 32 * 64 + 64 * 128 + 128 * 64) + (2 * 64 + 64 * 64)
+    assert params == 59_008
     phased = _report(tmp_path, monkeypatch, "phased", True)
     rts = _report(tmp_path, monkeypatch, "phased-rts", True)
     for report, state_bytes in ((phased, 2 * 4 * params), (rts, 2 * 4 * params // 2)):
@@ -201,8 +203,16 @@ def test_streaming_memory_of_phased_layouts_by_hand(tmp_path: Any, monkeypatch: 
     qkv_moments = variables[(variables["parameter"] == "layers.1.attention.qkv.weight")
                             & variables["name"].str.startswith(("first_order", "second_order"))]
     assert sorted(set(qkv_moments["bytes"].tolist())) == [64 * 96 * 4 // 2]  # fp32 QKV shard, halved by RTS
+    # the word embedding and the LM head hold vocab / tp rows of fp32 per replica, and so do their
+    # accumulators and Adam moments
+    by_name = buffers.set_index("name")["bytes"]
+    for name in ("embeddings.word", "head.lm_head", "accum.embeddings.accum.word", "accum.head.accum.lm_head"):
+        assert int(by_name[name]) == 128 // 2 * 64 * 4, name
     resident = _report(tmp_path, monkeypatch, "resident", True)
     assert int(resident.remote_buffers["bytes"].sum()) == 0  # nothing in Streaming Memory
+    on_chip = resident.variables.set_index("name")["bytes"]
+    for name in ("embeddings.word", "head.lm_head"):
+        assert int(on_chip[name]) == 128 // 2 * 64 * 4, name
     assert resident.summary()["not_always_live_peak_bytes"] > phased.summary()["not_always_live_peak_bytes"]
 
 
