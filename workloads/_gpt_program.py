@@ -445,8 +445,9 @@ def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io
         }
         order = [("embeddings", 0)] + [("layers", i) for i in range(s.layers)] + [("head", 0)]
 
-        with popxl.in_sequence(True):
-            for _ in range(s.grad_accum):
+        def micro_batch() -> None:
+            """One micro-batch: forward, loss, backward into the gradient accumulators."""
+            with popxl.in_sequence(True):
                 tokens = ops.host_load(token_stream, "tokens").reshape((s.tokens,))
                 labels = ops.host_load(label_stream, "labels").reshape((s.tokens,))
                 x = tokens
@@ -470,6 +471,15 @@ def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io
                     phase.accums.store(index, accums)
                     if outputs:
                         grad = outputs[0]
+
+        with popxl.in_sequence(True):
+            if layout.phased:
+                # every tensor of a phased micro-batch is loaded from Streaming Memory inside
+                # it: the micro-batch is one graph, repeated (its program exists once)
+                ops.repeat(ir.create_graph(micro_batch), s.grad_accum)
+            else:
+                for _ in range(s.grad_accum):
+                    micro_batch()
 
             adam = Adam(groups)
             adam_state: Dict[Tuple[str, str], Store] = {}
