@@ -324,13 +324,14 @@ class Store:
         else:
             self.onchip = [_init_onchip(facts, prefix) for prefix in prefixes]
 
-    def load(self, index: int) -> Any:
-        """The tensors of entry ``index`` (NamedTensors)."""
+    def load(self, index: Any) -> Any:
+        """The tensors of entry ``index`` (NamedTensors); off chip ``index`` may be an int32
+        scalar tensor (a repeated graph's layer counter)."""
         if self.offchip:
             return addons.NamedTensors.pack(self.names, self.load_graph.call(index))
         return self.onchip[index]
 
-    def store(self, index: int, tensors: Any) -> None:
+    def store(self, index: Any, tensors: Any) -> None:
         """Store ``tensors`` back to entry ``index`` (on chip they were updated in place)."""
         if self.offchip:
             self.store_graph.bind(tensors).call(index)
@@ -418,6 +419,58 @@ def _backward_args(phase: Phase, info: Any, weights: Any) -> Dict[Any, Any]:
     return args
 
 
+def _layer_index(value: int) -> Any:
+    return popxl.constant(np.int32(value), popxl.int32, "layer_index")
+
+
+def _stack_forward(phase: Phase, layer_inputs: Any, x: Any, layers: int) -> Any:
+    """The forward pass of every layer as one repeated graph: load layer ``n``'s weights, store
+    its input ``x`` in ``layer_inputs[n]``, run it. Returns the last layer's output."""
+
+    def layer(x: popxl.Tensor, n: popxl.Tensor) -> Tuple[Any, Any]:
+        weights = phase.weights.load(n)
+        ops.remote_store(layer_inputs, n, x)
+        y = phase.fwd.bind(weights).call(x)[0]
+        return y, n + _layer_index(1)
+
+    graph = popxl.gir().create_graph(layer, x.spec, popxl.TensorSpec((), popxl.int32))
+    y, _ = ops.repeat(graph, layers, x, _layer_index(0))
+    return y
+
+
+def _stack_backward(phase: Phase, layer_inputs: Any, grad: Any, layers: int) -> Any:
+    """The backward pass of every layer, last first, as one repeated graph: reload layer ``n``'s
+    weights, accumulators and input, recompute and differentiate it (the gradient graph is a
+    recompute graph: it needs only the layer's inputs), store the accumulators. Returns the
+    gradient of the first layer's input."""
+
+    def layer(dx: popxl.Tensor, n: popxl.Tensor) -> Tuple[Any, Any]:
+        weights = phase.weights.load(n)
+        accums = phase.accums.load(n)
+        x = ops.remote_load(layer_inputs, n)
+        dx_in = phase.bwd.bind(accums).call(dx, args=_recompute_args(phase, x, weights))[0]
+        phase.accums.store(n, accums)
+        return dx_in, n - _layer_index(1)
+
+    graph = popxl.gir().create_graph(layer, grad.spec, popxl.TensorSpec((), popxl.int32))
+    dx, _ = ops.repeat(graph, layers, grad, _layer_index(layers - 1))
+    return dx
+
+
+def _recompute_args(phase: Phase, x: Any, weights: Any) -> Dict[Any, Any]:
+    """Arguments of a recomputing ``phase.bwd``: the forward graph's input ``x`` and weights."""
+    by_fwd = {phase.fwd.args.named_tensors[key]: weights.named_tensors[key] for key in phase.keys}
+    by_fwd[phase.fwd.graph.inputs[0]] = x
+    args = {}
+    for grad_input, expected in zip(phase.bwd.graph.inputs, phase.bwd.grad_graph_info.expected_inputs):
+        if expected.connection_type.name != "Fwd":
+            continue
+        if expected.fwd_tensor not in by_fwd:
+            raise ValueError(f"the recomputed gradient graph needs forward tensor {expected.fwd_tensor}")
+        args[grad_input] = by_fwd[expected.fwd_tensor]
+    return args
+
+
 def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io_tiles: int,
                   amp: float = 0.6) -> GptProgram:
     """Return the training program of ``variant_layout`` at ``shape``; every matmul (forward
@@ -445,6 +498,13 @@ def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io
         }
         order = [("embeddings", 0)] + [("layers", i) for i in range(s.layers)] + [("head", 0)]
 
+        # phased layouts recomputing their layers run the decoder stack as one repeated layer
+        # (its program exists once), each layer's input stored in Streaming Memory for the
+        # backward pass (one entry per layer); the others call the layer graph once per layer
+        stacked = layout.phased and layout.recompute
+        layer_inputs = popxl.remote_buffer((s.tokens, s.hidden), popxl.float32, s.layers) if stacked else None
+        outer = [("embeddings", 0)] + ([] if stacked else [("layers", i) for i in range(s.layers)]) + [("head", 0)]
+
         def micro_batch() -> None:
             """One micro-batch: forward, loss, backward into the gradient accumulators."""
             with popxl.in_sequence(True):
@@ -452,18 +512,22 @@ def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io
                 labels = ops.host_load(label_stream, "labels").reshape((s.tokens,))
                 x = tokens
                 saved = []
-                for name, index in order:
+                for name, index in outer:
                     phase = phases[name]
                     weights = phase.weights.load(index)
                     info = phase.fwd.bind(weights).call_with_info(x)
                     saved.append((info, weights))
                     x = info.outputs[0]
+                    if name == "embeddings" and stacked:
+                        x = _stack_forward(phases["layers"], layer_inputs, x, s.layers)
                 if s.tp > 1:
                     loss, grad = sharded_cross_entropy_with_grad(x, labels, groups)
                 else:
                     loss, grad = addons.ops.cross_entropy_with_grad(x, labels)
                 ops.host_store(loss_stream, loss)
-                for (name, index), (info, fwd_weights) in zip(reversed(order), reversed(saved)):
+                for (name, index), (info, fwd_weights) in zip(reversed(outer), reversed(saved)):
+                    if name == "embeddings" and stacked:
+                        grad = _stack_backward(phases["layers"], layer_inputs, grad, s.layers)
                     phase = phases[name]
                     weights = phase.weights.load(index) if layout.phased else fwd_weights
                     accums = phase.accums.load(index)
@@ -483,8 +547,8 @@ def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io
 
             adam = Adam(groups)
             adam_state: Dict[Tuple[str, str], Store] = {}
-            for name, index in order:
-                phase = phases[name]
+
+            def update(phase: Phase, index: Any) -> None:
                 weights = phase.weights.load(index)
                 accums = phase.accums.load(index)
                 for key in phase.keys:
@@ -492,6 +556,21 @@ def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io
                 ops.var_updates.accumulator_scale_(accums.get("mean_accum_counter"), 0.0)
                 phase.weights.store(index, weights)
                 phase.accums.store(index, accums)
+
+            # with weights, accumulators and Adam state all in Streaming Memory, the layers'
+            # update is one graph repeated over the layers too
+            stacked_update = layout.phased and layout.state_offchip
+            for name, index in order:
+                if name != "layers" or not stacked_update:
+                    update(phases[name], index)
+                elif index == 0:
+                    def update_layer(n: popxl.Tensor) -> Any:
+                        with popxl.in_sequence(True):
+                            update(phases["layers"], n)
+                            return n + _layer_index(1)
+
+                    layer_graph = ir.create_graph(update_layer, popxl.TensorSpec((), popxl.int32))
+                    ops.repeat(layer_graph, s.layers, _layer_index(0))
 
     ir.num_host_transfers = s.grad_accum
     return GptProgram(ir, token_stream, label_stream, loss_stream, s, layout, phases, adam_state)
@@ -515,7 +594,8 @@ def _update(phase: Phase, index: int, key: str, weights: Any, accums: Any, adam:
     store_key = (phase.name, key)
     if store_key not in adam_state:
         prefixes = [f"adam.{p}.{key}" for p in phase.weights.prefixes]
-        adam_state[store_key] = Store(facts, prefixes, layout.state_offchip)
+        with popxl.gir().main_graph:  # variables live in the main graph (this may be a layer's update graph)
+            adam_state[store_key] = Store(facts, prefixes, layout.state_offchip)
     state_store = adam_state[store_key]
     state = state_store.load(index)
     graph.bind(state).call(target, grad)
