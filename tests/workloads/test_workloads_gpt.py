@@ -223,3 +223,31 @@ def test_compile_only_gives_the_numeric_report_tables(tmp_path: Any, monkeypatch
     abstract = _report(tmp_path, monkeypatch, "phased-rts-recompute", True)
     for table in ("tiles", "categories", "variables", "liveness", "code", "remote_buffers"):
         pdt.assert_frame_equal(getattr(numeric, table), getattr(abstract, table), check_exact=True, obj=table)
+
+
+def _compile_only_summary(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, variant: str, **overrides: Any) -> dict:
+    import json
+
+    import profcompare
+
+    out = tmp_path / "-".join(f"{k}{v}" for k, v in sorted({"variant": variant, **overrides}.items()))
+    monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", json.dumps({"autoReport.all": "true", "autoReport.directory": str(out)}))
+    monkeypatch.setenv("PROFCOMPARE_SIM_EXECUTION", "compile-only")
+    workload = find_variant(variant)
+    workload.run(variant, parse_knobs(workload, {**TINY, "steps": 1, **overrides}))
+    (store,) = out.rglob("*.sqlite")
+    report = profcompare.open_report(store.parent)
+    return {"code": int(report.categories.set_index("category").loc["controlCode", "bytes"]),
+            "vertices": int(report.categories.set_index("category").loc["vertexInstanceState", "bytes"])}
+
+
+def test_phased_recompute_program_does_not_grow_with_layers_or_micro_batches(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # phased-rts-recompute: the micro-batch, the decoder stack and the layers' update are each one
+    # repeated graph, so its control code and vertex state are the same at 2 or 6 layers and 2 or
+    # 8 micro-batches; phased (no recompute) calls the layer graph once per layer and grows
+    base = _compile_only_summary(tmp_path, monkeypatch, "phased-rts-recompute")
+    assert _compile_only_summary(tmp_path, monkeypatch, "phased-rts-recompute", layers=6, grad_accum=8) == base
+    unrolled = _compile_only_summary(tmp_path, monkeypatch, "phased")
+    deeper = _compile_only_summary(tmp_path, monkeypatch, "phased", layers=6)
+    assert deeper["code"] > unrolled["code"] and deeper["vertices"] > unrolled["vertices"]
