@@ -196,13 +196,20 @@ def test_streaming_memory_of_phased_layouts_by_hand(tmp_path: Any, monkeypatch: 
         assert bool(moments["sharded"].all()) is (report is rts)
         weights = buffers[buffers["role"] == "weight"]
         assert int(weights["bytes"].sum()) == 4 * params  # whole (per-shard) fp32 weights, every layout
-    # every layer's loads from the one shared load graph are attributed to that layer's parameter
+    # every layer's weight loads from the one shared load graph, called with the layer's entry,
+    # are attributed to that layer's parameter; the layers' update is one graph repeated with a
+    # run-time layer counter, so its loads may hold any layer's data: no parameter (and the
+    # accumulators, whose data reaches every layer's update, have none either)
     variables = rts.variables
     loaded = variables[variables["name"].str.contains("weight_remote_loaded")]
-    assert len(loaded) and (loaded["parameter"] != "").all()
-    qkv_moments = variables[(variables["parameter"] == "layers.1.attention.qkv.weight")
-                            & variables["name"].str.startswith(("first_order", "second_order"))]
-    assert sorted(set(qkv_moments["bytes"].tolist())) == [64 * 96 * 4 // 2]  # fp32 QKV shard, halved by RTS
+    by_counter = loaded["name"].str.contains("update_layer_subgraph")
+    by_entry = loaded[~by_counter & ~loaded["name"].str.contains("/accum.")]
+    assert len(by_entry) and (by_entry["parameter"] != "").all()
+    assert by_counter.any() and (loaded[by_counter]["parameter"] == "").all()
+    rts_buffers = rts.remote_buffers.set_index("name")
+    for moment in ("first_order", "second_order"):  # both layers' fp32 QKV shards, halved by RTS
+        qkv = rts_buffers.loc[f"adam.layers.0.attention.qkv.weight.{moment}"]
+        assert (int(qkv["entries"]), int(qkv["bytes"]), bool(qkv["sharded"])) == (2, 2 * 64 * 96 * 4 // 2, True)
     # the word embedding and the LM head hold vocab / tp rows of fp32 per replica, and so do their
     # accumulators and Adam moments
     by_name = buffers.set_index("name")["bytes"]

@@ -223,6 +223,9 @@ def _entry_from_call_site(program: LoweredProgram, tid: str, path: tuple[str, ..
         call = program.ops.get(call_id)
         if call is None:
             return None
+        carried = {str(i) for _, i in (call.attrs.get("loop_carried") or ())} if call.attrs.get("program") == "Repeat" else set()
+        if tid in carried:
+            return None  # a repeat's loop-carried counter: the constant is only the first iteration's entry
         constants = call.attrs.get("constant_inputs") or {}
         if tid in constants:
             return int(constants[tid])
