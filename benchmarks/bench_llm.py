@@ -13,7 +13,8 @@ program's size (executed steps, variables, tiles).
 
 Sizes (``--variant`` picks the layout, default phased-rts):
 - ``6b``: GPT-J 6B as Graphcore's ``gptj_6B_1024_pod16`` configuration (28 layers, hidden 4096,
-  16 heads, sequence 1024, vocabulary 50400, micro-batch 1, TP 16 x DP 1, 128 I/O tiles);
+  16 heads, sequence 1024, vocabulary 50400, micro-batch 1, TP 16 x DP 1, 128 I/O tiles, matmul
+  available memory proportion 0.2);
   gradient accumulation 16 (the configuration's is 128: the program holds one copy of the
   micro-batch loop per accumulated micro-batch, so this is the figure to scale).
 - ``175b``: 96 layers, hidden 12288, 96 heads, sequence 2048, vocabulary 50400 (GPT-3's), TP 16
@@ -35,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SIZES = {
     "6b": {"layers": 28, "hidden": 4096, "heads": 16, "seq": 1024, "vocab": 50400, "micro_batch": 1,
-           "grad_accum": 16, "tp": 16, "dp": 1, "io_tiles": 128},
+           "grad_accum": 16, "tp": 16, "dp": 1, "io_tiles": 128, "amp": 0.2},
     "175b": {"layers": 96, "hidden": 12288, "heads": 96, "seq": 2048, "vocab": 50400, "micro_batch": 1,
              "grad_accum": 2, "tp": 16, "dp": 16, "io_tiles": 128},
     "custom": {"layers": 2, "hidden": 1024, "heads": 16, "seq": 1024, "vocab": 50400, "micro_batch": 1,

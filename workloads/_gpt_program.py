@@ -12,7 +12,14 @@ data-parallel rank ``r // tp``.
   gradient) and its output through ``replicated_all_reduce_identical_grad_inputs`` (all-reduce
   forward, identity gradient). Sharded weights are variables of replica grouping
   ``(stride=tp, group_size=dp)``: one value per tensor-parallel rank, shared by its data-parallel
-  replicas. Embeddings, layer norms and the LM head are whole on every replica.
+  replicas. The word embedding and the LM head are split over the vocabulary like the
+  projections (rank ``t`` holds vocabulary rows ``[t * vocab / tp, (t + 1) * vocab / tp)``):
+  the host shifts each rank's token ids and labels by its first row, the embedding gathers with
+  ``zero_OOR`` (ids outside the shard give zero rows) and all-reduces the rows, and the loss is a
+  vocabulary-sharded softmax cross-entropy (max and sum of exponentials all-reduced over the
+  tensor-parallel group), so each rank holds and updates only ``vocab / tp`` rows of both
+  tables and ``tokens x vocab / tp`` logits. Position embeddings and layer norms are whole on
+  every replica.
 - Data parallelism over the group ``(stride=tp, group_size=dp)``: accumulated gradients are
   mean-all-reduced, or, with RTS, mean-reduce-scattered so that each replica updates its shard
   of every weight with its shard of the Adam state, then all-gathers the updated weight.
@@ -95,6 +102,11 @@ class Shape:
     def ff(self) -> int:
         return 4 * self.hidden
 
+    @property
+    def vocab_shard(self) -> int:
+        """Vocabulary rows of the word embedding and LM head on one tensor-parallel rank."""
+        return self.vocab // self.tp
+
 
 class Groups:
     """The replica groupings of a tp x dp program."""
@@ -149,20 +161,23 @@ class ShardedLinear(addons.Module):
 
 
 class Embeddings(addons.Module):
-    """Token and position embeddings: ``word[tokens] + position`` as (tokens, hidden)."""
+    """Token and position embeddings: ``word[tokens] + position`` as (tokens, hidden). ``word``
+    is this tensor-parallel rank's ``vocab / tp`` rows (token ids arrive shifted by the rank's
+    first row: ids outside the shard gather zeros), all-reduced over the group."""
 
-    def __init__(self, shape: Shape, rng: np.random.Generator):
+    def __init__(self, shape: Shape, groups: Groups, rng: np.random.Generator):
         super().__init__()
         self.shape_ = shape
+        self.groups = groups
         self.rng = rng
 
     def build(self, tokens: popxl.Tensor) -> popxl.Tensor:
-        s = self.shape_
-        word = self.add_variable_input("word", partial(self.rng.normal, 0, INIT_STD, (s.vocab, s.hidden)),
-                                       popxl.float32)
+        s, g = self.shape_, self.groups
+        word = self.add_variable_input("word", partial(self.rng.normal, 0, INIT_STD, (s.vocab_shard, s.hidden)),
+                                       popxl.float32, replica_grouping=g.dp_group if g.tp > 1 else None)
         position = self.add_variable_input("position",
                                            partial(self.rng.normal, 0, INIT_STD, (s.seq, s.hidden)), popxl.float32)
-        x = ops.gather(word, tokens).reshape((s.micro_batch, s.seq, s.hidden))
+        x = _tp_out(ops.gather(word, tokens, zero_OOR=g.tp > 1), g).reshape((s.micro_batch, s.seq, s.hidden))
         return (x + position).reshape((s.tokens, s.hidden))
 
 
@@ -222,19 +237,43 @@ class DecoderLayer(addons.Module):
 
 
 class Head(addons.Module):
-    """Final layer norm and the LM head: logits (tokens, vocab)."""
+    """Final layer norm and the LM head: this tensor-parallel rank's logits (tokens, vocab / tp)."""
 
-    def __init__(self, shape: Shape, rng: np.random.Generator):
+    def __init__(self, shape: Shape, groups: Groups, rng: np.random.Generator):
         super().__init__()
         self.shape_ = shape
+        self.groups = groups
         self.rng = rng
         self.ln_f = LayerNorm()
 
     def build(self, x: popxl.Tensor) -> popxl.Tensor:
-        s = self.shape_
-        w = self.add_variable_input("lm_head", partial(self.rng.normal, 0, INIT_STD, (s.hidden, s.vocab)),
-                                    popxl.float32)
-        return self.ln_f(x) @ w
+        s, g = self.shape_, self.groups
+        w = self.add_variable_input("lm_head", partial(self.rng.normal, 0, INIT_STD, (s.hidden, s.vocab_shard)),
+                                    popxl.float32, replica_grouping=g.dp_group if g.tp > 1 else None)
+        return _tp_in(self.ln_f(x), g) @ w
+
+
+def sharded_cross_entropy_with_grad(logits: popxl.Tensor, labels: popxl.Tensor, groups: Groups) -> Tuple[Any, Any]:
+    """Return (mean softmax cross-entropy, its gradient w.r.t. ``logits``) of this rank's logits
+    (tokens, vocab / tp) against ``labels`` shifted by the rank's first vocabulary row (labels
+    outside the shard pick nothing). The row max, the sum of exponentials and the true-class
+    logit are all-reduced over the tensor-parallel group; the gradient stays sharded."""
+    all_reduce = ops.collectives.replicated_all_reduce
+    tokens, classes = logits.shape
+    row_max = all_reduce(ops.max(logits, 1), op="max", group=groups.tp_group)
+    shifted = logits - row_max.reshape((tokens, 1))
+    exps = ops.exp(shifted)
+    total = all_reduce(ops.sum(exps, 1), op="add", group=groups.tp_group)
+    shard_classes = popxl.constant(np.arange(classes, dtype=np.int32).reshape(1, classes), popxl.int32,
+                                   "shard_classes")
+    is_label = ops.equal(labels.reshape((tokens, 1)), shard_classes)
+    zero = popxl.constant(np.float32(0.0), popxl.float32, "zero")
+    picked = all_reduce(ops.sum(ops.where(is_label, shifted, zero), 1), op="add", group=groups.tp_group)
+    loss = ops.mean(ops.log(total) - picked)
+    probs = exps / total.reshape((tokens, 1))
+    inv_tokens = popxl.constant(np.float32(1.0 / tokens), popxl.float32, "inv_tokens")
+    grad = (probs - ops.cast(is_label, popxl.float32)) * inv_tokens
+    return loss, grad
 
 
 class Adam(addons.Module):
@@ -285,13 +324,14 @@ class Store:
         else:
             self.onchip = [_init_onchip(facts, prefix) for prefix in prefixes]
 
-    def load(self, index: int) -> Any:
-        """The tensors of entry ``index`` (NamedTensors)."""
+    def load(self, index: Any) -> Any:
+        """The tensors of entry ``index`` (NamedTensors); off chip ``index`` may be an int32
+        scalar tensor (a repeated graph's layer counter)."""
         if self.offchip:
             return addons.NamedTensors.pack(self.names, self.load_graph.call(index))
         return self.onchip[index]
 
-    def store(self, index: int, tensors: Any) -> None:
+    def store(self, index: Any, tensors: Any) -> None:
         """Store ``tensors`` back to entry ``index`` (on chip they were updated in place)."""
         if self.offchip:
             self.store_graph.bind(tensors).call(index)
@@ -379,14 +419,69 @@ def _backward_args(phase: Phase, info: Any, weights: Any) -> Dict[Any, Any]:
     return args
 
 
-def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io_tiles: int) -> GptProgram:
-    """Return the training program of ``variant_layout`` at ``shape``."""
+def _layer_index(value: int) -> Any:
+    return popxl.constant(np.int32(value), popxl.int32, "layer_index")
+
+
+def _stack_forward(phase: Phase, layer_inputs: Any, x: Any, layers: int) -> Any:
+    """The forward pass of every layer as one repeated graph: load layer ``n``'s weights, store
+    its input ``x`` in ``layer_inputs[n]``, run it. Returns the last layer's output."""
+
+    def layer(x: popxl.Tensor, n: popxl.Tensor) -> Tuple[Any, Any]:
+        weights = phase.weights.load(n)
+        ops.remote_store(layer_inputs, n, x)
+        y = phase.fwd.bind(weights).call(x)[0]
+        return y, n + _layer_index(1)
+
+    graph = popxl.gir().create_graph(layer, x.spec, popxl.TensorSpec((), popxl.int32))
+    y, _ = ops.repeat(graph, layers, x, _layer_index(0))
+    return y
+
+
+def _stack_backward(phase: Phase, layer_inputs: Any, grad: Any, layers: int) -> Any:
+    """The backward pass of every layer, last first, as one repeated graph: reload layer ``n``'s
+    weights, accumulators and input, recompute and differentiate it (the gradient graph is a
+    recompute graph: it needs only the layer's inputs), store the accumulators. Returns the
+    gradient of the first layer's input."""
+
+    def layer(dx: popxl.Tensor, n: popxl.Tensor) -> Tuple[Any, Any]:
+        weights = phase.weights.load(n)
+        accums = phase.accums.load(n)
+        x = ops.remote_load(layer_inputs, n)
+        dx_in = phase.bwd.bind(accums).call(dx, args=_recompute_args(phase, x, weights))[0]
+        phase.accums.store(n, accums)
+        return dx_in, n - _layer_index(1)
+
+    graph = popxl.gir().create_graph(layer, grad.spec, popxl.TensorSpec((), popxl.int32))
+    dx, _ = ops.repeat(graph, layers, grad, _layer_index(layers - 1))
+    return dx
+
+
+def _recompute_args(phase: Phase, x: Any, weights: Any) -> Dict[Any, Any]:
+    """Arguments of a recomputing ``phase.bwd``: the forward graph's input ``x`` and weights."""
+    by_fwd = {phase.fwd.args.named_tensors[key]: weights.named_tensors[key] for key in phase.keys}
+    by_fwd[phase.fwd.graph.inputs[0]] = x
+    args = {}
+    for grad_input, expected in zip(phase.bwd.graph.inputs, phase.bwd.grad_graph_info.expected_inputs):
+        if expected.connection_type.name != "Fwd":
+            continue
+        if expected.fwd_tensor not in by_fwd:
+            raise ValueError(f"the recomputed gradient graph needs forward tensor {expected.fwd_tensor}")
+        args[grad_input] = by_fwd[expected.fwd_tensor]
+    return args
+
+
+def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io_tiles: int,
+                  amp: float = 0.6) -> GptProgram:
+    """Return the training program of ``variant_layout`` at ``shape``; every matmul (forward
+    and gradient) plans its temporaries within ``amp`` of each tile's memory."""
     s = shape
     rng = np.random.default_rng(seed)
     ir = popxl.Ir()
     ir.replication_factor = s.replicas
     if io_tiles:
         ir.num_io_tiles = io_tiles
+    ir._pb_ir.getSessionOptions().matmulOptions = {"availableMemoryProportion": str(amp)}
     groups = Groups(ir, s)
     layout = variant_layout
     with ir.main_graph:
@@ -395,29 +490,44 @@ def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io
         loss_stream = popxl.d2h_stream((), popxl.float32, "loss")
         hidden_spec = popxl.TensorSpec((s.tokens, s.hidden), popxl.float32)
         phases = {
-            "embeddings": _make_phase("embeddings", Embeddings(s, rng), popxl.TensorSpec((s.tokens,), popxl.int32),
+            "embeddings": _make_phase("embeddings", Embeddings(s, groups, rng), popxl.TensorSpec((s.tokens,), popxl.int32),
                                       ["embeddings"], layout, False),
             "layers": _make_phase("layers", DecoderLayer(s, groups, rng), hidden_spec,
                                   [f"layers.{i}" for i in range(s.layers)], layout, layout.recompute),
-            "head": _make_phase("head", Head(s, rng), hidden_spec, ["head"], layout, False),
+            "head": _make_phase("head", Head(s, groups, rng), hidden_spec, ["head"], layout, False),
         }
         order = [("embeddings", 0)] + [("layers", i) for i in range(s.layers)] + [("head", 0)]
 
-        with popxl.in_sequence(True):
-            for _ in range(s.grad_accum):
+        # phased layouts recomputing their layers run the decoder stack as one repeated layer
+        # (its program exists once), each layer's input stored in Streaming Memory for the
+        # backward pass (one entry per layer); the others call the layer graph once per layer
+        stacked = layout.phased and layout.recompute
+        layer_inputs = popxl.remote_buffer((s.tokens, s.hidden), popxl.float32, s.layers) if stacked else None
+        outer = [("embeddings", 0)] + ([] if stacked else [("layers", i) for i in range(s.layers)]) + [("head", 0)]
+
+        def micro_batch() -> None:
+            """One micro-batch: forward, loss, backward into the gradient accumulators."""
+            with popxl.in_sequence(True):
                 tokens = ops.host_load(token_stream, "tokens").reshape((s.tokens,))
                 labels = ops.host_load(label_stream, "labels").reshape((s.tokens,))
                 x = tokens
                 saved = []
-                for name, index in order:
+                for name, index in outer:
                     phase = phases[name]
                     weights = phase.weights.load(index)
                     info = phase.fwd.bind(weights).call_with_info(x)
                     saved.append((info, weights))
                     x = info.outputs[0]
-                loss, grad = addons.ops.cross_entropy_with_grad(x, labels)
+                    if name == "embeddings" and stacked:
+                        x = _stack_forward(phases["layers"], layer_inputs, x, s.layers)
+                if s.tp > 1:
+                    loss, grad = sharded_cross_entropy_with_grad(x, labels, groups)
+                else:
+                    loss, grad = addons.ops.cross_entropy_with_grad(x, labels)
                 ops.host_store(loss_stream, loss)
-                for (name, index), (info, fwd_weights) in zip(reversed(order), reversed(saved)):
+                for (name, index), (info, fwd_weights) in zip(reversed(outer), reversed(saved)):
+                    if name == "embeddings" and stacked:
+                        grad = _stack_backward(phases["layers"], layer_inputs, grad, s.layers)
                     phase = phases[name]
                     weights = phase.weights.load(index) if layout.phased else fwd_weights
                     accums = phase.accums.load(index)
@@ -426,10 +536,19 @@ def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io
                     if outputs:
                         grad = outputs[0]
 
+        with popxl.in_sequence(True):
+            if layout.phased:
+                # every tensor of a phased micro-batch is loaded from Streaming Memory inside
+                # it: the micro-batch is one graph, repeated (its program exists once)
+                ops.repeat(ir.create_graph(micro_batch), s.grad_accum)
+            else:
+                for _ in range(s.grad_accum):
+                    micro_batch()
+
             adam = Adam(groups)
             adam_state: Dict[Tuple[str, str], Store] = {}
-            for name, index in order:
-                phase = phases[name]
+
+            def update(phase: Phase, index: Any) -> None:
                 weights = phase.weights.load(index)
                 accums = phase.accums.load(index)
                 for key in phase.keys:
@@ -437,6 +556,21 @@ def build_program(variant_layout: Layout, shape: Shape, lr: float, seed: int, io
                 ops.var_updates.accumulator_scale_(accums.get("mean_accum_counter"), 0.0)
                 phase.weights.store(index, weights)
                 phase.accums.store(index, accums)
+
+            # with weights, accumulators and Adam state all in Streaming Memory, the layers'
+            # update is one graph repeated over the layers too
+            stacked_update = layout.phased and layout.state_offchip
+            for name, index in order:
+                if name != "layers" or not stacked_update:
+                    update(phases[name], index)
+                elif index == 0:
+                    def update_layer(n: popxl.Tensor) -> Any:
+                        with popxl.in_sequence(True):
+                            update(phases["layers"], n)
+                            return n + _layer_index(1)
+
+                    layer_graph = ir.create_graph(update_layer, popxl.TensorSpec((), popxl.int32))
+                    ops.repeat(layer_graph, s.layers, _layer_index(0))
 
     ir.num_host_transfers = s.grad_accum
     return GptProgram(ir, token_stream, label_stream, loss_stream, s, layout, phases, adam_state)
@@ -460,7 +594,8 @@ def _update(phase: Phase, index: int, key: str, weights: Any, accums: Any, adam:
     store_key = (phase.name, key)
     if store_key not in adam_state:
         prefixes = [f"adam.{p}.{key}" for p in phase.weights.prefixes]
-        adam_state[store_key] = Store(facts, prefixes, layout.state_offchip)
+        with popxl.gir().main_graph:  # variables live in the main graph (this may be a layer's update graph)
+            adam_state[store_key] = Store(facts, prefixes, layout.state_offchip)
     state_store = adam_state[store_key]
     state = state_store.load(index)
     graph.bind(state).call(target, grad)
@@ -473,11 +608,15 @@ def _update(phase: Phase, index: int, key: str, weights: Any, accums: Any, adam:
 def host_inputs(program: GptProgram, tokens: np.ndarray, labels: np.ndarray) -> Dict[Any, np.ndarray]:
     """Return the ``session.run`` inputs of one weight update from ``tokens`` and ``labels`` of
     shape ``(grad_accum, dp, micro_batch, seq)``: every tensor-parallel rank of a data-parallel
-    replica reads the same sequences. Arrays are shaped ``(grad_accum?, replicas?, micro_batch,
-    seq)`` (a dimension only when it is > 1)."""
+    replica reads the same sequences, its token ids and labels shifted down by the rank's first
+    vocabulary row (``rank * vocab / tp``; ids outside ``[0, vocab / tp)`` are another rank's).
+    Arrays are shaped ``(grad_accum?, replicas?, micro_batch, seq)`` (a dimension only when it is
+    > 1)."""
     s = program.shape
-    per_replica_t = np.repeat(tokens, s.tp, axis=1)  # replica r = dp rank * tp + tp rank
-    per_replica_l = np.repeat(labels, s.tp, axis=1)
+    # replica r = dp rank * tp + tp rank
+    offsets = (np.arange(s.replicas) % s.tp * s.vocab_shard).reshape(1, s.replicas, 1, 1)
+    per_replica_t = np.repeat(tokens, s.tp, axis=1) - offsets
+    per_replica_l = np.repeat(labels, s.tp, axis=1) - offsets
     lead: List[int] = []
     if s.grad_accum > 1:
         lead.append(s.grad_accum)

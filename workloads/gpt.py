@@ -55,6 +55,7 @@ KNOBS = (
     Knob("tp", int, 2, "tensor-parallel replicas (a power of two)"),
     Knob("dp", int, 2, "data-parallel replicas (a power of two)"),
     Knob("io_tiles", int, 0, "tiles per IPU set aside as I/O tiles"),
+    Knob("amp", float, 0.6, "available memory proportion of every matmul (PopLibs' default 0.6)"),
     # the values are checked by check_config (no ``choices``: a long metavar would widen every
     # workload's option column in `run --help`)
     Knob("state", str, "variant", "where Adam state lives: variant (the variant's choice), onchip or offchip"),
@@ -82,12 +83,14 @@ def check_config(config: Mapping[str, Any]) -> None:
     require(config["tp"] * config["dp"] <= _MAX_REPLICAS, "dp", config["dp"],
             f"powers of two with tp * dp <= {_MAX_REPLICAS}")
     require(config["heads"] % config["tp"] == 0, "heads", config["heads"], f"multiples of tp ({config['tp']})")
+    require(config["vocab"] % config["tp"] == 0, "vocab", config["vocab"], f"multiples of tp ({config['tp']})")
     require(config["hidden"] % config["heads"] == 0, "hidden", config["hidden"],
             f"multiples of heads ({config['heads']})")
     require(0 <= config["io_tiles"] <= _MAX_IO_TILES, "io_tiles", config["io_tiles"],
             f"integers from 0 to {_MAX_IO_TILES}")
     require(config["state"] in ("variant", "onchip", "offchip"), "state", config["state"], "variant, onchip, offchip")
     require(config["recompute"] in ("variant", "on", "off"), "recompute", config["recompute"], "variant, on, off")
+    require(0 < config["amp"] <= 1, "amp", config["amp"], "numbers in (0, 1]")
     require(config["lr"] > 0, "lr", config["lr"], "numbers > 0")
     require(config["seed"] >= 0, "seed", config["seed"], "integers >= 0")
 
@@ -146,7 +149,7 @@ def run(variant: str, config: Mapping[str, Any]) -> WorkloadResult:
     popxl = program_module.popxl
     start = time.perf_counter()
     program = program_module.build_program(layout, shape, float(config["lr"]), int(config["seed"]),
-                                           int(config["io_tiles"]))
+                                           int(config["io_tiles"]), float(config["amp"]))
     built = time.perf_counter()
     session = popxl.Session(program.ir, config["device"])
     compiled = time.perf_counter()
@@ -193,10 +196,11 @@ def _data_parallel(knobs: Mapping[str, Any], context: Any) -> int:
 
 #: Model sizes ``profcompare advise gpt --size NAME`` searches (the other knobs keep their
 #: defaults). ``gptj-6b`` is GPT-J 6B as Graphcore's gptj_6B_1024_pod16 configuration, the size
-#: benchmarks/bench_llm.py runs: 28 layers, hidden 4096, 16 heads, sequence 1024, vocabulary 50400.
+#: benchmarks/bench_llm.py runs: 28 layers, hidden 4096, 16 heads, sequence 1024, vocabulary 50400,
+#: and that configuration's matmul available memory proportion, 0.2.
 SIZES: dict[str, dict[str, Any]] = {
     "tiny": {},
-    "gptj-6b": {"layers": 28, "hidden": 4096, "heads": 16, "seq": 1024, "vocab": 50400},
+    "gptj-6b": {"layers": 28, "hidden": 4096, "heads": 16, "seq": 1024, "vocab": 50400, "amp": 0.2},
 }
 
 #: The layout space ``profcompare advise gpt`` searches: TP x DP = --ipus, resident or phased
@@ -221,6 +225,7 @@ ADVISE = AdviseSpace(
     ),
     constraints=(
         Constraint("tp does not divide heads", lambda knobs, context: knobs["heads"] % knobs["tp"] == 0),
+        Constraint("tp does not divide vocab", lambda knobs, context: knobs["vocab"] % knobs["tp"] == 0),
         Constraint("RTS needs Adam state off chip",
                    lambda knobs, context: not (knobs["variant"] == "phased-rts" and knobs["state"] == "onchip")),
     ),
@@ -229,6 +234,6 @@ ADVISE = AdviseSpace(
     global_batch_rule="micro_batch x grad_accum x dp",
     sizes=SIZES,
     headline=("tp", "dp", "state", "recompute", "micro_batch", "grad_accum", "io_tiles"),
-    notes=("the gpt workload has no available-memory-proportion knob (its matmuls do not take one), so the "
-           "space does not search it",),
+    notes=("the matmul available memory proportion (amp) is not searched: it keeps its default, or the "
+           "--size preset's value (gptj-6b: 0.2, as its configuration)",),
 )

@@ -90,7 +90,7 @@ def test_the_gpt_space_tiny_and_gptj_6b():
         assert not (knobs["variant"] == "phased-rts" and knobs["state"] == "onchip")
     big = expand_space(gpt.ADVISE, gpt.WORKLOAD, SearchContext(16, 16), size="gptj-6b")
     assert len(big.valid) == 240  # more than EXHAUSTIVE_LIMIT: searched by NSGA-II
-    assert all(p.config["layers"] == 28 and p.config["hidden"] == 4096 for p in big.valid)
+    assert all(p.config["layers"] == 28 and p.config["hidden"] == 4096 and p.config["amp"] == 0.2 for p in big.valid)
 
 
 @pytest.mark.parametrize("options, message", [

@@ -250,3 +250,14 @@ def test_an_io_tile_copy_exchanges_the_worst_tile_of_its_output():
     # 4 KiB over 4 tiles: 1 KiB received by the worst tile at 4 B per cycle
     assert c["to_compute/IoTileCopy"] == {"exchange": 1024 // 4 + 117} == {"exchange": 373}
     assert c["to_compute/Internal Sync"] == {"sync": 94}
+
+
+def test_a_reduce_partials_step_adds_each_input_element_once():
+    b = ProgramBuilder()
+    (x,) = b.op("HostLoad", [], [("x", (1000,), "float32")], attrs={"stream": "x"}, name="load_x")  # 4 tiles
+    (y,) = b.op("ReduceSum", [x], [("y", (), "float32")], flops=1000, name="sum")  # one addition per input element
+    b.op("HostStore", [y], attrs={"stream": "y"}, name="store_y")
+    c = _cycles_by_step(compile_program(b.build(), TINY))
+    # x: 1,000 elements over 4 tiles = 250 on the worst tile, 1 FLOP each, 2 fp32 per vector
+    # cycle: 125 + 242 (not 250 x 1,000 FLOPs per *output* element)
+    assert c["sum/partials"] == {"compute": 250 // 2 + 242} == {"compute": 367}

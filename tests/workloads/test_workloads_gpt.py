@@ -37,10 +37,15 @@ def _whole(key: str, value: np.ndarray, tp: int) -> dict[str, np.ndarray]:
         return {name: np.concatenate(list(value), axis=0)}
     if tp > 1 and key.endswith("feed_forward.intermediate.weight"):
         return {name: np.concatenate(list(value), axis=1)}
+    if tp > 1 and key == "embeddings.word":  # vocabulary rows
+        return {name: np.concatenate(list(value), axis=0)}
+    if tp > 1 and key == "head.lm_head":  # vocabulary columns
+        return {name: np.concatenate(list(value), axis=1)}
     return {name: value}
 
 
-_TP_SHARDED = ("qkv.weight", "attention.out.weight", "intermediate.weight", "feed_forward.output.weight")
+_TP_SHARDED = ("qkv.weight", "attention.out.weight", "intermediate.weight", "feed_forward.output.weight",
+               "embeddings.word", "head.lm_head")
 
 
 def _read(session: Any, variables: dict[str, Any], tp: int, suffix: str = "") -> dict[str, np.ndarray]:
@@ -122,8 +127,12 @@ def test_samples_per_step_and_host_inputs_replicate_tokens_over_tensor_parallel_
     inputs = gp.host_inputs(program, tokens[0], labels[0])
     fed = inputs[program.token_stream]
     assert fed.shape == (2, 4, 2, 16)  # grad_accum, replicas = dp * tp, micro_batch, seq
+    # each tensor-parallel rank reads its data-parallel replica's ids shifted by its first
+    # vocabulary row (vocab 128 / tp 2 = 64 rows per rank)
     for replica in range(4):
-        np.testing.assert_array_equal(fed[:, replica], tokens[0][:, replica // 2])
+        np.testing.assert_array_equal(fed[:, replica], tokens[0][:, replica // 2] - 64 * (replica % 2))
+        np.testing.assert_array_equal(inputs[program.label_stream][:, replica],
+                                      labels[0][:, replica // 2] - 64 * (replica % 2))
 
 
 @pytest.mark.parametrize(
@@ -132,6 +141,8 @@ def test_samples_per_step_and_host_inputs_replicate_tokens_over_tensor_parallel_
         ({"heads": 6}, "bad value 6 for knob 'heads': valid values are multiples of tp (4)"),
         ({"hidden": 66, "heads": 4, "tp": 2}, "bad value 66 for knob 'hidden': valid values are multiples of heads (4)"),
         ({"dp": 3}, "bad value 3 for knob 'dp': valid values are powers of two from 1 to 256"),
+        ({"vocab": 129}, "bad value 129 for knob 'vocab': valid values are multiples of tp (2)"),
+        ({"amp": 0.0}, "bad value 0.0 for knob 'amp': valid values are numbers in (0, 1]"),
         ({"state": "remote"}, "bad value 'remote' for knob 'state': valid values are variant, onchip, offchip"),
         ({"recompute": "yes"}, "bad value 'yes' for knob 'recompute': valid values are variant, on, off"),
         ({"tp": 64, "dp": 8, "heads": 64}, "bad value 8 for knob 'dp': valid values are powers of two with tp * dp <= 256"),
@@ -171,11 +182,11 @@ def _report(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, variant: str, compil
 
 
 def test_streaming_memory_of_phased_layouts_by_hand(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    # parameters per replica (one tensor-parallel shard, tp 2): embeddings 128*64 + 16*64; per
-    # layer 2 layer norms 4*64, qkv 64*96, out 32*64, feed-forward 64*128 + 128*64; ln_f 2*64,
-    # LM head 64*128
-    params = (128 * 64 + 16 * 64) + 2 * (4 * 64 + 64 * 96 + 32 * 64 + 64 * 128 + 128 * 64) + (2 * 64 + 64 * 128)
-    assert params == 67_200
+    # parameters per replica (one tensor-parallel shard, tp 2): word embedding 64*64 (vocab 128 / tp
+    # rows), positions 16*64; per layer 2 layer norms 4*64, qkv 64*96, out 32*64, feed-forward
+    # 64*128 + 128*64; ln_f 2*64, LM head 64*64 (vocab / tp columns)
+    params = (64 * 64 + 16 * 64) + 2 * (4 * 64 + 64 * 96 + 32 * 64 + 64 * 128 + 128 * 64) + (2 * 64 + 64 * 64)
+    assert params == 59_008
     phased = _report(tmp_path, monkeypatch, "phased", True)
     rts = _report(tmp_path, monkeypatch, "phased-rts", True)
     for report, state_bytes in ((phased, 2 * 4 * params), (rts, 2 * 4 * params // 2)):
@@ -185,15 +196,30 @@ def test_streaming_memory_of_phased_layouts_by_hand(tmp_path: Any, monkeypatch: 
         assert bool(moments["sharded"].all()) is (report is rts)
         weights = buffers[buffers["role"] == "weight"]
         assert int(weights["bytes"].sum()) == 4 * params  # whole (per-shard) fp32 weights, every layout
-    # every layer's loads from the one shared load graph are attributed to that layer's parameter
+    # every layer's weight loads from the one shared load graph, called with the layer's entry,
+    # are attributed to that layer's parameter; the layers' update is one graph repeated with a
+    # run-time layer counter, so its loads may hold any layer's data: no parameter (and the
+    # accumulators, whose data reaches every layer's update, have none either)
     variables = rts.variables
     loaded = variables[variables["name"].str.contains("weight_remote_loaded")]
-    assert len(loaded) and (loaded["parameter"] != "").all()
-    qkv_moments = variables[(variables["parameter"] == "layers.1.attention.qkv.weight")
-                            & variables["name"].str.startswith(("first_order", "second_order"))]
-    assert sorted(set(qkv_moments["bytes"].tolist())) == [64 * 96 * 4 // 2]  # fp32 QKV shard, halved by RTS
+    by_counter = loaded["name"].str.contains("update_layer_subgraph")
+    by_entry = loaded[~by_counter & ~loaded["name"].str.contains("/accum.")]
+    assert len(by_entry) and (by_entry["parameter"] != "").all()
+    assert by_counter.any() and (loaded[by_counter]["parameter"] == "").all()
+    rts_buffers = rts.remote_buffers.set_index("name")
+    for moment in ("first_order", "second_order"):  # both layers' fp32 QKV shards, halved by RTS
+        qkv = rts_buffers.loc[f"adam.layers.0.attention.qkv.weight.{moment}"]
+        assert (int(qkv["entries"]), int(qkv["bytes"]), bool(qkv["sharded"])) == (2, 2 * 64 * 96 * 4 // 2, True)
+    # the word embedding and the LM head hold vocab / tp rows of fp32 per replica, and so do their
+    # accumulators and Adam moments
+    by_name = buffers.set_index("name")["bytes"]
+    for name in ("embeddings.word", "head.lm_head", "accum.embeddings.accum.word", "accum.head.accum.lm_head"):
+        assert int(by_name[name]) == 128 // 2 * 64 * 4, name
     resident = _report(tmp_path, monkeypatch, "resident", True)
     assert int(resident.remote_buffers["bytes"].sum()) == 0  # nothing in Streaming Memory
+    on_chip = resident.variables.set_index("name")["bytes"]
+    for name in ("embeddings.word", "head.lm_head"):
+        assert int(on_chip[name]) == 128 // 2 * 64 * 4, name
     assert resident.summary()["not_always_live_peak_bytes"] > phased.summary()["not_always_live_peak_bytes"]
 
 
@@ -204,3 +230,31 @@ def test_compile_only_gives_the_numeric_report_tables(tmp_path: Any, monkeypatch
     abstract = _report(tmp_path, monkeypatch, "phased-rts-recompute", True)
     for table in ("tiles", "categories", "variables", "liveness", "code", "remote_buffers"):
         pdt.assert_frame_equal(getattr(numeric, table), getattr(abstract, table), check_exact=True, obj=table)
+
+
+def _compile_only_summary(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, variant: str, **overrides: Any) -> dict:
+    import json
+
+    import profcompare
+
+    out = tmp_path / "-".join(f"{k}{v}" for k, v in sorted({"variant": variant, **overrides}.items()))
+    monkeypatch.setenv("POPLAR_ENGINE_OPTIONS", json.dumps({"autoReport.all": "true", "autoReport.directory": str(out)}))
+    monkeypatch.setenv("PROFCOMPARE_SIM_EXECUTION", "compile-only")
+    workload = find_variant(variant)
+    workload.run(variant, parse_knobs(workload, {**TINY, "steps": 1, **overrides}))
+    (store,) = out.rglob("*.sqlite")
+    report = profcompare.open_report(store.parent)
+    return {"code": int(report.categories.set_index("category").loc["controlCode", "bytes"]),
+            "vertices": int(report.categories.set_index("category").loc["vertexInstanceState", "bytes"])}
+
+
+def test_phased_recompute_program_does_not_grow_with_layers_or_micro_batches(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # phased-rts-recompute: the micro-batch, the decoder stack and the layers' update are each one
+    # repeated graph, so its control code and vertex state are the same at 2 or 6 layers and 2 or
+    # 8 micro-batches; phased (no recompute) calls the layer graph once per layer and grows
+    base = _compile_only_summary(tmp_path, monkeypatch, "phased-rts-recompute")
+    assert _compile_only_summary(tmp_path, monkeypatch, "phased-rts-recompute", layers=6, grad_accum=8) == base
+    unrolled = _compile_only_summary(tmp_path, monkeypatch, "phased")
+    deeper = _compile_only_summary(tmp_path, monkeypatch, "phased", layers=6)
+    assert deeper["code"] > unrolled["code"] and deeper["vertices"] > unrolled["vertices"]

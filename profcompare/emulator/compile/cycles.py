@@ -303,7 +303,9 @@ class CostModel:
                 add("exchange", self._broadcast_bytes(op, s) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
             src = self.largest(tuple(op.inputs)) if role == "reduce_partials" else big
             ss = self.stats(src) if src is not None else s
-            per_element = max(1.0, float(op.flops) / max(1, s.nelms)) if op.flops else 1.0
+            # FLOPs per element of the tensor whose worst tile is costed (a reduce's partials
+            # step works through its input: one addition per input element, not per output)
+            per_element = max(1.0, float(op.flops) / max(1, ss.nelms)) if op.flops else 1.0
             if op_class == "init":
                 per_element = 1.0
             add("compute", ss.max_tile_elements * per_element / d.vector_width(ss.itemsize)

@@ -150,6 +150,10 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
     static = steps.static
     for entry, (s, t) in zip(program.schedule, steps.exec_ranges):
         if t == s:
+            if entry.phase == "iterate" and entry.op in carried:
+                # nothing loop carried: no copy steps, but the next iteration's body tensors
+                # are new instances all the same
+                iteration[entry.op] = iteration.get(entry.op, 0) + 1
             continue
         op = program.ops[entry.op]
         path = tuple(entry.call_path)
