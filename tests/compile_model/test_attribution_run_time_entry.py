@@ -1,5 +1,6 @@
-"""Attribution of remote loads whose entry is a repeat's loop counter: the constant a repeat is
-started with is only the first iteration's entry, so such a load holds every entry's variable."""
+"""Attribution of remote loads whose entry is a repeat's loop counter: the counter is followed
+iteration by iteration (its start constant, then plus its step), so each iteration's load holds
+that iteration's entry (the start constant alone is only the first iteration's entry)."""
 
 from __future__ import annotations
 
@@ -43,8 +44,11 @@ def test_a_load_called_with_a_constant_entry_holds_that_entry_s_variable() -> No
     assert params and set(params.values()) == {"w1"}
 
 
-def test_a_load_indexed_by_a_repeat_counter_holds_every_entry() -> None:
-    # entries 0 and 1 over the two iterations: the load's placeholder may hold w0 or w1, so it
-    # belongs to no single parameter (it used to be taken as entry 0, the counter's start)
+def test_a_load_indexed_by_a_repeat_counter_holds_each_iteration_s_entry() -> None:
+    # entries 0 and 1 over the two iterations: the first iteration's load instance holds w0, the
+    # second w1 (not entry 0 twice, the counter's start constant)
     params = _parameters(counter=True)
-    assert params and set(params.values()) == {""}
+    assert sorted(params.items()) == [
+        ("_parameters.use_subgraph(0)/id_1_offset_i_remote_load@1", "w0"),
+        ("_parameters.use_subgraph(0)/id_1_offset_i_remote_load@2", "w1"),
+    ]

@@ -198,14 +198,17 @@ def test_streaming_memory_of_phased_layouts_by_hand(tmp_path: Any, monkeypatch: 
         assert int(weights["bytes"].sum()) == 4 * params  # whole (per-shard) fp32 weights, every layout
     # every layer's weight loads from the one shared load graph, called with the layer's entry,
     # are attributed to that layer's parameter; the layers' update is one graph repeated with a
-    # run-time layer counter, so its loads may hold any layer's data: no parameter (and the
-    # accumulators, whose data reaches every layer's update, have none either)
+    # run-time layer counter, followed iteration by iteration, so each iteration's loads are
+    # that layer's too
     variables = rts.variables
     loaded = variables[variables["name"].str.contains("weight_remote_loaded")]
     by_counter = loaded["name"].str.contains("update_layer_subgraph")
     by_entry = loaded[~by_counter & ~loaded["name"].str.contains("/accum.")]
     assert len(by_entry) and (by_entry["parameter"] != "").all()
-    assert by_counter.any() and (loaded[by_counter]["parameter"] == "").all()
+    assert by_counter.any() and (loaded[by_counter]["parameter"].str.startswith("layers.")).all()
+    counted = loaded[by_counter]
+    for layer in (0, 1):  # both layers' update iterations load their own weights
+        assert counted["parameter"].str.startswith(f"layers.{layer}.").any()
     rts_buffers = rts.remote_buffers.set_index("name")
     for moment in ("first_order", "second_order"):  # both layers' fp32 QKV shards, halved by RTS
         qkv = rts_buffers.loc[f"adam.layers.0.attention.qkv.weight.{moment}"]
