@@ -31,9 +31,10 @@ import numpy as np
 
 from profcompare.emulator.compile.cycles import CostModel
 from profcompare.emulator.compile.liveness import MEMORY_STORAGES, Temporary
-from profcompare.emulator.compile.mapping import mapping_offset, tile_bytes_matrix
+from profcompare.emulator.compile.mapping import tile_bytes_matrix
 from profcompare.emulator.compile.placement import Layout, placed_tile_bytes
 from profcompare.emulator.compile.programs import ProgramSteps
+from profcompare.emulator.compile.start_tiles import clone_sources, linear_mapper_rows, start_tiles
 from profcompare.emulator.compile.tile_bytes import TileBytes
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec
@@ -142,25 +143,29 @@ def build_storage(program: LoweredProgram, steps: ProgramSteps, costs: CostModel
     n_t = len(ids)
     nelms = np.array([tensors[t].nelms for t in ids] + [-(-tp.nbytes // 4) for tp in temps], dtype=np.int64)
     itemsize = np.array([tensors[t].itemsize for t in ids] + [4] * len(temps), dtype=np.int64)
-    offsets = np.array(
-        [mapping_offset(tensors[t].shape, tensors[t].dtype, num_tiles) for t in ids]
-        + [mapping_offset(tensors[tp.offset_key].shape, tensors[tp.offset_key].dtype, num_tiles)
-           if tp.offset_key in tensors else 0 for tp in temps],
-        dtype=np.int64,
-    )
     dp, mb = device.datapath_bytes, device.min_bytes_per_tile
-    if layout is not None and not layout.trivial:
-        def where(tid: str) -> tuple[int, str]:
-            info = tensors.get(tid)
-            return (info.ipu, info.tile_set) if info is not None else (0, "compute")
-        places = [where(t) for t in ids] + [(where(tp.offset_key)[0], "compute") for tp in temps]
-        shapes = [tensors[t].shape for t in ids] + [tensors[tp.offset_key].shape if tp.offset_key in tensors else ()
-                                                     for tp in temps]
-        dtypes = [tensors[t].dtype for t in ids] + [tensors[tp.offset_key].dtype if tp.offset_key in tensors
-                                                     else "float32" for tp in temps]
-        regions = [layout.region(ipu, tile_set) for ipu, tile_set in places]
+    trivial = layout is None or layout.trivial
+
+    def where(tid: str) -> tuple[int, str]:
+        info = tensors.get(tid)
+        return (info.ipu, info.tile_set) if info is not None and not trivial else (0, "compute")
+    places = [where(t) for t in ids] + [(where(tp.offset_key)[0], "compute") for tp in temps]
+    # a temporary follows the mapping offset of its op's tensor (offset_key)
+    shapes = [tensors[t].shape for t in ids] + [tensors[tp.offset_key].shape if tp.offset_key in tensors else ()
+                                                 for tp in temps]
+    dtypes = [tensors[t].dtype for t in ids] + [tensors[tp.offset_key].dtype if tp.offset_key in tensors
+                                                 else "float32" for tp in temps]
+    regions = [(0, num_tiles) if trivial else layout.region(ipu, tile_set) for ipu, tile_set in places]  # type: ignore[union-attr]
+    # variables, constants and Init outputs no matmul reads start where PopART's LinearMapper
+    # puts them, clones where their source starts, every other row at the hash of its shape
+    # (start_tiles.py)
+    linear = linear_mapper_rows(program, ids, amp) + [False] * len(temps)
+    starts = start_tiles(ids, nelms, itemsize, shapes, dtypes, regions, linear, clone_sources(program, root),
+                         datapath_bytes=dp, min_bytes_per_tile=mb)
+    if not trivial:
+        assert layout is not None
         # a row's mapping is fixed by its size, item size, region and start tile in the region
-        keys = np.array([(int(nelms[k]), int(itemsize[k]), start, size, mapping_offset(shapes[k], dtypes[k], size))
+        keys = np.array([(int(nelms[k]), int(itemsize[k]), start, size, int(starts[k]))
                          for k, (start, size) in enumerate(regions)], dtype=np.int64).reshape(-1, 5)
 
         def placed(_: np.ndarray, first: np.ndarray) -> np.ndarray:
@@ -168,13 +173,13 @@ def build_storage(program: LoweredProgram, steps: ProgramSteps, costs: CostModel
             return placed_tile_bytes(layout, [nelms[k] for k in pick], [itemsize[k] for k in pick],
                                      [shapes[k] for k in pick], [dtypes[k] for k in pick],
                                      [places[k][0] for k in pick], [places[k][1] for k in pick],
-                                     datapath_bytes=dp, min_bytes_per_tile=mb)
+                                     datapath_bytes=dp, min_bytes_per_tile=mb, starts=[starts[k] for k in pick])
         tile_bytes = TileBytes.from_keys(keys, placed)
     else:
-        def linear(uniq: np.ndarray, _: np.ndarray) -> np.ndarray:
+        def linear_rows(uniq: np.ndarray, _: np.ndarray) -> np.ndarray:
             return tile_bytes_matrix(uniq[:, 0], uniq[:, 1], uniq[:, 2], num_tiles, datapath_bytes=dp,
                                      min_bytes_per_tile=mb)
-        tile_bytes = TileBytes.from_keys(np.stack([nelms, itemsize, offsets % num_tiles], axis=1), linear)
+        tile_bytes = TileBytes.from_keys(np.stack([nelms, itemsize, starts % num_tiles], axis=1), linear_rows)
     row_of = {t: i for i, t in enumerate(ids)}
     temp_rows: dict[str, list[tuple[int, Temporary]]] = {}
     for j, tp in enumerate(temps):
