@@ -34,7 +34,7 @@ taken over the distinct live sets that can hold a peak (``tile_peaks``), never s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -238,12 +238,27 @@ def _candidate_steps(ev_step: np.ndarray, ev_sign: np.ndarray) -> np.ndarray:
 
 def tile_peaks(inst: Instances, tile_bytes: TileBytes | np.ndarray, interleaved: np.ndarray, num_steps: int,
                block: int = 2048) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-tile peaks over steps of not-always-live bytes: (all, interleaved class, the rest),
+    each peak taken separately (:func:`tile_peaks_and_span`)."""
+    peaks = tile_peaks_and_span(inst, tile_bytes, interleaved, num_steps, None, block)
+    return peaks[0], peaks[1], peaks[2]
+
+
+#: a tile's span from the bytes live at one step: (interleaved-class bytes, other bytes), each
+#: (live sets, tiles), to bytes per tile (live sets, tiles)
+SpanOf = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def tile_peaks_and_span(inst: Instances, tile_bytes: TileBytes | np.ndarray, interleaved: np.ndarray,
+                        num_steps: int, span: SpanOf | None, block: int = 2048
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Per-tile peaks over steps of not-always-live bytes.
 
     ``tile_bytes`` holds the bytes per tile of every storage row (one pattern per distinct
-    mapping; a dense (rows, tiles) matrix is compressed first) and ``interleaved`` is a bool per row. Returns three int64 arrays of length tiles:
-    the peak of all not-always-live bytes, the peak of those in the interleaved class and the
-    peak of the rest (each peak taken separately).
+    mapping; a dense (rows, tiles) matrix is compressed first) and ``interleaved`` is a bool per
+    row. Returns int64 arrays of length tiles: the peak of all not-always-live bytes, the peak of
+    those in the interleaved class, the peak of the rest (each peak taken separately) and the
+    peak of ``span`` (None without one).
 
     Rows are grouped in classes of equal pattern and interleaving; the live set of a step is a
     vector of live instances per class. Only the live sets at candidate steps
@@ -258,8 +273,10 @@ def tile_peaks(inst: Instances, tile_bytes: TileBytes | np.ndarray, interleaved:
     peak_all = np.zeros(num_tiles, dtype=np.int64)
     peak_il = np.zeros(num_tiles, dtype=np.int64)
     peak_flex = np.zeros(num_tiles, dtype=np.int64)
+    nothing = np.zeros((1, num_tiles), dtype=np.float64)
+    peak_span = None if span is None else np.rint(span(nothing, nothing)[0]).astype(np.int64)
     if not len(inst.row) or num_steps == 0:
-        return peak_all, peak_il, peak_flex
+        return peak_all, peak_il, peak_flex, peak_span
     il = np.asarray(interleaved, dtype=bool)
     cls_key = tile_bytes.pattern_of * 2 + il
     classes, inst_cls = np.unique(cls_key[inst.row], return_inverse=True)
@@ -302,4 +319,6 @@ def tile_peaks(inst: Instances, tile_bytes: TileBytes | np.ndarray, interleaved:
         peak_il = np.maximum(peak_il, np.rint(v_il.max(axis=0)).astype(np.int64))
         peak_flex = np.maximum(peak_flex, np.rint(v_flex.max(axis=0)).astype(np.int64))
         peak_all = np.maximum(peak_all, np.rint((v_il + v_flex).max(axis=0)).astype(np.int64))
-    return peak_all, peak_il, peak_flex
+        if peak_span is not None and span is not None:
+            peak_span = np.maximum(peak_span, np.rint(span(v_il, v_flex).max(axis=0)).astype(np.int64))
+    return peak_all, peak_il, peak_flex, peak_span
