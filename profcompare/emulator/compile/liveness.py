@@ -44,6 +44,9 @@ from profcompare.emulator.compile.tile_bytes import TileBytes
 from profcompare.emulator.program import LoweredProgram
 
 MEMORY_STORAGES = ("variable", "constant", "intermediate")
+#: seed of the class weights fingerprinting live sets (tile_peaks_and_span): fixed, so that a
+#: program's figures are the same at every compile
+_FINGERPRINT_SEED = 0x5EED
 
 
 @dataclass(frozen=True)
@@ -237,7 +240,7 @@ def _candidate_steps(ev_step: np.ndarray, ev_sign: np.ndarray) -> np.ndarray:
 
 
 def tile_peaks(inst: Instances, tile_bytes: TileBytes | np.ndarray, interleaved: np.ndarray, num_steps: int,
-               block: int = 2048) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               block: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-tile peaks over steps of not-always-live bytes: (all, interleaved class, the rest),
     each peak taken separately (:func:`tile_peaks_and_span`)."""
     peaks = tile_peaks_and_span(inst, tile_bytes, interleaved, num_steps, None, block)
@@ -250,7 +253,7 @@ SpanOf = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def tile_peaks_and_span(inst: Instances, tile_bytes: TileBytes | np.ndarray, interleaved: np.ndarray,
-                        num_steps: int, span: SpanOf | None, block: int = 2048
+                        num_steps: int, span: SpanOf | None, block: int = 1024
                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Per-tile peaks over steps of not-always-live bytes.
 
@@ -290,30 +293,33 @@ def tile_peaks_and_span(inst: Instances, tile_bytes: TileBytes | np.ndarray, int
     ev_step, ev_cls, ev_sign = ev_step[order], ev_cls[order], ev_sign[order]
     candidates = _candidate_steps(ev_step, ev_sign)
     num_classes = len(classes)
+    # the distinct live sets among the candidates, found from a 128-bit fingerprint of each (two
+    # random 64-bit weights per class, summed with wrap-around over the events up to the step);
+    # two different sets share one with a probability below 2**-80 for the largest programs
+    weights = np.random.default_rng(_FINGERPRINT_SEED).integers(0, 2**63, size=(2, num_classes), dtype=np.int64)
+    with np.errstate(over="ignore"):
+        running = np.cumsum(weights[:, ev_cls].astype(np.uint64) * ev_sign.astype(np.uint64), axis=1)
+    upto = np.searchsorted(ev_step, candidates, side="right") - 1
+    _, first = np.unique(running[:, upto].T, axis=0, return_index=True)
+    representatives = candidates[np.sort(first)]
     # live count of class c at step s = its + events at or before s minus its - events before s+1
     by_class = np.lexsort((ev_step, ev_cls))
     cs, st, sg = ev_cls[by_class], ev_step[by_class], ev_sign[by_class]
     bounds = np.searchsorted(cs, np.arange(num_classes + 1))
-    states: list[np.ndarray] = []
-    for b0 in range(0, len(candidates), block):
-        chunk = candidates[b0:b0 + block]
-        counts = np.zeros((len(chunk), num_classes), dtype=np.int64)
-        for c in range(num_classes):
-            lo, hi = bounds[c], bounds[c + 1]
-            steps_c, signs_c = st[lo:hi], sg[lo:hi]
-            plus_c = steps_c[signs_c > 0]
-            minus_c = steps_c[signs_c < 0]
-            counts[:, c] = (np.searchsorted(plus_c, chunk, side="right")
-                            - np.searchsorted(minus_c, chunk, side="right"))
-        states.append(np.unique(counts, axis=0))
-    distinct = np.unique(np.concatenate(states), axis=0) if states else np.zeros((0, num_classes), np.int64)
+    per_class = []
+    for c in range(num_classes):
+        steps_c, signs_c = st[bounds[c]:bounds[c + 1]], sg[bounds[c]:bounds[c + 1]]
+        per_class.append((steps_c[signs_c > 0], steps_c[signs_c < 0]))
     patterns = tile_bytes.patterns[classes // 2].astype(np.float64)
     is_il = (classes % 2).astype(bool)
     # float64 products and sums of byte counts are exact below 2**53
     p_il = patterns * is_il[:, None]
     p_flex = patterns * ~is_il[:, None]
-    for b0 in range(0, len(distinct), block):
-        u = distinct[b0:b0 + block].astype(np.float64)
+    for b0 in range(0, len(representatives), block):
+        chunk = representatives[b0:b0 + block]
+        u = np.zeros((len(chunk), num_classes), dtype=np.float64)
+        for c, (plus_c, minus_c) in enumerate(per_class):
+            u[:, c] = np.searchsorted(plus_c, chunk, side="right") - np.searchsorted(minus_c, chunk, side="right")
         v_il = u @ p_il
         v_flex = u @ p_flex
         peak_il = np.maximum(peak_il, np.rint(v_il.max(axis=0)).astype(np.int64))
