@@ -116,15 +116,30 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
     last_t: list[int] = []
     path_t: list[tuple[str, ...]] = []
 
+    owner_paths: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
+    no_repeat: dict[tuple[str, ...], tuple[int, ...] | None] = {}  # path -> zeros when no repeat is on it
+
     def owner_path(graph: str, path: tuple[str, ...]) -> tuple[str, ...]:
+        hit = owner_paths.get((graph, path))
+        if hit is not None:
+            return hit
+        found = path
         if graph == main:
-            return ()
-        for k in range(len(path) - 1, -1, -1):
-            if called.get(path[k]) == graph:
-                return path[:k + 1]
-        return path
+            found = ()
+        else:
+            for k in range(len(path) - 1, -1, -1):
+                if called.get(path[k]) == graph:
+                    found = path[:k + 1]
+                    break
+        owner_paths[(graph, path)] = found
+        return found
 
     def iterations(path: tuple[str, ...], rid: str) -> tuple[int, ...]:
+        if path not in no_repeat:
+            no_repeat[path] = None if any(c in carried for c in path) else (0,) * len(path)
+        zeros = no_repeat[path]
+        if zeros is not None:
+            return zeros
         # a body input that is not loop carried is one instance for the whole loop (-1)
         its = [iteration.get(c, 0) if c in carried else 0 for c in path]
         if path and path[-1] in carried and rid in invariant:
@@ -138,12 +153,15 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
             return
         opath = owner_path(owner.get(rid, main), path)
         key = (r, opath, iterations(opath, rid))
-        if key in first:
-            first[key] = min(first[key], step)
-            last[key] = max(last[key], step)
-        else:
+        known = first.get(key)
+        if known is None:
             first[key] = step
             last[key] = step
+        else:
+            if step < known:
+                first[key] = step
+            if step > last[key]:
+                last[key] = step
 
     # variables are written from the host by WeightsFromHost and stay live to the end
     end_of_all = steps.num_executed - 1
