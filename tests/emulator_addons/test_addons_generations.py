@@ -213,3 +213,16 @@ def test_addons_own_collectives_have_the_releases_signatures() -> None:
         "t", "op", "group", "configure_output_for_replicated_tensor_sharding"]
     assert [p for p in inspect.signature(strided.replicated_all_gather_strided).parameters] == ["t", "group"]
     assert inspect.signature(strided.replicated_all_gather_strided).parameters["group"].default is None
+
+
+def test_reduce_graph_takes_variable_factories_as_the_applications_pass_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    # BERT SQuAD training passes its gradient accumulators' factories (meta_shape None when not
+    # sharded), not tensors: the graph's inputs take their shapes
+    _use(monkeypatch, "3.4")
+    ir = popxl.Ir(replication=2)
+    with ir.main_graph:
+        factories = addons.NamedVariableFactories.from_dict(
+            {"w": addons.VariableFactory(partial(np.zeros, (4, 8), np.float32), name="w")})
+        graph, names = rts.reduce_replica_sharded_graph(factories, "mean", replica_group=ir.replica_grouping())
+    assert names == ["w"]
+    assert [(t.shape, t.meta_shape) for t in graph.graph.inputs] == [((4, 8), ())]

@@ -20,7 +20,7 @@ from profcompare._version import __version__
 from profcompare.emulator.compile import report as _report
 from profcompare.emulator.compile.code import code_model
 from profcompare.emulator.compile.cycles import CostModel, first_host_transfer, run_opening_cycles, static_cycles
-from profcompare.emulator.compile.liveness import instances, step_totals, tile_peaks
+from profcompare.emulator.compile.liveness import instances, step_totals, tile_peaks, tile_peaks_and_span
 from profcompare.emulator.compile.loaded_code import (
     LoadedCode,
     loaded_code,
@@ -29,7 +29,7 @@ from profcompare.emulator.compile.loaded_code import (
     with_code_instances,
     with_loaded_code,
 )
-from profcompare.emulator.compile.memory import build_storage, tile_memory
+from profcompare.emulator.compile.memory import build_storage, region_parts, tile_memory
 from profcompare.emulator.compile.placement import (
     layout_of,
     run_timeline,
@@ -151,15 +151,18 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
     inst = with_code_instances(inst, storage, loaded)
     n_exec = steps.num_executed
     totals = step_totals(inst, storage.row_bytes, n_exec)
-    peak_all, peak_il, peak_flex = tile_peaks(inst, storage.tile_bytes, storage.interleaved, n_exec)
+    has_host = bool(program.streams) or bool(program.remote_buffers) or any(
+        steps.op_class[o] in ("host_load", "host_store", "remote_load", "remote_store") for o in program.ops)
+    # each tile's span from the data live together at each step (memory.RegionParts)
+    parts = region_parts(storage, device, code.categories, has_host)
+    peak_all, peak_il, peak_flex, peak_span = tile_peaks_and_span(
+        inst, storage.tile_bytes, storage.interleaved, n_exec, None if loaded else parts.span)
     peak_code = None
     if loaded:
         is_code = loaded_code_rows(storage)[inst.row]
         _, peak_il, peak_flex = tile_peaks(select(inst, ~is_code), storage.tile_bytes, storage.interleaved, n_exec)
         peak_code = tile_peaks(select(inst, is_code), storage.tile_bytes, storage.interleaved, n_exec)[0]
-    has_host = bool(program.streams) or bool(program.remote_buffers) or any(
-        steps.op_class[o] in ("host_load", "host_store", "remote_load", "remote_store") for o in program.ops)
-    mem = tile_memory(storage, device, code.categories, peak_all, peak_il, peak_flex, has_host, peak_code)
+    mem = tile_memory(storage, device, code.categories, peak_all, peak_il, peak_flex, has_host, peak_code, peak_span)
     cyc = static_cycles(steps, costs, loaded_code_bytes={lc.graph: lc.streaming_memory_bytes for lc in loaded})
     over = mem.including_gaps > device.bytes_per_tile
     worst = int(np.argmax(mem.including_gaps)) if len(mem.including_gaps) else 0

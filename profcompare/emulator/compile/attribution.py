@@ -202,17 +202,26 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
     def root(tid: str) -> str:
         return root_map.get(tid, tid)
 
+    instances: dict[tuple[str, tuple[str, ...]], Key] = {}
+
     def instance(tid: str, path: tuple[str, ...]) -> Key:
         """The instance a tensor touched under ``path`` belongs to: its storage root under the
         call path of the graph owning that root (a zero-copy graph input is its caller's)."""
+        hit = instances.get((tid, path))
+        if hit is not None:
+            return hit
         r = root(tid)
         graph = owner.get(r, main)
+        found: Key = (r, path)
         if graph == main:
-            return (r, ())
-        for depth in range(len(path), 0, -1):
-            if called.get(path[depth - 1]) == graph:
-                return (r, path[:depth])
-        return (r, path)
+            found = (r, ())
+        else:
+            for depth in range(len(path), 0, -1):
+                if called.get(path[depth - 1]) == graph:
+                    found = (r, path[:depth])
+                    break
+        instances[(tid, path)] = found
+        return found
 
     def contribution(key: Key) -> frozenset[str]:
         """The non-weight variables whose data an instance carries (weights carry none)."""

@@ -34,7 +34,7 @@ taken over the distinct live sets that can hold a peak (``tile_peaks``), never s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,6 +44,9 @@ from profcompare.emulator.compile.tile_bytes import TileBytes
 from profcompare.emulator.program import LoweredProgram
 
 MEMORY_STORAGES = ("variable", "constant", "intermediate")
+#: seed of the class weights fingerprinting live sets (tile_peaks_and_span): fixed, so that a
+#: program's figures are the same at every compile
+_FINGERPRINT_SEED = 0x5EED
 
 
 @dataclass(frozen=True)
@@ -113,15 +116,30 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
     last_t: list[int] = []
     path_t: list[tuple[str, ...]] = []
 
+    owner_paths: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
+    no_repeat: dict[tuple[str, ...], tuple[int, ...] | None] = {}  # path -> zeros when no repeat is on it
+
     def owner_path(graph: str, path: tuple[str, ...]) -> tuple[str, ...]:
+        hit = owner_paths.get((graph, path))
+        if hit is not None:
+            return hit
+        found = path
         if graph == main:
-            return ()
-        for k in range(len(path) - 1, -1, -1):
-            if called.get(path[k]) == graph:
-                return path[:k + 1]
-        return path
+            found = ()
+        else:
+            for k in range(len(path) - 1, -1, -1):
+                if called.get(path[k]) == graph:
+                    found = path[:k + 1]
+                    break
+        owner_paths[(graph, path)] = found
+        return found
 
     def iterations(path: tuple[str, ...], rid: str) -> tuple[int, ...]:
+        if path not in no_repeat:
+            no_repeat[path] = None if any(c in carried for c in path) else (0,) * len(path)
+        zeros = no_repeat[path]
+        if zeros is not None:
+            return zeros
         # a body input that is not loop carried is one instance for the whole loop (-1)
         its = [iteration.get(c, 0) if c in carried else 0 for c in path]
         if path and path[-1] in carried and rid in invariant:
@@ -135,12 +153,15 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
             return
         opath = owner_path(owner.get(rid, main), path)
         key = (r, opath, iterations(opath, rid))
-        if key in first:
-            first[key] = min(first[key], step)
-            last[key] = max(last[key], step)
-        else:
+        known = first.get(key)
+        if known is None:
             first[key] = step
             last[key] = step
+        else:
+            if step < known:
+                first[key] = step
+            if step > last[key]:
+                last[key] = step
 
     # variables are written from the host by WeightsFromHost and stay live to the end
     end_of_all = steps.num_executed - 1
@@ -241,13 +262,28 @@ def _candidate_steps(ev_step: np.ndarray, ev_sign: np.ndarray) -> np.ndarray:
 
 
 def tile_peaks(inst: Instances, tile_bytes: TileBytes | np.ndarray, interleaved: np.ndarray, num_steps: int,
-               block: int = 2048) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               block: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-tile peaks over steps of not-always-live bytes: (all, interleaved class, the rest),
+    each peak taken separately (:func:`tile_peaks_and_span`)."""
+    peaks = tile_peaks_and_span(inst, tile_bytes, interleaved, num_steps, None, block)
+    return peaks[0], peaks[1], peaks[2]
+
+
+#: a tile's span from the bytes live at one step: (interleaved-class bytes, other bytes), each
+#: (live sets, tiles), to bytes per tile (live sets, tiles)
+SpanOf = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def tile_peaks_and_span(inst: Instances, tile_bytes: TileBytes | np.ndarray, interleaved: np.ndarray,
+                        num_steps: int, span: SpanOf | None, block: int = 1024
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Per-tile peaks over steps of not-always-live bytes.
 
     ``tile_bytes`` holds the bytes per tile of every storage row (one pattern per distinct
-    mapping; a dense (rows, tiles) matrix is compressed first) and ``interleaved`` is a bool per row. Returns three int64 arrays of length tiles:
-    the peak of all not-always-live bytes, the peak of those in the interleaved class and the
-    peak of the rest (each peak taken separately).
+    mapping; a dense (rows, tiles) matrix is compressed first) and ``interleaved`` is a bool per
+    row. Returns int64 arrays of length tiles: the peak of all not-always-live bytes, the peak of
+    those in the interleaved class, the peak of the rest (each peak taken separately) and the
+    peak of ``span`` (None without one).
 
     Rows are grouped in classes of equal pattern and interleaving; the live set of a step is a
     vector of live instances per class. Only the live sets at candidate steps
@@ -262,8 +298,10 @@ def tile_peaks(inst: Instances, tile_bytes: TileBytes | np.ndarray, interleaved:
     peak_all = np.zeros(num_tiles, dtype=np.int64)
     peak_il = np.zeros(num_tiles, dtype=np.int64)
     peak_flex = np.zeros(num_tiles, dtype=np.int64)
+    nothing = np.zeros((1, num_tiles), dtype=np.float64)
+    peak_span = None if span is None else np.rint(span(nothing, nothing)[0]).astype(np.int64)
     if not len(inst.row) or num_steps == 0:
-        return peak_all, peak_il, peak_flex
+        return peak_all, peak_il, peak_flex, peak_span
     il = np.asarray(interleaved, dtype=bool)
     cls_key = tile_bytes.pattern_of * 2 + il
     classes, inst_cls = np.unique(cls_key[inst.row], return_inverse=True)
@@ -277,33 +315,38 @@ def tile_peaks(inst: Instances, tile_bytes: TileBytes | np.ndarray, interleaved:
     ev_step, ev_cls, ev_sign = ev_step[order], ev_cls[order], ev_sign[order]
     candidates = _candidate_steps(ev_step, ev_sign)
     num_classes = len(classes)
+    # the distinct live sets among the candidates, found from a 128-bit fingerprint of each (two
+    # random 64-bit weights per class, summed with wrap-around over the events up to the step);
+    # two different sets share one with a probability below 2**-80 for the largest programs
+    weights = np.random.default_rng(_FINGERPRINT_SEED).integers(0, 2**63, size=(2, num_classes), dtype=np.int64)
+    with np.errstate(over="ignore"):
+        running = np.cumsum(weights[:, ev_cls].astype(np.uint64) * ev_sign.astype(np.uint64), axis=1)
+    upto = np.searchsorted(ev_step, candidates, side="right") - 1
+    _, first = np.unique(running[:, upto].T, axis=0, return_index=True)
+    representatives = candidates[np.sort(first)]
     # live count of class c at step s = its + events at or before s minus its - events before s+1
     by_class = np.lexsort((ev_step, ev_cls))
     cs, st, sg = ev_cls[by_class], ev_step[by_class], ev_sign[by_class]
     bounds = np.searchsorted(cs, np.arange(num_classes + 1))
-    states: list[np.ndarray] = []
-    for b0 in range(0, len(candidates), block):
-        chunk = candidates[b0:b0 + block]
-        counts = np.zeros((len(chunk), num_classes), dtype=np.int64)
-        for c in range(num_classes):
-            lo, hi = bounds[c], bounds[c + 1]
-            steps_c, signs_c = st[lo:hi], sg[lo:hi]
-            plus_c = steps_c[signs_c > 0]
-            minus_c = steps_c[signs_c < 0]
-            counts[:, c] = (np.searchsorted(plus_c, chunk, side="right")
-                            - np.searchsorted(minus_c, chunk, side="right"))
-        states.append(np.unique(counts, axis=0))
-    distinct = np.unique(np.concatenate(states), axis=0) if states else np.zeros((0, num_classes), np.int64)
+    per_class = []
+    for c in range(num_classes):
+        steps_c, signs_c = st[bounds[c]:bounds[c + 1]], sg[bounds[c]:bounds[c + 1]]
+        per_class.append((steps_c[signs_c > 0], steps_c[signs_c < 0]))
     patterns = tile_bytes.patterns[classes // 2].astype(np.float64)
     is_il = (classes % 2).astype(bool)
     # float64 products and sums of byte counts are exact below 2**53
     p_il = patterns * is_il[:, None]
     p_flex = patterns * ~is_il[:, None]
-    for b0 in range(0, len(distinct), block):
-        u = distinct[b0:b0 + block].astype(np.float64)
+    for b0 in range(0, len(representatives), block):
+        chunk = representatives[b0:b0 + block]
+        u = np.zeros((len(chunk), num_classes), dtype=np.float64)
+        for c, (plus_c, minus_c) in enumerate(per_class):
+            u[:, c] = np.searchsorted(plus_c, chunk, side="right") - np.searchsorted(minus_c, chunk, side="right")
         v_il = u @ p_il
         v_flex = u @ p_flex
         peak_il = np.maximum(peak_il, np.rint(v_il.max(axis=0)).astype(np.int64))
         peak_flex = np.maximum(peak_flex, np.rint(v_flex.max(axis=0)).astype(np.int64))
         peak_all = np.maximum(peak_all, np.rint((v_il + v_flex).max(axis=0)).astype(np.int64))
-    return peak_all, peak_il, peak_flex
+        if peak_span is not None and span is not None:
+            peak_span = np.maximum(peak_span, np.rint(span(v_il, v_flex).max(axis=0)).astype(np.int64))
+    return peak_all, peak_il, peak_flex, peak_span

@@ -11,8 +11,9 @@ grain ranges to consecutive tiles (``splitRegionsAux``):
     tilesUsed   = ceil(numGrains / perTile)
     tile i gets grains [i*numGrains // tilesUsed, (i+1)*numGrains // tilesUsed)
 
-The start tile is then rotated by a stable hash of the tensor's shape and type, like PopLibs'
-``chooseMappingOffset``, so that many small tensors do not all land on tile 0. The model maps
+The start tile is then rotated: by a stable hash of the tensor's shape and type, like PopLibs'
+``chooseMappingOffset``, or where PopART's LinearMapper or a clone's source puts it
+(start_tiles.py), so that many small tensors do not all land on tile 0. The model maps
 every tensor this way, including matmul operands (which the real planner lays out itself).
 """
 

@@ -31,9 +31,10 @@ import numpy as np
 
 from profcompare.emulator.compile.cycles import CostModel
 from profcompare.emulator.compile.liveness import MEMORY_STORAGES, Temporary
-from profcompare.emulator.compile.mapping import mapping_offset, tile_bytes_matrix
+from profcompare.emulator.compile.mapping import tile_bytes_matrix
 from profcompare.emulator.compile.placement import Layout, placed_tile_bytes
 from profcompare.emulator.compile.programs import ProgramSteps
+from profcompare.emulator.compile.start_tiles import clone_sources, linear_mapper_rows, start_tiles
 from profcompare.emulator.compile.tile_bytes import TileBytes
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec
@@ -142,25 +143,29 @@ def build_storage(program: LoweredProgram, steps: ProgramSteps, costs: CostModel
     n_t = len(ids)
     nelms = np.array([tensors[t].nelms for t in ids] + [-(-tp.nbytes // 4) for tp in temps], dtype=np.int64)
     itemsize = np.array([tensors[t].itemsize for t in ids] + [4] * len(temps), dtype=np.int64)
-    offsets = np.array(
-        [mapping_offset(tensors[t].shape, tensors[t].dtype, num_tiles) for t in ids]
-        + [mapping_offset(tensors[tp.offset_key].shape, tensors[tp.offset_key].dtype, num_tiles)
-           if tp.offset_key in tensors else 0 for tp in temps],
-        dtype=np.int64,
-    )
     dp, mb = device.datapath_bytes, device.min_bytes_per_tile
-    if layout is not None and not layout.trivial:
-        def where(tid: str) -> tuple[int, str]:
-            info = tensors.get(tid)
-            return (info.ipu, info.tile_set) if info is not None else (0, "compute")
-        places = [where(t) for t in ids] + [(where(tp.offset_key)[0], "compute") for tp in temps]
-        shapes = [tensors[t].shape for t in ids] + [tensors[tp.offset_key].shape if tp.offset_key in tensors else ()
-                                                     for tp in temps]
-        dtypes = [tensors[t].dtype for t in ids] + [tensors[tp.offset_key].dtype if tp.offset_key in tensors
-                                                     else "float32" for tp in temps]
-        regions = [layout.region(ipu, tile_set) for ipu, tile_set in places]
+    trivial = layout is None or layout.trivial
+
+    def where(tid: str) -> tuple[int, str]:
+        info = tensors.get(tid)
+        return (info.ipu, info.tile_set) if info is not None and not trivial else (0, "compute")
+    places = [where(t) for t in ids] + [(where(tp.offset_key)[0], "compute") for tp in temps]
+    # a temporary follows the mapping offset of its op's tensor (offset_key)
+    shapes = [tensors[t].shape for t in ids] + [tensors[tp.offset_key].shape if tp.offset_key in tensors else ()
+                                                 for tp in temps]
+    dtypes = [tensors[t].dtype for t in ids] + [tensors[tp.offset_key].dtype if tp.offset_key in tensors
+                                                 else "float32" for tp in temps]
+    regions = [(0, num_tiles) if trivial else layout.region(ipu, tile_set) for ipu, tile_set in places]  # type: ignore[union-attr]
+    # variables, constants and Init outputs no matmul reads start where PopART's LinearMapper
+    # puts them, clones where their source starts, every other row at the hash of its shape
+    # (start_tiles.py)
+    linear = linear_mapper_rows(program, ids, amp) + [False] * len(temps)
+    starts = start_tiles(ids, nelms, itemsize, shapes, dtypes, regions, linear, clone_sources(program, root),
+                         datapath_bytes=dp, min_bytes_per_tile=mb)
+    if not trivial:
+        assert layout is not None
         # a row's mapping is fixed by its size, item size, region and start tile in the region
-        keys = np.array([(int(nelms[k]), int(itemsize[k]), start, size, mapping_offset(shapes[k], dtypes[k], size))
+        keys = np.array([(int(nelms[k]), int(itemsize[k]), start, size, int(starts[k]))
                          for k, (start, size) in enumerate(regions)], dtype=np.int64).reshape(-1, 5)
 
         def placed(_: np.ndarray, first: np.ndarray) -> np.ndarray:
@@ -168,13 +173,13 @@ def build_storage(program: LoweredProgram, steps: ProgramSteps, costs: CostModel
             return placed_tile_bytes(layout, [nelms[k] for k in pick], [itemsize[k] for k in pick],
                                      [shapes[k] for k in pick], [dtypes[k] for k in pick],
                                      [places[k][0] for k in pick], [places[k][1] for k in pick],
-                                     datapath_bytes=dp, min_bytes_per_tile=mb)
+                                     datapath_bytes=dp, min_bytes_per_tile=mb, starts=[starts[k] for k in pick])
         tile_bytes = TileBytes.from_keys(keys, placed)
     else:
-        def linear(uniq: np.ndarray, _: np.ndarray) -> np.ndarray:
+        def linear_rows(uniq: np.ndarray, _: np.ndarray) -> np.ndarray:
             return tile_bytes_matrix(uniq[:, 0], uniq[:, 1], uniq[:, 2], num_tiles, datapath_bytes=dp,
                                      min_bytes_per_tile=mb)
-        tile_bytes = TileBytes.from_keys(np.stack([nelms, itemsize, offsets % num_tiles], axis=1), linear)
+        tile_bytes = TileBytes.from_keys(np.stack([nelms, itemsize, starts % num_tiles], axis=1), linear_rows)
     row_of = {t: i for i, t in enumerate(ids)}
     temp_rows: dict[str, list[tuple[int, Temporary]]] = {}
     for j, tp in enumerate(temps):
@@ -213,52 +218,83 @@ class TileMemory:
     not_always_live_peak: np.ndarray
 
 
+@dataclass(frozen=True)
+class RegionParts:
+    """What a tile holds whatever the step, by region (module docstring "Regions"): the span of a
+    tile at one step follows from these and the not-always-live bytes live then."""
+
+    ni_required: np.ndarray  # bytes per tile that must be non-interleaved (code, vertex data, ...)
+    il_always: np.ndarray  # always-live data that must be interleaved
+    flex_always: np.ndarray  # always-live data that may go in either region
+    boundary: int  # start of the interleaved region
+
+    def span(self, il: np.ndarray, flex: np.ndarray) -> np.ndarray:
+        """Bytes including gaps of each tile holding ``il`` interleaved-class and ``flex`` other
+        not-always-live bytes (arrays of tiles, or of (live sets, tiles)): the other data fills the
+        non-interleaved region first and overflows into the interleaved one; a tile with
+        interleaved data spans up to the boundary plus its interleaved bytes."""
+        flex_all = self.flex_always + flex
+        ni_free = np.maximum(0, self.boundary - self.ni_required)
+        flex_in_ni = np.minimum(flex_all, ni_free)
+        ni_used = self.ni_required + flex_in_ni
+        il_used = self.il_always + il + (flex_all - flex_in_ni)
+        return np.where(il_used > 0, np.maximum(self.boundary, ni_used) + il_used, ni_used)
+
+
+def _always_live(storage: Storage, device: DeviceSpec, code_categories: Mapping[str, np.ndarray],
+                 has_host_transfers: bool) -> tuple[dict[str, np.ndarray], RegionParts]:
+    """The always-live categories per tile (``variable`` without the not-always-live peak) and
+    the region parts they make."""
+    num_tiles = storage.tile_bytes.num_tiles
+    st = np.array(storage.storage, dtype=object)
+    const_mask = st == "constant"
+    const_al = sum_rows(storage.tile_bytes, const_mask)
+    const_il = sum_rows(storage.tile_bytes, const_mask & storage.interleaved)
+    cats: dict[str, np.ndarray] = {"variable": np.zeros(num_tiles, dtype=np.int64), "constant": const_al}
+    for name, arr in code_categories.items():
+        cats[name] = np.asarray(arr, dtype=np.int64)
+    cats["stack"] = np.full(num_tiles, device.stack_bytes_per_tile, dtype=np.int64)
+    cats["hostExchangePacketHeader"] = np.full(
+        num_tiles, device.host_packet_header_bytes_per_tile if has_host_transfers else 0, dtype=np.int64)
+    ni_required = np.zeros(num_tiles, dtype=np.int64)
+    for name in NON_INTERLEAVED_CATEGORIES:
+        if name in cats:
+            ni_required += cats[name]
+    return cats, RegionParts(ni_required, const_il, const_al - const_il, device.non_interleaved_bytes)
+
+
+def region_parts(storage: Storage, device: DeviceSpec, code_categories: Mapping[str, np.ndarray],
+                 has_host_transfers: bool) -> RegionParts:
+    """The region parts of a tile's always-live memory (for :func:`liveness.tile_peaks_and_span`)."""
+    return _always_live(storage, device, code_categories, has_host_transfers)[1]
+
+
 def tile_memory(storage: Storage, device: DeviceSpec, code_categories: Mapping[str, np.ndarray],
                 nal_peak: np.ndarray, nal_il_peak: np.ndarray, nal_flex_peak: np.ndarray,
-                has_host_transfers: bool, nal_code_peak: np.ndarray | None = None) -> TileMemory:
+                has_host_transfers: bool, nal_code_peak: np.ndarray | None = None,
+                span_peak: np.ndarray | None = None) -> TileMemory:
     """Assemble the categories per tile and apply the region/gap model (module docstring).
 
     ``nal_peak`` is the joint not-always-live peak per tile, counted in ``variable``; it includes
     code loaded by ``remote_code_load`` while it is live (loaded_code.py). ``nal_il_peak`` and
     ``nal_flex_peak`` are the peaks of the data that must be interleaved and of the other data;
     ``nal_code_peak`` (None: no loaded code) the peak of loaded code, which must be non-interleaved
-    like all code.
+    like all code. ``span_peak`` (:meth:`RegionParts.span` at each step, its peak over steps;
+    without loaded code) gives bytes including gaps from the data live together at each step;
+    without it the span is taken from the separate class peaks, an upper bound.
     """
-    num_tiles = storage.tile_bytes.num_tiles
-    st = np.array(storage.storage, dtype=object)
-    # popxl variables are written from the host: not-always-live (liveness.py), in nal_peak
-    var_mask = np.zeros(len(st), dtype=bool)
-    const_mask = st == "constant"
-    il = storage.interleaved
-    var_al = sum_rows(storage.tile_bytes, var_mask)
-    const_al = sum_rows(storage.tile_bytes, const_mask)
-    data_il_al = sum_rows(storage.tile_bytes, (var_mask | const_mask) & il)
-    cats: dict[str, np.ndarray] = {}
-    cats["variable"] = var_al + nal_peak
-    cats["constant"] = const_al
-    for name, arr in code_categories.items():
-        cats[name] = np.asarray(arr, dtype=np.int64)
-    cats["stack"] = np.full(num_tiles, device.stack_bytes_per_tile, dtype=np.int64)
-    cats["hostExchangePacketHeader"] = np.full(
-        num_tiles, device.host_packet_header_bytes_per_tile if has_host_transfers else 0, dtype=np.int64)
-    excluding = np.zeros(num_tiles, dtype=np.int64)
+    cats, parts = _always_live(storage, device, code_categories, has_host_transfers)
+    cats["variable"] = cats["variable"] + nal_peak
+    excluding = np.zeros(storage.tile_bytes.num_tiles, dtype=np.int64)
     for arr in cats.values():
         excluding += arr
     always_live = excluding - nal_peak
-    ni_required = np.zeros(num_tiles, dtype=np.int64)
-    for name in NON_INTERLEAVED_CATEGORIES:
-        if name in cats:
-            ni_required += cats[name]
-    if nal_code_peak is not None:
-        ni_required += nal_code_peak
-    il_data = data_il_al + nal_il_peak
-    flex = (var_al + const_al - data_il_al) + nal_flex_peak
-    boundary = device.non_interleaved_bytes
-    ni_free = np.maximum(0, boundary - ni_required)
-    flex_in_ni = np.minimum(flex, ni_free)
-    ni_used = ni_required + flex_in_ni
-    il_used = il_data + (flex - flex_in_ni)
-    including = np.where(il_used > 0, np.maximum(boundary, ni_used) + il_used, ni_used)
+    if span_peak is not None and nal_code_peak is None:
+        including = np.asarray(span_peak, dtype=np.int64)
+    else:
+        if nal_code_peak is not None:
+            parts = RegionParts(parts.ni_required + nal_code_peak, parts.il_always, parts.flex_always, parts.boundary)
+        including = parts.span(nal_il_peak, nal_flex_peak)
     # the separate class peaks may exceed the joint peak; never report less than allocated
     including = np.maximum(including, excluding)
     return TileMemory(cats, including.astype(np.int64), excluding, always_live, nal_peak.astype(np.int64))

@@ -76,9 +76,11 @@ def layout_of(program: LoweredProgram, tiles_per_ipu: int) -> Layout:
 
 def placed_tile_bytes(layout: Layout, nelms: Sequence[int], itemsize: Sequence[int],
                       shapes: Sequence[tuple[int, ...]], dtypes: Sequence[str], ipus: Sequence[int],
-                      tile_sets: Sequence[str], *, datapath_bytes: int, min_bytes_per_tile: int) -> np.ndarray:
+                      tile_sets: Sequence[str], *, datapath_bytes: int, min_bytes_per_tile: int,
+                      starts: Sequence[int] | None = None) -> np.ndarray:
     """Bytes per tile of each row (int64, rows x ``layout.total_tiles``): each row mapped linearly
-    over its region (IPU and tile set), its start tile rotated within the region."""
+    over its region (IPU and tile set), its start tile rotated within the region (``starts``,
+    else ``mapping_offset`` of its shape and type; start_tiles.py)."""
     n = len(nelms)
     out = np.zeros((n, layout.total_tiles), dtype=np.int64)
     groups: dict[tuple[int, int], list[int]] = {}
@@ -87,7 +89,8 @@ def placed_tile_bytes(layout: Layout, nelms: Sequence[int], itemsize: Sequence[i
     for (start, size), rows in groups.items():
         sub = tile_bytes_matrix(
             np.array([nelms[k] for k in rows], dtype=np.int64), np.array([itemsize[k] for k in rows], dtype=np.int64),
-            np.array([mapping_offset(shapes[k], dtypes[k], size) for k in rows], dtype=np.int64), size,
+            np.array([mapping_offset(shapes[k], dtypes[k], size) if starts is None else int(starts[k]) for k in rows],
+                     dtype=np.int64), size,
             datapath_bytes=datapath_bytes, min_bytes_per_tile=min_bytes_per_tile)
         out[np.asarray(rows)[:, None], np.arange(start, start + size)[None, :]] = sub
     return out

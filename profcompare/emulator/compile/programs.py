@@ -277,6 +277,11 @@ def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contr
     return (("OnTileExecute", "", "compute"), _SYNC)
 
 
+#: rounds of zero-copy aliasing through nested calls (each round one call level deeper; a bound
+#: against a pathological program, far above the nesting of real ones)
+_ZERO_COPY_ROUNDS = 16
+
+
 def _graph_ops(program: LoweredProgram) -> dict[str, list[OpInfo]]:
     by_graph: dict[str, list[OpInfo]] = {}
     for op in program.ops.values():
@@ -411,6 +416,15 @@ def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool
     base_root = alias_roots(program, op_class)
     zero_copy = zero_copy_inputs(program, base_root)
     roots = alias_roots(program, op_class, zero_copy)
+    # a graph called from several graphs (popxl-addons' batch serialisation calls one step
+    # graph from the prologue, the repeated body and the epilogue) is passed their inputs, which
+    # are themselves zero-copy aliases of one tensor: each round sees one call level deeper
+    for _ in range(_ZERO_COPY_ROUNDS):
+        deeper = zero_copy_inputs(program, roots)
+        if deeper == zero_copy:
+            break
+        zero_copy = deeper
+        roots = alias_roots(program, op_class, zero_copy)
     splits = split_contraction or {}
     static: list[StaticStep] = []
     by_key: dict[tuple[str, str], tuple[int, ...]] = {}

@@ -93,9 +93,10 @@ def variables_frame(storage: Storage, inst: Instances, program: LoweredProgram |
         "name": names,
         "bytes": storage.row_bytes[rows],
         "always_live": np.r_[np.ones(n_al, dtype=bool), np.zeros(len(order), dtype=bool)],
-        "kind": [storage.kinds[i] for i in rows.tolist()],
-        "dtype": [storage.dtypes[i] for i in rows.tolist()],
-        "shape": [format_shape(storage.shapes[i]) for i in rows.tolist()],
+        # per storage row once, then one entry per table row (a row has many instances)
+        "kind": np.array(storage.kinds, dtype=object)[rows],
+        "dtype": np.array(storage.dtypes, dtype=object)[rows],
+        "shape": np.array([format_shape(shape) for shape in storage.shapes], dtype=object)[rows],
         "tiles": storage.tile_bytes.tiles_used()[rows],
         "first_step": first_s,
         "last_step": last_s,

@@ -99,7 +99,7 @@ def _reduce_graph(tensors: NamedTensors, use_io_tiles: bool, reduce_one: Any) ->
     def replica_reduce() -> list[Any]:
         outputs = []
         for name, spec in zip(names, specs):
-            graph_input = popxl.graph_input(tuple(spec.shape), spec.dtype, name, meta_shape=tuple(spec.meta_shape) or None)
+            graph_input = popxl.graph_input(tuple(spec.shape), spec.dtype, name, meta_shape=tuple(spec.meta_shape or ()) or None)
             named_inputs[name] = graph_input
             outputs.append(reduce_one(name, graph_input))
         return outputs
