@@ -14,6 +14,7 @@ Exit code: 0 when the variant ran (status ok), 1 when run.json says oom or faile
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -176,8 +177,22 @@ def stage_emitter(proto: IO[str]) -> Callable[[str], None]:
     return emit
 
 
-def _report_oom(directory: Path) -> str | None:
-    """Why the report in ``directory`` says the program does not fit (None when it fits).
+def report_summary(report: Any) -> dict[str, float | None]:
+    """The figures ``run.json`` keeps of a run's report (its ``summary``): every summary metric
+    (:meth:`profcompare.model.Report.summary`, per replica) and the target's ``bytes_per_tile``
+    and ``num_replicas``; None for what the report cannot say (NaN). ``report`` must carry the
+    run's ``samples_per_step`` (``samples_per_second`` depends on it)."""
+    import math
+
+    values = {str(k): float(v) for k, v in report.summary().items()}
+    values["bytes_per_tile"] = float(report.meta.target.bytes_per_tile)
+    values["num_replicas"] = float(report.meta.target.num_replicas)
+    return {k: (None if math.isnan(v) else v) for k, v in values.items()}
+
+
+def _read_report(directory: Path, info: dict[str, Any]) -> tuple[str | None, dict[str, float | None] | None]:
+    """Open the report just written in ``directory`` once: why it says the program does not fit
+    (None when it fits), and its summary (:func:`report_summary`; None when unreadable).
 
     With ``debug.allowOutOfMemory`` the engine does not raise, yet the program still does not
     fit: the run is "oom", never "ok". The report stays, flagged, for analysis.
@@ -186,13 +201,17 @@ def _report_oom(directory: Path) -> str | None:
 
     try:
         report = open_report(directory)
+        if info.get("samples_per_step"):
+            report = dataclasses.replace(report, meta=report.meta.replace(samples_per_step=int(info["samples_per_step"])))
+        summary = report_summary(report)
     except ProfcompareError:
-        return None  # an unreadable report is reported by whoever opens it next
+        return None, None  # an unreadable report is reported by whoever opens it next
     if not report.meta.oom:
-        return None
+        return None, summary
     tiles = report.tiles
     over = int((tiles["bytes_including_gaps"] > report.meta.target.bytes_per_tile).sum()) if len(tiles) else 0
-    return f"out of memory (allowed by debug.allowOutOfMemory): {over} tiles over budget; the report is flagged oom"
+    return (f"out of memory (allowed by debug.allowOutOfMemory): {over} tiles over budget; the report is flagged oom",
+            summary)
 
 
 def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
@@ -222,6 +241,7 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
         "execution": _execution_mode(spec["backend"]),
         "addons_generation": None,
         "warnings": [],
+        "summary": None,
     }
     try:
         emit("building")
@@ -262,9 +282,9 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
     if info["status"] == "ok" and not info["report_files"]:
         info["status"] = "failed"
         info["error"] = "the variant ran but no report file (profile.pop / profile.sqlite) was written"
-    if info["status"] == "ok" and info["report_files"]:
-        oom = _report_oom(cwd)
-        if oom:
+    if info["status"] in ("ok", "oom") and info["report_files"]:
+        oom, info["summary"] = _read_report(cwd, info)
+        if oom and info["status"] == "ok":
             info["status"] = "oom"
             info["error"] = oom
     info["finished"] = now_iso()
