@@ -190,9 +190,24 @@ def report_summary(report: Any) -> dict[str, float | None]:
     return {k: (None if math.isnan(v) else v) for k, v in values.items()}
 
 
+def _just_written(directory: Path, report_files: list[str]) -> Any:
+    """The report file ``open_report(directory)`` would read, as this process wrote it (the
+    simulator keeps the last Report it wrote to each file: no need to read it back); None when the
+    report is not the simulator's or the file changed since."""
+    engine = sys.modules.get("profcompare.emulator.engine")  # only when the simulator ran here
+    if engine is None:
+        return None
+    for name in report_files:  # the first listed report file is the one open_report reads
+        path = directory / name
+        if path.is_file() and path.suffix != ".cbor" and path.name != RUN_JSON:
+            return engine.written_report(path)
+    return None
+
+
 def _read_report(directory: Path, info: dict[str, Any]) -> tuple[str | None, dict[str, float | None] | None]:
-    """Open the report just written in ``directory`` once: why it says the program does not fit
-    (None when it fits), and its summary (:func:`report_summary`; None when unreadable).
+    """The report just written in ``directory`` (kept in memory by the simulator, else opened
+    once): why it says the program does not fit (None when it fits), and its summary
+    (:func:`report_summary`; None when unreadable).
 
     With ``debug.allowOutOfMemory`` the engine does not raise, yet the program still does not
     fit: the run is "oom", never "ok". The report stays, flagged, for analysis.
@@ -200,10 +215,8 @@ def _read_report(directory: Path, info: dict[str, Any]) -> tuple[str | None, dic
     from profcompare.readers import open_report
 
     try:
-        report = open_report(directory)
-        if info.get("samples_per_step"):
-            report = dataclasses.replace(report, meta=report.meta.replace(samples_per_step=int(info["samples_per_step"])))
-        summary = report_summary(report)
+        report = _just_written(directory, info["report_files"]) or open_report(directory)
+        summary = report_summary(_with_samples(report, info.get("samples_per_step")))
     except ProfcompareError:
         return None, None  # an unreadable report is reported by whoever opens it next
     if not report.meta.oom:
@@ -212,6 +225,20 @@ def _read_report(directory: Path, info: dict[str, Any]) -> tuple[str | None, dic
     over = int((tiles["bytes_including_gaps"] > report.meta.target.bytes_per_tile).sum()) if len(tiles) else 0
     return (f"out of memory (allowed by debug.allowOutOfMemory): {over} tiles over budget; the report is flagged oom",
             summary)
+
+
+def _with_samples(report: Any, samples: Any) -> Any:
+    """``report`` with the run's ``samples_per_step`` in its meta (as ``open_report`` gives it
+    with run.json beside it). Only the meta changes, the tables are the report's own, already
+    checked: the copy is not validated again (that would check every table a second time)."""
+    if not samples or report.meta.samples_per_step == samples:
+        return report
+    meta = report.meta.replace(samples_per_step=int(samples))  # ReportMeta checks its own fields
+    copy = object.__new__(type(report))
+    for name in (f.name for f in dataclasses.fields(report)):
+        object.__setattr__(copy, name, getattr(report, name))
+    object.__setattr__(copy, "meta", meta)
+    return copy
 
 
 def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
@@ -243,6 +270,7 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
         "warnings": [],
         "summary": None,
     }
+    _forget_written()  # whatever an earlier job in this process left
     try:
         emit("building")
         _instrument_session(emit, timings, marks, sessions)
@@ -287,9 +315,17 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
         if oom and info["status"] == "ok":
             info["status"] = "oom"
             info["error"] = oom
+    _forget_written()
     info["finished"] = now_iso()
     write_json_atomic(cwd / RUN_JSON, info)
     return info
+
+
+def _forget_written() -> None:
+    """Drop the reports the simulator kept of this job (a process may run another job next)."""
+    engine = sys.modules.get("profcompare.emulator.engine")
+    if engine is not None:
+        engine.forget_written()
 
 
 def child_main(run_job: Callable[[dict[str, Any], Callable[[str], None]], dict[str, Any]], module: str,
