@@ -177,6 +177,25 @@ def stage_emitter(proto: IO[str]) -> Callable[[str], None]:
     return emit
 
 
+def _report_oom(directory: Path) -> str | None:
+    """Why the report in ``directory`` says the program does not fit (None when it fits).
+
+    With ``debug.allowOutOfMemory`` the engine does not raise, yet the program still does not
+    fit: the run is "oom", never "ok". The report stays, flagged, for analysis.
+    """
+    from profcompare.readers import open_report
+
+    try:
+        report = open_report(directory)
+    except ProfcompareError:
+        return None  # an unreadable report is reported by whoever opens it next
+    if not report.meta.oom:
+        return None
+    tiles = report.tiles
+    over = int((tiles["bytes_including_gaps"] > report.meta.target.bytes_per_tile).sum()) if len(tiles) else 0
+    return f"out of memory (allowed by debug.allowOutOfMemory): {over} tiles over budget; the report is flagged oom"
+
+
 def report_summary(report: Any) -> dict[str, float | None]:
     """The figures ``run.json`` keeps of a run's report (its ``summary``): every summary metric
     (:meth:`profcompare.model.Report.summary`, per replica) and the target's ``bytes_per_tile``
@@ -202,29 +221,6 @@ def _just_written(directory: Path, report_files: list[str]) -> Any:
         if path.is_file() and path.suffix != ".cbor" and path.name != RUN_JSON:
             return engine.written_report(path)
     return None
-
-
-def _read_report(directory: Path, info: dict[str, Any]) -> tuple[str | None, dict[str, float | None] | None]:
-    """The report just written in ``directory`` (kept in memory by the simulator, else opened
-    once): why it says the program does not fit (None when it fits), and its summary
-    (:func:`report_summary`; None when unreadable).
-
-    With ``debug.allowOutOfMemory`` the engine does not raise, yet the program still does not
-    fit: the run is "oom", never "ok". The report stays, flagged, for analysis.
-    """
-    from profcompare.readers import open_report
-
-    try:
-        report = _just_written(directory, info["report_files"]) or open_report(directory)
-        summary = report_summary(_with_samples(report, info.get("samples_per_step")))
-    except ProfcompareError:
-        return None, None  # an unreadable report is reported by whoever opens it next
-    if not report.meta.oom:
-        return None, summary
-    tiles = report.tiles
-    over = int((tiles["bytes_including_gaps"] > report.meta.target.bytes_per_tile).sum()) if len(tiles) else 0
-    return (f"out of memory (allowed by debug.allowOutOfMemory): {over} tiles over budget; the report is flagged oom",
-            summary)
 
 
 def _with_samples(report: Any, samples: Any) -> Any:
@@ -310,9 +306,15 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
     if info["status"] == "ok" and not info["report_files"]:
         info["status"] = "failed"
         info["error"] = "the variant ran but no report file (profile.pop / profile.sqlite) was written"
-    if info["status"] in ("ok", "oom") and info["report_files"]:
-        oom, info["summary"] = _read_report(cwd, info)
-        if oom and info["status"] == "ok":
+    kept = _just_written(cwd, info["report_files"]) if info["status"] in ("ok", "oom") else None
+    if kept is not None:  # the report as the simulator wrote it: its figures without reading it back
+        try:
+            info["summary"] = report_summary(_with_samples(kept, info["samples_per_step"]))
+        except Exception as exc:  # noqa: BLE001 - whoever needs the figures reads the report then
+            info["warnings"].append(f"the report's summary figures could not be computed: {type(exc).__name__}: {exc}")
+    if info["status"] == "ok" and info["report_files"] and (kept is None or kept.meta.oom):
+        oom = _report_oom(cwd)
+        if oom:
             info["status"] = "oom"
             info["error"] = oom
     _forget_written()

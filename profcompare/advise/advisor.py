@@ -26,7 +26,7 @@ from profcompare.advise.cache import CACHE_INDEX, index_document
 from profcompare.advise.results import AdviseVerdict, Machine, advise_verdict, front, match_layout, point_frame
 from profcompare.advise.search import EXECUTION, Evaluator, Executor, SearchOutcome, search
 from profcompare.advise.space import AdviseSpace, SearchContext, Space, expand_space
-from profcompare.errors import WorkloadError
+from profcompare.errors import ProfcompareError, WorkloadError
 
 ADVISE_SCHEMA_VERSION = 1
 ADVISE_FILES = ("advise.json", "advise.csv", "advise.html")
@@ -188,8 +188,7 @@ def run_advise(
                 "backend": "sim", "headline": list(declared.headline), "searched": list(space.searched),
                 "dimensions": {k: list(v) for k, v in space.dimensions}, "notes": list(declared.notes),
                 "streaming_memory_bytes": machine.streaming_memory_bytes}
-        files = write_advise_files(points, facts, verdict, meta, staging.path, report_pages=report_pages,
-                                   parallel=jobs)
+        files = write_advise_files(points, facts, verdict, meta, staging.path, report_pages=report_pages)
         replaced = publish_staging(staging, final, force)
     except BaseException:
         staging.discard()
@@ -200,14 +199,13 @@ def run_advise(
 
 
 def write_advise_files(points: pd.DataFrame, facts: AdviseVerdict, verdict: str, meta: Mapping[str, Any],
-                       directory: Path, *, report_pages: int = DEFAULT_REPORT_PAGES, parallel: int = 1) -> dict[str, Path]:
+                       directory: Path, *, report_pages: int = DEFAULT_REPORT_PAGES) -> dict[str, Path]:
     """Write advise.json, advise.csv and advise.html into ``directory`` (and a report page into the
-    directories of the first ``report_pages`` front points, ``parallel`` at a time); return
-    format -> path."""
+    directories of the first ``report_pages`` front points); return format -> path."""
     from profcompare.render.advise import advise_csv, advise_document, render_advise_html
     from profcompare.render.output import write_output
 
-    pages = write_report_pages(points, directory, report_pages, parallel=parallel)
+    pages = write_report_pages(points, directory, report_pages)
     paths = {"json": directory / "advise.json", "csv": directory / "advise.csv", "html": directory / "advise.html"}
     import json
 
@@ -218,17 +216,25 @@ def write_advise_files(points: pd.DataFrame, facts: AdviseVerdict, verdict: str,
     return paths
 
 
-def write_report_pages(points: pd.DataFrame, directory: Path, count: int, *, parallel: int = 1) -> dict[str, str]:
+def write_report_pages(points: pd.DataFrame, directory: Path, count: int) -> dict[str, str]:
     """Write ``report.html`` (the report's page, as ``profcompare show --format html``) into the
-    directories of the first ``count`` front points, ``parallel`` at a time
-    (:func:`profcompare.advise.pages.write_pages`); return label -> page path relative to
+    directories of the first ``count`` front points; return label -> page path relative to
     ``directory``."""
-    from profcompare.advise.pages import existing_page, write_pages
+    from profcompare.readers import open_report
+    from profcompare.render.base import get_renderer
+    from profcompare.render.output import write_output
 
-    labels = list(front(points)["label"])[:max(0, count)]
-    todo = [label for label in labels if not existing_page(directory / label)]  # a cached page is the same page
-    written = dict(zip(todo, write_pages([directory / label for label in todo], parallel)))
-    return {label: f"{label}/report.html" for label in labels if written.get(label, True)}
+    pages: dict[str, str] = {}
+    for label in list(front(points)["label"])[:max(0, count)]:
+        target = directory / label / "report.html"
+        if not os.path.lexists(target):  # a page linked in from the cache is the same page
+            try:
+                report = open_report(directory / label)
+                write_output(get_renderer("html").render(report, top=20), target)
+            except ProfcompareError:
+                continue
+        pages[label] = f"{label}/report.html"
+    return pages
 
 
 __all__ = ["ADVISE_FILES", "ADVISE_SCHEMA_VERSION", "AdviseResult", "find_space", "run_advise", "write_advise_files"]

@@ -50,7 +50,9 @@ def test_failed_and_oom_variants_are_reported_and_exit_code_is_1(fake_registry: 
     # an oom variant still has its report (flagged), so it is compared
     info = runner.read_run_json(run_dir / "fake-oom")
     assert info["status"] == "oom" and info["report_files"] == ["profile.sqlite"]
-    assert info["summary"]["tiles_over_budget"] > 0  # the report's figures, kept in run.json
+    # its report was written by the workload itself, not the simulator: no figures kept (whoever needs
+    # them reads the report; the child reads only what it needs)
+    assert info["summary"] is None
     assert (run_dir / "compare-fake-small-vs-fake-oom.md").is_file()
     assert "fake-oom: oom: out of memory" in result.output
 
@@ -62,7 +64,6 @@ def test_oom_allowed_by_the_engine_is_still_oom(fake_registry: object, tmp_path:
     info = runner.read_run_json(tmp_path / "r" / "fake-oom-allowed")
     assert info["status"] == "oom" and info["report_files"] == ["profile.sqlite"]
     assert "allowed by debug.allowOutOfMemory" in info["error"]
-    assert info["summary"]["tiles_over_budget"] > 0
     assert (tmp_path / "r" / "compare-fake-small-vs-fake-oom-allowed.md").is_file()
     listing = CliRunner().invoke(cli, ["runs", "--out", str(tmp_path)])
     assert re.search(r"\boom\b", listing.output), listing.output
