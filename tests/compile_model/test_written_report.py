@@ -45,3 +45,19 @@ def test_a_file_changed_since_it_was_written_is_not_answered_for(tmp_path):
     assert engine_module.written_report(path) is None
     assert engine_module.written_report(tmp_path / "elsewhere.sqlite") is None
     engine_module.forget_written()
+
+
+def test_a_job_run_in_this_process_leaves_no_report_kept(tmp_path):
+    """A warm worker runs job after job: the reports the simulator kept for one are dropped with it."""
+    from profcompare import runner
+    from profcompare.runner.engine import job_spec
+    from profcompare.runner.execute import child_environment, import_roots
+    from profcompare.runner.in_process import run_job_here
+
+    (job,) = runner.make_jobs(["onchip"], {"hidden": "32", "layers": "1", "steps": "1"})
+    job_dir = tmp_path / job.label
+    job_dir.mkdir()
+    env = child_environment(job, job_dir.resolve(), "sim", None, "compile-only")
+    info = run_job_here(job_spec(job, "sim"), env, job_dir, paths=import_roots(job))
+    assert info["status"] == "ok" and info["summary"]["max_tile_bytes"] > 0
+    assert engine_module._WRITTEN == {}
