@@ -43,9 +43,10 @@ from profcompare.errors import IpuOutOfMemoryError, ProfcompareError
 TARGET_ENV_VAR = "PROFCOMPARE_SIM_TARGET"
 REPORT_FILE = "profile.sqlite"
 
-#: the report this process wrote last to each report file: resolved path -> (the file's identity
-#: right after the write, the Report), so the process that ran a variant can take the report's
-#: figures without reading the file back (:func:`written_report`)
+#: the last report this process wrote: resolved path -> (the file's identity right after the
+#: write, the Report), so the process that ran a variant can take the report's figures without
+#: reading the file back (:func:`written_report`). One entry at most: a process that writes many
+#: reports (a notebook) keeps only the latest in memory
 _WRITTEN: dict[str, tuple[tuple[int, int, int], object]] = {}
 
 
@@ -58,8 +59,8 @@ def _file_identity(path: pathlib.Path) -> tuple[int, int, int] | None:
 
 
 def written_report(path: str | os.PathLike[str]):  # -> profcompare.model.Report | None
-    """The Report this process wrote last to the report file ``path``, when the file is still the
-    one it wrote (same inode, size and modification time); else None (read the file)."""
+    """The Report this process wrote last, when it wrote it to the report file ``path`` and the file
+    is still the one it wrote (same inode, size and modification time); else None (read the file)."""
     resolved = pathlib.Path(path).resolve()
     entry = _WRITTEN.get(str(resolved))
     if entry is None or _file_identity(resolved) != entry[0]:
@@ -118,6 +119,7 @@ class Engine:
         self._written_runs = runs
         resolved = self.report_path.resolve()
         identity = _file_identity(resolved)
+        _WRITTEN.clear()
         if identity is not None:
             _WRITTEN[str(resolved)] = (identity, report)
 

@@ -47,6 +47,17 @@ def test_a_file_changed_since_it_was_written_is_not_answered_for(tmp_path):
     engine_module.forget_written()
 
 
+def test_only_the_last_report_written_is_kept(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    _engine(tmp_path / "a")
+    _engine(tmp_path / "b")
+    assert engine_module.written_report(tmp_path / "b" / "profile.sqlite") is not None
+    assert engine_module.written_report(tmp_path / "a" / "profile.sqlite") is None  # read from its file
+    assert len(engine_module._WRITTEN) == 1
+    engine_module.forget_written()
+
+
 def test_a_job_run_in_this_process_leaves_no_report_kept(tmp_path):
     """A warm worker runs job after job: the reports the simulator kept for one are dropped with it."""
     from profcompare import runner
