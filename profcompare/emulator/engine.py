@@ -18,6 +18,9 @@ compile), calls :meth:`Engine.on_run` after every run of the main program and
 - A program that does not fit still gets its report (flagged oom), then IpuOutOfMemoryError is
   raised, unless ``debug.allowOutOfMemory`` is "true".
 
+- The last report written stays in memory (:func:`written_report`), so the process that ran a
+  variant takes its figures (run.json's ``summary``) without reading the file back.
+
 The device is Mk2 unless ``PROFCOMPARE_SIM_TARGET`` (mk1 | mk2 | bow) says otherwise. The
 report's ``meta.execution`` says how the Session executes (``PROFCOMPARE_SIM_EXECUTION``: numeric |
 compile-only); the compile does not depend on it.
