@@ -183,14 +183,14 @@ def _report_oom(directory: Path) -> str | None:
     With ``debug.allowOutOfMemory`` the engine does not raise, yet the program still does not
     fit: the run is "oom", never "ok". The report stays, flagged, for analysis.
     """
-    from profcompare.readers import open_report
+    from profcompare.readers import open_report, open_report_meta
 
     try:
+        if not open_report_meta(directory).oom:  # a store's meta alone: its tables are read only when oom
+            return None
         report = open_report(directory)
     except ProfcompareError:
         return None  # an unreadable report is reported by whoever opens it next
-    if not report.meta.oom:
-        return None
     tiles = report.tiles
     over = int((tiles["bytes_including_gaps"] > report.meta.target.bytes_per_tile).sum()) if len(tiles) else 0
     return f"out of memory (allowed by debug.allowOutOfMemory): {over} tiles over budget; the report is flagged oom"

@@ -90,6 +90,7 @@ import pandas as pd
 
 from profcompare import presenters
 from profcompare.errors import ReportValidationError
+from profcompare.memo import memoized_copy
 from profcompare.readable import readable
 from profcompare.report_values import check_meta, check_report_values, check_target, check_text_column
 
@@ -126,6 +127,7 @@ VARIABLE_KINDS: tuple[str, ...] = (
     "weight",
     "optimizer_state",
     "accumulator",
+    "kv_cache",
     "gradient",
     "activation",
     "remote_staging",
@@ -140,6 +142,8 @@ VARIABLE_KINDS: tuple[str, ...] = (
 #: its shard); ``gathered_weight`` a shard all-gathered back to the full tensor; ``shard`` a
 #: replica's slice of the weight; ``gradient`` its gradient (also reduced / reduce-scattered);
 #: ``accumulator`` its gradient accumulator; ``optimizer_state`` (with ``which``);
+#: ``kv_cache`` an inference program's key/value cache (a variable the attention's keys or values
+#: are written into step by step and read back; its own parameter);
 #: ``remote_staging`` a tile-memory copy of data loaded from or stored to Streaming Memory;
 #: ``activation``; ``partials`` op temporaries (matmul partials, operand copies); ``other``.
 ROLES: tuple[str, ...] = (
@@ -150,6 +154,7 @@ ROLES: tuple[str, ...] = (
     "gradient",
     "accumulator",
     "optimizer_state",
+    "kv_cache",
     "remote_staging",
     "activation",
     "partials",
@@ -170,7 +175,7 @@ COLUMN_DEFAULTS: Mapping[tuple[str, str], Any] = MappingProxyType({
 })
 
 #: Kinds that are model state: what ``variable_bytes`` counts, whatever their liveness class.
-MODEL_STATE_KINDS: tuple[str, ...] = ("weight", "optimizer_state", "accumulator")
+MODEL_STATE_KINDS: tuple[str, ...] = ("weight", "optimizer_state", "accumulator", "kv_cache")
 #: Roles that copy a weight already held (a called graph's input copy, a shard all-gathered back to
 #: the full tensor): memory in use, but not model state again, so ``variable_bytes`` leaves them out,
 #: as it leaves out a ``shard`` of a parameter whose full ``weight`` is held too (the slice an
@@ -679,6 +684,12 @@ class ReportMeta:
     #: ``partialsTypeMatMuls``, ``engineOptions``, ...; docs/ipu-model.md "Session options").
     #: Empty for reports without them (Poplar profiles, older stores)
     session_options: Mapping[str, Any] = field(default_factory=dict)
+    #: how the replicas and tiles are laid out (simulated reports; empty for reports without it):
+    #: ``io_tiles_per_ipu`` (int: the first tiles of each IPU set aside for I/O) and
+    #: ``replica_groupings`` (a list, one entry per replica grouping the program's collectives run
+    #: over: ``stride``, ``group_size``, ``num_groups`` and, for one run of the main program,
+    #: ``collectives`` executed and their device ``cycles``); see profcompare.replicas
+    replication: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.format not in ("store", "pva", "ga_cache"):
@@ -689,6 +700,7 @@ class ReportMeta:
         object.__setattr__(self, "capabilities", frozenset(self.capabilities))
         object.__setattr__(self, "config", MappingProxyType(dict(self.config)))
         object.__setattr__(self, "session_options", MappingProxyType(dict(self.session_options)))
+        object.__setattr__(self, "replication", MappingProxyType(dict(self.replication)))
         check_meta(self)
 
     @property
@@ -723,6 +735,7 @@ class ReportMeta:
             "addons_generation": self.addons_generation,
             "execution": self.execution,
             "session_options": dict(self.session_options),
+            "replication": dict(self.replication),
         }
 
     def replace(self, **changes: Any) -> ReportMeta:
@@ -770,6 +783,7 @@ class Report:
         """Short human name (see :attr:`ReportMeta.label`)."""
         return self.meta.label
 
+    @memoized_copy
     def summary(self) -> pd.Series:
         """The summary metrics of the report.
 
@@ -785,7 +799,7 @@ class Report:
         - peak_liveness_bytes: always_live_bytes + not_always_live_peak_bytes
         - code_bytes: sum of the categories in group ``code``
         - variable_bytes: bytes of the model state held in tile memory -- variables of kind
-          weight, optimizer_state or accumulator (:data:`MODEL_STATE_KINDS`; copies of a weight,
+          weight, optimizer_state, accumulator or kv_cache (:data:`MODEL_STATE_KINDS`; copies of a weight,
           :data:`WEIGHT_COPY_ROLES` and the shard of a weight held in full, are not counted
           again) -- whether the
           report shows them always-live (variables created with initial values) or
@@ -846,6 +860,7 @@ class Report:
                 values[metric] = math.nan
         return readable(pd.Series(values, index=list(METRICS), dtype="float64", name=self.label))
 
+    @memoized_copy
     def ledger(self) -> pd.DataFrame:
         """Where every byte of each model parameter lives: one row per (parameter, role, location).
 

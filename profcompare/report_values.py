@@ -193,6 +193,34 @@ def _depth(value: Any, limit: int) -> int:
     return deepest
 
 
+#: the integer fields of one entry of ``meta.replication["replica_groupings"]``, with their least values
+REPLICA_GROUPING_FIELDS = {"stride": 1, "group_size": 1, "num_groups": 1, "collectives": 0, "cycles": 0}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_replication(replication: Any) -> None:
+    """``meta.replication``: known keys only, non-negative integers (model.ReportMeta)."""
+    unknown = set(replication) - {"io_tiles_per_ipu", "replica_groupings"}
+    if unknown:
+        _fail(f"meta.replication: unknown keys {sorted(map(str, unknown))}")
+    io_tiles = replication.get("io_tiles_per_ipu", 0)
+    if not _is_int(io_tiles) or not 0 <= io_tiles <= MAX_INTEGER:
+        _fail(f"meta.replication.io_tiles_per_ipu must be a non-negative integer, got {io_tiles!r}")
+    groupings = replication.get("replica_groupings", ())
+    if not isinstance(groupings, (list, tuple)):
+        _fail("meta.replication.replica_groupings must be a list")
+    for entry in groupings:
+        if not isinstance(entry, Mapping) or set(entry) != set(REPLICA_GROUPING_FIELDS):
+            _fail(f"meta.replication.replica_groupings entries need exactly {sorted(REPLICA_GROUPING_FIELDS)}")
+        for name, least in REPLICA_GROUPING_FIELDS.items():
+            value = entry[name]
+            if not _is_int(value) or not least <= value <= MAX_INTEGER:
+                _fail(f"meta.replication.replica_groupings.{name} must be an integer >= {least}, got {value!r}")
+
+
 def check_meta(meta: Any) -> None:
     """Types of the metadata fields, ``samples_per_step`` and the depth of ``config``."""
     for name in ("source", "producer"):
@@ -213,6 +241,7 @@ def check_meta(meta: Any) -> None:
             _fail(f"meta.samples_per_step must be a positive integer, got {samples!r}")
         if not 1 <= samples <= MAX_INTEGER:
             _fail(f"meta.samples_per_step must be between 1 and 2**53, got {samples!r}")
+    _check_replication(getattr(meta, "replication", {}))
     if any(not isinstance(k, str) for k in meta.config):
         _fail("meta.config keys must be strings")
     if _depth(dict(meta.config), MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH:

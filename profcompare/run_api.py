@@ -70,6 +70,7 @@ class Run:
 def run(
     variants: Sequence[str] | str,
     *,
+    workload: str | None = None,
     backend: str = "auto",
     out: str | os.PathLike[str] = "reports",
     name: str | None = None,
@@ -82,6 +83,8 @@ def run(
     """Run ``variants`` (e.g. ``["onchip", "offchip-sharded"]``) with the given knobs
     (``replicas=4``, ``hidden=256``, or ``knobs={...}``) and return the :class:`Run`.
 
+    ``workload="gpt"`` finds the variants in that workload only (default: by name across the
+    workloads, as ``profcompare run`` without ``--workload``).
     Writes the run directory exactly as ``profcompare run`` does. ``compile_only=True`` is
     ``--compile-only``: the simulator builds and compiles each program and models memory and time
     without computing values. Raises WorkloadError for bad variants or knobs and
@@ -89,7 +92,7 @@ def run(
     """
     names = [variants] if isinstance(variants, str) else list(variants)
     overrides = {**(knobs or {}), **knob_values}
-    result = run_variants(names, overrides=overrides, backend=backend, out=out, name=name, jobs=jobs, force=force,
+    result = run_variants(names, overrides=overrides, workload=workload, backend=backend, out=out, name=name, jobs=jobs, force=force,
                           execution="compile-only" if compile_only else None)
     return Run(result)
 

@@ -69,18 +69,20 @@ class SweepPoint:
 
 
 def expand_grid(
-    variant: str, params: Sequence[tuple[str, Sequence[str]]], overrides: Mapping[str, Any] | None = None
+    variant: str, params: Sequence[tuple[str, Sequence[str]]], overrides: Mapping[str, Any] | None = None,
+    workload: str | None = None,
 ) -> list[SweepPoint]:
     """Every combination of the ``params`` values (first param varies slowest), validated.
 
     ``params`` are (knob name, value texts) pairs as from :func:`parse_param`; ``overrides`` are
-    fixed knob values for every point. Values are parsed by the knob's type (``1e10`` is a valid
+    fixed knob values for every point; ``workload`` (a workload name) restricts where ``variant``
+    is looked up (default: across every workload). Values are parsed by the knob's type (``1e10`` is a valid
     int). Raises WorkloadError for an unknown variant or knob, a bad value, a knob swept twice or
     both swept and fixed, or two values that parse to the same point.
     """
     if not params:
         raise WorkloadError("nothing to sweep: give at least one --param NAME=V1,V2,...")
-    workload = runner.workload_registry().find_variant(variant)
+    workload = runner.workload_registry().find_variant(variant, workload)
     fixed = {runner.find_knob(workload, name).name: value for name, value in (overrides or {}).items()}
     names: list[str] = []
     for name, _ in params:
@@ -147,6 +149,7 @@ def run_sweep(
     params: Sequence[tuple[str, Sequence[str]]],
     *,
     overrides: Mapping[str, Any] | None = None,
+    workload: str | None = None,
     backend: str = "auto",
     out: str | os.PathLike[str] = "reports",
     name: str | None = None,
@@ -164,14 +167,15 @@ def run_sweep(
     ``sweep.html`` (all published atomically with the run). Returns the SweepResult; a failing
     point never raises (its status says what happened). Raises WorkloadError for a bad grid,
     OutputExistsError when the run exists and not ``force``. ``execution``: the simulator's
-    execution mode (numeric | compile-only; see ``runner.execute_jobs``).
+    execution mode (numeric | compile-only; see ``runner.execute_jobs``). ``workload``: find
+    ``variant`` in that workload only (default: by name across the workloads).
 
     The points run on ``engine`` when given (the caller closes it), else on one made here and
     closed at the end: ``runner.make_engine(jobs, dask)``, a pool of ``jobs`` warm worker
     processes, or with ``dask`` (``"local:N"``, ``"tcp://host:8786"``) a Dask cluster. Raises
     DaskUnreachableError (one line) when that scheduler cannot be reached, before anything runs.
     """
-    points = expand_grid(variant, params, overrides)
+    points = expand_grid(variant, params, overrides, workload)
     swept = tuple(points[0].values)
     if name is not None:
         run_name = runner.check_run_name(name)

@@ -83,12 +83,33 @@ def list_workloads() -> list[Workload]:
     return [found[name] for name in sorted(found)]
 
 
-def find_variant(variant: str) -> Workload:
-    """Return the workload that has ``variant`` (WorkloadError listing every valid variant)."""
+def find_workload(name: str) -> Workload:
+    """Return the workload called ``name`` (WorkloadError listing every workload otherwise)."""
     workloads = list_workloads()
     for workload in workloads:
-        if variant in workload.variants:
+        if workload.name == name:
             return workload
+    names = [w.name for w in workloads]
+    raise WorkloadError(f"unknown workload {name!r}{did_you_mean(name, names)}; valid workloads: {', '.join(names)}")
+
+
+def find_variant(variant: str, workload: str | None = None) -> Workload:
+    """Return the workload that has ``variant`` (WorkloadError listing the valid variants otherwise).
+
+    Without ``workload`` the variant is looked up across every workload (the first, by name, that
+    has it); with a workload name only that workload's variants count.
+    """
+    if workload is not None:
+        found = find_workload(workload)
+        if variant in found.variants:
+            return found
+        names = list(found.variants)
+        raise WorkloadError(f"unknown variant {variant!r} of workload {found.name}{did_you_mean(variant, names)}; "
+                            f"valid variants: {', '.join(names)}")
+    workloads = list_workloads()
+    for candidate in workloads:
+        if variant in candidate.variants:
+            return candidate
     names = [v for w in workloads for v in w.variants]
     raise WorkloadError(f"unknown variant {variant!r}{did_you_mean(variant, names)}; valid variants: {', '.join(names)}")
 
@@ -193,6 +214,7 @@ __all__ = [
     "WorkloadResult",
     "list_workloads",
     "find_variant",
+    "find_workload",
     "parse_knob_value",
     "parse_knobs",
     "register_checker",

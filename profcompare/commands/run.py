@@ -123,6 +123,13 @@ def common_run_options(func: F) -> F:
                 show_default=True,
                 help="auto = the Poplar SDK when importable, else the embedded simulator.",
             ),
+            click.option(
+                "--workload",
+                default=None,
+                metavar="NAME",
+                help="Find the variants in this workload only (default: by name across the workloads; "
+                     "see `profcompare workloads`).",
+            ),
             click.option("--out", default="reports", show_default=True, type=click.Path(file_okay=False), help="Output root."),
             click.option("--name", default=None, help="Run directory name (default: timestamp + what runs)."),
             click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Jobs to run in parallel: `run` starts a subprocess per variant, `sweep` keeps that many warm "
@@ -347,6 +354,7 @@ def command(
     ctx: click.Context,
     variants: tuple[str, ...],
     backend: str,
+    workload: str | None,
     addons: str | None,
     compile_only: bool,
     out: str,
@@ -360,7 +368,8 @@ def command(
 ) -> None:
     """Build and run workload variants with autoReport, then compare them.
 
-    Example: profcompare run onchip offchip-sharded
+    Example: profcompare run onchip offchip-sharded;
+    profcompare run --workload gpt phased phased-rts --compile-only
 
     Each variant runs in its own subprocess and writes OUT/NAME/VARIANT/ (report + run.json).
     The first variant is the base: it is compared with each other one, and the comparisons are
@@ -372,7 +381,7 @@ def command(
     from profcompare import runner
 
     overrides = collect_overrides(knobs, set_knobs)
-    runner.make_jobs(list(variants), overrides)  # validate before anything else happens
+    runner.make_jobs(list(variants), overrides, workload)  # validate before anything else happens
     refuse_existing_run(out, name, force)
     resolved = runner.resolve_backend(backend)
     child_environ = addons_environment(addons, resolved)
@@ -385,6 +394,7 @@ def command(
         result = runner.run_variants(
             list(variants),
             overrides=overrides,
+            workload=workload,
             backend=resolved,
             out=out,
             name=name,

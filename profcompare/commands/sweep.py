@@ -72,6 +72,7 @@ def command(
     variant: str,
     params: tuple[str, ...],
     backend: str,
+    workload: str | None,
     addons: str | None,
     compile_only: bool,
     out: str,
@@ -95,7 +96,7 @@ def command(
 
     overrides = collect_overrides(knobs, set_knobs)
     parsed = [sweep.parse_param(p) for p in params]
-    points = sweep.expand_grid(variant, parsed, overrides)  # validate before anything runs
+    points = sweep.expand_grid(variant, parsed, overrides, workload)  # validate before anything runs
     refuse_existing_run(out, name, force)
     resolved = runner.resolve_backend(backend)
     child_environ = addons_environment(addons, resolved)
@@ -112,6 +113,7 @@ def command(
             variant,
             parsed,
             overrides=overrides,
+            workload=workload,
             backend=resolved,
             out=out,
             name=name,

@@ -20,7 +20,8 @@ def describe_workloads(workloads: list[Any], width: int | None = None) -> str:
         if lines:
             lines.append("")
         lines.extend(wrap_text(f"{workload.name}: {workload.description}", width, rest="  "))
-        lines.append("  variants:")
+        lines.extend(wrap_text(f"variants (`run --workload {workload.name} VARIANT...` finds them in this workload "
+                               "only):", width, first="  ", rest="    "))
         name_width = max((len(v) for v in workload.variants), default=0)
         for variant, text in workload.variants.items():
             lead = f"    {variant:<{name_width}}  "

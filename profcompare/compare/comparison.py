@@ -15,6 +15,7 @@ from profcompare.analysis import TopN, top_n
 from profcompare.compare.tables import _empty_ledger_diff
 from profcompare.errors import ProfcompareError
 from profcompare.ledger import ledger_by_parameter, ledger_moves, peak_composition
+from profcompare.memo import memoized_copy
 from profcompare.model import Report
 
 
@@ -45,8 +46,14 @@ class Comparison:
         not-always-live steps as "first-last", "" when none) and ``moved_bytes`` (the sum of
         |delta| over locations, the sort key). ``n`` rows at most (None: all).
         """
-        return ledger_moves(self.ledger, n)
+        moves = self._all_ledger_moves()
+        return moves if n is None else moves.head(n).reset_index(drop=True)
 
+    @memoized_copy
+    def _all_ledger_moves(self) -> pd.DataFrame:
+        return ledger_moves(self.ledger, None)
+
+    @memoized_copy
     def ledger_by_parameter(self) -> pd.DataFrame:
         """The ledger per parameter (roles summed): parameter, then base_/new_/delta_ bytes per
         location (``base_always_live``, ``new_always_live``, ``delta_always_live``, ...), and

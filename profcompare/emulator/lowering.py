@@ -19,6 +19,9 @@ Conventions chosen here
   body is expanded once per iteration, with an ``ExecStep`` of phase ``"iterate"`` between
   iterations (the loop-carried copies); a conditional expands one branch (see :func:`_branch`).
   ``RemoteCodeLoad`` records carry ``code_graph`` (the id of the graph whose code is loaded).
+  Calls carry ``constant_inputs`` = {graph input id: value} for integer scalar constants passed
+  to the called graph, and Add / Sub records (:data:`INTEGER_ARITHMETIC`) {input id: value} for
+  their integer scalar constant inputs (a loop counter's ``n + 1``).
 - The pass-through op ending a popxl-addons custom op built from popxl ops (``CrossEntropySharded``,
   ``LayerNormDistributed``, ...) lowers to an ``Alias`` record (a view: no program steps)
   whose outputs alias the values it passes and whose ``custom_op`` attribute is the op's type.
@@ -38,6 +41,9 @@ Variable kinds (``TensorInfo.kind``), first rule that applies
    is updated by Accumulate/AccumulateMean/AccumulatorScale;
    ``optimizer_state`` if it is the state of a moving average (Adam first/second moment) or
    the time step of an AdamUpdater;
+   ``kv_cache`` if it is written in place by a DynamicUpdate and read by a MatMul (an inference
+   program's key/value cache: a position written each step, read back by the attention) and
+   never updated as a weight (ScaledAdd / CopyVarUpdate / AdamVarUpdate);
    ``weight`` if it is read by a MatMul or Add (or is a Conv / ConvTranspose weight, float8
    scaled or not, or a GroupNormalization scale or bias), or updated by ScaledAdd/CopyVarUpdate;
    ``other`` otherwise.
@@ -134,7 +140,9 @@ _ROLES: dict[tuple[str, int], str] = {
     ("ConvTransposePow2Scaled", 1): "weight", ("GroupNormalization", 1): "weight",
     ("GroupNormalization", 2): "weight", ("SparseAccumulate", 0): "accumulator", ("AdamVarUpdate", 0): "weight",
 }
-_ROLE_PRIORITY = ("accumulator", "optimizer_state", "weight")
+_ROLE_PRIORITY = ("accumulator", "optimizer_state", "kv_cache", "weight")
+#: ops that update a variable as a weight (an optimizer's step): such a variable is no cache
+_WEIGHT_UPDATES = frozenset({"ScaledAddLhsInplace", "CopyVarUpdate", "AdamVarUpdate"})
 
 
 def lower(ir: Ir, device: str = "ipu_model") -> LoweredProgram:
@@ -266,6 +274,10 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
+#: op types whose integer scalar constant inputs are recorded (``attrs["constant_inputs"]``)
+INTEGER_ARITHMETIC = frozenset({"Add", "Sub", "AddLhsInplace"})
+
+
 def _int_scalar(t: Any) -> int | None:
     """The value of ``t`` when it is a one-element integer constant, else None."""
     if not isinstance(t, Constant) or getattr(t, "_data", None) is None:
@@ -304,6 +316,12 @@ def _op_info(op: Op, gid: dict[Graph, str], aliases: dict[Tensor, Tensor]) -> Op
         attrs["constant_inputs"] = {g.id: _int_scalar(p) for g, p in zip(callee._inputs, g_ins)
                                     if _int_scalar(p) is not None}
         attrs.update(_control_attrs(op, gid))
+    elif op.type in INTEGER_ARITHMETIC:
+        # integer scalar constants of the arithmetic a loop counter takes (``n + 1``): attribution
+        # follows the layer index of a repeat to the buffer entry each iteration transfers
+        constants = {t.id: _int_scalar(t) for t in op.inputs if _int_scalar(t) is not None}
+        if constants:
+            attrs["constant_inputs"] = constants
     if op.type == "RemoteCodeLoad":
         attrs["code_graph"] = gid[op.attrs["code_graph"]]
     if "stream" in op.attrs:
@@ -462,6 +480,17 @@ def _variable_roles(ir: Ir, graphs: list[Graph], call_sites: dict[Graph, list[li
                 if role:
                     for v in origins.get(t, ()):
                         roles[v].add(role)
+    # a key/value cache: written in place by a DynamicUpdate (one position per step) and read by
+    # a MatMul (the attention), never updated as a weight
+    written: dict[Variable, set[str]] = {}
+    for g in graphs:
+        for op in g._ops:
+            if op.type == "DynamicUpdateInplace" or op.type in _WEIGHT_UPDATES:
+                for v in origins.get(op.inputs[0], ()):
+                    written.setdefault(v, set()).add(op.type)
+    for v, ops_writing in written.items():
+        if "DynamicUpdateInplace" in ops_writing and not ops_writing & _WEIGHT_UPDATES and "weight" in roles.get(v, ()):
+            roles[v].add("kv_cache")
     for shard in ir._replica_shards:
         roles[shard._full] |= roles[shard]  # the full variable holds what its shard holds
     return roles

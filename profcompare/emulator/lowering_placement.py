@@ -6,7 +6,9 @@ Rules (docs/ipu-model.md "More than one IPU per replica"):
 
 - a tensor is on its producer's IPU and tile set (an ``IpuCopy`` output on its destination, an
   ``IoTileCopy`` output on the other tile set); a tensor without a producer takes its first
-  consumer's (the source IPU of an ``IpuCopy``), else IPU 0 on compute tiles;
+  consumer's (the source IPU of an ``IpuCopy``), else IPU 0 on compute tiles; a call's output
+  is where its called graph produces it, and a tensor first read by a call is where the called
+  graph reads it (the call's own IPU does not decide);
 - I/O tiles hold only what the program puts there: ops created inside ``popxl.io_tiles()``
   (popxl-addons' ``use_io_tiles=True`` builds them that way) and the destination of an
   ``io_tile_copy``. A host or remote load lands on the tile set of its own op settings, as
@@ -59,15 +61,39 @@ def ipus_per_replica(ir: Ir) -> int:
 
 
 def tensor_placement(ir: Ir) -> dict[Tensor, tuple[int, str]]:
-    """(IPU, tile set) of every tensor of every graph, in one pass over the ops."""
+    """(IPU, tile set) of every tensor of every graph, called graphs before their callers.
+
+    A call's IPU is not its own but its called graph's, per input and output (PopART
+    ``SubgraphOp::getIntrospectionIn/OutVirtualGraphId``: the called graph's input tensor, placed
+    by its consumers there, and output tensor, placed by its producer): an output of a call is
+    where the called graph produces it, and a tensor first read by a call is where the called
+    graph reads it. So a graph made outside any ``popxl.ipu`` that calls graphs built on IPU 1
+    (popxl-addons' ``recompute_graph``) runs on IPU 1, as Poplar runs it."""
     out: dict[Tensor, tuple[int, str]] = {}
-    for g in ir._graphs.values():
+    done: set[int] = set()
+
+    def called(op: Op):
+        g = op.attrs.get("called_graph") if op.type in ("Call", "Loop") else None
+        return g if g is not None and hasattr(g, "_ops") else None
+
+    def place(g) -> None:
+        if id(g) in done:
+            return
+        done.add(id(g))
+        for op in g._ops:
+            callee = called(op)
+            if callee is not None:
+                place(callee)
         for op in g._ops:
             if op.type in NOT_LOWERED:
                 continue
             ipu, io = _ipu(op), _io(op)
+            own = (ipu, "io" if io else "compute")
+            callee = called(op)
+            inner_in = dict(zip(op.inputs, callee._inputs)) if callee is not None else {}
+            inner_out = dict(zip(op.outputs, callee._outputs)) if callee is not None else {}
             for t in op.outputs:
-                out[t] = (ipu, "io" if io else "compute")
+                out[t] = out.get(inner_out[t], own) if t in inner_out else own
             for t in (*op.inputs, *op.modified):
                 if t in out or t._producer is not None:
                     continue
@@ -75,10 +101,15 @@ def tensor_placement(ir: Ir) -> dict[Tensor, tuple[int, str]]:
                     out[t] = (int(op.attrs["source"]), "compute")
                 elif op.type == "IoTileCopy":
                     out[t] = (ipu, "compute" if io else "io")
+                elif t in inner_in:
+                    out[t] = out.get(inner_in[t], own)
                 else:
-                    out[t] = (ipu, "io" if io else "compute")
+                    out[t] = own
         for t in g._tensors.values():
             out.setdefault(t, (0, "compute"))
+
+    for g in ir._graphs.values():
+        place(g)
     return out
 
 

@@ -46,8 +46,12 @@ class DeviceSpec:
     exchange_overhead_cycles: int  # fixed cost of a DoExchange with little data
     ipu_link_bytes_per_s: float  # one ring hop between neighbouring IPUs, per direction
     host_bytes_per_s: float  # host <-> IPUs stream copies: one host link shared by a gateway's IPUs
-    stream_copy_begin_cycles: int  # StreamCopyBegin of a host transfer (device waits for the host)
-    stream_copy_end_cycles: int  # StreamCopyEnd of a host transfer
+    stream_copy_begin_cycles: int  # StreamCopyBegin of a host transfer's data copy (the host's wait)
+    stream_copy_end_cycles: int  # StreamCopyEnd of a host transfer's data copy
+    stream_copy_mid_cycles: int  # fixed cost of a StreamCopyMid (a copy of a few bytes)
+    host_sync_begin_cycles: int  # StreamCopyBegin of the control copy before each host transfer
+    host_sync_end_cycles: int  # StreamCopyEnd of that control copy (its Mid: stream_copy_mid_cycles)
+    run_start_wait_cycles: int  # a run's wait for the host in its opening control copies
     gateway_bytes_per_s: float  # Streaming Memory transfers: one gateway shared by its IPUs
     ipus_per_gateway: int  # IPUs that share one gateway (host link and Streaming Memory path)
     remote_transfer_seconds: float  # fixed cost of one remote buffer transfer (fitted)
@@ -125,13 +129,20 @@ def num_ipus_for(replicas: int, ipus_per_replica: int = 1) -> int:
 # inference session (1 replica, batch 80: 0.8002 ms per run), then the fixed cost of a remote
 # buffer transfer on its off-chip sharded training session (DP 4, GA 4, micro-batch 8,
 # threshold 512: 3.3694 ms per run). benchmarks/fidelity.py validates them on the others.
-FITTED_RUN_OVERHEAD_SECONDS = 7.258e-4
-FITTED_REMOTE_TRANSFER_SECONDS = 3.167e-5
+FITTED_RUN_OVERHEAD_SECONDS = 7.074e-4
+FITTED_REMOTE_TRANSFER_SECONDS = 2.999e-5
 
 #: The real Graph Analyser trace in shared/data (ga_cache_popxl_mnist_pipelining_2ipu.sqlite,
 #: popxl-addons' pipelined MNIST on 2 Mk2 IPUs; its README): median block lengths in cycles.
 TRACE_SOURCE = ("shared/data/ga_cache_popxl_mnist_pipelining_2ipu.sqlite (real Graph Analyser trace of "
                 "a popxl MNIST program on Mk2, B), median block length")
+
+#: The same trace's host stream copies (docs/ipu-model.md section 12): every host transfer is a
+#: control copy (a few bytes to the replica's first IPU) then the data copy, each a Begin on every
+#: IPU (ending together, once the last IPU has arrived), a Mid on the IPU of the data and an End on
+#: every IPU; a run opens with two control copies. Measured per copy on both IPUs, 2 runs of 19.
+HOST_COPY_SOURCE = ("shared/data/ga_cache_popxl_mnist_pipelining_2ipu.sqlite (real Graph Analyser trace, "
+                    "Mk2, B), host stream copies matched across its 2 IPUs")
 
 _COMMON_SOURCES: dict[str, str] = {
     "worker_contexts": "facts 1.1 'Hardware contexts per tile' (A): 1 supervisor + 6 workers",
@@ -143,9 +154,19 @@ _COMMON_SOURCES: dict[str, str] = {
     "vertex_overhead_cycles": TRACE_SOURCE + ": the on-tile copies of small activations (OnTileCopy "
     "compute sets) take 242 cycles each, the fixed cost of a compute set with little work (D)",
     "exchange_overhead_cycles": TRACE_SOURCE + " of DoExchange: 117 cycles (small exchanges)",
-    "stream_copy_begin_cycles": TRACE_SOURCE + " of StreamCopyBegin: 5,687 cycles (includes the wait "
-    "for the host)",
-    "stream_copy_end_cycles": TRACE_SOURCE + " of StreamCopyEnd: 4,010 cycles",
+    "stream_copy_begin_cycles": HOST_COPY_SOURCE + ": the data copies' StreamCopyBegin from the last IPU's "
+    "arrival to the copy (the host's wait), median of 36: 7,903 cycles",
+    "stream_copy_end_cycles": HOST_COPY_SOURCE + ": the data copies' StreamCopyEnd after the longest Mid, "
+    "median of 36: 9,870 cycles",
+    "stream_copy_mid_cycles": HOST_COPY_SOURCE + ": the control copies' StreamCopy (Mid) of a few bytes, "
+    "median of 36: 1,109 cycles (a label copy of 20 B takes about 1,070 too); a Mid is this plus its bytes over "
+    "host_bytes_per_s",
+    "host_sync_begin_cycles": HOST_COPY_SOURCE + ": the control copies' StreamCopyBegin from the last IPU's "
+    "arrival, median of 36: 269 cycles",
+    "host_sync_end_cycles": HOST_COPY_SOURCE + ": the control copies' StreamCopyEnd, median of 36: 140 cycles",
+    "run_start_wait_cycles": HOST_COPY_SOURCE + ": the Begin of each run's second opening control copy, "
+    "mean of the 2 runs: 464,832 cycles (0.35 ms at 1.33 GHz); ASSUMPTION: part of run_overhead_seconds, the "
+    "host's per-run work, spent while the device waits (docs/ipu-model.md section 12)",
     "host_bytes_per_s": "facts 1.2 'Measured device-to-host rate via gateway' (B): 5.5 GB/s; "
     "ASSUMPTION that host-to-device is the same and that the IPUs of one gateway share it (one host NIC)",
     "gateway_bytes_per_s": "facts 1.2 'Gateway to IPU path' (C/D): PCIe Gen4 x8 = 15.75 GB/s per "
@@ -210,8 +231,12 @@ MK2 = DeviceSpec(
     exchange_overhead_cycles=117,
     ipu_link_bytes_per_s=32e9,
     host_bytes_per_s=5.5e9,
-    stream_copy_begin_cycles=5687,
-    stream_copy_end_cycles=4010,
+    stream_copy_begin_cycles=7903,
+    stream_copy_end_cycles=9870,
+    stream_copy_mid_cycles=1109,
+    host_sync_begin_cycles=269,
+    host_sync_end_cycles=140,
+    run_start_wait_cycles=464_832,
     gateway_bytes_per_s=15.75e9,
     ipus_per_gateway=4,
     remote_transfer_seconds=FITTED_REMOTE_TRANSFER_SECONDS,

@@ -23,13 +23,13 @@ import json
 import os
 import pathlib
 import sqlite3
-import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
 from profcompare.errors import ReportFormatError, ReportValidationError
-from profcompare.model import TABLES, Report
+from profcompare.model import TABLES, Report, ReportMeta
 from profcompare.readers import ga_cache, store
+from profcompare.readers.sqlite_uri import read_only_uri
 
 #: File names of reports inside a report directory, in order of preference.
 REPORT_FILENAMES = (store.DEFAULT_FILENAME, "profile.pop")
@@ -59,6 +59,22 @@ def open_report(path: str | os.PathLike[str], *, code: bool = True, progress: An
         return _open_path(given, code=code, progress=progress)
     except OSError as exc:
         raise ReportFormatError(f"{exc.filename or given}: cannot open: {exc.strerror or exc}") from None
+
+
+def open_report_meta(path: str | os.PathLike[str]) -> ReportMeta:
+    """The ``meta`` of the report :func:`open_report` opens at ``path``. A report directory
+    without a ``run.json`` whose report is a profcompare store gives its meta alone (its tables
+    are not read: a child of the runner checks its own report so, before writing run.json);
+    anything else is opened whole. Raises as :func:`open_report` does."""
+    given = pathlib.Path(path)
+    try:
+        if str(path).strip() and given.is_dir() and not (given / RUN_FILENAME).exists():
+            file = _find_report_file(given, None)
+            if file.is_file() and store.is_store_header(store.read_header(file)):
+                return store.read_meta(file)
+    except OSError as exc:
+        raise ReportFormatError(f"{exc.filename or given}: cannot open: {exc.strerror or exc}") from None
+    return open_report(path).meta
 
 
 def _open_path(given: pathlib.Path, *, code: bool, progress: Any) -> Report:
@@ -155,7 +171,7 @@ def _open_file(file: pathlib.Path, *, root: pathlib.Path, code: bool = True, pro
 
 
 def _table_names(file: pathlib.Path) -> frozenset[str]:
-    uri = "file:" + urllib.request.pathname2url(str(file.resolve())) + "?mode=ro"
+    uri = read_only_uri(file)
     try:
         con = sqlite3.connect(uri, uri=True)
         try:
@@ -221,4 +237,4 @@ def _apply_run(report: Report, run: Mapping[str, Any], path: pathlib.Path) -> Re
     except ReportValidationError as exc:
         raise ReportFormatError(f"{path}: {exc}") from None
 
-__all__ = ["REPORT_FILENAMES", "open_report"]
+__all__ = ["REPORT_FILENAMES", "open_report", "open_report_meta"]

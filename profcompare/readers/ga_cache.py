@@ -19,7 +19,6 @@ from __future__ import annotations
 import pathlib
 import re
 import sqlite3
-import urllib.request
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -28,6 +27,7 @@ import pandas as pd
 
 from profcompare.errors import ReportFormatError, ReportValidationError
 from profcompare.model import PHASES, Report, ReportMeta, Target, make_frame, trace_from_blocks
+from profcompare.readers.sqlite_uri import read_only_uri
 
 #: Table names of Graph Analyser's execution trace blocks (the version and suffix vary).
 BLOCKS_TABLE = re.compile(r"^execution_trace_blocks_v\d+_\w+$")
@@ -83,7 +83,7 @@ def read_ga_cache(path: str | pathlib.Path) -> Report:
     readable blocks table.
     """
     file = pathlib.Path(path)
-    uri = "file:" + urllib.request.pathname2url(str(file.resolve())) + "?mode=ro"
+    uri = read_only_uri(file)
     try:
         con = sqlite3.connect(uri, uri=True)
         try:

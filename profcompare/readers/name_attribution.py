@@ -7,7 +7,9 @@ optimizer state is named after its variable (``adam.fc1.weight.first_order``). T
 a called graph are scoped by the graph id (``Adam_subgraph(2)/first_order``), name scopes are
 joined with ``/`` and PopART suffixes repeated ids with ``__t<n>``.
 
-The rules (docs/pva-adapter.md, "Attribution from names"), applied to each name:
+The rules (docs/pva-adapter.md, "Attribution from names", which also covers popxl-addons'
+phased naming: factory groups fwd / bwd / optim, keys without their layer inside load graphs,
+``__sharded`` shards; the summary below is of the base rules), applied to each name:
 
 1. Normalise: drop a trailing ``__t<n>`` (PopART's repeat counter), ``_remote_loaded``
    (remembered: remote staging) and ``_hostload`` (remembered: host input); a first
@@ -37,14 +39,21 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from profcompare.parameter_names import family
+
 #: a parameter-shaped name: identifier components joined by dots (``fc1.weight``, ``layers.0.qkv.weight``)
 _PARAMETER = re.compile(r"^[A-Za-z_]\w*(?:\.\w+)*$")
 _REPEAT_SUFFIX = re.compile(r"(?:__t\d+)+$")
-_GRAPH_ID = re.compile(r"^.+\(\d+\)$")
+_GRAPH_ID = re.compile(r"^.+\(\d+\)(?:_[A-Za-z]\w*)?$")  # a graph id, a gradient graph's "..._bwd" too
 _GRADIENT = "Gradient___"
 _OPTIMIZER_PREFIXES = frozenset({"adam", "lamb", "sgd", "optimizer", "optim"})
 _WHICH = ("first_order", "second_order")
 _PARAMETER_LEAVES = frozenset({"weight", "bias"})
+#: popxl-addons' groups of a phased program's variable factories (``decoder.0.fwd.<key>``,
+#: ``decoder.0.optim.<key>.first_order``, ``bwd.accum.<key>``): not part of the parameter's key
+_GROUPS = frozenset({"fwd", "bwd", "optim"})
+_STAGING_SUFFIXES = ("_remote_loaded", "_remote_load")
+_SHARD_SUFFIX = "__sharded"
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,7 @@ class _Parsed:
     scoped: bool  # inside a called graph
     repeated: bool  # PopART gave it a __t<n> suffix: another tensor of the same name
     staging: bool  # a remote load's output
+    sharded: bool  # a replica-sharded variable's shard (``__sharded``)
     host_input: bool  # a host load's output
     role: str  # role recognised by rule 2, "" when none
     parameter: str  # the x of rule 2 ("" when none)
@@ -62,9 +72,15 @@ class _Parsed:
 def _parse(raw: str) -> _Parsed:
     name = _REPEAT_SUFFIX.sub("", raw)
     repeated = name != raw
-    staging = name.endswith("_remote_loaded")
-    if staging:
-        name = _REPEAT_SUFFIX.sub("", name[: -len("_remote_loaded")])
+    staging = False
+    for suffix in _STAGING_SUFFIXES:
+        if name.endswith(suffix):
+            staging = True
+            name = _REPEAT_SUFFIX.sub("", name[: -len(suffix)])
+            break
+    sharded = name.endswith(_SHARD_SUFFIX)
+    if sharded:
+        name = name[: -len(_SHARD_SUFFIX)]
     host_input = name.endswith("_hostload")
     if host_input:
         name = name[: -len("_hostload")]
@@ -76,19 +92,22 @@ def _parse(raw: str) -> _Parsed:
     role, parameter, which = "", "", ""
     if name.startswith(_GRADIENT):
         role, parameter = "gradient", name[len(_GRADIENT):]
-    elif name == "mean_accum_counter":
+    elif name == "mean_accum_counter" or name.endswith(".mean_accum_counter"):
         role = "accumulator"
-    elif name.startswith("accum."):
-        role, parameter = "accumulator", name[len("accum."):]
+    elif "accum" in name.split(".")[:-1]:
+        # accum.<key>, and popxl-addons' phased <layer>.bwd.accum.<key>: every accum (and group)
+        # component dropped
+        role = "accumulator"
+        parameter = ".".join(c for c in name.split(".") if c != "accum" and c not in _GROUPS)
     else:
         components = name.split(".")
-        prefixed = bool(components) and components[0].lower() in _OPTIMIZER_PREFIXES
+        prefixed = any(c.lower() in _OPTIMIZER_PREFIXES for c in components)
         found = [c for c in components if c in _WHICH or (prefixed and c == "step")]
         if len(found) == 1:
             which = found[0]
             rest = [c for c in components if c != which and c.lower() not in _OPTIMIZER_PREFIXES]
             role, parameter = "optimizer_state", ".".join(rest)
-    return _Parsed(name, scoped, repeated, staging, host_input, role, parameter, which)
+    return _Parsed(name, scoped, repeated, staging, sharded, host_input, role, parameter, which)
 
 
 def attribute_names(names: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
@@ -100,31 +119,88 @@ def attribute_names(names: Sequence[str]) -> tuple[list[str], list[str], list[st
     Linear in the number of names.
     """
     parsed = [_parse(str(n)) for n in names]
+    # plain weights first: a state or accumulator named by a group-free key is theirs
+    plain = {p.name for p in parsed if not (p.scoped or p.repeated or p.staging or p.sharded or p.host_input
+                                            or p.role)
+             and _PARAMETER.match(p.name) and "." in p.name and p.name.rsplit(".", 1)[1] in _PARAMETER_LEAVES}
+    by_key: dict[tuple[str, ...], set[str]] = {}
+    for name in plain:
+        by_key.setdefault(_key(name), set()).add(name)
+    resolved: dict[str, str] = {}
+
+    def canonical(x: str) -> str:
+        """The plain weight ``x`` names (its group-free key), else ``x``."""
+        if x not in resolved:
+            matches = by_key.get(_key(x), set())
+            resolved[x] = x if x in plain or len(matches) != 1 else next(iter(matches))
+        return resolved[x]
+
     # a gradient's x is no evidence of a parameter: PopART names activations' gradients alike
-    known: set[str] = {p.parameter for p in parsed
-                       if p.role != "gradient" and p.parameter and _PARAMETER.match(p.parameter)}
-    known.update(p.name for p in parsed if not (p.scoped or p.repeated or p.staging or p.host_input or p.role)
-                 and _PARAMETER.match(p.name)
-                 and "." in p.name and p.name.rsplit(".", 1)[1] in _PARAMETER_LEAVES)
+    evidence = [p for p in parsed if p.role != "gradient" and p.parameter and _PARAMETER.match(p.parameter)]
+    known: set[str] = set(plain)
+    known.update(canonical(p.parameter) for p in evidence if not (p.scoped or p.staging))
+    suffixes = _SuffixIndex(known)
+    # inside a graph (a load / store graph) a key may lack its layer prefix: it names the
+    # parameters it is a tail of, and only when none is known does it name one of its own
+    known.update(canonical(p.parameter) for p in evidence if (p.scoped or p.staging)
+                 and canonical(p.parameter) not in known and not suffixes.family(p.parameter))
+    suffixes = _SuffixIndex(known)
     parameters: list[str] = []
     roles: list[str] = []
     whichs: list[str] = []
     for p in parsed:
         parameter, role, which = "", "other", ""
+        x = canonical(p.parameter) if p.role and p.parameter else ""
         if p.role == "accumulator" and not p.parameter:
             role = "accumulator"  # the shared mean_accum_counter: every weight's, no one's
-        elif p.role and p.parameter in known:
-            parameter, role, which = p.parameter, p.role, p.which
-        elif not p.role and p.name in known:
-            parameter, role = p.name, ("weight_copy" if p.scoped or p.repeated else "weight")
+        elif p.role and x in known:
+            parameter, role, which = x, p.role, p.which
+        elif (p.role and x and (p.scoped or p.staging) and suffixes.family(x)
+              and (p.role != "gradient" or x.rsplit(".", 1)[-1] in _PARAMETER_LEAVES)):
+            # inside a load / store graph the layer prefix is not in the name: the layers' family
+            parameter, role, which = suffixes.family(x), p.role, p.which
+        elif not p.role and canonical(p.name) in known:
+            parameter = canonical(p.name)
+            role = "weight_copy" if p.scoped or p.repeated or parameter != p.name else "weight"
+        elif not p.role and (p.scoped or p.staging) and suffixes.family(p.name):
+            parameter, role = suffixes.family(p.name), "weight_copy"
         elif p.host_input and not p.role:
             role = "activation"
+        if p.sharded and parameter and role in ("weight", "weight_copy"):
+            role = "shard"
         if p.staging and parameter:
             role, which = "remote_staging", ""
         parameters.append(parameter)
         roles.append(role)
         whichs.append(which)
     return parameters, roles, whichs
+
+
+def _key(name: str) -> tuple[str, ...]:
+    """A parameter's key: its dotted components without popxl-addons' groups (fwd, bwd, optim)."""
+    return tuple(c for c in name.split(".") if c not in _GROUPS)
+
+
+class _SuffixIndex:
+    """Known parameters by the tails of their keys (``attention.qkv.weight`` ->
+    ``decoder.0.fwd.attention.qkv.weight``, ``decoder.1...``), for names inside a graph that
+    carry a parameter's key without its layer prefix. Only tails of two components or more."""
+
+    def __init__(self, known: set[str]) -> None:
+        self._tails: dict[tuple[str, ...], set[str]] = {}
+        for name in known:
+            key = _key(name)
+            for start in range(len(key) - 1):
+                self._tails.setdefault(key[start:], set()).add(name)
+        self._memo: dict[str, str] = {}
+
+    def family(self, name: str) -> str:
+        """The family (parameter_names.family) of the known parameters whose key ends with
+        ``name``'s key; "" when none or no family."""
+        if name not in self._memo:
+            key = _key(name)
+            self._memo[name] = family(self._tails.get(key, ())) if len(key) >= 2 else ""
+        return self._memo[name]
 
 
 __all__ = ["attribute_names"]

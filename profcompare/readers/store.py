@@ -39,7 +39,6 @@ import os
 import pathlib
 import secrets
 import sqlite3
-import urllib.request
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -66,6 +65,7 @@ from profcompare.model import (
     Target,
     validate_frame,
 )
+from profcompare.readers.sqlite_uri import read_only_uri
 from profcompare.report_values import check_report_values
 
 #: Version of the layout written by :func:`write_report`. Readers accept every version up to
@@ -142,7 +142,7 @@ _META_FIELDS = (
     "created",
 )
 #: meta fields added later: written always, optional when read (older stores lack them)
-_OPTIONAL_META_FIELDS = ("addons_generation", "execution", "session_options")
+_OPTIONAL_META_FIELDS = ("addons_generation", "execution", "session_options", "replication")
 
 
 @dataclass(frozen=True)
@@ -254,6 +254,7 @@ def _meta_items(meta: ReportMeta) -> list[tuple[str, str]]:
         "addons_generation": meta.addons_generation,
         "execution": meta.execution,
         "session_options": dict(meta.session_options),
+        "replication": dict(meta.replication),
     }
     items = []
     for key in (*_META_FIELDS, *_OPTIONAL_META_FIELDS):
@@ -532,7 +533,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _connect_read_only(path: pathlib.Path) -> sqlite3.Connection:
-    uri = "file:" + urllib.request.pathname2url(str(path.resolve())) + "?mode=ro"
+    uri = read_only_uri(path)
     return sqlite3.connect(uri, uri=True)
 
 
@@ -572,6 +573,32 @@ def read_report(path: str | os.PathLike[str]) -> Report:
         raise ReportFormatError(f"{file}: corrupt report ({type(exc).__name__}: {exc})") from None
 
 
+def read_meta(path: str | os.PathLike[str]) -> ReportMeta:
+    """The ``meta`` of a store file, read and verified as :func:`read_report` reads it, without
+    reading its tables (what a caller needs to tell, say, whether the program fits). Raises as
+    :func:`read_report` does for a file that is not a complete store."""
+    file = pathlib.Path(path)
+    try:
+        header = read_header(file)
+        size = file.stat().st_size
+    except OSError as exc:
+        raise ReportFormatError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    _check_header(file, header, size)
+    try:
+        con = _connect_read_only(file)
+        try:
+            _, _, meta_values, _ = _read_verified_meta(con, file)
+        finally:
+            con.close()
+        return _decode_meta(file, meta_values)
+    except ProfcompareError as exc:
+        if isinstance(exc, ReportFormatError):
+            raise
+        raise ReportFormatError(f"{file}: invalid report content: {exc}") from None
+    except (sqlite3.Error, ValueError, TypeError, KeyError, IndexError, OverflowError, UnicodeError) as exc:
+        raise ReportFormatError(f"{file}: corrupt report ({type(exc).__name__}: {exc})") from None
+
+
 def _check_header(file: pathlib.Path, header: bytes, size: int) -> None:
     if size == 0:
         raise ReportFormatError(f"{file}: empty file")
@@ -600,7 +627,12 @@ def _check_header(file: pathlib.Path, header: bytes, size: int) -> None:
         raise ReportFormatError(f"{file}: truncated ({size} bytes, the header says {pages * page_size})")
 
 
-def _read_database(con: sqlite3.Connection, file: pathlib.Path) -> Report:
+def _read_verified_meta(
+    con: sqlite3.Connection, file: pathlib.Path
+) -> tuple[set[str], dict[str, tuple[int, int]], dict[str, str], int]:
+    """(table names, checksums, meta key -> JSON text, schema version) of a store, the tables
+    checked complete and meta verified against its checksum (before any value is parsed: an
+    edited meta never reaches the JSON parser)."""
     tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     header_version = con.execute("PRAGMA user_version").fetchone()[0]
     expected = [t for t in TABLES if TABLES_SINCE.get(t, 1) <= header_version]
@@ -610,7 +642,6 @@ def _read_database(con: sqlite3.Connection, file: pathlib.Path) -> Report:
     checksums = _read_checksums(con, file, sealed=header_version >= SEALED_SINCE_VERSION)
     _verify_count(con, file, "meta", checksums)
     meta_items = con.execute("SELECT key, value FROM meta").fetchall()
-    # Verified before any value is parsed: an edited meta never reaches the JSON parser.
     _verify(file, "meta", checksums, len(meta_items), _meta_checksum(meta_items))
     meta_values = dict(meta_items)
     version = _json_value(file, "schema_version", meta_values.get("schema_version", "null"))
@@ -622,6 +653,11 @@ def _read_database(con: sqlite3.Connection, file: pathlib.Path) -> Report:
         )
     if version != header_version:
         raise ReportFormatError(f"{file}: corrupt report (schema version {version} in meta, {header_version} in header)")
+    return tables, checksums, meta_values, version
+
+
+def _read_database(con: sqlite3.Connection, file: pathlib.Path) -> Report:
+    tables, checksums, meta_values, version = _read_verified_meta(con, file)
 
     _verify_count(con, file, "dictionary", checksums)
     dictionary_rows = con.execute(
@@ -864,6 +900,10 @@ def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
     if not isinstance(session_options, dict):
         raise ReportFormatError(f"{file}: corrupt report (meta.session_options is {_json_kind(session_options)}, "
                                 "expected an object)")
+    replication = {} if meta["replication"] is None else meta["replication"]
+    if not isinstance(replication, dict):
+        raise ReportFormatError(f"{file}: corrupt report (meta.replication is {_json_kind(replication)}, "
+                                "expected an object)")
     config = meta["config"]
     if not isinstance(config, dict):
         raise ReportFormatError(f"{file}: corrupt report (meta.config is not an object)")
@@ -889,6 +929,7 @@ def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
         addons_generation=meta["addons_generation"],
         execution="numeric" if meta["execution"] is None else meta["execution"],
         session_options=session_options,
+        replication=replication,
     )
 
 
@@ -901,6 +942,7 @@ __all__ = [
     "is_sqlite_header",
     "is_store_header",
     "read_header",
+    "read_meta",
     "read_report",
     "write_report",
 ]

@@ -213,12 +213,14 @@ def describe_target(meta: ReportMeta) -> str:
 
     Example: ``"Mk2: 4 replicas x 1 IPU, 1472 tiles per IPU x 624.0 KiB (figures per replica)"``.
     """
+    from profcompare.render.replica_sections import replica_scope
+
     t = meta.target
     replicas = f"{t.num_replicas} replica{'s' if t.num_replicas != 1 else ''}"
     ipus = f"{t.ipus_per_replica} IPU{'s' if t.ipus_per_replica != 1 else ''}"
     return (
         f"{t.architecture}: {replicas} x {ipus}, {t.tiles_per_ipu} tiles per IPU x "
-        f"{format_bytes(t.bytes_per_tile)} (figures per replica)"
+        f"{format_bytes(t.bytes_per_tile)} ({replica_scope(meta)})"
     )
 
 

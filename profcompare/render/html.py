@@ -40,6 +40,13 @@ from profcompare._version import __version__
 from profcompare.model import DEVICE_PHASES, METRIC_UNITS, METRICS, Report
 from profcompare.render import html_ledger, interactive, plots
 from profcompare.render.ipu_sections import html_ipu_section
+from profcompare.render.replica_sections import (
+    comparison_streaming_totals_note,
+    html_comparison_replicas_section,
+    html_loaded_code_section,
+    html_replicas_section,
+    streaming_totals_note,
+)
 from profcompare.render.labels import live_label, phase_label
 from profcompare.render.ledger_words import TONE_LEGEND
 from profcompare.render.trace_section import html_trace_section
@@ -550,7 +557,9 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
             )
     note = cut_note(view, "remote buffers") if view.cut else ""
     table = Table("remote-table", cols, rows, footer, note, empty="no remote buffers (nothing in Streaming Memory)")
-    return Section("streaming", "Streaming Memory", (), (table,), text)
+    totals = (streaming_totals_note(obj) if isinstance(obj, Report)
+              else comparison_streaming_totals_note(obj.base, obj.new))
+    return Section("streaming", "Streaming Memory", (), (table,), text, notes=(totals,) if totals else ())
 
 
 def _time_table(obj: Report | Comparison) -> Table:
@@ -694,10 +703,20 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     if trace_section is not None:
         at = next(i for i, s in enumerate(sections) if s.id == "execution") + 1
         sections = (*sections[:at], trace_section, *sections[at:])
-    ipu_section = html_ipu_section(obj)  # only with more than one IPU per replica
+    ipu_section = html_ipu_section(obj)  # only with more than one IPU per replica (or I/O tiles)
     if ipu_section is not None:
         at = next(i for i, s in enumerate(sections) if s.id == "tiles")
         sections = (*sections[:at], ipu_section, *sections[at:])
+    if isinstance(obj, Report):
+        loaded = html_loaded_code_section(obj)  # only when the program loads code
+        if loaded is not None:
+            at = next(i for i, s in enumerate(sections) if s.id == "code") + 1
+            sections = (*sections[:at], loaded, *sections[at:])
+    replicas_section = (html_replicas_section(obj) if isinstance(obj, Report)
+                        else html_comparison_replicas_section(obj.base, obj.new))  # only with replica groupings
+    if replicas_section is not None:
+        at = next(i for i, s in enumerate(sections) if s.id == "execution") + 1
+        sections = (*sections[:at], replicas_section, *sections[at:])
     if is_comparison:
         present = set(obj.variables["status"].astype(str).unique()) if len(obj.variables) else set()
         variable_filter = ("status", tuple(s for s in STATUS_ORDER if s in present) or STATUS_ORDER)

@@ -1,10 +1,11 @@
 """Interactive charts of the HTML page (liveness over program steps, memory per tile), drawn by Bokeh.
 
-Why Bokeh: it writes a chart as plain JSON (:func:`bokeh.embed.json_item`) that its own
-JavaScript library draws, and that library is one file of about 1.3 MB we inline into the page
-(no CDN, works offline); Plotly's is 4.8 MB, which alone nearly fills the page budget of 5 MB
-(``benchmarks/bench_html.py`` measures both). Bokeh gives zoom (drag a range of steps), wheel
-zoom, pan, reset and hover tooltips.
+Why Bokeh: a chart is plain JSON (the document :func:`bokeh.embed.json_item` writes) that its
+own JavaScript library draws, and that library is one file of about 1.3 MB we inline into the
+page (no CDN, works offline); Plotly's is 4.8 MB, which alone nearly fills the page budget of
+5 MB (``benchmarks/bench_html.py`` measures both). Bokeh gives zoom (drag a range of steps),
+wheel zoom, pan, reset and hover tooltips. The JSON is written by :mod:`bokeh_doc` (the same
+document, without importing Bokeh's Python models, which cost about a second per page).
 
 Each chart is an :class:`InteractiveChart`: the Bokeh JSON item (reaching the page only through
 Jinja's ``tojson``, which escapes ``<``, ``>``, ``&`` and ``'``), a caption, a note saying how the
@@ -30,6 +31,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from profcompare import analysis
+from profcompare.render import bokeh_doc
 from profcompare.render.format import format_bytes, format_count
 from profcompare.render.labels import live_label
 
@@ -143,13 +145,14 @@ def _labels(reports: Sequence[Report], roles: Sequence[str]) -> list[str]:
 
 @cache
 def bokeh_js() -> Markup:
-    """BokehJS (the core library only: no widgets, tables or MathJax), to inline in a ``<script>``.
+    """BokehJS (the core library only: no widgets, tables or MathJax), to inline in a ``<script>``:
+    the text ``bokeh.resources.Resources(mode="inline", components=["bokeh"]).js_raw`` joins,
+    read from Bokeh's static directory without importing its model classes
+    (:func:`bokeh_doc.inline_js`).
 
     Raises RuntimeError if the library text could end the script element early.
     """
-    from bokeh.resources import Resources
-
-    text = "\n".join(Resources(mode="inline", components=["bokeh"]).js_raw)
+    text = bokeh_doc.inline_js()
     lowered = text.lower()
     if "</script" in lowered or "<!--" in lowered:
         raise RuntimeError("BokehJS contains '</script' or '<!--'; it cannot be inlined")
@@ -158,37 +161,33 @@ def bokeh_js() -> Markup:
 
 def bokeh_version() -> str:
     """The Bokeh version whose JavaScript the page inlines (JSON items must match it)."""
-    import bokeh
-
-    return str(bokeh.__version__)
+    return bokeh_doc.bokeh_version()
 
 
-def _figure(chart_id: str, x_label: str, y_label: str) -> Any:
-    from bokeh.models import BoxZoomTool, DataRange1d, PanTool, ResetTool, SaveTool, WheelZoomTool
-    from bokeh.plotting import figure
-
-    box = BoxZoomTool(dimensions="width")
-    fig = figure(
+def _figure(chart_id: str, x_label: str, y_label: str) -> bokeh_doc.Figure:
+    fig = bokeh_doc.Figure(
+        chart_id,
         height=360,
-        sizing_mode="stretch_width",
-        tools=[box, WheelZoomTool(dimensions="width"), PanTool(dimensions="width"), ResetTool(), SaveTool()],
-        x_axis_label=x_label,
-        y_axis_label=y_label,
-        x_range=DataRange1d(name=f"{chart_id}:x", range_padding=0.01),
-        y_range=DataRange1d(name=f"{chart_id}:y", start=0, only_visible=True, range_padding=0.08),
-        name=chart_id,
+        x_label=x_label,
+        y_label=y_label,
+        x_range=bokeh_doc.data_range(f"{chart_id}:x", range_padding=0.01),
+        y_range=bokeh_doc.data_range(f"{chart_id}:y", start=0, range_padding=0.08, only_visible=True),
     )
-    fig.toolbar.active_drag = box
-    fig.toolbar.logo = None
-    fig.xgrid.grid_line_color = None
-    fig.ygrid.grid_line_color = "#e3e3e3"
+    fig.xgrid.set(grid_line_color=None)
+    fig.ygrid.set(grid_line_color="#e3e3e3")
     return fig
 
 
-def _json_item(fig: Any) -> dict[str, Any]:
-    """Bokeh's JSON item of ``fig`` with its model ids renamed ``<chart id>-<n>`` in order of
-    first appearance: Bokeh numbers models per process, so without this the same chart would
-    not give the same page twice, and two charts could share ids."""
+def _json_item(fig: Any, **extra: Any) -> dict[str, Any]:
+    """Bokeh's JSON item of ``fig``, its model ids ``<chart id>-<n>`` in order of first
+    appearance (the same chart gives the same page every time; two charts never share an id).
+
+    ``fig`` is a :class:`bokeh_doc.Figure` (the page's charts: ``extra`` goes to its Figure
+    model), or a figure built from Bokeh's own models (``bokeh.plotting.figure``), written by
+    ``bokeh.embed.json_item`` with its ids renamed the same way.
+    """
+    if isinstance(fig, bokeh_doc.Figure):
+        return bokeh_doc.json_item(fig.model(**extra))
     from bokeh.embed import json_item
 
     item = dict(json_item(fig))
@@ -219,7 +218,7 @@ def _step_xy(x_start: np.ndarray, x_end: np.ndarray, values: np.ndarray) -> tupl
 
 
 def _add_curves(
-    fig: Any,
+    fig: bokeh_doc.Figure,
     chart_id: str,
     index: int,
     label: str,
@@ -227,12 +226,10 @@ def _add_curves(
     series: dict[str, tuple[np.ndarray, np.ndarray]],
     default: str,
     banded: bool,
-) -> list[Any]:
+) -> list[bokeh_doc.Model]:
     """One report's step line (bucket maxima) and min band; ``series`` maps toggle column ->
     (high, low) already in axis units. The source named ``<chart>:curve:<index>`` holds
     ``y``/``lo`` (shown) and ``y_<column>``/``lo_<column>`` per option, for page.js to switch."""
-    from bokeh.models import ColumnDataSource
-
     data: dict[str, Any] = {}
     for column, (high, low) in series.items():
         xs, ys = _step_xy(x[0], x[1], high)
@@ -240,30 +237,27 @@ def _add_curves(
         data[f"y_{column}"], data[f"lo_{column}"] = ys, los
     data["x"] = xs
     data["y"], data["lo"] = data[f"y_{default}"], data[f"lo_{default}"]
-    source = ColumnDataSource(data, name=f"{chart_id}:curve:{index}")
+    source = bokeh_doc.data_source(data, name=f"{chart_id}:curve:{index}")
     colour = COLOURS[index % len(COLOURS)]
     renderers = []
     if banded:
-        renderers.append(
-            fig.varea_step(x="x", y1="lo", y2="y", step_mode="after", source=source, fill_color=colour, fill_alpha=0.15)
-        )
-    renderers.append(
-        fig.step(x="x", y="y", mode="after", source=source, line_color=colour, line_width=1.6, legend_label=label)
-    )
+        renderers.append(fig.glyph("VAreaStep", source, x="x", y1="lo", y2="y", step_mode="after",
+                                   fill_color=colour, fill_alpha=0.15))
+    renderers.append(fig.glyph("Step", source, legend_label=label, x="x", y="y", line_color=colour,
+                               line_width=1.6, mode="after"))
     return renderers
 
 
-def _hover_bars(fig: Any, x_start: np.ndarray, x_end: np.ndarray, fields: dict[str, list[str]],
+def _hover_bars(fig: bokeh_doc.Figure, x_start: np.ndarray, x_end: np.ndarray, fields: dict[str, list[str]],
                 tooltips: list[tuple[str, str]]) -> None:
     """Invisible bars, one per bucket, spanning its x range: hovering anywhere over a bucket
     (whatever the height) shows its tooltip, once."""
-    from bokeh.models import ColumnDataSource, HoverTool
-
-    source = ColumnDataSource(
+    source = bokeh_doc.data_source(
         {"x": (x_start + x_end) / 2.0, "width": (x_end - x_start).astype("float64"), **fields}
     )
-    bars = fig.vbar(x="x", width="width", top=1.0, bottom=0.0, source=source, fill_alpha=0.0, line_alpha=0.0)
-    fig.add_tools(HoverTool(renderers=[bars], mode="vline", tooltips=tooltips, point_policy="follow_mouse"))
+    bars = fig.glyph("VBar", source, x="x", width="width", top=1.0, line_color=bokeh_doc.DEFAULT_COLOUR,
+                     line_alpha=0.0, fill_color=bokeh_doc.DEFAULT_COLOUR, fill_alpha=0.0)
+    fig.hover([bars], tooltips, mode="vline", point_policy="follow_mouse")
 
 
 def _steps_text(steps: np.ndarray, start: int, end: int) -> str:
@@ -321,7 +315,7 @@ def liveness_chart(
     shape = reduced[0]
     largest = max(float(np.nanmax(np.r_[r.high, 0.0]) + s[3]) for r, s in zip(reduced, sides, strict=True))
     scale, unit = _unit(largest)
-    curves: list[Any] = []
+    curves: list[bokeh_doc.Model] = []
     fig = _figure(
         chart_id,
         "program step" if aligned is None else "program step (base and new aligned by program)",
@@ -362,7 +356,7 @@ def liveness_chart(
             (f"  {live_label(True)}", format_bytes(always)),
             ("  largest live", f"@{key}_top"),
         ]
-    fig.y_range.renderers = curves  # the invisible hover bars do not stretch the axis
+    fig.y_range.set(renderers=curves)  # the invisible hover bars do not stretch the axis
     _hover_bars(fig, shape.start.astype("float64"), shape.end.astype("float64"), fields, tooltips)
     _legend_below(fig)
     if shape.size > 1:
@@ -403,7 +397,7 @@ def tiles_chart(
                        np.pad(tiles["tile"].to_numpy(dtype="int64"), (0, pad), constant_values=-1)))
     largest = max(max(float(np.nanmax(np.r_[f[1], 0.0])) for f in frames), float(budgets[-1]))
     scale, unit = _unit(largest)
-    curves: list[Any] = []
+    curves: list[bokeh_doc.Model] = []
     fig = _figure(chart_id, "tile", f"{unit} per tile")
     fields: dict[str, list[str]] = {}
     tooltips: list[tuple[str, str]] = [("tiles", "@where")]
@@ -421,15 +415,14 @@ def tiles_chart(
                       + (" (max of the bucket)" if banded else ""))]
     assert shape is not None
     fields["where"] = [f"{int(a):,}" if b - a == 1 else f"{int(a):,}–{int(b) - 1:,}" for a, b in zip(shape.start, shape.end)]
-    from bokeh.models import ColumnDataSource
-
     for index, budget in enumerate(budgets):
-        level = ColumnDataSource({"x": [0.0, float(length)], "y": [budget / scale] * 2}, name=f"{chart_id}:level:{index}")
+        level = bokeh_doc.data_source({"x": [0.0, float(length)], "y": [budget / scale] * 2},
+                                      name=f"{chart_id}:level:{index}")
         curves.append(
-            fig.line(x="x", y="y", source=level, line_color=BUDGET_COLOUR, line_dash="dashed",
-                     line_width=1.2, legend_label=f"tile budget {format_bytes(budget)}")
+            fig.glyph("Line", level, legend_label=f"tile budget {format_bytes(budget)}", x="x", y="y",
+                      line_color=BUDGET_COLOUR, line_width=1.2, line_dash=bokeh_doc.DASHES["dashed"])
         )
-    fig.y_range.renderers = curves
+    fig.y_range.set(renderers=curves)
     _hover_bars(fig, shape.start.astype("float64"), shape.end.astype("float64"), fields, tooltips)
     _legend_below(fig)
     note = (f"{format_count(length)} tiles drawn as {len(shape.start):,} buckets of {shape.size:,} (line: bucket "
@@ -442,25 +435,18 @@ def tiles_chart(
     return InteractiveChart(chart_id, _json_item(fig), captions[0], note, (toggle,))
 
 
-def _legend_below(fig: Any) -> None:
+def _legend_below(fig: bokeh_doc.Figure) -> None:
     """Move the chart's legend under the plot area, in one row, so it never covers a curve."""
-    legend = fig.legend[0]
-    fig.center.remove(legend)
-    legend.orientation = "horizontal"
-    legend.location = "center"
-    legend.click_policy = "hide"
-    fig.add_layout(legend, "below")
+    fig.legend_below(location="center", orientation="horizontal", click_policy="hide")
 
 
 def _empty_chart(chart_id: str, message: str) -> InteractiveChart:
-    from bokeh.models import Label
-    from bokeh.plotting import figure
-
-    fig = figure(height=120, sizing_mode="stretch_width", tools="", name=chart_id, toolbar_location=None)
-    fig.add_layout(Label(x=10, y=40, x_units="screen", y_units="screen", text=message, text_color="#777777"))
-    fig.axis.visible = False
-    fig.grid.visible = False
-    return InteractiveChart(chart_id, _json_item(fig), "", message)
+    fig = bokeh_doc.Figure(chart_id, height=120, x_range=bokeh_doc.data_range(), y_range=bokeh_doc.data_range(),
+                           tools=False)
+    fig.hide_axes()
+    fig.center.append(bokeh_doc.Model("Label", text=message, text_color="#777777", x=10, y=40,
+                                      x_units="screen", y_units="screen"))
+    return InteractiveChart(chart_id, _json_item(fig, toolbar_location=None), "", message)
 
 
 __all__ = [

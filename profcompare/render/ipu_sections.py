@@ -1,6 +1,7 @@
 """The "Memory per IPU" sections of ``show`` and ``compare`` (text, markdown: through sections.py)
 and the rows the HTML page's per-IPU table shows. Present only when a report has more than one
-IPU per replica, so single-IPU outputs are unchanged."""
+IPU per replica, or I/O tiles (``show``: then by tile set, the I/O tiles as their own group), so
+single-IPU outputs without I/O tiles are unchanged."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from profcompare.memory_per_ipu import compare_memory_per_ipu, ipu_count, memory_per_ipu
 from profcompare.model import Report
+from profcompare.replicas import io_tiles_per_ipu, memory_per_tile_set
 from profcompare.render.format import format_bytes, format_count
 
 _HEADERS = ("Always-live", "Not-always-live peak", "Total", "Including gaps")
@@ -16,10 +18,31 @@ _NOTE = ("Per IPU of one replica, summed over its tiles. Total = always-live + n
          "(excluding gaps); the not-always-live peak is each tile's peak, summed.")
 
 
+_TILE_SET_HEADERS = ("IPU", "Tile set", "Tiles", *_HEADERS, "Fullest tile")
+_TILE_SET_NOTE = ("Per IPU of one replica and tile set: the I/O tiles (the first {io} tiles of each IPU) apart "
+                  "from the compute tiles, summed over their tiles; the fullest tile includes gaps. Total = "
+                  "always-live + not-always-live peak (excluding gaps); the not-always-live peak is each tile's "
+                  "peak, summed.")
+
+
+def _tile_set_rows(report: Report) -> tuple[tuple[str, ...], ...]:
+    """The rows of the per-IPU, per-tile-set table (display strings, ``_TILE_SET_HEADERS``)."""
+    frame = memory_per_tile_set(report)
+    return tuple((f"IPU {int(r['ipu'])}", str(r["tile_set"]), format_count(r["tiles"]),
+                  *(format_bytes(r[c]) for c in _COLUMNS), format_bytes(r["max_tile_bytes"]))
+                 for r in frame.to_dict("records"))
+
+
 def report_ipu_section(report: Report) -> Any:
-    """The "Memory per IPU" Section of one report, or None with a single IPU per replica."""
+    """The "Memory per IPU" Section of one report (by tile set when it has I/O tiles), or None
+    with a single IPU per replica and no I/O tiles."""
     from profcompare.render.sections import Cell, Column, Section, Table
 
+    io = io_tiles_per_ipu(report)
+    if io:
+        columns = (Column("IPU"), Column("Tile set"), *(Column(h, True) for h in _TILE_SET_HEADERS[2:]))
+        rows = tuple(tuple(Cell(c) for c in row) for row in _tile_set_rows(report))
+        return Section("Memory per IPU", Table(columns, rows), (_TILE_SET_NOTE.format(io=io),))
     if ipu_count(report) <= 1:
         return None
     frame = memory_per_ipu(report)
@@ -59,6 +82,11 @@ def html_ipu_section(obj: Any) -> Any:
     from profcompare.model import Report as _Report
     from profcompare.render.html_model import Cell, Col, Row, Section, Table, bytes_cell
 
+    if isinstance(obj, _Report) and io_tiles_per_ipu(obj):
+        cols = tuple(Col(f"c{i}", h, i >= 2) for i, h in enumerate(_TILE_SET_HEADERS))
+        rows = tuple(Row(tuple(Cell(c, c) for c in row)) for row in _tile_set_rows(obj))
+        table = Table("memory-per-ipu-table", cols, rows, note=_TILE_SET_NOTE.format(io=io_tiles_per_ipu(obj)))
+        return Section("memory-per-ipu", "Memory per IPU", tables=(table,))
     if isinstance(obj, _Report):
         if ipu_count(obj) <= 1:
             return None

@@ -21,6 +21,7 @@ from profcompare.model import Report, variables_convention
 from profcompare.render import html, plots
 from profcompare.render.format import format_metric
 from profcompare.render.ledger_words import TONE_LEGEND, liveness_rule
+from profcompare.render.replica_sections import replica_scope
 from profcompare.render.sections.time import verdict_lines
 
 if TYPE_CHECKING:
@@ -28,6 +29,10 @@ if TYPE_CHECKING:
 
 #: Statuses counted in the comparison's footnote, in this order.
 _COUNTED = ("grew", "shrank", "added", "removed")
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."
 
 
 def report_repr_html(report: Report) -> str:
@@ -41,7 +46,8 @@ def report_repr_html(report: Report) -> str:
         comparison=False,
         verdict=(),
         liveness_rule=rule or "",
-        footnote="Figures per replica. Full page: HtmlRenderer().render(report) or `profcompare show --format html`.",
+        footnote=f"{_sentence(replica_scope(report.meta))} Full page: HtmlRenderer().render(report) or "
+                 "`profcompare show --format html`.",
     )
 
 

@@ -3,8 +3,31 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 import jinja2
+from markupsafe import Markup, escape
+
+
+def cell_tag(tag: str, cell: Any, column: Any) -> Markup:
+    """One table cell as HTML: ``<td class="num tone-bad" data-sort="..." title="...">text</td>``.
+
+    ``cell`` is a :class:`profcompare.render.html_model.Cell`, ``column`` its column (numeric
+    cells are right-aligned); a text cell gets ``data-sort`` only when its sort key differs from
+    its text (keeps big tables small). Every value is escaped, as the template would. Written
+    in Python rather than as a template macro: a page holds thousands of cells, and a macro call
+    per cell was a tenth of a second of every comparison page.
+    """
+    attributes = ""
+    if column.numeric:
+        attributes = f' class="num tone-{escape(cell.tone)}"' if cell.tone else ' class="num"'
+    elif cell.tone:
+        attributes = f' class="tone-{escape(cell.tone)}"'
+    if cell.sort is not None and cell.sort != cell.text:
+        attributes += f' data-sort="{escape(cell.sort)}"'
+    if cell.title:
+        attributes += f' title="{escape(cell.title)}"'
+    return Markup(f"<{tag}{attributes}>{escape(cell.text)}</{tag}>")
 
 
 @cache
@@ -21,6 +44,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "allow_nan": False}
+    env.globals["cell_tag"] = cell_tag
     env.filters["tojson_ordered"] = lambda value: jinja2.utils.htmlsafe_json_dumps(
         value, sort_keys=False, allow_nan=False)
     return env

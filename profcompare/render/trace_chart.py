@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare import trace_analysis
+from profcompare.render import bokeh_doc
 from profcompare.render.format import format_count
 from profcompare.render.interactive import InteractiveChart, _empty_chart, _json_item, _labels, _short
 
@@ -80,8 +81,6 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
                 max_blocks: int = MAX_BLOCKS, bins: int = OVERVIEW_BINS,
                 overview_blocks: int = OVERVIEW_BLOCKS) -> InteractiveChart:
     """The interactive execution-trace chart of ``reports`` (one, or [base, new]); see the module docstring."""
-    from bokeh.models import ColumnDataSource, HoverTool, Range1d
-
     labels = _labels(reports, roles)
     total = sum(len(r.trace) for r in reports)
     if total == 0:
@@ -91,8 +90,9 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
     start = min(int(r.trace["cycles_from"].min()) for r in reports if len(r.trace))
     end = max(int(r.trace["cycles_to"].max()) for r in reports if len(r.trace))
     fig = _figure(chart_id, len(lanes), start, end)
-    fig.yaxis.ticker = [-float(p) for p in range(len(lanes))]
-    fig.yaxis.major_label_overrides = {-float(p): _short(label) for p, (_k, _i, label) in enumerate(lanes)}
+    fig.yaxis.set(ticker=bokeh_doc.Model("FixedTicker", ticks=[-float(p) for p in range(len(lanes))], minor_ticks=[]),
+                  major_label_overrides=bokeh_doc.Map((-float(p), _short(label))
+                                                      for p, (_k, _i, label) in enumerate(lanes)))
     frames = []
     for index, report in enumerate(reports):
         frame = report.trace.assign(report=index)
@@ -121,7 +121,7 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
         low, high = _WAIT if block_type == trace_analysis.WAITING_TYPE else _BLOCK
         a = part["cycles_from"].to_numpy(dtype="int64")
         z = part["cycles_to"].to_numpy(dtype="int64")
-        source = ColumnDataSource({
+        source = bokeh_doc.data_source({
             "left": a.astype("float64"), "right": np.maximum(z, a + 1).astype("float64"),
             "bottom": -lane + low, "top": -lane + high,
             "name": [_short(str(v)) for v in part["name"]],
@@ -131,19 +131,14 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
             "parent": [_short(str(v)) if v else "–" for v in part["parent"]],
             "report": [labels[int(k)] for k in part["report"]],
         }, name=f"{chart_id}:blocks:{position}")
-        hover_renderers.append(fig.quad(left="left", right="right", bottom="bottom", top="top", source=source,
-                                        fill_color=colour_of(block_type), line_color=None,
-                                        fill_alpha=0.6 if block_type == trace_analysis.WAITING_TYPE else 0.95,
-                                        legend_label=block_type))
-    fig.add_tools(HoverTool(renderers=hover_renderers, tooltips=[
+        hover_renderers.append(fig.glyph("Quad", source, legend_label=block_type, left="left", right="right",
+                                         bottom="bottom", top="top", line_color=None, fill_color=colour_of(block_type),
+                                         fill_alpha=0.6 if block_type == trace_analysis.WAITING_TYPE else 0.95))
+    fig.hover(hover_renderers, [
         ("block", "@name"), ("type", "@type"), ("cycles", "@cycles"), ("program", "@program"),
         ("group", "@parent"), ("report", "@report"),
-    ], point_policy="follow_mouse"))
-    fig.y_range = Range1d(-len(lanes) + 0.45, 0.6)
-    fig.legend.location = "top_right"
-    fig.legend.click_policy = "hide"
-    fig.legend.orientation = "horizontal"
-    fig.add_layout(fig.legend[0], "below")
+    ], point_policy="follow_mouse")
+    fig.legend_below(orientation="horizontal", click_policy="hide")  # location: Bokeh's default, top_right
     caption = ("Execution trace: one lane per IPU, each block a program step from its first to its last cycle, "
                "coloured by type; SyncAns (waiting for the other IPUs or the host) is the grey band under each "
                "lane. Drag to zoom down to single syncs; wheel zoom, pan and reset are in the toolbar; hover a "
@@ -153,32 +148,24 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
     return InteractiveChart(chart_id, _json_item(fig), caption, " ".join(notes))
 
 
-def _figure(chart_id: str, lanes: int, start: int, end: int) -> Any:
-    from bokeh.models import BoxZoomTool, PanTool, Range1d, ResetTool, SaveTool, WheelZoomTool
-    from bokeh.plotting import figure
-
-    box = BoxZoomTool(dimensions="width")
-    fig = figure(
+def _figure(chart_id: str, lanes: int, start: int, end: int) -> bokeh_doc.Figure:
+    fig = bokeh_doc.Figure(
+        chart_id,
         height=140 + 46 * lanes,
-        sizing_mode="stretch_width",
-        tools=[box, WheelZoomTool(dimensions="width"), PanTool(dimensions="width"), ResetTool(), SaveTool()],
-        x_axis_label="cycles",
-        x_range=Range1d(start, max(end, start + 1), name=f"{chart_id}:x", bounds=(start, max(end, start + 1))),
-        name=chart_id,
+        x_label="cycles",
+        x_range=bokeh_doc.fixed_range(start, max(end, start + 1), name=f"{chart_id}:x",
+                                      bounds=(start, max(end, start + 1))),
+        y_range=bokeh_doc.fixed_range(-lanes + 0.45, 0.6),
     )
-    fig.toolbar.active_drag = box
-    fig.toolbar.logo = None
-    fig.ygrid.grid_line_color = None
-    fig.xaxis.formatter.use_scientific = False
+    fig.ygrid.set(grid_line_color=None)
+    fig.xaxis.set(formatter=bokeh_doc.Model("BasicTickFormatter", use_scientific=False))
     return fig
 
 
-def _draw_overview(fig: Any, chart_id: str, reports: Sequence[Report], lane_of: Mapping[tuple[int, int], int],
+def _draw_overview(fig: bokeh_doc.Figure, chart_id: str, reports: Sequence[Report], lane_of: Mapping[tuple[int, int], int],
                    bins: int, start: int, end: int) -> None:
     """The binned view of every lane: bars as high as the busy share of their bin (SyncAns left
     out: it overlaps what runs), coloured by the busiest type, with the cycles per type on hover."""
-    from bokeh.models import ColumnDataSource, HoverTool
-
     cols: dict[str, list[Any]] = {k: [] for k in ("left", "right", "bottom", "top", "colour", "where", "busy")}
     for index, report in enumerate(reports):
         if not len(report.trace):
@@ -203,11 +190,10 @@ def _draw_overview(fig: Any, chart_id: str, reports: Sequence[Report], lane_of: 
                 cols["colour"].append(colour_of(dominant))
                 cols["where"].append(f"{int(ov.edges[b]):,}–{int(ov.edges[b + 1]):,}")
                 cols["busy"].append("; ".join(f"{name} {cycles:,}" for name, cycles in top))
-    source = ColumnDataSource(cols, name=f"{chart_id}:overview")
-    bars = fig.quad(left="left", right="right", bottom="bottom", top="top", source=source, fill_color="colour",
-                    line_color=None, fill_alpha=0.35)
-    fig.add_tools(HoverTool(renderers=[bars], tooltips=[("bin", "@where"), ("cycles per type", "@busy")],
-                            point_policy="follow_mouse"))
+    source = bokeh_doc.data_source(cols, name=f"{chart_id}:overview")
+    bars = fig.glyph("Quad", source, left="left", right="right", bottom="bottom", top="top", line_color=None,
+                     fill_color=bokeh_doc.field("colour"), fill_alpha=0.35)
+    fig.hover([bars], [("bin", "@where"), ("cycles per type", "@busy")], point_policy="follow_mouse")
 
 
 __all__ = ["MAX_BLOCKS", "OVERVIEW_BINS", "OVERVIEW_BLOCKS", "OTHER_COLOUR", "TYPE_COLOURS", "colour_of", "trace_chart"]

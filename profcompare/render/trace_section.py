@@ -37,7 +37,7 @@ def report_trace_section(report: Report) -> Any:
                      Cell(f"{row['median_cycles']:,.1f}")))
     columns = (Column("IPU", True), Column("Span (cycles)", True), Column("Type"), Column("Blocks", True),
                Column("Cycles (sum)", True), Column("Median block", True))
-    origin = "modelled (no SyncAns: the simulator's steps never wait)" if report.meta.simulated else "measured"
+    origin = "modelled (no SyncAns: an IPU's wait is inside the step it waits in)" if report.meta.simulated else "measured"
     return Section("Execution trace", Table(columns, tuple(rows)),
                    (f"{format_count(len(report.trace))} blocks, {origin}. " + _SUMS_NOTE,))
 

@@ -100,11 +100,13 @@ def resolve_config(workload: Any, overrides: Mapping[str, Any]) -> dict[str, Any
     return dict(workload_registry().parse_knobs(workload, typed))
 
 
-def make_jobs(variants: Sequence[str], overrides: Mapping[str, Any] | None = None) -> list[Job]:
+def make_jobs(variants: Sequence[str], overrides: Mapping[str, Any] | None = None,
+              workload: str | None = None) -> list[Job]:
     """Validate ``variants`` and knob ``overrides`` (applied to every variant); return one Job each.
 
-    Raises WorkloadError (one line, listing the valid choices) for an unknown variant, a variant
-    given twice or a bad knob value -- before anything runs.
+    Variants are found by name across the workloads, or only in ``workload`` when it is given.
+    Raises WorkloadError (one line, listing the valid choices) for an unknown workload or variant,
+    a variant given twice or a bad knob value -- before anything runs.
     """
     if not variants:
         raise WorkloadError("no variant given")
@@ -115,9 +117,9 @@ def make_jobs(variants: Sequence[str], overrides: Mapping[str, Any] | None = Non
         if variant in seen:
             raise WorkloadError(f"variant {variant!r} given twice")
         seen.add(variant)
-        workload = registry.find_variant(variant)
-        config = resolve_config(workload, overrides or {})
-        jobs.append(Job(variant, workload.name, workload_ref(workload), variant, config))
+        found = registry.find_variant(variant, workload)
+        config = resolve_config(found, overrides or {})
+        jobs.append(Job(variant, found.name, workload_ref(found), variant, config))
     return jobs
 
 

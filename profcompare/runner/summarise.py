@@ -155,6 +155,7 @@ def run_variants(
     variants: Sequence[str],
     *,
     overrides: Mapping[str, Any] | None = None,
+    workload: str | None = None,
     backend: str = "auto",
     out: str | os.PathLike[str] = "reports",
     name: str | None = None,
@@ -167,7 +168,9 @@ def run_variants(
 ) -> RunResult:
     """Build and run ``variants`` with autoReport, then compare the first with each other one.
 
-    ``overrides`` maps knob names to values (strings are parsed) applied to every variant.
+    ``overrides`` maps knob names to values (strings are parsed) applied to every variant;
+    ``workload`` (a workload name) finds the variants in that workload only (default: by name
+    across the workloads).
     Returns the RunResult (``comparisons`` and ``files`` filled); the run lives in
     ``<out>/<name>/`` with one directory per variant, ``compare-<base>-vs-<new>.{html,md,json}``
     and the N-way view ``index.html`` / ``index.json`` (every variant side by side). ``name`` defaults to
@@ -175,7 +178,7 @@ def run_variants(
     OutputExistsError when the run exists and not ``force``. ``execution`` is the simulator's
     execution mode (numeric | compile-only; see :func:`execute_jobs`).
     """
-    job_list = make_jobs(variants, overrides)
+    job_list = make_jobs(variants, overrides, workload)
     if name is not None:
         run_name = check_run_name(name)
     else:

@@ -92,6 +92,34 @@ def test_single_ipu_program_lowers_without_placement():
     assert all("ipu" not in op.attrs for op in prog.ops.values())
 
 
+def test_a_call_runs_where_its_called_graph_is():
+    """A graph made outside popxl.ipu that calls a graph built on IPU 1 (as popxl-addons'
+    recompute_graph makes one): PopART places a call's inputs and outputs by the called graph's
+    tensors, so the call's outputs and its copies in and out are on IPU 1, not on IPU 0."""
+    from profcompare.emulator.compile.programs import lower_to_steps
+    from profcompare.emulator.compile.trace import step_places
+
+    ir = popxl.Ir()
+    with ir.main_graph:
+        with popxl.ipu(1):
+            inner = ir.create_graph(lambda t: ops.relu(t) + 1.0, popxl.TensorSpec((4,), popxl.float32))
+        outer = ir.create_graph(lambda t: ops.call(inner, t)[0], popxl.TensorSpec((4,), popxl.float32))
+        x = popxl.variable(np.ones(4, np.float32), name="x")
+        y, = ops.call(outer, x)  # outside popxl.ipu too
+        assert (x.ipu, y.ipu) == (1, 1)  # Tensor.ipu says so as well
+    prog = lower(ir)
+    ipu_of = {t.name: t.ipu for t in prog.tensors.values()}
+    assert prog.ipus_per_replica == 2
+    calls = [op for op in prog.ops.values() if op.type == "Call"]
+    assert len(calls) == 2 and not any("ipu" in op.attrs for op in calls)  # made outside popxl.ipu
+    assert {prog.tensors[t].ipu for op in calls for t in (*op.inputs, *op.outputs)} == {1}
+    assert ipu_of["x"] == 1
+    steps = lower_to_steps(prog)
+    places, _ = step_places(prog, steps, prog.ipus_per_replica)
+    copies = [places[s.index] for s in steps.static if s.role in ("copy_in", "copy_out")]
+    assert copies and set(copies) == {(1,)}
+
+
 def _pipeline(steps: int, stages: int, pipelined: bool):
     ir = popxl.Ir()
     with ir.main_graph:

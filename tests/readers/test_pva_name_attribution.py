@@ -145,3 +145,34 @@ def test_the_reader_fills_attribution_and_counts_the_unattributed(tmp_path: path
     fc1 = ledger[ledger["parameter"] == "fc1.weight"].set_index(["role", "location"])["bytes"].to_dict()
     assert fc1 == {("weight", "always_live"): 4096, ("weight_copy", "not_always_live"): 150,
                    ("accumulator", "always_live"): 4096, ("optimizer_state", "always_live"): 2048}
+
+
+#: popxl-addons' phased naming (GPT-J's finetuning.py): per-layer variable factories grouped as
+#: fwd / optim / bwd, staged by load graphs that name a key without its layer, gradients inside
+#: a gradient graph ("<graph>(<n>)_bwd"), replica-sharded shards "__sharded"
+PHASED = {
+    "decoder.0.fwd.attention.qkv.weight": ("decoder.0.fwd.attention.qkv.weight", "weight", ""),
+    "decoder.1.fwd.attention.qkv.weight": ("decoder.1.fwd.attention.qkv.weight", "weight", ""),
+    # the optim group names the same key as the fwd group's weight
+    "decoder.0.optim.attention.qkv.weight.first_order": ("decoder.0.fwd.attention.qkv.weight", "optimizer_state",
+                                                         "first_order"),
+    "decoder.1.optim.attention.qkv.weight.step": ("decoder.1.fwd.attention.qkv.weight", "optimizer_state", "step"),
+    "decoder.0.bwd.accum.attention.qkv.weight": ("decoder.0.fwd.attention.qkv.weight", "accumulator", ""),
+    "decoder.0.bwd.mean_accum_counter": ("", "accumulator", ""),
+    # inside a load graph the key has no layer: the layers' family
+    "load_remote_subgraph(2)/fwd.attention.qkv.weight_remote_load": ("decoder.*.fwd.attention.qkv.weight",
+                                                                     "remote_staging", ""),
+    "load_remote_subgraph(3)/optim.attention.qkv.weight.second_order_remote_load": (
+        "decoder.*.fwd.attention.qkv.weight", "remote_staging", ""),
+    "Block_subgraph(7)_bwd/Gradient___attention/qkv/weight": ("decoder.*.fwd.attention.qkv.weight", "gradient", ""),
+    "Block_subgraph(7)/attention/qkv/weight": ("decoder.*.fwd.attention.qkv.weight", "weight_copy", ""),
+    "decoder.0.fwd.attention.qkv.weight__sharded": ("decoder.0.fwd.attention.qkv.weight", "shard", ""),
+    # an activation's gradient stays unattributed, a key of one component names nothing
+    "Block_subgraph(7)_bwd/Gradient___attention/matmul_out": ("", "other", ""),
+    "Block_subgraph(7)/weight": ("", "other", ""),
+}
+
+
+def test_popxl_addons_phased_names() -> None:
+    parameters, roles, which = attribute_names(list(PHASED))
+    assert dict(zip(PHASED, zip(parameters, roles, which))) == PHASED

@@ -115,3 +115,17 @@ def test_ledger_table_notes_end_in_a_sentence_of_their_own(onchip: Report, offch
     # every parameter and every ledger row fit under the page's bounds: the note says so as a sentence
     assert by_parameter.note.endswith(f"time). All {parameters} parameters shown.")
     assert rows.note.endswith(f"first-last step. All {len(diff.ledger)} rows shown.")
+
+
+def test_cell_tag_writes_escaped_cells_with_their_sort_key_and_tone() -> None:
+    from markupsafe import Markup
+
+    from profcompare.render.html_model import Cell, Col
+    from profcompare.render.templates_env import cell_tag
+
+    number, text = Col("bytes", "Bytes", numeric=True), Col("name", "Name")
+    assert cell_tag("td", Cell("1.0 KiB", 1024, "bad", "<b>"), number) == (
+        '<td class="num tone-bad" data-sort="1024" title="&lt;b&gt;">1.0 KiB</td>')
+    assert cell_tag("td", Cell("a<b", "a<b"), text) == "<td>a&lt;b</td>"  # sorts by its text: no data-sort
+    assert cell_tag("td", Cell("x", "y&z", "good"), text) == '<td class="tone-good" data-sort="y&amp;z">x</td>'
+    assert cell_tag("td", Cell(Markup("<i>kept</i>")), number) == '<td class="num"><i>kept</i></td>'

@@ -191,7 +191,9 @@ def test_a_dask_worker_killed_by_a_point_loses_only_that_point(dask_engine: runn
     for job in jobs:
         assert [stage for label, stage in events if label == job.label][-1] == "done"
     assert len(Path(f"{always}.attempts").read_text().splitlines()) == 2
-    assert len(Path(f"{once}.attempts").read_text().splitlines()) == 2
+    # died once, then ran to the end; a result still held by a worker that dies before the client
+    # fetched it is computed again by Dask (that worker may be the next to run crash-always)
+    assert len(Path(f"{once}.attempts").read_text().splitlines()) >= 2
     error = result.outcomes[0].error
     assert error is not None and error.startswith("a Dask worker died running this point, twice (it was retried "
                                                   "once); the last was tcp://127.0.0.1:"), error

@@ -19,7 +19,7 @@ import numpy as np
 from profcompare._version import __version__
 from profcompare.emulator.compile import report as _report
 from profcompare.emulator.compile.code import code_model
-from profcompare.emulator.compile.cycles import CostModel, static_cycles
+from profcompare.emulator.compile.cycles import CostModel, first_host_transfer, run_opening_cycles, static_cycles
 from profcompare.emulator.compile.liveness import instances, step_totals, tile_peaks
 from profcompare.emulator.compile.loaded_code import (
     LoadedCode,
@@ -30,9 +30,15 @@ from profcompare.emulator.compile.loaded_code import (
     with_loaded_code,
 )
 from profcompare.emulator.compile.memory import build_storage, tile_memory
-from profcompare.emulator.compile.placement import layout_of, run_timeline, timeline_execution_frame
+from profcompare.emulator.compile.placement import (
+    layout_of,
+    run_timeline,
+    timeline_arrivals,
+    timeline_execution_frame,
+    timeline_holds,
+)
 from profcompare.emulator.compile.programs import ProgramSteps, lower_to_steps
-from profcompare.emulator.compile.trace import step_places as trace_places, trace_frame
+from profcompare.emulator.compile.trace import HostCopyShape, step_places as trace_places, trace_frame
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec, get_device
 from profcompare.model import CAPABILITIES, PHASES, Report, ReportMeta
@@ -62,6 +68,9 @@ class CompiledProgram:
     loaded_code: tuple[LoadedCode, ...] = ()
     #: per static step: the IPUs it runs on and the group it sits in (trace.py)
     step_places: tuple[tuple[tuple[int, ...], ...], tuple[str, ...]] = ((), ())
+    #: (executed index of the run's first host transfer's Begin step, cycles the run spends before
+    #: it: two control copies and the host's start-of-run wait; cycles.run_opening_cycles), or None
+    opening: tuple[int, int] | None = None
 
     @property
     def cycles_per_step(self) -> int:
@@ -90,7 +99,7 @@ class CompiledProgram:
         """The ``execution`` table for ``runs`` profiled runs (see report.execution_frame)."""
         if self.timeline is not None:
             return timeline_execution_frame(self.steps, self.timeline[0], runs, self.runtime_cycles)
-        return _report.execution_frame(self.steps, self.static_cycles, runs, self.runtime_cycles)
+        return _report.execution_frame(self.steps, self.static_cycles, runs, self.runtime_cycles, opening=self.opening)
 
     @property
     def runtime_cycles(self) -> int:
@@ -105,7 +114,11 @@ class CompiledProgram:
         r = self.report
         meta = r.meta.replace(capabilities=frozenset(r.meta.capabilities | {"execution", "trace"}))
         execution = self.execution_frame(runs)
-        trace = trace_frame(execution, self.steps, *self.step_places) if self.step_places[0] else None
+        arrivals = timeline_arrivals(self.timeline[0]) if self.timeline is not None else None
+        holds = timeline_holds(self.timeline[0]) if self.timeline is not None else None
+        trace = (trace_frame(execution, self.steps, *self.step_places, host=HostCopyShape.of(self.device),
+                             arrivals=arrivals, opening=self.opening, holds=holds)
+                 if self.step_places[0] else None)
         return Report(meta=meta, tiles=r.tiles, categories=r.categories, variables=r.variables,
                       liveness=r.liveness, code=r.code, execution=execution,
                       remote_buffers=r.remote_buffers, **({"trace": trace} if trace is not None else {}))
@@ -164,6 +177,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         addons_generation=_addons_generation(),
         session_options=program.session_options,
+        replication=_report.replication(program, steps, cyc, layout.io_tiles),
     )
     from profcompare.emulator.compile.attribution import trace
 
@@ -179,11 +193,21 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         remote_buffers=_report.remote_buffers_frame(program, steps, provenance),
     )
     runtime = math.ceil(device.run_overhead_seconds * device.clock_hz)
-    phases = _report.phase_totals(steps, cyc, runtime_cycles=runtime)
+    places = trace_places(program, steps, ipus_per_replica)
+    first = first_host_transfer(steps)
+    opening = (first, run_opening_cycles(device)) if first is not None else None
+    if opening is not None:
+        # the host's start-of-run work is spent while the device waits in its opening control copy:
+        # device time in the trace, so it leaves the host/runtime time (docs/ipu-model.md section 12)
+        runtime = max(0, runtime - device.run_start_wait_cycles)
+    phases = dict(_report.phase_totals(steps, cyc, runtime_cycles=runtime))
+    if opening is not None:
+        phases["host_io"] = phases.get("host_io", 0) + opening[1]
     timeline = None
     if program.pipelines:
         # stages of a pipeline overlap on their IPUs: one run is the critical path (placement.py)
-        rows, critical = run_timeline(program, steps, cyc)
+        rows, critical = run_timeline(program, steps, cyc, opening=opening, ipus=ipus_per_replica,
+                                      step_ipus=places[0], exchange_overhead=device.exchange_overhead_cycles)
         timeline = (rows, critical)
         phases = {p: int(critical[i]) for i, p in enumerate(PHASES)}
         phases["runtime"] = phases.get("runtime", 0) + runtime
@@ -199,7 +223,8 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         phase_cycles=phases,
         timeline=timeline,
         loaded_code=loaded,
-        step_places=trace_places(program, steps),
+        step_places=places,
+        opening=opening,
     )
 
 

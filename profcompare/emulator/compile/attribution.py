@@ -6,7 +6,8 @@ for every tensor *instance* -- a storage root (``ProgramSteps.alias_root``) unde
 as liveness counts them -- the model variables whose data it holds and in what form:
 
 - a model variable (storage ``variable`` or ``remote``) holds itself; its base role follows its
-  kind (``weight``, ``accumulator``, ``optimizer_state``, else ``other``);
+  kind (``weight``, ``accumulator``, ``optimizer_state``, ``kv_cache``, else ``other``); a weight
+  and a key/value cache are parameters of their own;
 - a called graph's input at a call site (``attrs["inputs"]``: graph input -> parent tensor)
   holds what the parent holds: a weight (or its shard / gathered copy) becomes a
   ``weight_copy``; anything else keeps its role. A graph output copies back to its parent;
@@ -28,7 +29,32 @@ accumulation counter shared by all of them) belongs to none: its parameter stays
 Tensors that hold no variable's data (activations, gradients computed by autodiff, an
 optimizer's update term) take the parameter of the update they feed: an input of an update of
 parameter P is P's (one hop), and so is whatever was copied into it (call inputs and outputs,
-collectives), traced back. Everything else has an empty parameter and a role from its kind.
+collectives), traced back. Beyond one hop the data's *destinations* decide: every op records
+where each input's data goes (its outputs and the tensors it modifies, a copy's destination, the
+remote buffer entry a RemoteStore writes -- every entry when the offset is computed at run time --
+and the host for a HostStore). Walking these edges backwards from what is known (an instance
+holding variables is their parameter's, a buffer entry the parameter of its variables, the host
+and a buffer of no variable nobody's), a tensor whose destinations all lead to one parameter P
+is P's: a weight's gradient accumulated into an accumulator made by ``ops.init`` and stored into
+P's gradient buffer, or reduce-scattered and fed to P's optimizer, is P's gradient; an activation
+(or data loaded from a buffer of no variable) is P's only when its data gets there other than
+through a gradient (an optimizer's term, a stored gradient loaded for the update; not the forward
+activations a gradient is computed from). Destinations
+leading to different parameters (an activation's gradient feeding a weight's gradient and the
+layer below) make it nobody's. A scalar an op makes from a larger input (a norm, a loss) is no
+destination of that input: its data does not go there, a summary of it does (so the global-norm
+sum of squares every gradient feeds does not make gradients nobody's). Everything else has an empty parameter and a role from its kind.
+
+Parameters of repeated layers: a remote buffer with one entry per layer is read at an offset
+computed at run time -- the layer index, an ``ops.repeat``'s loop counter, which the walk follows
+through constants, call inputs, ``n + 1`` / ``n - 1`` and the loop-carried copies between
+iterations. Each iteration's staged tensor (its own liveness instance) holds that iteration's
+layer and is attributed to it (:attr:`Provenance.by_step`); what the body computes is one tensor
+of its graph for every layer, and it, a buffer of several layers, and whatever holds several
+layers' data belong to the *family* of their parameters: the names with the components in which
+they differ -- only integers, such as the layer index -- replaced by ``*``
+(``decoder.*.attention.qkv.weight``). Parameters differing otherwise have no family: the
+parameter stays empty.
 Op temporaries (``Storage.temp_rows``) are ``partials``, with the parameter of their op when
 every tensor the op reads or writes belongs to that one parameter.
 
@@ -39,6 +65,7 @@ AccumulateMovingAverageSquare the second, the modified time-step input of AdamUp
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -46,11 +73,13 @@ from profcompare.emulator.compile.liveness import Instances
 from profcompare.emulator.compile.memory import Storage
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram, OpInfo
+from profcompare.parameter_names import family
 
 Key = tuple[str, tuple[str, ...]]  # (storage root tensor id, call path)
 
 #: base role of a model variable by its kind
-_BASE_ROLE = {"weight": "weight", "accumulator": "accumulator", "optimizer_state": "optimizer_state"}
+_BASE_ROLE = {"weight": "weight", "accumulator": "accumulator", "optimizer_state": "optimizer_state",
+              "kv_cache": "kv_cache"}
 #: role of a tensor instance holding no variable's data, by its kind
 _ROLE_OF_KIND = {
     "activation": "activation",
@@ -59,10 +88,13 @@ _ROLE_OF_KIND = {
     "weight": "weight_copy",
     "optimizer_state": "optimizer_state",
     "accumulator": "accumulator",
+    "kv_cache": "kv_cache",
 }
 _WEIGHT_LIKE = frozenset({"weight", "weight_copy", "shard", "gathered_weight"})
 #: ops whose first input is an optimizer moment: type -> which
 _MOMENT_OPS = {"AccumulateMovingAverage": "first_order", "AccumulateMovingAverageSquare": "second_order"}
+#: ops accumulating their second input into their first (modified) input
+_ACCUMULATE_OPS = frozenset({"Accumulate", "AccumulateSquare", "AccumulateMean", "SparseAccumulate"})
 _NO_TRACE_CLASSES = frozenset({"host_load", "host_store", "write_undef", "view"})
 
 
@@ -79,7 +111,11 @@ class Attribution:
 class _Trace:
     """What the walk learns (mutable while walking; read through :class:`Provenance`)."""
 
-    holds: dict[Key, frozenset[str]] = field(default_factory=dict)  # variable ids held
+    holds: dict[Key, frozenset[str]] = field(default_factory=dict)  # variable ids held now (this iteration)
+    held_ever: dict[Key, frozenset[str]] = field(default_factory=dict)  # ... over the whole run
+    timeline: dict[Key, list[tuple[int, frozenset[str]]]] = field(default_factory=dict)  # (step, held)
+    now: int = 0  # the executed step the walk is at
+    ints: dict[Key, int] = field(default_factory=dict)  # integer scalars known now (loop counters)
     role: dict[Key, str] = field(default_factory=dict)
     taint: dict[Key, frozenset[str]] = field(default_factory=dict)  # non-weight variables whose data reached it
     owners: dict[str, set[str]] = field(default_factory=dict)  # non-weight variable -> weights it updates
@@ -88,6 +124,11 @@ class _Trace:
     copies: list[tuple[Key, Key]] = field(default_factory=list)  # (source, destination) in schedule order
     op_keys: dict[tuple[str, tuple[str, ...]], tuple[Key, ...]] = field(default_factory=dict)
     buffer_stores: dict[int, set[str]] = field(default_factory=dict)  # buffer -> variables stored into it
+    flows: dict[Key, set[Key]] = field(default_factory=dict)  # instance -> instances its data goes to
+    store_sinks: dict[Key, set[tuple[int, int | None]]] = field(default_factory=dict)  # -> (buffer, entry)
+    stored_roles: dict[int, set[str]] = field(default_factory=dict)  # buffer of no variable -> roles stored
+    data_role: dict[Key, str] = field(default_factory=dict)  # role of data held by no variable (accumulators)
+    host_sinks: set[Key] = field(default_factory=set)  # instances streamed to the host
 
 
 @dataclass(frozen=True)
@@ -99,9 +140,19 @@ class Provenance:
     instances: Mapping[Key, Attribution]
     buffers: Mapping[int, Attribution]
     op_parameter: Mapping[tuple[str, tuple[str, ...]], str]  # (op id, call path) -> parameter or ""
+    #: instances holding different variables over the run (a repeat's body, one layer per
+    #: iteration): the executed steps at which they came to hold them, and the attribution then
+    by_step: Mapping[Key, tuple[tuple[int, ...], tuple[Attribution, ...]]] = field(default_factory=dict)
 
-    def of_instance(self, root: str, path: tuple[str, ...]) -> Attribution:
-        """The attribution of the tensor instance (storage root, call path)."""
+    def of_instance(self, root: str, path: tuple[str, ...], last_step: int | None = None) -> Attribution:
+        """The attribution of the tensor instance (storage root, call path); with ``last_step``
+        (the last executed step it is live), what it held by then -- one iteration's layer of a
+        repeated body rather than the layers' family."""
+        timeline = self.by_step.get((root, path)) if last_step is not None else None
+        if timeline is not None:
+            at = bisect.bisect_right(timeline[0], int(last_step)) - 1
+            if at >= 0:
+                return timeline[1][at]
         found = self.instances.get((root, path))
         if found is not None:
             return found
@@ -123,11 +174,26 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
         if info.remote_buffer is not None:
             by_buffer.setdefault(info.remote_buffer, set()).add(t)
             by_entry.setdefault((info.remote_buffer, info.remote_offset or 0), set()).add(t)
+    entries = {buf.id: max(int(buf.entries), 1) for buf in program.remote_buffers}
+    plain_buffers = {b for b in entries if b not in by_buffer
+                     and not any(v in variables for v in _buffer_info(program, b).variables)}
     tr = _Trace()
     for t, info in variables.items():
         key = (root_map.get(t, t), ())
-        tr.holds[key] = frozenset({t})
+        tr.holds[key] = tr.held_ever[key] = frozenset({t})
         tr.role[key] = _BASE_ROLE.get(info.kind, "other")
+    origins = set(tr.holds)
+
+    def hold(key: Key, held: frozenset[str] | None) -> None:
+        """``key`` holds ``held`` from now on (None: no variable's data; a variable's own storage
+        keeps its variable)."""
+        if not held:
+            if key not in origins:
+                tr.holds.pop(key, None)
+            return
+        tr.holds[key] = held
+        tr.held_ever[key] = tr.held_ever.get(key, frozenset()) | held
+        tr.timeline.setdefault(key, []).append((tr.now, held))
 
     owner = {tid: info.graph for tid, info in tensors.items()}
     called = {op.id: str(op.attrs.get("called_graph")) for op in program.ops.values() if op.type == "Call"}
@@ -158,17 +224,26 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
     def copy(src: Key, dst: Key, role_change: str | None = None) -> None:
         if src == dst:
             return  # shared storage (a zero-copy input): nothing is copied
+        hold(dst, tr.holds.get(src))
         if src in tr.holds:
-            tr.holds[dst] = tr.holds[src]
             role = tr.role[src]
             if role_change == "call" and role in _WEIGHT_LIKE:
                 role = "weight_copy"
             tr.role[dst] = role
         if src in tr.taint:
             tr.taint[dst] = tr.taint[src]
+        else:
+            tr.taint.pop(dst, None)
+        if src in tr.data_role:
+            tr.data_role[dst] = tr.data_role[src]
+        else:
+            tr.data_role.pop(dst, None)
         tr.copies.append((src, dst))
+        tr.flows.setdefault(src, set()).add(dst)
 
-    for entry in program.schedule:
+    for index, entry in enumerate(program.schedule):
+        if index < len(steps.exec_ranges):
+            tr.now = int(steps.exec_ranges[index][0])
         op = program.ops[entry.op]
         path = tuple(entry.call_path)
         klass = steps.op_class.get(op.id, "")
@@ -185,52 +260,109 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
                         if added:
                             tr.taint[dst] = tr.taint.get(dst, frozenset()) | added
                         tr.copies.append((src, dst))
+                        if src != dst:
+                            tr.flows.setdefault(src, set()).add(dst)
             else:
                 for g_in, parent in dict(op.attrs.get("inputs", {})).items():
                     copy(instance(parent, path), instance(g_in, inner), "call")
+                _pass_integers(op, entry.phase, path, inner, instance, tr)
+            continue
+        if klass == "host_store":
+            tr.host_sinks.update(instance(t, path) for t in op.inputs)
             continue
         if klass in _NO_TRACE_CLASSES:
             continue
         if klass == "remote_load":
             buffer = op.attrs.get("remote_buffer")
-            offset = op.attrs.get("offset")
-            if not isinstance(offset, int) and len(op.inputs) > 1:
-                offset = _entry_from_call_site(program, op.inputs[1], path)
-            held = by_entry.get((buffer, offset), set()) if isinstance(offset, int) else by_buffer.get(buffer, set())
+            offset = _offset(op, path, instance, tr)
+            held = by_entry.get((buffer, offset), set()) if offset is not None else by_buffer.get(buffer, set())
             for out in op.outputs:
                 key = instance(out, path)
-                tr.holds[key] = frozenset(held)
+                hold(key, frozenset(held))
                 tr.role[key] = "remote_staging"
+                if buffer in plain_buffers:  # the data comes from the entry, whatever it is
+                    for node in _entry_nodes(buffer, offset, entries):
+                        tr.flows.setdefault(node, set()).add(key)
             continue
         if klass == "remote_store":
             if op.inputs:
-                tr.buffer_stores.setdefault(op.attrs.get("remote_buffer"), set()).update(
-                    tr.holds.get(instance(op.inputs[0], path), frozenset()))
+                buffer = op.attrs.get("remote_buffer")
+                source = instance(op.inputs[0], path)
+                tr.buffer_stores.setdefault(buffer, set()).update(tr.holds.get(source, frozenset()))
+                offset = _offset(op, path, instance, tr)
+                if buffer in plain_buffers:  # the entry's data is what goes on from it
+                    tr.flows.setdefault(source, set()).update(_entry_nodes(buffer, offset, entries))
+                    tr.stored_roles.setdefault(buffer, set()).add(_data_role(source, tr, tensors))
+                else:
+                    tr.store_sinks.setdefault(source, set()).add((buffer, offset))
             continue
         if klass == "collective":
             if op.inputs:
                 _collective(op, path, instance, tr, copy)
             continue
         _compute(op, path, instance, tr, contribution, weights)
+        _record_flows(op, path, instance, tr, tensors)
+        _integer_arithmetic(op, path, instance, tr)
 
-    return _resolve(program, tr, weights, variables)
+    return _resolve(program, tr, weights, variables, by_entry, by_buffer)
 
 
-def _entry_from_call_site(program: LoweredProgram, tid: str, path: tuple[str, ...]) -> int | None:
-    """The value of the graph input ``tid`` when the calls on ``path`` (innermost last) pass it
-    down from an integer constant: the entry a load graph called as ``load.call(3)`` reads."""
-    for call_id in reversed(path):
-        call = program.ops.get(call_id)
-        if call is None:
-            return None
-        constants = call.attrs.get("constant_inputs") or {}
-        if tid in constants:
-            return int(constants[tid])
-        parent = (call.attrs.get("inputs") or {}).get(tid)
-        if parent is None:
-            return None
-        tid = parent
+def _buffer_info(program: LoweredProgram, buffer: int):
+    return next(b for b in program.remote_buffers if b.id == buffer)
+
+
+def _entry_nodes(buffer: int, entry: int | None, entries: Mapping[int, int]) -> list[Key]:
+    """The flow-graph nodes of a remote buffer's entries (every entry when ``entry`` is None)."""
+    which = range(entries.get(buffer, 1)) if entry is None else (entry,)
+    return [(f"\x00buffer {buffer} entry {e}", ()) for e in which]
+
+
+def _offset(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace) -> int | None:
+    """The buffer entry a remote load or store transfers: its constant offset, or the integer
+    its offset tensor holds now (a constant passed down calls, a repeat's loop counter); None
+    when not known (every entry)."""
+    offset = op.attrs.get("offset")
+    if isinstance(offset, int):
+        return offset
+    if len(op.inputs) > 1:
+        return tr.ints.get(instance(op.inputs[1], path))
     return None
+
+
+def _pass_integers(op: OpInfo, phase: str, path: tuple[str, ...], inner: tuple[str, ...], instance,
+                   tr: _Trace) -> None:
+    """Integer scalars entering a called graph: constants and known values passed to its inputs
+    (``load.call(3)``, a layer index); between two iterations of a repeat, each loop-carried
+    output's value becomes its input's."""
+    if phase == "iterate":
+        values = {g_in: tr.ints.get(instance(g_out, inner)) for g_out, g_in in op.attrs.get("loop_carried") or ()}
+    else:
+        constants = op.attrs.get("constant_inputs") or {}
+        values = {g_in: int(constants[g_in]) if g_in in constants else tr.ints.get(instance(parent, path))
+                  for g_in, parent in dict(op.attrs.get("inputs", {})).items()}
+    for g_in, value in values.items():
+        key = instance(g_in, inner)
+        if value is None:
+            tr.ints.pop(key, None)
+        else:
+            tr.ints[key] = value
+
+
+def _integer_arithmetic(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace) -> None:
+    """The integer an Add / Sub of known integer scalars makes (a loop counter's ``n + 1``);
+    any other op's outputs hold no known integer."""
+    written = [instance(t, path) for t in (*op.outputs, *op.modified)]
+    value = None
+    if op.type in ("Add", "Sub", "AddLhsInplace") and len(op.inputs) == 2:
+        constants = op.attrs.get("constant_inputs") or {}
+        a, b = (int(constants[t]) if t in constants else tr.ints.get(instance(t, path)) for t in op.inputs)
+        if a is not None and b is not None:
+            value = a - b if op.type == "Sub" else a + b
+    for key in written:
+        if value is None:
+            tr.ints.pop(key, None)
+        else:
+            tr.ints[key] = value
 
 
 def _collective(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace, copy) -> None:
@@ -240,6 +372,10 @@ def _collective(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace, copy) -
         if dst == src:
             continue  # in place: the same storage keeps its role
         copy(src, dst)
+        reducing = "AllGather" not in op.type and not (
+            op.type.startswith("ReplicatedReduceScatter") and str(op.attrs.get("op", "")) == "local")
+        if reducing and tr.data_role.get(dst) == "accumulator":
+            tr.data_role[dst] = "gradient"  # the reduced sum of an accumulator
         if dst not in tr.role:
             continue
         role = tr.role[dst]
@@ -256,6 +392,12 @@ def _compute(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace, contributi
     """An op that computes: updates of weights, moments, taint of its outputs."""
     in_keys = [instance(t, path) for t in op.inputs]
     mod_keys = {instance(t, path) for t in op.modified}
+    if op.type in _ACCUMULATE_OPS and in_keys and in_keys[0] in mod_keys and not tr.holds.get(in_keys[0]):
+        tr.data_role[in_keys[0]] = "accumulator"  # a tensor of no variable (ops.init) accumulating
+    for out in op.outputs:
+        key = instance(out, path)
+        if key not in mod_keys:
+            tr.data_role.pop(key, None)
     which = _MOMENT_OPS.get(op.type)
     if which and in_keys:
         for v in tr.holds.get(in_keys[0], ()):
@@ -284,22 +426,99 @@ def _compute(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace, contributi
     reached_all: set[str] = set()
     for k in in_keys:
         reached_all |= contribution(k)
-    if reached_all:
-        for out in op.outputs:
-            key = instance(out, path)
-            if key not in mod_keys and key not in tr.holds:
-                tr.taint[key] = tr.taint.get(key, frozenset()) | reached_all
+    for out in op.outputs:
+        key = instance(out, path)
+        if key not in mod_keys and key not in tr.holds:
+            # a new value (the previous iteration's taint is overwritten)
+            if reached_all:
+                tr.taint[key] = frozenset(reached_all)
+            else:
+                tr.taint.pop(key, None)
 
 
-def _resolve(program: LoweredProgram, tr: _Trace, weights: set[str], variables: Mapping) -> Provenance:
+def _record_flows(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace, tensors: Mapping) -> None:
+    """Where the data of each input of a computing op goes: its outputs and the tensors it
+    modifies, except a scalar made from a larger input (a norm, a loss: a summary of the data
+    goes there, not the data)."""
+    destinations = {instance(t, path) for t in (*op.outputs, *op.modified)}
+    for t in op.inputs:
+        src = instance(t, path)
+        info = tensors.get(src[0])
+        size = info.nelms if info is not None else 0
+        for dst in destinations:
+            if dst == src:
+                continue
+            dst_info = tensors.get(dst[0])
+            if dst_info is not None and dst_info.nelms == 1 < size:
+                continue
+            tr.flows.setdefault(src, set()).add(dst)
+
+
+#: the destination of nobody's data (the host, a buffer holding no variable)
+_NOBODY = ""
+
+
+def _propagate_destinations(tr: _Trace, known: Mapping[Key, str], sinks: Mapping[Key, str],
+                            skip: frozenset[Key] = frozenset()) -> dict[Key, str]:
+    """The parameter every instance's data goes to, backwards along ``tr.flows`` from ``known``
+    (instances whose parameter is settled, "" = nobody's) and ``sinks`` (an instance's other
+    destinations: a buffer entry, the host). Returns instance -> parameter ("" = destinations of
+    different parameters, or nobody's) for the instances reached; a worklist, each value changes
+    at most twice (unknown -> P -> nobody's). Destinations in ``skip`` are left out."""
+    flows = {src: {d for d in dsts if d not in skip} for src, dsts in tr.flows.items()} if skip else tr.flows
+    sources: dict[Key, set[Key]] = {}
+    for src, dsts in flows.items():
+        for dst in dsts:
+            sources.setdefault(dst, set()).add(src)
+    value: dict[Key, str] = {}
+
+    def of(key: Key) -> str | None:
+        if key in known:
+            return known[key]
+        return value.get(key)
+
+    def join(key: Key) -> str | None:
+        found: set[str] = set()
+        if key in sinks:
+            found.add(sinks[key])
+        for dst in flows.get(key, ()):
+            v = of(dst)
+            if v is not None:
+                found.add(v)
+        if not found:
+            return None
+        return found.pop() if len(found) == 1 else _NOBODY
+
+    queue: list[Key] = [k for k in sinks if k not in known]
+    for key in (*known, *sinks):
+        queue.extend(src for src in sources.get(key, ()) if src not in known)
+    pending = set(queue)
+    queue = list(pending)
+    while queue:
+        key = queue.pop()
+        pending.discard(key)
+        new = join(key)
+        if new is None or new == value.get(key):
+            continue
+        value[key] = new
+        for src in sources.get(key, ()):
+            if src not in known and src not in pending:
+                pending.add(src)
+                queue.append(src)
+    return value
+
+
+def _resolve(program: LoweredProgram, tr: _Trace, weights: set[str], variables: Mapping,
+             by_entry: Mapping[tuple[int, int], set[str]], by_buffer: Mapping[int, set[str]]) -> Provenance:
     tensors = program.tensors
     parameter_of_variable: dict[str, str] = {}
     for v, info in variables.items():
-        if v in weights:
+        if v in weights or info.kind == "kv_cache":  # a cache is state of its own, like a weight
             parameter_of_variable[v] = info.name
         else:
             owners = tr.owners.get(v, set())
-            parameter_of_variable[v] = tensors[next(iter(owners))].name if len(owners) == 1 else ""
+            # several weights: the layers of a repeated block updated through one staging instance
+            parameter_of_variable[v] = family(tensors[w].name for w in owners)
     # the full variable of popxl.replica_sharded_variable lives only in its buffer; the program
     # uses its on-chip shard, recorded with the same buffer and entry: the two are one parameter's
     for v, info in variables.items():
@@ -310,8 +529,7 @@ def _resolve(program: LoweredProgram, tr: _Trace, weights: set[str], variables: 
                 parameter_of_variable[v] = parameter_of_variable[shards[0]]
 
     def parameter_of(held: Iterable[str]) -> str:
-        params = {parameter_of_variable.get(v, "") for v in held}
-        return params.pop() if len(params) == 1 else ""
+        return family(parameter_of_variable.get(v, "") for v in held)
 
     # an instance holding nothing takes the parameter of the update it feeds, and so does
     # whatever was copied into it (traced back against the schedule)
@@ -321,12 +539,38 @@ def _resolve(program: LoweredProgram, tr: _Trace, weights: set[str], variables: 
         if p:
             feeds[key] = p
     for src, dst in reversed(tr.copies):
-        if src not in tr.holds and src not in feeds and dst in feeds:
+        if src not in tr.held_ever and src not in feeds and dst in feeds:
             feeds[src] = feeds[dst]
+    # beyond: where the data goes (module docstring)
+    known: dict[Key, str] = {key: parameter_of(held) for key, held in tr.held_ever.items() if held}
+    known.update(feeds)
+    buffer_variables = {buf.id: {v for v in buf.variables if v in variables} for buf in program.remote_buffers}
+    sinks: dict[Key, str] = {key: _NOBODY for key in tr.host_sinks}
+    for key, entries in tr.store_sinks.items():
+        params = set()
+        for buffer, entry in entries:
+            held = by_entry.get((buffer, entry), set()) if entry is not None else by_buffer.get(buffer, set())
+            held = held or buffer_variables.get(buffer, set())
+            params.add(parameter_of(held) if held else _NOBODY)
+        sinks[key] = params.pop() if len(params) == 1 else _NOBODY
+    destinations = _propagate_destinations(tr, known, sinks)
+    # an activation (or data staged from a buffer of no variable) is a parameter's only when
+    # its data gets there other than through a gradient (an optimizer's term): the forward's
+    # activations a weight's gradient is made from stay activations
+    gradients = frozenset(k for k in tr.flows if k[0] in tensors and tensors[k[0]].kind == "gradient")
+    direct = _propagate_destinations(tr, known, sinks, skip=gradients)
+    for key, p in destinations.items():
+        info = tensors.get(key[0])
+        if info is not None and info.kind in ("activation", "remote_staging"):
+            p = direct.get(key, "")
+        if p and key not in tr.held_ever and key not in feeds:
+            feeds[key] = p
 
+    # the keys and values written into a key/value cache stay activations (of the cache)
+    caches = {info.name for info in variables.values() if info.kind == "kv_cache"}
     instances: dict[Key, Attribution] = {}
-    for key in set(tr.holds) | set(feeds):
-        held = tr.holds.get(key)
+    for key in set(tr.held_ever) | set(feeds):
+        held = tr.held_ever.get(key)
         info = tensors.get(key[0])
         kind = info.kind if info is not None else "other"
         if held:
@@ -335,8 +579,8 @@ def _resolve(program: LoweredProgram, tr: _Trace, weights: set[str], variables: 
             role = tr.role.get(key, "other")
             instances[key] = Attribution(parameter_of(held), role, which if _holds_state(held, variables) else "")
         else:
-            role = _ROLE_OF_KIND.get(kind, "other")
-            if role == "activation":
+            role = tr.data_role.get(key) or _ROLE_OF_KIND.get(kind, "other")
+            if role == "activation" and feeds.get(key, "") not in caches:
                 role = "other"  # fed into an update: an optimizer's term, not an activation
             instances[key] = Attribution(feeds.get(key, ""), role, "")
 
@@ -350,6 +594,9 @@ def _resolve(program: LoweredProgram, tr: _Trace, weights: set[str], variables: 
         held = ({v for v in buf.variables if v in variables}
                 or {v for v, info in variables.items() if info.remote_buffer == buf.id}
                 or tr.buffer_stores.get(buf.id, set()))
+        if not held:
+            buffers[buf.id] = _plain_buffer(buf, direct, tr, instances, tensors)
+            continue
         roles = {_BASE_ROLE.get(variables[v].kind, "other") if v in variables else "other" for v in held}
         whiches = {tr.which.get(v, "") for v in held}
         buffers[buf.id] = Attribution(
@@ -357,7 +604,45 @@ def _resolve(program: LoweredProgram, tr: _Trace, weights: set[str], variables: 
             roles.pop() if len(roles) == 1 else "other",
             whiches.pop() if len(whiches) == 1 and _holds_state(held, variables) else "",
         )
-    return Provenance(program, parameter_of_variable, instances, buffers, op_parameter)
+    # an instance that held different variables in turn (one layer per iteration of a repeat)
+    by_step: dict[Key, tuple[tuple[int, ...], tuple[Attribution, ...]]] = {}
+    for key, events in tr.timeline.items():
+        if len({held for _step, held in events}) < 2 or key not in instances:
+            continue
+        base = instances[key]
+        attributions = []
+        for _step, held in events:
+            whiches = {tr.which.get(v, "") for v in held}
+            which = whiches.pop() if len(whiches) == 1 and _holds_state(held, variables) else ""
+            attributions.append(Attribution(parameter_of(held), base.role, which))
+        by_step[key] = (tuple(step for step, _held in events), tuple(attributions))
+    return Provenance(program, parameter_of_variable, instances, buffers, op_parameter, by_step)
+
+
+def _plain_buffer(buf, destinations: Mapping[Key, str], tr: _Trace, instances: Mapping[Key, Attribution],
+                  tensors: Mapping) -> Attribution:
+    """A remote buffer holding no variable (popxl-addons' gradient buffers, activations of
+    batch serialisation): the parameter its entries' data goes to (the family over the entries,
+    :func:`family`), with the role of what is stored into it when that is one role."""
+    values = {destinations[n] for n in _entry_nodes(buf.id, None, {buf.id: max(int(buf.entries), 1)})
+              if n in destinations}
+    parameter = family(values)
+    if not parameter:
+        return Attribution()
+    roles = set(tr.stored_roles.get(buf.id, set()))
+    if len(roles) > 1:
+        roles.discard("remote_staging")  # an entry loaded and stored back adds nothing new
+    role = roles.pop() if len(roles) == 1 else "other"
+    return Attribution(parameter, "other" if role == "activation" else role, "")
+
+
+def _data_role(key: Key, tr: _Trace, tensors: Mapping) -> str:
+    """The role of the data an instance holding no variable holds now: what it accumulates or
+    was reduced from (``tr.data_role``), else its kind's."""
+    if key in tr.data_role:
+        return tr.data_role[key]
+    info = tensors.get(key[0])
+    return _ROLE_OF_KIND.get(info.kind, "other") if info is not None else "other"
 
 
 def _holds_state(held: Iterable[str], variables: Mapping) -> bool:
@@ -379,9 +664,9 @@ def attribute_rows(provenance: Provenance, storage: Storage, inst: Instances) ->
                for r in range(len(storage.ids))]
     paths = inst.path if len(inst.path) == len(inst.row) else ((),) * len(inst.row)
     per_instance: list[Attribution] = []
-    for row, path in zip(inst.row.tolist(), paths):
+    for row, path, last in zip(inst.row.tolist(), paths, inst.last.tolist()):
         if row < n_tensors:
-            per_instance.append(provenance.of_instance(storage.ids[row], tuple(path)))
+            per_instance.append(provenance.of_instance(storage.ids[row], tuple(path), last))
         elif row in temp_op:
             op_id = temp_op[row]
             per_instance.append(Attribution(provenance.op_parameter.get((op_id, tuple(path)), ""), "partials", ""))
@@ -390,4 +675,4 @@ def attribute_rows(provenance: Provenance, storage: Storage, inst: Instances) ->
     return per_row, per_instance
 
 
-__all__ = ["Attribution", "Provenance", "attribute_rows", "trace"]
+__all__ = ["Attribution", "Provenance", "attribute_rows", "family", "trace"]

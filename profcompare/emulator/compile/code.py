@@ -8,7 +8,8 @@ the tensors it reads or writes (and its temporaries). Per tile:
   launch/call sequence per step on participating tiles;
 - vertexCode: one copy of each codelet family used on the tile;
 - vertexInstanceState: one vertex per worker with data (at most 6 per tile per compute step);
-- internalExchangeCode: per DoExchange on participating tiles;
+- internalExchangeCode: per DoExchange, and per compute set that receives data of other tiles
+  (programs.EXCHANGE_INSIDE_ROLES: its exchange), on participating tiles;
 - hostExchangeCode: per StreamCopy, RemoteLoad or RemoteStore on participating tiles;
 - globalExchangeCode: per ring step of each collective on participating tiles;
 - copyDescriptor: per tensor copied by a Call's enter/exit copies, on the tiles holding it.
@@ -33,7 +34,7 @@ from profcompare.emulator.compile.loaded_code import LOADED_CODE_CATEGORIES, loa
 from profcompare.emulator.compile.mapping import mapping_offset, tile_bytes_matrix
 from profcompare.emulator.compile.memory import Storage
 from profcompare.emulator.compile.placement import Layout, placed_tile_bytes
-from profcompare.emulator.compile.programs import NO_CODE_STEP_TYPES, ProgramSteps, codelet_kind
+from profcompare.emulator.compile.programs import EXCHANGE_INSIDE_ROLES, NO_CODE_STEP_TYPES, ProgramSteps, codelet_kind
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec
 from profcompare.model import make_frame
@@ -205,12 +206,12 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
         graph = program.ops[st.op].graph if st.op else ""
         return graph if graph in loaded else None
 
-    def add_code(st, graph: str | None, cat: str, mask: np.ndarray, per_tile: int) -> None:
+    def add_code(st, graph: str | None, cat: str, mask: np.ndarray, per_tile: int, suffix: str = "") -> None:
         if graph is not None and cat in loaded[graph]:
             loaded[graph][cat] += mask * per_tile
             return
         always[cat] += mask * per_tile
-        row(st.name, st.type, cat, int(mask.sum()) * per_tile)
+        row(st.name + suffix, st.type, cat, int(mask.sum()) * per_tile)
 
     def code_load_mask(st) -> np.ndarray:
         # the Copy writes the loaded graph's code on every tile that holds some of it
@@ -258,9 +259,18 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
             vertices_total += int(v.sum())
             if st.role in ("copy_in", "copy_out"):
                 copy_desc += copied * device.copy_descriptor_bytes
-        elif st.type == "DoExchange":
+        if st.type == "DoExchange":
             add_code(st, graph, "internalExchangeCode", mask, device.internal_exchange_code_bytes)
-        elif st.type in HOST_STEP_TYPES:
+        elif st.role in EXCHANGE_INSIDE_ROLES:
+            # a compute set that receives data of other tiles holds the code of its exchange and
+            # that exchange's launch as a DoExchange step does (rows "<step>/exchange")
+            if graph is None:
+                code_steps += 1
+            else:
+                loaded_steps[graph] += 1
+            add_code(st, graph, "controlCode", mask, device.control_code_bytes_per_participating_step, "/exchange")
+            add_code(st, graph, "internalExchangeCode", mask, device.internal_exchange_code_bytes, "/exchange")
+        if st.type in HOST_STEP_TYPES:
             add_code(st, graph, "hostExchangeCode", mask, device.host_exchange_code_bytes)
         elif st.type == "GlobalExchange":
             add_code(st, graph, "globalExchangeCode", mask, device.global_exchange_code_bytes)

@@ -7,10 +7,15 @@ device data in ``targets.py`` (each constant sourced there):
   uses; other ops run on the vector unit (``datapath_bytes`` per cycle per tile) over the
   worst tile's share of the op's largest tensor; plus a fixed per-compute-set cost.
 - exchange: bytes received by the worst tile / exchange bytes per cycle per tile, plus a
-  fixed per-exchange cost.
+  fixed per-exchange cost; a compute set that reads data of other tiles (a matmul's Convolve and
+  Reduce, a reduction's final step, a broadcast) receives it in its own step
+  (programs.EXCHANGE_INSIDE_ROLES), so that step has exchange and compute cycles.
 - sync: each Sync step (internal), and the end of a remote transfer (external).
-- host_io: StreamCopyBegin and End as measured in a real trace (they include the device's wait
-  for the host), Mid = bytes of all the gateway's IPUs over the one shared host link.
+- host_io: a host transfer is a control copy (Begin, Mid, End) then the data copy, as a real
+  trace shows them; the Begin step holds the control copy and the data copy's Begin (the host's
+  wait), Mid = a fixed cost + bytes of all the gateway's IPUs over the one shared host link, End
+  the data copy's End (all measured, targets.py). A run that makes host transfers opens with two
+  control copies and the host's start-of-run wait (:func:`run_opening_cycles`).
 - streaming_memory: a fixed (fitted) cost per remote transfer, then the bytes of all IPUs that
   transfer at once over the one shared gateway path.
 - collective: rings over IPU-Links (facts 2.7): per ring step an external sync and the step's
@@ -221,9 +226,11 @@ class CostModel:
         if role == "sync_internal":
             add("sync", d.internal_sync_cycles)
         elif role == "host_begin":
-            add("host_io", d.stream_copy_begin_cycles)
+            # the control copy that precedes every host transfer, then the data copy's Begin
+            add("host_io", host_sync_cycles(d) + d.stream_copy_begin_cycles)
         elif role == "host_mid":
-            add("host_io", self._transfer_bytes(op, op_class) * self.sharing() / d.host_bytes_per_s * clock)
+            add("host_io", d.stream_copy_mid_cycles
+                + self._transfer_bytes(op, op_class) * self.sharing() / d.host_bytes_per_s * clock)
         elif role == "host_end":
             add("host_io", d.stream_copy_end_cycles)
         elif role == "remote_begin":
@@ -254,6 +261,10 @@ class CostModel:
             tid = op.inputs[0] if op.inputs else ""
             nbytes = self.program.tensors[tid].nbytes if tid in self.program.tensors else 0
             add("exchange", nbytes / d.ipu_link_bytes_per_s * clock + d.exchange_overhead_cycles)
+        elif role in ("ipu_copy_pre", "ipu_copy_post"):
+            # the copied tensor's worst tile moved on chip, to the sending tiles or from the receiving ones
+            tid = op.inputs[0] if role == "ipu_copy_pre" and op.inputs else (op.outputs[0] if op.outputs else "")
+            add("exchange", self._worst_tile_bytes((tid,)) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
         elif role == "io_tile_copy":
             tid = op.outputs[0] if op.outputs else ""
             add("exchange", self._worst_tile_bytes((tid,)) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
@@ -265,37 +276,38 @@ class CostModel:
             add("compute", self._worst_tile_bytes((step.tensor,)) / d.datapath_bytes + d.vertex_overhead_cycles)
         elif role.startswith("mm_"):
             plan = self.matmul_plan(op)
-            if role == "mm_exchange":
-                add("exchange", plan.exchange_bytes_per_tile / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
-            elif role == "mm_rearrange":
+            if role == "mm_rearrange":
                 add("compute", plan.exchange_bytes_per_tile / d.datapath_bytes + d.vertex_overhead_cycles)
             elif role == "mm_convolve":
+                # the Convolve receives the operand copies from the tiles the rearrangement wrote
+                # them on (its own exchange, programs.EXCHANGE_INSIDE_ROLES), then runs the AMP
+                add("exchange", plan.exchange_bytes_per_tile / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
                 add("compute", plan.flops / (plan.tiles * d.amp_flops_per_cycle(plan.dtype)) + d.vertex_overhead_cycles)
-            elif role == "mm_partials":
+            else:
+                # the Reduce receives the partials of the other tiles, then adds them
                 add("exchange", plan.partial_exchange_bytes_per_tile / d.exchange_bytes_per_cycle
                     + d.exchange_overhead_cycles)
-            else:
                 add("compute", plan.reduce_elements_per_tile / d.vector_width(4) + d.vertex_overhead_cycles)
         else:
             tids = tuple(op.outputs) or tuple(op.modified) or tuple(op.inputs)
             big = self.largest(tids)
             s = self.stats(big) if big is not None else TensorStats(0, 0, 4, 1, 0)
-            if step.type == "DoExchange":
-                if op_class == "reduce":
-                    src = self.largest(tuple(op.inputs))
-                    in_bytes = self.program.tensors[src].nbytes if src else 0
-                    add("exchange", -(-in_bytes // max(1, s.tiles_used)) / d.exchange_bytes_per_cycle
-                        + d.exchange_overhead_cycles)
-                else:
-                    add("exchange", self._broadcast_bytes(op, s) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
-            else:
-                src = self.largest(tuple(op.inputs)) if role == "reduce_partials" else big
-                ss = self.stats(src) if src is not None else s
-                per_element = max(1.0, float(op.flops) / max(1, s.nelms)) if op.flops else 1.0
-                if op_class == "init":
-                    per_element = 1.0
-                add("compute", ss.max_tile_elements * per_element / d.vector_width(ss.itemsize)
-                    + d.vertex_overhead_cycles)
+            if role == "reduce_final":
+                # the final reduction receives the partials of the other tiles first
+                src = self.largest(tuple(op.inputs))
+                in_bytes = self.program.tensors[src].nbytes if src else 0
+                add("exchange", -(-in_bytes // max(1, s.tiles_used)) / d.exchange_bytes_per_cycle
+                    + d.exchange_overhead_cycles)
+            elif role == "broadcast_compute":
+                # the compute set receives the broadcast input's elements its tiles lack
+                add("exchange", self._broadcast_bytes(op, s) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+            src = self.largest(tuple(op.inputs)) if role == "reduce_partials" else big
+            ss = self.stats(src) if src is not None else s
+            per_element = max(1.0, float(op.flops) / max(1, s.nelms)) if op.flops else 1.0
+            if op_class == "init":
+                per_element = 1.0
+            add("compute", ss.max_tile_elements * per_element / d.vector_width(ss.itemsize)
+                + d.vertex_overhead_cycles)
         return out
 
     def _broadcast_bytes(self, op: OpInfo, out: TensorStats) -> int:
@@ -305,6 +317,26 @@ class CostModel:
             if info is not None and 1 < info.nelms < out.nelms:
                 total += min(info.nbytes, out.max_tile_elements * info.itemsize)
         return total
+
+
+def host_sync_cycles(device: DeviceSpec) -> int:
+    """Cycles of the control copy before each host transfer: its Begin, Mid and End (measured)."""
+    return device.host_sync_begin_cycles + device.stream_copy_mid_cycles + device.host_sync_end_cycles
+
+
+def run_opening_cycles(device: DeviceSpec) -> int:
+    """Cycles a run that makes host transfers spends before its first one: two control copies, the
+    second waiting ``run_start_wait_cycles`` for the host (docs/ipu-model.md section 12)."""
+    return 2 * host_sync_cycles(device) + device.run_start_wait_cycles
+
+
+def first_host_transfer(steps: ProgramSteps) -> int | None:
+    """The executed index of the run's first host transfer's Begin step (None without one)."""
+    roles = np.array([s.role == "host_begin" for s in steps.static], dtype=bool)
+    if not len(roles):
+        return None
+    hits = np.flatnonzero(roles[steps.exec_static[steps.setup_steps:]])
+    return int(hits[0]) + steps.setup_steps if len(hits) else None
 
 
 @lru_cache(maxsize=65536)
@@ -346,5 +378,6 @@ def static_cycles(steps: ProgramSteps, costs: CostModel, loaded_code_bytes: Mapp
     return out
 
 
-__all__ = ["PHASE_INDEX", "CostModel", "MatmulPlan", "Ring", "TensorStats", "static_cycles"]
+__all__ = ["PHASE_INDEX", "CostModel", "MatmulPlan", "Ring", "TensorStats", "first_host_transfer", "host_sync_cycles",
+           "run_opening_cycles", "static_cycles"]
 

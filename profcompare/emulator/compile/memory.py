@@ -81,7 +81,7 @@ def temporaries(program: LoweredProgram, steps: ProgramSteps, costs: CostModel) 
         base = _temporary_base(program, op.graph, key)
         if plan.copied_bytes:
             temps.append(Temporary(op.id, base + "/operand_copies", plan.copied_bytes,
-                                   plan.kept_operand, "mm_exchange", "mm_convolve", True))
+                                   plan.kept_operand, "mm_rearrange", "mm_convolve", True))
         if plan.partial_bytes:
             temps.append(Temporary(op.id, base + "/partials", plan.partial_bytes, key, "mm_convolve", "mm_reduce", True))
     return temps

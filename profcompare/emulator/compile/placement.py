@@ -11,9 +11,14 @@ tiles is one region of every tile: the mapping is exactly the single-IPU one.
 Pipeline schedule: a ``pipelined_execution`` over S stages and N steps runs N + S - 1 pipeline
 cycles: ramp-up cycles k = 1..S-1 run stages 0..k-1, N - S + 1 main cycles run every stage,
 ramp-down cycles k = 1..S-1 run stages k..S-1; the inter-IPU copies run after every cycle but the
-last. Inside a cycle the stages on different IPUs run at the same time and stages on the same IPU
-one after another (ASSUMPTION: Poplar syncs per IPU between the cross-IPU copies), so a cycle
-lasts as long as its busiest IPU.
+last. Inside a cycle, as the real 2-IPU trace in shared/data shows: the active stages' host loads
+(each host copy synchronises every IPU), then their other steps (stages on different IPUs at the
+same time, on the same IPU one after another), then their host stores, then the copies between
+IPUs as one exchange (each IPU's on-chip move of what it sends, one external sync, every copy's
+bytes, each IPU's move of what it received). Each IPU keeps its own clock; a
+synchronising step starts when the last IPU arrives, and the IPUs that arrived earlier wait in it
+(``RunRow.arrivals``); the run ends when every IPU has (``RunRow.held``). Outside the pipeline the
+IPUs run their own steps the same way.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import numpy as np
 from profcompare.emulator.compile.mapping import mapping_offset, tile_bytes_matrix
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram, PipelineInfo
+from profcompare.model import PHASES
 
 
 @dataclass(frozen=True)
@@ -100,19 +106,39 @@ def pipeline_cycles(num_stages: int, steps: int) -> list[tuple[tuple[int, ...], 
 
 @dataclass(frozen=True)
 class RunRow:
-    """One executed step of one run on the timeline: which step, when, for how long (all phases)."""
+    """One executed step of one run on the timeline: which step, when, for how long (all phases).
+
+    ``arrivals``: (IPU, cycle) of the IPUs that reached this step before ``start`` and wait in it
+    until the last one arrives (a host stream copy or an inter-IPU copy synchronises every IPU);
+    ``held``: (IPU, cycle) of an IPU that ends the run early and waits in this, its last sync, for
+    the others (a run ends when every IPU has)."""
 
     step: int  # executed step index
     start: int  # cycles from the start of the run
     cycles: np.ndarray  # per phase
+    arrivals: tuple[tuple[int, int], ...] = ()
+    held: tuple[tuple[int, int], ...] = ()  # (IPU, cycle): the IPU stays in this sync until then
 
 
-def run_timeline(program: LoweredProgram, steps: ProgramSteps, static_cycles: np.ndarray) -> tuple[list[RunRow], np.ndarray]:
+HOST_ROLES = frozenset({"host_begin", "host_mid", "host_end"})
+
+#: Roles of the steps that synchronise every IPU of the replica.
+SYNC_ROLES = HOST_ROLES | frozenset({"remote_begin", "remote_mid", "remote_end", "code_load", "ipu_copy_sync",
+                                     "ipu_copy", "collective_pre", "sync_external", "ring_exchange", "ring_reduce"})
+
+
+def run_timeline(program: LoweredProgram, steps: ProgramSteps, static_cycles: np.ndarray, *,
+                 opening: tuple[int, int] | None = None, ipus: int = 1,
+                 step_ipus: Sequence[tuple[int, ...]] = (), exchange_overhead: int = 0
+                 ) -> tuple[list[RunRow], np.ndarray]:
     """The timeline of one run of the main program with its pipelines (module docstring).
 
     Returns (rows, critical): ``rows`` place every executed step of the run (pipeline stages once
     per pipeline cycle they run in), ``critical`` the cycles per phase along the critical path,
-    whose sum is the span of the run.
+    whose sum is the span of the run. ``opening`` (executed step, cycles): host_io cycles the run
+    spends in that step (its first host transfer's Begin) before its own; ``ipus``: IPUs per replica;
+    ``step_ipus``: per static step, the IPUs it runs on (trace.step_places); ``exchange_overhead``:
+    the fixed cost of one exchange (paid once by the merged inter-IPU copies of a pipeline cycle).
     """
     n_phases = static_cycles.shape[1]
     pipe_of: dict[str, tuple[PipelineInfo, int]] = {}  # top-level op id -> (pipeline, stage position or -1 copy)
@@ -122,9 +148,7 @@ def run_timeline(program: LoweredProgram, steps: ProgramSteps, static_cycles: np
                 pipe_of[o] = (p, pos)
         for o in p.copies:
             pipe_of[o] = (p, -1)
-    rows: list[RunRow] = []
-    critical = np.zeros(n_phases, dtype=np.int64)
-    t = 0
+    timeline = _Timeline(steps, static_cycles, n_phases, opening, max(1, ipus), step_ipus, exchange_overhead)
     done: set[int] = set()
     entries = list(zip(program.schedule, steps.exec_ranges))
     members: dict[int, dict[int, list[int]]] = {}  # pipeline id -> stage position -> executed steps
@@ -137,52 +161,188 @@ def run_timeline(program: LoweredProgram, steps: ProgramSteps, static_cycles: np
         top = entry.call_path[0] if entry.call_path else entry.op
         hit = pipe_of.get(top)
         if hit is None:
+            # outside a pipeline too, each IPU runs its own steps; synchronising steps wait for all
             for e in range(a, b):
-                c = static_cycles[steps.exec_static[e]]
-                rows.append(RunRow(e, t, c))
-                critical += c
-                t += int(c.sum())
+                timeline.place(e)
             continue
         p = hit[0]
         if p.id in done:
             continue
         done.add(p.id)
-        t = _pipeline_rows(p, members[p.id], steps, static_cycles, t, rows, critical)
-    return rows, critical
+        _pipeline_rows(p, members[p.id], timeline)
+    timeline.finish()
+    return timeline.rows, timeline.critical
 
 
-def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], steps: ProgramSteps, static_cycles: np.ndarray,
-                   t: int, rows: list[RunRow], critical: np.ndarray) -> int:
+class _Timeline:
+    """Per-IPU clocks of one run: steps of one IPU one after another, synchronising steps (host
+    stream copies, inter-IPU copies, everything outside a pipeline) wait for every IPU."""
+
+    def __init__(self, steps: ProgramSteps, static_cycles: np.ndarray, n_phases: int,
+                 opening: tuple[int, int] | None, ipus: int, step_ipus: Sequence[tuple[int, ...]],
+                 exchange_overhead: int) -> None:
+        self.steps = steps
+        self.step_ipus = step_ipus
+        self.overhead = int(exchange_overhead)
+        self.static_cycles = static_cycles
+        self.opening = opening
+        self.clock = dict.fromkeys(range(ipus), 0)
+        self.rows: list[RunRow] = []
+        self.critical = np.zeros(n_phases, dtype=np.int64)
+        self.local = {i: np.zeros(n_phases, dtype=np.int64) for i in range(ipus)}  # since the last sync
+        self.host_io = PHASES.index("host_io")
+        self.last_alone: dict[int, int] = {}  # IPU -> index in rows of its last step run alone
+
+    def cycles(self, e: int) -> np.ndarray:
+        c = self.static_cycles[self.steps.exec_static[e]]
+        if self.opening is not None and e == self.opening[0]:
+            # the run's opening copies precede its first host transfer only (a pipeline stage's
+            # steps are placed once per pipeline cycle with the same executed index)
+            c = c.copy()
+            c[self.host_io] += self.opening[1]
+            self.opening = None
+        return c
+
+    def role(self, e: int) -> str:
+        return self.steps.static[int(self.steps.exec_static[e])].role
+
+    def place(self, e: int) -> None:
+        """Step ``e`` outside a pipeline: on its own IPU, or on every IPU when it synchronises
+        them (host and remote transfers, copies between IPUs, collectives, steps of several IPUs)."""
+        static = int(self.steps.exec_static[e])
+        where = self.step_ipus[static] if static < len(self.step_ipus) else (0,)
+        if len(where) != 1 or self.role(e) in SYNC_ROLES or where[0] not in self.clock:
+            self.together(e)
+        else:
+            self.alone(e, where[0])
+
+    def finish(self) -> None:
+        """Close the run: the busiest IPU since the last synchronisation is on the critical path;
+        an IPU that ends earlier waits in its last Internal Sync until the run ends."""
+        busiest = max(self.local, key=lambda i: (self.clock[i], -i))
+        self.critical += self.local[busiest]
+        for i in self.local:
+            self.local[i] = np.zeros_like(self.critical)
+        end = max(self.clock.values())
+        for ipu, k in self.last_alone.items():
+            row = self.rows[k]
+            if self.clock[ipu] < end and row.start + int(row.cycles.sum()) == self.clock[ipu] \
+                    and self.role(row.step) == "sync_internal":
+                self.rows[k] = RunRow(row.step, row.start, row.cycles, row.arrivals, ((ipu, end),))
+
+    def together(self, e: int, cycles: np.ndarray | None = None) -> None:
+        """Step ``e`` on every IPU at once: it starts when the last IPU arrives."""
+        c = self.cycles(e) if cycles is None else cycles
+        start = max(self.clock.values())
+        busiest = max(self.local, key=lambda i: (self.clock[i], -i))
+        self.critical += self.local[busiest]
+        for i in self.local:
+            self.local[i] = np.zeros_like(self.critical)
+        arrivals = tuple((i, t) for i, t in sorted(self.clock.items()) if t < start)
+        self.rows.append(RunRow(e, start, c, arrivals))
+        self.critical += c
+        end = start + int(c.sum())
+        for i in self.clock:
+            self.clock[i] = end
+
+    def alone(self, e: int, ipu: int, cycles: np.ndarray | None = None) -> None:
+        """Step ``e`` on IPU ``ipu`` alone, after that IPU's previous step."""
+        c = self.cycles(e) if cycles is None else cycles
+        self.last_alone[ipu] = len(self.rows)
+        self.rows.append(RunRow(e, self.clock[ipu], c))
+        self.local[ipu] += c
+        self.clock[ipu] += int(c.sum())
+
+
+def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], tl: _Timeline) -> None:
+    """Place one pipeline's cycles (docs/ipu-model.md section 10): per cycle the active stages'
+    host loads (stream copies, every IPU together), then their other steps (IPUs in parallel, one
+    IPU's stages one after another), then their host stores, then the copies between IPUs as one
+    exchange (each IPU's move to its sending tiles, one external sync, every copy's bytes, each
+    IPU's move from its receiving tiles), unless it is the last cycle."""
     ipu_of = dict(p.stage_ipus)
-    positions = [pos for pos in range(len(p.stages))]
-    stage_ipu = {pos: ipu_of.get(p.stages[pos][0], 0) for pos in positions}
-    for active, copies in pipeline_cycles(len(p.stages), p.steps):
-        cursor: dict[int, int] = {}
-        per_ipu: dict[int, np.ndarray] = {}
+    stage_ipu = {pos: ipu_of.get(p.stages[pos][0], 0) for pos in range(len(p.stages))}
+    op_class = tl.steps.op_class
+
+    def host_class(e: int) -> str:
+        op = tl.steps.static[int(tl.steps.exec_static[e])].op
+        return op_class.get(op, "") if tl.role(e) in HOST_ROLES else ""
+
+    copies = members.get(-1, [])
+    # one exchange moves every copy's bytes, paying the fixed exchange cost once; before it each
+    # IPU moves what it sends to its sending tiles, after it what it received to the destination
+    # tiles (one DoExchange per IPU and side for all the copies, each on its IPU's own clock)
+    step_ipus = tl.step_ipus
+
+    def side(role: str) -> dict[int, tuple[int, np.ndarray] | None]:
+        by_ipu: dict[int, list[int]] = {}
+        for e in copies:
+            if tl.role(e) == role:
+                where = step_ipus[int(tl.steps.exec_static[e])] if step_ipus else (0,)
+                by_ipu.setdefault(where[0], []).append(e)
+        return {i: _merge(tl, es) for i, es in sorted(by_ipu.items())}
+
+    pre, post = side("ipu_copy_pre"), side("ipu_copy_post")
+    exchange = _merge(tl, [e for e in copies if tl.role(e) == "ipu_copy"])
+    syncs = [e for e in copies if tl.role(e) == "ipu_copy_sync"]
+    parts = {"ipu_copy_pre", "ipu_copy", "ipu_copy_post", "ipu_copy_sync"}
+    others = [e for e in copies if tl.role(e) not in parts]
+    for active, copy_after in pipeline_cycles(len(p.stages), p.steps):
         for pos in active:
-            ipu = stage_ipu[pos]
-            start = cursor.get(ipu, t)
-            acc = per_ipu.setdefault(ipu, np.zeros_like(critical))
             for e in members.get(pos, ()):
-                c = static_cycles[steps.exec_static[e]]
-                rows.append(RunRow(e, start, c))
-                acc += c
-                start += int(c.sum())
-            cursor[ipu] = start
-        if per_ipu:
-            busiest = max(per_ipu, key=lambda i: (int(per_ipu[i].sum()), -i))
-            critical += per_ipu[busiest]
-            t = max(cursor.values())
-        if copies:
-            for e in members.get(-1, ()):
-                c = static_cycles[steps.exec_static[e]]
-                rows.append(RunRow(e, t, c))
-                critical += c
-                t += int(c.sum())
-    return t
+                if host_class(e) == "host_load":
+                    tl.together(e)
+        for pos in active:
+            for e in members.get(pos, ()):
+                if not host_class(e):
+                    tl.alone(e, stage_ipu[pos])
+        for pos in active:
+            for e in members.get(pos, ()):
+                if host_class(e) == "host_store":
+                    tl.together(e)
+        if copy_after:
+            for e in others:
+                tl.together(e)
+            for ipu, m in pre.items():
+                if m is not None:
+                    tl.alone(m[0], ipu, m[1])
+            if syncs:
+                tl.together(syncs[0])
+            if exchange is not None:
+                tl.together(*exchange)
+            for ipu, m in post.items():
+                if m is not None:
+                    tl.alone(m[0], ipu, m[1])
 
 
-__all__ = ["Layout", "RunRow", "layout_of", "pipeline_cycles", "placed_tile_bytes", "run_timeline"]
+def _merge(tl: _Timeline, parts: list[int]) -> tuple[int, np.ndarray] | None:
+    """(first executed step, cycles) of ``parts`` run as one exchange: their cycles summed, the
+    fixed exchange cost paid once (None without parts)."""
+    if not parts:
+        return None
+    total = sum(tl.cycles(e) for e in parts)
+    return parts[0], total - (len(parts) - 1) * _overhead(tl)
+
+
+def timeline_arrivals(rows: Sequence[RunRow]) -> dict[tuple[int, int], dict[int, int]]:
+    """(executed step, start) -> {IPU: arrival} of the rows whose IPUs wait (run 0's cycles)."""
+    return {(r.step, r.start): dict(r.arrivals) for r in rows if r.arrivals}
+
+
+def timeline_holds(rows: Sequence[RunRow]) -> dict[tuple[int, int], dict[int, int]]:
+    """(executed step, start) -> {IPU: end} of the rows an IPU stays in past their cycles."""
+    return {(r.step, r.start): dict(r.held) for r in rows if r.held}
+
+
+def _overhead(tl: _Timeline) -> np.ndarray:
+    """The fixed cost each part of an inter-IPU copy carries (paid once by the merged exchange)."""
+    out = np.zeros_like(tl.critical)
+    out[PHASES.index("exchange")] = tl.overhead
+    return out
+
+
+__all__ = ["Layout", "RunRow", "layout_of", "pipeline_cycles", "placed_tile_bytes", "run_timeline",
+           "timeline_arrivals", "timeline_holds"]
 
 
 def timeline_execution_frame(steps: ProgramSteps, rows: list[RunRow], runs: int, runtime_cycles: int = 0):  # -> DataFrame

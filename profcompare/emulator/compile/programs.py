@@ -35,14 +35,21 @@ StreamCopyBegin / Mid / End):
   not executed.
 - RemoteCodeLoad: StreamCopyBegin, RemoteLoad (the graph's code, role ``code_load``),
   StreamCopyEnd.
-- MatMul: DoExchange (operand broadcast), OnTileExecute (weights rearranged), Sync,
-  OnTileExecute (Convolve), Sync, then when the contraction is split a DoExchange (partials) and
-  an OnTileExecute (Reduce) and a Sync.
-- Reduce*: OnTileExecute (partials), Sync, DoExchange, OnTileExecute (reduce), Sync.
+- MatMul: OnTileExecute (weights rearranged: an on-tile copy), Sync, OnTileExecute (Convolve,
+  which receives the operand copies it reads from other tiles), Sync, then when the contraction
+  is split an OnTileExecute (Reduce, which receives the partials) and a Sync.
+- Reduce*: OnTileExecute (partials), Sync, OnTileExecute (reduce, receiving the partials), Sync.
 - views (Reshape, ...): no step; the output aliases the input.
 - Init 'undef' (placeholder of a host or remote load): one WriteUndef (a liveness marker).
   Init 'zero': OnTileExecute and Sync.
-- anything else: OnTileExecute and Sync, preceded by a DoExchange when an input is broadcast.
+- anything else: OnTileExecute and Sync (a broadcast input is received by the compute set).
+
+Which steps are DoExchange: only copies between tiles (io_tile_copy, a collective's transfer
+into its buffers, an inter-IPU copy's moves to its sending tiles and from its receiving tiles). A compute set whose vertices read data held on other tiles receives it in its
+own exchange (poplin's Convolution.cpp: "poplar will rearrange the data using exchange code"),
+which Graph Analyser draws inside that compute set's block: in the real trace every DoExchange
+block is a Copy program's (``copyN_Copy_<from>_to_<to>/ExchangePre``) and no Convolve, Reduce or
+element-wise compute set has one (:data:`EXCHANGE_INSIDE_ROLES`).
 """
 
 from __future__ import annotations
@@ -200,6 +207,11 @@ def ring_steps(op: OpInfo, replicas: int) -> tuple[int, bool]:
     return 2 * (n - 1), True
 
 
+#: Roles of compute sets that receive data from other tiles in their own exchange (module
+#: docstring): a matmul's Convolve (the operand copies) and Reduce (the partials), a reduction's
+#: final compute set (the partials), an element-wise op's compute set with a broadcast input.
+EXCHANGE_INSIDE_ROLES = frozenset({"mm_convolve", "mm_reduce", "reduce_final", "broadcast_compute"})
+
 #: A step template: (program type, name suffix, role).
 Template = tuple[str, str, str]
 
@@ -238,7 +250,11 @@ def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contr
         return tuple(out)
     if op_class == "ipu_copy":
         # an inter-IPU copy is a global exchange over IPU-Links between external syncs
-        return (("Sync", "/External Sync", "ipu_copy_sync"), ("GlobalExchange", "/IpuCopy", "ipu_copy"))
+        # (as the real trace shows it) the data first moves on chip to the tiles that send it
+        # over the links, and after the global exchange from the receiving tiles to the tiles of
+        # the destination: a DoExchange on each side of the external sync and global exchange
+        return (("DoExchange", "/ExchangePre", "ipu_copy_pre"), ("Sync", "/External Sync", "ipu_copy_sync"),
+                ("GlobalExchange", "/IpuCopy", "ipu_copy"), ("DoExchange", "/ExchangePost", "ipu_copy_post"))
     if op_class == "io_tile_copy":
         return (("DoExchange", "/IoTileCopy", "io_tile_copy"), _SYNC)
     if op_class == "view":
@@ -246,21 +262,18 @@ def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contr
     if op_class == "write_undef":
         return (("WriteUndef", "", "write_undef"),)
     if op_class == "matmul":
-        steps: list[Template] = [("DoExchange", "/ExchangePre", "mm_exchange"),
-                                 ("OnTileExecute", "/weightsRearranged/OnTileCopy", "mm_rearrange"), _SYNC,
+        steps: list[Template] = [("OnTileExecute", "/weightsRearranged/OnTileCopy", "mm_rearrange"), _SYNC,
                                  ("OnTileExecute", "/Convolve", "mm_convolve"), _SYNC]
         if split_contraction:
-            steps += [("DoExchange", "/partials/ExchangePre", "mm_partials"),
-                      ("OnTileExecute", "/Reduce", "mm_reduce"), _SYNC]
+            steps += [("OnTileExecute", "/Reduce", "mm_reduce"), _SYNC]
         return tuple(steps)
     if op_class == "reduce":
         return (("OnTileExecute", "/partials", "reduce_partials"), _SYNC,
-                ("DoExchange", "/ExchangePre", "reduce_exchange"), ("OnTileExecute", "/Reduce", "reduce_final"),
-                _SYNC)
+                ("OnTileExecute", "/Reduce", "reduce_final"), _SYNC)
     if op_class == "init":
         return (("OnTileExecute", "/Fill", "compute"), _SYNC)
     if op_class == "elementwise" and _has_broadcast_input(op, program):
-        return (("DoExchange", "/ExchangePre", "broadcast_exchange"), ("OnTileExecute", "", "compute"), _SYNC)
+        return (("OnTileExecute", "", "broadcast_compute"), _SYNC)
     return (("OnTileExecute", "", "compute"), _SYNC)
 
 

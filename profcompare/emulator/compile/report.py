@@ -116,16 +116,20 @@ def liveness_frame(steps: ProgramSteps, totals: np.ndarray) -> pd.DataFrame:
     })
 
 
-def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, runtime_cycles: int = 0
-                    ) -> pd.DataFrame:
+def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, runtime_cycles: int = 0,
+                    opening: tuple[int, int] | None = None) -> pd.DataFrame:
     """The ``execution`` table for ``runs`` profiled runs: one row per (run, step, phase) with
     non-zero cycles, steps of the main program only (WeightsFromHost runs once per engine), then
     one ``runtime`` row per run for host/runtime time outside the device (program
-    ``session.run (host)``, type ``Host``). Every run costs the same in the model."""
+    ``session.run (host)``, type ``Host``). Every run costs the same in the model. ``opening``
+    (executed step, cycles): host_io cycles the run spends in that step before its own (the run's
+    opening control copies, cycles.run_opening_cycles)."""
     ex = steps.exec_static[steps.setup_steps:]
     if runs <= 0 or (not len(ex) and not runtime_cycles):
         return make_frame("execution")
-    cyc = static_cycles[ex]  # (steps, phases)
+    cyc = static_cycles[ex].copy()  # (steps, phases)
+    if opening is not None:
+        cyc[opening[0] - steps.setup_steps, PHASES.index("host_io")] += opening[1]
     step_idx, phase_idx = np.nonzero(cyc)
     values = cyc[step_idx, phase_idx].astype(np.int64)
     names = np.array([s.name for s in steps.static], dtype=object)[ex][step_idx]
@@ -183,6 +187,31 @@ def remote_buffers_frame(program: LoweredProgram, steps: ProgramSteps | None = N
         "bytes": [int(b.nbytes) for b in bufs],
         **attribution,
     })
+
+
+def replication(program: LoweredProgram, steps: ProgramSteps, static_cycles: np.ndarray, io_tiles: int) -> dict:
+    """``meta.replication`` (model.ReportMeta): the I/O tiles per IPU and, per replica grouping
+    the collectives of one run of the main program use (the op's ``stride`` / ``group_size`` /
+    ``num_groups``; a collective without a grouping spans all replicas), how many execute and
+    their device cycles (every phase of their steps). Exact: from the program and the cycles
+    the report states."""
+    replicas = max(int(program.replicas or 1), 1)
+    found: dict[tuple[int, int, int], list[int]] = {}
+    for index, entry in enumerate(program.schedule):
+        if entry.phase or steps.op_class.get(entry.op) != "collective":
+            continue
+        attrs = program.ops[entry.op].attrs
+        size = int(attrs.get("group_size") or replicas)
+        stride = int(attrs.get("stride") or 1)
+        groups = int(attrs.get("num_groups") or max(replicas // max(size, 1), 1))
+        start, end = steps.exec_ranges[index]
+        cycles = int(static_cycles[steps.exec_static[start:end]].sum()) if end > start else 0
+        tally = found.setdefault((stride, size, groups), [0, 0])
+        tally[0] += 1
+        tally[1] += cycles
+    groupings = [{"stride": k[0], "group_size": k[1], "num_groups": k[2], "collectives": v[0], "cycles": v[1]}
+                 for k, v in sorted(found.items(), key=lambda item: (item[0][1], item[0][0]))]
+    return {"io_tiles_per_ipu": int(io_tiles), "replica_groupings": groupings}
 
 
 def phase_totals(steps: ProgramSteps, static_cycles: np.ndarray, runtime_cycles: int = 0) -> Mapping[str, int]:

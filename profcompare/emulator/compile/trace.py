@@ -2,17 +2,24 @@
 
 Every executed step of one run of the main program becomes one block per IPU it runs on, from
 the execution table's interval of that step (the first ``cycles_from`` to the last ``cycles_to``
-of its back-to-back phase rows; a pipeline stage's step placed again later is another block), so the trace adds no time of its own and the blocks of an IPU cover exactly
-the cycles the execution table gives the step. Nothing here is fitted.
+of its back-to-back phase rows; a pipeline stage's step placed again later is another block), so
+the trace adds no time of its own. Nothing here is fitted. Where the real trace in shared/data
+draws more (docs/ipu-model.md section 12): a host transfer's Begin step is drawn as its control
+copy and the data copy's Begin (the run's first also as the run's opening copies), its Begin and
+End run on every IPU of the replica, and in a pipelined program an IPU that waits for the others
+at a synchronising step has its block start when it arrived (and stays in its last sync until the
+run ends).
 
 - Type: the step's pva program type in Graph Analyser's names (:data:`TRACE_TYPE_OF_PROGRAM`):
   a ``Sync`` step is ExternalSync or InternalSync by its program name, StreamCopyMid is
   StreamCopy; RemoteLoad / RemoteStore keep their pva names (no Graph Analyser trace of a remote
   transfer is public to name them by). SyncAns blocks (an IPU waiting for the others or for the
-  host, overlapping the blocks it waits for) are not modelled: the simulator's steps run one after
-  another (docs/ipu-model.md).
+  host, overlapping the blocks it waits for) are not modelled: a wait is inside the waiting step's
+  own block (docs/ipu-model.md).
 - IPU: the IPU of the step's op (the IPU of its outputs, else of its inputs; IPU 0 for steps
-  without an op). An IpuCopy's steps run on its source and destination IPUs, one block on each.
+  without an op). An IpuCopy's sync and global exchange run on its source and destination IPUs, one block on
+  each; its on-chip move before them on the source IPU, after them on the destination IPU.
+  A call's copy in or out runs on the IPU of the called graph's tensor it writes or reads.
 - Place in the program tree: ``parent`` is the op's name (the group Graph Analyser draws a
   program's steps under), ``depth`` 1, ``name`` the step's name inside it ("Internal Sync" of
   ``mul/Internal Sync``), ``program`` the step's full program name; steps without an op sit at
@@ -22,6 +29,7 @@ the cycles the execution table gives the step. Nothing here is fitted.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
@@ -29,6 +37,7 @@ import pandas as pd
 
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram
+from profcompare.emulator.targets import DeviceSpec
 from profcompare.model import make_frame
 
 #: pva program type -> Graph Analyser block type (``Sync`` is decided by the program name).
@@ -46,32 +55,103 @@ def _label(name: str, parent: str) -> str:
     return name[len(parent) + 1:] if parent and name.startswith(parent + "/") and len(name) > len(parent) + 1 else name
 
 
-def step_places(program: LoweredProgram, steps: ProgramSteps) -> tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]:
-    """Per static step: the IPUs it runs on and its parent group's name ("" for none)."""
+@dataclass(frozen=True)
+class HostCopyShape:
+    """The parts a host transfer's Begin step is drawn as (cycles; targets.py sources them)."""
+
+    sync_begin: int  # the control copy's Begin
+    mid: int  # its Mid (on the replica's first IPU)
+    sync_end: int  # its End
+    data_begin: int  # the data copy's Begin
+    run_start_wait: int  # the run's second opening control copy waits this long for the host
+
+    @classmethod
+    def of(cls, device: DeviceSpec) -> HostCopyShape:
+        return cls(device.host_sync_begin_cycles, device.stream_copy_mid_cycles, device.host_sync_end_cycles,
+                   device.stream_copy_begin_cycles, device.run_start_wait_cycles)
+
+    @property
+    def sync(self) -> int:
+        return self.sync_begin + self.mid + self.sync_end
+
+
+def step_places(program: LoweredProgram, steps: ProgramSteps, ipus_per_replica: int = 1
+                ) -> tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]:
+    """Per static step: the IPUs it runs on and its parent group's name ("" for none). A host
+    transfer's Begin and End run on every IPU of the replica (a stream copy synchronises them)."""
     ipus: list[tuple[int, ...]] = []
     parents: list[str] = []
+    every = tuple(range(max(1, int(ipus_per_replica))))
     for step in steps.static:
+        if step.role in ("host_begin", "host_end") and len(every) > 1:
+            ipus.append(every)
+            parents.append(program.ops[step.op].name if step.op in program.ops else "")
+            continue
         op = program.ops.get(step.op) if step.op else None
         if op is None:
             ipus.append((0,))
             parents.append("")
             continue
+        if step.role in ("copy_in", "copy_out") and step.tensor in program.tensors:
+            # a call's copy runs where its called graph's tensor is (PopART's CallOpx copies
+            # into the called graph's input and out of its output, on their virtual graphs)
+            ipus.append((int(program.tensors[step.tensor].ipu),))
+            parents.append(op.name)
+            continue
         outs = [program.tensors[t].ipu for t in op.outputs if t in program.tensors]
         ins = [program.tensors[t].ipu for t in op.inputs if t in program.tensors]
         if op.type == "IpuCopy" and ins and outs:
-            ipus.append(tuple(sorted({int(ins[0]), int(outs[0])})))
+            # its on-chip moves: before the exchange on the source IPU, after it on the destination
+            side = {"ipu_copy_pre": (int(ins[0]),), "ipu_copy_post": (int(outs[0]),)}.get(step.role)
+            ipus.append(side or tuple(sorted({int(ins[0]), int(outs[0])})))
         else:
             ipus.append((int((outs or ins or [0])[0]),))
         parents.append(op.name)
     return tuple(ipus), tuple(parents)
 
 
+def _host_begin_parts(start: int, end: int, ipu: int, shape: HostCopyShape, opening: int
+                      ) -> list[tuple[int, int, str, str]] | None:
+    """A host transfer's Begin block [start, end) on ``ipu`` as Graph Analyser draws it: (from, to,
+    type, label) of the run's opening control copies (when ``opening``), the control copy (its
+    Mid on IPU 0; elsewhere its End covers the Mid) and the data copy's Begin. Waiting before the
+    step (start earlier than the modelled parts) is in the first Begin. None when too short."""
+    modelled = shape.sync + shape.data_begin + opening
+    if end - start < modelled:
+        return None
+    copies = (["run start/"] * 2 if opening else []) + ["host sync/"]
+    parts: list[tuple[int, int, str, str]] = []
+    at = end - shape.data_begin
+    parts.append((at, end, "StreamCopyBegin", "Begin"))
+    for k, prefix in reversed(list(enumerate(copies))):
+        if ipu == 0:
+            parts.append((at - shape.sync_end, at, "StreamCopyEnd", prefix + "End"))
+            parts.append((at - shape.sync_end - shape.mid, at - shape.sync_end, "StreamCopy", prefix + "Mid"))
+        else:
+            parts.append((at - shape.sync_end - shape.mid, at, "StreamCopyEnd", prefix + "End"))
+        at -= shape.sync_end + shape.mid
+        begin = shape.sync_begin + (shape.run_start_wait if opening and k == 1 else 0)
+        first = k == 0
+        parts.append((start if first else at - begin, at, "StreamCopyBegin", prefix + "Begin"))
+        at -= begin
+    return sorted(parts)
+
+
 def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequence[tuple[int, ...]],
-                step_parents: Sequence[str]) -> pd.DataFrame:
+                step_parents: Sequence[str], *, host: HostCopyShape | None = None,
+                arrivals: Mapping[tuple[int, int], Mapping[int, int]] | None = None,
+                opening: tuple[int, int] | None = None,
+                holds: Mapping[tuple[int, int], Mapping[int, int]] | None = None) -> pd.DataFrame:
     """The ``trace`` table of run 0 of ``execution`` (see the module docstring).
 
     One row per (executed step, IPU it runs on), the runtime phase (host time outside the
-    device) left out; sorted by (ipu, cycles_from, step).
+    device) left out; sorted by (ipu, cycles_from, step). With ``host`` a host transfer's Begin
+    step is drawn as its control copy and the data copy's Begin (the run's first also as its
+    opening control copies, ``opening`` (executed step, cycles)); an IPU that does not receive a
+    transfer's data has an End block from the end of the Begin. ``arrivals`` ((executed step,
+    start) -> {IPU: arrival}, placement.timeline_arrivals): an IPU's block of a synchronising step
+    starts when the IPU arrived (it waits in the step); ``holds`` (placement.timeline_holds): an
+    IPU's block ends when the IPU leaves it (an IPU that ends the run early waits in its last sync).
     """
     if not len(execution):
         return make_frame("trace")
@@ -87,13 +167,36 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
     heads = np.flatnonzero(first)
     tails = np.append(heads[1:], len(step)) - 1
     rows: list[tuple[int, int, int, int, str, str, str, int]] = []
+    waits = arrivals or {}
+    mid_of: dict[str, tuple[int, tuple[int, ...]]] = {}  # op -> (start of its last Mid, IPUs of the Mid)
+    opened = False
     for head, tail in zip(heads, tails):
-        static = steps.static[int(steps.exec_static[int(step[head])])]
+        e = int(step[head])
+        static = steps.static[int(steps.exec_static[e])]
         parent = step_parents[static.index]
         block = trace_type(static.type, static.name)
+        a, z = int(start[head]), int(end[tail])
+        early = waits.get((e, a), {})
+        late = (holds or {}).get((e, a), {})
+        depth = 1 if parent else 0
+        if static.role == "host_mid":
+            mid_of[static.op] = (a, tuple(step_ipus[static.index]))
+        first_opening = opening is not None and e == opening[0] and not opened
+        if first_opening:
+            opened = True
         for ipu in step_ipus[static.index]:
-            rows.append((int(ipu), int(start[head]), int(end[tail]), int(step[head]), block, static.name, parent,
-                         1 if parent else 0))
+            b = int(early.get(int(ipu), a))
+            if static.role == "host_end" and static.op in mid_of and int(ipu) not in mid_of[static.op][1]:
+                b = min(b, mid_of[static.op][0])  # no data for this IPU: its End covers the Mid
+            lead = opening[1] if first_opening and opening is not None else 0
+            parts = (_host_begin_parts(b, z, int(ipu), host, lead)
+                     if host is not None and static.role == "host_begin" else None)
+            if parts is None:
+                rows.append((int(ipu), b, max(z, int(late.get(int(ipu), z))), e, block, static.name, parent, depth))
+                continue
+            stem = static.name[: -len("Begin")] if static.name.endswith("Begin") else static.name + "/"
+            for pa, pz, ptype, label in parts:
+                rows.append((int(ipu), pa, pz, e, ptype, stem + label, parent, depth))
     # the label is the step's name inside its group ("Internal Sync" of "mul/Internal Sync")
     rows.sort(key=lambda r: (r[0], r[1], r[3]))
     cols = list(zip(*rows))
@@ -109,4 +212,4 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
     })
 
 
-__all__ = ["TRACE_TYPE_OF_PROGRAM", "step_places", "trace_frame", "trace_type"]
+__all__ = ["TRACE_TYPE_OF_PROGRAM", "HostCopyShape", "step_places", "trace_frame", "trace_type"]

@@ -34,6 +34,8 @@ _ROUND = np.uint32(0x0FFF)
 #: 0.5 in float32: its ulp is 2**-24, the float16 subnormal step
 _SUBNORMAL_MAGIC = np.float32(0.5)
 _SUBNORMAL_MAGIC_BITS = np.uint32(126 << 23)
+#: _ROUND - _REBIAS in wrapping uint32 arithmetic (added to the magnitude in one pass)
+_ROUND_REBIASED = np.uint32((int(_ROUND) - int(_REBIAS)) % 2**32)
 
 _TABLE: np.ndarray | None = None
 
@@ -52,21 +54,47 @@ def to_float32(half: np.ndarray) -> np.ndarray:
 
 def to_half(values: np.ndarray) -> np.ndarray:
     """float32 ``values`` rounded to float16 (nearest, ties to even; overflow to inf), exactly as
-    ``values.astype(np.float16)``."""
+    ``values.astype(np.float16)``.
+
+    The passes run in place on one uint32 array (each temporary array of a 1.6-million-element
+    weight is a 6 MB write), and the subnormal results are computed for the values that have one:
+    the whole array when they are many, only those values (gathered) when they are few.
+    """
     x = np.asarray(values, dtype=np.float32, order="C")
+    if x.ndim == 0:  # the in-place passes need arrays; a 0-d input gives a float16 scalar, as before
+        return to_half(x.reshape(1))[0]
     bits = x.view(np.uint32)
-    sign = (bits >> 16) & _SIGN
     mag = bits & _ABS
-    # normal range: drop 13 mantissa bits rounding to nearest even (a carry moves the exponent)
-    normal = (mag - _REBIAS + _ROUND + ((mag >> 13) & 1)) >> 13
-    normal = np.where(mag >= _OVERFLOW, np.uint32(0x7C00), normal)
-    with np.errstate(invalid="ignore"):  # signalling NaNs: replaced below
-        subnormal = (np.abs(x) + _SUBNORMAL_MAGIC).view(np.uint32) - _SUBNORMAL_MAGIC_BITS
-    out = (np.where(mag < _MIN_NORMAL, subnormal, normal) | sign).astype(np.uint16).view(np.float16)
+    # normal range: drop 13 mantissa bits rounding to nearest even (a carry moves the exponent);
+    # (mag - _REBIAS + _ROUND + lsb) >> 13 in wrapping uint32 arithmetic
+    out = mag >> 13
+    out &= 1
+    out += mag
+    out += _ROUND_REBIASED
+    out >>= 13
+    out[mag >= _OVERFLOW] = 0x7C00
+    tiny = mag < _MIN_NORMAL
+    count = int(np.count_nonzero(tiny))
+    if count:
+        with np.errstate(invalid="ignore"):  # signalling NaNs: replaced below
+            if 4 * count > tiny.size:
+                sub = np.abs(x)
+                sub += _SUBNORMAL_MAGIC
+                sub_bits = sub.view(np.uint32)
+                sub_bits -= _SUBNORMAL_MAGIC_BITS
+                np.copyto(out, sub_bits, where=tiny)
+            else:
+                sub = np.abs(x[tiny])
+                sub += _SUBNORMAL_MAGIC
+                out[tiny] = sub.view(np.uint32) - _SUBNORMAL_MAGIC_BITS
+    sign = bits >> 16
+    sign &= _SIGN
+    out |= sign
+    result = out.astype(np.uint16).view(np.float16)
     nan = mag > _INF
     if nan.any():
-        out[nan] = x[nan].astype(np.float16)
-    return out
+        result[nan] = x[nan].astype(np.float16)
+    return result
 
 
 def round_to_half(values: np.ndarray) -> np.ndarray:

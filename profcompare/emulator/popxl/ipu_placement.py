@@ -7,7 +7,9 @@ popxl places every op on a virtual graph (an IPU of the replica) and a tile set:
 - ``with popxl.io_tiles():`` puts the ops created inside on the I/O tiles of their IPU.
 - A tensor is on the IPU of the op that produces it (an ``IpuCopy`` produces on its destination);
   a tensor without a producer (a variable, a constant, a graph input) is on the IPU of its first
-  consumer (the source IPU of an ``IpuCopy`` that reads it), else IPU 0.
+  consumer (the source IPU of an ``IpuCopy`` that reads it), else IPU 0. A call is placed by the
+  graph it calls, tensor by tensor: its output is where that graph produces it, a tensor it reads
+  first where that graph reads it.
 - IPUs per replica = the highest IPU any op uses + 1; a Session acquires the next power of two
   of (IPUs per replica x replicas).
 
@@ -53,12 +55,24 @@ def _first_consumer(t: Tensor) -> Op | None:
     return None
 
 
-def tensor_ipu(t: Tensor, default: int | None = None) -> int:
+def _inner(op: Op, t: Tensor, outputs: bool) -> Tensor | None:
+    """The tensor of the graph ``op`` calls that ``t`` is bound to (None when ``op`` is no call)."""
+    g = op.attrs.get("called_graph") if op.type in ("Call", "Loop") else None
+    if g is None or not hasattr(g, "_inputs"):
+        return None
+    pairs = zip(op.outputs, g._outputs) if outputs else zip(op.inputs, g._inputs)
+    return next((inner for outer, inner in pairs if outer is t), None)
+
+
+def tensor_ipu(t: Tensor, default: int | None = None, _depth: int = 0) -> int:
     """The IPU of tensor ``t`` (see the module docstring). A tensor with neither a producer nor a
-    consumer has no IPU: ``default``, or UndefinedValue when it is None (popxl ``Tensor.ipu``)."""
+    consumer has no IPU: ``default``, or UndefinedValue when it is None (popxl ``Tensor.ipu``).
+    A call's output is where its called graph produces it, a tensor first read by a call is where
+    the called graph reads it (PopART's SubgraphOp introspection)."""
     prod = t._producer
     if prod is not None:
-        return op_ipu(prod)
+        inner = _inner(prod, t, outputs=True) if _depth < 64 else None
+        return op_ipu(prod) if inner is None else tensor_ipu(inner, op_ipu(prod), _depth + 1)
     cons = _first_consumer(t)
     if cons is None:
         if default is None:
@@ -66,7 +80,8 @@ def tensor_ipu(t: Tensor, default: int | None = None) -> int:
         return default
     if cons.type == "IpuCopy":
         return int(cons.attrs["source"])
-    return op_ipu(cons)
+    inner = _inner(cons, t, outputs=False) if _depth < 64 else None
+    return op_ipu(cons) if inner is None else tensor_ipu(inner, op_ipu(cons), _depth + 1)
 
 
 def tensor_tile_set(t: Tensor) -> str:

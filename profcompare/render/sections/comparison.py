@@ -22,6 +22,7 @@ from profcompare.render.format import (
     metric_tone,
     status_tone,
 )
+from profcompare.render.replica_sections import comparison_replicas_section, comparison_streaming_totals_note
 from profcompare.render.ipu_sections import comparison_ipu_section
 from profcompare.model import DEVICE_PHASES, variables_convention
 from profcompare.render.ledger_words import liveness_rule, peak_text
@@ -270,6 +271,9 @@ def _comparison_remote_section(cmp: Comparison, top: int | None) -> Section:
         ),
         *_missing_sides(cmp, "remote_buffers"),
     )
+    totals = comparison_streaming_totals_note(cmp.base, cmp.new)
+    if totals:
+        notes = (*notes, totals)
     return Section(title, table, notes)
 
 
@@ -372,5 +376,8 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20) -> Document:
     ipu_section = comparison_ipu_section(cmp.base, cmp.new)  # only with more than one IPU per replica
     if ipu_section is not None:
         sections = (*sections[:5], ipu_section, *sections[5:])
+    replicas_section = comparison_replicas_section(cmp.base, cmp.new)  # only with replica groupings
+    if replicas_section is not None:
+        sections = (*sections, replicas_section)
     title = f"profcompare comparison: {base.label} (base) vs {new.label} (new)"
     return Document(title, tuple(facts), comparison_warnings(cmp), sections)

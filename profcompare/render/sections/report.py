@@ -18,6 +18,11 @@ from profcompare.render.format import (
     metric_label,
 )
 from profcompare.render.ipu_sections import report_ipu_section
+from profcompare.render.replica_sections import (
+    report_loaded_code_section,
+    report_replicas_section,
+    streaming_totals_note,
+)
 from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text
 from profcompare.render.labels import phase_label
@@ -232,6 +237,9 @@ def _remote_section(report: Report, top: int | None) -> Section:
             f"({int(remote['sharded'].sum()):,} replica-sharded). Streaming Memory is not tile memory."
         ),
     )
+    totals = streaming_totals_note(report)
+    if totals:
+        notes = (*notes, totals)
     return Section(title, table, notes)
 
 
@@ -292,6 +300,15 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
     trace_section = report_trace_section(report)  # only with an execution trace
     if trace_section is not None:
         sections = (*sections, trace_section)
+    # code loaded by remote_code_load after the code table; the replica groupings and their
+    # collectives after the execution
+    loaded = report_loaded_code_section(report)
+    if loaded is not None:
+        at = next(i for i, s in enumerate(sections) if s.title == "Code by program") + 1
+        sections = (*sections[:at], loaded, *sections[at:])
+    replicas_section = report_replicas_section(report)
+    if replicas_section is not None:
+        sections = (*sections, replicas_section)
     ipu_section = report_ipu_section(report)  # only with more than one IPU per replica
     if ipu_section is not None:
         sections = (sections[0], ipu_section, *sections[1:])

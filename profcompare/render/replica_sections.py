@@ -1,0 +1,253 @@
+"""What replica and which replica groups the figures are for, in every output: the scope line,
+the "Replicas and collectives" section, the Streaming Memory totals over all replicas and the
+"Code loaded at run time" section.
+
+One function prepares each view's rows as display strings (:func:`replicas_rows`,
+:func:`loaded_code_rows`); the text / markdown sections and the HTML page's sections only wrap
+them, so the terminal, the markdown, the HTML page and the notebook say the same figures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from profcompare import replicas
+from profcompare.model import Report, ReportMeta
+from profcompare.render.format import format_bytes, format_count, format_cycles, format_pct, is_missing
+
+#: the columns of the "Replicas and collectives" table
+REPLICAS_HEADERS = ("Replica grouping", "Groups", "Replica 0's group", "Collectives per step",
+                    "Device cycles per step", "Share of device cycles")
+#: the columns of the "Code loaded at run time" table
+LOADED_CODE_HEADERS = ("Graph (phase)", "Tile memory", "Loads", "Live steps")
+
+_MAX_MEMBERS = 8
+
+
+def replica_scope(meta: ReportMeta) -> str:
+    """Which replica the figures of a report are for, in words (the target line's parenthesis).
+
+    ``"figures per replica"`` for one replica or when the report does not record its groupings;
+    else replica 0, its group in each grouping, and that every replica holds the same layout."""
+    count = int(meta.target.num_replicas or 1)
+    entries = meta.replication.get("replica_groupings") if meta.replication else None
+    if count <= 1 or entries is None:
+        return "figures per replica"
+    if not entries:
+        return (f"figures per replica: replica 0; all {count} replicas run the same program on the same layout, "
+                "with no collective between them")
+    return (f"figures per replica: replica 0, in group 0 of each replica grouping; all {count} replicas run "
+            "the same program on the same layout")
+
+
+def grouping_label(g: replicas.Grouping, count: int) -> str:
+    """``"stride 1, size 2"`` (``"all replicas"`` for one group of every replica)."""
+    if g.num_groups == 1 and g.group_size == count:
+        return f"all {count} replicas"
+    return f"stride {g.stride}, size {g.group_size}"
+
+
+def _members(g: replicas.Grouping) -> str:
+    members = g.members(0)
+    if len(members) <= _MAX_MEMBERS:
+        return ", ".join(str(m) for m in members)
+    return ", ".join(str(m) for m in members[:_MAX_MEMBERS - 1]) + f", ... {members[-1]}"
+
+
+def replicas_rows(report: Report) -> tuple[tuple[str, ...], ...]:
+    """The rows of the "Replicas and collectives" table (display strings, :data:`REPLICAS_HEADERS`)."""
+    count = int(report.meta.target.num_replicas or 1)
+    total = report.summary().get("cycles_per_step")
+    rows = []
+    for g in replicas.groupings(report):
+        share = "" if is_missing(total) or not total else format_pct(100.0 * g.cycles / float(total), signed=False)
+        rows.append((grouping_label(g, count), format_count(g.num_groups), _members(g), format_count(g.collectives),
+                     format_cycles(g.cycles), share))
+    return tuple(rows)
+
+
+def replicas_notes(report: Report) -> tuple[str, ...]:
+    """The notes under the "Replicas and collectives" table."""
+    count = int(report.meta.target.num_replicas or 1)
+    io = replicas.io_tiles_per_ipu(report)
+    notes = [
+        f"Every figure of this report is per replica: replica 0's; all {count} replicas run the same program on "
+        "the same layout (the same memory per IPU and per tile), each in its own group of every grouping.",
+        "A grouping of size g and stride s makes groups of g replicas s apart (popxl ReplicaGrouping): stride 1 "
+        "groups consecutive replicas (tensor parallelism in a TP x DP program), stride TP the data-parallel "
+        "replicas. A collective runs in every group of its grouping at once; collectives per step and their "
+        "device cycles (every phase of their steps) are for one run of the main program: counts exact, cycles "
+        "modelled.",
+    ]
+    if io:
+        notes.append(f"I/O tiles: the first {io} tiles of each IPU (memory per IPU shows them apart).")
+    return tuple(notes)
+
+
+def has_replicas_view(report: Report) -> bool:
+    """Whether a report records the replica groupings of more than one replica."""
+    return int(report.meta.target.num_replicas or 1) > 1 and bool(replicas.groupings(report))
+
+
+def streaming_totals_note(report: Report) -> str | None:
+    """Streaming Memory over all replicas, in one sentence (None for one replica or no buffer)."""
+    totals = replicas.streaming_totals(report)
+    if totals.replicas <= 1 or not totals.per_replica:
+        return None
+    text = (f"All {totals.replicas} replicas: {format_bytes(totals.all_replicas)} = "
+            f"{format_bytes(totals.per_replica)} per replica x {totals.replicas} (exact: each replica holds its "
+            "own remote buffers")
+    if totals.sharded_per_replica:
+        text += (f"; the replica-sharded ones, {format_bytes(totals.sharded_per_replica)} per replica, "
+                 f"are a different shard on each replica, {format_bytes(totals.sharded_all_replicas)} in all")
+    return text + ")."
+
+
+def comparison_streaming_totals_note(base: Report, new: Report) -> str | None:
+    """Streaming Memory over all replicas of both reports, in one sentence (None when neither
+    has more than one replica and a buffer)."""
+    b, n = replicas.streaming_totals(base), replicas.streaming_totals(new)
+    if max(b.replicas, n.replicas) <= 1 or not (b.per_replica or n.per_replica):
+        return None
+    return (f"Over all replicas (per replica x replicas, exact): base {format_bytes(b.all_replicas)} "
+            f"({b.replicas} x {format_bytes(b.per_replica)}), new {format_bytes(n.all_replicas)} "
+            f"({n.replicas} x {format_bytes(n.per_replica)}).")
+
+
+def loaded_code_rows(report: Report) -> tuple[tuple[str, ...], ...]:
+    """The rows of the "Code loaded at run time" table (display strings, :data:`LOADED_CODE_HEADERS`)."""
+    frame = replicas.loaded_code(report)
+    rows = []
+    for r in frame.itertuples(index=False):
+        steps = "" if is_missing(r.first_step) else f"{int(r.first_step)}-{int(r.last_step)}"
+        rows.append((str(r.graph), format_bytes(r.bytes), format_count(r.loads), steps))
+    return tuple(rows)
+
+
+LOADED_CODE_NOTE = ("Code of the graphs the program loads with remote_code_load (one phase each): tile memory per "
+                    "replica while loaded, not-always-live over the steps shown; it is in Streaming Memory in "
+                    "between. Modelled.")
+
+
+#: the columns of a comparison's "Replicas and collectives" table
+COMPARISON_REPLICAS_HEADERS = ("Replica grouping", "Collectives base", "Collectives new", "Device cycles base",
+                               "Device cycles new", "Device cycles delta")
+
+
+def comparison_replicas_rows(base: Report, new: Report) -> tuple[tuple[str, ...], ...]:
+    """The rows of a comparison's "Replicas and collectives" table: every grouping of either
+    report (a grouping one lacks counts 0 there), by group size then stride."""
+    count = int(base.meta.target.num_replicas or 1)
+    by_key: dict[tuple[int, int, int], list[replicas.Grouping | None]] = {}
+    for side, report in enumerate((base, new)):
+        for g in replicas.groupings(report):
+            by_key.setdefault((g.group_size, g.stride, g.num_groups), [None, None])[side] = g
+    rows = []
+    for key in sorted(by_key):
+        b, n = by_key[key]
+        g = b or n
+        assert g is not None
+        bc, nc = (b.collectives if b else 0), (n.collectives if n else 0)
+        by, ny = (b.cycles if b else 0), (n.cycles if n else 0)
+        rows.append((grouping_label(g, count), format_count(bc), format_count(nc), format_cycles(by),
+                     format_cycles(ny), format_cycles(ny - by, signed=True)))
+    return tuple(rows)
+
+
+def has_comparison_replicas_view(base: Report, new: Report) -> bool:
+    """Whether either report records the replica groupings of more than one replica."""
+    return has_replicas_view(base) or has_replicas_view(new)
+
+
+COMPARISON_REPLICAS_NOTE = ("Per replica (replica 0; every replica runs the same program on the same layout): the "
+                            "collectives of one run of the main program over each replica grouping (exact) and their "
+                            "device cycles (modelled), base and new.")
+
+
+# -- text and markdown (sections.Document) --------------------------------------------------------
+
+
+def comparison_replicas_section(base: Report, new: Report) -> Any:
+    """A comparison's "Replicas and collectives" Section, or None."""
+    from profcompare.render.sections import Cell, Column, Section, Table
+
+    if not has_comparison_replicas_view(base, new):
+        return None
+    columns = (Column(COMPARISON_REPLICAS_HEADERS[0]), *(Column(h, True) for h in COMPARISON_REPLICAS_HEADERS[1:]))
+    rows = tuple(tuple(Cell(c) for c in row) for row in comparison_replicas_rows(base, new))
+    return Section("Replicas and collectives", Table(columns, rows), (COMPARISON_REPLICAS_NOTE,))
+
+
+def report_replicas_section(report: Report) -> Any:
+    """The "Replicas and collectives" Section of ``show``, or None (one replica, or no groupings)."""
+    from profcompare.render.sections import Cell, Column, Section, Table
+
+    if not has_replicas_view(report):
+        return None
+    columns = (Column(REPLICAS_HEADERS[0]), Column(REPLICAS_HEADERS[1], True), Column(REPLICAS_HEADERS[2]),
+               *(Column(h, True) for h in REPLICAS_HEADERS[3:]))
+    rows = tuple(tuple(Cell(c) for c in row) for row in replicas_rows(report))
+    return Section("Replicas and collectives", Table(columns, rows), replicas_notes(report))
+
+
+def report_loaded_code_section(report: Report) -> Any:
+    """The "Code loaded at run time" Section of ``show``, or None when no code is loaded."""
+    from profcompare.render.sections import Cell, Column, Section, Table
+
+    rows = loaded_code_rows(report)
+    if not rows:
+        return None
+    columns = (Column(LOADED_CODE_HEADERS[0]), Column(LOADED_CODE_HEADERS[1], True),
+               Column(LOADED_CODE_HEADERS[2], True), Column(LOADED_CODE_HEADERS[3]))
+    return Section("Code loaded at run time", Table(columns, tuple(tuple(Cell(c) for c in r) for r in rows)),
+                   (LOADED_CODE_NOTE,))
+
+
+# -- HTML (html_model) ------------------------------------------------------------------------------
+
+
+def _html_table(table_id: str, headers: tuple[str, ...], numeric: tuple[bool, ...],
+                rows: tuple[tuple[str, ...], ...], note: str) -> Any:
+    from profcompare.render.html_model import Cell, Col, Row, Table
+
+    cols = tuple(Col(f"c{i}", h, n) for i, (h, n) in enumerate(zip(headers, numeric, strict=True)))
+    return Table(table_id, cols, tuple(Row(tuple(Cell(c, c) for c in row)) for row in rows), note=note)
+
+
+def html_replicas_section(report: Report) -> Any:
+    """The HTML page's "Replicas and collectives" section, or None."""
+    from profcompare.render.html_model import Section
+
+    if not has_replicas_view(report):
+        return None
+    table = _html_table("replicas-table", REPLICAS_HEADERS, (False, True, False, True, True, True),
+                        replicas_rows(report), "")
+    return Section("replicas", "Replicas and collectives", tables=(table,), notes=replicas_notes(report))
+
+
+def html_comparison_replicas_section(base: Report, new: Report) -> Any:
+    """A comparison page's "Replicas and collectives" section, or None."""
+    from profcompare.render.html_model import Section
+
+    if not has_comparison_replicas_view(base, new):
+        return None
+    table = _html_table("replicas-table", COMPARISON_REPLICAS_HEADERS, (False, True, True, True, True, True),
+                        comparison_replicas_rows(base, new), COMPARISON_REPLICAS_NOTE)
+    return Section("replicas", "Replicas and collectives", tables=(table,))
+
+
+def html_loaded_code_section(report: Report) -> Any:
+    """The HTML page's "Code loaded at run time" section, or None."""
+    from profcompare.render.html_model import Section
+
+    rows = loaded_code_rows(report)
+    if not rows:
+        return None
+    table = _html_table("loaded-code-table", LOADED_CODE_HEADERS, (False, True, True, False), rows, LOADED_CODE_NOTE)
+    return Section("loaded-code", "Code loaded at run time", tables=(table,))
+
+
+__all__ = ["comparison_streaming_totals_note", "COMPARISON_REPLICAS_HEADERS", "LOADED_CODE_HEADERS", "REPLICAS_HEADERS", "comparison_replicas_rows",
+           "comparison_replicas_section", "has_comparison_replicas_view", "html_comparison_replicas_section", "grouping_label", "has_replicas_view", "html_loaded_code_section",
+           "html_replicas_section", "loaded_code_rows", "replica_scope", "replicas_notes", "replicas_rows",
+           "report_loaded_code_section", "report_replicas_section", "streaming_totals_note"]

@@ -1,0 +1,152 @@
+"""The simulator's execution trace against the real Graph Analyser trace in shared/data.
+
+The real trace is of popxl-addons' pipelined MNIST on 2 Mk2 IPUs (shared/data/README.md); our own
+program (pipelined_mlp_program.py) has its layer sizes, batch, pipeline depth, host transfers and
+steps. profcompare.trace_fidelity compares the two; the targets of docs/ipu-model.md section 12
+are asserted where the model meets them, and every figure is pinned so a change shows.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from pipelined_mlp_program import pipelined_mlp_ir
+from trace_pva import TRACE_FILE, shared_data_file
+
+from profcompare.emulator.compile import compile_program
+from profcompare.emulator.lowering import lower
+from profcompare.emulator.targets import MK2
+from profcompare.model import trace_from_blocks
+from profcompare.readers import open_report
+from profcompare.trace_fidelity import (
+    compare_traces,
+    host_copy_costs,
+    overlaps,
+    pipeline_structure,
+    relative_error,
+    split_runs,
+)
+
+SPAN_TARGET, BLOCKS_TARGET, CYCLES_TARGET = 0.15, 0.20, 0.25
+
+
+@pytest.fixture(scope="module")
+def real_trace() -> pd.DataFrame:
+    return open_report(shared_data_file(TRACE_FILE)).trace
+
+
+@pytest.fixture(scope="module")
+def comparison(real_trace):
+    report = compile_program(lower(pipelined_mlp_ir()), MK2).with_execution(1)
+    return compare_traces(report.trace, real_trace)
+
+
+def test_the_host_copy_constants_are_the_real_traces_medians(real_trace):
+    costs = host_copy_costs(real_trace)
+    # 38 host copies per run on each IPU: 2 opening control copies, then 18 transfers (6 images,
+    # 6 labels, 6 losses) each a control copy and the data copy
+    assert costs.copies_per_run == 38
+    assert (costs.control_begin, costs.control_mid, costs.control_end) == (
+        MK2.host_sync_begin_cycles, MK2.stream_copy_mid_cycles, MK2.host_sync_end_cycles) == (269, 1109, 140)
+    assert (costs.data_begin, costs.data_end) == (MK2.stream_copy_begin_cycles, MK2.stream_copy_end_cycles) == (7903, 9870)
+    assert costs.run_start_wait == MK2.run_start_wait_cycles == 464_832  # (473,297 + 456,367) / 2
+
+
+def test_the_real_trace_is_two_runs_of_a_three_stage_pipeline(real_trace):
+    runs = split_runs(real_trace)
+    assert len(runs) == 2  # Poplar profiles two runs by default
+    assert [int(r["cycles_from"].min()) for r in runs] == [0, 1_350_956]
+    structure = pipeline_structure(runs[0])
+    # 6 micro-batches through 3 stages: 2 ramp-up, 4 steady, 2 ramp-down pipeline cycles
+    assert structure.kinds == ("ramp-up",) * 2 + ("steady",) * 4 + ("ramp-down",) * 2
+    assert structure.compute[2] == (45_189, 34_960)  # stages 0 + 2 on IPU 0, stage 1 on IPU 1
+    both = overlaps(runs[0])
+    assert round(both.host_copies_together, 4) == 0.9423  # every IPU takes part in a host copy
+    assert round(both.compute_together, 4) == 0.7518
+
+
+def test_our_pipelined_mlp_against_the_real_trace(comparison):
+    c = comparison
+    assert c.real_runs == 2
+    # spans: both IPUs end together (the run ends when both have)
+    assert c.sim_spans == {0: 1_086_121, 1: 1_086_121}
+    assert c.real_spans == {0: 1_270_375.0, 1: 1_270_375.0}
+    for ipu in (0, 1):
+        assert abs(c.span_error(ipu)) <= SPAN_TARGET
+    rows = {(r.ipu, r.type): r for r in c.compared_rows}
+    # what the model meets: every block count within 20% but DoExchange's, cycles per type within
+    # 25% for the host copies, syncs and inter-IPU exchanges. DoExchange: the model's are the
+    # inter-IPU copies' on-chip moves (one before, one after each of the 7 exchanges on each IPU:
+    # 14); the real trace also has copies between tiles of the pipeline's own buffers and of the
+    # last layer's gradients, which the model has no layouts to decide (docs section 12)
+    gaps_blocks = {(0, "DoExchange"), (1, "DoExchange")}
+    gaps_cycles = {(0, "DoExchange"), (1, "DoExchange"), (0, "OnTileExecute"), (1, "OnTileExecute"),
+                   (1, "ExternalSync")}
+    for key, r in rows.items():
+        if key not in gaps_blocks:
+            assert abs(r.blocks_error) <= BLOCKS_TARGET, key
+        if key not in gaps_cycles:
+            assert abs(r.cycles_error) <= CYCLES_TARGET, key
+    pinned = {key: (r.sim_blocks, r.sim_cycles) for key, r in rows.items()}
+    assert pinned == {
+        (0, "DoExchange"): (14, 2_086), (0, "ExternalSync"): (7, 917), (0, "GlobalExchange"): (7, 6_783),
+        (0, "InternalSync"): (318, 29_892), (0, "OnTileExecute"): (468, 164_589), (0, "StreamCopy"): (26, 51_586),
+        (0, "StreamCopyBegin"): (38, 636_464), (0, "StreamCopyEnd"): (38, 193_804),
+        (1, "DoExchange"): (14, 2_086), (1, "ExternalSync"): (7, 9_319), (1, "GlobalExchange"): (7, 6_783),
+        (1, "InternalSync"): (288, 54_896), (1, "OnTileExecute"): (420, 142_937), (1, "StreamCopy"): (12, 13_344),
+        (1, "StreamCopyBegin"): (38, 624_710), (1, "StreamCopyEnd"): (38, 232_046),
+    }
+    # the gaps, as they stand (docs/ipu-model.md section 12): too few DoExchange (the copies of
+    # the real program's own buffers), compute sets short of the real ones
+    assert round(rows[(0, "DoExchange")].blocks_error, 3) == -0.462 and round(rows[(0, "DoExchange")].cycles_error, 3) == -0.362
+    assert round(rows[(1, "DoExchange")].blocks_error, 3) == -0.641 and round(rows[(1, "DoExchange")].cycles_error, 3) == -0.541
+    assert round(rows[(0, "OnTileExecute")].cycles_error, 3) == -0.374
+    assert round(rows[(1, "OnTileExecute")].cycles_error, 3) == -0.272
+    assert round(rows[(1, "ExternalSync")].cycles_error, 3) == -0.304
+    # the pipeline: the same ramp-up / steady / ramp-down cycles, host copies on every IPU at once
+    assert c.sim_pipeline.kinds == c.real_pipeline.kinds
+    lengths = {k: (round(c.sim_pipeline.mean_length(k)), round(c.real_pipeline.mean_length(k)))
+               for k in ("ramp-up", "steady", "ramp-down")}
+    assert lengths == {"ramp-up": (63_649, 114_242), "steady": (96_516, 125_106), "ramp-down": (52_446, 67_502)}
+    assert c.sim_overlaps.host_copies_together > 0.9 and c.real_overlaps.host_copies_together > 0.9
+    assert c.summary_line() == ("trace fidelity: span error IPU0 -14.5%, IPU1 -14.5%; block counts max error 64.1%; "
+                                "cycles per type max error 54.1%")
+
+
+def _blocks(*rows):
+    return trace_from_blocks([(ipu, a, b, kind, name, name, "", 0) for ipu, a, b, kind, name in rows])
+
+
+def test_split_runs_finds_the_repeats_of_every_ipus_sequence():
+    one = [(0, 0, 10, "OnTileExecute", "a"), (0, 10, 15, "InternalSync", "s"), (1, 0, 12, "OnTileExecute", "b"),
+           (0, 0, 30, "SyncAns", "w")]
+    two = one + [(i, a + 20, b + 20, k, n) for i, a, b, k, n in one if k != "SyncAns"]
+    assert len(split_runs(_blocks(*one))) == 1
+    runs = split_runs(_blocks(*two))
+    assert [sorted(r["cycles_from"].tolist()) for r in runs] == [[0, 0, 0, 10], [20, 20, 30]]
+
+
+def test_pipeline_structure_and_overlaps_of_a_small_trace():
+    rows = []
+    t = 0
+    # three cycles cut by inter-IPU exchanges: IPU 1 idle in the first, both busy, IPU 0 idle last
+    for work0, work1 in ((100, 0), (100, 80), (0, 80)):
+        rows += [(0, t, t + 10, "StreamCopyBegin", "Begin"), (1, t, t + 10, "StreamCopyBegin", "Begin")]
+        if work0:
+            rows.append((0, t + 10, t + 10 + work0, "OnTileExecute", "x"))
+        if work1:
+            rows.append((1, t + 10, t + 10 + work1, "OnTileExecute", "y"))
+        t += 10 + max(work0, work1)
+        rows += [(0, t, t + 5, "GlobalExchange", "copy"), (1, t, t + 5, "GlobalExchange", "copy")]
+        t += 5
+    structure = pipeline_structure(_blocks(*rows))
+    assert structure.compute == ((100, 0), (100, 80), (0, 80), (0, 0))[: len(structure.compute)]
+    assert structure.kinds[:3] == ("ramp-up", "steady", "ramp-down")
+    both = overlaps(_blocks(*rows))
+    assert both.host_copies_together == 1.0
+    assert both.compute_together == pytest.approx(80 / 100 * 100 / (100 + 100 + 80))
+
+
+def test_relative_error():
+    assert relative_error(115, 100) == pytest.approx(0.15)
+    assert relative_error(0, 0) == 0.0 and relative_error(1, 0) == float("inf")
