@@ -28,6 +28,11 @@ tutorial machine: 4 IPUs, global batch 256; every layout compile-only) in a fres
 writing into a temporary directory, then the same search under another name (every point from
 the cache), printing wall and CPU time (user + system of the command and every process it
 started) and the points run. Target: the first search < 60 s wall on 2 cores with ``--jobs 2``.
+
+``--phases`` runs the same search in this process and splits it: the search (the points on the
+pool; the pool's workers' CPU counted when they end, with the engine) and the files written after
+it (advise.json/.csv/.html and the front points' report pages), each with its wall time, this
+process's CPU and its child processes' CPU.
 """
 
 from __future__ import annotations
@@ -139,6 +144,38 @@ def time_search(jobs: int, extra: list[str]) -> None:
                   f"{wall:.1f} s wall, {cpu:.1f} s CPU{target}")
 
 
+def _cpu() -> tuple[float, float]:
+    """CPU seconds (user + system) of this process and of its ended child processes."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+def time_phases(jobs: int, set_values: dict[str, list[str]]) -> None:
+    """``advise mnist`` in this process, split into the search and the files written after it."""
+    from profcompare.advise import advisor
+
+    marks: list[tuple[str, float, tuple[float, float]]] = []
+    search, write_files = advisor.search, advisor.write_advise_files
+
+    def marked(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            marks.append((name, time.perf_counter(), _cpu()))
+            return function(*args, **kwargs)
+        return call
+
+    advisor.search = marked("search", search)
+    advisor.write_advise_files = marked("files", write_files)
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-advise-phases-") as out:
+            advisor.run_advise("mnist", jobs=jobs, out=out, name="phases", set_values=set_values or None)
+            marks.append(("end", time.perf_counter(), _cpu()))
+    finally:
+        advisor.search, advisor.write_advise_files = search, write_files
+    for (name, start, (own0, kids0)), (_, end, (own1, kids1)) in zip(marks, marks[1:]):
+        print(f"  {name:<7} {end - start:6.1f} s wall, this process {own1 - own0:5.1f} s CPU, "
+              f"its child processes {kids1 - kids0:5.1f} s CPU")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--points", type=int, default=24)
@@ -147,9 +184,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-dask", action="store_true")
     parser.add_argument("--search", action="store_true", help="also time `advise mnist` itself (cold, then cached)")
     parser.add_argument("--search-only", action="store_true", help="time only `advise mnist`")
+    parser.add_argument("--phases", action="store_true",
+                        help="time `advise mnist` split into the search and the files written after it")
     parser.add_argument("--set", action="append", default=[], metavar="KNOB=V1,V2",
-                        help="passed to advise as --set (with --search)")
+                        help="passed to advise as --set (with --search or --phases)")
     args = parser.parse_args(argv)
+    if args.phases:
+        values = {knob: value.split(",") for knob, _, value in (item.partition("=") for item in args.set)}
+        print(f"advise mnist --jobs {args.jobs}, by phase:")
+        time_phases(args.jobs, values)
+        print(f"load average: {os.getloadavg()[0]:.1f}")
+        return 0
     if args.search or args.search_only:
         time_search(args.jobs, [arg for value in args.set for arg in ("--set", value)])
         print(f"load average: {os.getloadavg()[0]:.1f}")

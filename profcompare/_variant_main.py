@@ -14,6 +14,7 @@ Exit code: 0 when the variant ran (status ok), 1 when run.json says oom or faile
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -195,6 +196,47 @@ def _report_oom(directory: Path) -> str | None:
     return f"out of memory (allowed by debug.allowOutOfMemory): {over} tiles over budget; the report is flagged oom"
 
 
+def report_summary(report: Any) -> dict[str, float | None]:
+    """The figures ``run.json`` keeps of a run's report (its ``summary``): every summary metric
+    (:meth:`profcompare.model.Report.summary`, per replica) and the target's ``bytes_per_tile``
+    and ``num_replicas``; None for what the report cannot say (NaN). ``report`` must carry the
+    run's ``samples_per_step`` (``samples_per_second`` depends on it)."""
+    import math
+
+    values = {str(k): float(v) for k, v in report.summary().items()}
+    values["bytes_per_tile"] = float(report.meta.target.bytes_per_tile)
+    values["num_replicas"] = float(report.meta.target.num_replicas)
+    return {k: (None if math.isnan(v) else v) for k, v in values.items()}
+
+
+def _just_written(directory: Path, report_files: list[str]) -> Any:
+    """The report file ``open_report(directory)`` would read, as this process wrote it (the
+    simulator keeps the last Report it wrote to each file: no need to read it back); None when the
+    report is not the simulator's or the file changed since."""
+    engine = sys.modules.get("profcompare.emulator.engine")  # only when the simulator ran here
+    if engine is None:
+        return None
+    for name in report_files:  # the first listed report file is the one open_report reads
+        path = directory / name
+        if path.is_file() and path.suffix != ".cbor" and path.name != RUN_JSON:
+            return engine.written_report(path)
+    return None
+
+
+def _with_samples(report: Any, samples: Any) -> Any:
+    """``report`` with the run's ``samples_per_step`` in its meta (as ``open_report`` gives it
+    with run.json beside it). Only the meta changes, the tables are the report's own, already
+    checked: the copy is not validated again (that would check every table a second time)."""
+    if not samples or report.meta.samples_per_step == samples:
+        return report
+    meta = report.meta.replace(samples_per_step=int(samples))  # ReportMeta checks its own fields
+    copy = object.__new__(type(report))
+    for name in (f.name for f in dataclasses.fields(report)):
+        object.__setattr__(copy, name, getattr(report, name))
+    object.__setattr__(copy, "meta", meta)
+    return copy
+
+
 def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
     """Run the variant described by ``spec``; write and return run.json's content."""
     from profcompare._version import __version__
@@ -222,7 +264,9 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
         "execution": _execution_mode(spec["backend"]),
         "addons_generation": None,
         "warnings": [],
+        "summary": None,
     }
+    _forget_written()  # whatever an earlier job in this process left
     try:
         emit("building")
         _instrument_session(emit, timings, marks, sessions)
@@ -262,14 +306,28 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
     if info["status"] == "ok" and not info["report_files"]:
         info["status"] = "failed"
         info["error"] = "the variant ran but no report file (profile.pop / profile.sqlite) was written"
-    if info["status"] == "ok" and info["report_files"]:
+    kept = _just_written(cwd, info["report_files"]) if info["status"] in ("ok", "oom") else None
+    if kept is not None:  # the report as the simulator wrote it: its figures without reading it back
+        try:
+            info["summary"] = report_summary(_with_samples(kept, info["samples_per_step"]))
+        except Exception as exc:  # noqa: BLE001 - whoever needs the figures reads the report then
+            info["warnings"].append(f"the report's summary figures could not be computed: {type(exc).__name__}: {exc}")
+    if info["status"] == "ok" and info["report_files"] and (kept is None or kept.meta.oom):
         oom = _report_oom(cwd)
         if oom:
             info["status"] = "oom"
             info["error"] = oom
+    _forget_written()
     info["finished"] = now_iso()
     write_json_atomic(cwd / RUN_JSON, info)
     return info
+
+
+def _forget_written() -> None:
+    """Drop the reports the simulator kept of this job (a process may run another job next)."""
+    engine = sys.modules.get("profcompare.emulator.engine")
+    if engine is not None:
+        engine.forget_written()
 
 
 def child_main(run_job: Callable[[dict[str, Any], Callable[[str], None]], dict[str, Any]], module: str,

@@ -60,7 +60,8 @@ def point_label(knobs: Mapping[str, Any], key: str) -> str:
 
 
 def point_metrics(directory: Path) -> dict[str, float]:
-    """:data:`POINT_METRICS` of the report in ``directory`` (NaN for what it cannot say)."""
+    """:data:`POINT_METRICS` of the report in ``directory`` (NaN for what it cannot say): read
+    from the report itself, for a point whose ``run.json`` keeps no summary."""
     from profcompare.readers import open_report
 
     report = open_report(directory, code=False)
@@ -69,6 +70,26 @@ def point_metrics(directory: Path) -> dict[str, float]:
     values["bytes_per_tile"] = float(report.meta.target.bytes_per_tile)
     values["num_replicas"] = float(report.meta.target.num_replicas)
     return {m: values.get(m, math.nan) for m in POINT_METRICS}
+
+
+def summary_metrics(summary: Any) -> dict[str, float] | None:
+    """:data:`POINT_METRICS` from the ``summary`` a point's ``run.json`` keeps (the figures its
+    process computed from the report it had just written, null for NaN); None when there is no
+    summary or it lacks a metric or holds a value that is not a number (the report is read then)."""
+    if not isinstance(summary, Mapping):
+        return None
+    metrics: dict[str, float] = {}
+    for name in POINT_METRICS:
+        if name not in summary:
+            return None
+        value = summary[name]
+        if value is None:
+            metrics[name] = math.nan
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            metrics[name] = float(value)
+        else:
+            return None
+    return metrics
 
 
 @dataclass
@@ -145,7 +166,8 @@ class Evaluator:
         metrics = {m: math.nan for m in POINT_METRICS}
         if status in ("ok", "oom") and info.get("report_files"):
             try:
-                metrics = point_metrics(directory)
+                # the figures the point's process computed from its report; else the report is read
+                metrics = summary_metrics(info.get("summary")) or point_metrics(directory)
             except ProfcompareError as exc:  # an unreadable report is the point's failure, not the search's
                 status, error = "failed", f"report unreadable: {exc}"
         elif status not in ("ok", "oom"):
@@ -278,4 +300,4 @@ def search(space: Space, evaluator: Evaluator, *, budget: int | None = None, see
 
 
 __all__ = ["DEFAULT_BUDGET", "EXECUTION", "EXHAUSTIVE_LIMIT", "Evaluator", "Executor", "SearchOutcome", "exhaustive",
-           "nsga2", "point_label", "point_metrics", "run_batch", "search"]
+           "nsga2", "point_label", "point_metrics", "run_batch", "search", "summary_metrics"]

@@ -18,6 +18,9 @@ compile), calls :meth:`Engine.on_run` after every run of the main program and
 - A program that does not fit still gets its report (flagged oom), then IpuOutOfMemoryError is
   raised, unless ``debug.allowOutOfMemory`` is "true".
 
+- The last report written stays in memory (:func:`written_report`), so the process that ran a
+  variant takes its figures (run.json's ``summary``) without reading the file back.
+
 The device is Mk2 unless ``PROFCOMPARE_SIM_TARGET`` (mk1 | mk2 | bow) says otherwise. The
 report's ``meta.execution`` says how the Session executes (``PROFCOMPARE_SIM_EXECUTION``: numeric |
 compile-only); the compile does not depend on it.
@@ -42,6 +45,35 @@ from profcompare.errors import IpuOutOfMemoryError, ProfcompareError
 
 TARGET_ENV_VAR = "PROFCOMPARE_SIM_TARGET"
 REPORT_FILE = "profile.sqlite"
+
+#: the last report this process wrote: resolved path -> (the file's identity right after the
+#: write, the Report), so the process that ran a variant can take the report's figures without
+#: reading the file back (:func:`written_report`). One entry at most: a process that writes many
+#: reports (a notebook) keeps only the latest in memory
+_WRITTEN: dict[str, tuple[tuple[int, int, int], object]] = {}
+
+
+def _file_identity(path: pathlib.Path) -> tuple[int, int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def written_report(path: str | os.PathLike[str]):  # -> profcompare.model.Report | None
+    """The Report this process wrote last, when it wrote it to the report file ``path`` and the file
+    is still the one it wrote (same inode, size and modification time); else None (read the file)."""
+    resolved = pathlib.Path(path).resolve()
+    entry = _WRITTEN.get(str(resolved))
+    if entry is None or _file_identity(resolved) != entry[0]:
+        return None
+    return entry[1]
+
+
+def forget_written() -> None:
+    """Drop the reports :func:`written_report` keeps (a process that runs many jobs, after each)."""
+    _WRITTEN.clear()
 
 
 class Engine:
@@ -85,8 +117,14 @@ class Engine:
             self.report_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ProfcompareError(f"cannot create autoReport.directory {str(self.report_path.parent)!r}: {exc}") from None
-        write_report(self.compiled.with_execution(runs), self.report_path, overwrite=True)
+        report = self.compiled.with_execution(runs)
+        write_report(report, self.report_path, overwrite=True)
         self._written_runs = runs
+        resolved = self.report_path.resolve()
+        identity = _file_identity(resolved)
+        _WRITTEN.clear()
+        if identity is not None:
+            _WRITTEN[str(resolved)] = (identity, report)
 
     def on_run(self) -> None:
         """Called after every run of the main program: counts it and profiles the first N."""

@@ -100,3 +100,65 @@ def test_the_advisor_agrees_with_profcompare_run_of_the_same_layout(first, tmp_p
     # time is modelled from the same program: the same cycles and host/runtime terms
     for metric in ("cycles_per_step", "seconds_per_step", "samples_per_second"):
         assert math.isclose(advised.summary()[metric], ran.summary()[metric], rel_tol=1e-12), metric
+
+
+def test_each_point_keeps_its_report_summary_in_run_json(first):
+    """The process that ran a point computed its report's summary (run.json ``summary``): the
+    figures reading the report gives, to the last bit (null for NaN)."""
+    out, result = first
+    for run_dir in result.points["run_dir"]:
+        directory = out / "first" / run_dir
+        report = pc.open_report(directory)
+        kept = read_run_json(directory)["summary"]
+        expected = {**report.summary().to_dict(), "bytes_per_tile": float(report.meta.target.bytes_per_tile),
+                    "num_replicas": float(report.meta.target.num_replicas)}
+        assert set(kept) == set(expected)
+        for metric, value in expected.items():
+            assert (kept[metric] is None) if math.isnan(value) else kept[metric] == value, metric
+
+
+def _counting_reads(patch):
+    from profcompare.advise import search
+
+    reads = []
+    reading = search.point_metrics
+
+    def counted(directory):
+        reads.append(directory)
+        return reading(directory)
+
+    patch.setattr(search, "point_metrics", counted)
+    return reads
+
+
+def test_the_search_reads_no_report_of_a_point_whose_process_returned_its_figures(tmp_path, monkeypatch):
+    from profcompare.advise import search
+
+    with monkeypatch.context() as patch:
+        reads = _counting_reads(patch)
+        result = _advise(tmp_path, "fresh", set_values={"variant": ["onchip"]})
+    assert result.new_points == 2 and reads == []
+    for _, row in result.points.iterrows():  # the figures are the report's
+        read = search.point_metrics(tmp_path / "fresh" / row["run_dir"])
+        assert all((math.isnan(v) and math.isnan(row[m])) or row[m] == v for m, v in read.items())
+
+
+def test_a_point_without_a_kept_summary_has_its_report_read(tmp_path, monkeypatch):
+    """A run.json from before points kept their summary: the report is read, with the same figures."""
+    from profcompare.advise import search
+    from profcompare.runner import write_json_atomic
+
+    def run_then_forget(jobs, out, name, parallel):
+        result = search.run_batch(jobs, out, name, parallel)
+        for job in jobs:
+            info = read_run_json(result.directory / job.label)
+            del info["summary"]
+            write_json_atomic(result.directory / job.label / "run.json", info)
+        return result
+
+    kept = _advise(tmp_path / "kept", "kept", set_values={"variant": ["onchip"]})
+    with monkeypatch.context() as patch:  # another output root: no point cache to reuse
+        reads = _counting_reads(patch)
+        forgot = _advise(tmp_path / "forgot", "forgot", set_values={"variant": ["onchip"]}, executor=run_then_forget)
+    assert len(reads) == 2
+    pd.testing.assert_frame_equal(forgot.points.drop(columns=["run_dir"]), kept.points.drop(columns=["run_dir"]))

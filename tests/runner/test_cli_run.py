@@ -43,12 +43,16 @@ def test_failed_and_oom_variants_are_reported_and_exit_code_is_1(fake_registry: 
     assert result.exit_code == 1
     run_dir = tmp_path / "r"
     assert runner.read_run_json(run_dir / "fake-broken")["status"] == "failed"
+    assert runner.read_run_json(run_dir / "fake-broken")["summary"] is None  # no report, no figures
     assert not list(run_dir.glob("compare-*fake-broken*"))
     assert "not compared (no report): fake-broken" in result.output
     assert "fake-broken: failed: broken on purpose" in result.output  # CliRunner mixes stderr in
     # an oom variant still has its report (flagged), so it is compared
     info = runner.read_run_json(run_dir / "fake-oom")
     assert info["status"] == "oom" and info["report_files"] == ["profile.sqlite"]
+    # its report was written by the workload itself, not the simulator: no figures kept (whoever needs
+    # them reads the report; the child reads only what it needs)
+    assert info["summary"] is None
     assert (run_dir / "compare-fake-small-vs-fake-oom.md").is_file()
     assert "fake-oom: oom: out of memory" in result.output
 

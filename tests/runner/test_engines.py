@@ -96,7 +96,8 @@ def test_different_jobs_in_one_warm_worker_give_the_fresh_process_reports(fresh:
     for mine, theirs in zip(pooled.outcomes, fresh.outcomes):
         assert_same_report(mine.directory, theirs.directory)
         a, b = _run_json(mine.directory), _run_json(theirs.directory)
-        for key in ("status", "samples_per_step", "losses", "report_files", "execution", "config", "addons_generation"):
+        for key in ("status", "samples_per_step", "losses", "report_files", "execution", "config", "addons_generation",
+                    "summary"):
             assert a[key] == b[key], key
     # the two points differ (hidden 32 and 48): the comparison above can fail
     first, second = (open_report(pooled.outcomes[i].directory).summary() for i in (0, 2))
