@@ -234,6 +234,6 @@ ADVISE = AdviseSpace(
     global_batch_rule="micro_batch x grad_accum x dp",
     sizes=SIZES,
     headline=("tp", "dp", "state", "recompute", "micro_batch", "grad_accum", "io_tiles"),
-    notes=("the matmul available memory proportion (amp) is not searched: it keeps its default, or the "
-           "--size preset's value (gptj-6b: 0.2, as its configuration)",),
+    notes=("the matmul available memory proportion (amp) is not searched by default: it keeps its default, or "
+           "the --size preset's value (gptj-6b: 0.2, as its configuration); --set amp=0.2,0.4,0.6 searches it",),
 )
