@@ -135,7 +135,8 @@ def _write_report(variant: str, config: Mapping[str, Any], oom: bool = False) ->
 
 def run(variant: str, config: Mapping[str, Any]) -> WorkloadResult:
     """Run one fake variant (see the module docstring)."""
-    Path("env.json").write_text(
+    # written whole then renamed: the tests poll for env.json and read it as soon as it exists
+    Path("env.json.part").write_text(
         json.dumps(
             {
                 "PROFCOMPARE_BACKEND": os.environ.get("PROFCOMPARE_BACKEND"),
@@ -146,6 +147,7 @@ def run(variant: str, config: Mapping[str, Any]) -> WorkloadResult:
             }
         )
     )
+    os.replace("env.json.part", "env.json")
     print("stray output on stdout must not disturb the runner")
     start = time.perf_counter()
     if variant == "fake-broken":
