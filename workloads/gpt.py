@@ -205,7 +205,8 @@ SIZES: dict[str, dict[str, Any]] = {
 
 #: The layout space ``profcompare advise gpt`` searches: TP x DP = --ipus, resident or phased
 #: weights, Adam state on or off chip (RTS with phased-rts), recompute, micro-batch (gradient
-#: accumulation follows from the fixed global batch) and I/O tiles. The variants resident-offchip
+#: accumulation follows from the fixed global batch), I/O tiles and the matmuls' available memory
+#: proportion. The variants resident-offchip
 #: and phased-rts-recompute are the state and recompute knobs of resident and phased-rts, so they
 #: are not searched twice.
 ADVISE = AdviseSpace(
@@ -217,6 +218,8 @@ ADVISE = AdviseSpace(
         Dimension("recompute", ("off", "on")),
         Dimension("micro_batch", (1, 2, 4)),
         Dimension("io_tiles", (0, 128)),
+        # PopLibs' default and the value of Graphcore's GPT-J 6B configuration (gptj_6B_1024_pod16)
+        Dimension("amp", (0.2, 0.6)),
     ),
     derived=(
         Derived("dp", "tp x dp = --ipus", _data_parallel),
@@ -234,6 +237,6 @@ ADVISE = AdviseSpace(
     global_batch_rule="micro_batch x grad_accum x dp",
     sizes=SIZES,
     headline=("tp", "dp", "state", "recompute", "micro_batch", "grad_accum", "io_tiles"),
-    notes=("the matmul available memory proportion (amp) is not searched by default: it keeps its default, or "
-           "the --size preset's value (gptj-6b: 0.2, as its configuration); --set amp=0.2,0.4,0.6 searches it",),
+    notes=("the matmul available memory proportion (amp) is searched at 0.2 and 0.6 (PopLibs' default; "
+           "gptj_6B_1024_pod16 uses 0.2); --set amp=0.1,0.2,0.4,0.6 searches other values",),
 )

@@ -45,7 +45,7 @@ def _space(size=None):
 
 
 def test_small_spaces_are_searched_exhaustively_in_one_batch():
-    space = _space()
+    space = expand_space(gpt.ADVISE, gpt.WORKLOAD, SearchContext(16, 16), fixed={"amp": "0.6"})
     evaluator = StandInEvaluator()
     outcome = search(space, evaluator, budget=10)
     assert len(space.valid) <= EXHAUSTIVE_LIMIT
