@@ -27,18 +27,12 @@ from typing import IO, Any
 def _open_tasks() -> IO[str]:
     """Keep stdin for the tasks (this process's alone, closed in every process it forks) and give
     fd 0 /dev/null."""
-    tasks = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    from profcompare._variant_main import private_stream
+
+    tasks = private_stream(0, "r")
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-
-    def close_in_child() -> None:
-        try:
-            tasks.close()
-        except (OSError, ValueError):
-            pass
-
-    os.register_at_fork(after_in_child=close_in_child)
     return tasks
 
 

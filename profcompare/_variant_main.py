@@ -45,17 +45,24 @@ def _open_protocol() -> IO[str]:
     workload starts holds the runner's pipe open.
     """
     sys.stdout.flush()
-    proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    proto = private_stream(1, "w")
     os.dup2(2, 1)
+    return proto
+
+
+def private_stream(fd: int, mode: str) -> IO[str]:
+    """A text stream on a duplicate of ``fd`` that is this process's alone: not inherited by
+    programs it executes (``os.dup`` makes it close-on-exec) and closed in every process it forks."""
+    stream = os.fdopen(os.dup(fd), mode, buffering=1 if "w" in mode else -1, encoding="utf-8")
 
     def close_in_child() -> None:
         try:
-            proto.close()
+            stream.close()
         except (OSError, ValueError):
             pass
 
     os.register_at_fork(after_in_child=close_in_child)
-    return proto
+    return stream
 
 
 def _is_out_of_memory(exc: BaseException) -> bool:

@@ -40,10 +40,10 @@ import pathlib
 import secrets
 import sqlite3
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -556,21 +556,8 @@ def read_report(path: str | os.PathLike[str]) -> Report:
     except OSError as exc:
         raise ReportFormatError(f"{file}: cannot read: {exc.strerror or exc}") from None
     _check_header(file, header, size)
-    try:
-        with _gc_paused():
-            con = _connect_read_only(file)
-            try:
-                return _read_database(con, file)
-            finally:
-                con.close()
-    except ProfcompareError as exc:
-        if isinstance(exc, ReportFormatError):
-            raise
-        raise ReportFormatError(f"{file}: invalid report content: {exc}") from None
-    except RecursionError:
-        raise ReportFormatError(f"{file}: corrupt report (nesting too deep)") from None
-    except (sqlite3.Error, ValueError, TypeError, KeyError, IndexError, OverflowError, UnicodeError) as exc:
-        raise ReportFormatError(f"{file}: corrupt report ({type(exc).__name__}: {exc})") from None
+    with _gc_paused():
+        return _read_checked(file, lambda con: _read_database(con, file))
 
 
 def read_meta(path: str | os.PathLike[str]) -> ReportMeta:
@@ -584,17 +571,32 @@ def read_meta(path: str | os.PathLike[str]) -> ReportMeta:
     except OSError as exc:
         raise ReportFormatError(f"{file}: cannot read: {exc.strerror or exc}") from None
     _check_header(file, header, size)
+
+    def meta_of(con: sqlite3.Connection) -> ReportMeta:
+        _, _, meta_values, _ = _read_verified_meta(con, file)
+        return _decode_meta(file, meta_values)
+
+    return _read_checked(file, meta_of)
+
+
+
+_T = TypeVar("_T")
+
+def _read_checked(file: pathlib.Path, read: Callable[[sqlite3.Connection], _T]) -> _T:
+    """``read(connection)`` on a read-only connection to the store ``file`` (its header already
+    checked), with every failure of a file that is not a valid report as one ReportFormatError."""
     try:
         con = _connect_read_only(file)
         try:
-            _, _, meta_values, _ = _read_verified_meta(con, file)
+            return read(con)
         finally:
             con.close()
-        return _decode_meta(file, meta_values)
     except ProfcompareError as exc:
         if isinstance(exc, ReportFormatError):
             raise
         raise ReportFormatError(f"{file}: invalid report content: {exc}") from None
+    except RecursionError:
+        raise ReportFormatError(f"{file}: corrupt report (nesting too deep)") from None
     except (sqlite3.Error, ValueError, TypeError, KeyError, IndexError, OverflowError, UnicodeError) as exc:
         raise ReportFormatError(f"{file}: corrupt report ({type(exc).__name__}: {exc})") from None
 
