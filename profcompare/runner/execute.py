@@ -1,5 +1,5 @@
-"""How a run executes: each job in its own subprocess (``python -m profcompare._variant_main``)
-with ``POPLAR_ENGINE_OPTIONS`` asking for an autoReport into the job's directory, child
+"""How a run executes: each job in its own process (``python -m profcompare._variant_main``, or
+that module's code in a child forked from this process: :mod:`profcompare.runner.forked`) with ``POPLAR_ENGINE_OPTIONS`` asking for an autoReport into the job's directory, child
 tracking, and signals (SIGTERM/SIGHUP clean up like Ctrl-C; children die with the runner).
 
 Each subprocess leads a process group of its own, ended with it on every exit path (see
@@ -32,6 +32,7 @@ from profcompare.errors import (
     WorkloadError,
 )
 from profcompare.runner.results import FINALIZE_LABEL, JobOutcome, ProgressCallback, RunResult, STAGES, replace_result
+from profcompare.runner import forked
 from profcompare.runner.plan import Job, check_run_name, merge_engine_options, resolve_backend
 from profcompare.runner.process_group import GRACE_SECONDS, end_groups
 from profcompare.runner.rundir import RUN_JSON, RUN_LOG, RUN_SCHEMA_VERSION, _prepare_out, _publish, find_report_files, now_iso, read_run_json, write_json_atomic
@@ -302,15 +303,20 @@ def _run_one(
     with open(job_dir / RUN_LOG, "wb") as log:
         if tracker.cancelled:
             raise KeyboardInterrupt
-        proc = subprocess.Popen(
-            [sys.executable, "-m", job.child or CHILD_MODULE, json.dumps(spec)],
-            cwd=job_dir,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            start_new_session=True,  # a process group of its own: whatever the program starts ends with it
-        )
+        proc: subprocess.Popen[bytes] | forked.ForkedChild
+        if forked.can_fork(job, backend, env):
+            forked.preload(job)
+            proc = forked.start(spec, env, job_dir.resolve(), log)
+        else:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", job.child or CHILD_MODULE, json.dumps(spec)],
+                cwd=job_dir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                start_new_session=True,  # a process group of its own: whatever the program starts ends with it
+            )
         tracker.add(proc)
         try:
             _read_events(proc, on_event)

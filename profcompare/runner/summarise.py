@@ -17,7 +17,8 @@ from profcompare.errors import (
     ProfcompareError,
 )
 from profcompare.runner.results import ComparisonOutcome, JobOutcome, ProgressCallback, RunResult, replace_result
-from profcompare.runner.plan import check_run_name, default_run_name, make_jobs
+from profcompare.runner.forked import can_fork
+from profcompare.runner.plan import check_run_name, default_run_name, make_jobs, resolve_backend
 from profcompare.runner.rundir import unique_run_name
 from profcompare.runner.execute import execute_jobs
 
@@ -42,8 +43,10 @@ def open_staged_report(outcome: JobOutcome, staging: Path) -> Report:
     return dataclasses.replace(report, meta=report.meta.replace(source=str(outcome.directory)))
 
 
-def _prewarm_comparison_imports() -> None:
-    """Import the comparison and rendering stack while the subprocesses work (saves wall time)."""
+def _prewarm_comparison_imports(*, in_thread: bool) -> None:
+    """Import the comparison and rendering stack: in a thread while the variants' subprocesses
+    work (saves wall time), or at once when the variants are forked from this process (no
+    import may be half done in another thread when it forks; see :mod:`.forked`)."""
 
     def work() -> None:
         with contextlib.suppress(Exception):
@@ -53,7 +56,10 @@ def _prewarm_comparison_imports() -> None:
 
             get_renderer("html")
 
-    threading.Thread(target=work, name="profcompare-prewarm", daemon=True).start()
+    if in_thread:
+        threading.Thread(target=work, name="profcompare-prewarm", daemon=True).start()
+    else:
+        work()
 
 
 def compare_outcomes(result: RunResult, staging: Path, *, top: int = 20) -> tuple[ComparisonOutcome, ...]:
@@ -184,7 +190,12 @@ def run_variants(
     else:
         run_name = unique_run_name(Path(out), default_run_name([j.label for j in job_list]))
     if len(job_list) > 1:
-        _prewarm_comparison_imports()
+        try:
+            resolved = resolve_backend(backend)
+        except ProfcompareError:
+            resolved = "unknown"  # execute_jobs says why
+        forking = all(can_fork(job, resolved, environ) for job in job_list)
+        _prewarm_comparison_imports(in_thread=not forking)
 
     def finalize(result: RunResult, staging: Path) -> RunResult:
         comparisons = compare_outcomes(result, staging, top=top)

@@ -133,6 +133,19 @@ def _write_report(variant: str, config: Mapping[str, Any], oom: bool = False) ->
     return write_report(Report.build(meta, **tables), _report_dir() / "profile.sqlite")
 
 
+#: set by a test in the runner's process: a variant forked from it sees the value, a fresh
+#: subprocess the module's own None
+RUNNER_MARK: str | None = None
+
+
+def _blas_threads() -> int | None:
+    """The thread count of the BLAS library numpy loaded in this process (None without one)."""
+    from threadpoolctl import threadpool_info
+
+    counts = [int(info["num_threads"]) for info in threadpool_info() if info.get("user_api") == "blas"]
+    return max(counts) if counts else None
+
+
 def run(variant: str, config: Mapping[str, Any]) -> WorkloadResult:
     """Run one fake variant (see the module docstring)."""
     # written whole then renamed: the tests poll for env.json and read it as soon as it exists
@@ -143,6 +156,10 @@ def run(variant: str, config: Mapping[str, Any]) -> WorkloadResult:
                 "POPLAR_ENGINE_OPTIONS": os.environ.get("POPLAR_ENGINE_OPTIONS"),
                 "cwd": os.getcwd(),
                 "pid": os.getpid(),
+                "ppid": os.getppid(),
+                "sid": os.getsid(0),
+                "runner_mark": RUNNER_MARK,
+                "blas_threads": _blas_threads(),
                 "config": dict(config),
             }
         )

@@ -872,7 +872,11 @@ def _accumulate(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     npdt = op.inputs[0].dtype.as_numpy()
 
     def body(t: np.ndarray, env: list, f: Any) -> None:
-        x = env[xs].astype(npdt)
+        x = env[xs]
+        if f is None and x.dtype == npdt:
+            t += x  # the same sum as through a copy, without writing one
+            return
+        x = x.astype(npdt)
         if f is not None:
             x *= _typed(f, npdt)
         t += x
