@@ -55,6 +55,21 @@ _STAGING_RE = re.compile(r"^\.(?P<name>.+)\.(?P<kind>tmp|old)-(?P<pid>\d+)(?:-[0
 _owned_lock = threading.Lock()
 #: (device, inode) of every staging directory this process holds
 _owned: set[tuple[int, int]] = set()
+#: the lock files this process holds open: a process forked from it closes its copies at once, so
+#: that only this process's descriptor keeps the lock (a forked variant that outlives a killed
+#: runner must not keep its staging directory looking owned; closing a copy never unlocks)
+_held_fds: set[int] = set()
+
+
+def _close_held_in_child() -> None:
+    for fd in list(_held_fds):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _held_fds.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_held_in_child)
 
 
 class StagingLostError(ProfcompareError):
@@ -90,6 +105,7 @@ class Staging:
         """Give up the directory: forget it and release the lock (call once, after publishing or removing)."""
         with _owned_lock:
             _owned.discard(self.identity)
+            _held_fds.discard(self.lock_fd)
         with contextlib.suppress(OSError):
             os.close(self.lock_fd)
 
@@ -130,6 +146,7 @@ def create_staging(out: Path, name: str, kind: str = "tmp") -> Staging:
     staging = Staging(path, fd, (st.st_dev, st.st_ino))
     with _owned_lock:
         _owned.add(staging.identity)
+        _held_fds.add(fd)
     return staging
 
 

@@ -158,3 +158,35 @@ def test_the_owner_file_says_who_holds_the_directory(tmp_path: Path) -> None:
     finally:
         held.discard()
     assert not held.path.exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_process_does_not_keep_the_runs_staging_directory_owned(tmp_path: Path) -> None:
+    # a variant forked from the runner may outlive a runner killed with SIGKILL for a moment: the
+    # staging directory must look ownerless as soon as the runner is gone, so the child holds no
+    # copy of the lock's descriptor (and closing its copy does not unlock the runner's)
+    held = staging_mod.create_staging(tmp_path, "r")
+    try:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                os.fstat(held.lock_fd)
+                verdict = b"open"
+            except OSError:
+                verdict = b"closed"
+            os.write(write_end, verdict)
+            time.sleep(30)  # alive while the parent looks
+            os._exit(0)
+        os.close(write_end)
+        try:
+            assert os.read(read_end, 16) == b"closed"
+            assert staging_mod.remove_stale_staging(tmp_path) == []  # still the runner's
+            held.release()  # the runner is gone; its forked child lives on
+            assert staging_mod.remove_stale_staging(tmp_path) == [held.path]
+        finally:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(read_end)
+    finally:
+        held.release()
