@@ -21,12 +21,10 @@ and filled by one warm-up run of each command that is not counted. The median of
 runs is printed, with the per-variant timings the children recorded in run.json (build, compile,
 run, total) for the last run. ``--check`` makes the exit code 1 when a median misses its target.
 
-Last measured (``--repeat 3 --skip-sweep``, 2 cores at a load average of 5-9 from other work,
-so every figure is inflated and whole runs vary by about 10%): ``run`` 4.83, 4.98, 5.07 and
-5.25 s CPU in four benchmark runs (9.3x, 8.8x, 9.1x, 8.2x the bare import measured in each); the
-code before the chart JSON was written without Bokeh's models, benchmarked alternately with
-them: 5.27 and 5.08 s (10.0x, 8.3x). The README's performance table has a run-by-run comparison of the two (parent
-and variants separately: 5.91 -> 4.57 s in total) and what was removed.
+Last measured (``--repeat 3 --skip-sweep --compare-spawn``, 2 cores at a load average of 4-6 from
+other work, so every figure is inflated): ``run`` 3.96 s CPU with the variants forked (6.9x the bare
+import's 0.57 s), 4.87 s with each a fresh subprocess (8.5x); wall 8.1 and 9.0 s. The README's
+benchmark table says where the CPU goes.
 """
 
 from __future__ import annotations
