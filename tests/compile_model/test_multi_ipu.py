@@ -140,22 +140,35 @@ def test_pipeline_run_is_the_critical_path_of_the_schedule():
     copies = set(pipe.copies)
     t = {0: 0, 1: 0, "copy": 0}
     host = {0: 0, 1: 0}
+    buffer = iterator = post = 0
     for entry, (a, b) in zip(prog.schedule, cp.steps.exec_ranges):
         top = entry.call_path[0] if entry.call_path else entry.op
         key = 0 if top in stage_ops[0] else 1 if top in stage_ops[1] else "copy" if top in copies else None
         assert key is not None
         for e in range(a, b):
-            if cp.steps.static[int(ex[e])].role in ("host_begin", "host_mid", "host_end"):
+            role = cp.steps.static[int(ex[e])].role
+            if role in ("host_begin", "host_mid", "host_end"):
                 host[key] += int(static[ex[e]].sum())
+            elif role == "ipu_copy_buffer":
+                buffer += int(static[ex[e]].sum())
+            elif role == "pipeline_iterator":
+                iterator += int(static[ex[e]].sum())
             else:
                 t[key] += int(static[ex[e]].sum())
+                post += int(static[ex[e]].sum()) if role == "ipu_copy_post" else 0
+    # stage 0's output moves into the pipeline's buffer after stage 0's steps; every main cycle
+    # starts with the repeat loop's iterator moved into its body on IPU 0, beside IPU 1's move of
+    # what it received (the longer of the two delays the next host load)
+    assert buffer > 0 and iterator > 0 and post > 0
+    t[0] += buffer
     # 1 ramp-up cycle (stage 0), 7 main cycles (both stages), 1 ramp-down (stage 1); copies after 8
     # cycles. In a cycle the host load (stage 0's) and the host store (stage 1's) synchronise both
     # IPUs: the load first, then the stages' other steps on their IPUs at once, then the store. The
     # run opens with two control copies and the host's wait before its first host transfer.
     opening = 2 * (269 + 1109 + 140) + 464_832
     assert cp.opening is not None and cp.opening[1] == opening
-    expected = (8 * host[0] + 8 * host[1] + t[0] + 7 * max(t[0], t[1]) + t[1] + 8 * t["copy"] + opening)
+    expected = (8 * host[0] + 8 * host[1] + t[0] + 7 * max(t[0], t[1]) + t[1] + 8 * t["copy"]
+                + 7 * max(0, iterator - post) + opening)
     assert int(critical.sum()) == expected
     assert cp.cycles_per_step == expected
     ex_frame = cp.execution_frame(1)

@@ -42,6 +42,11 @@ StreamCopyBegin / Mid / End):
 - views (Reshape, ...): no step; the output aliases the input.
 - Init 'undef' (placeholder of a host or remote load): one WriteUndef (a liveness marker).
   Init 'zero': OnTileExecute and Sync.
+- PipelineStash / PipelineRestore: OnTileExecute (the stash's dynamic update or slice),
+  OnTileExecute (its counter's increment modulo the stash size), Sync.
+- AccumulateMean (accum = a accum + b x with a = n / (n + 1), b = 1 / (n + 1)): as the real trace
+  shows PopART's: OnTileExecute counter + 1 and b, Sync, OnTileExecute a, Sync, OnTileExecute the
+  update (its sync shared with the next compute set's).
 - anything else: OnTileExecute and Sync (a broadcast input is received by the compute set).
 
 Which steps are DoExchange: only copies between tiles (io_tile_copy, a collective's transfer
@@ -253,8 +258,19 @@ def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contr
         # (as the real trace shows it) the data first moves on chip to the tiles that send it
         # over the links, and after the global exchange from the receiving tiles to the tiles of
         # the destination: a DoExchange on each side of the external sync and global exchange
-        return (("DoExchange", "/ExchangePre", "ipu_copy_pre"), ("Sync", "/External Sync", "ipu_copy_sync"),
-                ("GlobalExchange", "/IpuCopy", "ipu_copy"), ("DoExchange", "/ExchangePost", "ipu_copy_post"))
+        steps = (("DoExchange", "/ExchangePre", "ipu_copy_pre"), ("Sync", "/External Sync", "ipu_copy_sync"),
+                 ("GlobalExchange", "/IpuCopy", "ipu_copy"), ("DoExchange", "/ExchangePost", "ipu_copy_post"))
+        if op.attrs.get("pipeline") is None:
+            return steps
+        # in a pipeline the copies between stages go through the pipeline's buffers: the stage that
+        # produces a copied tensor moves it into its buffer when it runs (the real trace's
+        # <stage output>_to_<pipeline buffer> DoExchange, once per micro-batch), and the main
+        # cycles, a repeat loop, copy its iterator into the loop body every iteration (the real
+        # trace's ..._loop_...iterator DoExchange on the first IPU; held by the pipeline's first copy)
+        buffer: tuple[Template, ...] = (("DoExchange", "/PipelineBuffer/ExchangePre", "ipu_copy_buffer"),)
+        if any(pipe.copies and pipe.copies[0] == op.id for pipe in program.pipelines):
+            buffer += (("DoExchange", "/PipelineIterator/ExchangePre", "pipeline_iterator"),)
+        return buffer + steps
     if op_class == "io_tile_copy":
         return (("DoExchange", "/IoTileCopy", "io_tile_copy"), _SYNC)
     if op_class == "view":
@@ -272,6 +288,17 @@ def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contr
                 ("OnTileExecute", "/Reduce", "reduce_final"), _SYNC)
     if op_class == "init":
         return (("OnTileExecute", "/Fill", "compute"), _SYNC)
+    if op.type in ("PipelineStash", "PipelineRestore"):
+        # the stash written or read at its counter, and the counter's increment modulo the stash
+        # size beside it (popxl-addons' stash: dynamic update / slice, then increment_mod_; the real
+        # trace runs the two compute sets side by side, before one sync)
+        return (("OnTileExecute", "", "compute"), ("OnTileExecute", "/increment_mod", "scalar_update"), _SYNC)
+    if op.type == "AccumulateMean":
+        # PopART's mean accumulation as the real trace shows it: the counter + 1 and b = 1 / (counter
+        # + 1) (independent: no sync between), a = counter / (counter + 1), then accum = a accum + b x,
+        # which shares its sync with the next compute set (the real trace: 54 syncs for 24 updates)
+        return (("OnTileExecute", "/counter_1", "scalar_update"), ("OnTileExecute", "/b", "scalar_update"), _SYNC,
+                ("OnTileExecute", "/a", "scalar_update"), _SYNC, ("OnTileExecute", "/AddTo", "compute"))
     if op_class == "elementwise" and _has_broadcast_input(op, program):
         return (("OnTileExecute", "", "broadcast_compute"), _SYNC)
     return (("OnTileExecute", "", "compute"), _SYNC)
