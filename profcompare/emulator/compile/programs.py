@@ -304,6 +304,12 @@ def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contr
     return (("OnTileExecute", "", "compute"), _SYNC)
 
 
+def _smallest_tensor(op: OpInfo, program: LoweredProgram) -> str:
+    """The op's tensor of fewest bytes ("" when it has none)."""
+    known = [t for t in op.inputs + op.modified if t in program.tensors]
+    return min(known, key=lambda t: (program.tensors[t].nbytes, t)) if known else ""
+
+
 #: rounds of zero-copy aliasing through nested calls (each round one call level deeper; a bound
 #: against a pathological program, far above the nesting of real ones)
 _ZERO_COPY_ROUNDS = 16
@@ -475,7 +481,9 @@ def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool
         else:
             for ptype, suffix, role in templates(op, op_class[op.id], program,
                                                  split_contraction=splits.get(op.id, True)):
-                step = StaticStep(len(static), op.id, phase, ptype, base + suffix, role)
+                # a scalar update works on the op's smallest tensor (its counter) only
+                scalar = _smallest_tensor(op, program) if role == "scalar_update" else ""
+                step = StaticStep(len(static), op.id, phase, ptype, base + suffix, role, scalar)
                 static.append(step)
                 idx.append(step.index)
         by_key[(op.id, phase)] = tuple(idx)
