@@ -301,6 +301,14 @@ class CostModel:
         elif role in ("copy_in", "copy_out"):
             # on-tile copies: one 64-bit store per cycle (facts 1.1 tile memory bandwidth row, D)
             add("compute", self._worst_tile_bytes((step.tensor,)) / d.datapath_bytes + d.vertex_overhead_cycles)
+        elif role in ("onehot_fill", "onehot_copy"):
+            # the one-hot labels (the probabilities' shape): written on tile, then copied between tiles
+            tid = op.outputs[-1] if op.outputs else ""
+            if role == "onehot_fill":
+                s = self.stats(tid) if tid in self.program.tensors else TensorStats(0, 0, 4, 1, 0)
+                add("compute", s.max_tile_elements / d.vector_width(s.itemsize) + d.vertex_overhead_cycles)
+            else:
+                add("exchange", self._worst_tile_bytes((tid,)) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
         elif role == "scalar_update":
             # one scalar on one tile: a mean accumulation's factors, a stash counter's increment
             add("compute", 1 / d.vector_width(4) + d.vertex_overhead_cycles)

@@ -42,6 +42,9 @@ StreamCopyBegin / Mid / End):
 - views (Reshape, ...): no step; the output aliases the input.
 - Init 'undef' (placeholder of a host or remote load): one WriteUndef (a liveness marker).
   Init 'zero': OnTileExecute and Sync.
+- NllLossWithSoftmaxGrad: the labels' one-hot encoding as popops::encodeOneHot does it
+  (OnTileExecute zero, Sync, OnTileExecute OneHotEncode, Sync, DoExchange copy to the one-hot
+  tensor), then OnTileExecute (the loss and gradient), Sync.
 - PipelineStash / PipelineRestore: OnTileExecute (the stash's dynamic update or slice),
   OnTileExecute (its counter's increment modulo the stash size), Sync.
 - AccumulateMean (accum = a accum + b x with a = n / (n + 1), b = 1 / (n + 1)): as the real trace
@@ -288,6 +291,15 @@ def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contr
                 ("OnTileExecute", "/Reduce", "reduce_final"), _SYNC)
     if op_class == "init":
         return (("OnTileExecute", "/Fill", "compute"), _SYNC)
+    if op.type == "NllLossWithSoftmaxGrad":
+        # the labels' one-hot encoding (popops::encodeOneHot, lib/popops/Encoding.cpp): the encoder's
+        # own tensor zeroed, the OneHotEncode compute set, then a Copy to the one-hot tensor laid out
+        # like the probabilities (the real trace's nll/encodedOut_to_.../oneHot DoExchange); then the
+        # loss and its gradient
+        loss = "broadcast_compute" if _has_broadcast_input(op, program) else "compute"
+        return (("OnTileExecute", "/nll/encodedOut/zero", "onehot_fill"), _SYNC,
+                ("OnTileExecute", "/nll/OneHot/OneHotEncode", "onehot_fill"), _SYNC,
+                ("DoExchange", "/nll/encodedOut/ExchangePre", "onehot_copy"), ("OnTileExecute", "", loss), _SYNC)
     if op.type in ("PipelineStash", "PipelineRestore"):
         # the stash written or read at its counter, and the counter's increment modulo the stash
         # size beside it (popxl-addons' stash: dynamic update / slice, then increment_mod_; the real
