@@ -175,3 +175,33 @@ def test_pipeline_run_is_the_critical_path_of_the_schedule():
     span = int(ex_frame["cycles_to"].max() - ex_frame["cycles_from"].min())
     assert span == expected + cp.runtime_cycles
     assert len(rows) > 0
+
+
+def test_a_pipelined_copy_moves_its_tensor_into_the_pipeline_buffer_after_the_stage_producing_it():
+    steps = 6
+    cp = compile_program(lower(_pipelined(steps)), MK2)
+    rows, _ = cp.timeline
+    static = cp.steps.static
+    ex = cp.steps.exec_static
+    placed = [(static[int(ex[r.step])], r) for r in rows]
+    buffers = [r for st, r in placed if st.role == "ipu_copy_buffer"]
+    iterators = [r for st, r in placed if st.role == "pipeline_iterator"]
+    # stage 0 runs in 6 pipeline cycles (1 ramp-up, 5 main): its output moves into the buffer each
+    # time, right after the stage's last step on IPU 0; the repeat loop's iterator moves once per
+    # main cycle (steps - stages + 1 = 5)
+    assert len(buffers) == steps and len(iterators) == steps - 2 + 1
+    for r in buffers:
+        before = [q for st, q in placed if q.start + int(q.cycles.sum()) == r.start and st.role == "sync_internal"]
+        assert before, "the buffer move follows the stage's last step"
+    names = {st.name for st in static if st.role in ("ipu_copy_buffer", "pipeline_iterator")}
+    assert names == {"ipucopy/PipelineBuffer/ExchangePre", "ipucopy/PipelineIterator/ExchangePre"}
+    assert {st.type for st in static if st.role in ("ipu_copy_buffer", "pipeline_iterator")} == {"DoExchange"}
+    # a copy outside a pipeline has neither
+    ir = popxl.Ir()
+    with ir.main_graph:
+        xs = popxl.h2d_stream((256,), popxl.float32, "x")
+        with popxl.ipu(0):
+            x = ops.host_load(xs, "x") * 2.0
+        x.copy_to_ipu(1)
+    plain = compile_program(lower(ir), MK2)
+    assert not any(st.role in ("ipu_copy_buffer", "pipeline_iterator") for st in plain.steps.static)

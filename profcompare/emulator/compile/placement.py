@@ -336,6 +336,9 @@ def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], tl: _Timeline
         if copy_after:
             for e in others:
                 tl.together(e)
+            # a copied tensor no stage of the pipeline produces moves into the buffer with the copy
+            for e, ipu in buffers.get(-1, ()):
+                tl.alone(e, ipu)
             for ipu, m in pre.items():
                 if m is not None:
                     tl.alone(m[0], ipu, m[1])
