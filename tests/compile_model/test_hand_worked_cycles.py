@@ -288,3 +288,45 @@ def test_a_reduce_partials_step_adds_each_input_element_once():
     # x: 1,000 elements over 4 tiles = 250 on the worst tile, 1 FLOP each, 2 fp32 per vector
     # cycle: 125 + 242 (not 250 x 1,000 FLOPs per *output* element)
     assert c["sum/partials"] == {"compute": 250 // 2 + 242} == {"compute": 367}
+
+
+def test_a_mean_accumulation_is_popart_s_four_compute_sets():
+    b = ProgramBuilder()
+    acc = b.variable("accum", (1024,), kind="accumulator")  # 4 KiB: 256 elements a tile
+    counter = b.variable("counter", (), kind="accumulator")
+    (g,) = b.op("HostLoad", [], [("g", (1024,), "float32")], attrs={"stream": "g"}, name="load_g")
+    b.op("AccumulateMean", [acc, g, counter], modified=[acc], flops=4 * 1024, name="acc")
+    compiled = compile_program(b.build(), TINY)
+    steps = [(s.type, s.name, s.role) for s in compiled.steps.static if s.op and s.name.startswith("acc")]
+    # counter + 1 and b side by side, a sync, a, a sync, then the update (its sync the next compute set's)
+    assert steps == [("OnTileExecute", "acc/counter_1", "scalar_update"), ("OnTileExecute", "acc/b", "scalar_update"),
+                     ("Sync", "acc/Internal Sync", "sync_internal"), ("OnTileExecute", "acc/a", "scalar_update"),
+                     ("Sync", "acc/Internal Sync", "sync_internal"), ("OnTileExecute", "acc/AddTo", "compute")]
+    c = _cycles_by_step(compiled)
+    # a scalar on one tile: half a vector cycle (rounded up) + the compute set's fixed cost
+    assert c["acc/counter_1"] == c["acc/b"] == c["acc/a"] == {"compute": 1 + 242}
+    # the update: 256 elements a tile x 4 FLOPs / 2 per cycle + 242
+    assert c["acc/AddTo"] == {"compute": 256 * 4 // 2 + 242} == {"compute": 754}
+    # the scalar steps hold their launch code (24 B a tile) on the counter's tile only, the update
+    # on the accumulator's 4 tiles
+    code = compiled.report.code
+    control = code[code["category"].astype(str) == "controlCode"].set_index("name")["code_bytes"]
+    assert [int(control[n]) for n in ("acc/counter_1", "acc/b", "acc/a", "acc/AddTo")] == [24, 24, 24, 4 * 24]
+
+
+def test_the_loss_one_hot_labels_are_encoded_then_copied_between_tiles():
+    b = ProgramBuilder()
+    (probs,) = b.op("HostLoad", [], [("probs", (32, 16), "float32")], attrs={"stream": "p"}, name="load_p")
+    (labels,) = b.op("HostLoad", [], [("labels", (32,), "int32")], attrs={"stream": "l"}, name="load_l")
+    b.op("NllLossWithSoftmaxGrad", [probs, labels], [("loss", (), "float32"), ("dx", (32, 16), "float32")],
+         flops=3 * 512, name="nll")
+    compiled = compile_program(b.build(), TINY)
+    steps = [(s.type, s.name) for s in compiled.steps.static if s.op and s.name.startswith("nll")]
+    assert steps == [("OnTileExecute", "nll/nll/encodedOut/zero"), ("Sync", "nll/Internal Sync"),
+                     ("OnTileExecute", "nll/nll/OneHot/OneHotEncode"), ("Sync", "nll/Internal Sync"),
+                     ("DoExchange", "nll/nll/encodedOut/ExchangePre"), ("OnTileExecute", "nll"),
+                     ("Sync", "nll/Internal Sync")]
+    c = _cycles_by_step(compiled)
+    # dx (2 KiB): 128 elements, 512 B a tile; written at 2 elements a cycle, copied at 4 B a cycle
+    assert c["nll/nll/encodedOut/zero"] == c["nll/nll/OneHot/OneHotEncode"] == {"compute": 128 // 2 + 242}
+    assert c["nll/nll/encodedOut/ExchangePre"] == {"exchange": 512 // 4 + 117} == {"exchange": 245}
