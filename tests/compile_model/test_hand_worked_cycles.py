@@ -2,7 +2,8 @@
 
 Mk2 device figures used below (targets.py, each sourced there): 4 B per cycle per tile of
 exchange, 8 B per cycle of vector datapath (2 fp32 elements), 32 fp32 AMP FLOPs per cycle per
-tile, 242 cycles per compute set, 117 per exchange, 94 per internal sync. Most programs run on a
+tile (16 conv units, or 8), 6 worker contexts, 242 cycles per compute set, 117 per exchange, 94 per
+internal sync; a matmul's Convolve is PopLibs' AMP estimate (amp.py). Most programs run on a
 Mk2 cut down to 4 tiles, where a float32 tensor of 512 B or more spreads evenly over the tiles.
 """
 
@@ -59,12 +60,23 @@ def test_matmul_plan_and_steps_without_split():
     assert plan == MatmulPlan(tiles=4, flops=8192, dtype="float32", kept_operand=w, copied_bytes=1024,
                               exchange_bytes_per_tile=256, contraction_splits=1, partial_bytes=0,
                               partial_exchange_bytes_per_tile=0, reduce_elements_per_tile=0)
+    part = CostModel(program, TINY, 4).amp_partition(op)
+    # the Convolve's partition (amp.py): the 8-conv-unit AMP (8 x 8 channel groups) with x as the
+    # weights (8 output channels, K = 16: 2 input groups) over a field of 32, split 2 ways in the
+    # field and 2 in the input groups: 16 field positions and 1 group of each per tile
+    assert (part.unit.conv_units, part.swapped, part.field_splits, part.in_splits, part.out_splits) == (8, False, 2, 2, 1)
+    assert (part.field_per_tile, part.in_groups_per_tile, part.out_groups_per_tile) == (16, 1, 1)
+    # PopLibs' estimate: 16 positions over 6 workers (3 or 2 each); fp32, zeroing pass: 46 +
+    # (2 + 4 x 3) = 60 worker cycles x 6 = 360 (the others' 56 x 6 + 14 = 350 is less); weight load
+    # 8 units x 32 B / 16 B per cycle = 16; 50 + (12 + 1) + 11 + (19 - 1) + (7 + 16 + 360) = 475
+    assert part.convolve_cycles == 50 + 13 + 11 + 18 + 7 + 16 + 360 == 475
+    # each tile's weights slice: 8 output x 8 input channels x 4 B = 256 B
+    assert part.weights_bytes_per_tile == 8 * 8 * 4 == 256
     c = _cycles_by_step(compile_program(program, TINY))
-    # the rearrangement writes the copies on tile; the Convolve receives the 256 B per tile from
-    # the tiles that hold them (its own exchange: no DoExchange step), then runs the AMP
+    # the rearrangement writes each tile's slice of the padded weights on tile; the Convolve
+    # receives it (its own exchange: no DoExchange step), then runs the AMP vertex
     assert c["mm/weightsRearranged/OnTileCopy"] == {"compute": 256 // 8 + 242} == {"compute": 274}
-    assert c["mm/Convolve"] == {"exchange": 256 // 4 + 117, "compute": 8192 // (4 * 32) + 242} == {
-        "exchange": 181, "compute": 306}
+    assert c["mm/Convolve"] == {"exchange": 256 // 4 + 117, "compute": 475} == {"exchange": 181, "compute": 475}
     assert c["mm/Internal Sync"] == {"sync": 94}
     assert not any(name.endswith("ExchangePre") or name == "mm/Reduce" for name in c)
 
@@ -77,8 +89,17 @@ def test_matmul_plan_and_steps_with_split_contraction():
     assert plan == MatmulPlan(tiles=4, flops=512, dtype="float32", kept_operand=x, copied_bytes=1024,
                               exchange_bytes_per_tile=256, contraction_splits=4, partial_bytes=64,
                               partial_exchange_bytes_per_tile=16, reduce_elements_per_tile=4)
+    part = CostModel(program, TINY, 4).amp_partition(op)
+    # the Convolve: 2 output channels (padded to 8), K = 64 (8 input groups) split 4 ways (2 groups
+    # a tile), a field of 2; weights slice 8 x 16 x 4 B = 512 B
+    assert (part.unit.conv_units, part.field_splits, part.in_splits, part.field_per_tile,
+            part.in_groups_per_tile, part.weights_bytes_per_tile) == (8, 1, 4, 2, 2, 512)
+    # 2 positions: two workers with 1 (the others idle); zeroing 47 + 6 = 53, later 47 worker cycles
+    # (x 6: 318, 282); first group 11 + 18 + (7 + 16 + 318) = 370, the second 15 + 19 + (6 + 16 + 282)
+    # = 338: 50 + 13 + 338 + 370
+    assert part.convolve_cycles == 50 + 13 + 338 + 370 == 771
     c = _cycles_by_step(compile_program(program, TINY))
-    assert c["mm/Convolve"] == {"exchange": 256 // 4 + 117, "compute": 512 // 128 + 242}
+    assert c["mm/Convolve"] == {"exchange": 512 // 4 + 117, "compute": 771}
     # the Reduce receives the 16 B of partials per tile, then adds 4 per tile
     assert c["mm/Reduce"] == {"exchange": 16 // 4 + 117, "compute": 4 // 2 + 242} == {"exchange": 121, "compute": 244}
 
@@ -107,8 +128,14 @@ def test_a_batched_matmul_contracts_its_last_axis():
     # partials 64 x 4 B x 2 = 512 B; 64 x 2 additions over 4 tiles = 32 each
     assert (plan.flops, plan.contraction_splits, plan.partial_bytes, plan.reduce_elements_per_tile) == (
         2048, 2, 512, 32)
+    part = CostModel(program, TINY, 4).amp_partition(op)
+    # against one w, x's batch folds into its rows: M = 2 x 4 = 8 output channels, K = 16 (2 input
+    # groups), a field of 8, split 2 ways in each: 4 positions (4 workers with 1, 2 idle) and 1
+    # group a tile; zeroing pass 6 x 53 = 318: 50 + 13 + 11 + 18 + (7 + 16 + 318)
+    assert (part.swapped, part.groups_per_tile, part.field_splits, part.in_splits, part.field_per_tile) == (
+        False, 1, 2, 2, 4)
     c = _cycles_by_step(compile_program(program, TINY))
-    assert c["mm/Convolve"]["compute"] == 2048 // 128 + 242
+    assert c["mm/Convolve"]["compute"] == part.convolve_cycles == 50 + 13 + 11 + 18 + 7 + 16 + 318 == 433
 
 
 def test_a_broadcast_input_costs_an_exchange():
@@ -261,3 +288,45 @@ def test_a_reduce_partials_step_adds_each_input_element_once():
     # x: 1,000 elements over 4 tiles = 250 on the worst tile, 1 FLOP each, 2 fp32 per vector
     # cycle: 125 + 242 (not 250 x 1,000 FLOPs per *output* element)
     assert c["sum/partials"] == {"compute": 250 // 2 + 242} == {"compute": 367}
+
+
+def test_a_mean_accumulation_is_popart_s_four_compute_sets():
+    b = ProgramBuilder()
+    acc = b.variable("accum", (1024,), kind="accumulator")  # 4 KiB: 256 elements a tile
+    counter = b.variable("counter", (), kind="accumulator")
+    (g,) = b.op("HostLoad", [], [("g", (1024,), "float32")], attrs={"stream": "g"}, name="load_g")
+    b.op("AccumulateMean", [acc, g, counter], modified=[acc], flops=4 * 1024, name="acc")
+    compiled = compile_program(b.build(), TINY)
+    steps = [(s.type, s.name, s.role) for s in compiled.steps.static if s.op and s.name.startswith("acc")]
+    # counter + 1 and b side by side, a sync, a, a sync, then the update (its sync the next compute set's)
+    assert steps == [("OnTileExecute", "acc/counter_1", "scalar_update"), ("OnTileExecute", "acc/b", "scalar_update"),
+                     ("Sync", "acc/Internal Sync", "sync_internal"), ("OnTileExecute", "acc/a", "scalar_update"),
+                     ("Sync", "acc/Internal Sync", "sync_internal"), ("OnTileExecute", "acc/AddTo", "compute")]
+    c = _cycles_by_step(compiled)
+    # a scalar on one tile: half a vector cycle (rounded up) + the compute set's fixed cost
+    assert c["acc/counter_1"] == c["acc/b"] == c["acc/a"] == {"compute": 1 + 242}
+    # the update: 256 elements a tile x 4 FLOPs / 2 per cycle + 242
+    assert c["acc/AddTo"] == {"compute": 256 * 4 // 2 + 242} == {"compute": 754}
+    # the scalar steps hold their launch code (24 B a tile) on the counter's tile only, the update
+    # on the accumulator's 4 tiles
+    code = compiled.report.code
+    control = code[code["category"].astype(str) == "controlCode"].set_index("name")["code_bytes"]
+    assert [int(control[n]) for n in ("acc/counter_1", "acc/b", "acc/a", "acc/AddTo")] == [24, 24, 24, 4 * 24]
+
+
+def test_the_loss_one_hot_labels_are_encoded_then_copied_between_tiles():
+    b = ProgramBuilder()
+    (probs,) = b.op("HostLoad", [], [("probs", (32, 16), "float32")], attrs={"stream": "p"}, name="load_p")
+    (labels,) = b.op("HostLoad", [], [("labels", (32,), "int32")], attrs={"stream": "l"}, name="load_l")
+    b.op("NllLossWithSoftmaxGrad", [probs, labels], [("loss", (), "float32"), ("dx", (32, 16), "float32")],
+         flops=3 * 512, name="nll")
+    compiled = compile_program(b.build(), TINY)
+    steps = [(s.type, s.name) for s in compiled.steps.static if s.op and s.name.startswith("nll")]
+    assert steps == [("OnTileExecute", "nll/nll/encodedOut/zero"), ("Sync", "nll/Internal Sync"),
+                     ("OnTileExecute", "nll/nll/OneHot/OneHotEncode"), ("Sync", "nll/Internal Sync"),
+                     ("DoExchange", "nll/nll/encodedOut/ExchangePre"), ("OnTileExecute", "nll"),
+                     ("Sync", "nll/Internal Sync")]
+    c = _cycles_by_step(compiled)
+    # dx (2 KiB): 128 elements, 512 B a tile; written at 2 elements a cycle, copied at 4 B a cycle
+    assert c["nll/nll/encodedOut/zero"] == c["nll/nll/OneHot/OneHotEncode"] == {"compute": 128 // 2 + 242}
+    assert c["nll/nll/encodedOut/ExchangePre"] == {"exchange": 512 // 4 + 117} == {"exchange": 245}

@@ -140,25 +140,68 @@ def test_pipeline_run_is_the_critical_path_of_the_schedule():
     copies = set(pipe.copies)
     t = {0: 0, 1: 0, "copy": 0}
     host = {0: 0, 1: 0}
+    buffer = iterator = post = 0
     for entry, (a, b) in zip(prog.schedule, cp.steps.exec_ranges):
         top = entry.call_path[0] if entry.call_path else entry.op
         key = 0 if top in stage_ops[0] else 1 if top in stage_ops[1] else "copy" if top in copies else None
         assert key is not None
         for e in range(a, b):
-            if cp.steps.static[int(ex[e])].role in ("host_begin", "host_mid", "host_end"):
+            role = cp.steps.static[int(ex[e])].role
+            if role in ("host_begin", "host_mid", "host_end"):
                 host[key] += int(static[ex[e]].sum())
+            elif role == "ipu_copy_buffer":
+                buffer += int(static[ex[e]].sum())
+            elif role == "pipeline_iterator":
+                iterator += int(static[ex[e]].sum())
             else:
                 t[key] += int(static[ex[e]].sum())
+                post += int(static[ex[e]].sum()) if role == "ipu_copy_post" else 0
+    # stage 0's output moves into the pipeline's buffer after stage 0's steps; every main cycle
+    # starts with the repeat loop's iterator moved into its body on IPU 0, beside IPU 1's move of
+    # what it received (the longer of the two delays the next host load)
+    assert buffer > 0 and iterator > 0 and post > 0
+    t[0] += buffer
     # 1 ramp-up cycle (stage 0), 7 main cycles (both stages), 1 ramp-down (stage 1); copies after 8
     # cycles. In a cycle the host load (stage 0's) and the host store (stage 1's) synchronise both
     # IPUs: the load first, then the stages' other steps on their IPUs at once, then the store. The
     # run opens with two control copies and the host's wait before its first host transfer.
     opening = 2 * (269 + 1109 + 140) + 464_832
     assert cp.opening is not None and cp.opening[1] == opening
-    expected = (8 * host[0] + 8 * host[1] + t[0] + 7 * max(t[0], t[1]) + t[1] + 8 * t["copy"] + opening)
+    expected = (8 * host[0] + 8 * host[1] + t[0] + 7 * max(t[0], t[1]) + t[1] + 8 * t["copy"]
+                + 7 * max(0, iterator - post) + opening)
     assert int(critical.sum()) == expected
     assert cp.cycles_per_step == expected
     ex_frame = cp.execution_frame(1)
     span = int(ex_frame["cycles_to"].max() - ex_frame["cycles_from"].min())
     assert span == expected + cp.runtime_cycles
     assert len(rows) > 0
+
+
+def test_a_pipelined_copy_moves_its_tensor_into_the_pipeline_buffer_after_the_stage_producing_it():
+    steps = 6
+    cp = compile_program(lower(_pipelined(steps)), MK2)
+    rows, _ = cp.timeline
+    static = cp.steps.static
+    ex = cp.steps.exec_static
+    placed = [(static[int(ex[r.step])], r) for r in rows]
+    buffers = [r for st, r in placed if st.role == "ipu_copy_buffer"]
+    iterators = [r for st, r in placed if st.role == "pipeline_iterator"]
+    # stage 0 runs in 6 pipeline cycles (1 ramp-up, 5 main): its output moves into the buffer each
+    # time, right after the stage's last step on IPU 0; the repeat loop's iterator moves once per
+    # main cycle (steps - stages + 1 = 5)
+    assert len(buffers) == steps and len(iterators) == steps - 2 + 1
+    for r in buffers:
+        before = [q for st, q in placed if q.start + int(q.cycles.sum()) == r.start and st.role == "sync_internal"]
+        assert before, "the buffer move follows the stage's last step"
+    names = {st.name for st in static if st.role in ("ipu_copy_buffer", "pipeline_iterator")}
+    assert names == {"ipucopy/PipelineBuffer/ExchangePre", "ipucopy/PipelineIterator/ExchangePre"}
+    assert {st.type for st in static if st.role in ("ipu_copy_buffer", "pipeline_iterator")} == {"DoExchange"}
+    # a copy outside a pipeline has neither
+    ir = popxl.Ir()
+    with ir.main_graph:
+        xs = popxl.h2d_stream((256,), popxl.float32, "x")
+        with popxl.ipu(0):
+            x = ops.host_load(xs, "x") * 2.0
+        x.copy_to_ipu(1)
+    plain = compile_program(lower(ir), MK2)
+    assert not any(st.role in ("ipu_copy_buffer", "pipeline_iterator") for st in plain.steps.static)

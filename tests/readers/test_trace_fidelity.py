@@ -69,25 +69,28 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
     c = comparison
     assert c.real_runs == 2
     # spans: both IPUs end together (the run ends when both have)
-    assert c.sim_spans == {0: 1_066_439, 1: 1_066_439}
+    assert c.sim_spans == {0: 1_111_762, 1: 1_111_762}
     assert c.real_spans == {0: 1_270_375.0, 1: 1_270_375.0}
-    # the span misses its 15% target by 1.1 points: the compute sets are short of the real ones
-    # (OnTileExecute cycles below); pinned so that a change either way shows
+    # the span meets its 15% target since the Convolve is PopLibs' AMP estimate and the mean
+    # accumulations, stash counters, pipeline-buffer copies and the loss's one-hot encoding are
+    # there (docs section 12)
     for ipu in (0, 1):
-        assert round(c.span_error(ipu), 4) == -0.1605
-        assert abs(c.span_error(ipu)) <= SPAN_TARGET + 0.02
+        assert round(c.span_error(ipu), 4) == -0.1249
+        assert abs(c.span_error(ipu)) <= SPAN_TARGET
     rows = {(r.ipu, r.type): r for r in c.compared_rows}
-    # what the model meets: every block count within 20% but DoExchange's, cycles per type within
-    # 25% for the host copies, syncs and inter-IPU exchanges. DoExchange: the model's are the
-    # inter-IPU copies' on-chip moves (one before, one after each of the 7 exchanges on each IPU:
-    # 14); the real trace also has copies between tiles of the pipeline's own buffers and of the
-    # last layer's gradients, which the model has no layouts to decide (docs section 12)
-    # OnTileExecute on IPU 1: 348 blocks against the real 475 (420 before graph inputs passed
-    # through nested calls became zero-copy); which of the real blocks the model now lacks is
-    # not established
-    gaps_blocks = {(0, "DoExchange"), (1, "DoExchange"), (1, "OnTileExecute")}
-    gaps_cycles = {(0, "DoExchange"), (1, "DoExchange"), (0, "OnTileExecute"), (1, "OnTileExecute"),
-                   (1, "ExternalSync")}
+    # what the model meets: every block count within 20% but IPU 1's DoExchange, cycles per type
+    # within 25% but the two gaps below. DoExchange: each of the 7 exchanges' on-chip moves on
+    # each IPU (14), each stage output's move into the pipeline's buffer (6 per IPU), the repeat
+    # loop's iterator (4, IPU 0) and the loss's one-hot labels copied to the probabilities' layout
+    # (6, IPU 1); IPU 1's real trace also moves two of the last layer's small operands through
+    # exchanges (a regroup of fc4.weight, the rearranged operands of its weight gradient: 2 x 6
+    # per run), which the model has no layouts to decide (docs section 12)
+    gaps_blocks = {(1, "DoExchange")}
+    # OnTileExecute cycles on IPU 0: the real rearrangement copies before each matmul (71,628
+    # cycles in 48 copies, 146 to 2,682 each) against the model's 274-306 per copy (each tile's
+    # slice of the padded weights), and Adam's map expression (13,667 cycles in 4 blocks); IPU 1's
+    # ExternalSync: its wait for IPU 0's first stage in the ramp-up (12,382 cycles real)
+    gaps_cycles = {(0, "OnTileExecute"), (1, "ExternalSync")}
     for key, r in rows.items():
         if key not in gaps_blocks:
             assert abs(r.blocks_error) <= BLOCKS_TARGET, key
@@ -95,29 +98,25 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
             assert abs(r.cycles_error) <= CYCLES_TARGET, key
     pinned = {key: (r.sim_blocks, r.sim_cycles) for key, r in rows.items()}
     assert pinned == {
-        (0, "DoExchange"): (14, 2_086), (0, "ExternalSync"): (7, 917), (0, "GlobalExchange"): (7, 6_783),
-        (0, "InternalSync"): (318, 29_892), (0, "OnTileExecute"): (420, 149_097), (0, "StreamCopy"): (26, 51_586),
-        (0, "StreamCopyBegin"): (38, 632_274), (0, "StreamCopyEnd"): (38, 193_804),
-        (1, "DoExchange"): (14, 2_086), (1, "ExternalSync"): (7, 8_092), (1, "GlobalExchange"): (7, 6_783),
-        (1, "InternalSync"): (288, 53_541), (1, "OnTileExecute"): (348, 122_621), (1, "StreamCopy"): (12, 13_344),
-        (1, "StreamCopyBegin"): (38, 627_926), (1, "StreamCopyEnd"): (38, 232_046),
+        (0, "DoExchange"): (24, 3_452), (0, "ExternalSync"): (7, 917), (0, "GlobalExchange"): (7, 6_783),
+        (0, "InternalSync"): (342, 32_148), (0, "OnTileExecute"): (516, 185_949), (0, "StreamCopy"): (26, 51_586),
+        (0, "StreamCopyBegin"): (38, 637_123), (0, "StreamCopyEnd"): (38, 193_804),
+        (1, "DoExchange"): (26, 3_982), (1, "ExternalSync"): (7, 9_268), (1, "GlobalExchange"): (7, 6_783),
+        (1, "InternalSync"): (324, 62_416), (1, "OnTileExecute"): (432, 151_889), (1, "StreamCopy"): (12, 13_344),
+        (1, "StreamCopyBegin"): (38, 632_034), (1, "StreamCopyEnd"): (38, 232_046),
     }
-    # the gaps, as they stand (docs/ipu-model.md section 12): too few DoExchange (the copies of
-    # the real program's own buffers), compute sets short of the real ones
-    assert round(rows[(0, "DoExchange")].blocks_error, 3) == -0.462 and round(rows[(0, "DoExchange")].cycles_error, 3) == -0.362
-    assert round(rows[(1, "DoExchange")].blocks_error, 3) == -0.641 and round(rows[(1, "DoExchange")].cycles_error, 3) == -0.541
-    assert round(rows[(0, "OnTileExecute")].cycles_error, 3) == -0.433
-    assert round(rows[(1, "OnTileExecute")].cycles_error, 3) == -0.376
-    assert round(rows[(1, "OnTileExecute")].blocks_error, 3) == -0.267
-    assert round(rows[(1, "ExternalSync")].cycles_error, 3) == -0.396
+    # the gaps, as they stand (docs/ipu-model.md section 12)
+    assert round(rows[(1, "DoExchange")].blocks_error, 3) == -0.333 and round(rows[(1, "DoExchange")].cycles_error, 3) == -0.123
+    assert round(rows[(0, "OnTileExecute")].cycles_error, 3) == -0.292
+    assert round(rows[(1, "ExternalSync")].cycles_error, 3) == -0.308
     # the pipeline: the same ramp-up / steady / ramp-down cycles, host copies on every IPU at once
     assert c.sim_pipeline.kinds == c.real_pipeline.kinds
     lengths = {k: (round(c.sim_pipeline.mean_length(k)), round(c.real_pipeline.mean_length(k)))
                for k in ("ramp-up", "steady", "ramp-down")}
-    assert lengths == {"ramp-up": (61_342, 114_242), "steady": (93_934, 125_106), "ramp-down": (50_075, 67_502)}
+    assert lengths == {"ramp-up": (64_810, 114_242), "steady": (100_719, 125_106), "ramp-down": (55_700, 67_502)}
     assert c.sim_overlaps.host_copies_together > 0.9 and c.real_overlaps.host_copies_together > 0.9
-    assert c.summary_line() == ("trace fidelity: span error IPU0 -16.1%, IPU1 -16.1%; block counts max error 64.1%; "
-                                "cycles per type max error 54.1%")
+    assert c.summary_line() == ("trace fidelity: span error IPU0 -12.5%, IPU1 -12.5%; block counts max error 33.3%; "
+                                "cycles per type max error 30.8%")
 
 
 def _blocks(*rows):

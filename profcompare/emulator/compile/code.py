@@ -146,7 +146,8 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
         # steps of different ops whose tensors have the same mappings touch the same tiles
         # (every layer of a stack): computed once per multiset of mappings
         temps: tuple = ()
-        if not st.op:
+        if not st.op or st.role == "scalar_update":
+            # a WeightsFromHost copy, or a scalar update on its one tensor (a counter)
             tids = [st.tensor]
             copied_ids: list[str] = []
         else:

@@ -3,8 +3,10 @@
 The simulator has no hardware counters: every figure here is the model's estimate from the
 device data in ``targets.py`` (each constant sourced there):
 
-- compute: matmuls run on the AMP units at the per-tile FLOP rate over the tiles the plan
-  uses; other ops run on the vector unit (``datapath_bytes`` per cycle per tile) over the
+- compute: a matmul's Convolve is PopLibs' own cycle estimate of its AMP vertex on the busiest
+  tile of the matmul's partition (amp.py: channels padded to the AMP's groups, per-call,
+  per-group and per-worker costs); its rearrangement copy writes each tile's slice of the padded
+  weights; other ops run on the vector unit (``datapath_bytes`` per cycle per tile) over the
   worst tile's share of the op's largest tensor; plus a fixed per-compute-set cost.
 - exchange: bytes received by the worst tile / exchange bytes per cycle per tile, plus a
   fixed per-exchange cost; a compute set that reads data of other tiles (a matmul's Convolve and
@@ -32,6 +34,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from profcompare.emulator.compile.amp import AmpPartition, plan_partition
 from profcompare.emulator.compile.mapping import linear_split
 from profcompare.emulator.compile.programs import ProgramSteps, StaticStep
 from profcompare.emulator.program import LoweredProgram, OpInfo
@@ -87,6 +90,7 @@ class CostModel:
         self.num_tiles = num_tiles
         self._stats: dict[str, TensorStats] = {}
         self._plans: dict[str, MatmulPlan] = {}
+        self._partitions: dict[str, AmpPartition] = {}
 
     # -- tensors -------------------------------------------------------------------------
     def stats(self, tid: str) -> TensorStats:
@@ -149,6 +153,25 @@ class CostModel:
         )
         self._plans[op.id] = plan
         return plan
+
+    def amp_partition(self, op: OpInfo) -> AmpPartition:
+        """The Convolve's partition over the IPU's tiles (amp.py): the matmul as PopLibs' 1x1
+        convolution, output channels the LHS rows, input channels the contraction, field the
+        RHS columns, conv groups the batch of a batched matmul."""
+        part = self._partitions.get(op.id)
+        if part is not None:
+            return part
+        tensors = self.program.tensors
+        lhs = tensors[op.inputs[0]]
+        rhs = tensors[op.inputs[1]] if len(op.inputs) > 1 else lhs
+        k = int(lhs.shape[-1]) if lhs.shape else 1
+        n = int(rhs.shape[-1]) if len(rhs.shape) >= 2 else 1
+        groups = math.prod(int(d) for d in rhs.shape[:-2]) if len(rhs.shape) > 2 else 1
+        m = max(1, lhs.nelms // max(1, k * groups))
+        part = plan_partition(m, k, n, groups, int(lhs.itemsize), self._partial_bytes(op) == 4, self.num_tiles,
+                              self.device)
+        self._partitions[op.id] = part
+        return part
 
     def _available_memory_proportion(self, op: OpInfo) -> float:
         """The share of tile memory a matmul's temporaries may use: the op's own
@@ -261,9 +284,13 @@ class CostModel:
             tid = op.inputs[0] if op.inputs else ""
             nbytes = self.program.tensors[tid].nbytes if tid in self.program.tensors else 0
             add("exchange", nbytes / d.ipu_link_bytes_per_s * clock + d.exchange_overhead_cycles)
-        elif role in ("ipu_copy_pre", "ipu_copy_post"):
+        elif role == "pipeline_iterator":
+            # the loop iterator (one scalar) moved into the loop body
+            add("exchange", 4 / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+        elif role in ("ipu_copy_pre", "ipu_copy_post", "ipu_copy_buffer"):
             # the copied tensor's worst tile moved on chip, to the sending tiles or from the receiving ones
-            tid = op.inputs[0] if role == "ipu_copy_pre" and op.inputs else (op.outputs[0] if op.outputs else "")
+            tid = (op.inputs[0] if role in ("ipu_copy_pre", "ipu_copy_buffer") and op.inputs
+                   else (op.outputs[0] if op.outputs else ""))
             add("exchange", self._worst_tile_bytes((tid,)) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
         elif role == "io_tile_copy":
             tid = op.outputs[0] if op.outputs else ""
@@ -274,15 +301,29 @@ class CostModel:
         elif role in ("copy_in", "copy_out"):
             # on-tile copies: one 64-bit store per cycle (facts 1.1 tile memory bandwidth row, D)
             add("compute", self._worst_tile_bytes((step.tensor,)) / d.datapath_bytes + d.vertex_overhead_cycles)
+        elif role in ("onehot_fill", "onehot_copy"):
+            # the one-hot labels (the probabilities' shape): written on tile, then copied between tiles
+            tid = op.outputs[-1] if op.outputs else ""
+            if role == "onehot_fill":
+                s = self.stats(tid) if tid in self.program.tensors else TensorStats(0, 0, 4, 1, 0)
+                add("compute", s.max_tile_elements / d.vector_width(s.itemsize) + d.vertex_overhead_cycles)
+            else:
+                add("exchange", self._worst_tile_bytes((tid,)) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+        elif role == "scalar_update":
+            # one scalar on one tile: a mean accumulation's factors, a stash counter's increment
+            add("compute", 1 / d.vector_width(4) + d.vertex_overhead_cycles)
         elif role.startswith("mm_"):
             plan = self.matmul_plan(op)
+            part = self.amp_partition(op)
             if role == "mm_rearrange":
-                add("compute", plan.exchange_bytes_per_tile / d.datapath_bytes + d.vertex_overhead_cycles)
+                # each tile writes its slice of the weights padded to the AMP's channel groups
+                add("compute", part.weights_bytes_per_tile / d.datapath_bytes + d.vertex_overhead_cycles)
             elif role == "mm_convolve":
-                # the Convolve receives the operand copies from the tiles the rearrangement wrote
+                # the Convolve receives the weights slices from the tiles the rearrangement wrote
                 # them on (its own exchange, programs.EXCHANGE_INSIDE_ROLES), then runs the AMP
-                add("exchange", plan.exchange_bytes_per_tile / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
-                add("compute", plan.flops / (plan.tiles * d.amp_flops_per_cycle(plan.dtype)) + d.vertex_overhead_cycles)
+                # vertex: PopLibs' estimate for the busiest tile (amp.py)
+                add("exchange", part.weights_bytes_per_tile / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+                add("compute", part.convolve_cycles)
             else:
                 # the Reduce receives the partials of the other tiles, then adds them
                 add("exchange", plan.partial_exchange_bytes_per_tile / d.exchange_bytes_per_cycle

@@ -15,7 +15,9 @@ last. Inside a cycle, as the real 2-IPU trace in shared/data shows: the active s
 (each host copy synchronises every IPU), then their other steps (stages on different IPUs at the
 same time, on the same IPU one after another), then their host stores, then the copies between
 IPUs as one exchange (each IPU's on-chip move of what it sends, one external sync, every copy's
-bytes, each IPU's move of what it received). Each IPU keeps its own clock; a
+bytes, each IPU's move of what it received). A stage whose output is copied to another IPU moves
+it into the pipeline's buffer right after its steps, and every main cycle (an iteration of
+popxl-addons' repeat loop) starts with the loop iterator's move into the loop body. Each IPU keeps its own clock; a
 synchronising step starts when the last IPU arrives, and the IPUs that arrived earlier wait in it
 (``RunRow.arrivals``); the run ends when every IPU has (``RunRow.held``). Outside the pipeline the
 IPUs run their own steps the same way.
@@ -172,7 +174,7 @@ def run_timeline(program: LoweredProgram, steps: ProgramSteps, static_cycles: np
         if p.id in done:
             continue
         done.add(p.id)
-        _pipeline_rows(p, members[p.id], timeline)
+        _pipeline_rows(p, members[p.id], timeline, _buffer_stages(program, p))
     timeline.finish()
     return timeline.rows, timeline.critical
 
@@ -257,7 +259,20 @@ class _Timeline:
         self.clock[ipu] += int(c.sum())
 
 
-def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], tl: _Timeline) -> None:
+def _buffer_stages(program: LoweredProgram, p: PipelineInfo) -> dict[str, int]:
+    """Copy op id -> position of the stage producing the tensor it copies (-1 when none does)."""
+    made: dict[str, int] = {}
+    for pos, (_stage, op_ids) in enumerate(p.stages):
+        for o in op_ids:
+            op = program.ops.get(o)
+            for t in (op.outputs + op.modified) if op is not None else ():
+                made[t] = pos
+    return {c: made.get(program.ops[c].inputs[0], -1) if c in program.ops and program.ops[c].inputs else -1
+            for c in p.copies}
+
+
+def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], tl: _Timeline,
+                   buffer_stage: dict[str, int]) -> None:
     """Place one pipeline's cycles (docs/ipu-model.md section 10): per cycle the active stages'
     host loads (stream copies, every IPU together), then their other steps (IPUs in parallel, one
     IPU's stages one after another), then their host stores, then the copies between IPUs as one
@@ -288,9 +303,22 @@ def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], tl: _Timeline
     pre, post = side("ipu_copy_pre"), side("ipu_copy_post")
     exchange = _merge(tl, [e for e in copies if tl.role(e) == "ipu_copy"])
     syncs = [e for e in copies if tl.role(e) == "ipu_copy_sync"]
-    parts = {"ipu_copy_pre", "ipu_copy", "ipu_copy_post", "ipu_copy_sync"}
+    # a copied tensor moves into the pipeline's buffer when the stage producing it runs
+    buffers: dict[int, list[tuple[int, int]]] = {}  # stage position -> (executed step, IPU)
+    for e in copies:
+        if tl.role(e) == "ipu_copy_buffer":
+            static = int(tl.steps.exec_static[e])
+            pos = buffer_stage.get(tl.steps.static[static].op, -1)
+            where = step_ipus[static] if step_ipus else (0,)
+            buffers.setdefault(pos, []).append((e, where[0]))
+    iterators = [e for e in copies if tl.role(e) == "pipeline_iterator"]
+    parts = {"ipu_copy_pre", "ipu_copy", "ipu_copy_post", "ipu_copy_sync", "ipu_copy_buffer", "pipeline_iterator"}
     others = [e for e in copies if tl.role(e) not in parts]
     for active, copy_after in pipeline_cycles(len(p.stages), p.steps):
+        if len(active) == len(p.stages):
+            # a main cycle: one iteration of the repeat loop, its iterator moved into the body
+            for e in iterators:
+                tl.alone(e, 0)
         for pos in active:
             for e in members.get(pos, ()):
                 if host_class(e) == "host_load":
@@ -299,6 +327,8 @@ def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], tl: _Timeline
             for e in members.get(pos, ()):
                 if not host_class(e):
                     tl.alone(e, stage_ipu[pos])
+            for e, ipu in buffers.get(pos, ()):
+                tl.alone(e, ipu)
         for pos in active:
             for e in members.get(pos, ()):
                 if host_class(e) == "host_store":
@@ -306,6 +336,9 @@ def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], tl: _Timeline
         if copy_after:
             for e in others:
                 tl.together(e)
+            # a copied tensor no stage of the pipeline produces moves into the buffer with the copy
+            for e, ipu in buffers.get(-1, ()):
+                tl.alone(e, ipu)
             for ipu, m in pre.items():
                 if m is not None:
                     tl.alone(m[0], ipu, m[1])

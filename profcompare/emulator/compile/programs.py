@@ -42,6 +42,14 @@ StreamCopyBegin / Mid / End):
 - views (Reshape, ...): no step; the output aliases the input.
 - Init 'undef' (placeholder of a host or remote load): one WriteUndef (a liveness marker).
   Init 'zero': OnTileExecute and Sync.
+- NllLossWithSoftmaxGrad: the labels' one-hot encoding as popops::encodeOneHot does it
+  (OnTileExecute zero, Sync, OnTileExecute OneHotEncode, Sync, DoExchange copy to the one-hot
+  tensor), then OnTileExecute (the loss and gradient), Sync.
+- PipelineStash / PipelineRestore: OnTileExecute (the stash's dynamic update or slice),
+  OnTileExecute (its counter's increment modulo the stash size), Sync.
+- AccumulateMean (accum = a accum + b x with a = n / (n + 1), b = 1 / (n + 1)): as the real trace
+  shows PopART's: OnTileExecute counter + 1 and b, Sync, OnTileExecute a, Sync, OnTileExecute the
+  update (its sync shared with the next compute set's).
 - anything else: OnTileExecute and Sync (a broadcast input is received by the compute set).
 
 Which steps are DoExchange: only copies between tiles (io_tile_copy, a collective's transfer
@@ -253,8 +261,19 @@ def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contr
         # (as the real trace shows it) the data first moves on chip to the tiles that send it
         # over the links, and after the global exchange from the receiving tiles to the tiles of
         # the destination: a DoExchange on each side of the external sync and global exchange
-        return (("DoExchange", "/ExchangePre", "ipu_copy_pre"), ("Sync", "/External Sync", "ipu_copy_sync"),
-                ("GlobalExchange", "/IpuCopy", "ipu_copy"), ("DoExchange", "/ExchangePost", "ipu_copy_post"))
+        steps = (("DoExchange", "/ExchangePre", "ipu_copy_pre"), ("Sync", "/External Sync", "ipu_copy_sync"),
+                 ("GlobalExchange", "/IpuCopy", "ipu_copy"), ("DoExchange", "/ExchangePost", "ipu_copy_post"))
+        if op.attrs.get("pipeline") is None:
+            return steps
+        # in a pipeline the copies between stages go through the pipeline's buffers: the stage that
+        # produces a copied tensor moves it into its buffer when it runs (the real trace's
+        # <stage output>_to_<pipeline buffer> DoExchange, once per micro-batch), and the main
+        # cycles, a repeat loop, copy its iterator into the loop body every iteration (the real
+        # trace's ..._loop_...iterator DoExchange on the first IPU; held by the pipeline's first copy)
+        buffer: tuple[Template, ...] = (("DoExchange", "/PipelineBuffer/ExchangePre", "ipu_copy_buffer"),)
+        if any(pipe.copies and pipe.copies[0] == op.id for pipe in program.pipelines):
+            buffer += (("DoExchange", "/PipelineIterator/ExchangePre", "pipeline_iterator"),)
+        return buffer + steps
     if op_class == "io_tile_copy":
         return (("DoExchange", "/IoTileCopy", "io_tile_copy"), _SYNC)
     if op_class == "view":
@@ -272,9 +291,35 @@ def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contr
                 ("OnTileExecute", "/Reduce", "reduce_final"), _SYNC)
     if op_class == "init":
         return (("OnTileExecute", "/Fill", "compute"), _SYNC)
+    if op.type == "NllLossWithSoftmaxGrad":
+        # the labels' one-hot encoding (popops::encodeOneHot, lib/popops/Encoding.cpp): the encoder's
+        # own tensor zeroed, the OneHotEncode compute set, then a Copy to the one-hot tensor laid out
+        # like the probabilities (the real trace's nll/encodedOut_to_.../oneHot DoExchange); then the
+        # loss and its gradient
+        loss = "broadcast_compute" if _has_broadcast_input(op, program) else "compute"
+        return (("OnTileExecute", "/nll/encodedOut/zero", "onehot_fill"), _SYNC,
+                ("OnTileExecute", "/nll/OneHot/OneHotEncode", "onehot_fill"), _SYNC,
+                ("DoExchange", "/nll/encodedOut/ExchangePre", "onehot_copy"), ("OnTileExecute", "", loss), _SYNC)
+    if op.type in ("PipelineStash", "PipelineRestore"):
+        # the stash written or read at its counter, and the counter's increment modulo the stash
+        # size beside it (popxl-addons' stash: dynamic update / slice, then increment_mod_; the real
+        # trace runs the two compute sets side by side, before one sync)
+        return (("OnTileExecute", "", "compute"), ("OnTileExecute", "/increment_mod", "scalar_update"), _SYNC)
+    if op.type == "AccumulateMean":
+        # PopART's mean accumulation as the real trace shows it: the counter + 1 and b = 1 / (counter
+        # + 1) (independent: no sync between), a = counter / (counter + 1), then accum = a accum + b x,
+        # which shares its sync with the next compute set (the real trace: 54 syncs for 24 updates)
+        return (("OnTileExecute", "/counter_1", "scalar_update"), ("OnTileExecute", "/b", "scalar_update"), _SYNC,
+                ("OnTileExecute", "/a", "scalar_update"), _SYNC, ("OnTileExecute", "/AddTo", "compute"))
     if op_class == "elementwise" and _has_broadcast_input(op, program):
         return (("OnTileExecute", "", "broadcast_compute"), _SYNC)
     return (("OnTileExecute", "", "compute"), _SYNC)
+
+
+def _smallest_tensor(op: OpInfo, program: LoweredProgram) -> str:
+    """The op's tensor of fewest bytes ("" when it has none)."""
+    known = [t for t in op.inputs + op.modified if t in program.tensors]
+    return min(known, key=lambda t: (program.tensors[t].nbytes, t)) if known else ""
 
 
 #: rounds of zero-copy aliasing through nested calls (each round one call level deeper; a bound
@@ -448,7 +493,9 @@ def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool
         else:
             for ptype, suffix, role in templates(op, op_class[op.id], program,
                                                  split_contraction=splits.get(op.id, True)):
-                step = StaticStep(len(static), op.id, phase, ptype, base + suffix, role)
+                # a scalar update works on the op's smallest tensor (its counter) only
+                scalar = _smallest_tensor(op, program) if role == "scalar_update" else ""
+                step = StaticStep(len(static), op.id, phase, ptype, base + suffix, role, scalar)
                 static.append(step)
                 idx.append(step.index)
         by_key[(op.id, phase)] = tuple(idx)

@@ -102,7 +102,8 @@ def step_places(program: LoweredProgram, steps: ProgramSteps, ipus_per_replica: 
         ins = [program.tensors[t].ipu for t in op.inputs if t in program.tensors]
         if op.type == "IpuCopy" and ins and outs:
             # its on-chip moves: before the exchange on the source IPU, after it on the destination
-            side = {"ipu_copy_pre": (int(ins[0]),), "ipu_copy_post": (int(outs[0]),)}.get(step.role)
+            side = {"ipu_copy_pre": (int(ins[0]),), "ipu_copy_buffer": (int(ins[0]),), "pipeline_iterator": (0,),
+                    "ipu_copy_post": (int(outs[0]),)}.get(step.role)
             ipus.append(side or tuple(sorted({int(ins[0]), int(outs[0])})))
         else:
             ipus.append((int((outs or ins or [0])[0]),))
