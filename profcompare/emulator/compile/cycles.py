@@ -36,6 +36,7 @@ import numpy as np
 
 from profcompare.emulator.compile.amp import AmpPartition, plan_partition
 from profcompare.emulator.compile.mapping import linear_split
+from profcompare.emulator.compile.popops_map import adam_element_ops, element_cycles, map_tile_cycles, worker_grain
 from profcompare.emulator.compile.programs import ProgramSteps, StaticStep
 from profcompare.emulator.program import LoweredProgram, OpInfo
 from profcompare.emulator.targets import DeviceSpec
@@ -342,6 +343,10 @@ class CostModel:
             elif role == "broadcast_compute":
                 # the compute set receives the broadcast input's elements its tiles lack
                 add("exchange", self._broadcast_bytes(op, s) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+            if op.type == "AdamUpdater" and role == "compute":
+                # one popops map expression, PopLibs' generated codelet (popops_map.py)
+                add("compute", self._adam_updater_cycles(op, s))
+                return out
             src = self.largest(tuple(op.inputs)) if role == "reduce_partials" else big
             ss = self.stats(src) if src is not None else s
             # FLOPs per element of the tensor whose worst tile is costed (a reduce's partials
@@ -352,6 +357,24 @@ class CostModel:
             add("compute", ss.max_tile_elements * per_element / d.vector_width(ss.itemsize)
                 + d.vertex_overhead_cycles)
         return out
+
+    def _adam_updater_cycles(self, op: OpInfo, out: TensorStats) -> int:
+        """PopART's updater as PopLibs' generated map codelet over the worst tile of its output:
+        scalar (not vectorised) when the expression casts between the state types, the per-element
+        operations at PopLibs' cycles each, the compute set's fixed cost (popops_map.py)."""
+        d = self.device
+        tensors = self.program.tensors
+        first = tensors[op.inputs[0]] if op.inputs and op.inputs[0] in tensors else None
+        second = tensors[op.inputs[1]] if len(op.inputs) > 1 and op.inputs[1] in tensors else first
+        first_size = int(first.itemsize) if first is not None else out.itemsize
+        second_size = int(second.itemsize) if second is not None else out.itemsize
+        ops = adam_element_ops(str(op.attrs.get("mode", "adam")), first_size, second_size,
+                               bool(op.attrs.get("weight")))
+        vectorised = first_size == second_size == out.itemsize  # no Cast in the expression
+        width = d.vector_width(first_size)
+        grain = worker_grain(vectorised, width, out.itemsize)
+        return map_tile_cycles(out.max_tile_elements, element_cycles(ops), vectorised, width, grain,
+                               d.worker_contexts, d.vertex_overhead_cycles)
 
     def _broadcast_bytes(self, op: OpInfo, out: TensorStats) -> int:
         total = 0
