@@ -1,4 +1,5 @@
-"""Adam's updater as PopLibs' generated map codelet (popops_map.py), worked by hand."""
+"""Adam's updater as PopLibs' generated map codelet (popops_map.py) and a stash as its dynamic slice
+(popops_slice.py), worked by hand."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from profcompare.emulator.compile.popops_map import (
     map_tile_cycles,
     worker_grain,
 )
+from profcompare.emulator.compile.popops_slice import dynamic_slice_cycles
 from profcompare.emulator.compile.synthetic import ProgramBuilder
 from profcompare.emulator.targets import MK2
 
@@ -62,3 +64,27 @@ def test_an_adam_updater_costs_its_generated_codelet_on_its_worst_tile(shape, ex
     # 512 x 10 -> 64 a tile too; 10 -> one tile (above)
     assert int(c.static_cycles[st.index][PHASE_INDEX["compute"]]) == expected
     assert MK2.vertex_overhead_cycles == 242 and MK2.worker_contexts == 6
+
+
+def test_a_stash_is_poplibs_dynamic_slice_estimate():
+    # 32 fp32 elements a tile (128 B, the linear mapping's minimum): 6 a worker, 3 64-bit copies:
+    # supervisor 11 + 14, workers 6 x (39 + 24 + 2 x 3) = 414
+    assert dynamic_slice_cycles(32, 2, 6) == 439
+    assert dynamic_slice_cycles(64, 4, 6) == 25 + 6 * (39 + 24 + 2 * 2)  # fp16: 11 a worker, 2 copies
+    assert dynamic_slice_cycles(0, 2, 6) == 25 + 6 * 63
+    assert dynamic_slice_cycles(32, 2, 6, slices=2) == 25 + 6 * (39 + 2 * 30)
+
+
+def test_a_pipeline_stash_and_restore_cost_the_dynamic_slice_on_the_stashed_tensors_worst_tile():
+    b = ProgramBuilder()
+    stash = b.variable("stash", (3, 5, 512))
+    counter = b.variable("counter", (), "int32")
+    (x,) = b.op("HostLoad", [], [("x", (5, 512), "float32")], attrs={"stream": "x"})
+    b.op("PipelineStash", [stash, counter, x], [], modified=[stash, counter], name="put")
+    b.op("PipelineRestore", [stash, counter], [("x_restored", (5, 512), "float32")], modified=[counter],
+         name="get")
+    c = compile_program(b.build())
+    for name in ("put", "get"):
+        st = next(s for s in c.steps.static if s.name.startswith(name) and s.role == "compute")
+        # 2,560 fp32 mapped linearly: 32 a tile (above)
+        assert int(c.static_cycles[st.index][PHASE_INDEX["compute"]]) == 439, name

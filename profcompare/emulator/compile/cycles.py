@@ -37,6 +37,7 @@ import numpy as np
 from profcompare.emulator.compile.amp import AmpPartition, plan_partition
 from profcompare.emulator.compile.mapping import linear_split
 from profcompare.emulator.compile.popops_map import adam_element_ops, element_cycles, map_tile_cycles, worker_grain
+from profcompare.emulator.compile.popops_slice import dynamic_slice_cycles
 from profcompare.emulator.compile.programs import ProgramSteps, StaticStep
 from profcompare.emulator.program import LoweredProgram, OpInfo
 from profcompare.emulator.targets import DeviceSpec
@@ -343,6 +344,15 @@ class CostModel:
             elif role == "broadcast_compute":
                 # the compute set receives the broadcast input's elements its tiles lack
                 add("exchange", self._broadcast_bytes(op, s) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+            if op.type in ("PipelineStash", "PipelineRestore") and role == "compute":
+                # the stash's dynamic update or slice: PopLibs' DynamicSlice1D estimate over the
+                # worst tile's region of the stashed tensor (popops_slice.py)
+                sliced = (op.inputs[2] if op.type == "PipelineStash" and len(op.inputs) > 2
+                          else (op.outputs[0] if op.outputs else ""))
+                ss = self.stats(sliced) if sliced in self.program.tensors else s
+                add("compute", dynamic_slice_cycles(ss.max_tile_elements, d.vector_width(ss.itemsize),
+                                                    d.worker_contexts))
+                return out
             if op.type == "AdamUpdater" and role == "compute":
                 # one popops map expression, PopLibs' generated codelet (popops_map.py)
                 add("compute", self._adam_updater_cycles(op, s))
