@@ -35,6 +35,7 @@ from functools import lru_cache
 import numpy as np
 
 from profcompare.emulator.compile.amp import AmpPartition, plan_partition
+from profcompare.emulator.compile.conv_reduce import reduce_stage_cycles
 from profcompare.emulator.compile.mapping import linear_split
 from profcompare.emulator.compile.popops_map import adam_element_ops, element_cycles, map_tile_cycles, worker_grain
 from profcompare.emulator.compile.popops_slice import dynamic_slice_cycles
@@ -326,6 +327,12 @@ class CostModel:
                 # vertex: PopLibs' estimate for the busiest tile (amp.py)
                 add("exchange", part.weights_bytes_per_tile / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
                 add("compute", part.convolve_cycles)
+            elif part.in_splits > 1:
+                # the partition's partials reduced in poplin's stages, each receiving its partials
+                # then adding them (conv_reduce.py)
+                for exchange, compute in reduce_stage_cycles(part, d):
+                    add("exchange", exchange)
+                    add("compute", compute)
             else:
                 # the Reduce receives the partials of the other tiles, then adds them
                 add("exchange", plan.partial_exchange_bytes_per_tile / d.exchange_bytes_per_cycle
