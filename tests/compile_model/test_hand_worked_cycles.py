@@ -100,8 +100,10 @@ def test_matmul_plan_and_steps_with_split_contraction():
     assert part.convolve_cycles == 50 + 13 + 338 + 370 == 771
     c = _cycles_by_step(compile_program(program, TINY))
     assert c["mm/Convolve"] == {"exchange": 512 // 4 + 117, "compute": 771}
-    # the Reduce receives the 16 B of partials per tile, then adds 4 per tile
-    assert c["mm/Reduce"] == {"exchange": 16 // 4 + 117, "compute": 4 // 2 + 242} == {"exchange": 121, "compute": 244}
+    # the Reduce: the partition's 4 partials per output in one stage (fewer than 16, poplin's
+    # ConvReducePlan); each tile receives the partials it produced, 2 positions x 8 (padded) output
+    # channels = 16 fp32 (64 B), then adds them
+    assert c["mm/Reduce"] == {"exchange": 64 // 4 + 117, "compute": 16 // 2 + 242} == {"exchange": 133, "compute": 250}
 
 
 def test_a_split_rounds_up_the_tiles_the_output_leaves_idle():

@@ -69,28 +69,33 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
     c = comparison
     assert c.real_runs == 2
     # spans: both IPUs end together (the run ends when both have)
-    assert c.sim_spans == {0: 1_111_762, 1: 1_111_762}
+    assert c.sim_spans == {0: 1_153_490, 1: 1_153_490}
     assert c.real_spans == {0: 1_270_375.0, 1: 1_270_375.0}
     # the span meets its 15% target since the Convolve is PopLibs' AMP estimate and the mean
-    # accumulations, stash counters, pipeline-buffer copies and the loss's one-hot encoding are
-    # there (docs section 12)
+    # accumulations, stash counters, pipeline-buffer copies, the loss's one-hot encoding, Adam's
+    # updater as PopLibs' generated map codelet, the stashes as PopLibs' dynamic slice and the
+    # partials' reduction in poplin's stages are there (docs section 12)
     for ipu in (0, 1):
-        assert round(c.span_error(ipu), 4) == -0.1249
+        assert round(c.span_error(ipu), 4) == -0.092
         assert abs(c.span_error(ipu)) <= SPAN_TARGET
     rows = {(r.ipu, r.type): r for r in c.compared_rows}
     # what the model meets: every block count within 20% but IPU 1's DoExchange, cycles per type
-    # within 25% but the two gaps below. DoExchange: each of the 7 exchanges' on-chip moves on
+    # within 25%. DoExchange: each of the 7 exchanges' on-chip moves on
     # each IPU (14), each stage output's move into the pipeline's buffer (6 per IPU), the repeat
     # loop's iterator (4, IPU 0) and the loss's one-hot labels copied to the probabilities' layout
     # (6, IPU 1); IPU 1's real trace also moves two of the last layer's small operands through
     # exchanges (a regroup of fc4.weight, the rearranged operands of its weight gradient: 2 x 6
     # per run), which the model has no layouts to decide (docs section 12)
     gaps_blocks = {(1, "DoExchange")}
-    # OnTileExecute cycles on IPU 0: the real rearrangement copies before each matmul (71,628
-    # cycles in 48 copies, 146 to 2,682 each) against the model's 274-306 per copy (each tile's
-    # slice of the padded weights), and Adam's map expression (13,667 cycles in 4 blocks); IPU 1's
-    # ExternalSync: its wait for IPU 0's first stage in the ramp-up (12,382 cycles real)
-    gaps_cycles = {(0, "OnTileExecute"), (1, "ExternalSync")}
+    # IPU 1's ExternalSync (its wait for IPU 0's first stage in the ramp-up: 12,382 cycles real,
+    # 10,234 modelled) meets the target since the stage's two stash writes are PopLibs'
+    # DynamicUpdateSlice1D estimate (439 cycles each, the real 622) and its two matmuls' partials
+    # are reduced in poplin's two stages (1,182 and 1,029 cycles, the real 960 and 1,018); still
+    # short by the real rearrangement copies before each matmul (IPU 0: 71,628 cycles in 48
+    # copies, 146 to 2,682 each) against the model's 274-306 per copy (each tile's slice of the
+    # padded weights). IPU 0's OnTileExecute cycles meet the target since Adam's updater is
+    # PopLibs' generated map codelet (14,228 cycles in 4 blocks against the real 13,667; 1,844 before)
+    gaps_cycles: set[tuple[int, str]] = set()
     for key, r in rows.items():
         if key not in gaps_blocks:
             assert abs(r.blocks_error) <= BLOCKS_TARGET, key
@@ -99,24 +104,24 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
     pinned = {key: (r.sim_blocks, r.sim_cycles) for key, r in rows.items()}
     assert pinned == {
         (0, "DoExchange"): (24, 3_452), (0, "ExternalSync"): (7, 917), (0, "GlobalExchange"): (7, 6_783),
-        (0, "InternalSync"): (342, 32_148), (0, "OnTileExecute"): (516, 185_949), (0, "StreamCopy"): (26, 51_586),
-        (0, "StreamCopyBegin"): (38, 637_123), (0, "StreamCopyEnd"): (38, 193_804),
-        (1, "DoExchange"): (26, 3_982), (1, "ExternalSync"): (7, 9_268), (1, "GlobalExchange"): (7, 6_783),
-        (1, "InternalSync"): (324, 62_416), (1, "OnTileExecute"): (432, 151_889), (1, "StreamCopy"): (12, 13_344),
-        (1, "StreamCopyBegin"): (38, 632_034), (1, "StreamCopyEnd"): (38, 232_046),
+        (0, "InternalSync"): (342, 32_148), (0, "OnTileExecute"): (516, 227_745), (0, "StreamCopy"): (26, 51_586),
+        (0, "StreamCopyBegin"): (38, 637_055), (0, "StreamCopyEnd"): (38, 193_804),
+        (1, "DoExchange"): (26, 3_982), (1, "ExternalSync"): (7, 11_020), (1, "GlobalExchange"): (7, 6_783),
+        (1, "InternalSync"): (324, 70_777), (1, "OnTileExecute"): (432, 173_564), (1, "StreamCopy"): (12, 13_344),
+        (1, "StreamCopyBegin"): (38, 641_974), (1, "StreamCopyEnd"): (38, 232_046),
     }
     # the gaps, as they stand (docs/ipu-model.md section 12)
     assert round(rows[(1, "DoExchange")].blocks_error, 3) == -0.333 and round(rows[(1, "DoExchange")].cycles_error, 3) == -0.123
-    assert round(rows[(0, "OnTileExecute")].cycles_error, 3) == -0.292
-    assert round(rows[(1, "ExternalSync")].cycles_error, 3) == -0.308
+    assert round(rows[(0, "OnTileExecute")].cycles_error, 3) == -0.133
+    assert round(rows[(1, "ExternalSync")].cycles_error, 3) == -0.177
     # the pipeline: the same ramp-up / steady / ramp-down cycles, host copies on every IPU at once
     assert c.sim_pipeline.kinds == c.real_pipeline.kinds
     lengths = {k: (round(c.sim_pipeline.mean_length(k)), round(c.real_pipeline.mean_length(k)))
                for k in ("ramp-up", "steady", "ramp-down")}
-    assert lengths == {"ramp-up": (64_810, 114_242), "steady": (100_719, 125_106), "ramp-down": (55_700, 67_502)}
+    assert lengths == {"ramp-up": (66_894, 114_242), "steady": (105_621, 125_106), "ramp-down": (64_675, 67_502)}
     assert c.sim_overlaps.host_copies_together > 0.9 and c.real_overlaps.host_copies_together > 0.9
-    assert c.summary_line() == ("trace fidelity: span error IPU0 -12.5%, IPU1 -12.5%; block counts max error 33.3%; "
-                                "cycles per type max error 30.8%")
+    assert c.summary_line() == ("trace fidelity: span error IPU0 -9.2%, IPU1 -9.2%; block counts max error 33.3%; "
+                                "cycles per type max error 24.9%")
 
 
 def _blocks(*rows):

@@ -71,10 +71,10 @@ def test_the_summary_keeps_session_run_time_device_plus_host(main_job: dict[str,
         summary = report.summary()
         assert summary["seconds_per_step"] == summary["cycles_per_step"] / report.meta.target.clock_hz + \
             summary["host_seconds_per_step"]
-        # the fitted host/runtime time of one session.run (docs/ipu-model.md section 8), 0.7077 ms =
-        # 941,241 cycles, less the 464,832 the device waits for the host in the run's opening copy
-        # (section 12): 476,409 cycles = 0.3582 ms
-        assert summary["host_seconds_per_step"] == pytest.approx(476_409 / 1.33e9, rel=1e-9)
+        # the fitted host/runtime time of one session.run (docs/ipu-model.md section 8), 0.7045 ms =
+        # 936,986 cycles, less the 464,832 the device waits for the host in the run's opening copy
+        # (section 12): 472,154 cycles = 0.3550 ms
+        assert summary["host_seconds_per_step"] == pytest.approx(472_154 / 1.33e9, rel=1e-9)
         assert report.confidence()["host_seconds_per_step"] == "modelled"
 
 
@@ -113,9 +113,9 @@ def test_device_cycles_never_include_host_time(main_job: dict[str, Any]) -> None
     cmp: Comparison = main_job["comparison"]
     runtime = cmp.execution.set_index("phase").loc["runtime"]
     device_base = float(cmp.summary.loc["cycles_per_step", "base"])
-    # 1,697,852 device cycles + 476,409 runtime cycles (0.3582 ms at 1.33 GHz) = 2,174,261: the figure
+    # 1,751,601 device cycles + 472,154 runtime cycles (0.3550 ms at 1.33 GHz) = 2,223,755: the figure
     # the execution section used to call cycles per step
-    assert device_base == 1_697_852 and runtime["base_cycles"] == 476_409
+    assert device_base == 1_751_601 and runtime["base_cycles"] == 472_154
     stacked = f"{device_base + runtime['base_cycles']:,.0f}"
     for name in ("terminal", "markdown", "html"):
         assert stacked not in main_job[name], name
@@ -123,12 +123,12 @@ def test_device_cycles_never_include_host_time(main_job: dict[str, Any]) -> None
     execution = execution[:execution.index("</section>")]
     table = execution[execution.index('id="execution-table"'):execution.index('id="time-table"')]
     assert "runtime" not in re.sub(r"<[^>]+>", " ", table)
-    assert "Device cycles per step" in table and "1,697,852" in table and "4,540,481" in table
+    assert "Device cycles per step" in table and "1,751,601" in table and "4,561,578" in table
     times = re.sub(r"<[^>]+>", " ", execution[execution.index('id="time-table"'):])
-    # device 1,697,852 / 1.33e9 s = 1.277 ms + host 0.358 ms = 1.635 ms
-    assert re.search(r"Host/runtime time per step \(not device time\)\s+0\.358 ms\s+0\.358 ms", times)
-    assert re.search(r"Device time per step\s+1\.277 ms\s+3\.414 ms", times)
-    assert re.search(r"Time per session\.run \(device \+ host\)\s+1\.635 ms\s+3\.772 ms", times)
+    # device 1,751,601 / 1.33e9 s = 1.317 ms + host 0.355 ms = 1.672 ms
+    assert re.search(r"Host/runtime time per step \(not device time\)\s+0\.355 ms\s+0\.355 ms", times)
+    assert re.search(r"Device time per step\s+1\.317 ms\s+3\.430 ms", times)
+    assert re.search(r"Time per session\.run \(device \+ host\)\s+1\.672 ms\s+3\.785 ms", times)
 
 
 def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
@@ -149,8 +149,8 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
     # worked out by hand: 8,749,168 B = 8.34 MiB, 1,398,620 B = 1.33 MiB, 3,729,408 B = 3.56 MiB;
     # peak (11,868,796 - 17,463,000) / 17,463,000 = -32.03%, 16.65 -> 11.32 MiB;
     # liveness +233,452 / 58,656,300 = +0.40%, 55.94 -> 56.16 MiB; fullest tile 218,888 B = 213.76 KiB;
-    # budget 638,976 B = 624.0 KiB; time 1.2766 + 0.3582 = 1.6348 ms -> 3.4139 + 0.3582 = 3.7721 ms (+130.74%);
-    # samples 256 / 1.6348 ms = 156,595.7 -> 256 / 3.7721 ms = 67,866.7 (-56.66%)
+    # budget 638,976 B = 624.0 KiB; time 1.3170 + 0.3550 = 1.6720 ms -> 3.4298 + 0.3550 = 3.7848 ms (+126.36%);
+    # samples 256 / 1.6720 ms = 153,110.4 -> 256 / 3.7848 ms = 67,639.7 (-55.82%)
     # always-live 58,656,300 - 17,463,000 = 41,193,300 B (39.28 MiB) -> 58,889,752 - 11,868,796 = 47,020,956 B
     # (44.84 MiB), +5,827,656 / 41,193,300 = +14.15%; code 24,903,488 -> 28,780,656 B, +3,877,168 B = +3.70 MiB
     assert (s["always_live_bytes"]["base"], s["always_live_bytes"]["new"]) == (41_193_300, 47_020_956)
@@ -161,8 +161,8 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
         "Tile memory: the not-always-live peak fell 32.0% (16.7 MiB -> 11.3 MiB) and always-live memory rose 14.1% "
         "(39.3 MiB -> 44.8 MiB; code +3.7 MiB), so peak liveness barely moved (+0.4%, 55.9 MiB -> 56.2 MiB) and the "
         "fullest tile is unchanged at 213.8 KiB; both fit (no tile over its 624.0 KiB budget).",
-        "Time per session.run rose 130.7% (1.635 ms -> 3.772 ms), of which device 1.277 ms -> 3.414 ms and "
-        "host/runtime unchanged at 0.358 ms; 56.7% fewer samples per second (156,595.7 -> 67,866.7).",
+        "Time per session.run rose 126.4% (1.672 ms -> 3.785 ms), of which device 1.317 ms -> 3.430 ms and "
+        "host/runtime unchanged at 0.355 ms; 55.8% fewer samples per second (153,110.4 -> 67,639.7).",
     )
     assert tuple(main_job["json"]["verdict"]["sentences"]) == expected
     # first in every comparison: the terminal, markdown and the page
@@ -181,9 +181,9 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
     assert index == [
         "offchip-sharded against onchip: not-always-live peak -32.0%, always-live +14.1%, peak liveness +0.4%, "
         "fullest tile 0.0%, "
-        "time per session.run +130.7%, samples per second -56.7%; largest move: optimizer_state 8.3 MiB "
+        "time per session.run +126.4%, samples per second -55.8%; largest move: optimizer_state 8.3 MiB "
         "not-always-live -> 1.3 MiB Streaming Memory; fits.",
-        "All 2 variants with a report fit in tile memory. Fastest: onchip (156,595.7 samples per second).",
+        "All 2 variants with a report fit in tile memory. Fastest: onchip (153,110.4 samples per second).",
     ]
     index_html = " ".join(main_job["index_html"].replace("&gt;", ">").split())
     assert all(sentence in index_html for sentence in index)

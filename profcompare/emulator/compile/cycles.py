@@ -35,7 +35,10 @@ from functools import lru_cache
 import numpy as np
 
 from profcompare.emulator.compile.amp import AmpPartition, plan_partition
+from profcompare.emulator.compile.conv_reduce import reduce_stage_cycles
 from profcompare.emulator.compile.mapping import linear_split
+from profcompare.emulator.compile.popops_map import adam_element_ops, element_cycles, map_tile_cycles, worker_grain
+from profcompare.emulator.compile.popops_slice import dynamic_slice_cycles
 from profcompare.emulator.compile.programs import ProgramSteps, StaticStep
 from profcompare.emulator.program import LoweredProgram, OpInfo
 from profcompare.emulator.targets import DeviceSpec
@@ -324,6 +327,12 @@ class CostModel:
                 # vertex: PopLibs' estimate for the busiest tile (amp.py)
                 add("exchange", part.weights_bytes_per_tile / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
                 add("compute", part.convolve_cycles)
+            elif part.in_splits > 1:
+                # the partition's partials reduced in poplin's stages, each receiving its partials
+                # then adding them (conv_reduce.py)
+                for exchange, compute in reduce_stage_cycles(part, d):
+                    add("exchange", exchange)
+                    add("compute", compute)
             else:
                 # the Reduce receives the partials of the other tiles, then adds them
                 add("exchange", plan.partial_exchange_bytes_per_tile / d.exchange_bytes_per_cycle
@@ -342,6 +351,19 @@ class CostModel:
             elif role == "broadcast_compute":
                 # the compute set receives the broadcast input's elements its tiles lack
                 add("exchange", self._broadcast_bytes(op, s) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+            if op.type in ("PipelineStash", "PipelineRestore") and role == "compute":
+                # the stash's dynamic update or slice: PopLibs' DynamicSlice1D estimate over the
+                # worst tile's region of the stashed tensor (popops_slice.py)
+                sliced = (op.inputs[2] if op.type == "PipelineStash" and len(op.inputs) > 2
+                          else (op.outputs[0] if op.outputs else ""))
+                ss = self.stats(sliced) if sliced in self.program.tensors else s
+                add("compute", dynamic_slice_cycles(ss.max_tile_elements, d.vector_width(ss.itemsize),
+                                                    d.worker_contexts))
+                return out
+            if op.type == "AdamUpdater" and role == "compute":
+                # one popops map expression, PopLibs' generated codelet (popops_map.py)
+                add("compute", self._adam_updater_cycles(op, s))
+                return out
             src = self.largest(tuple(op.inputs)) if role == "reduce_partials" else big
             ss = self.stats(src) if src is not None else s
             # FLOPs per element of the tensor whose worst tile is costed (a reduce's partials
@@ -352,6 +374,24 @@ class CostModel:
             add("compute", ss.max_tile_elements * per_element / d.vector_width(ss.itemsize)
                 + d.vertex_overhead_cycles)
         return out
+
+    def _adam_updater_cycles(self, op: OpInfo, out: TensorStats) -> int:
+        """PopART's updater as PopLibs' generated map codelet over the worst tile of its output:
+        scalar (not vectorised) when the expression casts between the state types, the per-element
+        operations at PopLibs' cycles each, the compute set's fixed cost (popops_map.py)."""
+        d = self.device
+        tensors = self.program.tensors
+        first = tensors[op.inputs[0]] if op.inputs and op.inputs[0] in tensors else None
+        second = tensors[op.inputs[1]] if len(op.inputs) > 1 and op.inputs[1] in tensors else first
+        first_size = int(first.itemsize) if first is not None else out.itemsize
+        second_size = int(second.itemsize) if second is not None else out.itemsize
+        ops = adam_element_ops(str(op.attrs.get("mode", "adam")), first_size, second_size,
+                               bool(op.attrs.get("weight")))
+        vectorised = first_size == second_size == out.itemsize  # no Cast in the expression
+        width = d.vector_width(first_size)
+        grain = worker_grain(vectorised, width, out.itemsize)
+        return map_tile_cycles(out.max_tile_elements, element_cycles(ops), vectorised, width, grain,
+                               d.worker_contexts, d.vertex_overhead_cycles)
 
     def _broadcast_bytes(self, op: OpInfo, out: TensorStats) -> int:
         total = 0
