@@ -62,15 +62,17 @@ def test_matmul_operand_copies_and_the_tile_span_by_hand():
     first, last = (int(v.loc["y/operand_copies", c]) for c in ("first_step", "last_step"))
     assert (first, last) == (6, 8) and (lv[first], lv[last]) == ("mm/weightsRearranged/OnTileCopy", "mm/Convolve")
     tiles = report.tiles
-    # per tile at the matmul: w 512 + x 128 + y 256 + copies 256 = 1,152 B, all read or written by
-    # the matmul, so all interleaved; the span is the region boundary plus that
+    # per tile at the matmul: w 512 + x 128 + y 256 + copies 256 = 1,152 B. Only y is interleaved:
+    # with the contraction whole it is the AMP's partials (its ``out`` field); the operands and
+    # their copies (``in``, ``weights``) fill the non-interleaved region. The span is the region
+    # boundary plus y's 256 B
     assert tiles["not_always_live_peak_bytes"].tolist() == [1152] * 4
     assert tiles["variable"].tolist() == [1152] * 4 and tiles["constant"].tolist() == [0] * 4
     ni = _non_interleaved(tiles)
-    assert (ni < BOUNDARY).all()
+    assert (ni + 896 < BOUNDARY).all()
     assert tiles["bytes_excluding_gaps"].tolist() == (ni + 1152).tolist()
-    assert tiles["bytes_including_gaps"].tolist() == [BOUNDARY + 1152] * 4 == [214_144] * 4
-    assert report.summary()["max_tile_bytes"] == 214_144
+    assert tiles["bytes_including_gaps"].tolist() == [BOUNDARY + 256] * 4 == [213_248] * 4
+    assert report.summary()["max_tile_bytes"] == 213_248
 
 
 def _partials_program():
@@ -97,13 +99,18 @@ def test_split_contraction_partials_are_interleaved_fp32_on_the_output_tile():
     # the partials follow y's mapping offset: the same tile as y
     out_tile = mapping_offset((2, 2), "float32", 4)
     tiles = report.tiles
-    # at the Convolve: w 128 + x 128 + copies 256 on every tile, + y 16 + partials 64 on y's tile;
-    # all interleaved (the AMP writes the partials): span = boundary + peak
+    # at the Convolve: w 128 + x 128 + copies 256 on every tile, + y 16 + partials 64 on y's tile.
+    # Only the partials are interleaved (the AMP's ``out``); y is written by the Reduce, whose
+    # output has no region constraint. Tiles without the partials span their non-interleaved
+    # bytes; y's tile spans the boundary plus the 64 B of partials
     peak = [512] * 4
     peak[out_tile] = 512 + 16 + 64
     assert tiles["not_always_live_peak_bytes"].tolist() == peak
-    assert tiles["bytes_including_gaps"].tolist() == [BOUNDARY + p for p in peak]
-    assert tiles.loc[out_tile, "bytes_including_gaps"] == 213_584
+    ni = _non_interleaved(tiles)
+    span = [int(n) + 512 for n in ni]
+    span[out_tile] = BOUNDARY + 64
+    assert tiles["bytes_including_gaps"].tolist() == span
+    assert tiles.loc[out_tile, "bytes_including_gaps"] == 213_056
 
 
 def _near_full_program():
@@ -118,6 +125,28 @@ def _near_full_program():
     return b.build()
 
 
+def test_a_matmul_whose_operands_fill_the_non_interleaved_region_fits_by_hand():
+    # the shape of a language-model head: the operands and their copies are most of the data, the
+    # output a smaller part. Only the output (the AMP's partials) must be interleaved, so the
+    # operands use the free non-interleaved space and the tile fits where it would not if they
+    # had to sit above the region boundary too
+    roomy = compile_program(_matmul_program(), TINY).report
+    ni = int(_non_interleaved(roomy.tiles)[0])
+    # per tile: operands w 512 + x 128 and the copies 256 = 896 B flexible, y 256 B interleaved;
+    # a region boundary 900 B above the code leaves the flexible 896 B below it
+    device = TINY.replace(non_interleaved_bytes=ni + 900, bytes_per_tile=ni + 900 + 300)
+    result = compile_program(_matmul_program(), device)
+    tiles = result.report.tiles
+    # span = boundary + y's 256 = ni + 1,156 <= ni + 1,200: every tile fits, 44 B to spare; with
+    # the operands and copies interleaved as well it would be ni + 900 + 1,152, 852 B over
+    assert tiles["bytes_including_gaps"].tolist() == [ni + 1156] * 4
+    assert tiles["bytes_excluding_gaps"].tolist() == [ni + 1152] * 4
+    assert not result.oom and result.tiles_over_budget == 0
+    # 4 B less room below the boundary and the operands' last 4 B overflow above it
+    tight = compile_program(_matmul_program(), device.replace(non_interleaved_bytes=ni + 892)).report.tiles
+    assert tight["bytes_including_gaps"].tolist() == [ni + 892 + 4 + 256] * 4
+
+
 def test_flexible_data_overflowing_a_full_non_interleaved_region_by_hand():
     roomy = compile_program(_near_full_program(), TINY).report
     ni = _non_interleaved(roomy.tiles)
@@ -130,22 +159,23 @@ def test_flexible_data_overflowing_a_full_non_interleaved_region_by_hand():
     v = report.variables.set_index("name")
     assert v["bytes"].to_dict() == {"c": 2048, "k": 1024, "x": 512, "y": 1024, "z": 1024, "y/operand_copies": 1024}
     # per tile:
-    #   constants (always live): c 512 (interleaved: the matmul reads it) + k 256 (flexible) = 768
-    #   not-always-live: x 128 + y 256 + copies 256 at the matmul (interleaved) = 640,
-    #                    y 256 + z 256 at the add = 512; joint peak 640, flexible peak z = 256
+    #   constants (always live): c 512 (flexible: the matmul reads it as an operand) + k 256
+    #   (flexible) = 768
+    #   not-always-live: x 128 + copies 256 (flexible) + y 256 (interleaved: the AMP's partials)
+    #                    at the matmul = 640, y 256 + z 256 (flexible) at the add = 512
     #   the span at each step, from the data live together then (200 B of the flexible data
     #   fit below the boundary, the rest overflows above it):
-    #     at the matmul: flexible k 256 -> 56 over; interleaved 512 + 640 + 56 = 1,208
-    #     at the add:    flexible k + z 512 -> 312 over; interleaved 512 + 256 + 312 = 1,080
-    #   span = max(boundary, ni + 200) + 1,208 (the class peaks taken apart would add 256:
-    #   640 interleaved at the matmul and z's overflow at the add)
+    #     at the matmul: flexible 768 + 384 = 1,152 -> 952 over; interleaved 256 + 952 = 1,208
+    #     at the add:    flexible 768 + 256 = 1,024 -> 824 over; interleaved 256 + 824 = 1,080
+    #   span = max(boundary, ni + 200) + 1,208: every byte above the full region is in use, so
+    #   the span is the bytes excluding gaps
     assert tiles["constant"].tolist() == [768] * 4 and tiles["variable"].tolist() == [640] * 4
     assert tiles["bytes_excluding_gaps"].tolist() == [ni + 768 + 640] * 4
     assert tiles["bytes_including_gaps"].tolist() == [ni + 200 + 1208] * 4
     cats = report.categories.set_index("category")["bytes"]
     assert cats["constant"] == 2048 + 1024  # each constant once, over all tiles
-    # with room to spare the flexible data all fit below the boundary: span = boundary + 1,152
-    assert roomy.tiles["bytes_including_gaps"].tolist() == [BOUNDARY + 1152] * 4
+    # with room to spare the flexible data all fit below the boundary: span = boundary + y's 256
+    assert roomy.tiles["bytes_including_gaps"].tolist() == [BOUNDARY + 256] * 4
 
 
 def test_a_tile_without_interleaved_data_spans_its_non_interleaved_bytes():
@@ -266,8 +296,9 @@ def test_storage_rows_are_the_tensors_owning_memory_then_the_temporaries():
     assert [i.split("#", 1)[1] for i in storage.ids[4:]] == ["y/operand_copies"]
     assert storage.names == ("c", "x", "y", "z", "y/operand_copies")
     assert storage.storage == ("constant", "intermediate", "intermediate", "intermediate", "temporary")
-    # c, x and y are the matmul's; z only the add's; the copies are the AMP's
-    assert storage.interleaved.tolist() == [True, True, True, False, True]
+    # y is the AMP's partials (the contraction is whole): interleaved; c and x, the operands,
+    # z (the add's) and the operand copies have no region constraint
+    assert storage.interleaved.tolist() == [False, False, True, False, False]
     assert storage.row_bytes.tolist() == [2048, 512, 1024, 1024, 1024]
     assert storage.row_of == {c: 0, x: 1, y: 2, z: 3}
 
@@ -404,7 +435,8 @@ def test_temporaries_live_inside_their_ops_steps(name):
         # from the step of the op's that starts it to the one that ends it, and nothing else between
         assert (a.op, a.role) == (tp.op, tp.first) and (z.op, z.role) == (tp.op, tp.last)
         assert all(static[ex[s]].op == tp.op for s in range(first, last + 1))
-        assert storage.interleaved[row]
+        # partials are the AMP's interleaved ``out``; operand copies feed ``in`` and ``weights``
+        assert storage.interleaved[row] == tp.name.endswith("/partials")
         seen += 1
     assert seen >= len(temp_rows)
 

@@ -14,9 +14,14 @@ Per tile (docs/ipu-model.md "Memory categories" and "Regions and gaps"):
 - code and vertex-data categories come from code.py; ``stack`` and
   ``hostExchangePacketHeader`` are fixed per tile (targets.py).
 - Regions: code, stack, vertex data, descriptors and headers live in the non-interleaved
-  region (facts 2.1: code must). Data that a matmul reads or writes (the AMP loads 128 bits at
-  a time, which works only in interleaved memory, facts 2.1) lives in the interleaved region;
-  other data fills the non-interleaved region first and overflows into the interleaved one.
+  region (facts 2.1: code must). A matmul's partials live in the interleaved region: PopLibs'
+  AMP vertices declare their ``out`` (partials) field interleaved and load it 128 bits at a
+  time, while their ``in`` and ``weights`` fields are interleaved only with the
+  ``use128BitConvUnitLoad`` option (default false; graphcore/poplibs
+  ``lib/poplin/codelets/ConvPartial1x1Out.cpp``, ``ConvOptions.hpp``). Without a contraction
+  split the partials are the matmul's output (``Convolution.cpp``: ``out = partials``), so that
+  output is interleaved; the operands and their copies are not. Other data fills the
+  non-interleaved region first and overflows into the interleaved one.
   A tile with interleaved data spans up to the region boundary plus its interleaved bytes:
   ``bytes_including_gaps = max(boundary, non-interleaved bytes) + interleaved bytes``;
   otherwise the span is its non-interleaved bytes. ``bytes_excluding_gaps`` sums categories.
@@ -72,7 +77,8 @@ class Storage:
 
 
 def temporaries(program: LoweredProgram, steps: ProgramSteps, costs: CostModel) -> list[Temporary]:
-    """The op temporaries of the model: a matmul's operand copies and fp32 partials."""
+    """The op temporaries of the model: a matmul's operand copies (read by the AMP's ``in`` and
+    ``weights`` fields: no region constraint) and its partials (its ``out`` field: interleaved)."""
     temps: list[Temporary] = []
     for op in program.ops.values():
         if steps.op_class.get(op.id) != "matmul" or len(op.inputs) < 1:
@@ -82,7 +88,7 @@ def temporaries(program: LoweredProgram, steps: ProgramSteps, costs: CostModel) 
         base = _temporary_base(program, op.graph, key)
         if plan.copied_bytes:
             temps.append(Temporary(op.id, base + "/operand_copies", plan.copied_bytes,
-                                   plan.kept_operand, "mm_rearrange", "mm_convolve", True))
+                                   plan.kept_operand, "mm_rearrange", "mm_convolve", False))
         if plan.partial_bytes:
             temps.append(Temporary(op.id, base + "/partials", plan.partial_bytes, key, "mm_convolve", "mm_reduce", True))
     return temps
@@ -122,7 +128,8 @@ def build_storage(program: LoweredProgram, steps: ProgramSteps, costs: CostModel
     (several IPUs or I/O tiles) each row is mapped over its IPU's region (placement.py)."""
     root = steps.alias_root
     used: set[str] = set()
-    amp: set[str] = set()
+    amp: set[str] = set()  # every tensor a matmul touches: its planner lays it out
+    amp_partials: set[str] = set()  # matmul outputs the AMP writes as its partials: interleaved
     for op in program.ops.values():
         touched = [*op.inputs, *op.outputs, *op.modified]
         if steps.op_class.get(op.id) == "call":
@@ -131,6 +138,8 @@ def build_storage(program: LoweredProgram, steps: ProgramSteps, costs: CostModel
         used.update(roots)
         if steps.op_class.get(op.id) == "matmul":
             amp.update(roots)
+            if op.outputs and costs.matmul_plan(op).contraction_splits == 1:
+                amp_partials.add(root.get(op.outputs[0], op.outputs[0]))
     ids: list[str] = []
     for tid, info in program.tensors.items():
         if tid in root or info.storage not in MEMORY_STORAGES:
@@ -184,7 +193,7 @@ def build_storage(program: LoweredProgram, steps: ProgramSteps, costs: CostModel
     temp_rows: dict[str, list[tuple[int, Temporary]]] = {}
     for j, tp in enumerate(temps):
         temp_rows.setdefault(tp.op, []).append((n_t + j, tp))
-    interleaved = np.array([t in amp for t in ids] + [tp.interleaved for tp in temps], dtype=bool)
+    interleaved = np.array([t in amp_partials for t in ids] + [tp.interleaved for tp in temps], dtype=bool)
     return Storage(
         ids=tuple(ids) + tuple(f"{tp.op}#{tp.name}" for tp in temps),
         # a subgraph's tensors keep their graph scope ("Net_subgraph(0)/fc1/weight"), as popxl ids
