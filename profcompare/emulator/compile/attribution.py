@@ -66,6 +66,7 @@ AccumulateMovingAverageSquare the second, the modified time-step input of AdamUp
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -320,10 +321,17 @@ def _buffer_info(program: LoweredProgram, buffer: int):
     return next(b for b in program.remote_buffers if b.id == buffer)
 
 
-def _entry_nodes(buffer: int, entry: int | None, entries: Mapping[int, int]) -> list[Key]:
+def _entry_nodes(buffer: int, entry: int | None, entries: Mapping[int, int]) -> tuple[Key, ...]:
     """The flow-graph nodes of a remote buffer's entries (every entry when ``entry`` is None)."""
-    which = range(entries.get(buffer, 1)) if entry is None else (entry,)
-    return [(f"\x00buffer {buffer} entry {e}", ()) for e in which]
+    return _entry_node_keys(buffer, entry, entries.get(buffer, 1))
+
+
+@functools.lru_cache(maxsize=64)
+def _entry_node_keys(buffer: int, entry: int | None, count: int) -> tuple[Key, ...]:
+    """The nodes of :func:`_entry_nodes`, made once per buffer: a repeated layer loads and stores
+    every entry of the same buffer again and again."""
+    which = range(count) if entry is None else (entry,)
+    return tuple((f"\x00buffer {buffer} entry {e}", ()) for e in which)
 
 
 def _offset(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace) -> int | None:
@@ -450,17 +458,26 @@ def _record_flows(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace, tenso
     modifies, except a scalar made from a larger input (a norm, a loss: a summary of the data
     goes there, not the data)."""
     destinations = {instance(t, path) for t in (*op.outputs, *op.modified)}
+    if not destinations:
+        return
+    scalars = set()
+    for dst in destinations:
+        dst_info = tensors.get(dst[0])
+        if dst_info is not None and dst_info.nelms == 1:
+            scalars.add(dst)
     for t in op.inputs:
         src = instance(t, path)
         info = tensors.get(src[0])
         size = info.nelms if info is not None else 0
-        for dst in destinations:
-            if dst == src:
-                continue
-            dst_info = tensors.get(dst[0])
-            if dst_info is not None and dst_info.nelms == 1 < size:
-                continue
-            tr.flows.setdefault(src, set()).add(dst)
+        wanted = destinations - scalars if size > 1 and scalars else destinations
+        if src in wanted:
+            wanted = wanted - {src}
+        if wanted:
+            found = tr.flows.get(src)
+            if found is None:
+                tr.flows[src] = set(wanted)
+            else:
+                found.update(wanted)
 
 
 #: the destination of nobody's data (the host, a buffer holding no variable)
@@ -479,40 +496,27 @@ def _propagate_destinations(tr: _Trace, known: Mapping[Key, str], sinks: Mapping
     for src, dsts in flows.items():
         for dst in dsts:
             sources.setdefault(dst, set()).add(src)
+    # The values form a flat lattice (unknown < a parameter < nobody's) and an instance's value is
+    # the join of its sink's and its destinations': pushing each value change to the sources once
+    # (each changes at most twice) reaches the same fixed point as re-joining every destination of
+    # an instance whenever one changes, without walking a wide instance's destinations again.
     value: dict[Key, str] = {}
-
-    def of(key: Key) -> str | None:
-        if key in known:
-            return known[key]
-        return value.get(key)
-
-    def join(key: Key) -> str | None:
-        found: set[str] = set()
-        if key in sinks:
-            found.add(sinks[key])
-        for dst in flows.get(key, ()):
-            v = of(dst)
-            if v is not None:
-                found.add(v)
-        if not found:
-            return None
-        return found.pop() if len(found) == 1 else _NOBODY
-
-    queue: list[Key] = [k for k in sinks if k not in known]
-    for key in (*known, *sinks):
-        queue.extend(src for src in sources.get(key, ()) if src not in known)
-    pending = set(queue)
-    queue = list(pending)
+    queue: list[Key] = []
+    for key, sink in sinks.items():
+        if key not in known:
+            value[key] = sink
+            queue.append(key)
+    queue.extend(known)
     while queue:
         key = queue.pop()
-        pending.discard(key)
-        new = join(key)
-        if new is None or new == value.get(key):
-            continue
-        value[key] = new
+        new = known[key] if key in known else value[key]
         for src in sources.get(key, ()):
-            if src not in known and src not in pending:
-                pending.add(src)
+            if src in known:
+                continue
+            old = value.get(src)
+            joined = new if old is None else (old if old == new else _NOBODY)
+            if joined != old:
+                value[src] = joined
                 queue.append(src)
     return value
 
