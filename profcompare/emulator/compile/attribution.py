@@ -130,6 +130,7 @@ class _Trace:
     stored_roles: dict[int, set[str]] = field(default_factory=dict)  # buffer of no variable -> roles stored
     data_role: dict[Key, str] = field(default_factory=dict)  # role of data held by no variable (accumulators)
     host_sinks: set[Key] = field(default_factory=set)  # instances streamed to the host
+    hubs: set[Key] = field(default_factory=set)  # every-entry hubs made (_every_entry_hub)
 
 
 @dataclass(frozen=True)
@@ -291,8 +292,10 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
                 hold(key, frozenset(held))
                 tr.role[key] = "remote_staging"
                 if buffer in plain_buffers:  # the data comes from the entry, whatever it is
-                    for node in _entry_nodes(buffer, offset, entries):
-                        tr.flows.setdefault(node, set()).add(key)
+                    if offset is None:  # every entry's data: through the buffer's loading hub
+                        tr.flows.setdefault(_every_entry_hub(buffer, "loaded", entries, tr), set()).add(key)
+                    else:
+                        tr.flows.setdefault(_entry_nodes(buffer, offset, entries)[0], set()).add(key)
             continue
         if klass == "remote_store":
             if op.inputs:
@@ -301,7 +304,9 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
                 tr.buffer_stores.setdefault(buffer, set()).update(tr.holds.get(source, frozenset()))
                 offset = _offset(op, path, instance, tr)
                 if buffer in plain_buffers:  # the entry's data is what goes on from it
-                    tr.flows.setdefault(source, set()).update(_entry_nodes(buffer, offset, entries))
+                    node = (_every_entry_hub(buffer, "stored", entries, tr) if offset is None
+                            else _entry_nodes(buffer, offset, entries)[0])
+                    tr.flows.setdefault(source, set()).add(node)
                     tr.stored_roles.setdefault(buffer, set()).add(_data_role(source, tr, tensors))
                 else:
                     tr.store_sinks.setdefault(source, set()).add((buffer, offset))
@@ -324,6 +329,23 @@ def _buffer_info(program: LoweredProgram, buffer: int):
 def _entry_nodes(buffer: int, entry: int | None, entries: Mapping[int, int]) -> tuple[Key, ...]:
     """The flow-graph nodes of a remote buffer's entries (every entry when ``entry`` is None)."""
     return _entry_node_keys(buffer, entry, entries.get(buffer, 1))
+
+
+def _every_entry_hub(buffer: int, how: str, entries: Mapping[int, int], tr: _Trace) -> Key:
+    """The flow-graph node standing for every entry of a buffer at once, for a load or store at an
+    offset not known (``how``: "loaded" or "stored"). Its edges to (stored) or from (loaded) each
+    entry's node are made once, so a transfer of a repeated layer adds one edge, not one per entry;
+    the destinations it leads to are those of every entry (the propagation joins through it)."""
+    hub: Key = (f"\x00buffer {buffer} every entry {how}", ())
+    if hub not in tr.hubs:
+        tr.hubs.add(hub)
+        nodes = _entry_nodes(buffer, None, entries)
+        if how == "stored":
+            tr.flows.setdefault(hub, set()).update(nodes)
+        else:
+            for node in nodes:
+                tr.flows.setdefault(node, set()).add(hub)
+    return hub
 
 
 @functools.lru_cache(maxsize=64)
