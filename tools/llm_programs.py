@@ -19,7 +19,8 @@ The Python running this script runs the applications: it needs what they import 
 requirements) besides profcompare. For each run the table gives the status (ok, oom, failed,
 incomplete; the one-line reason otherwise), the Sessions reported, the fullest tile of the last
 Session's report (share of tile memory, tiles over budget), seconds and the peak resident memory
-of the run's largest process.
+of the run's largest process (measured by a small wrapper process around each run, so the figure
+is the run's own, never this script's).
 """
 
 from __future__ import annotations
@@ -116,23 +117,43 @@ def plan(root: Path, only: Sequence[str] = ()) -> list[Run]:
     return runs
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int, float, bool]:
-    """Wait for ``proc`` (SIGTERM at ``timeout``, SIGKILL after the grace period): (exit status,
-    peak RSS in MiB of the largest process of its tree that was waited for, timed out)."""
+#: Runs ``argv[2:]`` and writes the peak RSS (KiB) of the largest process of its tree to ``argv[1]``;
+#: forwards SIGTERM. A run's peak cannot be read from this script's own ``wait4``: Linux carries
+#: the high-water mark of the process that execs into the new program's figures (the run would
+#: read as at least this script's size, which grows with the reports it opens); this small
+#: wrapper's children start from its own few MiB, and its RUSAGE_CHILDREN is theirs alone.
+_MEASURE = r"""
+import resource, signal, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+signal.signal(signal.SIGTERM, lambda *_: child.send_signal(signal.SIGTERM))
+code = child.wait()
+with open(sys.argv[1], "w") as out:
+    out.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float, peak_file: Path) -> tuple[int, float, bool]:
+    """Wait for ``proc`` (run by :data:`_MEASURE`; SIGTERM at ``timeout``, SIGKILL to its process
+    group after the grace period): (exit status, peak RSS in MiB of the largest process of the
+    run's tree that was waited for, timed out)."""
     deadline = time.monotonic() + timeout
     timed_out = False
     while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            return proc.returncode, usage.ru_maxrss / 1024, timed_out
+        code = proc.poll()
+        if code is not None:
+            try:
+                peak_kib = float(peak_file.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                peak_kib = float("nan")  # killed before it could say
+            return code, peak_kib / 1024, timed_out
         now = time.monotonic()
         if now > deadline and not timed_out:
             timed_out = True
             proc.send_signal(signal.SIGTERM)
             deadline = now + _GRACE_SECONDS
         elif now > deadline:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
         time.sleep(0.2)
 
 
@@ -157,17 +178,23 @@ def _fullest_tile(job_dir: Path, info: dict[str, Any]) -> tuple[float | None, in
 
 def execute(run: Run, out: Path, timeout: float, argv: Sequence[str]) -> Outcome:
     """Run one configuration (``argv`` after ``profile``'s own options) and return its outcome."""
-    command = [sys.executable, "-m", "profcompare", "profile", "-q", "--out", str(out), "--name", run.name,
+    out.mkdir(parents=True, exist_ok=True)
+    peak_file = out / f".{run.name}.peak-rss"
+    peak_file.unlink(missing_ok=True)
+    command = [sys.executable, "-c", _MEASURE, str(peak_file),
+               sys.executable, "-m", "profcompare", "profile", "-q", "--out", str(out), "--name", run.name,
                "--force", *argv]
     start = time.perf_counter()
-    proc = subprocess.Popen(command, cwd=run.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(command, cwd=run.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
     assert proc.stderr is not None
     stderr_chunks: list[bytes] = []
     import threading
 
     reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
     reader.start()
-    code, rss, timed_out = _wait(proc, timeout)
+    code, rss, timed_out = _wait(proc, timeout, peak_file)
+    peak_file.unlink(missing_ok=True)
     reader.join(timeout=5)
     seconds = time.perf_counter() - start
     stderr = b"".join(stderr_chunks).decode(errors="replace")
@@ -186,6 +213,10 @@ def execute(run: Run, out: Path, timeout: float, argv: Sequence[str]) -> Outcome
                    seconds, rss)
 
 
+def _mib(value: float) -> str:
+    return "-" if value != value else f"{value:.0f}"  # NaN: the run was killed before its peak was read
+
+
 def table(outcomes: Sequence[Outcome]) -> str:
     """A Markdown table, one row per run."""
     lines = ["| app | entry point | config | status | Sessions | fullest tile | tiles over budget | s | peak RSS MiB | reason |",
@@ -195,7 +226,7 @@ def table(outcomes: Sequence[Outcome]) -> str:
         over = str(o.tiles_over_budget) if o.tiles_over_budget is not None else "-"
         reason = o.reason.replace("|", "\\|")
         lines.append(f"| {o.run.app} | {o.run.script} | {o.run.config} | {o.status} | {o.sessions} | {fullest} | "
-                     f"{over} | {o.seconds:.1f} | {o.peak_rss_mib:.0f} | {reason} |")
+                     f"{over} | {o.seconds:.1f} | {_mib(o.peak_rss_mib)} | {reason} |")
     return "\n".join(lines)
 
 
