@@ -13,6 +13,10 @@ The layout is documented in ``docs/report-format.md``; in short:
   ``execution``, ``remote_buffers``). Category columns and repetitive text columns are
   dictionary encoded: the table holds an integer code, ``dictionary`` holds the strings, and
   a ``<table>_text`` view shows the decoded values for people exploring with ``sqlite3``;
+* ``packed(table_name, column_name, part, raw_bytes, data)`` (version 5): a table of more than
+  :data:`PACKED_FROM_ROWS` rows is stored here column by column, each part of a column one
+  zlib-compressed array (its SQL table keeps its columns and holds no rows), so the millions of
+  program steps of a large program are written and read as arrays, not row by row;
 * ``checksums(table_name, rows, crc32)``: row counts and CRC-32 of the decoded content of
   every table, of ``meta``, ``dictionary``, the ``columns`` catalogue and (row ``checksums``)
   of its own other rows, so a truncated, bit-flipped or edited file is reported instead of
