@@ -352,15 +352,33 @@ def _encode_column(spec: StoredColumn, series: pd.Series) -> _Encoded:
     return _Encoded(spec, {"values": codes}, codes.tobytes(), levels)
 
 
+#: the integer widths of a packed part's elements, narrowest first (little-endian, signed)
+_PACKED_WIDTHS = (np.dtype("<i1"), np.dtype("<i2"), np.dtype("<i4"), np.dtype("<i8"))
+
+
+def _narrowest(values: np.ndarray) -> np.ndarray:
+    """``values`` (integers) in the narrowest of :data:`_PACKED_WIDTHS` holding every one of them:
+    less to compress and to store (codes, steps and flags fit in one or two bytes)."""
+    if not len(values):
+        return values.astype(_PACKED_WIDTHS[-1])
+    low, high = int(values.min()), int(values.max())
+    for dtype in _PACKED_WIDTHS:
+        info = np.iinfo(dtype)
+        if info.min <= low and high <= info.max:
+            return values.astype(dtype)
+    return values.astype(_PACKED_WIDTHS[-1])
+
+
 def _packed_parts(encoded: _Encoded) -> dict[str, bytes]:
     """The raw bytes of each part of a packed column: fixed-width arrays as they are; a text
     column as the UTF-8 byte length of every value (-1 for None) and the values' bytes end to end."""
     if encoded.texts is None:
-        return {name: part.tobytes() if isinstance(part, np.ndarray) else part for name, part in encoded.parts.items()}
+        return {name: _narrowest(part).tobytes() if isinstance(part, np.ndarray) else part
+                for name, part in encoded.parts.items()}
     blobs = [b"" if v is None else str(v).encode("utf-8", "surrogatepass") for v in encoded.texts]
     lengths = np.fromiter((-1 if v is None else len(b) for v, b in zip(encoded.texts, blobs)), dtype=np.int64,
                           count=len(blobs))
-    return {"lengths": lengths.tobytes(), "text": b"".join(blobs)}
+    return {"lengths": _narrowest(lengths).tobytes(), "text": b"".join(blobs)}
 
 
 def _quote(name: str) -> str:
@@ -895,13 +913,13 @@ def _select_table(con: sqlite3.Connection, file: pathlib.Path, table: str, plan:
             for spec in plan}
 
 
-#: the parts of a packed column by storage: part -> element type
-_PACKED_PARTS: Mapping[str, Mapping[str, Any]] = {
-    _INTEGER: {"values": np.int64},
-    _BOOLEAN: {"values": np.uint8},
-    _NULLABLE_INTEGER: {"values": np.int64, "mask": np.uint8},
-    _DICTIONARY: {"values": np.int64},
-    _TEXT: {"lengths": np.int64, "text": None},
+#: the parts of a packed column by storage (every part but ``text`` an integer array)
+_PACKED_PARTS: Mapping[str, tuple[str, ...]] = {
+    _INTEGER: ("values",),
+    _BOOLEAN: ("values",),
+    _NULLABLE_INTEGER: ("values", "mask"),
+    _DICTIONARY: ("values",),
+    _TEXT: ("lengths", "text"),
 }
 
 
@@ -924,9 +942,17 @@ def _unpack_table(con: sqlite3.Connection, file: pathlib.Path, table: str, plan:
     if set(stored) != wanted:
         raise ReportFormatError(f"{file}: corrupt report (packed columns of {table} do not match its catalogue)")
 
-    def unpack(column: str, part: str, size: int | None) -> bytes:
+    def width(column: str, part: str) -> np.dtype:
+        """The element type of an integer part: the width its size gives for the rows."""
+        raw_bytes = stored[(column, part)][0]
+        for dtype in _PACKED_WIDTHS:
+            if raw_bytes == rows * dtype.itemsize:
+                return dtype
+        raise ReportFormatError(f"{file}: corrupt report ({table}.{column} is not {rows} rows)")
+
+    def unpack(column: str, part: str, size: int) -> bytes:
         raw_bytes, data = stored[(column, part)]
-        if (size is not None and raw_bytes != size) or raw_bytes < 0 or raw_bytes > len(data) * _MAX_ZLIB_RATIO + 64:
+        if raw_bytes != size or raw_bytes < 0 or raw_bytes > len(data) * _MAX_ZLIB_RATIO + 64:
             raise ReportFormatError(f"{file}: corrupt report ({table}.{column} is not {rows} rows)")
         inflate = zlib.decompressobj()
         try:
@@ -940,7 +966,8 @@ def _unpack_table(con: sqlite3.Connection, file: pathlib.Path, table: str, plan:
     columns: _RawColumns = {}
     for spec in plan:
         if spec.storage == _TEXT:
-            lengths = np.frombuffer(unpack(spec.name, "lengths", rows * 8), dtype=np.int64)
+            kind = width(spec.name, "lengths")
+            lengths = np.frombuffer(unpack(spec.name, "lengths", rows * kind.itemsize), dtype=kind).astype(np.int64)
             if len(lengths) and lengths.min() < -1:
                 raise ReportFormatError(f"{file}: corrupt report ({table}.{spec.name} has a negative length)")
             ends = np.cumsum(np.maximum(lengths, 0))
@@ -951,12 +978,13 @@ def _unpack_table(con: sqlite3.Connection, file: pathlib.Path, table: str, plan:
                          for a, n in zip(starts, lengths.tolist())]
             columns[spec.position] = (values, None)
             continue
-        parts = _PACKED_PARTS[spec.storage]
-        arrays = {part: np.frombuffer(unpack(spec.name, part, rows * np.dtype(kind).itemsize), dtype=kind)
-                  for part, kind in parts.items()}
+        arrays = {}
+        for part in _PACKED_PARTS[spec.storage]:
+            kind = width(spec.name, part)
+            arrays[part] = np.frombuffer(unpack(spec.name, part, rows * kind.itemsize), dtype=kind)
         values = arrays["values"].astype(np.int64)
         mask = arrays["mask"].astype(bool) if "mask" in arrays else None
-        if mask is not None and len(arrays["mask"]) and arrays["mask"].max() > 1:
+        if mask is not None and len(arrays["mask"]) and (arrays["mask"].min() < 0 or arrays["mask"].max() > 1):
             raise ReportFormatError(f"{file}: corrupt report ({table}.{spec.name} has a malformed null mask)")
         columns[spec.position] = (values, mask)
     return columns
