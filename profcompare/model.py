@@ -494,10 +494,23 @@ def _is_dtype(series: pd.Series, dtype: str) -> bool:
 
 def _coerce_series(values: Any, dtype: str, length: int) -> pd.Series:
     if dtype == "category":
-        return pd.Series(values, dtype="object").astype("category") if length else pd.Series([], dtype="category")
+        if not length:
+            return pd.Series([], dtype="category")
+        if isinstance(values, (pd.Categorical, pd.Series)) and isinstance(values.dtype, pd.CategoricalDtype):
+            return pd.Series(_as_inferred_categories(pd.Categorical(values)))
+        return pd.Series(values, dtype="object").astype("category")
     if dtype == "object":
         return pd.Series(values, dtype="object")
     return pd.Series(values).astype(pd.api.types.pandas_dtype(dtype)) if length else pd.Series([], dtype=dtype)
+
+
+def _as_inferred_categories(values: pd.Categorical) -> pd.Categorical:
+    """``values`` with the categories ``astype("category")`` of its values as objects would give
+    (the values used, in pandas' order and dtype), by recoding its codes: a million-row column is
+    not hashed value by value again."""
+    used = values.remove_unused_categories().as_unordered()
+    inferred = pd.Series(np.asarray(used.categories, dtype=object), dtype="object").astype("category").dtype
+    return used.set_categories(inferred.categories)
 
 
 def trace_from_blocks(blocks: Sequence[tuple[int, int, int, str, str, str, str, int]]) -> pd.DataFrame:

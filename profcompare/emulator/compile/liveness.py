@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -93,6 +94,10 @@ def _repeats(program: LoweredProgram) -> tuple[dict[str, dict[str, str]], set[st
     return carried, invariant
 
 
+#: a (tensor, call path) whose instance :func:`instances` has not looked up yet
+_UNRESOLVED: Any = object()
+
+
 def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str, int],
               temp_rows: Mapping[str, Sequence[tuple[int, Temporary]]]) -> Instances:
     """Live intervals of every not-always-live instance and temporary: WeightsFromHost, then one run.
@@ -146,13 +151,24 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
             its[-1] = -1
         return tuple(its)
 
+    # (tensor, call path) -> its instance key, None when it has no row; only for paths without a
+    # repeat on them (a repeat's body tensors are a new instance every iteration)
+    resolved: dict[tuple[str, tuple[str, ...]], Key | None] = {}
+
     def touch(tid: str, path: tuple[str, ...], step: int) -> None:
-        rid = root.get(tid, tid)
-        r = row_of.get(rid)
-        if r is None:
+        key = resolved.get((tid, path), _UNRESOLVED)
+        if key is None:
             return
-        opath = owner_path(owner.get(rid, main), path)
-        key = (r, opath, iterations(opath, rid))
+        if key is _UNRESOLVED:
+            rid = root.get(tid, tid)
+            r = row_of.get(rid)
+            if r is None:
+                resolved[(tid, path)] = None
+                return
+            opath = owner_path(owner.get(rid, main), path)
+            key = (r, opath, iterations(opath, rid))
+            if no_repeat[opath] is not None:
+                resolved[(tid, path)] = key
         known = first.get(key)
         if known is None:
             first[key] = step

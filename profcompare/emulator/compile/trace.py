@@ -239,7 +239,9 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
     from_col = np.concatenate([head_start[fast], np.asarray(cols[1], dtype=np.int64)])
     to_col = np.concatenate([head_end[fast], np.asarray(cols[2], dtype=np.int64)])
     step_col = np.concatenate([head_step[fast], np.asarray(cols[3], dtype=np.int64)])
-    kind_col = np.concatenate([kinds[fast_static], np.asarray(cols[4], dtype=object)])
+    # the block types as codes into their few distinct names (not hashed row by row)
+    kind_codes, kind_levels = pd.factorize(np.concatenate([kinds, np.asarray(cols[4], dtype=object)]))
+    kind_col = np.concatenate([kind_codes[:len(kinds)][fast_static], kind_codes[len(kinds):]])
     depth_col = np.concatenate([depths[fast_static], np.asarray(cols[7], dtype=np.int64)])
     block_col = np.concatenate([fast, np.asarray(cols[8], dtype=np.int64)])
     sub_col = np.concatenate([np.zeros(len(fast), dtype=np.int64), np.asarray(cols[9], dtype=np.int64)])
@@ -249,7 +251,7 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
         "ipu": ipu_col[order],
         "cycles_from": from_col[order],
         "cycles_to": to_col[order],
-        "type": pd.Categorical(kind_col[order]),
+        "type": pd.Categorical.from_codes(kind_col[order], categories=kind_levels),
         "name": label_col[order],
         "program": program[order],
         "parent": parent_col[order],
