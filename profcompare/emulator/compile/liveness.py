@@ -151,24 +151,36 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
             its[-1] = -1
         return tuple(its)
 
-    # (tensor, call path) -> its instance key, None when it has no row; only for paths without a
-    # repeat on them (a repeat's body tensors are a new instance every iteration)
-    resolved: dict[tuple[str, tuple[str, ...]], Key | None] = {}
+    # (tensor, call path) -> None when it has no row; its instance key on a path without a repeat;
+    # else (row, owner path, the repeat of each call on the path or None, whether the last repeat's
+    # body holds it for the whole loop): the key then depends on the iterations at the time
+    resolved: dict[tuple[str, tuple[str, ...]], tuple | None] = {}
 
     def touch(tid: str, path: tuple[str, ...], step: int) -> None:
-        key = resolved.get((tid, path), _UNRESOLVED)
-        if key is None:
+        hit = resolved.get((tid, path), _UNRESOLVED)
+        if hit is None:
             return
-        if key is _UNRESOLVED:
+        if hit is _UNRESOLVED:
             rid = root.get(tid, tid)
             r = row_of.get(rid)
             if r is None:
                 resolved[(tid, path)] = None
                 return
             opath = owner_path(owner.get(rid, main), path)
-            key = (r, opath, iterations(opath, rid))
+            its = iterations(opath, rid)
             if no_repeat[opath] is not None:
-                resolved[(tid, path)] = key
+                hit = (r, opath, its)
+            else:
+                loops = tuple(c if c in carried else None for c in opath)
+                hit = (r, opath, loops, bool(opath and opath[-1] in carried and rid in invariant))
+            resolved[(tid, path)] = hit
+        if len(hit) == 3:
+            key = hit
+        else:
+            its = tuple([iteration.get(c, 0) if c is not None else 0 for c in hit[2]])
+            if hit[3]:
+                its = its[:-1] + (-1,)
+            key = (hit[0], hit[1], its)
         known = first.get(key)
         if known is None:
             first[key] = step
