@@ -398,6 +398,17 @@ _METRIC_SOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 
+def text_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """(code of each row, the names): ``names[code]`` is the row's value as ``astype(str)`` spells
+    it (a missing value "nan"), without making a string per row of a categorical column."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        names = [str(c) for c in series.cat.categories] + ["nan"]
+        codes = series.cat.codes.to_numpy().astype(np.int64)
+        return np.where(codes < 0, len(names) - 1, codes), names
+    codes, uniques = pd.factorize(series.astype(str).to_numpy(dtype=object))
+    return codes.astype(np.int64), [str(u) for u in uniques]
+
+
 def run_span_cycles(execution: pd.DataFrame, *, include_runtime: bool = False) -> float:
     """Device cycles of one profiled run: the mean over runs of each run's span.
 
@@ -409,16 +420,19 @@ def run_span_cycles(execution: pd.DataFrame, *, include_runtime: bool = False) -
     overstate the run (about 2.5x on a real popxl trace). Runs whose intervals are unknown
     (<NA>, e.g. older stores) fall back to the sum of their ``cycles``. NaN without rows.
     """
+    keep = slice(None)
     if not include_runtime and len(execution):
-        execution = execution[(execution["phase"].astype(str) != "runtime").to_numpy()]
-    if not len(execution):
+        phase_code, phase_names = text_codes(execution["phase"])
+        runtime = [code for code, name in enumerate(phase_names) if name == "runtime"]
+        keep = ~np.isin(phase_code, runtime)
+    run = execution["run"].to_numpy()[keep]
+    if not len(run):
         return math.nan
-    run = execution["run"].to_numpy()
-    starts = execution["cycles_from"].to_numpy(dtype="float64", na_value=np.nan)
-    ends = execution["cycles_to"].to_numpy(dtype="float64", na_value=np.nan)
+    starts = execution["cycles_from"].to_numpy(dtype="float64", na_value=np.nan)[keep]
+    ends = execution["cycles_to"].to_numpy(dtype="float64", na_value=np.nan)[keep]
     known = ~(np.isnan(starts) | np.isnan(ends))
     frame = pd.DataFrame({"run": run, "start": np.where(known, starts, np.inf), "end": np.where(known, ends, -np.inf),
-                          "cycles": execution["cycles"].to_numpy(dtype="float64"), "known": known})
+                          "cycles": execution["cycles"].to_numpy(dtype="float64")[keep], "known": known})
     per_run = frame.groupby("run", sort=False).agg(start=("start", "min"), end=("end", "max"),
                                                    cycles=("cycles", "sum"), known=("known", "all"))
     spans = np.where(per_run["known"], per_run["end"] - per_run["start"], per_run["cycles"])
