@@ -5,6 +5,7 @@ own laid out as Graphcore's are (APP/popxl with config/*.yml and entry points re
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -112,10 +113,10 @@ def test_table_of_compile_only_runs(tool, apps: Path, tmp_path: Path, capsys: py
     assert list(by_config) == ["small", "wide", "broken", "slow"]
     assert by_config["small"][3] == "ok" and by_config["small"][4] == "1"
     assert by_config["wide"][3] == "ok"
-    assert by_config["broken"][3] == "failed" and "ValueError: size must be positive" in by_config["broken"][9]
+    assert by_config["broken"][3] == "failed" and "ValueError: size must be positive" in by_config["broken"][10]
     # stopped by the timeout after its Session had reported: kept, incomplete
     assert by_config["slow"][3] == "incomplete" and by_config["slow"][4] == "1"
-    assert "timed out after 40 s" in by_config["slow"][9]
+    assert "timed out after 40 s" in by_config["slow"][10]
     # compile-only, and the fullest tile is the report's own figure
     import json
 
@@ -126,7 +127,8 @@ def test_table_of_compile_only_runs(tool, apps: Path, tmp_path: Path, capsys: py
     report = profcompare.open_report(job)
     expected = 100 * float(report.summary()["max_tile_bytes"]) / report.meta.target.bytes_per_tile
     assert by_config["wide"][5] == f"{expected:.0f}%" and by_config["wide"][6] == "0"
-    assert all(0 < float(row[8]) < 800 for row in rows)  # peak RSS of each run, its own
+    assert all(0 < float(row[9]) < 800 for row in rows)  # peak RSS of each run, its own
+    assert all(0 < float(row[8]) <= float(row[7]) * (os.cpu_count() or 1) for row in rows)  # CPU seconds
 
 
 def test_bad_root_is_one_line(tool, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
