@@ -405,8 +405,9 @@ def text_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
         names = [str(c) for c in series.cat.categories] + ["nan"]
         codes = series.cat.codes.to_numpy().astype(np.int64)
         return np.where(codes < 0, len(names) - 1, codes), names
-    codes, uniques = pd.factorize(series.astype(str).to_numpy(dtype=object))
-    return codes.astype(np.int64), [str(u) for u in uniques]
+    codes, uniques = pd.factorize(series.astype(str).to_numpy(dtype=object))  # missing (pandas 3): -1
+    names = [str(u) for u in uniques] + ["nan"]
+    return np.where(codes < 0, len(names) - 1, codes).astype(np.int64), names
 
 
 def run_span_cycles(execution: pd.DataFrame, *, include_runtime: bool = False) -> float:
