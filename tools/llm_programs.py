@@ -140,6 +140,14 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float, peak_file: Path) -> tup
     """Wait for ``proc`` (run by :data:`_MEASURE`; SIGTERM at ``timeout``, SIGKILL to its process
     group after the grace period): (exit status, peak RSS in MiB of the largest process of the
     run's tree that was waited for, CPU seconds of that tree, timed out)."""
+    try:
+        return _wait_measured(proc, timeout, peak_file)
+    except KeyboardInterrupt:
+        os.killpg(proc.pid, signal.SIGTERM)  # the run is in its own session: stop it with the tool
+        raise
+
+
+def _wait_measured(proc: subprocess.Popen[bytes], timeout: float, peak_file: Path) -> tuple[int, float, float, bool]:
     deadline = time.monotonic() + timeout
     timed_out = False
     while True:
