@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.errors import ProfcompareError
-from profcompare.model import CATEGORY_GROUP_NAMES, DEVICE_PHASES, INSTANCE_SUFFIX, PHASES, Report
+from profcompare.model import CATEGORY_GROUP_NAMES, DEVICE_PHASES, INSTANCE_SUFFIX, PHASES, Report, text_codes
 
 #: Label of the row that aggregates the rows :func:`top_n` cut.
 OTHER_LABEL = "other"
@@ -386,30 +386,33 @@ def execution_by_phase(report: Report) -> pd.DataFrame:
             }
         )
     runs = max(int(execution["run"].nunique()), 1)
-    phase_of_row = execution["phase"].astype(str).to_numpy()
+    # the phase of each row as a code into its names (a million rows are not made strings)
+    phase_code, phase_names = text_codes(execution["phase"])
     starts = execution["cycles_from"].to_numpy(dtype="float64", na_value=np.nan)
     ends = execution["cycles_to"].to_numpy(dtype="float64", na_value=np.nan)
     if np.isnan(starts).any() or np.isnan(ends).any():
+        phase_of_row = np.asarray(phase_names, dtype=object)[phase_code]
         sums = execution.groupby(phase_of_row, sort=False)["cycles"].sum()
         phases = [p for p in PHASES if p in sums.index]
         cycles = np.array([float(sums[p]) / runs for p in phases], dtype="float64")
         total = float(sum(c for p, c in zip(phases, cycles) if p in DEVICE_PHASES))
     else:
         run_of_row = execution["run"].to_numpy()
-        present = set(phase_of_row)
+        present = {phase_names[c] for c in np.unique(phase_code).tolist()}
         phases = [p for p in PHASES if p in present]
+        code_of = {name: code for code, name in enumerate(phase_names)}
         totals = dict.fromkeys(phases, 0.0)
         span = 0.0
         for run in np.unique(run_of_row):
             in_run = run_of_row == run
-            s, e, ph = starts[in_run], ends[in_run], phase_of_row[in_run]
-            device = ph != "runtime"
+            s, e, ph = starts[in_run], ends[in_run], phase_code[in_run]
+            device = ph != code_of.get("runtime", -1)
             if device.any():
                 span += float(e[device].max() - s[device].min())
-            busy = ph != "sync"
+            busy = ph != code_of.get("sync", -1)
             for p in phases:
                 if p != "sync":
-                    totals[p] += _union_length(s[ph == p], e[ph == p])
+                    totals[p] += _union_length(s[ph == code_of[p]], e[ph == code_of[p]])
             if "sync" in totals:
                 all_time = _union_length(s, e)
                 totals["sync"] += all_time - _union_length(s[busy], e[busy])

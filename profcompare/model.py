@@ -398,6 +398,18 @@ _METRIC_SOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 
+def text_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """(code of each row, the names): ``names[code]`` is the row's value as ``astype(str)`` spells
+    it (a missing value "nan"), without making a string per row of a categorical column."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        names = [str(c) for c in series.cat.categories] + ["nan"]
+        codes = series.cat.codes.to_numpy().astype(np.int64)
+        return np.where(codes < 0, len(names) - 1, codes), names
+    codes, uniques = pd.factorize(series.astype(str).to_numpy(dtype=object))  # missing (pandas 3): -1
+    names = [str(u) for u in uniques] + ["nan"]
+    return np.where(codes < 0, len(names) - 1, codes).astype(np.int64), names
+
+
 def run_span_cycles(execution: pd.DataFrame, *, include_runtime: bool = False) -> float:
     """Device cycles of one profiled run: the mean over runs of each run's span.
 
@@ -409,16 +421,19 @@ def run_span_cycles(execution: pd.DataFrame, *, include_runtime: bool = False) -
     overstate the run (about 2.5x on a real popxl trace). Runs whose intervals are unknown
     (<NA>, e.g. older stores) fall back to the sum of their ``cycles``. NaN without rows.
     """
+    keep = slice(None)
     if not include_runtime and len(execution):
-        execution = execution[(execution["phase"].astype(str) != "runtime").to_numpy()]
-    if not len(execution):
+        phase_code, phase_names = text_codes(execution["phase"])
+        runtime = [code for code, name in enumerate(phase_names) if name == "runtime"]
+        keep = ~np.isin(phase_code, runtime)
+    run = execution["run"].to_numpy()[keep]
+    if not len(run):
         return math.nan
-    run = execution["run"].to_numpy()
-    starts = execution["cycles_from"].to_numpy(dtype="float64", na_value=np.nan)
-    ends = execution["cycles_to"].to_numpy(dtype="float64", na_value=np.nan)
+    starts = execution["cycles_from"].to_numpy(dtype="float64", na_value=np.nan)[keep]
+    ends = execution["cycles_to"].to_numpy(dtype="float64", na_value=np.nan)[keep]
     known = ~(np.isnan(starts) | np.isnan(ends))
     frame = pd.DataFrame({"run": run, "start": np.where(known, starts, np.inf), "end": np.where(known, ends, -np.inf),
-                          "cycles": execution["cycles"].to_numpy(dtype="float64"), "known": known})
+                          "cycles": execution["cycles"].to_numpy(dtype="float64")[keep], "known": known})
     per_run = frame.groupby("run", sort=False).agg(start=("start", "min"), end=("end", "max"),
                                                    cycles=("cycles", "sum"), known=("known", "all"))
     spans = np.where(per_run["known"], per_run["end"] - per_run["start"], per_run["cycles"])
@@ -494,10 +509,23 @@ def _is_dtype(series: pd.Series, dtype: str) -> bool:
 
 def _coerce_series(values: Any, dtype: str, length: int) -> pd.Series:
     if dtype == "category":
-        return pd.Series(values, dtype="object").astype("category") if length else pd.Series([], dtype="category")
+        if not length:
+            return pd.Series([], dtype="category")
+        if isinstance(values, (pd.Categorical, pd.Series)) and isinstance(values.dtype, pd.CategoricalDtype):
+            return pd.Series(_as_inferred_categories(pd.Categorical(values)))
+        return pd.Series(values, dtype="object").astype("category")
     if dtype == "object":
         return pd.Series(values, dtype="object")
     return pd.Series(values).astype(pd.api.types.pandas_dtype(dtype)) if length else pd.Series([], dtype=dtype)
+
+
+def _as_inferred_categories(values: pd.Categorical) -> pd.Categorical:
+    """``values`` with the categories ``astype("category")`` of its values as objects would give
+    (the values used, in pandas' order and dtype), by recoding its codes: a million-row column is
+    not hashed value by value again."""
+    used = values.remove_unused_categories().as_unordered()
+    inferred = pd.Series(np.asarray(used.categories, dtype=object), dtype="object").astype("category").dtype
+    return used.set_categories(inferred.categories)
 
 
 def trace_from_blocks(blocks: Sequence[tuple[int, int, int, str, str, str, str, int]]) -> pd.DataFrame:

@@ -18,8 +18,10 @@ then (status ``incomplete``). ``--tests`` also runs each application's own tests
 The Python running this script runs the applications: it needs what they import (their
 requirements) besides profcompare. For each run the table gives the status (ok, oom, failed,
 incomplete; the one-line reason otherwise), the Sessions reported, the fullest tile of the last
-Session's report (share of tile memory, tiles over budget), seconds and the peak resident memory
-of the run's largest process.
+Session's report (share of tile memory, tiles over budget), wall seconds, CPU seconds (user and
+system, over the run's processes: the wall time follows the load of the machine) and the peak resident memory
+of the run's largest process (measured by a small wrapper process around each run, so the figure
+is the run's own, never this script's).
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class Outcome:
     tiles_over_budget: int | None
     seconds: float
     peak_rss_mib: float
+    cpu_seconds: float = float("nan")  # user + system of the run's processes (the wall time depends on load)
 
 
 def applications(root: Path, only: Sequence[str] = ()) -> list[Path]:
@@ -116,23 +119,52 @@ def plan(root: Path, only: Sequence[str] = ()) -> list[Run]:
     return runs
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int, float, bool]:
-    """Wait for ``proc`` (SIGTERM at ``timeout``, SIGKILL after the grace period): (exit status,
-    peak RSS in MiB of the largest process of its tree that was waited for, timed out)."""
+#: Runs ``argv[2:]`` and writes the peak RSS (KiB) of the largest process of its tree and the CPU
+#: seconds (user + system) of the tree to ``argv[1]``; forwards SIGTERM. A run's peak cannot be read from this script's own ``wait4``: Linux carries
+#: the high-water mark of the process that execs into the new program's figures (the run would
+#: read as at least this script's size, which grows with the reports it opens); this small
+#: wrapper's children start from its own few MiB, and its RUSAGE_CHILDREN is theirs alone.
+_MEASURE = r"""
+import resource, signal, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+signal.signal(signal.SIGTERM, lambda *_: child.send_signal(signal.SIGTERM))
+code = child.wait()
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(sys.argv[1], "w") as out:
+    out.write(f"{usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float, peak_file: Path) -> tuple[int, float, float, bool]:
+    """Wait for ``proc`` (run by :data:`_MEASURE`; SIGTERM at ``timeout``, SIGKILL to its process
+    group after the grace period): (exit status, peak RSS in MiB of the largest process of the
+    run's tree that was waited for, CPU seconds of that tree, timed out)."""
+    try:
+        return _wait_measured(proc, timeout, peak_file)
+    except KeyboardInterrupt:
+        os.killpg(proc.pid, signal.SIGTERM)  # the run is in its own session: stop it with the tool
+        raise
+
+
+def _wait_measured(proc: subprocess.Popen[bytes], timeout: float, peak_file: Path) -> tuple[int, float, float, bool]:
     deadline = time.monotonic() + timeout
     timed_out = False
     while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            return proc.returncode, usage.ru_maxrss / 1024, timed_out
+        code = proc.poll()
+        if code is not None:
+            try:
+                peak_kib, cpu = (float(v) for v in peak_file.read_text(encoding="utf-8").split())
+            except (OSError, ValueError):
+                peak_kib, cpu = float("nan"), float("nan")  # killed before it could say
+            return code, peak_kib / 1024, cpu, timed_out
         now = time.monotonic()
         if now > deadline and not timed_out:
             timed_out = True
             proc.send_signal(signal.SIGTERM)
             deadline = now + _GRACE_SECONDS
         elif now > deadline:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
         time.sleep(0.2)
 
 
@@ -157,17 +189,23 @@ def _fullest_tile(job_dir: Path, info: dict[str, Any]) -> tuple[float | None, in
 
 def execute(run: Run, out: Path, timeout: float, argv: Sequence[str]) -> Outcome:
     """Run one configuration (``argv`` after ``profile``'s own options) and return its outcome."""
-    command = [sys.executable, "-m", "profcompare", "profile", "-q", "--out", str(out), "--name", run.name,
+    out.mkdir(parents=True, exist_ok=True)
+    peak_file = out / f".{run.name}.peak-rss"
+    peak_file.unlink(missing_ok=True)
+    command = [sys.executable, "-c", _MEASURE, str(peak_file),
+               sys.executable, "-m", "profcompare", "profile", "-q", "--out", str(out), "--name", run.name,
                "--force", *argv]
     start = time.perf_counter()
-    proc = subprocess.Popen(command, cwd=run.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(command, cwd=run.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
     assert proc.stderr is not None
     stderr_chunks: list[bytes] = []
     import threading
 
     reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
     reader.start()
-    code, rss, timed_out = _wait(proc, timeout)
+    code, rss, cpu, timed_out = _wait(proc, timeout, peak_file)
+    peak_file.unlink(missing_ok=True)
     reader.join(timeout=5)
     seconds = time.perf_counter() - start
     stderr = b"".join(stderr_chunks).decode(errors="replace")
@@ -176,26 +214,35 @@ def execute(run: Run, out: Path, timeout: float, argv: Sequence[str]) -> Outcome
     if info is None:
         status = "timeout" if timed_out else "failed"
         reason = f"stopped after {timeout:.0f} s with no report" if timed_out else (failures[-1] if failures else f"exit {code}")
-        return Outcome(run, status, reason, 0, None, None, seconds, rss)
+        return Outcome(run, status, reason, 0, None, None, seconds, rss, cpu)
     status = str(info.get("status"))
     reason = "" if status == "ok" else str(info.get("error") or (failures[-1] if failures else f"exit {code}"))
     if timed_out:
         reason = f"timed out after {timeout:.0f} s; " + reason
     fullest, over = _fullest_tile(job_dir, info) if job_dir is not None else (None, None)
     return Outcome(run, status, " ".join(reason.split())[:160], len(info.get("report_files") or []), fullest, over,
-                   seconds, rss)
+                   seconds, rss, cpu)
+
+
+def _one_decimal(value: float) -> str:
+    return "-" if value != value else f"{value:.1f}"
+
+
+def _mib(value: float) -> str:
+    return "-" if value != value else f"{value:.0f}"  # NaN: the run was killed before its peak was read
 
 
 def table(outcomes: Sequence[Outcome]) -> str:
     """A Markdown table, one row per run."""
-    lines = ["| app | entry point | config | status | Sessions | fullest tile | tiles over budget | s | peak RSS MiB | reason |",
-             "|---|---|---|---|---:|---:|---:|---:|---:|---|"]
+    lines = ["| app | entry point | config | status | Sessions | fullest tile | tiles over budget | s | CPU s | peak RSS MiB "
+             "| reason |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for o in outcomes:
         fullest = f"{o.fullest_tile_pct:.0f}%" if o.fullest_tile_pct is not None else "-"
         over = str(o.tiles_over_budget) if o.tiles_over_budget is not None else "-"
         reason = o.reason.replace("|", "\\|")
         lines.append(f"| {o.run.app} | {o.run.script} | {o.run.config} | {o.status} | {o.sessions} | {fullest} | "
-                     f"{over} | {o.seconds:.1f} | {o.peak_rss_mib:.0f} | {reason} |")
+                     f"{over} | {o.seconds:.1f} | {_one_decimal(o.cpu_seconds)} | {_mib(o.peak_rss_mib)} | {reason} |")
     return "\n".join(lines)
 
 

@@ -20,6 +20,8 @@ Conventions
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,7 +64,7 @@ class TensorInfo:
     @property
     def nelms(self) -> int:
         """Number of elements per replica."""
-        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        return int(math.prod(self.shape))
 
     @property
     def itemsize(self) -> int:

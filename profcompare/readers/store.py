@@ -13,6 +13,10 @@ The layout is documented in ``docs/report-format.md``; in short:
   ``execution``, ``remote_buffers``). Category columns and repetitive text columns are
   dictionary encoded: the table holds an integer code, ``dictionary`` holds the strings, and
   a ``<table>_text`` view shows the decoded values for people exploring with ``sqlite3``;
+* ``packed(table_name, column_name, part, raw_bytes, data)`` (version 5): a table of more than
+  :data:`PACKED_FROM_ROWS` rows is stored here column by column, each part of a column one
+  zlib-compressed array (its SQL table keeps its columns and holds no rows), so the millions of
+  program steps of a large program are written and read as arrays, not row by row;
 * ``checksums(table_name, rows, crc32)``: row counts and CRC-32 of the decoded content of
   every table, of ``meta``, ``dictionary``, the ``columns`` catalogue and (row ``checksums``)
   of its own other rows, so a truncated, bit-flipped or edited file is reported instead of
@@ -70,7 +74,17 @@ from profcompare.report_values import check_report_values
 
 #: Version of the layout written by :func:`write_report`. Readers accept every version up to
 #: this one; anything newer raises :class:`~profcompare.errors.UnsupportedReportVersion`.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
+
+#: From this schema version on, a report table of more than :data:`PACKED_FROM_ROWS` rows is
+#: stored *packed*: column by column, each column's encoded values one compressed array in the
+#: ``packed`` table, its SQL table left without rows (version 5).
+PACKED_SINCE_VERSION = 5
+
+#: Tables with more rows than this are stored packed: SQLite inserts a few hundred thousand rows
+#: a second from Python, a packed column is one array (a program of millions of steps writes and
+#: reads its report in seconds, and the file is several times smaller).
+PACKED_FROM_ROWS = 100_000
 
 #: From this schema version on, ``checksums`` also covers the ``columns`` catalogue and
 #: itself (its row ``checksums``), so no edit of any table reads silently.
@@ -286,22 +300,47 @@ def _meta_checksum(items: Sequence[tuple[str, str]]) -> int:
 # writing
 
 
-def _encode_column(spec: StoredColumn, series: pd.Series) -> tuple[list[Any], bytes, list[Any] | None]:
-    """Return (values to insert, canonical checksum bytes, dictionary levels or None)."""
+@dataclass(frozen=True)
+class _Encoded:
+    """One column encoded for storage: the values to insert (:meth:`sql_values`) or pack
+    (``parts``), its canonical checksum bytes and its dictionary levels (None if not encoded)."""
+
+    spec: StoredColumn
+    parts: Mapping[str, np.ndarray | bytes]  # "values" (int64 / uint8 / codes), "mask", "lengths", "text"
+    canonical: bytes
+    levels: list[str] | None
+    texts: list[Any] | None = None  # a text column's values (str or None)
+
+    def sql_values(self) -> list[Any]:
+        """The column as SQL values: None for a missing value (NULL)."""
+        if self.texts is not None:
+            return self.texts
+        values = self.parts["values"]
+        assert isinstance(values, np.ndarray)
+        listed = values.astype(bool).tolist() if self.spec.storage == _BOOLEAN else values.tolist()
+        mask = self.parts.get("mask")
+        if isinstance(mask, np.ndarray) and mask.any():
+            listed = [None if missing else v for v, missing in zip(listed, mask.tolist())]
+        elif self.spec.storage == _DICTIONARY and len(values) and values.min() < 0:
+            listed = [None if c < 0 else c for c in listed]
+        return listed
+
+
+def _encode_column(spec: StoredColumn, series: pd.Series) -> _Encoded:
+    """The column encoded as ``spec`` says (see :class:`_Encoded`)."""
     if spec.storage == _INTEGER:
         array = series.to_numpy(dtype=np.int64)
-        return array.tolist(), array.tobytes(), None
+        return _Encoded(spec, {"values": array}, array.tobytes(), None)
     if spec.storage == _BOOLEAN:
-        array = series.to_numpy(dtype=bool)
-        return array.tolist(), array.astype(np.uint8).tobytes(), None
+        flags = series.to_numpy(dtype=bool).astype(np.uint8)
+        return _Encoded(spec, {"values": flags}, flags.tobytes(), None)
     if spec.storage == _NULLABLE_INTEGER:
-        mask = series.isna().to_numpy()
+        mask = series.isna().to_numpy().astype(np.uint8)
         filled = series.fillna(0).to_numpy(dtype=np.int64)
-        values = series.to_numpy(dtype=object, na_value=None).tolist()  # type: ignore[call-overload]  # pandas-stubs lacks na_value=None
-        return values, filled.tobytes() + mask.astype(np.uint8).tobytes(), None
+        return _Encoded(spec, {"values": filled, "mask": mask}, filled.tobytes() + mask.tobytes(), None)
     if spec.storage == _TEXT:
         values = series.to_numpy(dtype=object, na_value=None).tolist()  # type: ignore[call-overload]  # pandas-stubs lacks na_value=None
-        return values, _text_bytes(values), None
+        return _Encoded(spec, {}, _text_bytes(values), None, texts=values)
     # dictionary
     if spec.dtype == "category":
         codes = series.cat.codes.to_numpy().astype(np.int64)
@@ -310,10 +349,36 @@ def _encode_column(spec: StoredColumn, series: pd.Series) -> tuple[list[Any], by
         codes_arr, uniques = pd.factorize(series.to_numpy(dtype=object), use_na_sentinel=True)
         codes = codes_arr.astype(np.int64)
         levels = [str(v) for v in uniques]
-    values = codes.tolist()
-    if (codes < 0).any():
-        values = [None if c < 0 else c for c in values]
-    return values, codes.tobytes(), levels
+    return _Encoded(spec, {"values": codes}, codes.tobytes(), levels)
+
+
+#: the integer widths of a packed part's elements, narrowest first (little-endian, signed)
+_PACKED_WIDTHS = (np.dtype("<i1"), np.dtype("<i2"), np.dtype("<i4"), np.dtype("<i8"))
+
+
+def _narrowest(values: np.ndarray) -> np.ndarray:
+    """``values`` (integers) in the narrowest of :data:`_PACKED_WIDTHS` holding every one of them:
+    less to compress and to store (codes, steps and flags fit in one or two bytes)."""
+    if not len(values):
+        return values.astype(_PACKED_WIDTHS[-1])
+    low, high = int(values.min()), int(values.max())
+    for dtype in _PACKED_WIDTHS:
+        info = np.iinfo(dtype)
+        if info.min <= low and high <= info.max:
+            return values.astype(dtype)
+    return values.astype(_PACKED_WIDTHS[-1])
+
+
+def _packed_parts(encoded: _Encoded) -> dict[str, bytes]:
+    """The raw bytes of each part of a packed column: fixed-width arrays as they are; a text
+    column as the UTF-8 byte length of every value (-1 for None) and the values' bytes end to end."""
+    if encoded.texts is None:
+        return {name: _narrowest(part).tobytes() if isinstance(part, np.ndarray) else part
+                for name, part in encoded.parts.items()}
+    blobs = [b"" if v is None else str(v).encode("utf-8", "surrogatepass") for v in encoded.texts]
+    lengths = np.fromiter((-1 if v is None else len(b) for v, b in zip(encoded.texts, blobs)), dtype=np.int64,
+                          count=len(blobs))
+    return {"lengths": _narrowest(lengths).tobytes(), "text": b"".join(blobs)}
 
 
 def _quote(name: str) -> str:
@@ -338,7 +403,16 @@ CREATE TABLE dictionary (
     table_name TEXT NOT NULL, column_name TEXT NOT NULL, code INTEGER NOT NULL, value TEXT NOT NULL,
     PRIMARY KEY (table_name, column_name, code)) WITHOUT ROWID;
 CREATE TABLE checksums (table_name TEXT PRIMARY KEY, rows INTEGER NOT NULL, crc32 INTEGER NOT NULL);
+CREATE TABLE packed (
+    table_name TEXT NOT NULL, column_name TEXT NOT NULL, part TEXT NOT NULL, raw_bytes INTEGER NOT NULL,
+    data BLOB NOT NULL, PRIMARY KEY (table_name, column_name, part));
 """
+
+#: zlib level of packed columns: the fastest (the arrays are small integers and codes, which
+#: compress well at any level)
+_PACK_LEVEL = 1
+#: zlib never expands more than about 1032 to 1: a part claiming more is corrupt
+_MAX_ZLIB_RATIO = 1032
 
 
 def write_report(report: Report, path: str | os.PathLike[str], *, overwrite: bool = False) -> pathlib.Path:
@@ -446,14 +520,21 @@ def _write_database(report: Report, path: pathlib.Path) -> None:
             con.execute(f"CREATE TABLE {table} ({columns_sql})")
             catalogue += [(s.table, s.position, s.name, s.storage, s.dtype, s.categories_dtype, int(s.ordered)) for s in plan]
             check = _Checksum(table, len(frame))
+            packed = len(frame) > PACKED_FROM_ROWS
             values: list[list[Any]] = []
             for spec in plan:
-                column_values, canonical, levels = _encode_column(spec, frame[spec.name])
-                check.add(spec.name.encode() + b"\x00" + canonical)
-                values.append(column_values)
-                if levels is not None:
-                    dictionary_rows.extend((table, spec.name, code, value) for code, value in enumerate(levels))
-            if len(frame):
+                encoded = _encode_column(spec, frame[spec.name])
+                check.add(spec.name.encode() + b"\x00" + encoded.canonical)
+                if packed:
+                    con.executemany("INSERT INTO packed VALUES (?, ?, ?, ?, ?)", [
+                        (table, spec.name, part, len(raw), zlib.compress(raw, _PACK_LEVEL))
+                        for part, raw in _packed_parts(encoded).items()])
+                else:
+                    values.append(encoded.sql_values())
+                if encoded.levels is not None:
+                    dictionary_rows.extend((table, spec.name, code, value) for code, value in enumerate(encoded.levels))
+                del encoded
+            if len(frame) and not packed:
                 placeholders = ", ".join("?" * len(plan))
                 con.executemany(f"INSERT INTO {table} VALUES ({placeholders})", zip(*values))
             checksums.append((table, len(frame), check.value))
@@ -638,6 +719,8 @@ def _read_verified_meta(
     tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     header_version = con.execute("PRAGMA user_version").fetchone()[0]
     expected = [t for t in TABLES if TABLES_SINCE.get(t, 1) <= header_version]
+    if header_version >= PACKED_SINCE_VERSION:
+        expected.append("packed")
     missing = [t for t in ("meta", "columns", "dictionary", "checksums", *expected) if t not in tables]
     if missing:
         raise ReportFormatError(f"{file}: not a complete profcompare report (missing table(s) {', '.join(missing)})")
@@ -687,6 +770,12 @@ def _read_database(con: sqlite3.Connection, file: pathlib.Path) -> Report:
             raise ReportFormatError(f"{file}: corrupt report (unknown storage {spec.storage!r} for {spec.table}.{spec.name})")
         catalogue.setdefault(spec.table, []).append(spec)
 
+    packed_tables: set[str] = set()
+    if version >= PACKED_SINCE_VERSION:
+        packed_tables = {row[0] for row in con.execute("SELECT DISTINCT table_name FROM packed")}
+        unknown = packed_tables - set(TABLES)
+        if unknown:
+            raise ReportFormatError(f"{file}: corrupt report (packed columns of unknown table(s) {', '.join(sorted(map(str, unknown)))})")
     frames = {}
     for table in TABLES:
         if TABLES_SINCE.get(table, 1) > version:
@@ -697,8 +786,13 @@ def _read_database(con: sqlite3.Connection, file: pathlib.Path) -> Report:
         _check_plan(file, con, table, plan, version)
         if table not in checksums:
             raise ReportFormatError(f"{file}: corrupt report (no checksum for table {table})")
-        rows = _verify_count(con, file, table, checksums)
-        frames[table] = _with_later_columns(table, _read_table(con, file, table, plan, rows, levels, checksums))
+        if table in packed_tables:
+            columns = _unpack_table(con, file, table, plan, checksums)
+            rows = checksums[table][0]
+        else:
+            rows = _verify_count(con, file, table, checksums)
+            columns = _select_table(con, file, table, plan, rows)
+        frames[table] = _with_later_columns(table, _decode_table(file, table, plan, rows, columns, levels, checksums))
 
     meta = _decode_meta(file, meta_values)
     return Report.build(meta, **frames)
@@ -785,15 +879,13 @@ def _check_plan(file: pathlib.Path, con: sqlite3.Connection, table: str, plan: S
 _FIELD_DTYPES = {_INTEGER: np.int64, _BOOLEAN: np.int64, _NULLABLE_INTEGER: np.int64, _DICTIONARY: np.int64, _TEXT: object}
 
 
-def _read_table(
-    con: sqlite3.Connection,
-    file: pathlib.Path,
-    table: str,
-    plan: Sequence[StoredColumn],
-    rows: int,
-    levels: Mapping[tuple[str, str], list[str]],
-    checksums: Mapping[str, tuple[int, int]],
-) -> pd.DataFrame:
+#: a column as read, before decoding: (values, null mask or None) per column position
+_RawColumns = dict[int, tuple[np.ndarray, "np.ndarray | None"]]
+
+
+def _select_table(con: sqlite3.Connection, file: pathlib.Path, table: str, plan: Sequence[StoredColumn],
+                  rows: int) -> _RawColumns:
+    """The columns of a table stored as SQL rows."""
     selects: list[str] = []
     fields: list[tuple[str, Any]] = []
     for spec in plan:
@@ -815,11 +907,103 @@ def _read_table(
         raise ReportFormatError(f"{file}: corrupt report (table {table}: {exc})") from None
     if cursor.fetchone() is not None:
         raise ReportFormatError(f"{file}: corrupt report ({table} has more rows than recorded)")
+    return {spec.position: (np.ascontiguousarray(records[f"v{spec.position}"]),
+                            np.ascontiguousarray(records[f"m{spec.position}"]) if spec.storage == _NULLABLE_INTEGER
+                            else None)
+            for spec in plan}
 
+
+#: the parts of a packed column by storage (every part but ``text`` an integer array)
+_PACKED_PARTS: Mapping[str, tuple[str, ...]] = {
+    _INTEGER: ("values",),
+    _BOOLEAN: ("values",),
+    _NULLABLE_INTEGER: ("values", "mask"),
+    _DICTIONARY: ("values",),
+    _TEXT: ("lengths", "text"),
+}
+
+
+def _unpack_table(con: sqlite3.Connection, file: pathlib.Path, table: str, plan: Sequence[StoredColumn],
+                  checksums: Mapping[str, tuple[int, int]]) -> _RawColumns:
+    """The columns of a packed table (its SQL table empty, its columns in ``packed``), each part
+    checked to be exactly the size the recorded row count makes before anything is sized from it."""
+    if table not in checksums:
+        raise ReportFormatError(f"{file}: corrupt report (no checksum for table {table})")
+    rows = checksums[table][0]
+    if con.execute(f"SELECT COUNT(*) FROM {_quote(table)}").fetchone()[0]:
+        raise ReportFormatError(f"{file}: corrupt report (table {table} is packed and has rows)")
+    stored: dict[tuple[str, str], tuple[int, bytes]] = {}
+    for column, part, raw_bytes, data in con.execute(
+            "SELECT column_name, part, raw_bytes, data FROM packed WHERE table_name = ?", (table,)):
+        if not isinstance(raw_bytes, int) or not isinstance(data, bytes):
+            raise ReportFormatError(f"{file}: corrupt report (malformed packed column of {table})")
+        stored[(column, part)] = (raw_bytes, data)
+    wanted = {(spec.name, part) for spec in plan for part in _PACKED_PARTS[spec.storage]}
+    if set(stored) != wanted:
+        raise ReportFormatError(f"{file}: corrupt report (packed columns of {table} do not match its catalogue)")
+
+    def width(column: str, part: str) -> np.dtype:
+        """The element type of an integer part: the width its size gives for the rows."""
+        raw_bytes = stored[(column, part)][0]
+        for dtype in _PACKED_WIDTHS:
+            if raw_bytes == rows * dtype.itemsize:
+                return dtype
+        raise ReportFormatError(f"{file}: corrupt report ({table}.{column} is not {rows} rows)")
+
+    def unpack(column: str, part: str, size: int) -> bytes:
+        raw_bytes, data = stored[(column, part)]
+        if raw_bytes != size or raw_bytes < 0 or raw_bytes > len(data) * _MAX_ZLIB_RATIO + 64:
+            raise ReportFormatError(f"{file}: corrupt report ({table}.{column} is not {rows} rows)")
+        inflate = zlib.decompressobj()
+        try:
+            raw = inflate.decompress(data, raw_bytes) if raw_bytes else inflate.decompress(data, 1)
+        except zlib.error as exc:
+            raise ReportFormatError(f"{file}: corrupt report ({table}.{column}: {exc})") from None
+        if len(raw) != raw_bytes or not inflate.eof or inflate.unconsumed_tail or inflate.unused_data:
+            raise ReportFormatError(f"{file}: corrupt report ({table}.{column} is not {rows} rows)")
+        return raw
+
+    columns: _RawColumns = {}
+    for spec in plan:
+        if spec.storage == _TEXT:
+            kind = width(spec.name, "lengths")
+            lengths = np.frombuffer(unpack(spec.name, "lengths", rows * kind.itemsize), dtype=kind).astype(np.int64)
+            if len(lengths) and lengths.min() < -1:
+                raise ReportFormatError(f"{file}: corrupt report ({table}.{spec.name} has a negative length)")
+            ends = np.cumsum(np.maximum(lengths, 0))
+            text = unpack(spec.name, "text", int(ends[-1]) if len(ends) else 0)
+            starts = (ends - np.maximum(lengths, 0)).tolist()
+            values = np.empty(rows, dtype=object)
+            values[:] = [None if n < 0 else text[a:a + n].decode("utf-8", "surrogatepass")
+                         for a, n in zip(starts, lengths.tolist())]
+            columns[spec.position] = (values, None)
+            continue
+        arrays = {}
+        for part in _PACKED_PARTS[spec.storage]:
+            kind = width(spec.name, part)
+            arrays[part] = np.frombuffer(unpack(spec.name, part, rows * kind.itemsize), dtype=kind)
+        values = arrays["values"].astype(np.int64)
+        mask = arrays["mask"].astype(bool) if "mask" in arrays else None
+        if mask is not None and len(arrays["mask"]) and (arrays["mask"].min() < 0 or arrays["mask"].max() > 1):
+            raise ReportFormatError(f"{file}: corrupt report ({table}.{spec.name} has a malformed null mask)")
+        columns[spec.position] = (values, mask)
+    return columns
+
+
+def _decode_table(
+    file: pathlib.Path,
+    table: str,
+    plan: Sequence[StoredColumn],
+    rows: int,
+    raw_columns: _RawColumns,
+    levels: Mapping[tuple[str, str], list[str]],
+    checksums: Mapping[str, tuple[int, int]],
+) -> pd.DataFrame:
+    """The frame of a table from its stored columns, checked against its checksum."""
     check = _Checksum(table, rows)
     columns: dict[str, Any] = {}
     for spec in plan:
-        values = np.ascontiguousarray(records[f"v{spec.position}"])
+        values, stored_mask = raw_columns[spec.position]
         if spec.storage == _INTEGER:
             check.add(spec.name.encode() + b"\x00" + values.tobytes())
             columns[spec.name] = values
@@ -830,7 +1014,8 @@ def _read_table(
             check.add(spec.name.encode() + b"\x00" + flags.tobytes())
             columns[spec.name] = flags.astype(bool)
         elif spec.storage == _NULLABLE_INTEGER:
-            mask = np.ascontiguousarray(records[f"m{spec.position}"])
+            assert stored_mask is not None
+            mask = stored_mask.astype(bool)
             check.add(spec.name.encode() + b"\x00" + values.tobytes() + mask.astype(np.uint8).tobytes())
             columns[spec.name] = pd.arrays.IntegerArray(values, mask)
         elif spec.storage == _TEXT:

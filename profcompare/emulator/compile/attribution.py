@@ -66,6 +66,7 @@ AccumulateMovingAverageSquare the second, the modified time-step input of AdamUp
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -129,6 +130,7 @@ class _Trace:
     stored_roles: dict[int, set[str]] = field(default_factory=dict)  # buffer of no variable -> roles stored
     data_role: dict[Key, str] = field(default_factory=dict)  # role of data held by no variable (accumulators)
     host_sinks: set[Key] = field(default_factory=set)  # instances streamed to the host
+    hubs: set[Key] = field(default_factory=set)  # every-entry hubs made (_every_entry_hub)
 
 
 @dataclass(frozen=True)
@@ -290,8 +292,10 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
                 hold(key, frozenset(held))
                 tr.role[key] = "remote_staging"
                 if buffer in plain_buffers:  # the data comes from the entry, whatever it is
-                    for node in _entry_nodes(buffer, offset, entries):
-                        tr.flows.setdefault(node, set()).add(key)
+                    if offset is None:  # every entry's data: through the buffer's loading hub
+                        tr.flows.setdefault(_every_entry_hub(buffer, "loaded", entries, tr), set()).add(key)
+                    else:
+                        tr.flows.setdefault(_entry_nodes(buffer, offset, entries)[0], set()).add(key)
             continue
         if klass == "remote_store":
             if op.inputs:
@@ -300,7 +304,9 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
                 tr.buffer_stores.setdefault(buffer, set()).update(tr.holds.get(source, frozenset()))
                 offset = _offset(op, path, instance, tr)
                 if buffer in plain_buffers:  # the entry's data is what goes on from it
-                    tr.flows.setdefault(source, set()).update(_entry_nodes(buffer, offset, entries))
+                    node = (_every_entry_hub(buffer, "stored", entries, tr) if offset is None
+                            else _entry_nodes(buffer, offset, entries)[0])
+                    tr.flows.setdefault(source, set()).add(node)
                     tr.stored_roles.setdefault(buffer, set()).add(_data_role(source, tr, tensors))
                 else:
                     tr.store_sinks.setdefault(source, set()).add((buffer, offset))
@@ -320,10 +326,34 @@ def _buffer_info(program: LoweredProgram, buffer: int):
     return next(b for b in program.remote_buffers if b.id == buffer)
 
 
-def _entry_nodes(buffer: int, entry: int | None, entries: Mapping[int, int]) -> list[Key]:
+def _entry_nodes(buffer: int, entry: int | None, entries: Mapping[int, int]) -> tuple[Key, ...]:
     """The flow-graph nodes of a remote buffer's entries (every entry when ``entry`` is None)."""
-    which = range(entries.get(buffer, 1)) if entry is None else (entry,)
-    return [(f"\x00buffer {buffer} entry {e}", ()) for e in which]
+    return _entry_node_keys(buffer, entry, entries.get(buffer, 1))
+
+
+def _every_entry_hub(buffer: int, how: str, entries: Mapping[int, int], tr: _Trace) -> Key:
+    """The flow-graph node standing for every entry of a buffer at once, for a load or store at an
+    offset not known (``how``: "loaded" or "stored"). Its edges to (stored) or from (loaded) each
+    entry's node are made once, so a transfer of a repeated layer adds one edge, not one per entry;
+    the destinations it leads to are those of every entry (the propagation joins through it)."""
+    hub: Key = (f"\x00buffer {buffer} every entry {how}", ())
+    if hub not in tr.hubs:
+        tr.hubs.add(hub)
+        nodes = _entry_nodes(buffer, None, entries)
+        if how == "stored":
+            tr.flows.setdefault(hub, set()).update(nodes)
+        else:
+            for node in nodes:
+                tr.flows.setdefault(node, set()).add(hub)
+    return hub
+
+
+@functools.lru_cache(maxsize=64)
+def _entry_node_keys(buffer: int, entry: int | None, count: int) -> tuple[Key, ...]:
+    """The nodes of :func:`_entry_nodes`, made once per buffer: a repeated layer loads and stores
+    every entry of the same buffer again and again."""
+    which = range(count) if entry is None else (entry,)
+    return tuple((f"\x00buffer {buffer} entry {e}", ()) for e in which)
 
 
 def _offset(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace) -> int | None:
@@ -450,17 +480,26 @@ def _record_flows(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace, tenso
     modifies, except a scalar made from a larger input (a norm, a loss: a summary of the data
     goes there, not the data)."""
     destinations = {instance(t, path) for t in (*op.outputs, *op.modified)}
+    if not destinations:
+        return
+    scalars = set()
+    for dst in destinations:
+        dst_info = tensors.get(dst[0])
+        if dst_info is not None and dst_info.nelms == 1:
+            scalars.add(dst)
     for t in op.inputs:
         src = instance(t, path)
         info = tensors.get(src[0])
         size = info.nelms if info is not None else 0
-        for dst in destinations:
-            if dst == src:
-                continue
-            dst_info = tensors.get(dst[0])
-            if dst_info is not None and dst_info.nelms == 1 < size:
-                continue
-            tr.flows.setdefault(src, set()).add(dst)
+        wanted = destinations - scalars if size > 1 and scalars else destinations
+        if src in wanted:
+            wanted = wanted - {src}
+        if wanted:
+            found = tr.flows.get(src)
+            if found is None:
+                tr.flows[src] = set(wanted)
+            else:
+                found.update(wanted)
 
 
 #: the destination of nobody's data (the host, a buffer holding no variable)
@@ -479,40 +518,27 @@ def _propagate_destinations(tr: _Trace, known: Mapping[Key, str], sinks: Mapping
     for src, dsts in flows.items():
         for dst in dsts:
             sources.setdefault(dst, set()).add(src)
+    # The values form a flat lattice (unknown < a parameter < nobody's) and an instance's value is
+    # the join of its sink's and its destinations': pushing each value change to the sources once
+    # (each changes at most twice) reaches the same fixed point as re-joining every destination of
+    # an instance whenever one changes, without walking a wide instance's destinations again.
     value: dict[Key, str] = {}
-
-    def of(key: Key) -> str | None:
-        if key in known:
-            return known[key]
-        return value.get(key)
-
-    def join(key: Key) -> str | None:
-        found: set[str] = set()
-        if key in sinks:
-            found.add(sinks[key])
-        for dst in flows.get(key, ()):
-            v = of(dst)
-            if v is not None:
-                found.add(v)
-        if not found:
-            return None
-        return found.pop() if len(found) == 1 else _NOBODY
-
-    queue: list[Key] = [k for k in sinks if k not in known]
-    for key in (*known, *sinks):
-        queue.extend(src for src in sources.get(key, ()) if src not in known)
-    pending = set(queue)
-    queue = list(pending)
+    queue: list[Key] = []
+    for key, sink in sinks.items():
+        if key not in known:
+            value[key] = sink
+            queue.append(key)
+    queue.extend(known)
     while queue:
         key = queue.pop()
-        pending.discard(key)
-        new = join(key)
-        if new is None or new == value.get(key):
-            continue
-        value[key] = new
+        new = known[key] if key in known else value[key]
         for src in sources.get(key, ()):
-            if src not in known and src not in pending:
-                pending.add(src)
+            if src in known:
+                continue
+            old = value.get(src)
+            joined = new if old is None else (old if old == new else _NOBODY)
+            if joined != old:
+                value[src] = joined
                 queue.append(src)
     return value
 

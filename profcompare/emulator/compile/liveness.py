@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -93,6 +94,10 @@ def _repeats(program: LoweredProgram) -> tuple[dict[str, dict[str, str]], set[st
     return carried, invariant
 
 
+#: a (tensor, call path) whose instance :func:`instances` has not looked up yet
+_UNRESOLVED: Any = object()
+
+
 def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str, int],
               temp_rows: Mapping[str, Sequence[tuple[int, Temporary]]]) -> Instances:
     """Live intervals of every not-always-live instance and temporary: WeightsFromHost, then one run.
@@ -146,13 +151,36 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
             its[-1] = -1
         return tuple(its)
 
+    # (tensor, call path) -> None when it has no row; its instance key on a path without a repeat;
+    # else (row, owner path, the repeat of each call on the path or None, whether the last repeat's
+    # body holds it for the whole loop): the key then depends on the iterations at the time
+    resolved: dict[tuple[str, tuple[str, ...]], tuple | None] = {}
+
     def touch(tid: str, path: tuple[str, ...], step: int) -> None:
-        rid = root.get(tid, tid)
-        r = row_of.get(rid)
-        if r is None:
+        hit = resolved.get((tid, path), _UNRESOLVED)
+        if hit is None:
             return
-        opath = owner_path(owner.get(rid, main), path)
-        key = (r, opath, iterations(opath, rid))
+        if hit is _UNRESOLVED:
+            rid = root.get(tid, tid)
+            r = row_of.get(rid)
+            if r is None:
+                resolved[(tid, path)] = None
+                return
+            opath = owner_path(owner.get(rid, main), path)
+            its = iterations(opath, rid)
+            if no_repeat[opath] is not None:
+                hit = (r, opath, its)
+            else:
+                loops = tuple(c if c in carried else None for c in opath)
+                hit = (r, opath, loops, bool(opath and opath[-1] in carried and rid in invariant))
+            resolved[(tid, path)] = hit
+        if len(hit) == 3:
+            key = hit
+        else:
+            its = tuple([iteration.get(c, 0) if c is not None else 0 for c in hit[2]])
+            if hit[3]:
+                its = its[:-1] + (-1,)
+            key = (hit[0], hit[1], its)
         known = first.get(key)
         if known is None:
             first[key] = step

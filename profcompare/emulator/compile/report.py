@@ -134,14 +134,16 @@ def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, r
     step_idx, phase_idx = np.nonzero(cyc)
     values = cyc[step_idx, phase_idx].astype(np.int64)
     names = np.array([s.name for s in steps.static], dtype=object)[ex][step_idx]
-    types = np.array([s.type for s in steps.static], dtype=object)[ex][step_idx]
-    phases = np.array(PHASES, dtype=object)[phase_idx]
+    # the type and phase columns as codes (a categorical of millions of rows is not hashed row by row)
+    type_codes, type_levels = pd.factorize(np.array([s.type for s in steps.static] + ["Host"], dtype=object))
+    types = type_codes[:-1][ex][step_idx]
+    phases = phase_idx.astype(np.int64)
     step_no = step_idx.astype(np.int64) + steps.setup_steps
     if runtime_cycles:
         values = np.append(values, np.int64(runtime_cycles))
         names = np.append(names, "session.run (host)")
-        types = np.append(types, "Host")
-        phases = np.append(phases, "runtime")
+        types = np.append(types, type_codes[-1])
+        phases = np.append(phases, PHASES.index("runtime"))
         step_no = np.append(step_no, np.int64(steps.num_executed))
     k = len(values)
     run = np.repeat(np.arange(runs, dtype=np.int64), k)
@@ -157,8 +159,8 @@ def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, r
         "run": run,
         "step": np.tile(step_no, runs),
         "program": np.tile(names, runs),
-        "type": pd.Categorical(np.tile(types, runs)),
-        "phase": pd.Categorical(np.tile(phases, runs), categories=list(PHASES)),
+        "type": pd.Categorical.from_codes(np.tile(types, runs), categories=type_levels),
+        "phase": pd.Categorical.from_codes(np.tile(phases, runs), categories=list(PHASES)),
         "cycles": np.tile(values, runs),
         "cycles_from": cycles_from,
         "cycles_to": cycles_to,

@@ -167,24 +167,53 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
     first[1:] = (step[1:] != step[:-1]) | (start[1:] != end[:-1])
     heads = np.flatnonzero(first)
     tails = np.append(heads[1:], len(step)) - 1
-    rows: list[tuple[int, int, int, int, str, str, str, int]] = []
+    head_step = step[heads]
+    head_start = start[heads]
+    head_end = end[tails]
+    statics = steps.static
+    static_of = np.asarray(steps.exec_static, dtype=np.int64)[head_step]
+    # per static step: the block's type, parent, label and single IPU (-1 when it runs on several)
+    parents = [step_parents[st.index] for st in statics]
+    ipus_of = [tuple(step_ipus[st.index]) for st in statics]
+    kinds = np.array([trace_type(st.type, st.name) for st in statics] + [""], dtype=object)
+    names = np.array([st.name for st in statics] + [""], dtype=object)
+    parent_of = np.array(parents + [""], dtype=object)
+    labels = np.array([_label(st.name, parent) for st, parent in zip(statics, parents)] + [""], dtype=object)
+    depths = np.array([1 if parent else 0 for parent in parents] + [0], dtype=np.int64)
+    one_ipu = np.array([int(ipus[0]) if len(ipus) == 1 else -1 for ipus in ipus_of] + [-1], dtype=np.int64)
+    drawn = np.array([st.role in ("host_begin", "host_mid", "host_end") for st in statics] + [False], dtype=bool)
+    # blocks drawn one by one: host transfers, steps on several IPUs, waits and holds, the opening
+    slow = (drawn | (one_ipu < 0))[static_of]
+    if opening is not None:
+        slow |= head_step == opening[0]
     waits = arrivals or {}
+    held = holds or {}
+    special = set(waits) | set(held)
+    if special:
+        candidates = np.flatnonzero(np.isin(head_step, np.array(sorted({k[0] for k in special}), dtype=np.int64)))
+        for i in candidates.tolist():
+            if (int(head_step[i]), int(head_start[i])) in special:
+                slow[i] = True
+    fast = np.flatnonzero(~slow)
+    fast_static = static_of[fast]
+    rows: list[tuple[int, int, int, int, str, str, str, int, int, int]] = []
     mid_of: dict[str, tuple[int, tuple[int, ...]]] = {}  # op -> (start of its last Mid, IPUs of the Mid)
     opened = False
-    for head, tail in zip(heads, tails):
-        e = int(step[head])
-        static = steps.static[int(steps.exec_static[e])]
-        parent = step_parents[static.index]
+    for i in np.flatnonzero(slow).tolist():
+        e = int(head_step[i])
+        static = statics[int(static_of[i])]
+        parent = parents[static.index]
         block = trace_type(static.type, static.name)
-        a, z = int(start[head]), int(end[tail])
+        a, z = int(head_start[i]), int(head_end[i])
         early = waits.get((e, a), {})
-        late = (holds or {}).get((e, a), {})
+        late = held.get((e, a), {})
         depth = 1 if parent else 0
         if static.role == "host_mid":
             mid_of[static.op] = (a, tuple(step_ipus[static.index]))
         first_opening = opening is not None and e == opening[0] and not opened
         if first_opening:
             opened = True
+        sub = 0
         for ipu in step_ipus[static.index]:
             b = int(early.get(int(ipu), a))
             if static.role == "host_end" and static.op in mid_of and int(ipu) not in mid_of[static.op][1]:
@@ -193,23 +222,41 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
             parts = (_host_begin_parts(b, z, int(ipu), host, lead)
                      if host is not None and static.role == "host_begin" else None)
             if parts is None:
-                rows.append((int(ipu), b, max(z, int(late.get(int(ipu), z))), e, block, static.name, parent, depth))
+                rows.append((int(ipu), b, max(z, int(late.get(int(ipu), z))), e, block, static.name, parent, depth,
+                             i, sub))
+                sub += 1
                 continue
             stem = static.name[: -len("Begin")] if static.name.endswith("Begin") else static.name + "/"
             for pa, pz, ptype, label in parts:
-                rows.append((int(ipu), pa, pz, e, ptype, stem + label, parent, depth))
+                rows.append((int(ipu), pa, pz, e, ptype, stem + label, parent, depth, i, sub))
+                sub += 1
+    cols = list(zip(*rows)) if rows else [()] * 10
+    program = np.concatenate([names[fast_static], np.asarray(cols[5], dtype=object)])
+    parent_col = np.concatenate([parent_of[fast_static], np.asarray(cols[6], dtype=object)])
     # the label is the step's name inside its group ("Internal Sync" of "mul/Internal Sync")
-    rows.sort(key=lambda r: (r[0], r[1], r[3]))
-    cols = list(zip(*rows))
+    label_col = np.concatenate([labels[fast_static],
+                                np.asarray([_label(n, p) for n, p in zip(cols[5], cols[6])], dtype=object)])
+    ipu_col = np.concatenate([one_ipu[fast_static], np.asarray(cols[0], dtype=np.int64)])
+    from_col = np.concatenate([head_start[fast], np.asarray(cols[1], dtype=np.int64)])
+    to_col = np.concatenate([head_end[fast], np.asarray(cols[2], dtype=np.int64)])
+    step_col = np.concatenate([head_step[fast], np.asarray(cols[3], dtype=np.int64)])
+    # the block types as codes into their few distinct names (not hashed row by row)
+    kind_codes, kind_levels = pd.factorize(np.concatenate([kinds, np.asarray(cols[4], dtype=object)]))
+    kind_col = np.concatenate([kind_codes[:len(kinds)][fast_static], kind_codes[len(kinds):]])
+    depth_col = np.concatenate([depths[fast_static], np.asarray(cols[7], dtype=np.int64)])
+    block_col = np.concatenate([fast, np.asarray(cols[8], dtype=np.int64)])
+    sub_col = np.concatenate([np.zeros(len(fast), dtype=np.int64), np.asarray(cols[9], dtype=np.int64)])
+    # sorted by (ipu, start, step); ties keep the order the blocks are drawn in
+    order = np.lexsort((sub_col, block_col, step_col, from_col, ipu_col))
     return make_frame("trace", {
-        "ipu": np.asarray(cols[0], dtype=np.int64),
-        "cycles_from": np.asarray(cols[1], dtype=np.int64),
-        "cycles_to": np.asarray(cols[2], dtype=np.int64),
-        "type": pd.Categorical(list(cols[4])),
-        "name": np.asarray([_label(n, p) for n, p in zip(cols[5], cols[6])], dtype=object),
-        "program": np.asarray(cols[5], dtype=object),
-        "parent": np.asarray(cols[6], dtype=object),
-        "depth": np.asarray(cols[7], dtype=np.int64),
+        "ipu": ipu_col[order],
+        "cycles_from": from_col[order],
+        "cycles_to": to_col[order],
+        "type": pd.Categorical.from_codes(kind_col[order], categories=kind_levels),
+        "name": label_col[order],
+        "program": program[order],
+        "parent": parent_col[order],
+        "depth": depth_col[order],
     })
 
 
