@@ -101,6 +101,14 @@ class Tensor:
         graph._tensors[tensor_id] = t
         return t
 
+    @classmethod
+    def _from_pb_tensor(cls, pb_tensor: Any) -> Tensor:
+        """The popxl tensor of a C++ custom op's output (``op.outTensor(i)``, pb_handles.PbTensor)."""
+        from .pb_handles import PbTensor
+        if not isinstance(pb_tensor, PbTensor):
+            raise TypeError(f"_from_pb_tensor: expected an op's outTensor, got {type(pb_tensor).__name__}")
+        return pb_tensor.tensor
+
     # --- properties --------------------------------------------------------------------------
     @property
     def id(self) -> str:
