@@ -715,8 +715,10 @@ def _attach_remote(v: Variable, buffer: RemoteBuffer, offset: int, sharded: bool
     if v.dtype != buffer.tensor_dtype:
         raise ValueError(f"remote variable dtype {v.dtype} does not match the buffer dtype {buffer.tensor_dtype}")
     if sharded:
+        # shards over the grouping's constant-stride part, as popxl's replica_sharded_buffer
+        # makes them (its const_rg: the grouping itself unless made by assignment)
         n = v.nelms
-        groups = v.replica_grouping.group_size
+        groups = v.replica_grouping.const_rg.group_size
         shard = (-(-n // groups),)
         if tuple(buffer.tensor_shape) != shard:
             raise ValueError(f"RemoteBuffer[id={buffer.remote_buffer_id}] has tensor shape {buffer.tensor_shape}; "
