@@ -4,11 +4,13 @@ at every configuration their entry points offer, and print what compiles.
     python tools/llm_programs.py EXAMPLES/nlp                  # every app found, every config
     python tools/llm_programs.py EXAMPLES/nlp --apps gpt_j,t5 --timeout 900 --tests
 
-``EXAMPLES/nlp`` is your own checkout of graphcore/examples' ``nlp`` directory: nothing of it is
-part of this project. An application is a directory ``APP/popxl`` with ``config/*.yml``; its
-entry points are the scripts of that directory (``run_*.py`` left out: they read data sets and
-pretrained checkpoints) whose ``__main__`` builds their config from ``"NAME.yml", "KEY"`` (the
-presets key, ``release`` or ``phased``). Every configuration under that key of that file is one
+``EXAMPLES/nlp`` is your own checkout of graphcore/examples' ``nlp`` directory (or its
+``multimodal``): nothing of it is part of this project. An application is a directory
+``APP/popxl`` with ``config/*.yml`` (``configs/`` for some); its entry points are the scripts of
+that directory (``run_*.py`` and ``run-*.py`` left out: they read data sets and pretrained
+checkpoints) that create a Session (a script that only converts a checkpoint has nothing to
+profile) and whose ``__main__`` builds their config from ``"NAME.yml", "KEY"`` (the presets key,
+``release`` or ``phased``). Every configuration under that key of that file is one
 run: ``SCRIPT --config NAME`` in the application's directory, compile-only, with a timeout. A
 run stopped by the timeout gets SIGTERM, so ``profile`` keeps the Session reports written until
 then (status ``incomplete``). ``--tests`` also runs each application's own tests numerically
@@ -42,6 +44,8 @@ from typing import Any
 
 #: ``"finetuning.yml", "release"`` in an entry point's source (newlines allowed between them)
 _CONFIG_USE = re.compile(r"""["']([\w.-]+)\.yml["']\s*,\s*["']([\w.-]+)["']""")
+#: the directory of an application's config files (most ``config``, some ``configs``)
+_CONFIG_DIRS = ("config", "configs")
 #: the last lines profcompare prints about a failed run start with this
 _FAILURE = "profcompare:"
 #: seconds a stopped ``profile`` gets to publish what it has before it is killed
@@ -79,19 +83,19 @@ class Outcome:
 
 
 def applications(root: Path, only: Sequence[str] = ()) -> list[Path]:
-    """The application directories (``APP/popxl`` with a ``config`` directory) under ``root``,
-    sorted; only those named in ``only`` when it is given."""
-    found = sorted(p.parent for p in root.glob("*/popxl/config") if p.is_dir())
+    """The application directories (``APP/popxl`` with a ``config`` or ``configs`` directory)
+    under ``root``, sorted; only those named in ``only`` when it is given."""
+    found = sorted({p.parent for name in _CONFIG_DIRS for p in root.glob(f"*/popxl/{name}") if p.is_dir()})
     return [p for p in found if not only or p.parent.name in only]
 
 
 def entry_points(app_dir: Path) -> Iterator[tuple[str, str, str]]:
     """(script, yml stem, presets key) for every entry point of the application."""
     for script in sorted(app_dir.glob("*.py")):
-        if script.name.startswith("run_"):
+        if script.name.startswith(("run_", "run-")):
             continue
         source = script.read_text(encoding="utf-8", errors="replace")
-        if "__main__" not in source:
+        if "__main__" not in source or "Session" not in source:
             continue
         main = source[source.rindex("__main__"):] if "def main" not in source else source[source.index("def main"):]
         found = _CONFIG_USE.search(main)
@@ -113,8 +117,9 @@ def plan(root: Path, only: Sequence[str] = ()) -> list[Run]:
     runs = []
     for app_dir in applications(root, only):
         for script, stem, key in entry_points(app_dir):
-            config_file = app_dir / "config" / f"{stem}.yml"
-            if config_file.is_file():
+            config_file = next((app_dir / d / f"{stem}.yml" for d in _CONFIG_DIRS
+                                if (app_dir / d / f"{stem}.yml").is_file()), None)
+            if config_file is not None:
                 runs += [Run(app_dir.parent.name, script, name, app_dir) for name in configurations(config_file, key)]
     return runs
 

@@ -201,3 +201,28 @@ def test_a_memmap_dir_creates_no_file_in_compile_only(tmp_path, monkeypatch):
 ])
 def test_spec_without_calling(data_iter, dtype, spec):
     assert spec_without_calling(data_iter, dtype) == spec
+
+
+class _Distribution:
+    """Stands for a scipy.stats distribution (whose ``rvs(*args, **kwds)`` names no ``size``)."""
+
+    def rvs(self, *args, **kwds):
+        raise AssertionError("compile-only must not draw")
+
+
+_Distribution.__module__ = "scipy.stats._continuous_distns"
+
+
+@pytest.mark.parametrize(("kwargs", "dtype", "spec"), [
+    ({"size": (3, 4)}, None, ((3, 4), np.dtype(np.float64))),  # scipy draws float64
+    ({"loc": 0, "scale": 0.02, "size": 7}, popxl.float16, ((7,), popxl.float16)),
+    ({"scale": 0.02}, popxl.float16, None),  # no size: one draw, whose shape follows the arguments
+])
+def test_spec_of_a_scipy_draw_is_its_size(kwargs, dtype, spec):
+    assert spec_without_calling(partial(_Distribution().rvs, -2, 2, **kwargs), dtype) == spec
+
+
+def test_spec_of_scipys_truncnorm_draw_matches_the_draw():
+    stats = pytest.importorskip("scipy.stats")
+    draw = partial(stats.truncnorm.rvs, -2, 2, loc=0, scale=0.02, size=(5, 3))
+    assert spec_without_calling(draw, None) == (draw().shape, draw().dtype)

@@ -119,3 +119,17 @@ def test_const_rg_of_a_strided_assignment_keeps_its_stride() -> None:
     assert rg.const_rg.assignment == [0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7]
     assert rg.to_device_map == [0, 1, 2, 3, 0, 1, 2, 3]
     assert rg.to_host_map == [0, 1, 2, 3]
+
+
+def test_remote_sharded_variable_of_a_grouping_by_assignment_shards_over_its_const_rg(ir8: popxl.Ir) -> None:
+    # groups {0, 1, 4, 5} and {2, 3, 6, 7}: sharded over the constant-stride parts of 2 replicas,
+    # as popxl's replica_sharded_buffer lays them out, so a (2 groups, 128) variable has 64-element shards
+    rg = ir8.replica_grouping_from_assignments([0, 0, 1, 1, 0, 0, 1, 1])
+    with ir8.main_graph:
+        buffer = popxl.replica_sharded_buffer((2, 128), popxl.float32, rg)
+        v = popxl.remote_replica_sharded_variable(np.zeros((2, 128), np.float32), buffer, replica_grouping=rg)
+    assert buffer.tensor_shape == (64,) and buffer.meta_shape == (128,)
+    assert v.replica_grouping is rg
+    with ir8.main_graph, pytest.raises(ValueError, match=r"a shard of \(128,\) over 2 replicas needs \(64,\)"):
+        popxl.remote_replica_sharded_variable(np.zeros((2, 128), np.float32), popxl.remote_buffer((32,), popxl.float32),
+                                              replica_grouping=rg)

@@ -101,6 +101,19 @@ def test_plan_finds_every_configuration_of_each_entry_point(tool, apps: Path) ->
     assert tool.plan(apps, ["other_app"]) == []
 
 
+def test_plan_reads_configs_directories_and_leaves_out_checkpoint_scripts(tool, tmp_path: Path) -> None:
+    # an application with ``configs/``; ``run-*`` scripts and one that builds no Session (it
+    # converts a checkpoint) are no entry points
+    app = tmp_path / "multimodal" / "fake_vlm" / "popxl"
+    (app / "configs").mkdir(parents=True)
+    (app / "configs" / "train.yml").write_text(CONFIG)
+    (app / "infer.py").write_text(TRAIN.replace('/ "config"', '/ "configs"'))
+    (app / "run-infer.py").write_text(TRAIN)
+    (app / "convert.py").write_text(TRAIN.replace("popxl.Session", "popxl.Ir"))
+    assert [(r.app, r.script, r.config) for r in tool.plan(tmp_path / "multimodal")] == [
+        ("fake_vlm", "infer.py", c) for c in ("small", "wide", "broken", "slow")]
+
+
 def test_table_of_compile_only_runs(tool, apps: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "runs"
     # this process made large first: a run's peak RSS must be its own, not its starter's high-water

@@ -8,7 +8,8 @@ Ops execute in creation order in the simulator, which satisfies every data depen
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -79,6 +80,20 @@ class Context:
                 graph._topo_constraints.append((before, op.id))
         frame.block_ops.setdefault(key, []).append(op.id)
 
+    def _get_op_settings(self, name: str) -> Any:
+        """popxl's op settings for a new op named ``name`` in the current graph (the name scopes
+        joined by ``/``, as popxl's): what a C++ custom op's ``createOpInGraph`` takes."""
+        from .pb_handles import OpSettings
+        return OpSettings(self.graph, "/".join((*self.name_scopes, name)))
+
+    def _op_created(self, op: Any) -> None:
+        """Record a custom op made by its ``createOpInGraph`` (a pb_handles.PbOp) as popxl does
+        every op it creates: :meth:`op_created`."""
+        from .pb_handles import PbOp
+        if not isinstance(op, PbOp):
+            raise TypeError(f"_op_created: expected an op made by createOpInGraph, got {type(op).__name__}")
+        self.op_created(op.op.graph, op.op)
+
     def _enclosing_true(self) -> _SeqFrame | None:
         for frame in reversed(self.seq[:-1]):
             if frame.mode is True:
@@ -105,6 +120,18 @@ class Context:
 
 
 _CONTEXT = Context()
+
+
+def op_debug_context(name: str | Callable[..., Any]) -> Any:
+    """popxl's decorator giving the ops a function creates a debug context (``@op_debug_context``
+    or ``@op_debug_context("name")``). Debug contexts carry debug information only, not the ops'
+    names, so the simulator calls the function unchanged."""
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return func(*args, **kwargs)
+        return wrapper
+    return decorate(name) if callable(name) else decorate
 
 
 def get_current_context() -> Context:

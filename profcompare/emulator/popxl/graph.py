@@ -68,11 +68,10 @@ class Graph:
 
     @property
     def _pb_graph(self) -> Any:
-        """PopART's C++ graph (custom ops and IR surgery use it): not in the simulator, so a clear
-        refusal naming it (an AttributeError too, so ``hasattr`` answers False)."""
-        from .errors import SimulatorNotImplementedError, not_implemented_message
-        raise SimulatorNotImplementedError(not_implemented_message(
-            "popxl.Graph._pb_graph (PopART's internal C++ graph, used by custom ops)"))
+        """PopART's C++ graph as a C++ custom op's ``createOpInGraph`` receives it: a handle naming
+        this graph (pb_handles.py); every member of its own is refused by name."""
+        from .pb_handles import PbGraph
+        return PbGraph(self)
 
     @property
     def ir(self) -> Ir:

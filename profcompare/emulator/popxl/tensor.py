@@ -101,6 +101,14 @@ class Tensor:
         graph._tensors[tensor_id] = t
         return t
 
+    @classmethod
+    def _from_pb_tensor(cls, pb_tensor: Any) -> Tensor:
+        """The popxl tensor of a C++ custom op's output (``op.outTensor(i)``, pb_handles.PbTensor)."""
+        from .pb_handles import PbTensor
+        if not isinstance(pb_tensor, PbTensor):
+            raise TypeError(f"_from_pb_tensor: expected an op's outTensor, got {type(pb_tensor).__name__}")
+        return pb_tensor.tensor
+
     # --- properties --------------------------------------------------------------------------
     @property
     def id(self) -> str:
@@ -707,8 +715,10 @@ def _attach_remote(v: Variable, buffer: RemoteBuffer, offset: int, sharded: bool
     if v.dtype != buffer.tensor_dtype:
         raise ValueError(f"remote variable dtype {v.dtype} does not match the buffer dtype {buffer.tensor_dtype}")
     if sharded:
+        # shards over the grouping's constant-stride part, as popxl's replica_sharded_buffer
+        # makes them (its const_rg: the grouping itself unless made by assignment)
         n = v.nelms
-        groups = v.replica_grouping.group_size
+        groups = v.replica_grouping.const_rg.group_size
         shard = (-(-n // groups),)
         if tuple(buffer.tensor_shape) != shard:
             raise ValueError(f"RemoteBuffer[id={buffer.remote_buffer_id}] has tensor shape {buffer.tensor_shape}; "

@@ -5,9 +5,11 @@ for values. The factory still needs the shape and dtype of its graph input when 
 built; for the init functions popxl-addons programs use, they are in the call itself: a
 ``functools.partial`` of a function with a ``size`` or ``shape`` parameter
 (``partial(np.random.normal, 0, 0.02, (1024, 4096))``, ``partial(rng.normal, 0, 0.02, shape)``,
-``partial(np.zeros, shape)``, ``partial(truncated_normal, shape)``), with the dtype given to the
-factory or, for numpy's own creation and random functions, numpy's. Anything else (a lambda, a
-partial without a shape) is the caller's to call once.
+``partial(np.zeros, shape)``, ``partial(truncated_normal, shape)``), or of a scipy.stats
+distribution's ``rvs`` with a ``size`` keyword (``partial(truncnorm.rvs, -2, 2, scale=0.02,
+size=shape)``: scipy documents ``size`` as the shape of the draw, float64), with the dtype given to
+the factory or, for numpy's own creation and random functions and scipy's draws, theirs. Anything
+else (a lambda, a partial without a shape) is the caller's to call once.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ def _is_numpy(func: Callable[..., Any]) -> bool:
     return (getattr(func, "__module__", None) or "").split(".")[0] == "numpy"
 
 
+def _is_scipy_rvs(func: Callable[..., Any]) -> bool:
+    """Whether ``func`` is the ``rvs`` of a scipy.stats distribution (``truncnorm.rvs``)."""
+    owner = getattr(func, "__self__", None)
+    return getattr(func, "__name__", "") == "rvs" and (type(owner).__module__ or "").startswith("scipy.stats")
+
+
 def _as_shape(value: Any) -> tuple[int, ...] | None:
     if value is None:
         return ()
@@ -51,6 +59,9 @@ def spec_without_calling(data_iter: Any, dtype: Any) -> tuple[tuple[int, ...], A
     if not isinstance(data_iter, functools.partial):
         return None
     func = data_iter.func
+    if _is_scipy_rvs(func):
+        shape = _as_shape(data_iter.keywords["size"]) if "size" in data_iter.keywords else None
+        return None if shape is None else (shape, dtype if dtype is not None else np.dtype(np.float64))
     try:
         signature = inspect.signature(func)
         bound = signature.bind_partial(*data_iter.args, **data_iter.keywords)

@@ -55,19 +55,29 @@ def trig_table_constants(seq_len: int, rotary_dim: int, base: int = 10000, dtype
     return popxl.constant(sin, dtype), popxl.constant(cos, dtype)
 
 
-def rotate(x: np.ndarray, sin: np.ndarray, cos: np.ndarray, rotary_dim: int, inverse: bool = False) -> np.ndarray:
+def rotate(x: np.ndarray, sin: np.ndarray, cos: np.ndarray, rotary_dim: int, inverse: bool = False,
+           halves: bool = False) -> np.ndarray:
     """Return ``x`` (``(..., seq, heads, hh)``) with its first ``rotary_dim`` hidden elements
     rotated (``inverse``: the gradient's rotation, by the opposite angle); ``sin`` and ``cos``
-    are ``(..., seq, rotary_dim / 2)`` and broadcast over the heads. Computed in ``x``'s dtype."""
-    pairs = x[..., :rotary_dim].reshape(*x.shape[:-1], rotary_dim // 2, 2)
-    re, im = pairs[..., 0], pairs[..., 1]
+    are ``(..., seq, rotary_dim / 2)`` and broadcast over the heads. Computed in ``x``'s dtype.
+    The complex numbers are interleaved ``(re, im)`` pairs, or with ``halves`` the first half of
+    the rotated elements holds the real parts and the second the imaginary ones (GPT-NeoX's and
+    LLaMA's layout, cpp_custom_ops/rotary_pos_embed_halves.py)."""
+    if halves:
+        re, im = x[..., :rotary_dim // 2], x[..., rotary_dim // 2:rotary_dim]
+    else:
+        pairs = x[..., :rotary_dim].reshape(*x.shape[:-1], rotary_dim // 2, 2)
+        re, im = pairs[..., 0], pairs[..., 1]
     s = sin[..., None, :].astype(x.dtype, copy=False)
     c = cos[..., None, :].astype(x.dtype, copy=False)
     if inverse:
         out_re, out_im = re * c + im * s, im * c - re * s
     else:
         out_re, out_im = re * c - im * s, im * c + re * s
-    rotated = np.stack([out_re, out_im], axis=-1).reshape(*x.shape[:-1], rotary_dim)
+    if halves:
+        rotated = np.concatenate([out_re, out_im], axis=-1)
+    else:
+        rotated = np.stack([out_re, out_im], axis=-1).reshape(*x.shape[:-1], rotary_dim)
     if rotary_dim == x.shape[-1]:
         return rotated
     return np.concatenate([rotated, x[..., rotary_dim:]], axis=-1)
@@ -78,6 +88,7 @@ def _rotation_kernel(inverse: bool) -> Callable[[Op, CompiledGraph, Executor], K
         x, s, c = (cg.slot[t] for t in op.inputs)
         o = cg.slot[op.outputs[0]]
         rotary_dim = op.attrs["rotary_dim"]
+        halves = bool(op.attrs.get("halves", False))
         # rank-2 tables (3.0) broadcast over the batch like a rank-3 table of batch 1
         table_shape = (ex.replicas, 1, *op.inputs[1].shape) if op.inputs[1].rank == 2 else None
 
@@ -85,7 +96,7 @@ def _rotation_kernel(inverse: bool) -> Callable[[Op, CompiledGraph, Executor], K
             sin, cos = env[s], env[c]
             if table_shape is not None:
                 sin, cos = sin.reshape(table_shape), cos.reshape(table_shape)
-            env[o] = rotate(env[x], sin, cos, rotary_dim, inverse)
+            env[o] = rotate(env[x], sin, cos, rotary_dim, inverse, halves)
         return run
     return factory
 
@@ -94,12 +105,17 @@ _kernel(OP_TYPE)(_rotation_kernel(inverse=False))
 _kernel(GRAD_OP_TYPE)(_rotation_kernel(inverse=True))
 
 
+def rotation_attrs(t: popxl.Tensor, rotary_dim: int) -> dict[str, Any]:
+    """The op attributes of a rotation of ``t``: ``rotary_dim`` and its FLOPs (three per rotated
+    element: two multiplies and an add or subtract)."""
+    return {"rotary_dim": int(rotary_dim), "flops": 3 * int(np.prod(t.shape[:-1], dtype=np.int64)) * rotary_dim}
+
+
 def _add_rotation(op_type: str, name: str, t: popxl.Tensor, sin: popxl.Tensor, cos: popxl.Tensor,
                   rotary_dim: int) -> popxl.Tensor:
-    flops = 3 * int(np.prod(t.shape[:-1], dtype=np.int64)) * rotary_dim
     op = add_op(op_type, name, [t, sin, cos], [(f"{name}_out" if op_type == GRAD_OP_TYPE else "t_rotated",
                                                 t.shape, t.dtype, t.meta_shape)],
-                {"rotary_dim": int(rotary_dim), "flops": flops})
+                rotation_attrs(t, rotary_dim))
     return op.outputs[0]
 
 
@@ -113,8 +129,9 @@ def _grad(op: Op, out_grads: list, fwd: Callable[[Any], Any]) -> list:
 GRAD_RULES[OP_TYPE] = _grad
 
 
-def _check_tables(t: popxl.Tensor, sin: popxl.Tensor, cos: popxl.Tensor, rotary_dim: int) -> None:
-    table_rank = 2 if current() == "3.0" else 3
+def check_tables(t: popxl.Tensor, sin: popxl.Tensor, cos: popxl.Tensor, rotary_dim: int, table_rank: int) -> None:
+    """Raise unless the ``sin``/``cos`` tables have ``table_rank`` and broadcast to ``t``'s
+    ``(batch, seq)`` and ``rotary_dim / 2`` (the op's shape checks)."""
     if sin.rank != table_rank or cos.rank != table_rank:
         detail = "(seq_length, hh_dim/2)" if table_rank == 2 else "(1 or batch, seq, hh/2)"
         raise RuntimeError(f"RotaryPosEmbedOp::setup trig functions should have rank {table_rank} {detail}")
@@ -143,5 +160,5 @@ def rotary_pos_embed(t: popxl.Tensor, sin: popxl.Tensor, cos: popxl.Tensor, rota
         assert cos.rank == 3
     if rotary_dim % 2 != 0:
         raise RuntimeError("RotaryPosEmbedOp::RotaryPosEmbedOp rotary_dim must be a multiple of 2")
-    _check_tables(t, sin, cos, rotary_dim)
+    check_tables(t, sin, cos, rotary_dim, 2 if current() == "3.0" else 3)
     return _add_rotation(OP_TYPE, "rotary_pos_embed", t, sin, cos, rotary_dim)
