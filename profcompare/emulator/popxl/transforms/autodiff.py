@@ -200,7 +200,7 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
 
             def fwd(t: Tensor) -> Tensor:
                 if t not in fwd_map:
-                    if isinstance(t, Constant):
+                    if isinstance(t, Constant) and recompute:
                         fwd_map[t] = constant(t._data, t.dtype, t.name)
                     elif recompute and t._producer is not None and t not in graph._outputs:
                         _recompute(t._producer, fwd, fwd_map)
@@ -213,6 +213,7 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
                 out_grads = [_total(grads.get(o)) for o in op.outputs]
                 if all(g is None for g in out_grads):
                     continue
+                _connect_binary_grad_inputs(op, depends, fwd)
                 if op.type == "Call":
                     in_grads = _call_grad(op, out_grads, fwd, known, made)
                 elif op.type == "If":
@@ -246,6 +247,24 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
     bwd._grad_graph_info = info
     made[graph] = info
     return info
+
+
+#: op type -> the inputs whose gradient op is PopART's ElementWiseBinaryGradOp, which connects
+#: the forward op's two inputs and its output whether it uses them or not (willow/include/popart/
+#: op/elementwise.hpp, gradInputInfo; mul.hpp, div.hpp, pow.hpp, fmod.hpp, atan2.hpp: both
+#: inputs; subtract.hpp: the second only, the first's is a ReduceSumOp, as both of add.hpp's)
+_BINARY_GRAD_INPUTS = {"Mul": (0, 1), "Div": (0, 1), "Pow": (0, 1), "Fmod": (0,), "Atan2": (0, 1), "Sub": (1,)}
+
+
+def _connect_binary_grad_inputs(op: Op, depends: set[Tensor], fwd: Callable[[Tensor], Tensor]) -> None:
+    """Bring the forward tensors a kept ElementWiseBinaryGradOp of ``op`` connects into the
+    gradient graph (its first input, second input, then output: PopART's order). PopART grows
+    every gradient op of the op and prunes those whose gradient nothing uses
+    (BackwardsGraphCreatorHelper::doPrune), so one is kept when its input leads to a required
+    gradient (is in ``depends``)."""
+    if any(op.inputs[i] in depends for i in _BINARY_GRAD_INPUTS.get(op.type, ())):
+        for t in (*op.inputs[:2], op.outputs[0]):
+            fwd(t)
 
 
 def _only_call_sites(graph: Graph) -> bool:
