@@ -10,9 +10,9 @@ every ``tests/**/test_*.py`` is one run in the application's directory, as its C
 Their ``pytest.ini`` names extra import paths with ``python_paths`` (the pytest-pythonpath
 plugin, replaced by pytest's own ``pythonpath`` option since pytest 7): they are passed as
 ``-o pythonpath=...``, so the checkout's ``utils`` (``examples_tests``) is importable. The
-execution tests start the entry points as ``python3`` child processes (which run on the
-simulator too): as in an activated virtual environment, the directory of the Python running
-this script comes first on their ``PATH``, so ``python3`` is that Python.
+execution tests start the entry points as ``python3`` child processes, which run on the
+simulator too (``profile`` puts the directory of a virtual environment's Python first on the
+program's ``PATH``, as activating it does).
 
 The Python running this script runs the tests: it needs what they import (the applications'
 requirements, torch and transformers for the numerics they compare with). Each row counts
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import configparser
-import os
 import re
 import subprocess
 import sys
@@ -152,15 +151,6 @@ def read_junit(xml_path: Path, test_file: TestFile, seconds: float) -> FileOutco
     return FileOutcome(test_file, passed, skipped, dict(unsupported), other, reason, seconds)
 
 
-def child_environment() -> dict[str, str]:
-    """The environment of the runs: this one, with this Python's directory first on ``PATH``
-    (as an activated virtual environment has it, so the tests' ``python3`` is this Python)."""
-    env = dict(os.environ)
-    bin_dir = os.path.dirname(os.path.abspath(sys.executable))
-    env["PATH"] = os.pathsep.join([bin_dir, *[p for p in env.get("PATH", "").split(os.pathsep) if p != bin_dir]])
-    return env
-
-
 def execute(test_file: TestFile, out: Path, timeout: float) -> FileOutcome:
     """Run one test file under ``profcompare profile -m pytest`` and count its results."""
     xml_path = out / f"{test_file.name}.junit.xml"
@@ -169,8 +159,7 @@ def execute(test_file: TestFile, out: Path, timeout: float) -> FileOutcome:
                "--name", test_file.name, "--force", "-m", "pytest", "-p", "no:cacheprovider",
                *pytest_path_options(test_file.cwd), f"--junitxml={xml_path}", test_file.path]
     start = time.perf_counter()
-    proc = subprocess.Popen(command, cwd=test_file.cwd, env=child_environment(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(command, cwd=test_file.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     code, _rss, timed_out = _wait(proc, timeout)
     seconds = time.perf_counter() - start
     if timed_out:
