@@ -2,7 +2,7 @@
 per ``profcompare profile -m pytest FILE`` (numerically, with a timeout), and print a table.
 
     python tools/app_tests.py EXAMPLES/nlp                       # every app with a tests/ dir
-    python tools/app_tests.py EXAMPLES/nlp --apps gpt_j,t5 --timeout 900
+    python tools/app_tests.py EXAMPLES/nlp --apps gpt_j,t5 --timeout 600
 
 ``EXAMPLES/nlp`` is your own checkout of graphcore/examples' ``nlp`` directory: nothing of it is
 part of this project. An application is a directory ``APP/popxl`` with a ``tests`` directory;
@@ -195,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", type=Path, help="graphcore/examples' nlp directory (APP/popxl/tests)")
     parser.add_argument("--apps", default="", help="comma-separated application directories (default: all)")
-    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per test file (then SIGTERM)")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per test file (then SIGTERM)")
     parser.add_argument("--out", type=Path, default=None, help="where the runs go (default: a temporary directory)")
     args = parser.parse_args(argv)
     if not args.root.is_dir():
