@@ -1,8 +1,9 @@
 """Reverse-mode automatic differentiation of a subgraph (popxl.transforms.autodiff).
 
 The gradient graph ``<fwd id>_bwd`` has inputs: first the gradients of ``grads_provided``
-(``Gradient___<name>``, in that order), then the forward tensors it needs (activations, named as
-in the forward graph). Forward tensors it needs that are neither inputs nor outputs of the
+(``Gradient___<name>``, in that order), then the forward tensors its gradient ops connect
+(activations and constants, named as in the forward graph; PopART's gradient ops connect some
+they do not use, see ``_BINARY_GRAD_INPUTS``). Forward tensors it needs that are neither inputs nor outputs of the
 forward graph become extra forward-graph outputs, so call sites created *after* autodiff expose
 them. Its outputs are the gradients of ``grads_required`` in order (``Gradient___<name>``).
 """
