@@ -193,6 +193,8 @@ def test_binary_grad_ops_connect_both_inputs_and_the_output_as_popart() -> None:
         names = [(e.connection_type.value, e.fwd_tensor.name, e.fwd_tensor.shape) for e in info.expected_inputs]
         assert names == [("FwdGrad", "add_out", (2, 3)),  # the gradient of the output
                          ("Fwd", "x", (2, 3)), ("Fwd", "t", ()), ("Fwd", "mul_out", (2, 3))]
+        # popxl's own attribute, which popxl-addons' tests read
+        assert tuple(info._expected_inputs) == info.expected_inputs
         # the constant and the product became outputs of the forward graph: call sites supply them
         assert [t.name for t in fwd.outputs] == ["add_out", "t", "mul_out"]
         # and the gradient is still right: d/dx (x/8 + x - m) = 1 + 1/8

@@ -32,6 +32,13 @@ def test_graph_ops_by_popart_class() -> None:
     assert ops_of_type(ops, _ir.op.GroupNormOp) == 1 and ops_of_type(ops, _ir.op.SplitOp) == 0
     assert [op.id for op in ops] == list(range(100, 107)) and ops[0].opType() == "MatMul"
     assert isinstance(ops[0], _ir.Op)
+    # the matmul's fully-connected pass, as popxl-addons' enable_fc_pass / disable_fc_pass set it
+    from profcompare.emulator.popxl_addons.transforms.use_fc_pass import disable_fc_pass
+
+    assert ops[0].useFullyConnectedPass() is True
+    disable_fc_pass(ir)
+    [graph] = ir._pb_ir.getAllGraphs()
+    assert [op.useFullyConnectedPass() for op in graph.getOps() if hasattr(op, "useFullyConnectedPass")] == [False]
 
 
 def test_graph_internals_beyond_the_ops_are_refused_by_name() -> None:
@@ -52,7 +59,7 @@ def test_pb_ir_keeps_what_it_simulates_and_names_the_rest() -> None:
     ir = popxl.Ir()
     ir._pb_ir.getSessionOptions().numIOTiles = 32
     assert ir.num_io_tiles == 32
-    assert ir._pb_ir.getAllGraphs() == [ir.main_graph]
+    assert ir._pb_ir.getAllGraphs() == [ir.main_graph._pb_graph]
     with pytest.raises(SimulatorNotImplementedError, match=r"popxl\.Ir\._pb_ir\.setPatterns"):
         ir._pb_ir.setPatterns  # noqa: B018
 

@@ -183,9 +183,9 @@ class PbIr:
         self._ir = ir
 
     def getAllGraphs(self) -> list[object]:  # noqa: N802 - PopART's name
-        """Every graph of the Ir, the main graph first (PopART returns its C++ graphs; the
-        simulator returns popxl Graphs, enough to count them)."""
-        return list(self._ir._graphs.values())
+        """Every graph of the Ir, the main graph first, as PopART's C++ graphs read (each a
+        graph's ``_pb_graph``: its ops by PopART class)."""
+        return [graph._pb_graph for graph in self._ir._graphs.values()]
 
     def getSessionOptions(self) -> SessionOptions:  # noqa: N802 - PopART's name
         """The Ir's session options (session_options.py), the same object on every call."""

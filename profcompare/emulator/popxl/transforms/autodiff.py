@@ -64,8 +64,8 @@ class GradGraphInfo:
                  expected_outputs: list[ExpectedConnection]) -> None:
         self._graph = graph
         self._fwd = forward_graph
-        self._inputs = tuple(expected_inputs)
-        self._outputs = tuple(expected_outputs)
+        self._expected_inputs = tuple(expected_inputs)
+        self._expected_outputs = tuple(expected_outputs)
 
     @property
     def graph(self) -> Graph:
@@ -80,22 +80,22 @@ class GradGraphInfo:
     @property
     def expected_inputs(self) -> tuple[ExpectedConnection, ...]:
         """Gradient-graph inputs: FwdGrad entries (grads_provided order), then Fwd activations."""
-        return self._inputs
+        return self._expected_inputs
 
     @property
     def expected_outputs(self) -> tuple[ExpectedConnection, ...]:
         """Gradient-graph outputs: FwdGrad entries matching grads_required."""
-        return self._outputs
+        return self._expected_outputs
 
     @property
     def inputs(self) -> tuple[Tensor, ...]:
         """Forward tensors of every expected input."""
-        return tuple(e.fwd_tensor for e in self._inputs)
+        return tuple(e.fwd_tensor for e in self._expected_inputs)
 
     @property
     def outputs(self) -> tuple[Tensor, ...]:
         """Forward tensors whose gradients are the outputs."""
-        return tuple(e.fwd_tensor for e in self._outputs)
+        return tuple(e.fwd_tensor for e in self._expected_outputs)
 
     def inputs_dict(self, fwd_call_info: CallSiteInfo) -> dict[Tensor, Tensor]:
         """Map the gradient graph's activation inputs to the tensors at a forward call site.
@@ -104,7 +104,7 @@ class GradGraphInfo:
         if fwd_call_info.called_graph != self._fwd:
             raise TypeError("The called graph does not match the graph that was differentiated.")
         return {self._graph._inputs[i]: fwd_call_info.graph_to_parent(e.fwd_tensor)
-                for i, e in enumerate(self._inputs) if e.connection_type is ExpectedConnectionType.Fwd}
+                for i, e in enumerate(self._expected_inputs) if e.connection_type is ExpectedConnectionType.Fwd}
 
     def fwd_graph_ins_to_grad_parent_outs(self, grad_call_info: CallSiteInfo) -> dict[Tensor, Tensor]:
         """Map forward-graph tensors to the parent tensors receiving their gradients."""
@@ -117,8 +117,8 @@ class GradGraphInfo:
                 for i, t in enumerate(self.outputs)}
 
     def __repr__(self) -> str:
-        ins = "".join(f"    {e!r}\n" for e in self._inputs)
-        outs = "".join(f"    {e!r}\n" for e in self._outputs)
+        ins = "".join(f"    {e!r}\n" for e in self._expected_inputs)
+        outs = "".join(f"    {e!r}\n" for e in self._expected_outputs)
         return (f"GradGraphInfo[\n  graph={self._graph.id}\n  expected_inputs=[\n{ins}  ]\n"
                 f"  expected_outputs=[\n{outs}  ]\n]")
 

@@ -36,6 +36,12 @@ class GraphView:
         """The graph's id (``""`` for the main graph, as popxl's ``Graph.id``)."""
         return str(self._graph.id)
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GraphView) and other._graph is self._graph
+
+    def __hash__(self) -> int:
+        return hash(id(self._graph))
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)

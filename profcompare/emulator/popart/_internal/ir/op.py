@@ -66,6 +66,17 @@ class Op:
         return f"<{type(self).__name__} {self._record.id}>"
 
 
+def _use_fully_connected_pass(self: Op) -> bool:
+    """Whether the matmul is planned with Poplar's fully-connected pass: the op's own setting
+    (popxl-addons' ``enable_fc_pass`` / ``disable_fc_pass``, on by default as PopART's
+    ``MatMulBaseOp``); PopART also ands the session option ``enableFullyConnectedPass``, which
+    the simulator keeps at its default, on."""
+    return bool(self._record.attrs.get("fully_connected_pass", True))
+
+
+#: methods a PopART class has beyond :class:`Op`'s, for what the simulator records
+_METHODS: dict[str, dict[str, Any]] = {"MatMulOp": {"useFullyConnectedPass": _use_fully_connected_pass}}
+
 _CLASSES: dict[str, type[Op]] = {}
 
 
@@ -77,7 +88,7 @@ def class_name(op_type: str) -> str:
 def _class(name: str) -> type[Op]:
     cls = _CLASSES.get(name)
     if cls is None:
-        cls = type(name, (Op,), {"__slots__": (), "__module__": __name__,
+        cls = type(name, (Op,), {"__slots__": (), "__module__": __name__, **_METHODS.get(name, {}),
                                  "__doc__": f"PopART's {name} (ops of the simulator counted as such)."})
         _CLASSES[name] = cls
     return cls
