@@ -60,8 +60,22 @@ def test_pb_ir_keeps_what_it_simulates_and_names_the_rest() -> None:
     ir._pb_ir.getSessionOptions().numIOTiles = 32
     assert ir.num_io_tiles == 32
     assert ir._pb_ir.getAllGraphs() == [ir.main_graph._pb_graph]
-    with pytest.raises(SimulatorNotImplementedError, match=r"popxl\.Ir\._pb_ir\.setPatterns"):
-        ir._pb_ir.setPatterns  # noqa: B018
+    with pytest.raises(SimulatorNotImplementedError, match=r"popxl\.Ir\._pb_ir\.getOpSchedule"):
+        ir._pb_ir.getOpSchedule  # noqa: B018
+
+
+def test_pre_alias_patterns_through_the_internal_ir_are_recorded_as_popxl_addons_does() -> None:
+    from profcompare.emulator.popart._internal import ir as _ir
+
+    ir = popxl.Ir()
+    with pytest.raises(RuntimeError, match="no patterns set"):
+        ir._pb_ir.applyPreAliasPatterns(ir.main_graph._pb_graph)
+    ir._pb_ir.setPatterns(_ir.patterns.Patterns(_ir.patterns.PatternsLevel.Default))
+    for g in ir._pb_ir.getAllGraphs():
+        ir._pb_ir.applyPreAliasPatterns(g)
+    assert ir._pre_alias_patterns == "default"  # reported as meta.session_options preAliasPatterns
+    with pytest.raises(TypeError, match="needs popart._internal.ir.patterns.Patterns"):
+        ir._pb_ir.setPatterns("default")
 
 
 def test_ops_are_numbered_from_100_in_creation_order_as_popart() -> None:

@@ -36,6 +36,10 @@ def replicated_reduce_scatter_strided(t: Any, op: str = "add", group: Any = None
 
 
 def replicated_all_gather_strided(t: Any, group: Any = None) -> Any:
-    """Return the shards of ``t`` from every replica of ``group`` (a sharded ``t`` gathers to its
-    meta_shape)."""
-    return ops.collectives.replicated_all_gather(t, group=group)
+    """Return the shards of ``t`` from every replica of ``group``: flat, ``(group_size * nelms,)``
+    in replica order, as popxl-addons' ReplicatedAllGatherStridedOp shapes its output
+    (``setup``), and a sharded ``t`` reshaped to its meta_shape (padding dropped)."""
+    if t.meta_shape:
+        return ops.collectives.replicated_all_gather(t, group=group)
+    gathered = ops.collectives.replicated_all_gather(t, group=group, output_shape="new_axis")
+    return gathered.reshape((gathered.nelms,))

@@ -5,7 +5,7 @@ Tests of popxl programs count the ops a graph holds by PopART class:
 records (:class:`profcompare.emulator.popxl.graph.Op`, typed by PopART's op type names), so it
 gives that much: ``Graph._pb_graph`` is a read-only :class:`GraphView` whose ``getOps()``
 returns one instance per op of the graph, of the class :mod:`.op` names after the op's
-PopART class. Building or rewriting a graph through PopART's Ir (custom ops, IR surgery) is
+PopART class; :mod:`.patterns` has the pattern levels ``Ir._pb_ir.setPatterns`` takes. Building or rewriting a graph through PopART's Ir (custom ops, IR surgery) is
 not simulated: every other name is refused in one line naming it.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from profcompare.emulator.popxl.errors import SimulatorNotImplementedError, module_getattr, not_implemented_message
 
-from . import op
+from . import op, patterns
 from .op import Op
 
 
@@ -50,4 +50,4 @@ class GraphView:
 
 __getattr__ = module_getattr("popart._internal.ir")
 
-__all__ = ["GraphView", "Op", "op"]
+__all__ = ["GraphView", "Op", "op", "patterns"]
