@@ -106,3 +106,30 @@ def test_strided_all_gather_of_an_unsharded_tensor_is_flat_in_replica_order() ->
         out = session.run({h2d: inputs})[d2h]
     for i in range(16):
         np.testing.assert_array_equal(out[i], inputs[i % 4::4].reshape(-1))
+
+
+def test_strided_all_reduce_has_a_gradient_the_same_all_reduce() -> None:
+    """popxl's replicated_all_reduce has no gradient (PopART's ReplicatedAllReduceOp defines
+    none); popxl-addons' strided one does: its custom op's grad op all-reduces the gradient over
+    the same grouping."""
+    from profcompare.emulator.popxl_addons.ops.replicated_strided_collectives import replicated_all_reduce_strided
+
+    ir = popxl.Ir()
+    ir.replication_factor = 4
+    with ir.main_graph:
+        h2d = popxl.h2d_stream((3,), popxl.float32)
+        x = ops.host_load(h2d)
+        group = ir.replica_grouping(stride=2, group_size=2)
+        graph = ir.create_graph(lambda t: replicated_all_reduce_strided(t, group=group), x)
+        grad = popxl.transforms.autodiff(graph).graph
+        (dx,) = ops.call(grad, x)
+        d2h = popxl.d2h_stream(dx.shape, dx.dtype)
+        ops.host_store(d2h, dx)
+        plain = ir.create_graph(lambda t: ops.collectives.replicated_all_reduce(t, group=group), x)
+        with pytest.raises(RuntimeError, match="replicated_all_reduce has no gradient"):
+            popxl.transforms.autodiff(plain)
+    data = np.arange(12, dtype=np.float32).reshape(4, 3)
+    with popxl.Session(ir, "ipu_hw") as session:
+        out = session.run({h2d: data})[d2h]
+    for r in range(4):  # groups {0, 2} and {1, 3}
+        np.testing.assert_array_equal(out[r], data[r % 2] + data[r % 2 + 2])
