@@ -30,6 +30,9 @@ from typing import Any
 ALIASES = {"popxl": "profcompare.emulator.popxl", "popxl_addons": "profcompare.emulator.popxl_addons",
            # the Graphcore runtime modules popxl programs import beside popxl (emulator/popart, popdist)
            "popart": "profcompare.emulator.popart", "popdist": "profcompare.emulator.popdist"}
+#: single modules of other packages the simulator stands in for: cppimport's hook, so the C++
+#: custom ops a program builds with it are refused by name (emulator/cppimport_hook.py)
+MODULE_ALIASES = {"cppimport.import_hook": "profcompare.emulator.cppimport_hook"}
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -49,6 +52,8 @@ class EmulatorFinder(importlib.abc.MetaPathFinder):
     """Resolves ``popxl``/``popxl_addons`` and their submodules to the emulator's modules."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname in MODULE_ALIASES:
+            return importlib.machinery.ModuleSpec(fullname, _AliasLoader(MODULE_ALIASES[fullname]))
         top, _, rest = fullname.partition(".")
         if top not in ALIASES:
             return None
