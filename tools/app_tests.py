@@ -122,6 +122,8 @@ def refused_api(text: str) -> str | None:
 
 def _first_reason(message: str, text: str) -> str:
     lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip().startswith("E ")]
+    if message == "collection failure" and lines:  # pytest's message for a module that fails to import
+        message = lines[-1][1:]
     reason = message or (lines[0][1:] if lines else "") or (text.strip().splitlines() or [""])[-1]
     return " ".join(reason.split())[:160]
 
