@@ -94,6 +94,12 @@ def _child_environment(job_dir: Path) -> None:
     # tests do) pass it on too; last on this process's path, where it changes no import here
     if _CHILD_SITE not in sys.path:
         sys.path.append(_CHILD_SITE)
+    # a child started by name (``python3 train.py``, as those tests do) is this Python, as in an
+    # activated virtual environment: not another one on PATH that cannot import profcompare
+    if sys.prefix != sys.base_prefix:
+        bin_dir = os.path.dirname(os.path.abspath(sys.executable))
+        rest = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != bin_dir]
+        os.environ["PATH"] = os.pathsep.join([bin_dir, *rest])
 
 
 def _instrument_sessions(popxl: Any, job_dir: Path, sessions: list[dict[str, Any]],

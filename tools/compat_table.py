@@ -178,7 +178,7 @@ def classify(found: bool, obj: Any) -> tuple[str, str]:
     """(status, note) of an object found (or not) in the emulator; its ``__simulator_note__``, if
     any, is added to the note."""
     status, note = _classify_refusals(found, obj)
-    extra = getattr(obj, SIMULATOR_NOTE, "") if found else ""
+    extra = (getattr(obj, SIMULATOR_NOTE, "") or getattr(_function_of(obj), SIMULATOR_NOTE, "")) if found else ""
     return status, "; ".join(n for n in (note, extra) if n)
 
 

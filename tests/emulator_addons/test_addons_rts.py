@@ -85,3 +85,51 @@ def test_reduce_replica_sharded_graph_scatters_large_and_all_reduces_small() -> 
     mean_big = big_host.mean(axis=0).reshape(replicas, -1)  # replica r holds slice r
     np.testing.assert_allclose(out[streams[0]], mean_big, rtol=1e-6)
     np.testing.assert_allclose(out[streams[1]], np.broadcast_to(small_host.mean(axis=0), (replicas, 10)), rtol=1e-6)
+
+
+def test_strided_all_gather_of_an_unsharded_tensor_is_flat_in_replica_order() -> None:
+    """popxl-addons' ReplicatedAllGatherStridedOp gives ``(group_size * nelms,)`` for a tensor
+    without a meta_shape: replica i of a stride-4 group of 4 among 16 gets the (2, 3) inputs of
+    replicas i mod 4, i mod 4 + 4, ... one after the other."""
+    from profcompare.emulator.popxl_addons.ops.replicated_strided_collectives import replicated_all_gather_strided
+
+    inputs = np.arange(16 * 2 * 3, dtype=np.float32).reshape(16, 2, 3)
+    ir = popxl.Ir()
+    ir.replication_factor = 16
+    with ir.main_graph:
+        h2d = popxl.h2d_stream((2, 3), popxl.float32)
+        y = replicated_all_gather_strided(ops.host_load(h2d), ir.replica_grouping(stride=4, group_size=4))
+        d2h = popxl.d2h_stream(y.shape, y.dtype)
+        ops.host_store(d2h, y)
+    assert y.shape == (24,)
+    with popxl.Session(ir, "ipu_hw") as session:
+        out = session.run({h2d: inputs})[d2h]
+    for i in range(16):
+        np.testing.assert_array_equal(out[i], inputs[i % 4::4].reshape(-1))
+
+
+def test_strided_all_reduce_has_a_gradient_the_same_all_reduce() -> None:
+    """popxl's replicated_all_reduce has no gradient (PopART's ReplicatedAllReduceOp defines
+    none); popxl-addons' strided one does: its custom op's grad op all-reduces the gradient over
+    the same grouping."""
+    from profcompare.emulator.popxl_addons.ops.replicated_strided_collectives import replicated_all_reduce_strided
+
+    ir = popxl.Ir()
+    ir.replication_factor = 4
+    with ir.main_graph:
+        h2d = popxl.h2d_stream((3,), popxl.float32)
+        x = ops.host_load(h2d)
+        group = ir.replica_grouping(stride=2, group_size=2)
+        graph = ir.create_graph(lambda t: replicated_all_reduce_strided(t, group=group), x)
+        grad = popxl.transforms.autodiff(graph).graph
+        (dx,) = ops.call(grad, x)
+        d2h = popxl.d2h_stream(dx.shape, dx.dtype)
+        ops.host_store(d2h, dx)
+        plain = ir.create_graph(lambda t: ops.collectives.replicated_all_reduce(t, group=group), x)
+        with pytest.raises(RuntimeError, match="replicated_all_reduce has no gradient"):
+            popxl.transforms.autodiff(plain)
+    data = np.arange(12, dtype=np.float32).reshape(4, 3)
+    with popxl.Session(ir, "ipu_hw") as session:
+        out = session.run({h2d: data})[d2h]
+    for r in range(4):  # groups {0, 2} and {1, 3}
+        np.testing.assert_array_equal(out[r], data[r % 2] + data[r % 2 + 2])

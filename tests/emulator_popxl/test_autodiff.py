@@ -177,3 +177,32 @@ def test_autodiff_of_unsupported_ops_names_them() -> None:
         g = ir.create_graph(inplace, popxl.TensorSpec((2,), popxl.float32))
         with pytest.raises(RuntimeError, match="AddLhsInplace.*in-place modifying ops"):
             popxl.transforms.autodiff(g)
+
+
+def test_binary_grad_ops_connect_both_inputs_and_the_output_as_popart() -> None:
+    """PopART's ElementWiseBinaryGradOp (the gradient of Mul, Div, Pow, Atan2; Sub's second
+    input) connects the forward op's inputs and output, used or not; a constant it needs is an
+    input of the gradient graph too (stitched as a new forward output); Add's and Sub's first
+    input's gradient ops (ReduceSumOp) connect none, and a gradient op whose gradient nothing
+    needs is pruned with what it connects."""
+    ir = popxl.Ir()
+    with ir.main_graph:
+        spec = popxl.TensorSpec((2, 3), popxl.float32)
+        fwd = ir.create_graph(lambda x, m: x * 0.125 + (x - m), spec, spec)
+        info = popxl.transforms.autodiff(fwd, grads_required=[fwd.inputs[0]])
+        names = [(e.connection_type.value, e.fwd_tensor.name, e.fwd_tensor.shape) for e in info.expected_inputs]
+        assert names == [("FwdGrad", "add_out", (2, 3)),  # the gradient of the output
+                         ("Fwd", "x", (2, 3)), ("Fwd", "t", ()), ("Fwd", "mul_out", (2, 3))]
+        # popxl's own attribute, which popxl-addons' tests read
+        assert tuple(info._expected_inputs) == info.expected_inputs
+        # the constant and the product became outputs of the forward graph: call sites supply them
+        assert [t.name for t in fwd.outputs] == ["add_out", "t", "mul_out"]
+        # and the gradient is still right: d/dx (x/8 + x - m) = 1 + 1/8
+        x = np.arange(6, dtype=np.float32).reshape(2, 3)
+        call = ops.call_with_info(fwd, popxl.variable(x), popxl.variable(x + 1))
+        (gx,) = ops.call(info.graph, popxl.constant(np.ones((2, 3), np.float32)),
+                         inputs_dict=info.inputs_dict(call))
+        out = popxl.d2h_stream((2, 3), popxl.float32)
+        ops.host_store(out, gx)
+    with popxl.Session(ir, "ipu_hw") as session:
+        np.testing.assert_allclose(session.run()[out], np.full((2, 3), 1.125, np.float32))

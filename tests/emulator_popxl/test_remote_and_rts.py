@@ -104,6 +104,24 @@ def test_remote_replica_sharded_variable_needs_replicas_and_matching_meta_shape(
             popxl.remote_replica_sharded_variable(np.zeros(8, np.float32), buf)
 
 
+def test_a_variable_sharded_over_part_of_its_grouping_is_refused_by_name() -> None:
+    """A buffer sharded over 2 replicas (its own grouping) holding a variable whose grouping has
+    4 (GPT-3 175B's layout: data-parallel shards of tensor-parallel replicated weights): the
+    simulator shards a variable over its whole grouping only, so it says so in one line instead
+    of calling the buffer wrong."""
+    from profcompare.emulator.popxl.errors import SimulatorNotImplementedError
+
+    ir = popxl.Ir()
+    ir.replication_factor = 8
+    with ir.main_graph:
+        buf = popxl.replica_sharded_buffer((4, 128), popxl.float32, ir.replica_grouping(stride=1, group_size=2))
+        with pytest.raises(SimulatorNotImplementedError, match=r"^popxl\.remote_replica_sharded_variable sharded "
+                           r"over 2 of the 4 replicas of its replica grouping \(RemoteBuffer\[id=\d+\] holds "
+                           r"shards of 64\) is not implemented by the profcompare simulator$"):
+            popxl.remote_replica_sharded_variable(np.zeros((2, 128), np.float32), buf,
+                                                  replica_grouping=ir.replica_grouping(stride=2, group_size=4))
+
+
 def _rts_program(n: int, replicas: int = 4) -> tuple:
     ir = popxl.Ir()
     ir.replication_factor = replicas

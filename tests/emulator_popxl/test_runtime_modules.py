@@ -70,11 +70,32 @@ def test_programs_import_them_under_their_real_names(tmp_path) -> None:
         import popart, popdist, popxl
         print(popdist.isPopdistEnvSet(), popdist.getInstanceIndex(), popdist.getNumInstances(),
               isinstance(popxl.Ir()._pb_ir.getSessionOptions(), popart.SessionOptions))
-        import popart._internal.ir
+        import popart._internal.ir as _ir
+        print(_ir.op.MatMulOp.__name__)
+        import popart._internal.ir.transforms
     """))
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("POPDIST_")}
     done = subprocess.run([sys.executable, "-m", "profcompare.sim", str(script)], capture_output=True, text=True,
                           env=env, timeout=120)
-    assert done.stdout.splitlines() == ["False 0 1 True"]
+    assert done.stdout.splitlines() == ["False 0 1 True", "MatMulOp"]
     assert done.returncode == 1
-    assert "popart._internal is not implemented by the profcompare simulator" in done.stderr
+    assert "module popart._internal.ir.transforms is not implemented by the profcompare simulator" in done.stderr
+
+
+def test_a_cpp_custom_op_built_by_cppimport_is_refused_by_name(tmp_path) -> None:
+    package = tmp_path / "myops"
+    package.mkdir()
+    (package / "__init__.py").write_text("import cppimport.import_hook\nfrom . import my_op_binding\n")
+    (package / "my_op_binding.cpp").write_text("// cppimport\n#include <popart/op.hpp>\n")
+    (tmp_path / "prog.py").write_text("import myops\n")
+    # a stand-in for the installed cppimport, whose hook would compile the .cpp
+    (tmp_path / "cppimport").mkdir()
+    (tmp_path / "cppimport" / "__init__.py").write_text("")
+    (tmp_path / "cppimport" / "import_hook.py").write_text("open('compiled', 'w').close()\n")
+    done = subprocess.run([sys.executable, "-m", "profcompare.sim", str(tmp_path / "prog.py")], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 1
+    assert not (tmp_path / "compiled").exists()
+    assert ("ImportError: C++ custom op module myops.my_op_binding (cppimport would build "
+            in done.stderr and "against PopART) is not implemented by the profcompare simulator" in done.stderr)
+    assert sorted(p.name for p in package.iterdir() if p.name != "__pycache__") == ["__init__.py", "my_op_binding.cpp"]

@@ -4,6 +4,7 @@ in the same job directory, numbered over all processes (session-N, race-free).""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -30,7 +31,7 @@ SESSION_PROGRAM = textwrap.dedent(
 
 #: its own Session (1000 elements), then two children at the same time (2000, 3000), then one
 #: more started the way Graphcore's application tests start theirs (a fresh environment dict
-#: whose PYTHONPATH is the parent's sys.path)
+#: whose PYTHONPATH is the parent's sys.path, and ``python3`` by name from PATH)
 PARENT_PROGRAM = textwrap.dedent(
     """
     import os, subprocess, sys
@@ -45,7 +46,7 @@ PARENT_PROGRAM = textwrap.dedent(
     assert [c.wait() for c in children] == [0, 0]
     env = dict(os.environ)
     env["PYTHONPATH"] = ":".join(sys.path)
-    subprocess.run([sys.executable, "session.py", "4000"], env=env, check=True)
+    subprocess.run(["python3", "session.py", "4000"], env=env, check=True)
     """
 )
 
@@ -54,9 +55,17 @@ def test_sessions_of_child_processes_land_in_the_job_directory(tmp_path: Path) -
     (tmp_path / "prog.py").write_text(PARENT_PROGRAM)
     (tmp_path / "session.py").write_text(SESSION_PROGRAM)
     code = "import sys; from profcompare.cli import main; sys.exit(main(sys.argv[1:]))"
+    env = subprocess_env()
+    # the virtual environment not activated: the python3 on PATH is another Python
+    other = tmp_path / "other-bin"
+    other.mkdir()
+    (other / "python3").write_text("#!/bin/sh\necho 'another Python' >&2\nexit 3\n")
+    (other / "python3").chmod(0o755)
+    env["PATH"] = os.pathsep.join([str(other), *(p for p in env.get("PATH", os.defpath).split(os.pathsep)
+                                                 if Path(p).resolve() != Path(sys.executable).parent.resolve())])
     done = subprocess.run(
         [sys.executable, "-c", code, "profile", "--backend", "sim", "-q", "--out", "runs", "--name", "p", "prog.py"],
-        cwd=tmp_path, env=subprocess_env(), capture_output=True, timeout=300)
+        cwd=tmp_path, env=env, capture_output=True, timeout=300)
     assert done.returncode == 0, done.stderr.decode()
     job = tmp_path / "runs" / "p" / "prog"
     info = json.loads((job / "run.json").read_text())

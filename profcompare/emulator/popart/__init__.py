@@ -2,8 +2,9 @@
 
 popxl is built on PopART, and programs reach into it for a handful of things: its version
 (``popart.versionString()``, which Graphcore's applications record in their run config), the
-``DeviceInfo`` class (tested with ``isinstance`` on what a Session was attached to) and the
-session options (``popart.SessionOptions``, the class of ``ir._pb_ir.getSessionOptions()``).
+``DeviceInfo`` class (tested with ``isinstance`` on what a Session was attached to), the
+session options (``popart.SessionOptions``, the class of ``ir._pb_ir.getSessionOptions()``) and
+its error type (``popart_exception``, which the simulator never raises).
 The simulator attaches no device, so no ``DeviceInfo`` exists and one cannot be made. Every
 other PopART name (and ``popart._internal.ir``, PopART's C++ Ir) is refused in one line naming it.
 """
@@ -34,6 +35,12 @@ class DeviceInfo:
         raise SimulatorNotImplementedError(not_implemented_message("popart.DeviceInfo()"))
 
 
+class popart_exception(RuntimeError):  # noqa: N801 - PopART's name
+    """PopART's error type, for programs that catch it (``except popart.popart_exception``,
+    ``pytest.raises(popart_exception)``). The simulator raises its own errors where PopART raises
+    this one (ValueError, RuntimeError, ProfcompareError subclasses), never this type."""
+
+
 __getattr__ = module_getattr("popart")
 
-__all__ = ["DeviceInfo", "SessionOptions", "versionString"]
+__all__ = ["DeviceInfo", "SessionOptions", "popart_exception", "versionString"]

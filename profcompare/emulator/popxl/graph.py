@@ -68,10 +68,16 @@ class Graph:
 
     @property
     def _pb_graph(self) -> Any:
-        """PopART's C++ graph as a C++ custom op's ``createOpInGraph`` receives it: a handle naming
-        this graph (pb_handles.py); every member of its own is refused by name."""
+        """PopART's C++ graph as popxl programs and their tests use it: a handle naming this graph
+        (pb_handles.py) that a C++ custom op's ``createOpInGraph`` receives, with ``getOps()`` (each
+        op as its PopART class, ``popart._internal.ir.op``) and ``id()``; every other member is
+        refused in one line naming it."""
         from .pb_handles import PbGraph
         return PbGraph(self)
+
+    _pb_graph.fget.__simulator_note__ = (  # type: ignore[attr-defined]
+        "getOps() and id() (each op as its PopART class) and passing it to a C++ custom op's createOpInGraph; "
+        "building or rewriting the graph is refused")
 
     @property
     def ir(self) -> Ir:

@@ -20,7 +20,7 @@ Copies between IPUs and tile sets are identities numerically.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -174,7 +174,8 @@ __all__ = ["UndefinedValue", "io_tile_copy", "ipu_copy", "ipus_per_replica", "op
 
 
 class PbIr:
-    """``ir._pb_ir``: the internal PopART Ir, reduced to ``getSessionOptions()``."""
+    """``ir._pb_ir``: the internal PopART Ir, reduced to its session options, its graphs (ops by
+    PopART class) and the pre-alias patterns; anything else is refused in one line naming it."""
 
     __slots__ = ("_options", "_ir")
 
@@ -182,10 +183,27 @@ class PbIr:
         self._options = ir._session_options
         self._ir = ir
 
+    def setPatterns(self, patterns: Any) -> None:  # noqa: N802 - PopART's name
+        """Choose the pattern set (``popart._internal.ir.patterns.Patterns``) later applied."""
+        from profcompare.emulator.popart._internal.ir.patterns import Patterns
+
+        if not isinstance(patterns, Patterns):
+            raise TypeError(f"setPatterns needs popart._internal.ir.patterns.Patterns, got {type(patterns).__name__}")
+        self._ir._pb_patterns = patterns  # on the Ir: each ``ir._pb_ir`` is a new view of it
+
+    def applyPreAliasPatterns(self, graph: Any) -> None:  # noqa: N802 - PopART's name
+        """Apply the chosen pre-alias patterns to ``graph`` (one of ``getAllGraphs()``): as
+        popxl-addons' ``apply_pre_alias_patterns``, the level is recorded (the simulator's ops are
+        already those PopART's patterns lower to)."""
+        patterns = getattr(self._ir, "_pb_patterns", None)
+        if patterns is None:
+            raise RuntimeError("applyPreAliasPatterns: no patterns set; call setPatterns first")
+        self._ir._pre_alias_patterns = patterns.level.value
+
     def getAllGraphs(self) -> list[object]:  # noqa: N802 - PopART's name
-        """Every graph of the Ir, the main graph first (PopART returns its C++ graphs; the
-        simulator returns popxl Graphs, enough to count them)."""
-        return list(self._ir._graphs.values())
+        """Every graph of the Ir, the main graph first, as PopART's C++ graphs read (each a
+        graph's ``_pb_graph``: its ops by PopART class)."""
+        return [graph._pb_graph for graph in self._ir._graphs.values()]
 
     def getSessionOptions(self) -> SessionOptions:  # noqa: N802 - PopART's name
         """The Ir's session options (session_options.py), the same object on every call."""

@@ -127,7 +127,7 @@ class Ir:
 
     @property
     def _pb_ir(self) -> Any:
-        """The internal Ir, reduced to ``getSessionOptions()`` and ``getAllGraphs()`` (ipu_placement.PbIr)."""
+        """The internal Ir: its session options, graphs and pre-alias patterns (ipu_placement.PbIr)."""
         from .ipu_placement import PbIr
         return PbIr(self)
 

@@ -41,12 +41,24 @@ class _Refusing:
 
 
 class PbGraph(_Refusing):
-    """``graph._pb_graph``: PopART's C++ graph, reduced to being passed to a custom op."""
+    """``graph._pb_graph``: PopART's C++ graph, reduced to being passed to a custom op and to its
+    ops (``getOps``, as tests read them)."""
 
     _api = "popxl.Graph._pb_graph"
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
+
+    def getOps(self) -> list[Any]:  # noqa: N802 - PopART's name
+        """One op per op of the graph, each as its PopART class (``popart._internal.ir.op``), in the
+        order they were created."""
+        from profcompare.emulator.popart._internal.ir import GraphView
+
+        return GraphView(self.graph).getOps()
+
+    def id(self) -> str:  # noqa: A003 - PopART's name
+        """The graph's id (``""`` for the main graph, as popxl's ``Graph.id``)."""
+        return str(self.graph.id)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PbGraph) and other.graph is self.graph

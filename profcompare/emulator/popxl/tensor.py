@@ -720,6 +720,15 @@ def _attach_remote(v: Variable, buffer: RemoteBuffer, offset: int, sharded: bool
         n = v.nelms
         groups = v.replica_grouping.const_rg.group_size
         shard = (-(-n // groups),)
+        held = int(np.prod(buffer.tensor_shape, dtype=np.int64))
+        fewer = [k for k in range(2, groups) if groups % k == 0 and -(-n // k) == held]
+        if tuple(buffer.tensor_shape) != shard and len(buffer.tensor_shape) == 1 and fewer:
+            # the buffer shards over a sub-group of the variable's grouping (its shard_over): the
+            # simulator shards a variable over its whole grouping only
+            from .errors import SimulatorNotImplementedError, not_implemented_message
+            raise SimulatorNotImplementedError(not_implemented_message(
+                f"popxl.remote_replica_sharded_variable sharded over {fewer[-1]} of the {groups} replicas of its "
+                f"replica grouping (RemoteBuffer[id={buffer.remote_buffer_id}] holds shards of {held})"))
         if tuple(buffer.tensor_shape) != shard:
             raise ValueError(f"RemoteBuffer[id={buffer.remote_buffer_id}] has tensor shape {buffer.tensor_shape}; "
                              f"a shard of {v.shape} over {groups} replicas needs {shard}")

@@ -1,8 +1,9 @@
 """Reverse-mode automatic differentiation of a subgraph (popxl.transforms.autodiff).
 
 The gradient graph ``<fwd id>_bwd`` has inputs: first the gradients of ``grads_provided``
-(``Gradient___<name>``, in that order), then the forward tensors it needs (activations, named as
-in the forward graph). Forward tensors it needs that are neither inputs nor outputs of the
+(``Gradient___<name>``, in that order), then the forward tensors its gradient ops connect
+(activations and constants, named as in the forward graph; PopART's gradient ops connect some
+they do not use, see ``_BINARY_GRAD_INPUTS``). Forward tensors it needs that are neither inputs nor outputs of the
 forward graph become extra forward-graph outputs, so call sites created *after* autodiff expose
 them. Its outputs are the gradients of ``grads_required`` in order (``Gradient___<name>``).
 """
@@ -63,8 +64,8 @@ class GradGraphInfo:
                  expected_outputs: list[ExpectedConnection]) -> None:
         self._graph = graph
         self._fwd = forward_graph
-        self._inputs = tuple(expected_inputs)
-        self._outputs = tuple(expected_outputs)
+        self._expected_inputs = tuple(expected_inputs)
+        self._expected_outputs = tuple(expected_outputs)
 
     @property
     def graph(self) -> Graph:
@@ -79,22 +80,22 @@ class GradGraphInfo:
     @property
     def expected_inputs(self) -> tuple[ExpectedConnection, ...]:
         """Gradient-graph inputs: FwdGrad entries (grads_provided order), then Fwd activations."""
-        return self._inputs
+        return self._expected_inputs
 
     @property
     def expected_outputs(self) -> tuple[ExpectedConnection, ...]:
         """Gradient-graph outputs: FwdGrad entries matching grads_required."""
-        return self._outputs
+        return self._expected_outputs
 
     @property
     def inputs(self) -> tuple[Tensor, ...]:
         """Forward tensors of every expected input."""
-        return tuple(e.fwd_tensor for e in self._inputs)
+        return tuple(e.fwd_tensor for e in self._expected_inputs)
 
     @property
     def outputs(self) -> tuple[Tensor, ...]:
         """Forward tensors whose gradients are the outputs."""
-        return tuple(e.fwd_tensor for e in self._outputs)
+        return tuple(e.fwd_tensor for e in self._expected_outputs)
 
     def inputs_dict(self, fwd_call_info: CallSiteInfo) -> dict[Tensor, Tensor]:
         """Map the gradient graph's activation inputs to the tensors at a forward call site.
@@ -103,7 +104,7 @@ class GradGraphInfo:
         if fwd_call_info.called_graph != self._fwd:
             raise TypeError("The called graph does not match the graph that was differentiated.")
         return {self._graph._inputs[i]: fwd_call_info.graph_to_parent(e.fwd_tensor)
-                for i, e in enumerate(self._inputs) if e.connection_type is ExpectedConnectionType.Fwd}
+                for i, e in enumerate(self._expected_inputs) if e.connection_type is ExpectedConnectionType.Fwd}
 
     def fwd_graph_ins_to_grad_parent_outs(self, grad_call_info: CallSiteInfo) -> dict[Tensor, Tensor]:
         """Map forward-graph tensors to the parent tensors receiving their gradients."""
@@ -116,8 +117,8 @@ class GradGraphInfo:
                 for i, t in enumerate(self.outputs)}
 
     def __repr__(self) -> str:
-        ins = "".join(f"    {e!r}\n" for e in self._inputs)
-        outs = "".join(f"    {e!r}\n" for e in self._outputs)
+        ins = "".join(f"    {e!r}\n" for e in self._expected_inputs)
+        outs = "".join(f"    {e!r}\n" for e in self._expected_outputs)
         return (f"GradGraphInfo[\n  graph={self._graph.id}\n  expected_inputs=[\n{ins}  ]\n"
                 f"  expected_outputs=[\n{outs}  ]\n]")
 
@@ -200,7 +201,7 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
 
             def fwd(t: Tensor) -> Tensor:
                 if t not in fwd_map:
-                    if isinstance(t, Constant):
+                    if isinstance(t, Constant) and recompute:
                         fwd_map[t] = constant(t._data, t.dtype, t.name)
                     elif recompute and t._producer is not None and t not in graph._outputs:
                         _recompute(t._producer, fwd, fwd_map)
@@ -213,6 +214,7 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
                 out_grads = [_total(grads.get(o)) for o in op.outputs]
                 if all(g is None for g in out_grads):
                     continue
+                _connect_binary_grad_inputs(op, depends, fwd)
                 if op.type == "Call":
                     in_grads = _call_grad(op, out_grads, fwd, known, made)
                 elif op.type == "If":
@@ -246,6 +248,24 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
     bwd._grad_graph_info = info
     made[graph] = info
     return info
+
+
+#: op type -> the inputs whose gradient op is PopART's ElementWiseBinaryGradOp, which connects
+#: the forward op's two inputs and its output whether it uses them or not (willow/include/popart/
+#: op/elementwise.hpp, gradInputInfo; mul.hpp, div.hpp, pow.hpp, fmod.hpp, atan2.hpp: both
+#: inputs; subtract.hpp: the second only, the first's is a ReduceSumOp, as both of add.hpp's)
+_BINARY_GRAD_INPUTS = {"Mul": (0, 1), "Div": (0, 1), "Pow": (0, 1), "Fmod": (0,), "Atan2": (0, 1), "Sub": (1,)}
+
+
+def _connect_binary_grad_inputs(op: Op, depends: set[Tensor], fwd: Callable[[Tensor], Tensor]) -> None:
+    """Bring the forward tensors a kept ElementWiseBinaryGradOp of ``op`` connects into the
+    gradient graph (its first input, second input, then output: PopART's order). PopART grows
+    every gradient op of the op and prunes those whose gradient nothing uses
+    (BackwardsGraphCreatorHelper::doPrune), so one is kept when its input leads to a required
+    gradient (is in ``depends``)."""
+    if any(op.inputs[i] in depends for i in _BINARY_GRAD_INPUTS.get(op.type, ())):
+        for t in (*op.inputs[:2], op.outputs[0]):
+            fwd(t)
 
 
 def _only_call_sites(graph: Graph) -> bool:

@@ -13,7 +13,8 @@
   PopART's autodiff cannot provide the required gradients behind them), ``MatMulPow2Scaled``
   (MatMulOp::getGradOps refuses a pow2-scaled matmul) and the float8 casts
   (Pow2ScaleThenCastOp / CastThenPow2ScaleOp::getGradOps refuse float8 training) and
-  ``ReplicatedAllReduce`` (ReplicatedAllReduceOp defines no grad op; AllReduceOp does).
+  ``ReplicatedAllReduce`` (ReplicatedAllReduceOp defines no grad op; AllReduceOp does; popxl-addons'
+  strided all-reduce, a custom op of its own, has one: the same all-reduce of the gradient).
 """
 
 from __future__ import annotations
@@ -93,6 +94,23 @@ def _refuse(reason: str) -> Rule:
     return rule
 
 
+_NO_ALL_REDUCE_GRAD = _refuse("popxl.ops.collectives.replicated_all_reduce has no gradient: PopART's "
+                              "ReplicatedAllReduceOp defines no grad op (popxl.ops.collectives.all_reduce has one)")
+
+
+def _replicated_all_reduce_grad(op: Op, grads: list, fwd: Fwd) -> list:
+    """popxl's replicated all-reduce has no gradient (refused); popxl-addons' strided one
+    (``replicated_all_reduce_strided``, marked ``addons_strided``) has: its ReplicatedAllReduceStridedOp's
+    grad op is the same all-reduce over the same grouping (getGradOps)."""
+    if not op.attrs.get("addons_strided"):
+        return _NO_ALL_REDUCE_GRAD(op, grads, fwd)
+    from ..ops.collectives import replicated_all_reduce
+
+    grad = replicated_all_reduce(grads[0], op=op.attrs["op"], group=op.attrs["group"])
+    grad._producer.attrs["addons_strided"] = True
+    return [grad]
+
+
 _NO_COPY_GRAD = ("PopART's {} defines no gradient op, so no gradient flows back through the copy and PopART's "
                  "autodiff cannot provide the gradients of the tensors behind it; differentiate the part on each "
                  "IPU or tile set as its own graph and copy the gradients with {} yourself")
@@ -101,9 +119,7 @@ GRAD_RULES_CONTROL: dict[str, Rule] = {
     "IpuCopy": _refuse(_NO_COPY_GRAD.format("IpuCopyOp (popxl.ops.ipu_copy / Tensor.copy_to_ipu)",
                                             "popxl.ops.ipu_copy")),
     "IoTileCopy": _refuse(_NO_COPY_GRAD.format("IoTileCopyOp (popxl.ops.io_tile_copy)", "popxl.ops.io_tile_copy")),
-    "ReplicatedAllReduce": _refuse("popxl.ops.collectives.replicated_all_reduce has no gradient: PopART's "
-                                   "ReplicatedAllReduceOp defines no grad op (popxl.ops.collectives.all_reduce has "
-                                   "one)"),
+    "ReplicatedAllReduce": lambda op, grads, fwd: _replicated_all_reduce_grad(op, grads, fwd),
     "MatMulPow2Scaled": _refuse("popxl.ops.matmul_pow2scaled has no gradient: PopART's MatMulOp refuses a "
                                 "pow2-scaled (float8) matmul in a backward pass"),
     "Pow2ScaleThenCast": _refuse("popxl.ops.pow2scale_cast_to_fp8 has no gradient: PopART does not support "

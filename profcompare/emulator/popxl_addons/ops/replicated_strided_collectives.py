@@ -17,13 +17,39 @@ from profcompare.emulator.popxl_addons._compat import ops
 __all__ = [
     "replicated_all_gather_strided",
     "replicated_all_reduce_strided",
+    "replicated_all_reduce_strided_identical_grad_inputs",
+    "replicated_all_reduce_strided_identical_inputs",
     "replicated_reduce_scatter_strided",
 ]
 
 
 def replicated_all_reduce_strided(t: Any, op: str = "add", group: Any = None) -> Any:
-    """Return ``t`` reduced with ``op`` over the replicas of ``group`` (default: all)."""
-    return ops.collectives.replicated_all_reduce(t, op=op, group=group)
+    """Return ``t`` reduced with ``op`` over the replicas of ``group`` (default: all). Unlike
+    popxl's, it has a gradient: the same all-reduce of the gradient (its custom op's getGradOps)."""
+    out = ops.collectives.replicated_all_reduce(t, op=op, group=group)
+    out._producer.attrs["addons_strided"] = True
+    return out
+
+
+def replicated_all_reduce_strided_identical_inputs(t: Any, op: str = "add", group: Any = None) -> Any:
+    """Return ``t``, identical on every replica of ``group``, whose gradient is all-reduced over
+    it: popxl-addons' ReplicatedAllReduceStridedOp with ``identical_inputs``, the same op as
+    ``replicated_all_reduce_identical_inputs`` (replicated_all_reduce_TP) over a grouping."""
+    from profcompare.emulator.popxl_addons.ops.replicated_all_reduce_TP.replicated_all_reduce_TP import (
+        replicated_all_reduce_identical_inputs,
+    )
+
+    return replicated_all_reduce_identical_inputs(t, op=op, group=group)
+
+
+def replicated_all_reduce_strided_identical_grad_inputs(t: Any, op: str = "add", group: Any = None) -> Any:
+    """Return ``t`` all-reduced over ``group``, whose gradient (identical on every replica)
+    passes unchanged: ``identical_grad_inputs``, as ``replicated_all_reduce_identical_grad_inputs``."""
+    from profcompare.emulator.popxl_addons.ops.replicated_all_reduce_TP.replicated_all_reduce_TP import (
+        replicated_all_reduce_identical_grad_inputs,
+    )
+
+    return replicated_all_reduce_identical_grad_inputs(t, op=op, group=group)
 
 
 def replicated_reduce_scatter_strided(t: Any, op: str = "add", group: Any = None,
@@ -36,6 +62,10 @@ def replicated_reduce_scatter_strided(t: Any, op: str = "add", group: Any = None
 
 
 def replicated_all_gather_strided(t: Any, group: Any = None) -> Any:
-    """Return the shards of ``t`` from every replica of ``group`` (a sharded ``t`` gathers to its
-    meta_shape)."""
-    return ops.collectives.replicated_all_gather(t, group=group)
+    """Return the shards of ``t`` from every replica of ``group``: flat, ``(group_size * nelms,)``
+    in replica order, as popxl-addons' ReplicatedAllGatherStridedOp shapes its output
+    (``setup``), and a sharded ``t`` reshaped to its meta_shape (padding dropped)."""
+    if t.meta_shape:
+        return ops.collectives.replicated_all_gather(t, group=group)
+    gathered = ops.collectives.replicated_all_gather(t, group=group, output_shape="new_axis")
+    return gathered.reshape((gathered.nelms,))
