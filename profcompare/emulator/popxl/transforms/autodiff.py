@@ -235,6 +235,7 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
     finally:
         ctx.seq, ctx.name_scopes = saved_seq, saved_scopes
 
+    expected_in = _prune(bwd, expected_in, fwd_map)
     for e in expected_in:
         t = e.fwd_tensor
         if recompute:
@@ -246,6 +247,44 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
     bwd._grad_graph_info = info
     made[graph] = info
     return info
+
+
+def _prune(bwd: Graph, expected_in: list[ExpectedConnection],
+           fwd_map: dict[Tensor, Tensor]) -> list[ExpectedConnection]:
+    """Remove the gradient graph's dead code, as PopART's autodiff does after growing it
+    (BackwardsGraphCreatorHelper::doPrune): to a fixed point, ops none of whose outputs is consumed
+    or a graph output (an unrequired input gradient, e.g. a matmul's left-hand gradient when only
+    the weight's is required), then forward tensors brought in as inputs that nothing consumes any
+    more (so the forward graph is not given outputs for them). Ops that modify a tensor in place
+    are kept. The gradient inputs stay, in order (PopART keeps explicitly provided ones; when none
+    are given it could drop an unused one too, which the simulator does not)."""
+    while True:
+        used = {id(t) for op in bwd._ops for t in op.inputs} | {id(t) for t in bwd._outputs}
+        dead = [op for op in bwd._ops if op.outputs and not op.modified
+                and not any(id(o) in used for o in op.outputs)]
+        if not dead:
+            break
+        gone = {id(op) for op in dead}
+        ids = {op.id for op in dead}
+        bwd._ops = [op for op in bwd._ops if id(op) not in gone]
+        bwd._topo_constraints = [(a, b) for a, b in bwd._topo_constraints if a not in ids and b not in ids]
+        for op in dead:
+            for o in op.outputs:
+                bwd._tensors.pop(o._id, None)
+    used = {id(t) for op in bwd._ops for t in op.inputs} | {id(t) for t in bwd._outputs}
+    for t in [t for t in bwd._tensors.values() if isinstance(t, Constant) and id(t) not in used]:
+        del bwd._tensors[t._id]
+    if len(expected_in) != len(bwd._inputs):
+        return expected_in
+    kept: list[ExpectedConnection] = []
+    for e, t in zip(expected_in, list(bwd._inputs)):
+        if e.connection_type is ExpectedConnectionType.Fwd and id(t) not in used:
+            bwd._inputs.remove(t)
+            bwd._tensors.pop(t._id, None)
+            fwd_map.pop(e.fwd_tensor, None)
+            continue
+        kept.append(e)
+    return kept
 
 
 def _only_call_sites(graph: Graph) -> bool:
