@@ -123,12 +123,12 @@ def test_device_cycles_never_include_host_time(main_job: dict[str, Any]) -> None
     execution = execution[:execution.index("</section>")]
     table = execution[execution.index('id="execution-table"'):execution.index('id="time-table"')]
     assert "runtime" not in re.sub(r"<[^>]+>", " ", table)
-    assert "Device cycles per step" in table and "1,726,865" in table and "4,536,842" in table
+    assert "Device cycles per step" in table and "1,726,865" in table and "4,549,610" in table
     times = re.sub(r"<[^>]+>", " ", execution[execution.index('id="time-table"'):])
     # device 1,726,865 / 1.33e9 s = 1.298 ms + host 0.355 ms = 1.653 ms
     assert re.search(r"Host/runtime time per step \(not device time\)\s+0\.355 ms\s+0\.355 ms", times)
-    assert re.search(r"Device time per step\s+1\.298 ms\s+3\.411 ms", times)
-    assert re.search(r"Time per session\.run \(device \+ host\)\s+1\.653 ms\s+3\.766 ms", times)
+    assert re.search(r"Device time per step\s+1\.298 ms\s+3\.421 ms", times)
+    assert re.search(r"Time per session\.run \(device \+ host\)\s+1\.653 ms\s+3\.776 ms", times)
 
 
 def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
@@ -149,8 +149,8 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
     # worked out by hand: 8,749,168 B = 8.34 MiB, 1,398,620 B = 1.33 MiB, 3,729,408 B = 3.56 MiB;
     # peak (11,868,796 - 17,463,000) / 17,463,000 = -32.03%, 16.65 -> 11.32 MiB;
     # liveness +233,452 / 57,619,252 = +0.41%, 54.95 -> 55.17 MiB; fullest tile 218,888 B = 213.76 KiB;
-    # budget 638,976 B = 624.0 KiB; time 1.2984 + 0.3550 = 1.6534 ms -> 3.4112 + 0.3550 = 3.7662 ms (+127.78%);
-    # samples 256 / 1.6534 ms = 154,832.7 -> 256 / 3.7662 ms = 67,973.7 (-56.10%)
+    # budget 638,976 B = 624.0 KiB; time 1.2984 + 0.3550 = 1.6534 ms -> 3.4208 + 0.3550 = 3.7758 ms (+128.36%);
+    # samples 256 / 1.6534 ms = 154,832.7 -> 256 / 3.7758 ms = 67,800.9 (-56.21%)
     # always-live 57,619,252 - 17,463,000 = 40,156,252 B (38.30 MiB) -> 57,852,704 - 11,868,796 = 45,983,908 B
     # (43.85 MiB), +5,827,656 / 40,156,252 = +14.51%; code 24,430,456 -> 28,307,624 B, +3,877,168 B = +3.70 MiB
     assert (s["always_live_bytes"]["base"], s["always_live_bytes"]["new"]) == (40_156_252, 45_983_908)
@@ -161,8 +161,8 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
         "Tile memory: the not-always-live peak fell 32.0% (16.7 MiB -> 11.3 MiB) and always-live memory rose 14.5% "
         "(38.3 MiB -> 43.9 MiB; code +3.7 MiB), so peak liveness barely moved (+0.4%, 55.0 MiB -> 55.2 MiB) and the "
         "fullest tile is unchanged at 213.8 KiB; both fit (no tile over its 624.0 KiB budget).",
-        "Time per session.run rose 127.8% (1.653 ms -> 3.766 ms), of which device 1.298 ms -> 3.411 ms and "
-        "host/runtime unchanged at 0.355 ms; 56.1% fewer samples per second (154,832.7 -> 67,973.7).",
+        "Time per session.run rose 128.4% (1.653 ms -> 3.776 ms), of which device 1.298 ms -> 3.421 ms and "
+        "host/runtime unchanged at 0.355 ms; 56.2% fewer samples per second (154,832.7 -> 67,800.9).",
     )
     assert tuple(main_job["json"]["verdict"]["sentences"]) == expected
     # first in every comparison: the terminal, markdown and the page
@@ -181,7 +181,7 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
     assert index == [
         "offchip-sharded against onchip: not-always-live peak -32.0%, always-live +14.5%, peak liveness +0.4%, "
         "fullest tile 0.0%, "
-        "time per session.run +127.8%, samples per second -56.1%; largest move: optimizer_state 8.3 MiB "
+        "time per session.run +128.4%, samples per second -56.2%; largest move: optimizer_state 8.3 MiB "
         "not-always-live -> 1.3 MiB Streaming Memory; fits.",
         "All 2 variants with a report fit in tile memory. Fastest: onchip (154,832.7 samples per second).",
     ]
