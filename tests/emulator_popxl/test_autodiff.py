@@ -206,3 +206,30 @@ def test_binary_grad_ops_connect_both_inputs_and_the_output_as_popart() -> None:
         ops.host_store(out, gx)
     with popxl.Session(ir, "ipu_hw") as session:
         np.testing.assert_allclose(session.run()[out], np.full((2, 3), 1.125, np.float32))
+
+
+def dense(x: popxl.Tensor, w: popxl.Tensor, b: popxl.Tensor) -> popxl.Tensor:
+    return ops.gelu(x @ w + b)
+
+
+@pytest.mark.parametrize("want_x", [False, True])
+def test_unrequired_input_gradient_is_pruned(want_x: bool) -> None:
+    """PopART prunes the gradient graph's dead code: with only the weights' gradients required,
+    the input's (a matmul by the transposed weight) is not computed, and the weight is not an input
+    of the gradient graph any more."""
+    ir = popxl.Ir()
+    with ir.main_graph:
+        fwd = ir.create_graph(dense, popxl.TensorSpec((5, 8), popxl.float32), popxl.TensorSpec((8, 4), popxl.float32),
+                              popxl.TensorSpec((4,), popxl.float32))
+        x, w, b = fwd.inputs
+        info = popxl.transforms.autodiff(fwd, grads_required=[x, w, b] if want_x else [w, b])
+    types = [op.type for op in info.graph.ops]
+    assert types.count("MatMul") == (2 if want_x else 1)
+    assert types.count("Transpose") == (2 if want_x else 1)
+    fwd_in = [e.fwd_tensor for e in info.expected_inputs if e.connection_type is ExpectedConnectionType.Fwd]
+    assert x in fwd_in and (w in fwd_in) == want_x
+    assert len(info.graph.inputs) == len(info.expected_inputs)
+    assert set(info.graph.tensors) == ({t for op in info.graph.ops for t in op.outputs} | set(info.graph.inputs)
+                                       | {t for t in info.graph.tensors if isinstance(t, popxl.Constant)})
+    assert [t.name for t in info.graph.outputs] == (["Gradient___x"] if want_x else []) + ["Gradient___w",
+                                                                                          "Gradient___b"]

@@ -69,14 +69,16 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
     c = comparison
     assert c.real_runs == 2
     # spans: both IPUs end together (the run ends when both have)
-    assert c.sim_spans == {0: 1_153_490, 1: 1_153_490}
+    assert c.sim_spans == {0: 1_138_030, 1: 1_138_030}
     assert c.real_spans == {0: 1_270_375.0, 1: 1_270_375.0}
     # the span meets its 15% target since the Convolve is PopLibs' AMP estimate and the mean
     # accumulations, stash counters, pipeline-buffer copies, the loss's one-hot encoding, Adam's
     # updater as PopLibs' generated map codelet, the stashes as PopLibs' dynamic slice and the
-    # partials' reduction in poplin's stages are there (docs section 12)
+    # partials' reduction in poplin's stages are there (docs section 12); the first layer's input
+    # gradient, not required and pruned by PopART's autodiff, is not computed (IPU 0: 42 Convolve
+    # blocks a run, as in the real trace)
     for ipu in (0, 1):
-        assert round(c.span_error(ipu), 4) == -0.092
+        assert round(c.span_error(ipu), 4) == -0.1042
         assert abs(c.span_error(ipu)) <= SPAN_TARGET
     rows = {(r.ipu, r.type): r for r in c.compared_rows}
     # what the model meets: every block count within 20% but IPU 1's DoExchange, cycles per type
@@ -104,23 +106,23 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
     pinned = {key: (r.sim_blocks, r.sim_cycles) for key, r in rows.items()}
     assert pinned == {
         (0, "DoExchange"): (24, 3_452), (0, "ExternalSync"): (7, 917), (0, "GlobalExchange"): (7, 6_783),
-        (0, "InternalSync"): (342, 32_148), (0, "OnTileExecute"): (516, 227_745), (0, "StreamCopy"): (26, 51_586),
-        (0, "StreamCopyBegin"): (38, 637_055), (0, "StreamCopyEnd"): (38, 193_804),
+        (0, "InternalSync"): (318, 29_892), (0, "OnTileExecute"): (492, 211_449), (0, "StreamCopy"): (26, 51_586),
+        (0, "StreamCopyBegin"): (38, 640_147), (0, "StreamCopyEnd"): (38, 193_804),
         (1, "DoExchange"): (26, 3_982), (1, "ExternalSync"): (7, 11_020), (1, "GlobalExchange"): (7, 6_783),
-        (1, "InternalSync"): (324, 70_777), (1, "OnTileExecute"): (432, 173_564), (1, "StreamCopy"): (12, 13_344),
-        (1, "StreamCopyBegin"): (38, 641_974), (1, "StreamCopyEnd"): (38, 232_046),
+        (1, "InternalSync"): (324, 67_685), (1, "OnTileExecute"): (432, 173_564), (1, "StreamCopy"): (12, 13_344),
+        (1, "StreamCopyBegin"): (38, 629_606), (1, "StreamCopyEnd"): (38, 232_046),
     }
     # the gaps, as they stand (docs/ipu-model.md section 12)
     assert round(rows[(1, "DoExchange")].blocks_error, 3) == -0.333 and round(rows[(1, "DoExchange")].cycles_error, 3) == -0.123
-    assert round(rows[(0, "OnTileExecute")].cycles_error, 3) == -0.133
+    assert round(rows[(0, "OnTileExecute")].cycles_error, 3) == -0.195
     assert round(rows[(1, "ExternalSync")].cycles_error, 3) == -0.177
     # the pipeline: the same ramp-up / steady / ramp-down cycles, host copies on every IPU at once
     assert c.sim_pipeline.kinds == c.real_pipeline.kinds
     lengths = {k: (round(c.sim_pipeline.mean_length(k)), round(c.real_pipeline.mean_length(k)))
                for k in ("ramp-up", "steady", "ramp-down")}
-    assert lengths == {"ramp-up": (66_894, 114_242), "steady": (105_621, 125_106), "ramp-down": (64_675, 67_502)}
+    assert lengths == {"ramp-up": (66_894, 114_242), "steady": (102_529, 125_106), "ramp-down": (63_129, 67_502)}
     assert c.sim_overlaps.host_copies_together > 0.9 and c.real_overlaps.host_copies_together > 0.9
-    assert c.summary_line() == ("trace fidelity: span error IPU0 -9.2%, IPU1 -9.2%; block counts max error 33.3%; "
+    assert c.summary_line() == ("trace fidelity: span error IPU0 -10.4%, IPU1 -10.4%; block counts max error 33.3%; "
                                 "cycles per type max error 24.9%")
 
 

@@ -191,6 +191,7 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
     ctx.seq, ctx.name_scopes = [], []
     expected_in: list[ExpectedConnection] = []
     fwd_map: dict[Tensor, Tensor] = {}
+    consumed: set[int] = set()  # ids of gradient-graph tensors PopART's binary gradient ops consume
     try:
         with bwd:
             grads: dict[Tensor, list[Tensor]] = {}
@@ -214,7 +215,7 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
                 out_grads = [_total(grads.get(o)) for o in op.outputs]
                 if all(g is None for g in out_grads):
                     continue
-                _connect_binary_grad_inputs(op, depends, fwd)
+                consumed.update(id(t) for t in _connect_binary_grad_inputs(op, depends, fwd))
                 if op.type == "Call":
                     in_grads = _call_grad(op, out_grads, fwd, known, made)
                 elif op.type == "If":
@@ -237,6 +238,7 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
     finally:
         ctx.seq, ctx.name_scopes = saved_seq, saved_scopes
 
+    expected_in = _prune(bwd, expected_in, fwd_map, consumed)
     for e in expected_in:
         t = e.fwd_tensor
         if recompute:
@@ -257,15 +259,56 @@ def _autodiff(graph: Graph, grads_provided: Iterable[Tensor] | None, grads_requi
 _BINARY_GRAD_INPUTS = {"Mul": (0, 1), "Div": (0, 1), "Pow": (0, 1), "Fmod": (0,), "Atan2": (0, 1), "Sub": (1,)}
 
 
-def _connect_binary_grad_inputs(op: Op, depends: set[Tensor], fwd: Callable[[Tensor], Tensor]) -> None:
+def _connect_binary_grad_inputs(op: Op, depends: set[Tensor], fwd: Callable[[Tensor], Tensor]) -> list[Tensor]:
     """Bring the forward tensors a kept ElementWiseBinaryGradOp of ``op`` connects into the
     gradient graph (its first input, second input, then output: PopART's order). PopART grows
     every gradient op of the op and prunes those whose gradient nothing uses
     (BackwardsGraphCreatorHelper::doPrune), so one is kept when its input leads to a required
-    gradient (is in ``depends``)."""
+    gradient (is in ``depends``). Returns them as the gradient graph has them (the op consumes
+    them there, so the pruning keeps them)."""
     if any(op.inputs[i] in depends for i in _BINARY_GRAD_INPUTS.get(op.type, ())):
-        for t in (*op.inputs[:2], op.outputs[0]):
-            fwd(t)
+        return [fwd(t) for t in (*op.inputs[:2], op.outputs[0])]
+    return []
+
+
+def _prune(bwd: Graph, expected_in: list[ExpectedConnection], fwd_map: dict[Tensor, Tensor],
+           consumed: set[int] | None = None) -> list[ExpectedConnection]:
+    """Remove the gradient graph's dead code, as PopART's autodiff does after growing it
+    (BackwardsGraphCreatorHelper::doPrune): to a fixed point, ops none of whose outputs is consumed
+    or a graph output (an unrequired input gradient, e.g. a matmul's left-hand gradient when only
+    the weight's is required), then forward tensors brought in as inputs that nothing consumes any
+    more (so the forward graph is not given outputs for them). Ops that modify a tensor in place
+    are kept. The gradient inputs stay, in order (PopART keeps explicitly provided ones; when none
+    are given it could drop an unused one too, which the simulator does not). ``consumed`` holds
+    the ids of tensors PopART's gradient ops consume though the simulator's rules do not read them
+    (:func:`_connect_binary_grad_inputs`): they are kept."""
+    while True:
+        used = {id(t) for op in bwd._ops for t in op.inputs} | {id(t) for t in bwd._outputs} | (consumed or set())
+        dead = [op for op in bwd._ops if op.outputs and not op.modified
+                and not any(id(o) in used for o in op.outputs)]
+        if not dead:
+            break
+        gone = {id(op) for op in dead}
+        ids = {op.id for op in dead}
+        bwd._ops = [op for op in bwd._ops if id(op) not in gone]
+        bwd._topo_constraints = [(a, b) for a, b in bwd._topo_constraints if a not in ids and b not in ids]
+        for op in dead:
+            for o in op.outputs:
+                bwd._tensors.pop(o._id, None)
+    used = {id(t) for op in bwd._ops for t in op.inputs} | {id(t) for t in bwd._outputs} | (consumed or set())
+    for t in [t for t in bwd._tensors.values() if isinstance(t, Constant) and id(t) not in used]:
+        del bwd._tensors[t._id]
+    if len(expected_in) != len(bwd._inputs):
+        return expected_in
+    kept: list[ExpectedConnection] = []
+    for e, t in zip(expected_in, list(bwd._inputs)):
+        if e.connection_type is ExpectedConnectionType.Fwd and id(t) not in used:
+            bwd._inputs.remove(t)
+            bwd._tensors.pop(t._id, None)
+            fwd_map.pop(e.fwd_tensor, None)
+            continue
+        kept.append(e)
+    return kept
 
 
 def _only_call_sites(graph: Graph) -> bool:
