@@ -220,9 +220,3 @@ _Distribution.__module__ = "scipy.stats._continuous_distns"
 ])
 def test_spec_of_a_scipy_draw_is_its_size(kwargs, dtype, spec):
     assert spec_without_calling(partial(_Distribution().rvs, -2, 2, **kwargs), dtype) == spec
-
-
-def test_spec_of_scipys_truncnorm_draw_matches_the_draw():
-    stats = pytest.importorskip("scipy.stats")
-    draw = partial(stats.truncnorm.rvs, -2, 2, loc=0, scale=0.02, size=(5, 3))
-    assert spec_without_calling(draw, None) == (draw().shape, draw().dtype)
