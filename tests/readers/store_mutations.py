@@ -90,6 +90,18 @@ def _content_checksums(path: pathlib.Path) -> dict[str, tuple[int, int]]:
     return seen
 
 
+def edit_store(path: pathlib.Path, *statements: str, parameters: tuple[Any, ...] = ()) -> None:
+    """Run SQL ``statements`` on store ``path`` as they are (no reseal: what a damaged or edited
+    file looks like); ``parameters`` go to the statements that have placeholders."""
+    con = sqlite3.connect(path)
+    try:
+        for statement in statements:
+            con.execute(statement, parameters if "?" in statement else ())
+        con.commit()
+    finally:
+        con.close()
+
+
 def reseal(path: pathlib.Path) -> None:
     """Rewrite the checksums of store ``path`` to match its content (what a hostile writer does)."""
     sums = _content_checksums(path)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import pathlib
-import sqlite3
 
 import pytest
+from store_mutations import edit_store
 
 from profcompare.errors import ReportFormatError
 from profcompare.model import Report
@@ -28,10 +28,7 @@ def test_meta_alone_is_the_reports_meta(report: Report, tmp_path: pathlib.Path) 
 
 def test_meta_alone_does_not_read_the_tables(report: Report, tmp_path: pathlib.Path) -> None:
     path = store.write_report(report, tmp_path / "profile.sqlite")
-    con = sqlite3.connect(path)
-    con.execute("UPDATE variables SET bytes = bytes + 1 WHERE rowid = 5")
-    con.commit()
-    con.close()
+    edit_store(path, "UPDATE variables SET bytes = bytes + 1 WHERE rowid = 5")
     assert store.read_meta(path) == report.meta.replace(source=str(path))
     with pytest.raises(ReportFormatError, match="checksum mismatch in variables"):
         open_report(tmp_path)
@@ -39,10 +36,7 @@ def test_meta_alone_does_not_read_the_tables(report: Report, tmp_path: pathlib.P
 
 def test_an_edited_meta_is_refused(report: Report, tmp_path: pathlib.Path) -> None:
     path = store.write_report(report, tmp_path / "profile.sqlite")
-    con = sqlite3.connect(path)
-    con.execute("UPDATE meta SET value = 'false' WHERE key = 'oom'")
-    con.commit()
-    con.close()
+    edit_store(path, "UPDATE meta SET value = 'false' WHERE key = 'oom'")
     with pytest.raises(ReportFormatError, match="checksum mismatch in meta"):
         store.read_meta(path)
     with pytest.raises(ReportFormatError, match="not a profcompare report"):

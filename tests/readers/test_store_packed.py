@@ -8,6 +8,7 @@ import sqlite3
 import zlib
 
 import pytest
+from store_mutations import edit_store as _edit
 from readers_builders import assert_reports_equal
 
 from profcompare.errors import ReportFormatError
@@ -19,14 +20,6 @@ from profcompare.readers import store
 def packed_path(report: Report, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathlib.Path:
     monkeypatch.setattr(store, "PACKED_FROM_ROWS", 0)  # every table with a row is packed
     return store.write_report(report, tmp_path / "profile.sqlite")
-
-
-def _edit(path: pathlib.Path, *statements: str, parameters: tuple = ()) -> None:
-    con = sqlite3.connect(path)
-    for statement in statements:
-        con.execute(statement, parameters if "?" in statement else ())
-    con.commit()
-    con.close()
 
 
 def test_packed_tables_read_back_exactly(report: Report, packed_path: pathlib.Path) -> None:

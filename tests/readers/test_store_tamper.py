@@ -8,18 +8,11 @@ import sqlite3
 
 import pandas as pd
 import pytest
+from store_mutations import edit_store as _edit
 
 from profcompare.errors import ReportFormatError
 from profcompare.model import Report
 from profcompare.readers import store
-
-
-def _edit(path: pathlib.Path, *statements: str) -> None:
-    con = sqlite3.connect(path)
-    for statement in statements:
-        con.execute(statement)
-    con.commit()
-    con.close()
 
 
 @pytest.fixture
