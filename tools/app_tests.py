@@ -39,7 +39,7 @@ from pathlib import Path
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from llm_programs import _wait  # noqa: E402 - the sibling tool's timeout handling
+from llm_programs import _wait, run_name  # noqa: E402 - the sibling tool's timeout handling and run names
 
 #: the one-line refusals of an API outside the simulated subset (profcompare.emulator.popxl.errors
 #: ``not_implemented_message``; popxl_addons ``_compat.not_supported``); group 1 names the API
@@ -59,8 +59,8 @@ class TestFile:
 
     @property
     def name(self) -> str:
-        """The run's name under the output directory (characters profcompare refuses replaced)."""
-        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{self.app}-{Path(self.path).with_suffix('')}")
+        """The run's name under the output directory."""
+        return run_name(f"{self.app}-{Path(self.path).with_suffix('')}")
 
 
 @dataclass(frozen=True)

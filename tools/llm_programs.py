@@ -52,6 +52,11 @@ _FAILURE = "profcompare:"
 _GRACE_SECONDS = 60.0
 
 
+def run_name(text: str) -> str:
+    """``text`` as a run name under the output directory (characters profcompare refuses replaced)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
+
+
 @dataclass(frozen=True)
 class Run:
     """One run: an application, its entry point and one of its configurations."""
@@ -63,8 +68,8 @@ class Run:
 
     @property
     def name(self) -> str:
-        """The run's name under the output directory (characters profcompare refuses replaced)."""
-        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{self.app}-{Path(self.script).stem}-{self.config}")
+        """The run's name under the output directory."""
+        return run_name(f"{self.app}-{Path(self.script).stem}-{self.config}")
 
 
 @dataclass(frozen=True)

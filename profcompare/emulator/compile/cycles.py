@@ -40,7 +40,7 @@ from profcompare.emulator.compile.mapping import linear_split
 from profcompare.emulator.compile.popops_map import adam_element_ops, element_cycles, map_tile_cycles, worker_grain
 from profcompare.emulator.compile.popops_slice import dynamic_slice_cycles
 from profcompare.emulator.compile.programs import ProgramSteps, StaticStep
-from profcompare.emulator.program import LoweredProgram, OpInfo
+from profcompare.emulator.program import LoweredProgram, OpInfo, TensorInfo
 from profcompare.emulator.targets import DeviceSpec
 from profcompare.model import PHASES
 
@@ -122,10 +122,8 @@ class CostModel:
         if plan is not None:
             return plan
         tensors = self.program.tensors
-        lhs = tensors[op.inputs[0]]
-        rhs = tensors[op.inputs[1]] if len(op.inputs) > 1 else lhs
+        lhs, rhs, k = self._matmul_operands(op)
         out = tensors[op.outputs[0]] if op.outputs else lhs
-        k = int(lhs.shape[-1]) if lhs.shape else 1
         flops = int(op.flops) if op.flops else 2 * out.nelms * k
         used = [self.stats(t).tiles_used for t in (op.inputs[:2] + op.outputs[:1]) if t in tensors]
         tiles = max(1, min(self.num_tiles, max(used or [1])))
@@ -164,10 +162,7 @@ class CostModel:
         part = self._partitions.get(op.id)
         if part is not None:
             return part
-        tensors = self.program.tensors
-        lhs = tensors[op.inputs[0]]
-        rhs = tensors[op.inputs[1]] if len(op.inputs) > 1 else lhs
-        k = int(lhs.shape[-1]) if lhs.shape else 1
+        lhs, rhs, k = self._matmul_operands(op)
         n = int(rhs.shape[-1]) if len(rhs.shape) >= 2 else 1
         groups = math.prod(int(d) for d in rhs.shape[:-2]) if len(rhs.shape) > 2 else 1
         m = max(1, lhs.nelms // max(1, k * groups))
@@ -175,6 +170,14 @@ class CostModel:
                               self.device)
         self._partitions[op.id] = part
         return part
+
+    def _matmul_operands(self, op: OpInfo) -> tuple[TensorInfo, TensorInfo, int]:
+        """A matmul's left and right operands (the left twice for a single input) and its
+        contraction length (the left's last dimension)."""
+        tensors = self.program.tensors
+        lhs = tensors[op.inputs[0]]
+        rhs = tensors[op.inputs[1]] if len(op.inputs) > 1 else lhs
+        return lhs, rhs, int(lhs.shape[-1]) if lhs.shape else 1
 
     def _available_memory_proportion(self, op: OpInfo) -> float:
         """The share of tile memory a matmul's temporaries may use: the op's own
