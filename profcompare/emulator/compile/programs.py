@@ -37,7 +37,10 @@ StreamCopyBegin / Mid / End):
   StreamCopyEnd.
 - MatMul: OnTileExecute (weights rearranged: an on-tile copy), Sync, OnTileExecute (Convolve,
   which receives the operand copies it reads from other tiles), Sync, then when the contraction
-  is split an OnTileExecute (Reduce, which receives the partials) and a Sync.
+  is split an OnTileExecute (Reduce, which receives the partials) and a Sync. An input gradient
+  whose transposed weights take PopLibs' copy path (fc_weight_transpose.py) starts instead with
+  a DoExchange into poplin's preRegroup variable, an OnTileExecute (the transpose), Sync, a
+  DoExchange of the operands to the plan's layout and a Sync; its Transpose op is then a view.
 - Reduce*: OnTileExecute (partials), Sync, OnTileExecute (reduce, receiving the partials), Sync.
 - views (Reshape, ...): no step; the output aliases the input.
 - Init 'undef' (placeholder of a host or remote load): one WriteUndef (a liveness marker).
@@ -53,7 +56,8 @@ StreamCopyBegin / Mid / End):
 - anything else: OnTileExecute and Sync (a broadcast input is received by the compute set).
 
 Which steps are DoExchange: only copies between tiles (io_tile_copy, a collective's transfer
-into its buffers, an inter-IPU copy's moves to its sending tiles and from its receiving tiles). A compute set whose vertices read data held on other tiles receives it in its
+into its buffers, an inter-IPU copy's moves to its sending tiles and from its receiving tiles,
+the copies of an input gradient's weights on PopLibs' copy path). A compute set whose vertices read data held on other tiles receives it in its
 own exchange (poplin's Convolution.cpp: "poplar will rearrange the data using exchange code"),
 which Graph Analyser draws inside that compute set's block: in the real trace every DoExchange
 block is a Copy program's (``copyN_Copy_<from>_to_<to>/ExchangePre``) and no Convolve, Reduce or
