@@ -184,16 +184,22 @@ class CostModel:
             return hit
         result = False
         if (op.type == "MatMul" and op.attrs.get("phase") == "BwdLHS" and len(op.inputs) > 1
-                and op.attrs.get("fully_connected_pass", True) is not False):
-            lhs, rhs, k = self._matmul_operands(op)
-            if len(rhs.shape) == 2:
-                rows, cols = int(rhs.shape[1]), int(rhs.shape[0])
-                m = max(1, lhs.nelms // max(1, k))
-                fwd = plan_partition(m, rows, cols, 1, int(lhs.itemsize), self._partial_bytes(op) == 4,
-                                     self.num_tiles, self.device)
-                result = uses_copy_path(fwd, self.amp_partition(op), rows, cols)
+                and op.attrs.get("fully_connected_pass", True) is not False
+                and len(self._matmul_operands(op)[1].shape) == 2):
+            fwd, rows, cols = self._forward_partition(op)
+            result = uses_copy_path(fwd, self.amp_partition(op), rows, cols)
         self._copy_path[op.id] = result
         return result
+
+    def _forward_partition(self, op: OpInfo) -> tuple[AmpPartition, int, int]:
+        """For an input-gradient matmul ``dY[M, N] @ W[K, N]^T``: the partition of its forward
+        matmul ``[M, K] @ [K, N]`` (the plan that laid ``W`` out), K and N."""
+        lhs, rhs, k = self._matmul_operands(op)
+        rows, cols = int(rhs.shape[1]), int(rhs.shape[0])
+        m = max(1, lhs.nelms // max(1, k))
+        fwd = plan_partition(m, rows, cols, 1, int(lhs.itemsize), self._partial_bytes(op) == 4, self.num_tiles,
+                             self.device)
+        return fwd, rows, cols
 
     def _regroup_tile_elements(self, op: OpInfo, bwd: AmpPartition) -> int:
         """Elements of the copy path's preRegroup variable on its fullest tile: the weights
@@ -202,11 +208,7 @@ class CostModel:
         plan's input channels per group along K, along N the greatest divisor of N in the backward
         plan's group (``regroupTensor`` needs each group to divide its dimension; the real trace's
         preRegroup copy reads the weights alone, unpadded)."""
-        lhs, rhs, k = self._matmul_operands(op)
-        rows, cols = int(rhs.shape[1]), int(rhs.shape[0])  # W[K, N]; the RHS is its transpose
-        m = max(1, lhs.nelms // max(1, k))
-        fwd = plan_partition(m, rows, cols, 1, int(lhs.itemsize), self._partial_bytes(op) == 4, self.num_tiles,
-                             self.device)
+        fwd, rows, cols = self._forward_partition(op)
         per = max(1, fwd.unit.in_chans * math.gcd(bwd.unit.in_chans, max(1, cols)))
         transpositions = -(-(rows * cols) // per)
         return -(-transpositions // max(1, self.num_tiles)) * per
