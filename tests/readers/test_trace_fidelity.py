@@ -36,9 +36,25 @@ def real_trace() -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def comparison(real_trace):
-    report = compile_program(lower(pipelined_mlp_ir()), MK2).with_execution(1)
-    return compare_traces(report.trace, real_trace)
+def sim_trace() -> pd.DataFrame:
+    return compile_program(lower(pipelined_mlp_ir()), MK2).with_execution(1).trace
+
+
+@pytest.fixture(scope="module")
+def comparison(sim_trace, real_trace):
+    return compare_traces(sim_trace, real_trace)
+
+
+def test_fc4s_transposed_weights_take_the_copy_path_as_in_the_real_trace(sim_trace, real_trace):
+    # the input gradient of fc4 (512 x 10 weights) regroups its weights through exchanges in
+    # both traces, once per micro-batch; fc2's and fc3's (512 x 512) transpose with vertices:
+    # no such exchange on IPU 0, nor a second one on IPU 1
+    def per_ipu(trace, pattern, runs):
+        rows = trace[(trace["type"] == "DoExchange") & trace["name"].str.contains(pattern, regex=False)]
+        return {ipu: n // runs for ipu, n in rows.groupby("ipu").size().items()}
+
+    assert per_ipu(sim_trace, "preRegroup", 1) == per_ipu(real_trace, "fc4.weight_to_", 2) == {1: 6}
+    assert per_ipu(sim_trace, "rearranged", 1) == per_ipu(real_trace, "actsRearranged", 2) == {1: 6}
 
 
 def test_the_host_copy_constants_are_the_real_traces_medians(real_trace):
@@ -69,7 +85,7 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
     c = comparison
     assert c.real_runs == 2
     # spans: both IPUs end together (the run ends when both have)
-    assert c.sim_spans == {0: 1_138_030, 1: 1_138_030}
+    assert c.sim_spans == {0: 1_137_982, 1: 1_137_982}
     assert c.real_spans == {0: 1_270_375.0, 1: 1_270_375.0}
     # the span meets its 15% target since the Convolve is PopLibs' AMP estimate and the mean
     # accumulations, stash counters, pipeline-buffer copies, the loss's one-hot encoding, Adam's
@@ -81,14 +97,16 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
         assert round(c.span_error(ipu), 4) == -0.1042
         assert abs(c.span_error(ipu)) <= SPAN_TARGET
     rows = {(r.ipu, r.type): r for r in c.compared_rows}
-    # what the model meets: every block count within 20% but IPU 1's DoExchange, cycles per type
-    # within 25%. DoExchange: each of the 7 exchanges' on-chip moves on
-    # each IPU (14), each stage output's move into the pipeline's buffer (6 per IPU), the repeat
-    # loop's iterator (4, IPU 0) and the loss's one-hot labels copied to the probabilities' layout
-    # (6, IPU 1); IPU 1's real trace also moves two of the last layer's small operands through
-    # exchanges (a regroup of fc4.weight, the rearranged operands of its weight gradient: 2 x 6
-    # per run), which the model has no layouts to decide (docs section 12)
-    gaps_blocks = {(1, "DoExchange")}
+    # what the model meets: every block count within 20%, cycles per type within 25%. DoExchange:
+    # each of the 7 exchanges' on-chip moves on each IPU (14), each stage output's move into the
+    # pipeline's buffer (6 per IPU), the repeat loop's iterator (4, IPU 0), the loss's one-hot
+    # labels copied to the probabilities' layout (6, IPU 1) and fc4's input gradient's transposed
+    # weights on PopLibs' copy path (IPU 1: a preRegroup copy and the rearranged operands' copy,
+    # 2 x 6 a run, as the real trace's fc4.weight_to_.../preRegroup and .../actsRearranged).
+    # Not modelled: the Switch that selects the engine's program at the start of each run, its
+    # control value broadcast to both IPUs (the real switchControlBroadcast: a DoExchange, an
+    # ExternalSync and a GlobalExchange per IPU and run; docs section 12)
+    gaps_blocks: set[tuple[int, str]] = set()
     # IPU 1's ExternalSync (its wait for IPU 0's first stage in the ramp-up: 12,382 cycles real,
     # 10,234 modelled) meets the target since the stage's two stash writes are PopLibs'
     # DynamicUpdateSlice1D estimate (439 cycles each, the real 622) and its two matmuls' partials
@@ -107,22 +125,24 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
     assert pinned == {
         (0, "DoExchange"): (24, 3_452), (0, "ExternalSync"): (7, 917), (0, "GlobalExchange"): (7, 6_783),
         (0, "InternalSync"): (318, 29_892), (0, "OnTileExecute"): (492, 211_449), (0, "StreamCopy"): (26, 51_586),
-        (0, "StreamCopyBegin"): (38, 640_147), (0, "StreamCopyEnd"): (38, 193_804),
-        (1, "DoExchange"): (26, 3_982), (1, "ExternalSync"): (7, 11_020), (1, "GlobalExchange"): (7, 6_783),
-        (1, "InternalSync"): (324, 67_685), (1, "OnTileExecute"): (432, 173_564), (1, "StreamCopy"): (12, 13_344),
-        (1, "StreamCopyBegin"): (38, 629_606), (1, "StreamCopyEnd"): (38, 232_046),
+        (0, "StreamCopyBegin"): (38, 640_099), (0, "StreamCopyEnd"): (38, 193_804),
+        (1, "DoExchange"): (38, 5_530), (1, "ExternalSync"): (7, 11_020), (1, "GlobalExchange"): (7, 6_783),
+        (1, "InternalSync"): (324, 67_685), (1, "OnTileExecute"): (426, 171_872), (1, "StreamCopy"): (12, 13_344),
+        (1, "StreamCopyBegin"): (38, 629_702), (1, "StreamCopyEnd"): (38, 232_046),
     }
-    # the gaps, as they stand (docs/ipu-model.md section 12)
-    assert round(rows[(1, "DoExchange")].blocks_error, 3) == -0.333 and round(rows[(1, "DoExchange")].cycles_error, 3) == -0.123
+    # the gaps, as they stand (docs/ipu-model.md section 12): IPU 1's DoExchange blocks one short
+    # a run (the program Switch's broadcast), their cycles over since every modelled DoExchange
+    # costs the real trace's median DoExchange (117 cycles) plus its bytes
+    assert round(rows[(1, "DoExchange")].blocks_error, 3) == -0.026 and round(rows[(1, "DoExchange")].cycles_error, 3) == 0.218
     assert round(rows[(0, "OnTileExecute")].cycles_error, 3) == -0.195
     assert round(rows[(1, "ExternalSync")].cycles_error, 3) == -0.177
     # the pipeline: the same ramp-up / steady / ramp-down cycles, host copies on every IPU at once
     assert c.sim_pipeline.kinds == c.real_pipeline.kinds
     lengths = {k: (round(c.sim_pipeline.mean_length(k)), round(c.real_pipeline.mean_length(k)))
                for k in ("ramp-up", "steady", "ramp-down")}
-    assert lengths == {"ramp-up": (66_894, 114_242), "steady": (102_529, 125_106), "ramp-down": (63_129, 67_502)}
+    assert lengths == {"ramp-up": (66_882, 114_242), "steady": (102_529, 125_106), "ramp-down": (63_117, 67_502)}
     assert c.sim_overlaps.host_copies_together > 0.9 and c.real_overlaps.host_copies_together > 0.9
-    assert c.summary_line() == ("trace fidelity: span error IPU0 -10.4%, IPU1 -10.4%; block counts max error 33.3%; "
+    assert c.summary_line() == ("trace fidelity: span error IPU0 -10.4%, IPU1 -10.4%; block counts max error 12.5%; "
                                 "cycles per type max error 24.9%")
 
 

@@ -36,6 +36,7 @@ import numpy as np
 
 from profcompare.emulator.compile.amp import AmpPartition, plan_partition
 from profcompare.emulator.compile.conv_reduce import reduce_stage_cycles
+from profcompare.emulator.compile.fc_weight_transpose import uses_copy_path
 from profcompare.emulator.compile.mapping import linear_split
 from profcompare.emulator.compile.popops_map import adam_element_ops, element_cycles, map_tile_cycles, worker_grain
 from profcompare.emulator.compile.popops_slice import dynamic_slice_cycles
@@ -94,6 +95,7 @@ class CostModel:
         self._stats: dict[str, TensorStats] = {}
         self._plans: dict[str, MatmulPlan] = {}
         self._partitions: dict[str, AmpPartition] = {}
+        self._copy_path: dict[str, bool] = {}
 
     # -- tensors -------------------------------------------------------------------------
     def stats(self, tid: str) -> TensorStats:
@@ -170,6 +172,46 @@ class CostModel:
                               self.device)
         self._partitions[op.id] = part
         return part
+
+    def weights_by_copy(self, op: OpInfo) -> bool:
+        """True for an input-gradient matmul whose transposed weights take PopLibs' copy path
+        (fc_weight_transpose.py): a MatMul of phase BwdLHS under the fully connected pass (PopART's
+        default) whose RHS is a 2-D weight transposed, ``W[K, N]^T``, and whose forward plan
+        (``[M, K] @ [K, N]``, the plan that laid ``W`` out) and backward plan make PopLibs'
+        ``fullyConnectedWeightTranspose`` fall back to copies."""
+        hit = self._copy_path.get(op.id)
+        if hit is not None:
+            return hit
+        result = False
+        if (op.type == "MatMul" and op.attrs.get("phase") == "BwdLHS" and len(op.inputs) > 1
+                and op.attrs.get("fully_connected_pass", True) is not False
+                and len(self._matmul_operands(op)[1].shape) == 2):
+            fwd, rows, cols = self._forward_partition(op)
+            result = uses_copy_path(fwd, self.amp_partition(op), rows, cols)
+        self._copy_path[op.id] = result
+        return result
+
+    def _forward_partition(self, op: OpInfo) -> tuple[AmpPartition, int, int]:
+        """For an input-gradient matmul ``dY[M, N] @ W[K, N]^T``: the partition of its forward
+        matmul ``[M, K] @ [K, N]`` (the plan that laid ``W`` out), K and N."""
+        lhs, rhs, k = self._matmul_operands(op)
+        rows, cols = int(rhs.shape[1]), int(rhs.shape[0])
+        m = max(1, lhs.nelms // max(1, k))
+        fwd = plan_partition(m, rows, cols, 1, int(lhs.itemsize), self._partial_bytes(op) == 4, self.num_tiles,
+                             self.device)
+        return fwd, rows, cols
+
+    def _regroup_tile_elements(self, op: OpInfo, bwd: AmpPartition) -> int:
+        """Elements of the copy path's preRegroup variable on its fullest tile: the weights
+        ``W[K, N]`` in whole transpositions spread evenly over the IPU's tiles (popops
+        ``regroupTensorInternal``), each of (forward group x backward group) elements: the forward
+        plan's input channels per group along K, along N the greatest divisor of N in the backward
+        plan's group (``regroupTensor`` needs each group to divide its dimension; the real trace's
+        preRegroup copy reads the weights alone, unpadded)."""
+        fwd, rows, cols = self._forward_partition(op)
+        per = max(1, fwd.unit.in_chans * math.gcd(bwd.unit.in_chans, max(1, cols)))
+        transpositions = -(-(rows * cols) // per)
+        return -(-transpositions // max(1, self.num_tiles)) * per
 
     def _matmul_operands(self, op: OpInfo) -> tuple[TensorInfo, TensorInfo, int]:
         """A matmul's left and right operands (the left twice for a single input) and its
@@ -324,6 +366,23 @@ class CostModel:
             if role == "mm_rearrange":
                 # each tile writes its slice of the weights padded to the AMP's channel groups
                 add("compute", part.weights_bytes_per_tile / d.datapath_bytes + d.vertex_overhead_cycles)
+            elif role in ("mm_preregroup", "mm_regroup"):
+                # the transposed weights' copy path (fc_weight_transpose.py): the weights cut into
+                # transpositions spread over the tiles; copied there, then transposed on each tile
+                # (vector unit)
+                per_tile = self._regroup_tile_elements(op, part)
+                itemsize = self._matmul_operands(op)[1].itemsize
+                if role == "mm_preregroup":
+                    add("exchange", per_tile * itemsize / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+                else:
+                    add("compute", per_tile / d.vector_width(itemsize) + d.vertex_overhead_cycles)
+            elif role == "mm_rearrange_exchange":
+                # the regrouped weights copied to the plan's layout: each tile receives its slice of
+                # the field operand (the other operand's slices reach the Convolve in its own
+                # exchange, as for every matmul of the model)
+                field_bytes = (part.field_per_tile * part.groups_per_tile * part.in_groups_per_tile
+                               * part.unit.in_chans * part.unit.itemsize)
+                add("exchange", field_bytes / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
             elif role == "mm_convolve":
                 # the Convolve receives the weights slices from the tiles the rearrangement wrote
                 # them on (its own exchange, programs.EXCHANGE_INSIDE_ROLES), then runs the AMP

@@ -87,8 +87,10 @@ def temporaries(program: LoweredProgram, steps: ProgramSteps, costs: CostModel) 
         key = op.outputs[0] if op.outputs else op.inputs[0]
         base = _temporary_base(program, op.graph, key)
         if plan.copied_bytes:
+            # from the operands' copy on (the preRegroup copy on the transposed weights' copy path)
+            first = "mm_preregroup" if costs.weights_by_copy(op) else "mm_rearrange"
             temps.append(Temporary(op.id, base + "/operand_copies", plan.copied_bytes,
-                                   plan.kept_operand, "mm_rearrange", "mm_convolve", False))
+                                   plan.kept_operand, first, "mm_convolve", False))
         if plan.partial_bytes:
             temps.append(Temporary(op.id, base + "/partials", plan.partial_bytes, key, "mm_convolve", "mm_reduce", True))
     return temps

@@ -37,7 +37,10 @@ StreamCopyBegin / Mid / End):
   StreamCopyEnd.
 - MatMul: OnTileExecute (weights rearranged: an on-tile copy), Sync, OnTileExecute (Convolve,
   which receives the operand copies it reads from other tiles), Sync, then when the contraction
-  is split an OnTileExecute (Reduce, which receives the partials) and a Sync.
+  is split an OnTileExecute (Reduce, which receives the partials) and a Sync. An input gradient
+  whose transposed weights take PopLibs' copy path (fc_weight_transpose.py) starts instead with
+  a DoExchange into poplin's preRegroup variable, an OnTileExecute (the transpose), Sync, a
+  DoExchange of the operands to the plan's layout and a Sync; its Transpose op is then a view.
 - Reduce*: OnTileExecute (partials), Sync, OnTileExecute (reduce, receiving the partials), Sync.
 - views (Reshape, ...): no step; the output aliases the input.
 - Init 'undef' (placeholder of a host or remote load): one WriteUndef (a liveness marker).
@@ -53,7 +56,8 @@ StreamCopyBegin / Mid / End):
 - anything else: OnTileExecute and Sync (a broadcast input is received by the compute set).
 
 Which steps are DoExchange: only copies between tiles (io_tile_copy, a collective's transfer
-into its buffers, an inter-IPU copy's moves to its sending tiles and from its receiving tiles). A compute set whose vertices read data held on other tiles receives it in its
+into its buffers, an inter-IPU copy's moves to its sending tiles and from its receiving tiles,
+the copies of an input gradient's weights on PopLibs' copy path). A compute set whose vertices read data held on other tiles receives it in its
 own exchange (poplin's Convolution.cpp: "poplar will rearrange the data using exchange code"),
 which Graph Analyser draws inside that compute set's block: in the real trace every DoExchange
 block is a Copy program's (``copyN_Copy_<from>_to_<to>/ExchangePre``) and no Convolve, Reduce or
@@ -226,12 +230,13 @@ Template = tuple[str, str, str]
 _SYNC: Template = ("Sync", "/Internal Sync", "sync_internal")
 
 
-def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contraction: bool = True
-              ) -> tuple[Template, ...]:
+def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contraction: bool = True,
+              weights_by_copy: bool = False) -> tuple[Template, ...]:
     """The (program type, name suffix, role) steps of one non-Call op (see module docstring).
 
     ``split_contraction`` says whether a matmul's plan splits its contraction (partials to
-    exchange and reduce).
+    exchange and reduce); ``weights_by_copy`` whether an input-gradient matmul's transposed
+    weights take PopLibs' copy path (fc_weight_transpose.py).
     """
     if op_class in ("host_load", "host_store"):
         return (("StreamCopyBegin", "/Begin", "host_begin"), ("StreamCopyMid", "/Mid", "host_mid"),
@@ -281,8 +286,19 @@ def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contr
     if op_class == "write_undef":
         return (("WriteUndef", "", "write_undef"),)
     if op_class == "matmul":
-        steps: list[Template] = [("OnTileExecute", "/weightsRearranged/OnTileCopy", "mm_rearrange"), _SYNC,
-                                 ("OnTileExecute", "/Convolve", "mm_convolve"), _SYNC]
+        steps: list[Template]
+        if weights_by_copy:
+            # the weights regrouped (poplin regroupIfBeneficialForPlan): copied into the preRegroup
+            # variable spread over the tiles, transposed, then both operands copied to the plan's
+            # layout in one exchange (Poplar merges the post-transpose copies, as the real trace's
+            # {...partialTranspose, ...}_to_{...actsRearranged, ...weightsRearranged} shows)
+            steps = [("DoExchange", "/preRegroup/ExchangePre", "mm_preregroup"),
+                     ("OnTileExecute", "/Transpose", "mm_regroup"), _SYNC,
+                     ("DoExchange", "/rearranged/ExchangePre", "mm_rearrange_exchange"), _SYNC,
+                     ("OnTileExecute", "/Convolve", "mm_convolve"), _SYNC]
+        else:
+            steps = [("OnTileExecute", "/weightsRearranged/OnTileCopy", "mm_rearrange"), _SYNC,
+                     ("OnTileExecute", "/Convolve", "mm_convolve"), _SYNC]
         if split_contraction:
             steps += [("OnTileExecute", "/Reduce", "mm_reduce"), _SYNC]
         return tuple(steps)
@@ -449,15 +465,33 @@ def call_copies(op: OpInfo, phase: str, zero_copy: Mapping[str, str]) -> tuple[t
     return tuple(g_outputs.items()) + back
 
 
-def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool] | None = None) -> ProgramSteps:
+def copy_path_views(program: LoweredProgram, weights_by_copy: frozenset[str]) -> frozenset[str]:
+    """The Transpose ops that are views: those giving a copy-path matmul its transposed weights
+    (PopLibs' ``fullyConnectedWeightTranspose`` then returns a dimShuffle of the weights: no
+    compute; fc_weight_transpose.py)."""
+    producer = {t: op for op in program.ops.values() for t in op.outputs}
+    out = set()
+    for op_id in weights_by_copy:
+        op = program.ops.get(op_id)
+        src = producer.get(op.inputs[1]) if op is not None and len(op.inputs) > 1 else None
+        if src is not None and src.type == "Transpose":
+            out.add(src.id)
+    return frozenset(out)
+
+
+def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool] | None = None,
+                   weights_by_copy: frozenset[str] = frozenset()) -> ProgramSteps:
     """Build the static program steps and the executed sequence (WeightsFromHost, one run).
 
     ``split_contraction`` maps matmul op ids to whether their plan splits the contraction
-    (default: split). Returns :class:`ProgramSteps`. Static steps are created for every op of
-    every reachable graph (calls outlined) in graph/op order; the executed sequence follows
-    ``program.schedule``.
+    (default: split); ``weights_by_copy`` holds the input-gradient matmuls whose transposed
+    weights take PopLibs' copy path (their Transpose is then a view). Returns
+    :class:`ProgramSteps`. Static steps are created for every op of every reachable graph (calls
+    outlined) in graph/op order; the executed sequence follows ``program.schedule``.
     """
     op_class = {op_id: classify(op, program) for op_id, op in program.ops.items()}
+    for op_id in copy_path_views(program, weights_by_copy):
+        op_class[op_id] = "view"
     base_root = alias_roots(program, op_class)
     zero_copy = zero_copy_inputs(program, base_root)
     roots = alias_roots(program, op_class, zero_copy)
@@ -492,7 +526,8 @@ def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool
                 idx.append(step.index)
         else:
             for ptype, suffix, role in templates(op, op_class[op.id], program,
-                                                 split_contraction=splits.get(op.id, True)):
+                                                 split_contraction=splits.get(op.id, True),
+                                                 weights_by_copy=op.id in weights_by_copy):
                 # a scalar update works on the op's smallest tensor (its counter) only
                 scalar = _smallest_tensor(op, program) if role == "scalar_update" else ""
                 step = StaticStep(len(static), op.id, phase, ptype, base + suffix, role, scalar)

@@ -424,21 +424,30 @@ def _swap_last(t: Tensor) -> Tensor:
     return ops.transpose(t, perm)
 
 
+def _phased(t: Tensor, phase: str) -> Tensor:
+    """``t``, the output of a gradient matmul, with PopART's matmul phase recorded on its op:
+    MatMulGradPattern replaces MatMulLhsGradOp / MatMulRhsGradOp by a MatMul of phase BwdLHS /
+    BwdRHS, which MatMulOpx turns into PopLibs' fullyConnectedPass TRAINING_BWD / TRAINING_WU
+    (popart willow/src/patterns/matmulgradpattern.cpp, willow/src/popx/op/matmulx.cpp)."""
+    t._producer.attrs["phase"] = phase
+    return t
+
+
 def _matmul_grad(op: Op, g: Tensor, fwd: Callable[[Tensor], Tensor]) -> list[Tensor | None]:
     a_f, b_f = op.inputs
     if g.dtype != a_f.dtype:
         g = ops.cast(g, a_f.dtype)
     if a_f.rank >= 2 and b_f.rank == 2:
         a, b = fwd(a_f), fwd(b_f)
-        da = ops.matmul(g, ops.transpose(b))
+        da = _phased(ops.matmul(g, ops.transpose(b)), "BwdLHS")
         k, n = b_f.shape
         a2 = a if a.rank == 2 else ops.reshape(a, (-1, k))
         g2 = g if g.rank == 2 else ops.reshape(g, (-1, n))
-        db = ops.matmul(ops.transpose(a2), g2)
+        db = _phased(ops.matmul(ops.transpose(a2), g2), "BwdRHS")
         return [da, db]
     if a_f.rank == b_f.rank and a_f.rank > 2 and a_f.shape[:-2] == b_f.shape[:-2]:
         a, b = fwd(a_f), fwd(b_f)
-        return [ops.matmul(g, _swap_last(b)), ops.matmul(_swap_last(a), g)]
+        return [_phased(ops.matmul(g, _swap_last(b)), "BwdLHS"), _phased(ops.matmul(_swap_last(a), g), "BwdRHS")]
     raise SimulatorNotImplementedError(not_implemented_message(
         f"autodiff of matmul with shapes {a_f.shape} @ {b_f.shape}"))
 
