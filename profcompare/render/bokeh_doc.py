@@ -102,10 +102,15 @@ _GLYPHS: dict[str, tuple[tuple[str, ...], tuple[str, ...], frozenset[str], tuple
     "VBar": (("x", "width", "top", "line_color", "line_alpha", "fill_color", "fill_alpha", "hatch_alpha"),
              ("x", "width", "top"), frozenset({"line_color", "line_alpha", "fill_color", "fill_alpha", "hatch_alpha"}),
              ("line_alpha", "fill_alpha", "hatch_alpha")),
-    "Quad": (("left", "right", "bottom", "top", "line_color", "line_alpha", "fill_color", "fill_alpha", "hatch_alpha"),
+    "Quad": (("left", "right", "bottom", "top", "line_color", "line_alpha", "line_width", "fill_color", "fill_alpha",
+              "hatch_color", "hatch_alpha", "hatch_pattern"),
              ("left", "right", "bottom", "top"),
-             frozenset({"line_color", "line_alpha", "fill_color", "fill_alpha", "hatch_alpha"}),
+             frozenset({"line_color", "line_alpha", "line_width", "fill_color", "fill_alpha", "hatch_color",
+                        "hatch_alpha", "hatch_pattern"}),
              ("line_alpha", "fill_alpha", "hatch_alpha")),
+    "Text": (("x", "y", "text", "x_offset", "text_color", "text_alpha", "text_font_size", "text_baseline"),
+             ("x", "y", "text"), frozenset({"x_offset", "text_color", "text_alpha", "text_font_size", "text_baseline"}),
+             ("text_alpha",)),
 }
 
 
@@ -203,6 +208,7 @@ class Figure:
         self.ygrid = _grid(self.yaxis, 1)
         self.center: list[Model] = [self.xgrid, self.ygrid]
         self.below: list[Model] = [self.xaxis]
+        self.right: list[Model] = []
         self.tools_on = tools
         self.tools: list[Model] = []
         self.box: Model | None = None
@@ -213,7 +219,7 @@ class Figure:
         self.legend: Model | None = None
 
     def glyph(self, kind: str, source: Model, *, legend_label: str | None = None, **attributes: Any) -> Model:
-        """Add a glyph renderer (``Step``, ``Line``, ``VAreaStep``, ``VBar`` or ``Quad``) drawing
+        """Add a glyph renderer (``Step``, ``Line``, ``VAreaStep``, ``VBar``, ``Quad`` or ``Text``) drawing
         ``source``: coordinates are column names (or numbers), visual attributes values (or
         :func:`field`). A ``legend_label`` adds the renderer to the legend's item of that label."""
         renderer = Model(
@@ -256,6 +262,14 @@ class Figure:
         self.legend = Model("Legend", **_ordered(("location", "orientation", "click_policy", "items"), attrs))
         self.below.append(self.legend)
 
+    def legend_right(self, **attributes: Any) -> None:
+        """Put the legend right of the plot, one entry per line (``location``, ``click_policy``)."""
+        if self.legend is None:
+            raise ValueError("the figure has no legend")
+        attrs = {**attributes, "items": self.legend.attributes["items"]}
+        self.legend = Model("Legend", **_ordered(("location", "orientation", "click_policy", "items"), attrs))
+        self.right.append(self.legend)
+
     def model(self, **extra: Any) -> Model:
         """The Figure model (``toolbar_location`` may be given in ``extra``)."""
         attrs: dict[str, Any] = {"name": self.name, "height": self.height, "sizing_mode": "stretch_width",
@@ -270,6 +284,8 @@ class Figure:
             attrs["toolbar"] = Model("Toolbar")
         attrs.update(extra)
         attrs["left"] = [self.yaxis]
+        if self.right:
+            attrs["right"] = self.right
         attrs["below"] = self.below
         attrs["center"] = self.center
         return Model("Figure", **attrs)

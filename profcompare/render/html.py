@@ -38,7 +38,7 @@ from markupsafe import Markup
 from profcompare import analysis
 from profcompare._version import __version__
 from profcompare.model import DEVICE_PHASES, METRIC_UNITS, METRICS, Report
-from profcompare.render import html_ledger, interactive, plots
+from profcompare.render import bar_charts, html_ledger, interactive
 from profcompare.render.ipu_sections import html_ipu_section
 from profcompare.render.replica_sections import (
     comparison_streaming_totals_note,
@@ -82,7 +82,6 @@ from profcompare.render.html_model import (
     sort_key,
     status_cell,
     step_cell,
-    svg_figure,
     text_cell,
 )
 from profcompare.compare.verdict import ComparisonVerdict, comparison_verdict
@@ -190,10 +189,8 @@ def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
             ),
         )
     table = Table("categories-table", cols, rows, footer, empty="no memory categories in the report(s)")
-    figure = svg_figure(
-        "fig-categories", plots.plot_categories(reports), "Memory by category, summed over the tiles of one replica"
-    )
-    return Section("memory", "Memory", (figure,), (table,))
+    chart = bar_charts.categories_chart(reports, roles_of(obj)[1])
+    return Section("memory", "Memory", (), (table,), charts=(chart,))
 
 
 def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: list[str]) -> Section:
@@ -454,12 +451,8 @@ def _code_section(obj: Report | Comparison, reports: list[Report], top: int) -> 
         cols = (Col("name", "Program"), Col("type", "Type"), *diff_cols("code"))
         footer = other_diff_footer(view, "programs", len(cols), leading=1, suffix="code_bytes")
     table = Table("code-table", cols, rows, footer, cut_note(view, "programs"), empty="no code data")
-    figure = svg_figure(
-        "fig-code",
-        plots.plot_code(reports, top=min(top, 15)),
-        "Code bytes by program (summed over code categories), largest programs",
-    )
-    return Section("code", "Code", (figure,), (table,))
+    chart = bar_charts.code_chart(reports, roles_of(obj)[1], top=min(top, bar_charts.CODE_PROGRAMS))
+    return Section("code", "Code", (), (table,), charts=(chart,))
 
 
 def _remote_section(obj: Report | Comparison, top: int) -> Section:
@@ -635,12 +628,8 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
             ),
         )
     table = Table("execution-table", cols, rows, footer, note=EXECUTION_NOTE)
-    figure = svg_figure(
-        "fig-execution", plots.plot_execution(reports),
-        "Device cycles per step (one run of the main program) by device phase; host/runtime time is not device "
-        "time, so it is not stacked: it is written after each bar",
-    )
-    return Section("execution", "Execution", (figure,), (table, _time_table(obj)))
+    chart = bar_charts.execution_chart(reports, roles_of(obj)[1])
+    return Section("execution", "Execution", (), (table, _time_table(obj)), charts=(chart,))
 
 
 #: The note of the execution table: what is device time and what is not.

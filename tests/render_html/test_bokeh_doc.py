@@ -17,7 +17,7 @@ from test_trace_view import BASE_BLOCKS, NEW_BLOCKS, _with_trace
 
 from profcompare.compare import compare
 from profcompare.model import Report
-from profcompare.render import bokeh_doc, interactive
+from profcompare.render import bar_charts, bokeh_doc, interactive
 from profcompare.render.trace_chart import trace_chart
 
 
@@ -87,7 +87,8 @@ def roots(monkeypatch: pytest.MonkeyPatch) -> list[bokeh_doc.Model]:
 
 def _charts(onchip: Report, offchip: Report) -> list[interactive.InteractiveChart]:
     base, new = _with_trace(onchip, BASE_BLOCKS), _with_trace(offchip, NEW_BLOCKS)
-    aligned = compare(onchip, offchip).liveness
+    diff = compare(onchip, offchip)
+    aligned = diff.liveness
     return [
         interactive.liveness_chart([onchip, offchip], ["base", "new"], aligned=aligned),
         interactive.liveness_chart([onchip], ["report"]),
@@ -99,6 +100,12 @@ def _charts(onchip: Report, offchip: Report) -> list[interactive.InteractiveChar
         trace_chart([base, new], ["base", "new"], max_blocks=3, bins=5),
         trace_chart([onchip], ["report"]),  # no trace: the empty chart
         interactive._empty_chart("chart-x", ESCAPE_NAME),
+        bar_charts.categories_chart([onchip, offchip], ["base", "new"]),
+        bar_charts.categories_chart([onchip], ["report"]),
+        bar_charts.code_chart([onchip, offchip], ["base", "new"]),
+        bar_charts.execution_chart([onchip, offchip], ["base", "new"]),
+        bar_charts.execution_chart([onchip], ["report"]),
+        bar_charts.ledger_chart(diff),
     ]
 
 
