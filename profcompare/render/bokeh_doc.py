@@ -377,6 +377,8 @@ class _Serializer:
         if isinstance(v, np.ndarray):
             return _ndarray(v, self.level)
         if isinstance(v, (list, tuple)):
+            if all(type(inner) is str for inner in v):  # a column of tooltip texts: written as is
+                return list(v)
             return [self.encode(inner) for inner in v]
         if isinstance(v, Map):
             if not v.entries:
