@@ -6,9 +6,11 @@ against importing ``bokeh.models``."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -176,8 +178,36 @@ def test_a_page_with_charts_imports_no_bokeh_models(tmp_path: Any) -> None:
         from profcompare.compare import compare
         page = render_page(build_page(compare(build_report("onchip"), build_report("offchip"))))
         assert "chart-liveness" in page and "chart-tiles" in page
-        print(sorted(m for m in sys.modules if m.startswith("bokeh.")))
+        print(sorted(m for m in sys.modules if m.partition(".")[0] in ("bokeh", "matplotlib")))
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BOKEH_")}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env).stdout
     loaded = json.loads(out.strip().replace("'", '"'))
     assert not [m for m in loaded if m.startswith(("bokeh.models", "bokeh.plotting", "bokeh.embed", "bokeh.model"))]
+    assert not [m for m in loaded if m.startswith("matplotlib")]  # the bar charts are BokehJS documents too
+    if not (Path.home() / ".bokeh" / "bokeh.yaml").exists():
+        assert loaded == []  # Bokeh's default settings and version read without importing it
+
+
+def test_bokehs_default_settings_are_bokehs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import bokeh
+    from bokeh.settings import settings
+
+    for name in [n for n in os.environ if n.startswith("BOKEH_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(bokeh_doc, "_settings_may_be_set", lambda: False)
+    monkeypatch.delitem(sys.modules, "bokeh")  # as in a process that has not imported it
+    try:
+        fast = bokeh_doc._settings()
+    finally:
+        sys.modules["bokeh"] = bokeh
+    assert fast.version == bokeh.__version__
+    assert fast.compression_level == settings.compression_level.default == settings.compression_level()
+    assert (fast.dev, fast.minified, fast.log_level) == (settings.dev, settings.minified(), settings.log_level())
+    assert fast.bokehjs_path.resolve() == Path(settings.bokehjs_path()).resolve()
+
+
+def test_a_bokeh_setting_in_the_environment_is_bokehs_to_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOKEH_COMPRESSION_LEVEL", "5")
+    assert bokeh_doc._settings_may_be_set()
+    assert bokeh_doc._settings().compression_level == 5  # Bokeh's own settings, environment included
