@@ -920,6 +920,10 @@ def _accumulate_mean(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
         else:
             st = step.astype(np.float32)
             keep, new = (st / (st + 1)).astype(npdt), (1 / (st + 1)).astype(npdt)
+            if keep.size == keep.shape[0] and _rows_equal(keep) and _rows_equal(new):
+                # every replica at the same step (as usual): one factor, not one per replica
+                # broadcast over the tensor (the same products, a faster multiply)
+                keep, new = keep.reshape(-1)[0], new.reshape(-1)[0]
         x_in = env[xs]
         if x_in.dtype == npdt:
             x = np.multiply(x_in, new)  # the cast copy and the scaling in one pass
