@@ -5,10 +5,11 @@ Code, Streaming Memory, Execution) and the memory ledger (:mod:`profcompare.rend
 a comparison's page leads with where each parameter's bytes moved, a report's page shows its
 ledger after the summary. Comparisons show base and new side by side with a diff column;
 PopVision calls them source and target. Everything the page needs is inside the file:
-CSS and JavaScript are package data inlined into the page, static figures are inline SVG, and
-the liveness and per-tile charts are interactive (zoom, pan, hover a step; see
-:mod:`profcompare.render.interactive`) through BokehJS inlined into the page, so it opens offline
-and can be attached to a CI run.
+CSS and JavaScript are package data inlined into the page, and every chart is drawn by BokehJS
+inlined into the page from its JSON: the liveness and per-tile curves (zoom, pan, hover a step;
+see :mod:`profcompare.render.interactive`) and the bar charts of the ledger, memory categories,
+code and execution (:mod:`profcompare.render.bar_charts`), so it opens offline and can be
+attached to a CI run. Rendering a page imports neither matplotlib nor Bokeh's Python package.
 
 Safety: the page is built only with Jinja2 templates with autoescaping on. Report-derived text
 (variable names, programs, paths) reaches the page either as autoescaped template values or as
@@ -16,7 +17,7 @@ JSON through Jinja's ``tojson`` filter inside a ``<script type="application/json
 escapes ``<``, ``>``, ``&`` and ``'``), never by string splicing.
 
 Size: every table is cut to ``top`` rows plus an "other" row (see
-:func:`profcompare.analysis.top_n`) and curves are downsampled (:mod:`profcompare.render.plots`),
+:func:`profcompare.analysis.top_n`) and curves are cut into buckets (:mod:`profcompare.render.interactive`),
 so two reports with a million variables each still give a page of a few hundred kilobytes.
 
 Data preparation (``build_page``) is kept apart from rendering (``render_page``): the first turns
@@ -654,7 +655,7 @@ def _verdict_section(cmp: Comparison, verdict: ComparisonVerdict) -> Section:
 def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     """Prepare everything the HTML page shows for a report or a comparison.
 
-    Returns a :class:`Page` of display strings, sort keys and inline SVG figures; no HTML is
+    Returns a :class:`Page` of display strings, sort keys and chart JSON; no HTML is
     produced here. Tables are cut to ``top`` rows (variables, code, remote buffers) with an
     "other" row. Raises ProfcompareError for a negative ``top``.
     """
