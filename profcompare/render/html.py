@@ -9,7 +9,8 @@ CSS and JavaScript are package data inlined into the page, and every chart is dr
 inlined into the page from its JSON: the liveness and per-tile curves (zoom, pan, hover a step;
 see :mod:`profcompare.render.interactive`) and the bar charts of the ledger, memory categories,
 code and execution (:mod:`profcompare.render.bar_charts`), so it opens offline and can be
-attached to a CI run. Rendering a page imports neither matplotlib nor Bokeh's Python package.
+attached to a CI run. Rendering a page imports no matplotlib, and no Bokeh Python module unless
+a ``BOKEH_*`` variable or Bokeh's config file can change its settings (:mod:`.bokeh_doc`).
 
 Safety: the page is built only with Jinja2 templates with autoescaping on. Report-derived text
 (variable names, programs, paths) reaches the page either as autoescaped template values or as
