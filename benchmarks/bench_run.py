@@ -22,11 +22,11 @@ and filled by one warm-up run of each command that is not counted. The median of
 runs is printed, with the per-variant timings the children recorded in run.json (build, compile,
 run, total) for the last run. ``--check`` makes the exit code 1 when a median misses its target.
 
-Last measured (``--repeat 3`` or ``5 --skip-sweep``, 2 cores at a load average of 3.1-4.4 from
-other work, so every figure is inflated, the yardstick too): ``run`` 2.52-2.69 s CPU with the
-variants forked against a bare import of 0.49-0.64 s (4.2x-5.5x over six benchmark runs; 4.9x and
-5.5x with the yardstick interleaved; 6.5x before the page's figures became Bokeh charts), 3.50 s
-with each a fresh subprocess (fork / spawn 0.77); wall 2.7-5.3 s. The bare import moves by a quarter from run to run on a shared machine:
+Last measured (``--repeat 5 --skip-sweep``, 2 cores at a load average of 2.9-3.7 from other work,
+so every figure is inflated, the yardstick too): ``run`` 2.41 and 2.45 s CPU with the variants
+forked against a bare import of 0.48 and 0.49 s, 5.0x (6.5x before the page's figures became
+Bokeh charts); with each variant a fresh subprocess 3.50 s (fork / spawn 0.77, an earlier run);
+wall 2.7-5.3 s. The bare import moves by a quarter from run to run on a shared machine:
 compare several runs' ratios. The README's benchmark table says where the CPU goes.
 """
 
