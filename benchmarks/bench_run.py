@@ -10,8 +10,9 @@ Measures the CPU time (user + system of the command and every process it started
 * ``profcompare run onchip offchip-sharded`` (default knobs, simulator backend): two variants
   built, compiled, trained and profiled in subprocesses, compared, four outputs written;
   target: CPU at most 4x that of ``python -c "import numpy, pandas, matplotlib, bokeh"``,
-  measured the same way in the same benchmark run (a machine-independent yardstick: what
-  importing our libraries costs on this machine), and wall < 10 s;
+  measured the same way in the same benchmark run, once before each round of runs (a
+  machine-independent yardstick: what importing our libraries costs on this machine, under the
+  load the runs see), and wall < 10 s;
 * ``profcompare sweep offchip-sharded --param sharded_threshold=1e10,262145,1024,512``: four
   points, table and page written; target wall < 30 s.
 
@@ -21,11 +22,12 @@ and filled by one warm-up run of each command that is not counted. The median of
 runs is printed, with the per-variant timings the children recorded in run.json (build, compile,
 run, total) for the last run. ``--check`` makes the exit code 1 when a median misses its target.
 
-Last measured (``--repeat 3 --skip-sweep --compare-spawn``, 2 cores at a load average of 4-6 from
-other work, so every figure is inflated): ``run`` 3.96 s CPU with the variants forked (6.9x the bare
-import's 0.57 s), 4.87 s with each a fresh subprocess (8.5x); wall 8.1 and 9.0 s. The README's
-benchmark table says where the CPU goes. On the machine otherwise idle, after the compile model
-gained steps: 4.67 s forked, 5.04 s spawned, against a 0.72 s bare import (6.5x, 7.0x).
+Last measured (``--repeat 5 --skip-sweep``, 2 cores at a load average of 2.9-3.7 from other work,
+so every figure is inflated, the yardstick too): ``run`` 2.41 and 2.45 s CPU with the variants
+forked against a bare import of 0.48 and 0.49 s, 5.0x (6.5x before the page's figures became
+Bokeh charts); with each variant a fresh subprocess 3.50 s (fork / spawn 0.77, an earlier run);
+wall 2.7-5.3 s. The bare import moves by a quarter from run to run on a shared machine:
+compare several runs' ratios. The README's benchmark table says where the CPU goes.
 """
 
 from __future__ import annotations
@@ -107,18 +109,30 @@ def _stats(values: list[float]) -> str:
 
 
 def _bench(label: str, args: list[str], repeat: int, target: float, out: Path,
-           import_cpu: float | None = None, starts: tuple[str, ...] = ("fork",)) -> bool:
+           yardstick: bool = False, starts: tuple[str, ...] = ("fork",)) -> bool:
     """Time ``profcompare ARGS`` ``repeat`` times per variant start method (alternating them run by
-    run, so that both see the same load); print medians; True when the first meets its targets."""
+    run, so that both see the same load); print medians; True when the first meets its targets.
+    With ``yardstick`` the bare import is timed before each round of runs too (interleaved: a
+    shared machine's load moves both alike) and the CPU is compared with its median."""
+    import_command = [sys.executable, "-c", IMPORT_CODE]
+    if yardstick:
+        _measure(import_command)  # warm-up, as for the commands
     for start in starts:
         _time_command(args, out, f"{label}-{start}-warm-up", start)  # fills the bytecode cache; not counted
     walls: dict[str, list[float]] = {s: [] for s in starts}
     cpus: dict[str, list[float]] = {s: [] for s in starts}
+    imports: list[float] = []
     for i in range(repeat):
+        if yardstick:
+            imports.append(_measure(import_command)[1])
         for start in starts:
             wall, cpu = _time_command(args, out, f"{label}-{start}-{i}", start)
             walls[start].append(wall)
             cpus[start].append(cpu)
+    import_cpu = statistics.median(imports) if yardstick else None
+    if yardstick:
+        print(f"bare import: `python -c \"{IMPORT_CODE}\"` (timed before each round of runs)")
+        print(f"  cpu  (user + system, {repeat} runs): {_stats(imports)}")
     print(f"{label}: `profcompare {' '.join(args)}`")
     ok = True
     for n, start in enumerate(starts):
@@ -143,16 +157,6 @@ def _bench(label: str, args: list[str], repeat: int, target: float, out: Path,
     return ok
 
 
-def _bench_import(repeat: int) -> float:
-    """Median CPU seconds of a fresh ``python -c IMPORT_CODE``; prints it."""
-    command = [sys.executable, "-c", IMPORT_CODE]
-    _measure(command)  # warm-up, as for the commands
-    cpus = [_measure(command)[1] for _ in range(repeat)]
-    print(f"bare import: `python -c \"{IMPORT_CODE}\"`")
-    print(f"  cpu  (user + system, {repeat} runs): {_stats(cpus)}")
-    return statistics.median(cpus)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; returns the exit code (1 with --check when a target is missed)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -167,9 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPU(s)")
     with tempfile.TemporaryDirectory(prefix="pc-bench-run-") as tmp:
         out = Path(tmp)
-        import_cpu = _bench_import(args.repeat)
         starts = ("fork", "spawn") if args.compare_spawn else ("fork",)
-        ok = _bench("run", RUN_ARGS + extra, args.repeat, TARGET_RUN_SECONDS, out, import_cpu, starts)
+        ok = _bench("run", RUN_ARGS + extra, args.repeat, TARGET_RUN_SECONDS, out, True, starts)
         if not args.skip_sweep:
             ok = _bench("sweep", SWEEP_ARGS + extra, args.repeat, TARGET_SWEEP_SECONDS, out) and ok
     return 1 if (args.check and not ok) else 0

@@ -22,9 +22,13 @@ from __future__ import annotations
 
 import base64
 import gzip
+import importlib.util
 import math
+import os
 import sys
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -102,10 +106,15 @@ _GLYPHS: dict[str, tuple[tuple[str, ...], tuple[str, ...], frozenset[str], tuple
     "VBar": (("x", "width", "top", "line_color", "line_alpha", "fill_color", "fill_alpha", "hatch_alpha"),
              ("x", "width", "top"), frozenset({"line_color", "line_alpha", "fill_color", "fill_alpha", "hatch_alpha"}),
              ("line_alpha", "fill_alpha", "hatch_alpha")),
-    "Quad": (("left", "right", "bottom", "top", "line_color", "line_alpha", "fill_color", "fill_alpha", "hatch_alpha"),
+    "Quad": (("left", "right", "bottom", "top", "line_color", "line_alpha", "line_width", "fill_color", "fill_alpha",
+              "hatch_color", "hatch_alpha", "hatch_pattern"),
              ("left", "right", "bottom", "top"),
-             frozenset({"line_color", "line_alpha", "fill_color", "fill_alpha", "hatch_alpha"}),
+             frozenset({"line_color", "line_alpha", "line_width", "fill_color", "fill_alpha", "hatch_color",
+                        "hatch_alpha", "hatch_pattern"}),
              ("line_alpha", "fill_alpha", "hatch_alpha")),
+    "Text": (("x", "y", "text", "x_offset", "text_color", "text_alpha", "text_font_size", "text_baseline"),
+             ("x", "y", "text"), frozenset({"x_offset", "text_color", "text_alpha", "text_font_size", "text_baseline"}),
+             ("text_alpha",)),
 }
 
 
@@ -203,6 +212,7 @@ class Figure:
         self.ygrid = _grid(self.yaxis, 1)
         self.center: list[Model] = [self.xgrid, self.ygrid]
         self.below: list[Model] = [self.xaxis]
+        self.right: list[Model] = []
         self.tools_on = tools
         self.tools: list[Model] = []
         self.box: Model | None = None
@@ -213,7 +223,7 @@ class Figure:
         self.legend: Model | None = None
 
     def glyph(self, kind: str, source: Model, *, legend_label: str | None = None, **attributes: Any) -> Model:
-        """Add a glyph renderer (``Step``, ``Line``, ``VAreaStep``, ``VBar`` or ``Quad``) drawing
+        """Add a glyph renderer (``Step``, ``Line``, ``VAreaStep``, ``VBar``, ``Quad`` or ``Text``) drawing
         ``source``: coordinates are column names (or numbers), visual attributes values (or
         :func:`field`). A ``legend_label`` adds the renderer to the legend's item of that label."""
         renderer = Model(
@@ -256,6 +266,14 @@ class Figure:
         self.legend = Model("Legend", **_ordered(("location", "orientation", "click_policy", "items"), attrs))
         self.below.append(self.legend)
 
+    def legend_right(self, **attributes: Any) -> None:
+        """Put the legend right of the plot, one entry per line (``location``, ``click_policy``)."""
+        if self.legend is None:
+            raise ValueError("the figure has no legend")
+        attrs = {**attributes, "items": self.legend.attributes["items"]}
+        self.legend = Model("Legend", **_ordered(("location", "orientation", "click_policy", "items"), attrs))
+        self.right.append(self.legend)
+
     def model(self, **extra: Any) -> Model:
         """The Figure model (``toolbar_location`` may be given in ``extra``)."""
         attrs: dict[str, Any] = {"name": self.name, "height": self.height, "sizing_mode": "stretch_width",
@@ -270,6 +288,8 @@ class Figure:
             attrs["toolbar"] = Model("Toolbar")
         attrs.update(extra)
         attrs["left"] = [self.yaxis]
+        if self.right:
+            attrs["right"] = self.right
         attrs["below"] = self.below
         attrs["center"] = self.center
         return Model("Figure", **attrs)
@@ -277,11 +297,79 @@ class Figure:
 
 # ---------------------------------------------------------------------------------- serialization
 
+@dataclass(frozen=True)
+class _Settings:
+    """What the page needs of Bokeh's settings (``bokeh.settings.settings``) and its version."""
+
+    version: str
+    compression_level: int
+    dev: bool
+    minified: bool
+    log_level: str | None
+    bokehjs_path: Path
+
+
+#: Bokeh's defaults of the settings the page reads (bokeh/settings.py), when nothing sets them
+_DEFAULT_COMPRESSION_LEVEL = 2
+_DEFAULT_LOG_LEVEL = "info"
+
+
+def _settings() -> _Settings:
+    """Bokeh's settings and version. Importing Bokeh costs about 50 ms of every page (its
+    version through ``importlib.metadata``, its settings through YAML), so when nothing can set
+    a setting -- no ``BOKEH_*`` environment variable, no user config file -- its defaults are
+    used, with the version and the BokehJS directory of the installed package (read from its
+    metadata); otherwise, or when Bokeh is imported already, Bokeh's own settings answer.
+    tests/render_html/test_bokeh_doc.py checks the defaults against Bokeh's."""
+    installed = None if "bokeh" in sys.modules or _settings_may_be_set() else _installed_bokeh()
+    if installed is not None:
+        package, version = installed
+        return _Settings(version, _DEFAULT_COMPRESSION_LEVEL, False, True, _DEFAULT_LOG_LEVEL,
+                         package / "server" / "static")
+    import bokeh
+    from bokeh.settings import settings
+
+    dev = bool(settings.dev)
+    return _Settings(str(bokeh.__version__), int(settings.compression_level()), dev,
+                     bool(settings.minified(False if dev else None)), settings.log_level(),
+                     Path(settings.bokehjs_path()))
+
+
+def _settings_may_be_set() -> bool:
+    if any(name.startswith("BOKEH_") for name in os.environ):
+        return True
+    try:
+        return (Path.home() / ".bokeh" / "bokeh.yaml").exists()  # Bokeh's user config file
+    except (OSError, RuntimeError):  # no home directory: Bokeh decides
+        return True
+
+
+@cache
+def _installed_bokeh() -> tuple[Path, str] | None:
+    """(the installed Bokeh's package directory, its version from its metadata), without
+    importing it; None when it cannot be told apart (then Bokeh is imported)."""
+    spec = importlib.util.find_spec("bokeh")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    package = Path(next(iter(spec.submodule_search_locations)))
+    found = list(package.parent.glob("bokeh-*.dist-info"))
+    if len(found) != 1:
+        return None
+    try:
+        with open(found[0] / "METADATA", encoding="utf-8") as metadata:
+            for line in metadata:
+                if line.startswith("Version:"):
+                    return package, line.partition(":")[2].strip()
+                if not line.strip():
+                    break
+    except OSError:
+        return None
+    return None
+
+
 def _compression_level() -> int:
     """Bokeh's gzip level of embedded arrays (its ``compression_level`` setting)."""
-    from bokeh.settings import settings  # imported by ``import bokeh``: no model classes
-
-    return int(settings.compression_level())
+    return _settings().compression_level
 
 
 def inline_js() -> str:
@@ -289,16 +377,12 @@ def inline_js() -> str:
     joined by newlines, from Bokeh's settings (minified, log level, dev, BokehJS path) as
     Resources reads them: the library file between ``/* BEGIN name */`` and ``/* END name */``
     lines, then the log-level (and dev) statements."""
-    from bokeh.settings import settings
-
-    dev = bool(settings.dev)
-    minified = settings.minified(False if dev else None)
-    path = Path(settings.bokehjs_path()) / "js" / f"bokeh{'.min' if minified else ''}.js"
+    settings = _settings()
+    path = settings.bokehjs_path / "js" / f"bokeh{'.min' if settings.minified else ''}.js"
     raw = [f"/* BEGIN {path.name} */\n{path.read_bytes().decode('utf-8')}\n/* END {path.name} */"]
-    log_level = settings.log_level()
-    if log_level is not None:
-        raw.append(f'Bokeh.set_log_level("{log_level}");')
-    if dev:
+    if settings.log_level is not None:
+        raw.append(f'Bokeh.set_log_level("{settings.log_level}");')
+    if settings.dev:
         raw.append("Bokeh.settings.dev = true")
     return "\n".join(raw)
 
@@ -361,6 +445,8 @@ class _Serializer:
         if isinstance(v, np.ndarray):
             return _ndarray(v, self.level)
         if isinstance(v, (list, tuple)):
+            if all(type(inner) is str for inner in v):  # a column of tooltip texts: written as is
+                return list(v)
             return [self.encode(inner) for inner in v]
         if isinstance(v, Map):
             if not v.entries:
@@ -373,9 +459,7 @@ class _Serializer:
 
 def bokeh_version() -> str:
     """The installed Bokeh's version (its JavaScript draws the page, so the document names it)."""
-    import bokeh
-
-    return str(bokeh.__version__)
+    return _settings().version
 
 
 def json_item(root: Model) -> dict[str, Any]:

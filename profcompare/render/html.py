@@ -5,10 +5,12 @@ Code, Streaming Memory, Execution) and the memory ledger (:mod:`profcompare.rend
 a comparison's page leads with where each parameter's bytes moved, a report's page shows its
 ledger after the summary. Comparisons show base and new side by side with a diff column;
 PopVision calls them source and target. Everything the page needs is inside the file:
-CSS and JavaScript are package data inlined into the page, static figures are inline SVG, and
-the liveness and per-tile charts are interactive (zoom, pan, hover a step; see
-:mod:`profcompare.render.interactive`) through BokehJS inlined into the page, so it opens offline
-and can be attached to a CI run.
+CSS and JavaScript are package data inlined into the page, and every chart is drawn by BokehJS
+inlined into the page from its JSON: the liveness and per-tile curves (zoom, pan, hover a step;
+see :mod:`profcompare.render.interactive`) and the bar charts of the ledger, memory categories,
+code and execution (:mod:`profcompare.render.bar_charts`), so it opens offline and can be
+attached to a CI run. Rendering a page imports no matplotlib, and no Bokeh Python module unless
+a ``BOKEH_*`` variable or Bokeh's config file can change its settings (:mod:`.bokeh_doc`).
 
 Safety: the page is built only with Jinja2 templates with autoescaping on. Report-derived text
 (variable names, programs, paths) reaches the page either as autoescaped template values or as
@@ -16,7 +18,7 @@ JSON through Jinja's ``tojson`` filter inside a ``<script type="application/json
 escapes ``<``, ``>``, ``&`` and ``'``), never by string splicing.
 
 Size: every table is cut to ``top`` rows plus an "other" row (see
-:func:`profcompare.analysis.top_n`) and curves are downsampled (:mod:`profcompare.render.plots`),
+:func:`profcompare.analysis.top_n`) and curves are cut into buckets (:mod:`profcompare.render.interactive`),
 so two reports with a million variables each still give a page of a few hundred kilobytes.
 
 Data preparation (``build_page``) is kept apart from rendering (``render_page``): the first turns
@@ -38,7 +40,7 @@ from markupsafe import Markup
 from profcompare import analysis
 from profcompare._version import __version__
 from profcompare.model import DEVICE_PHASES, METRIC_UNITS, METRICS, Report
-from profcompare.render import html_ledger, interactive, plots
+from profcompare.render import bar_charts, html_ledger, interactive
 from profcompare.render.ipu_sections import html_ipu_section
 from profcompare.render.replica_sections import (
     comparison_streaming_totals_note,
@@ -82,7 +84,6 @@ from profcompare.render.html_model import (
     sort_key,
     status_cell,
     step_cell,
-    svg_figure,
     text_cell,
 )
 from profcompare.compare.verdict import ComparisonVerdict, comparison_verdict
@@ -190,10 +191,8 @@ def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
             ),
         )
     table = Table("categories-table", cols, rows, footer, empty="no memory categories in the report(s)")
-    figure = svg_figure(
-        "fig-categories", plots.plot_categories(reports), "Memory by category, summed over the tiles of one replica"
-    )
-    return Section("memory", "Memory", (figure,), (table,))
+    chart = bar_charts.categories_chart(reports, roles_of(obj)[1])
+    return Section("memory", "Memory", (), (table,), charts=(chart,))
 
 
 def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: list[str]) -> Section:
@@ -454,12 +453,8 @@ def _code_section(obj: Report | Comparison, reports: list[Report], top: int) -> 
         cols = (Col("name", "Program"), Col("type", "Type"), *diff_cols("code"))
         footer = other_diff_footer(view, "programs", len(cols), leading=1, suffix="code_bytes")
     table = Table("code-table", cols, rows, footer, cut_note(view, "programs"), empty="no code data")
-    figure = svg_figure(
-        "fig-code",
-        plots.plot_code(reports, top=min(top, 15)),
-        "Code bytes by program (summed over code categories), largest programs",
-    )
-    return Section("code", "Code", (figure,), (table,))
+    chart = bar_charts.code_chart(reports, roles_of(obj)[1], top=min(top, bar_charts.CODE_PROGRAMS))
+    return Section("code", "Code", (), (table,), charts=(chart,))
 
 
 def _remote_section(obj: Report | Comparison, top: int) -> Section:
@@ -635,12 +630,8 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
             ),
         )
     table = Table("execution-table", cols, rows, footer, note=EXECUTION_NOTE)
-    figure = svg_figure(
-        "fig-execution", plots.plot_execution(reports),
-        "Device cycles per step (one run of the main program) by device phase; host/runtime time is not device "
-        "time, so it is not stacked: it is written after each bar",
-    )
-    return Section("execution", "Execution", (figure,), (table, _time_table(obj)))
+    chart = bar_charts.execution_chart(reports, roles_of(obj)[1])
+    return Section("execution", "Execution", (), (table, _time_table(obj)), charts=(chart,))
 
 
 #: The note of the execution table: what is device time and what is not.
@@ -665,7 +656,7 @@ def _verdict_section(cmp: Comparison, verdict: ComparisonVerdict) -> Section:
 def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     """Prepare everything the HTML page shows for a report or a comparison.
 
-    Returns a :class:`Page` of display strings, sort keys and inline SVG figures; no HTML is
+    Returns a :class:`Page` of display strings, sort keys and chart JSON; no HTML is
     produced here. Tables are cut to ``top`` rows (variables, code, remote buffers) with an
     "other" row. Raises ProfcompareError for a negative ``top``.
     """

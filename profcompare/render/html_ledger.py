@@ -16,7 +16,7 @@ import pandas as pd
 from profcompare import analysis
 from profcompare.ledger import TILE_LOCATIONS, peak_step, unattributed_bytes
 from profcompare.model import LOCATIONS, Report, variables_convention
-from profcompare.render import plots
+from profcompare.render import bar_charts
 from profcompare.render.format import format_bytes, format_count, is_missing, status_tone
 from profcompare.render.html_model import (
     Cell,
@@ -31,7 +31,6 @@ from profcompare.render.html_model import (
     diff_cols,
     sort_key,
     step_cell,
-    svg_figure,
     text_cell,
 )
 from profcompare.render.ledger_words import (
@@ -102,11 +101,8 @@ def moves_section(cmp: Comparison) -> Section:
             "|delta| over locations); bytes per replica. Every row is in the Memory ledger below."
             if len(everything) > len(moves) else
             f"All {len(everything):,} (parameter, role) moves, largest first; bytes per replica.")
-    figure = svg_figure(
-        "ledger-plot", plots.plot_ledger(cmp),
-        "Per parameter, base and new (hatched) bars stacked by location; the parameters whose total changed most.",
-    )
-    return Section("moves", title, figures=(figure,), items=tuple(move_sentence(m) for m in moves.itertuples(index=False)),
+    chart = bar_charts.ledger_chart(cmp, chart_id="ledger-plot")
+    return Section("moves", title, charts=(chart,), items=tuple(move_sentence(m) for m in moves.itertuples(index=False)),
                    notes=(note,))
 
 

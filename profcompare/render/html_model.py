@@ -16,7 +16,7 @@ from markupsafe import Markup
 from profcompare import analysis
 from profcompare._version import __version__
 from profcompare.model import Report
-from profcompare.render import interactive, plots
+from profcompare.render import interactive
 from profcompare.render.format import (
     describe_origin,
     describe_target,
@@ -206,6 +206,9 @@ def report_cards(obj: Report | Comparison) -> tuple[ReportCard, ...]:
 
 
 def svg_figure(fig_id: str, figure: Any, caption: str) -> InlineFigure:
+    """A matplotlib ``figure`` inlined as SVG (matplotlib is imported only when one is drawn)."""
+    from profcompare.render import plots
+
     return InlineFigure(fig_id, Markup(plots.figure_to_svg(figure, id_salt=fig_id)), caption)
 
 

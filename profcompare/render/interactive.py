@@ -298,7 +298,7 @@ def liveness_chart(
             programs = live["program"].astype(str).to_numpy(dtype=object)
         else:
             side = ("base", "new")[index]
-            from profcompare.render.plots import hold_between_steps
+            from profcompare.render.figure_data import hold_between_steps
 
             # as the static figure: a step only the other side has holds this side's level; the
             # shorter side's curve ends at its last step

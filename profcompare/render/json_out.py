@@ -52,7 +52,6 @@ only; what was cut is never a fake "other" entry (``cut`` says how much was left
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -65,6 +64,7 @@ from profcompare.compare import Comparison
 from profcompare.compare.verdict import comparison_verdict
 from profcompare.model import METRIC_UNITS, METRICS, Report, variables_convention
 from profcompare.render.format import is_missing
+from profcompare.render.json_text import dumps_indented
 from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.verdict_words import comparison_sentences
 from profcompare.render.sections import VariablesView, limit
@@ -259,7 +259,7 @@ class JsonRenderer:
             data = variables_json(obj)
         else:
             raise TypeError(f"cannot render a {type(obj).__name__} as JSON")
-        return json.dumps(data, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+        return dumps_indented(data, ensure_ascii=False) + "\n"  # json.dumps(indent=2)'s text
 
 
 __all__ = [

@@ -25,27 +25,23 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 from matplotlib.transforms import offset_copy
 
 from profcompare import analysis
-from profcompare.model import CATEGORY_GROUPS, DEVICE_PHASES, PHASES, Report, run_span_cycles
+from profcompare.model import DEVICE_PHASES, Report
+from profcompare.render.figure_data import (
+    BUDGET_COLOUR,
+    LOCATION_COLOURS,
+    PHASE_COLOURS,
+    REPORT_COLOURS,
+    category_stack,
+    execution_bar_text,
+    hold_between_steps,
+    host_seconds,
+    largest_programs,
+)
 from profcompare.render.format import format_bytes
 from profcompare.render.labels import live_label, location_label, parameter_label, phase_label
 
 #: Most points a plotted curve keeps (see :func:`downsample_max`).
 MAX_POINTS = 2000
-
-#: Line colours of the 1st, 2nd, ... report (base is blue, new is green, like PopVision's
-#: source/target pair).
-REPORT_COLOURS = ("#3b6fb6", "#2e9a47", "#c0392b", "#8e44ad", "#d4860b")
-BUDGET_COLOUR = "#b03030"
-
-#: Colours of memory categories by group (shades per category within a group).
-_GROUP_SHADES = {
-    "code": ("#1f4e79", "#2e6da4", "#4a89c8", "#6fa3d8", "#97bde6", "#bcd5f0"),
-    "vertex_data": ("#8a5a00", "#b07a10", "#d39b2a", "#e8bb5e"),
-    "variables": ("#1e7b3a", "#5cb270"),
-    "other": ("#5b5b5b", "#7a7a7a", "#989898", "#b3b3b3", "#c9c9c9", "#dcdcdc", "#6d4c7d", "#9a7aa9", "#c1a9cc"),
-}
-_PHASE_COLOURS = dict(zip(PHASES, ("#3b6fb6", "#e08a1e", "#9b9b9b", "#8e44ad", "#c0392b", "#2e9a47", "#6d4c41"), strict=True))
-
 
 def _text(label: str) -> str:
     """A user string made safe for matplotlib: no mathtext, and not hidden from legends."""
@@ -133,21 +129,6 @@ def _liveness_curve(
     return aligned["position"].to_numpy(dtype="float64"), hold_between_steps(values), steps
 
 
-def hold_between_steps(values: np.ndarray) -> np.ndarray:
-    """An aligned curve with the positions it lacks between its first and last step holding the
-    level of its previous step (while the other program runs steps this one does not have, this
-    one's memory stays as it was); before its first and after its last step it stays NaN, so a
-    shorter program's curve ends (a gap) instead of breaking into dashes."""
-    values = np.asarray(values, dtype="float64").copy()
-    present = np.flatnonzero(~np.isnan(values))
-    if len(present):
-        first, last = present[0], present[-1]
-        inner = values[first : last + 1]
-        held = np.maximum.accumulate(np.where(np.isnan(inner), -1, np.arange(len(inner))))
-        values[first : last + 1] = inner[held]
-    return values
-
-
 def plot_liveness(
     reports: Sequence[Report], *, aligned: pd.DataFrame | None = None, max_points: int = MAX_POINTS
 ) -> Figure:
@@ -226,32 +207,20 @@ def plot_categories(reports: Sequence[Report]) -> Figure:
     """
     fig = _figure(height=1.2 + 0.55 * max(len(reports), 1))
     ax = fig.add_subplot()
-    table = pd.DataFrame({i: r.categories.set_index("category")["bytes"] for i, r in enumerate(reports)})
-    table = table.fillna(0)
-    if table.empty or not (table.to_numpy() > 0).any():
+    table = category_stack(reports)
+    if table.empty:
         _empty(ax, "no memory category data")
         return fig
-    table = table.loc[(table > 0).any(axis=1)]
-    groups = [CATEGORY_GROUPS.get(str(c), "other") for c in table.index]
-    table = table.assign(
-        _group=pd.Categorical(groups, ["code", "vertex_data", "variables", "other"]), _size=table.sum(axis=1)
-    )
-    table = table.sort_values(["_group", "_size"], ascending=[True, False])
     labels = _labels(reports)
     positions = np.arange(len(reports))[::-1]
     left = np.zeros(len(reports))
-    shade_index: dict[str, int] = {}
     for category, row in table.iterrows():
-        group = str(row["_group"])
-        shades = _GROUP_SHADES[group]
-        colour = shades[shade_index.get(group, 0) % len(shades)]
-        shade_index[group] = shade_index.get(group, 0) + 1
         values = row[list(range(len(reports)))].to_numpy(dtype=float)
         ax.barh(
             positions,
             values,
             left=left,
-            color=colour,
+            color=row["colour"],
             height=0.6,
             label=_text(str(category)),
             edgecolor="white",
@@ -306,14 +275,12 @@ def plot_code(reports: Sequence[Report], *, top: int = 15) -> Figure:
     Returns a Figure with one Axes holding one bar container per report; the programs are the
     ``top`` largest by their largest code bytes over the reports (summed over code categories).
     """
-    per_report = [analysis.code_by_program(r).set_index("name")["code_bytes"] for r in reports]
-    table = pd.DataFrame({i: s for i, s in enumerate(per_report)}).fillna(0)
+    table = largest_programs(reports, top)
     fig = _figure(height=1.0 + 0.28 * min(len(table), top) * max(len(reports), 1) ** 0.5)
     ax = fig.add_subplot()
     if table.empty:
         _empty(ax, "no code data")
         return fig
-    table = table.loc[table.max(axis=1).sort_values(ascending=False, kind="stable").index[:top]]
     n = len(reports)
     height = 0.8 / n
     positions = np.arange(len(table))[::-1]
@@ -332,16 +299,6 @@ def plot_code(reports: Sequence[Report], *, top: int = 15) -> Figure:
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     ax.grid(True, axis="x", color="#e3e3e3", linewidth=0.6)
     return fig
-
-
-def host_seconds(report: Report) -> float:
-    """The report's host/runtime seconds per ``session.run`` (``host_seconds_per_step`` of its
-    summary, from the execution table alone; NaN when it records none)."""
-    execution = report.execution
-    if not len(execution) or not (execution["phase"].astype(str) == "runtime").any():
-        return float("nan")
-    cycles = run_span_cycles(execution, include_runtime=True) - run_span_cycles(execution)
-    return cycles / report.meta.target.clock_hz
 
 
 def plot_execution(reports: Sequence[Report]) -> Figure:
@@ -370,16 +327,14 @@ def plot_execution(reports: Sequence[Report]) -> Figure:
             values,
             left=left,
             height=0.6,
-            color=_PHASE_COLOURS[str(phase)],
+            color=PHASE_COLOURS[str(phase)],
             label=phase_label(phase),
             edgecolor="white",
             linewidth=0.4,
         )
         left += values
     for pos, total, report in zip(positions, left, reports, strict=True):
-        host = host_seconds(report)
-        host_text = "" if host != host else f" + host/runtime {host * 1e3:,.3f} ms"
-        ax.text(total, pos, f" {total:,.0f} device cycles{host_text}", va="center", fontsize=8)
+        ax.text(total, pos, " " + execution_bar_text(total, host_seconds(report)), va="center", fontsize=8)
     ax.set_yticks(positions, _labels(reports))
     ax.set_xlim(0, max(left.max(), 1) * 1.6)
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
@@ -463,9 +418,6 @@ __all__ = [
 ]
 
 
-_LOCATION_COLOURS = {"always_live": "#1e7b3a", "not_always_live": "#5cb270", "streaming_memory": "#3b6fb6"}
-
-
 def plot_ledger(comparison, *, top: int = 12) -> Figure:  # comparison: profcompare.compare.Comparison
     """The memory ledger of a comparison: per parameter, a base bar and a new bar, each stacked by
     location (always-live, not-always-live, Streaming Memory).
@@ -491,7 +443,7 @@ def plot_ledger(comparison, *, top: int = 12) -> Figure:  # comparison: profcomp
         left = np.zeros(count)
         for loc in LOCATIONS:
             values = table[f"{side}_{loc}"].to_numpy(dtype=float)
-            ax.barh(positions, values, left=left, height=0.9, color=_LOCATION_COLOURS[loc],
+            ax.barh(positions, values, left=left, height=0.9, color=LOCATION_COLOURS[loc],
                     label=location_label(loc) if side == "base" else None, edgecolor="white", linewidth=0.4,
                     hatch=None if side == "base" else "//")
             left += values

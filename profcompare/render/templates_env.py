@@ -30,6 +30,15 @@ def cell_tag(tag: str, cell: Any, column: Any) -> Markup:
     return Markup(f"<{tag}{attributes}>{escape(cell.text)}</{tag}>")
 
 
+def row_tag(row: Any, columns: Any) -> Markup:
+    """One body row of a table as HTML: ``<tr data-status="grew">`` (the row's ``data-*``
+    attributes, escaped), its cells by :func:`cell_tag`, ``</tr>``. Written in Python for the
+    reason cell_tag is: a page holds hundreds of rows."""
+    attributes = "".join(f' data-{escape(key)}="{escape(value)}"' for key, value in row.data.items())
+    cells = "".join(cell_tag("td", cell, column) for cell, column in zip(row.cells, columns, strict=False))
+    return Markup(f"<tr{attributes}>{cells}</tr>")
+
+
 @cache
 def environment() -> jinja2.Environment:
     """The shared environment: package templates, autoescape, strict undefined names, ``tojson``
@@ -45,6 +54,7 @@ def environment() -> jinja2.Environment:
     )
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "allow_nan": False}
     env.globals["cell_tag"] = cell_tag
+    env.globals["row_tag"] = row_tag
     env.filters["tojson_ordered"] = lambda value: jinja2.utils.htmlsafe_json_dumps(
         value, sort_keys=False, allow_nan=False)
     return env

@@ -309,3 +309,18 @@ def test_remote_load_inplace_and_per_replica_offsets() -> None:
             s.run({index_stream: np.array([3, 0], np.int32)})
     np.testing.assert_array_equal(out[outs["picked"]], [[10, 10], [0, 0]])  # replica r reads entry index[r]
     np.testing.assert_array_equal(out[outs["target"]], [[20, 20], [20, 20]])
+
+
+def test_rows_equal_compares_bits_first_then_values() -> None:
+    import numpy as np
+
+    from profcompare.emulator.popxl.execution import _rows_equal
+
+    row = np.array([1.5, np.nan, -2.0], dtype=np.float16)
+    assert _rows_equal(np.stack([row] * 4))  # the same bits, a NaN included: one update serves every row
+    signed = np.stack([np.array([0.0, 1.0], dtype=np.float32), np.array([-0.0, 1.0], dtype=np.float32)])
+    assert _rows_equal(signed)  # different bits, equal values: as numpy compares them
+    assert not _rows_equal(np.stack([row, row + np.float16(1)]))
+    assert not _rows_equal(np.array([[1.0, np.nan], [2.0, np.nan]], dtype=np.float32))
+    assert _rows_equal(np.ones((3, 2, 2), dtype=np.float32)[:, :, :1])  # a strided view: by value
+    assert _rows_equal(2.0) and _rows_equal(None) and _rows_equal(np.zeros((1, 5)))

@@ -120,3 +120,21 @@ def test_adam_updater_on_a_subnormal_float16_first_moment_matches_numpy() -> Non
     expected = (mh / den).astype(F16)
     assert got.dtype == F16
     np.testing.assert_array_equal(_bits16(got), _bits16(expected))
+
+
+def test_round_to_half_is_numpys_round_trip_bit_for_bit() -> None:
+    high = np.arange(65536, dtype=np.uint32) << 16
+    for low in LOW_WORDS:
+        x = (high | np.uint32(low)).view(np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):
+            expected = x.astype(F16).astype(np.float32)
+        np.testing.assert_array_equal(half.round_to_half(x).view(np.uint32), expected.view(np.uint32),
+                                      err_msg=f"low word {low:#06x}")
+    x = np.random.default_rng(11).integers(0, 2**32, 1_000_000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        expected = x.astype(F16).astype(np.float32)
+    np.testing.assert_array_equal(half.round_to_half(x).view(np.uint32), expected.view(np.uint32))
+    tiny = np.float32(3e-8) * np.arange(-50, 50, dtype=np.float32)  # mostly subnormal results: the whole-array pass
+    np.testing.assert_array_equal(half.round_to_half(tiny).view(np.uint32),
+                                  tiny.astype(F16).astype(np.float32).view(np.uint32))
+    assert half.round_to_half(np.float32(1.0 + 2**-12)) == np.float32(1.0)

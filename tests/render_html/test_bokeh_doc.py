@@ -6,9 +6,11 @@ against importing ``bokeh.models``."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +19,7 @@ from test_trace_view import BASE_BLOCKS, NEW_BLOCKS, _with_trace
 
 from profcompare.compare import compare
 from profcompare.model import Report
-from profcompare.render import bokeh_doc, interactive
+from profcompare.render import bar_charts, bokeh_doc, interactive
 from profcompare.render.trace_chart import trace_chart
 
 
@@ -87,7 +89,8 @@ def roots(monkeypatch: pytest.MonkeyPatch) -> list[bokeh_doc.Model]:
 
 def _charts(onchip: Report, offchip: Report) -> list[interactive.InteractiveChart]:
     base, new = _with_trace(onchip, BASE_BLOCKS), _with_trace(offchip, NEW_BLOCKS)
-    aligned = compare(onchip, offchip).liveness
+    diff = compare(onchip, offchip)
+    aligned = diff.liveness
     return [
         interactive.liveness_chart([onchip, offchip], ["base", "new"], aligned=aligned),
         interactive.liveness_chart([onchip], ["report"]),
@@ -99,6 +102,12 @@ def _charts(onchip: Report, offchip: Report) -> list[interactive.InteractiveChar
         trace_chart([base, new], ["base", "new"], max_blocks=3, bins=5),
         trace_chart([onchip], ["report"]),  # no trace: the empty chart
         interactive._empty_chart("chart-x", ESCAPE_NAME),
+        bar_charts.categories_chart([onchip, offchip], ["base", "new"]),
+        bar_charts.categories_chart([onchip], ["report"]),
+        bar_charts.code_chart([onchip, offchip], ["base", "new"]),
+        bar_charts.execution_chart([onchip, offchip], ["base", "new"]),
+        bar_charts.execution_chart([onchip], ["report"]),
+        bar_charts.ledger_chart(diff),
     ]
 
 
@@ -169,8 +178,36 @@ def test_a_page_with_charts_imports_no_bokeh_models(tmp_path: Any) -> None:
         from profcompare.compare import compare
         page = render_page(build_page(compare(build_report("onchip"), build_report("offchip"))))
         assert "chart-liveness" in page and "chart-tiles" in page
-        print(sorted(m for m in sys.modules if m.startswith("bokeh.")))
+        print(sorted(m for m in sys.modules if m.partition(".")[0] in ("bokeh", "matplotlib")))
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BOKEH_")}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env).stdout
     loaded = json.loads(out.strip().replace("'", '"'))
     assert not [m for m in loaded if m.startswith(("bokeh.models", "bokeh.plotting", "bokeh.embed", "bokeh.model"))]
+    assert not [m for m in loaded if m.startswith("matplotlib")]  # the bar charts are BokehJS documents too
+    if not (Path.home() / ".bokeh" / "bokeh.yaml").exists():
+        assert loaded == []  # Bokeh's default settings and version read without importing it
+
+
+def test_bokehs_default_settings_are_bokehs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import bokeh
+    from bokeh.settings import settings
+
+    for name in [n for n in os.environ if n.startswith("BOKEH_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(bokeh_doc, "_settings_may_be_set", lambda: False)
+    monkeypatch.delitem(sys.modules, "bokeh")  # as in a process that has not imported it
+    try:
+        fast = bokeh_doc._settings()
+    finally:
+        sys.modules["bokeh"] = bokeh
+    assert fast.version == bokeh.__version__
+    assert fast.compression_level == settings.compression_level.default == settings.compression_level()
+    assert (fast.dev, fast.minified, fast.log_level) == (settings.dev, settings.minified(), settings.log_level())
+    assert fast.bokehjs_path.resolve() == Path(settings.bokehjs_path()).resolve()
+
+
+def test_a_bokeh_setting_in_the_environment_is_bokehs_to_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOKEH_COMPRESSION_LEVEL", "5")
+    assert bokeh_doc._settings_may_be_set()
+    assert bokeh_doc._settings().compression_level == 5  # Bokeh's own settings, environment included

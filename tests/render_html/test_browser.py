@@ -106,9 +106,10 @@ def test_html_diff_in_chromium(browser, page_file: Path, comparison) -> None:
 
     assert page.title() == "profcompare: onchip (base) vs offchip-sharded (new)"
     assert page.locator(".badge-sim").count() == 2
-    # the ledger, categories, code and execution are inline SVG; liveness and tiles are drawn by BokehJS
-    assert page.locator("figure.plot svg").count() == 4
-    for chart in ("chart-liveness", "chart-tiles"):
+    # every chart is drawn by BokehJS (no static SVG figure): the ledger, categories, liveness,
+    # tiles, code and execution
+    assert page.locator("figure.plot").count() == 0
+    for chart in ("ledger-plot", "chart-categories", "chart-liveness", "chart-tiles", "chart-code", "chart-execution"):
         page.wait_for_selector(f"#{chart}[data-ready=true]", state="attached", timeout=60_000)
     # the hostile name is a table row's text, and nothing injected a <b> element
     assert ESCAPE_NAME in _names(page)
@@ -207,11 +208,18 @@ def test_ledger_leads_the_diff_and_sorts_and_filters(browser, page_file: Path, c
     items = [t.strip() for t in page.locator("#moves ol.moves li").all_inner_texts()]
     assert items == [move_sentence(m) for m in moves.head(MOVES_SHOWN).itertuples(index=False)]
     assert items[0].startswith("layer0.weight optimizer_state: ")
-    # the stacked bars are drawn, one pair per parameter
-    plot = page.locator("#ledger-plot svg")
+    # the stacked bars are drawn, one pair per parameter (its nonzero segments)
+    page.wait_for_selector("#ledger-plot[data-ready=true]", state="attached", timeout=60_000)
+    plot = page.locator("#ledger-plot-target")
     box = plot.bounding_box()
     assert box is not None and box["width"] > 400 and box["height"] > 150
-    assert plot.locator("g[id^=patch]").count() > 2 * len(comparison.ledger_by_parameter())
+    shown = comparison.ledger_by_parameter().head(12)
+    segments = page.evaluate("""() => ["base", "new"].flatMap(side => ["always_live", "not_always_live",
+        "streaming_memory"].map(loc => profcompareChartModel("ledger-plot:" + side + ":" + loc).data.left.length))
+        .reduce((a, b) => a + b, 0)""")
+    expected = sum(int((shown[f"{side}_{loc}"] > 0).sum()) for side in ("base", "new")
+                   for loc in ("always_live", "not_always_live", "streaming_memory"))
+    assert segments == expected > len(shown)
 
     # the per-parameter table sorts by its tile-memory diff column, largest first
     header = page.locator("#ledger-parameters thead th[data-key=delta]")

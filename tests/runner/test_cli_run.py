@@ -29,7 +29,8 @@ def test_run_writes_variants_and_the_four_outputs(fake_registry: object, tmp_pat
     assert document["base"]["variant"] == "fake-small" and document["new"]["variant"] == "fake-big"
     streaming = document["summary"]["streaming_memory_bytes"]
     assert (streaming["base"], streaming["new"]) == (0, 4096)
-    assert "<svg" in stem.with_suffix(".html").read_text()
+    page = stem.with_suffix(".html").read_text()
+    assert 'class="chart-data" data-chart="chart-categories"' in page and "<svg" not in page.split("<script data-library")[0]
     # the terminal shows the variant table, the comparison summary and where everything went
     out = result.output
     assert "fake-small" in out and "fake-big" in out

@@ -850,10 +850,23 @@ def _var_update(op: Op, cg: CompiledGraph, ex: Executor,
     return run
 
 
+#: the unsigned integer type of each float width: rows compared bit for bit
+_BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
 def _rows_equal(x: Any) -> bool:
-    """True when every replica holds the same values (rows along axis 0 equal; floats: a float)."""
+    """True when every replica holds the same values (rows along axis 0 equal; floats: a float),
+    so an elementwise update computed once for the first row and copied gives every row.
+
+    Rows with the same bits qualify at once (one integer comparison: float16's own comparison
+    is several times slower), NaNs included: the same bits give the same results. Other rows are
+    compared by value, as before (-0.0 equals 0.0)."""
     if isinstance(x, float) or x is None or x.shape[0] == 1:
         return True
+    if x.dtype.kind == "f" and x.itemsize in _BITS and x.flags.c_contiguous:
+        bits = x.view(_BITS[x.itemsize]).reshape(x.shape[0], -1)
+        if (bits[1:] == bits[:1]).all():
+            return True
     first = x[0]
     return all(np.array_equal(first, x[r]) for r in range(1, x.shape[0]))
 
@@ -907,6 +920,10 @@ def _accumulate_mean(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
         else:
             st = step.astype(np.float32)
             keep, new = (st / (st + 1)).astype(npdt), (1 / (st + 1)).astype(npdt)
+            if keep.size == keep.shape[0] and _rows_equal(keep) and _rows_equal(new):
+                # every replica at the same step (as usual): one factor, not one per replica
+                # broadcast over the tensor (the same products, a faster multiply)
+                keep, new = keep.reshape(-1)[0], new.reshape(-1)[0]
         x_in = env[xs]
         if x_in.dtype == npdt:
             x = np.multiply(x_in, new)  # the cast copy and the scaling in one pass
