@@ -192,7 +192,7 @@ def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
         )
     table = Table("categories-table", cols, rows, footer, empty="no memory categories in the report(s)")
     chart = bar_charts.categories_chart(reports, roles_of(obj)[1])
-    return Section("memory", "Memory", (), (table,), charts=(chart,))
+    return Section("memory", "Memory", tables=(table,), charts=(chart,))
 
 
 def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: list[str]) -> Section:
@@ -226,7 +226,7 @@ def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: li
     chart = interactive.liveness_chart(
         reports, roles, aligned=None if isinstance(obj, Report) else obj.liveness, chart_id="chart-liveness"
     )
-    return Section("liveness", "Liveness", (), (table,), charts=(chart,))
+    return Section("liveness", "Liveness", tables=(table,), charts=(chart,))
 
 
 def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
@@ -285,7 +285,7 @@ def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
             )
         )
     chart = interactive.tiles_chart(reports, roles, chart_id="chart-tiles")
-    return Section("tiles", "Tiles", (), tuple(tables), charts=(chart,))
+    return Section("tiles", "Tiles", tables=tuple(tables), charts=(chart,))
 
 
 #: Variables columns copied into the page's JSON data block (report / comparison).
@@ -454,7 +454,7 @@ def _code_section(obj: Report | Comparison, reports: list[Report], top: int) -> 
         footer = other_diff_footer(view, "programs", len(cols), leading=1, suffix="code_bytes")
     table = Table("code-table", cols, rows, footer, cut_note(view, "programs"), empty="no code data")
     chart = bar_charts.code_chart(reports, roles_of(obj)[1], top=min(top, bar_charts.CODE_PROGRAMS))
-    return Section("code", "Code", (), (table,), charts=(chart,))
+    return Section("code", "Code", tables=(table,), charts=(chart,))
 
 
 def _remote_section(obj: Report | Comparison, top: int) -> Section:
@@ -554,7 +554,7 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
     table = Table("remote-table", cols, rows, footer, note, empty="no remote buffers (nothing in Streaming Memory)")
     totals = (streaming_totals_note(obj) if isinstance(obj, Report)
               else comparison_streaming_totals_note(obj.base, obj.new))
-    return Section("streaming", "Streaming Memory", (), (table,), text, notes=(totals,) if totals else ())
+    return Section("streaming", "Streaming Memory", tables=(table,), text=text, notes=(totals,) if totals else ())
 
 
 def _time_table(obj: Report | Comparison) -> Table:
@@ -590,7 +590,7 @@ def _time_table(obj: Report | Comparison) -> Table:
 
 def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Section:
     if not any(len(r.execution) for r in reports):
-        return Section("execution", "Execution", (), (), "No execution profile in the report(s): cycles are not known.")
+        return Section("execution", "Execution", text="No execution profile in the report(s): cycles are not known.")
     if isinstance(obj, Report):
         frame = analysis.execution_by_phase(obj)
         frame = frame[frame["phase"].astype(str).isin(DEVICE_PHASES)]
@@ -631,7 +631,7 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
         )
     table = Table("execution-table", cols, rows, footer, note=EXECUTION_NOTE)
     chart = bar_charts.execution_chart(reports, roles_of(obj)[1])
-    return Section("execution", "Execution", (), (table, _time_table(obj)), charts=(chart,))
+    return Section("execution", "Execution", tables=(table, _time_table(obj)), charts=(chart,))
 
 
 #: The note of the execution table: what is device time and what is not.
@@ -669,7 +669,7 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     # the variables table holds every row up to a bound, so its status filter ("grew") shows
     # every variable that grew; other tables are top-N views
     variables, variables_view = _variables_table(obj, HTML_MAX_VARIABLE_ROWS, variables_note=True)
-    summary = Section("summary", "Summary", (), (summary_table(obj),))
+    summary = Section("summary", "Summary", tables=(summary_table(obj),))
     verdict: ComparisonVerdict | None = None
     if isinstance(obj, Report):
         # the report's ledger follows its summary

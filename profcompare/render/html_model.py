@@ -1,5 +1,5 @@
 """The HTML page model: plain dataclasses of display strings and sort keys (Cell, Col, Row,
-Table, ReportCard, InlineFigure, Section, Page) and the cell builders every HTML section uses.
+Table, ReportCard, Section, Page) and the cell builders every HTML section uses.
 
 Building these is data preparation only; :mod:`profcompare.render.html` fills the template.
 """
@@ -11,7 +11,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from markupsafe import Markup
 
 from profcompare import analysis
 from profcompare._version import __version__
@@ -102,25 +101,15 @@ class ReportCard:
 
 
 @dataclass(frozen=True)
-class InlineFigure:
-    """An inline SVG figure with a caption."""
-
-    id: str
-    svg: Markup
-    caption: str
-
-
-@dataclass(frozen=True)
 class Section:
     """A page section (one entry of the side navigation)."""
 
     id: str
     title: str
-    figures: tuple[InlineFigure, ...] = ()
     tables: tuple[Table, ...] = ()
     text: str = ""
     charts: tuple[interactive.InteractiveChart, ...] = ()
-    items: tuple[str, ...] = ()  # a list in plain words, shown before the figures and tables
+    items: tuple[str, ...] = ()  # a list in plain words, shown before the tables
     notes: tuple[str, ...] = ()  # notes under the list
 
 
@@ -203,13 +192,6 @@ def report_cards(obj: Report | Comparison) -> tuple[ReportCard, ...]:
     """The header cards: one per report, with role ``report`` or ``base``/``new``."""
     reports, roles = roles_of(obj)
     return tuple(report_card(r, role) for r, role in zip(reports, roles, strict=True))
-
-
-def svg_figure(fig_id: str, figure: Any, caption: str) -> InlineFigure:
-    """A matplotlib ``figure`` inlined as SVG (matplotlib is imported only when one is drawn)."""
-    from profcompare.render import plots
-
-    return InlineFigure(fig_id, Markup(plots.figure_to_svg(figure, id_salt=fig_id)), caption)
 
 
 def diff_cols(unit_title: str) -> tuple[Col, ...]:

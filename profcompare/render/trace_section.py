@@ -79,7 +79,7 @@ def html_trace_section(obj: Any) -> Any:
     types = Table("trace-types", (Col("report", "Report"), Col("ipu", "IPU", True), Col("type", "Type"),
                                   Col("blocks", "Blocks", True), Col("cycles", "Cycles (sum)", True),
                                   Col("median", "Median block", True)), tuple(type_rows), note=_SUMS_NOTE)
-    return Section("trace", "Execution trace", (), (spans, types), charts=(chart,))
+    return Section("trace", "Execution trace", tables=(spans, types), charts=(chart,))
 
 
 __all__ = ["html_trace_section", "report_trace_section"]
