@@ -431,12 +431,20 @@ def run_span_cycles(execution: pd.DataFrame, *, include_runtime: bool = False) -
         return math.nan
     starts = execution["cycles_from"].to_numpy(dtype="float64", na_value=np.nan)[keep]
     ends = execution["cycles_to"].to_numpy(dtype="float64", na_value=np.nan)[keep]
+    cycles = execution["cycles"].to_numpy(dtype="float64")[keep]
     known = ~(np.isnan(starts) | np.isnan(ends))
-    frame = pd.DataFrame({"run": run, "start": np.where(known, starts, np.inf), "end": np.where(known, ends, -np.inf),
-                          "cycles": execution["cycles"].to_numpy(dtype="float64")[keep], "known": known})
-    per_run = frame.groupby("run", sort=False).agg(start=("start", "min"), end=("end", "max"),
-                                                   cycles=("cycles", "sum"), known=("known", "all"))
-    spans = np.where(per_run["known"], per_run["end"] - per_run["start"], per_run["cycles"])
+    # per run, in the order runs first appear: the rows grouped by run (already so in every
+    # report: a run's rows follow each other), then one reduction per group
+    codes, runs = pd.factorize(run, sort=False)
+    if len(codes) > 1 and not bool(np.all(codes[1:] >= codes[:-1])):
+        order = np.argsort(codes, kind="stable")
+        codes, starts, ends, cycles, known = codes[order], starts[order], ends[order], cycles[order], known[order]
+    first = np.searchsorted(codes, np.arange(len(runs)))
+    start = np.minimum.reduceat(np.where(known, starts, np.inf), first)
+    end = np.maximum.reduceat(np.where(known, ends, -np.inf), first)
+    total = np.add.reduceat(cycles, first)  # integer cycles: exact in float64 below 2**53
+    all_known = np.logical_and.reduceat(known, first)
+    spans = np.where(all_known, end - start, total)
     return float(np.mean(spans))
 
 
@@ -862,7 +870,9 @@ class Report:
         cycles = run_span_cycles(self.execution)
         clock = self.meta.target.clock_hz
         host = math.nan
-        if (self.execution["phase"].astype(str) == "runtime").any():
+        phase_code, phase_names = text_codes(self.execution["phase"])
+        runtime = [code for code, name in enumerate(phase_names) if name == "runtime"]
+        if runtime and bool(np.isin(phase_code, runtime).any()):
             host = (run_span_cycles(self.execution, include_runtime=True) - cycles) / clock
         seconds = cycles / clock + (0.0 if math.isnan(host) else host)
         sps = math.nan
