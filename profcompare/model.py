@@ -530,10 +530,16 @@ def _coerce_series(values: Any, dtype: str, length: int) -> pd.Series:
 def _as_inferred_categories(values: pd.Categorical) -> pd.Categorical:
     """``values`` with the categories ``astype("category")`` of its values as objects would give
     (the values used, in pandas' order and dtype), by recoding its codes: a million-row column is
-    not hashed value by value again."""
-    used = values.remove_unused_categories().as_unordered()
-    inferred = pd.Series(np.asarray(used.categories, dtype=object), dtype="object").astype("category").dtype
-    return used.set_categories(inferred.categories)
+    not hashed value by value again, nor sorted (the used codes are counted)."""
+    codes = np.asarray(values.codes, dtype=np.int64)
+    present = codes[codes >= 0] if (codes < 0).any() else codes
+    used = np.flatnonzero(np.bincount(present, minlength=len(values.categories)))
+    kept = values.categories.take(used)
+    inferred = pd.Series(np.asarray(kept, dtype=object), dtype="object").astype("category").dtype
+    # old code -> new code (-1, a missing value, stays -1: the extra last entry)
+    recode = np.full(len(values.categories) + 1, -1, dtype=np.int64)
+    recode[used] = inferred.categories.get_indexer(kept)
+    return pd.Categorical.from_codes(recode[codes], dtype=pd.CategoricalDtype(inferred.categories, ordered=False))
 
 
 def trace_from_blocks(blocks: Sequence[tuple[int, int, int, str, str, str, str, int]]) -> pd.DataFrame:
@@ -541,6 +547,15 @@ def trace_from_blocks(blocks: Sequence[tuple[int, int, int, str, str, str, str, 
     parent, depth), in the order given."""
     names = ("ipu", "cycles_from", "cycles_to", "type", "name", "program", "parent", "depth")
     return make_frame("trace", {name: list(values) for name, values in zip(names, zip(*blocks))} if blocks else None)
+
+
+def _default_index(series: pd.Series) -> pd.Series:
+    """``series`` indexed 0..n-1 (``reset_index`` only when it is not: the frame copies its
+    columns anyway)."""
+    index = series.index
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return series
+    return series.reset_index(drop=True)
 
 
 def make_frame(table: str, data: Mapping[str, Any] | None = None, **extra_int_columns: Any) -> pd.DataFrame:
@@ -562,7 +577,7 @@ def make_frame(table: str, data: Mapping[str, Any] | None = None, **extra_int_co
     columns: dict[str, pd.Series] = {}
     for col in schema:
         if col.name in data:
-            columns[col.name] = _coerce_series(data.pop(col.name), col.dtype, length).reset_index(drop=True)
+            columns[col.name] = _default_index(_coerce_series(data.pop(col.name), col.dtype, length))
         elif length == 0:
             columns[col.name] = _coerce_series([], col.dtype, 0)
         elif (table, col.name) in COLUMN_DEFAULTS:

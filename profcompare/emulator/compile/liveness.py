@@ -112,6 +112,7 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
     owner, called = _owner_paths(program)
     carried, invariant = _repeats(program)
     iteration: dict[str, int] = {}  # current iteration of each repeat op
+    epoch = [0]  # counts the changes of ``iteration``
     main = program.main_graph
     Key = tuple[int, tuple[str, ...], tuple[int, ...]]  # row, call path, iteration of each repeat on it
     rows_t: list[int] = []
@@ -150,10 +151,11 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
         return tuple(its)
 
     # per call path, tensor -> None when it has no row; the number of its instance key (an index
-    # into ``keys``) on a path without a repeat; else (row, owner path, the repeat of each call on
-    # the path or None, whether the last repeat's body holds it for the whole loop): the key then
-    # depends on the iterations at the time. Keyed by path first: a path is hashed once per
-    # schedule entry, not once per tensor touched.
+    # into ``keys``) on a path without a repeat; else [row, owner path, the repeat of each call on
+    # the path or None, whether the last repeat's body holds it for the whole loop, the epoch and
+    # key number last found]: the key then depends on the iterations at the time, which change
+    # only when an epoch ends (a repeat is entered or iterates). Keyed by path first: a path is
+    # hashed once per schedule entry, not once per tensor touched.
     resolved_by_path: dict[tuple[str, ...], dict[str, Any]] = {}
     key_number: dict[Key, int] = {}
     keys: list[Key] = []
@@ -180,7 +182,7 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
             hit: Any = number((r, opath, its))
         else:
             loops = tuple(c if c in carried else None for c in opath)
-            hit = (r, opath, loops, bool(opath and opath[-1] in carried and rid in invariant))
+            hit = [r, opath, loops, bool(opath and opath[-1] in carried and rid in invariant), -1, -1]
         resolved[tid] = hit
         return hit
 
@@ -193,10 +195,13 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
             return -1
         if hit.__class__ is int:
             return hit
+        if hit[4] == epoch[0]:
+            return hit[5]
         its = tuple([iteration.get(c, 0) if c is not None else 0 for c in hit[2]])
         if hit[3]:
             its = its[:-1] + (-1,)
-        return number((hit[0], hit[1], its))
+        hit[4], hit[5] = epoch[0], number((hit[0], hit[1], its))
+        return hit[5]
 
     def touch(tid: str, path: tuple[str, ...], step: int) -> None:
         resolved = resolved_by_path.get(path)
@@ -219,6 +224,7 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
                 # nothing loop carried: no copy steps, but the next iteration's body tensors
                 # are new instances all the same
                 iteration[entry.op] = iteration.get(entry.op, 0) + 1
+                epoch[0] += 1
             continue
         op = program.ops[entry.op]
         path = tuple(entry.call_path)
@@ -229,6 +235,7 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
             g_outputs = dict(op.attrs.get("outputs", {}))
             if op.id in carried and entry.phase == "enter":
                 iteration[op.id] = 0
+                epoch[0] += 1
             if op.id in carried and entry.phase == "iterate":
                 # LoopOpx copies each body output (this iteration's) to its body input (the next one's)
                 pairs = carried[op.id]
@@ -236,6 +243,7 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
                 for k, g_out in zip(range(s, t), copied):
                     touch(g_out, inner, k)
                 iteration[op.id] = iteration.get(op.id, 0) + 1
+                epoch[0] += 1
                 for k, g_out in zip(range(s, t), copied):
                     touch(pairs.get(g_out, ""), inner, k)
                 continue

@@ -38,7 +38,7 @@ import pandas as pd
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec
-from profcompare.model import make_frame
+from profcompare.model import make_frame, text_codes
 
 #: pva program type -> Graph Analyser block type (``Sync`` is decided by the program name).
 TRACE_TYPE_OF_PROGRAM: Mapping[str, str] = MappingProxyType({"StreamCopyMid": "StreamCopy"})
@@ -156,7 +156,9 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
     """
     if not len(execution):
         return make_frame("trace")
-    ex = execution[(execution["run"].to_numpy() == 0) & (execution["phase"].astype(str) != "runtime").to_numpy()]
+    phase_code, phase_names = text_codes(execution["phase"])  # codes: no string per row of millions
+    runtime = [code for code, name in enumerate(phase_names) if name == "runtime"]
+    ex = execution[(execution["run"].to_numpy() == 0) & ~np.isin(phase_code, runtime)]
     if not len(ex):
         return make_frame("trace")
     step = ex["step"].to_numpy()
