@@ -728,9 +728,23 @@ def attribute_rows(provenance: Provenance, storage: Storage, inst: Instances) ->
                for r in range(len(storage.ids))]
     paths = inst.path if len(inst.path) == len(inst.row) else ((),) * len(inst.row)
     per_instance: list[Attribution] = []
+    # (row, call path) -> (what it held by step, or None; its attribution otherwise): the
+    # instances of a repeat's body are one per iteration, looked up once (as of_instance does)
+    found: dict[tuple[int, tuple[str, ...]], tuple[tuple | None, Attribution]] = {}
     for row, path, last in zip(inst.row.tolist(), paths, inst.last.tolist()):
         if row < n_tensors:
-            per_instance.append(provenance.of_instance(storage.ids[row], tuple(path), last))
+            path = tuple(path)
+            hit = found.get((row, path))
+            if hit is None:
+                root = storage.ids[row]
+                hit = found[(row, path)] = (provenance.by_step.get((root, path)), provenance.of_instance(root, path))
+            timeline = hit[0]
+            if timeline is not None:
+                at = bisect.bisect_right(timeline[0], last) - 1
+                if at >= 0:
+                    per_instance.append(timeline[1][at])
+                    continue
+            per_instance.append(hit[1])
         elif row in temp_op:
             op_id = temp_op[row]
             per_instance.append(Attribution(provenance.op_parameter.get((op_id, tuple(path)), ""), "partials", ""))

@@ -134,7 +134,7 @@ def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, r
     ex = steps.exec_static[steps.setup_steps:]
     if runs <= 0 or (not len(ex) and not runtime_cycles):
         return make_frame("execution")
-    cyc = static_cycles[ex].copy()  # (steps, phases)
+    cyc = static_cycles[ex]  # (steps, phases); indexing by an array makes a copy of its own
     if opening is not None:
         cyc[opening[0] - steps.setup_steps, PHASES.index("host_io")] += opening[1]
     step_idx, phase_idx = np.nonzero(cyc)
