@@ -255,8 +255,13 @@ class _Checksum:
     def __init__(self, label: str, rows: int) -> None:
         self.value = zlib.crc32(f"{label}\x00{rows}".encode())
 
-    def add(self, data: bytes) -> None:
-        self.value = zlib.crc32(data, self.value)
+    def add(self, *pieces: bytes | np.ndarray) -> None:
+        """Add the bytes of ``pieces`` one after the other (an array's are its memory, as
+        ``tobytes`` would give them: CRC-32 runs over a stream, so nothing is joined or copied)."""
+        for data in pieces:
+            if isinstance(data, np.ndarray):
+                data = np.ascontiguousarray(data)
+            self.value = zlib.crc32(data, self.value)
 
 
 def _meta_items(meta: ReportMeta) -> list[tuple[str, str]]:
@@ -314,7 +319,7 @@ class _Encoded:
 
     spec: StoredColumn
     parts: Mapping[str, np.ndarray | bytes]  # "values" (int64 / uint8 / codes), "mask", "lengths", "text"
-    canonical: bytes
+    canonical: tuple[bytes | np.ndarray, ...]  # the checksum's bytes, piece by piece
     levels: list[str] | None
     texts: list[Any] | None = None  # a text column's values (str or None)
 
@@ -337,17 +342,17 @@ def _encode_column(spec: StoredColumn, series: pd.Series) -> _Encoded:
     """The column encoded as ``spec`` says (see :class:`_Encoded`)."""
     if spec.storage == _INTEGER:
         array = series.to_numpy(dtype=np.int64)
-        return _Encoded(spec, {"values": array}, array.tobytes(), None)
+        return _Encoded(spec, {"values": array}, (array,), None)
     if spec.storage == _BOOLEAN:
         flags = series.to_numpy(dtype=bool).astype(np.uint8)
-        return _Encoded(spec, {"values": flags}, flags.tobytes(), None)
+        return _Encoded(spec, {"values": flags}, (flags,), None)
     if spec.storage == _NULLABLE_INTEGER:
         mask = series.isna().to_numpy().astype(np.uint8)
         filled = series.fillna(0).to_numpy(dtype=np.int64)
-        return _Encoded(spec, {"values": filled, "mask": mask}, filled.tobytes() + mask.tobytes(), None)
+        return _Encoded(spec, {"values": filled, "mask": mask}, (filled, mask), None)
     if spec.storage == _TEXT:
         values = series.to_numpy(dtype=object, na_value=None).tolist()  # type: ignore[call-overload]  # pandas-stubs lacks na_value=None
-        return _Encoded(spec, {}, _text_bytes(values), None, texts=values)
+        return _Encoded(spec, {}, (_text_bytes(values),), None, texts=values)
     # dictionary
     if spec.dtype == "category":
         codes = series.cat.codes.to_numpy().astype(np.int64)
@@ -356,7 +361,7 @@ def _encode_column(spec: StoredColumn, series: pd.Series) -> _Encoded:
         codes_arr, uniques = pd.factorize(series.to_numpy(dtype=object), use_na_sentinel=True)
         codes = codes_arr.astype(np.int64)
         levels = [str(v) for v in uniques]
-    return _Encoded(spec, {"values": codes}, codes.tobytes(), levels)
+    return _Encoded(spec, {"values": codes}, (codes,), levels)
 
 
 #: the integer widths of a packed part's elements, narrowest first (little-endian, signed)
@@ -561,7 +566,7 @@ def _write_database(report: Report, path: pathlib.Path) -> None:
             values: list[list[Any]] = []
             for spec in plan:
                 encoded = _encode_column(spec, frame[spec.name])
-                check.add(spec.name.encode() + b"\x00" + encoded.canonical)
+                check.add(spec.name.encode() + b"\x00", *encoded.canonical)
                 if packed:
                     con.executemany("INSERT INTO packed VALUES (?, ?, ?, ?, ?)", [
                         (table, spec.name, part, len(raw), zlib.compress(raw, _PACK_LEVEL))
@@ -1053,24 +1058,24 @@ def _decode_table(
     for spec in plan:
         values, stored_mask = raw_columns[spec.position]
         if spec.storage == _INTEGER:
-            check.add(spec.name.encode() + b"\x00" + values.tobytes())
+            check.add(spec.name.encode() + b"\x00", values)
             columns[spec.name] = values
         elif spec.storage == _BOOLEAN:
             flags = values.astype(np.uint8)
             if len(values) and (values.min() < 0 or values.max() > 1):
                 raise ReportFormatError(f"{file}: corrupt report ({table}.{spec.name} is not boolean)")
-            check.add(spec.name.encode() + b"\x00" + flags.tobytes())
+            check.add(spec.name.encode() + b"\x00", flags)
             columns[spec.name] = flags.astype(bool)
         elif spec.storage == _NULLABLE_INTEGER:
             assert stored_mask is not None
             mask = stored_mask.astype(bool)
-            check.add(spec.name.encode() + b"\x00" + values.tobytes() + mask.astype(np.uint8).tobytes())
+            check.add(spec.name.encode() + b"\x00", values, mask.astype(np.uint8))
             columns[spec.name] = pd.arrays.IntegerArray(values, mask)
         elif spec.storage == _TEXT:
-            check.add(spec.name.encode() + b"\x00" + _text_bytes(values))
+            check.add(spec.name.encode() + b"\x00", _text_bytes(values))
             columns[spec.name] = _restore_text(values, spec.dtype)
         else:
-            check.add(spec.name.encode() + b"\x00" + values.tobytes())
+            check.add(spec.name.encode() + b"\x00", values)
             columns[spec.name] = _decode_dictionary(file, spec, values, levels.get((table, spec.name), []))
     _verify(file, table, checksums, rows, check.value)
     return pd.DataFrame(columns, copy=False)

@@ -139,10 +139,11 @@ def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, r
         cyc[opening[0] - steps.setup_steps, PHASES.index("host_io")] += opening[1]
     step_idx, phase_idx = np.nonzero(cyc)
     values = cyc[step_idx, phase_idx].astype(np.int64)
-    names = np.array([s.name for s in steps.static], dtype=object)[ex][step_idx]
+    static_of_row = ex[step_idx]  # one index into the static steps (no array of every executed step's names)
+    names = np.array([s.name for s in steps.static], dtype=object)[static_of_row]
     # the type and phase columns as codes (a categorical of millions of rows is not hashed row by row)
     type_codes, type_levels = pd.factorize(np.array([s.type for s in steps.static] + ["Host"], dtype=object))
-    types = type_codes[:-1][ex][step_idx]
+    types = type_codes[:-1][static_of_row]
     phases = phase_idx.astype(np.int64)
     step_no = step_idx.astype(np.int64) + steps.setup_steps
     if runtime_cycles:
