@@ -524,7 +524,12 @@ def _coerce_series(values: Any, dtype: str, length: int) -> pd.Series:
         return pd.Series(values, dtype="object").astype("category")
     if dtype == "object":
         return pd.Series(values, dtype="object")
-    return pd.Series(values).astype(pd.api.types.pandas_dtype(dtype)) if length else pd.Series([], dtype=dtype)
+    if not length:
+        return pd.Series([], dtype=dtype)
+    series = pd.Series(values)
+    wanted = pd.api.types.pandas_dtype(dtype)
+    # already of the dtype: no copy here (the frame copies its columns when it is built)
+    return series if series.dtype == wanted else series.astype(wanted)
 
 
 def _as_inferred_categories(values: pd.Categorical) -> pd.Categorical:
