@@ -86,11 +86,20 @@ def _group_peak(group: np.ndarray, first: np.ndarray, last: np.ndarray, nbytes: 
         ev_group = np.r_[g, g]
         ev_step = np.r_[f, la + 1]
         ev_delta = np.r_[b, -b]
-        frame = pd.DataFrame({"g": ev_group, "s": ev_step, "d": ev_delta})
-        per_step = frame.groupby(["g", "s"], sort=True)["d"].sum().reset_index()
-        per_step["c"] = per_step.groupby("g", sort=False)["d"].cumsum()
-        best = per_step.groupby("g", sort=False)["c"].max()
-        peak[best.index.to_numpy(dtype=np.int64)] = best.to_numpy(dtype=np.int64)
+        # events sorted by (group, step); a group's bytes after a step are the running sum of its
+        # events up to that step's last one (never between two events of one step)
+        order = np.lexsort((ev_step, ev_group))
+        eg, es = ev_group[order], ev_step[order]
+        running = np.cumsum(ev_delta[order])
+        n = len(eg)
+        step_ends = np.flatnonzero(np.r_[(eg[1:] != eg[:-1]) | (es[1:] != es[:-1]), True])
+        group_starts = np.flatnonzero(np.r_[True, eg[1:] != eg[:-1]])
+        before = np.r_[0, running][group_starts]  # the running sum before each group's first event
+        group_of_end = np.searchsorted(group_starts, step_ends, side="right") - 1
+        held = running[step_ends] - before[group_of_end]
+        firsts = np.searchsorted(step_ends, group_starts)  # each group's first step end
+        best = np.maximum.reduceat(held, firsts) if n else held
+        peak[eg[group_starts]] = best
     return peak + always
 
 

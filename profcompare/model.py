@@ -431,12 +431,20 @@ def run_span_cycles(execution: pd.DataFrame, *, include_runtime: bool = False) -
         return math.nan
     starts = execution["cycles_from"].to_numpy(dtype="float64", na_value=np.nan)[keep]
     ends = execution["cycles_to"].to_numpy(dtype="float64", na_value=np.nan)[keep]
+    cycles = execution["cycles"].to_numpy(dtype="float64")[keep]
     known = ~(np.isnan(starts) | np.isnan(ends))
-    frame = pd.DataFrame({"run": run, "start": np.where(known, starts, np.inf), "end": np.where(known, ends, -np.inf),
-                          "cycles": execution["cycles"].to_numpy(dtype="float64")[keep], "known": known})
-    per_run = frame.groupby("run", sort=False).agg(start=("start", "min"), end=("end", "max"),
-                                                   cycles=("cycles", "sum"), known=("known", "all"))
-    spans = np.where(per_run["known"], per_run["end"] - per_run["start"], per_run["cycles"])
+    # per run, in the order runs first appear: the rows grouped by run (already so in every
+    # report: a run's rows follow each other), then one reduction per group
+    codes, runs = pd.factorize(run, sort=False)
+    if len(codes) > 1 and not bool(np.all(codes[1:] >= codes[:-1])):
+        order = np.argsort(codes, kind="stable")
+        codes, starts, ends, cycles, known = codes[order], starts[order], ends[order], cycles[order], known[order]
+    first = np.searchsorted(codes, np.arange(len(runs)))
+    start = np.minimum.reduceat(np.where(known, starts, np.inf), first)
+    end = np.maximum.reduceat(np.where(known, ends, -np.inf), first)
+    total = np.add.reduceat(cycles, first)  # integer cycles: exact in float64 below 2**53
+    all_known = np.logical_and.reduceat(known, first)
+    spans = np.where(all_known, end - start, total)
     return float(np.mean(spans))
 
 
@@ -516,16 +524,27 @@ def _coerce_series(values: Any, dtype: str, length: int) -> pd.Series:
         return pd.Series(values, dtype="object").astype("category")
     if dtype == "object":
         return pd.Series(values, dtype="object")
-    return pd.Series(values).astype(pd.api.types.pandas_dtype(dtype)) if length else pd.Series([], dtype=dtype)
+    if not length:
+        return pd.Series([], dtype=dtype)
+    series = pd.Series(values)
+    wanted = pd.api.types.pandas_dtype(dtype)
+    # already of the dtype: no copy here (the frame copies its columns when it is built)
+    return series if series.dtype == wanted else series.astype(wanted)
 
 
 def _as_inferred_categories(values: pd.Categorical) -> pd.Categorical:
     """``values`` with the categories ``astype("category")`` of its values as objects would give
     (the values used, in pandas' order and dtype), by recoding its codes: a million-row column is
-    not hashed value by value again."""
-    used = values.remove_unused_categories().as_unordered()
-    inferred = pd.Series(np.asarray(used.categories, dtype=object), dtype="object").astype("category").dtype
-    return used.set_categories(inferred.categories)
+    not hashed value by value again, nor sorted (the used codes are counted)."""
+    codes = np.asarray(values.codes, dtype=np.int64)
+    present = codes[codes >= 0] if (codes < 0).any() else codes
+    used = np.flatnonzero(np.bincount(present, minlength=len(values.categories)))
+    kept = values.categories.take(used)
+    inferred = pd.Series(np.asarray(kept, dtype=object), dtype="object").astype("category").dtype
+    # old code -> new code (-1, a missing value, stays -1: the extra last entry)
+    recode = np.full(len(values.categories) + 1, -1, dtype=np.int64)
+    recode[used] = inferred.categories.get_indexer(kept)
+    return pd.Categorical.from_codes(recode[codes], dtype=pd.CategoricalDtype(inferred.categories, ordered=False))
 
 
 def trace_from_blocks(blocks: Sequence[tuple[int, int, int, str, str, str, str, int]]) -> pd.DataFrame:
@@ -533,6 +552,15 @@ def trace_from_blocks(blocks: Sequence[tuple[int, int, int, str, str, str, str, 
     parent, depth), in the order given."""
     names = ("ipu", "cycles_from", "cycles_to", "type", "name", "program", "parent", "depth")
     return make_frame("trace", {name: list(values) for name, values in zip(names, zip(*blocks))} if blocks else None)
+
+
+def _default_index(series: pd.Series) -> pd.Series:
+    """``series`` indexed 0..n-1 (``reset_index`` only when it is not: the frame copies its
+    columns anyway)."""
+    index = series.index
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return series
+    return series.reset_index(drop=True)
 
 
 def make_frame(table: str, data: Mapping[str, Any] | None = None, **extra_int_columns: Any) -> pd.DataFrame:
@@ -554,7 +582,7 @@ def make_frame(table: str, data: Mapping[str, Any] | None = None, **extra_int_co
     columns: dict[str, pd.Series] = {}
     for col in schema:
         if col.name in data:
-            columns[col.name] = _coerce_series(data.pop(col.name), col.dtype, length).reset_index(drop=True)
+            columns[col.name] = _default_index(_coerce_series(data.pop(col.name), col.dtype, length))
         elif length == 0:
             columns[col.name] = _coerce_series([], col.dtype, 0)
         elif (table, col.name) in COLUMN_DEFAULTS:
@@ -862,7 +890,9 @@ class Report:
         cycles = run_span_cycles(self.execution)
         clock = self.meta.target.clock_hz
         host = math.nan
-        if (self.execution["phase"].astype(str) == "runtime").any():
+        phase_code, phase_names = text_codes(self.execution["phase"])
+        runtime = [code for code, name in enumerate(phase_names) if name == "runtime"]
+        if runtime and bool(np.isin(phase_code, runtime).any()):
             host = (run_span_cycles(self.execution, include_runtime=True) - cycles) / clock
         seconds = cycles / clock + (0.0 if math.isnan(host) else host)
         sps = math.nan

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from profcompare.model import text_codes
+
 #: Graph Analyser's type of the blocks that overlap the blocks they wait for.
 WAITING_TYPE = "SyncAns"
 
@@ -47,13 +49,16 @@ def type_totals(trace: pd.DataFrame, *, by_ipu: bool = True) -> pd.DataFrame:
         frame["cycles"] = pd.Series(dtype="int64")
         frame["median_cycles"] = pd.Series(dtype="float64")
         return frame
+    # the types as codes into their names while grouping (millions of blocks are not made strings)
+    type_code, type_names = text_codes(trace["type"])
     frame = pd.DataFrame({
         "ipu": trace["ipu"].to_numpy(),
-        "type": trace["type"].astype(str).to_numpy(),
+        "type": type_code,
         "length": (trace["cycles_to"] - trace["cycles_from"]).to_numpy(dtype="int64"),
     })
     out = frame.groupby(keys, sort=False).agg(blocks=("length", "size"), cycles=("length", "sum"),
                                               median_cycles=("length", "median")).reset_index()
+    out["type"] = np.asarray(type_names, dtype=object)[out["type"].to_numpy(dtype=np.int64)]
     out["blocks"] = out["blocks"].astype("int64")
     out["cycles"] = out["cycles"].astype("int64")
     out["median_cycles"] = out["median_cycles"].astype("float64")

@@ -74,12 +74,19 @@ from profcompare.report_values import check_report_values
 
 #: Version of the layout written by :func:`write_report`. Readers accept every version up to
 #: this one; anything newer raises :class:`~profcompare.errors.UnsupportedReportVersion`.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 #: From this schema version on, a report table of more than :data:`PACKED_FROM_ROWS` rows is
 #: stored *packed*: column by column, each column's encoded values one compressed array in the
 #: ``packed`` table, its SQL table left without rows (version 5).
 PACKED_SINCE_VERSION = 5
+
+#: From this schema version on, a packed integer column (``integer``, ``nullable_integer``) may
+#: hold its values as ``start`` (the first value, one int64) and ``deltas`` (0, then each value
+#: minus the one before) when those fit in a narrower integer than the values (version 6): steps
+#: and cycle intervals, which grow row by row, then take one to four bytes a row instead of eight
+#: and compress quickly.
+DELTAS_SINCE_VERSION = 6
 
 #: Tables with more rows than this are stored packed: SQLite inserts a few hundred thousand rows
 #: a second from Python, a packed column is one array (a program of millions of steps writes and
@@ -248,8 +255,13 @@ class _Checksum:
     def __init__(self, label: str, rows: int) -> None:
         self.value = zlib.crc32(f"{label}\x00{rows}".encode())
 
-    def add(self, data: bytes) -> None:
-        self.value = zlib.crc32(data, self.value)
+    def add(self, *pieces: bytes | np.ndarray) -> None:
+        """Add the bytes of ``pieces`` one after the other (an array's are its memory, as
+        ``tobytes`` would give them: CRC-32 runs over a stream, so nothing is joined or copied)."""
+        for data in pieces:
+            if isinstance(data, np.ndarray):
+                data = np.ascontiguousarray(data)
+            self.value = zlib.crc32(data, self.value)
 
 
 def _meta_items(meta: ReportMeta) -> list[tuple[str, str]]:
@@ -307,7 +319,7 @@ class _Encoded:
 
     spec: StoredColumn
     parts: Mapping[str, np.ndarray | bytes]  # "values" (int64 / uint8 / codes), "mask", "lengths", "text"
-    canonical: bytes
+    canonical: tuple[bytes | np.ndarray, ...]  # the checksum's bytes, piece by piece
     levels: list[str] | None
     texts: list[Any] | None = None  # a text column's values (str or None)
 
@@ -330,17 +342,17 @@ def _encode_column(spec: StoredColumn, series: pd.Series) -> _Encoded:
     """The column encoded as ``spec`` says (see :class:`_Encoded`)."""
     if spec.storage == _INTEGER:
         array = series.to_numpy(dtype=np.int64)
-        return _Encoded(spec, {"values": array}, array.tobytes(), None)
+        return _Encoded(spec, {"values": array}, (array,), None)
     if spec.storage == _BOOLEAN:
         flags = series.to_numpy(dtype=bool).astype(np.uint8)
-        return _Encoded(spec, {"values": flags}, flags.tobytes(), None)
+        return _Encoded(spec, {"values": flags}, (flags,), None)
     if spec.storage == _NULLABLE_INTEGER:
         mask = series.isna().to_numpy().astype(np.uint8)
         filled = series.fillna(0).to_numpy(dtype=np.int64)
-        return _Encoded(spec, {"values": filled, "mask": mask}, filled.tobytes() + mask.tobytes(), None)
+        return _Encoded(spec, {"values": filled, "mask": mask}, (filled, mask), None)
     if spec.storage == _TEXT:
         values = series.to_numpy(dtype=object, na_value=None).tolist()  # type: ignore[call-overload]  # pandas-stubs lacks na_value=None
-        return _Encoded(spec, {}, _text_bytes(values), None, texts=values)
+        return _Encoded(spec, {}, (_text_bytes(values),), None, texts=values)
     # dictionary
     if spec.dtype == "category":
         codes = series.cat.codes.to_numpy().astype(np.int64)
@@ -349,7 +361,7 @@ def _encode_column(spec: StoredColumn, series: pd.Series) -> _Encoded:
         codes_arr, uniques = pd.factorize(series.to_numpy(dtype=object), use_na_sentinel=True)
         codes = codes_arr.astype(np.int64)
         levels = [str(v) for v in uniques]
-    return _Encoded(spec, {"values": codes}, codes.tobytes(), levels)
+    return _Encoded(spec, {"values": codes}, (codes,), levels)
 
 
 #: the integer widths of a packed part's elements, narrowest first (little-endian, signed)
@@ -369,12 +381,42 @@ def _narrowest(values: np.ndarray) -> np.ndarray:
     return values.astype(_PACKED_WIDTHS[-1])
 
 
+def _deltas(values: np.ndarray) -> np.ndarray:
+    """0, then each value minus the one before (int64, wrapping as the cumulative sum that
+    restores them from the first value wraps)."""
+    out = np.zeros(len(values), dtype=np.int64)
+    if len(values):
+        np.subtract(values[1:], values[:-1], out=out[1:])
+    return out
+
+
+def _from_deltas(start: int, deltas: np.ndarray) -> np.ndarray:
+    """The values :func:`_deltas` was given, from their first value and their deltas."""
+    values = np.cumsum(deltas, dtype=np.int64)  # wraps around as the differences did
+    values += np.int64(start)
+    return values
+
+
 def _packed_parts(encoded: _Encoded) -> dict[str, bytes]:
-    """The raw bytes of each part of a packed column: fixed-width arrays as they are; a text
-    column as the UTF-8 byte length of every value (-1 for None) and the values' bytes end to end."""
+    """The raw bytes of each part of a packed column: fixed-width arrays as they are (an integer
+    column's values as ``deltas`` when those are narrower); a text column as the UTF-8 byte length
+    of every value (-1 for None) and the values' bytes end to end."""
     if encoded.texts is None:
-        return {name: _narrowest(part).tobytes() if isinstance(part, np.ndarray) else part
-                for name, part in encoded.parts.items()}
+        parts: dict[str, bytes] = {}
+        for name, part in encoded.parts.items():
+            if not isinstance(part, np.ndarray):
+                parts[name] = part
+                continue
+            narrow = _narrowest(part)
+            if name == "values" and encoded.spec.storage in (_INTEGER, _NULLABLE_INTEGER) and narrow.itemsize > 1:
+                values = part.astype(np.int64, copy=False)
+                deltas = _narrowest(_deltas(values))
+                if deltas.itemsize < narrow.itemsize:
+                    parts["start"] = np.array([values[0]], dtype="<i8").tobytes()
+                    parts["deltas"] = deltas.tobytes()
+                    continue
+            parts[name] = narrow.tobytes()
+        return parts
     blobs = [b"" if v is None else str(v).encode("utf-8", "surrogatepass") for v in encoded.texts]
     lengths = np.fromiter((-1 if v is None else len(b) for v, b in zip(encoded.texts, blobs)), dtype=np.int64,
                           count=len(blobs))
@@ -524,7 +566,7 @@ def _write_database(report: Report, path: pathlib.Path) -> None:
             values: list[list[Any]] = []
             for spec in plan:
                 encoded = _encode_column(spec, frame[spec.name])
-                check.add(spec.name.encode() + b"\x00" + encoded.canonical)
+                check.add(spec.name.encode() + b"\x00", *encoded.canonical)
                 if packed:
                     con.executemany("INSERT INTO packed VALUES (?, ?, ?, ?, ?)", [
                         (table, spec.name, part, len(raw), zlib.compress(raw, _PACK_LEVEL))
@@ -787,7 +829,7 @@ def _read_database(con: sqlite3.Connection, file: pathlib.Path) -> Report:
         if table not in checksums:
             raise ReportFormatError(f"{file}: corrupt report (no checksum for table {table})")
         if table in packed_tables:
-            columns = _unpack_table(con, file, table, plan, checksums)
+            columns = _unpack_table(con, file, table, plan, checksums, version)
             rows = checksums[table][0]
         else:
             rows = _verify_count(con, file, table, checksums)
@@ -924,9 +966,10 @@ _PACKED_PARTS: Mapping[str, tuple[str, ...]] = {
 
 
 def _unpack_table(con: sqlite3.Connection, file: pathlib.Path, table: str, plan: Sequence[StoredColumn],
-                  checksums: Mapping[str, tuple[int, int]]) -> _RawColumns:
+                  checksums: Mapping[str, tuple[int, int]], version: int = SCHEMA_VERSION) -> _RawColumns:
     """The columns of a packed table (its SQL table empty, its columns in ``packed``), each part
-    checked to be exactly the size the recorded row count makes before anything is sized from it."""
+    checked to be exactly the size the recorded row count makes before anything is sized from it
+    (``version``: the store's, which says whether an integer column may be stored as deltas)."""
     if table not in checksums:
         raise ReportFormatError(f"{file}: corrupt report (no checksum for table {table})")
     rows = checksums[table][0]
@@ -938,7 +981,12 @@ def _unpack_table(con: sqlite3.Connection, file: pathlib.Path, table: str, plan:
         if not isinstance(raw_bytes, int) or not isinstance(data, bytes):
             raise ReportFormatError(f"{file}: corrupt report (malformed packed column of {table})")
         stored[(column, part)] = (raw_bytes, data)
+    deltas_allowed = version >= DELTAS_SINCE_VERSION
+    as_deltas = {spec.name for spec in plan if deltas_allowed and spec.storage in (_INTEGER, _NULLABLE_INTEGER)
+                 and (spec.name, "deltas") in stored}
     wanted = {(spec.name, part) for spec in plan for part in _PACKED_PARTS[spec.storage]}
+    wanted = {(name, part) for name, part in wanted if not (part == "values" and name in as_deltas)}
+    wanted |= {(name, part) for name in as_deltas for part in ("start", "deltas")}
     if set(stored) != wanted:
         raise ReportFormatError(f"{file}: corrupt report (packed columns of {table} do not match its catalogue)")
 
@@ -980,9 +1028,14 @@ def _unpack_table(con: sqlite3.Connection, file: pathlib.Path, table: str, plan:
             continue
         arrays = {}
         for part in _PACKED_PARTS[spec.storage]:
-            kind = width(spec.name, part)
-            arrays[part] = np.frombuffer(unpack(spec.name, part, rows * kind.itemsize), dtype=kind)
-        values = arrays["values"].astype(np.int64)
+            stored_part = "deltas" if part == "values" and spec.name in as_deltas else part
+            kind = width(spec.name, stored_part)
+            arrays[part] = np.frombuffer(unpack(spec.name, stored_part, rows * kind.itemsize), dtype=kind)
+        if spec.name in as_deltas:
+            start = np.frombuffer(unpack(spec.name, "start", 8), dtype="<i8")
+            values = _from_deltas(int(start[0]), arrays["values"])
+        else:
+            values = arrays["values"].astype(np.int64)
         mask = arrays["mask"].astype(bool) if "mask" in arrays else None
         if mask is not None and len(arrays["mask"]) and (arrays["mask"].min() < 0 or arrays["mask"].max() > 1):
             raise ReportFormatError(f"{file}: corrupt report ({table}.{spec.name} has a malformed null mask)")
@@ -1005,24 +1058,24 @@ def _decode_table(
     for spec in plan:
         values, stored_mask = raw_columns[spec.position]
         if spec.storage == _INTEGER:
-            check.add(spec.name.encode() + b"\x00" + values.tobytes())
+            check.add(spec.name.encode() + b"\x00", values)
             columns[spec.name] = values
         elif spec.storage == _BOOLEAN:
             flags = values.astype(np.uint8)
             if len(values) and (values.min() < 0 or values.max() > 1):
                 raise ReportFormatError(f"{file}: corrupt report ({table}.{spec.name} is not boolean)")
-            check.add(spec.name.encode() + b"\x00" + flags.tobytes())
+            check.add(spec.name.encode() + b"\x00", flags)
             columns[spec.name] = flags.astype(bool)
         elif spec.storage == _NULLABLE_INTEGER:
             assert stored_mask is not None
             mask = stored_mask.astype(bool)
-            check.add(spec.name.encode() + b"\x00" + values.tobytes() + mask.astype(np.uint8).tobytes())
+            check.add(spec.name.encode() + b"\x00", values, mask.astype(np.uint8))
             columns[spec.name] = pd.arrays.IntegerArray(values, mask)
         elif spec.storage == _TEXT:
-            check.add(spec.name.encode() + b"\x00" + _text_bytes(values))
+            check.add(spec.name.encode() + b"\x00", _text_bytes(values))
             columns[spec.name] = _restore_text(values, spec.dtype)
         else:
-            check.add(spec.name.encode() + b"\x00" + values.tobytes())
+            check.add(spec.name.encode() + b"\x00", values)
             columns[spec.name] = _decode_dictionary(file, spec, values, levels.get((table, spec.name), []))
     _verify(file, table, checksums, rows, check.value)
     return pd.DataFrame(columns, copy=False)

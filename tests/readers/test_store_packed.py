@@ -1,18 +1,22 @@
 """Packed tables of the SQLite store (version 5): a table of more than ``PACKED_FROM_ROWS`` rows is
-stored column by column as compressed arrays; it reads back exactly, and a damaged part is refused."""
+stored column by column as compressed arrays; it reads back exactly, and a damaged part is refused.
+Version 6 stores a growing integer column as its differences when they are narrower."""
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import sqlite3
 import zlib
 
+import numpy as np
 import pytest
 from store_mutations import edit_store as _edit
+from store_mutations import reseal
 from readers_builders import assert_reports_equal
 
 from profcompare.errors import ReportFormatError
-from profcompare.model import Report
+from profcompare.model import Report, make_frame
 from profcompare.readers import store
 
 
@@ -79,3 +83,91 @@ def test_a_zlib_bomb_claim_is_refused_before_inflating(packed_path: pathlib.Path
           " AND part = 'text'")
     with pytest.raises(ReportFormatError, match="variables.name is not"):
         store.read_report(packed_path)
+
+
+def _growing_report(report: Report) -> Report:
+    """``report`` with a liveness table of 1,000 steps whose bytes grow by a few bytes a step from
+    2**40: the values take eight bytes a row, their differences one."""
+    n = 1000
+    liveness = make_frame("liveness", {
+        "step": np.arange(n, dtype=np.int64),
+        "program": [f"p{i % 7}" for i in range(n)],
+        "program_type": ["OnTileExecute"] * n,
+        "not_always_live_bytes": 2**40 + 3 * np.arange(n, dtype=np.int64) + np.arange(n, dtype=np.int64) % 5,
+    })
+    return dataclasses.replace(report, liveness=liveness)
+
+
+def _parts(path: pathlib.Path, table: str, column: str) -> set[str]:
+    con = sqlite3.connect(path)
+    try:
+        return {row[0] for row in con.execute("SELECT part FROM packed WHERE table_name = ? AND column_name = ?",
+                                               (table, column))}
+    finally:
+        con.close()
+
+
+def test_growing_integer_columns_are_stored_as_deltas_and_read_back_exactly(
+        report: Report, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store, "PACKED_FROM_ROWS", 0)
+    grown = _growing_report(report)
+    path = store.write_report(grown, tmp_path / "profile.sqlite")
+    assert _parts(path, "liveness", "not_always_live_bytes") == {"start", "deltas"}
+    assert _parts(path, "liveness", "step") == {"start", "deltas"}  # 0..999: two bytes a row as values, one as deltas
+    assert _parts(path, "variables", "first_step") in ({"values", "mask"}, {"start", "deltas", "mask"})
+    assert_reports_equal(grown, store.read_report(path))
+
+
+@pytest.mark.parametrize("values", [
+    [0, 2**63 - 1, -(2**63), 5, -1],  # differences that wrap around int64
+    [7],
+    [],
+])
+def test_deltas_restore_every_int64_exactly(values: list[int]) -> None:
+    array = np.array(values, dtype=np.int64)
+    start = int(array[0]) if len(array) else 0
+    assert np.array_equal(store._from_deltas(start, store._deltas(array)), array)
+
+
+def _as_version_5(path: pathlib.Path) -> None:
+    """Rewrite every ``deltas`` part of store ``path`` as the ``values`` part version 5 has, and
+    mark the file version 5 (meta and checksums resealed): the layout version 5 writers made."""
+    con = sqlite3.connect(path)
+    try:
+        for table, column, raw_bytes, data in con.execute(
+                "SELECT table_name, column_name, raw_bytes, data FROM packed WHERE part = 'deltas'").fetchall():
+            rows = con.execute("SELECT rows FROM checksums WHERE table_name = ?", (table,)).fetchone()[0]
+            deltas = np.frombuffer(zlib.decompress(data), dtype=np.dtype(f"<i{raw_bytes // rows}"))
+            start = con.execute("SELECT data FROM packed WHERE table_name = ? AND column_name = ? AND part = 'start'",
+                                (table, column)).fetchone()[0]
+            values = store._narrowest(store._from_deltas(int(np.frombuffer(zlib.decompress(start), "<i8")[0]),
+                                                         deltas)).tobytes()
+            con.execute("UPDATE packed SET part = 'values', raw_bytes = ?, data = ? WHERE table_name = ? AND "
+                        "column_name = ? AND part = 'deltas'", (len(values), zlib.compress(values), table, column))
+            con.execute("DELETE FROM packed WHERE table_name = ? AND column_name = ? AND part = 'start'", (table, column))
+        con.execute("PRAGMA user_version = 5")
+        con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+        con.commit()
+    finally:
+        con.close()
+    reseal(path)
+
+
+def test_version_5_stores_without_deltas_still_open(report: Report, tmp_path: pathlib.Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store, "PACKED_FROM_ROWS", 0)
+    grown = _growing_report(report)
+    path = store.write_report(grown, tmp_path / "profile.sqlite")
+    _as_version_5(path)
+    assert _parts(path, "liveness", "not_always_live_bytes") == {"values"}
+    assert_reports_equal(grown, store.read_report(path))
+
+
+def test_deltas_in_a_version_5_store_are_refused(report: Report, tmp_path: pathlib.Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store, "PACKED_FROM_ROWS", 0)
+    path = store.write_report(_growing_report(report), tmp_path / "profile.sqlite")
+    _edit(path, "PRAGMA user_version = 5", "UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    reseal(path)
+    with pytest.raises(ReportFormatError, match="packed columns of liveness do not match its catalogue"):
+        store.read_report(path)

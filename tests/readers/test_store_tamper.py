@@ -80,7 +80,7 @@ def _drop_columns(con: sqlite3.Connection, table: str, frame: pd.DataFrame, colu
     check = store._Checksum(table, len(kept))
     for spec in store._column_plan(table, kept):
         canonical = store._encode_column(spec, kept[spec.name]).canonical
-        check.add(spec.name.encode() + b"\x00" + canonical)
+        check.add(spec.name.encode() + b"\x00", *canonical)
     con.execute(f"DROP VIEW IF EXISTS {table}_text")
     for column in columns:
         con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")

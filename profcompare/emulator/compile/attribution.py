@@ -204,14 +204,12 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
     def root(tid: str) -> str:
         return root_map.get(tid, tid)
 
-    instances: dict[tuple[str, tuple[str, ...]], Key] = {}
+    # per call path, tensor -> its instance (keyed by path first: a path is hashed once per op)
+    instances: dict[tuple[str, ...], dict[str, Key]] = {}
 
-    def instance(tid: str, path: tuple[str, ...]) -> Key:
+    def find_instance(tid: str, path: tuple[str, ...]) -> Key:
         """The instance a tensor touched under ``path`` belongs to: its storage root under the
         call path of the graph owning that root (a zero-copy graph input is its caller's)."""
-        hit = instances.get((tid, path))
-        if hit is not None:
-            return hit
         r = root(tid)
         graph = owner.get(r, main)
         found: Key = (r, path)
@@ -222,7 +220,37 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
                 if called.get(path[depth - 1]) == graph:
                     found = (r, path[:depth])
                     break
-        instances[(tid, path)] = found
+        return found
+
+    def cache_of(path: tuple[str, ...]) -> dict[str, Key]:
+        cache = instances.get(path)
+        if cache is None:
+            cache = instances[path] = {}
+        return cache
+
+    def instance(tid: str, path: tuple[str, ...]) -> Key:
+        cache = cache_of(path)
+        hit = cache.get(tid)
+        if hit is None:
+            hit = cache[tid] = find_instance(tid, path)
+        return hit
+
+    def keys_of(tids: Iterable[str], path: tuple[str, ...], cache: dict[str, Key]) -> list[Key]:
+        found = []
+        for tid in tids:
+            hit = cache.get(tid)
+            if hit is None:
+                hit = cache[tid] = find_instance(tid, path)
+            found.append(hit)
+        return found
+
+    sizes: dict[str, int] = {}  # storage root -> elements per replica (0: not a tensor)
+
+    def size_of(tid: str) -> int:
+        found = sizes.get(tid)
+        if found is None:
+            info = tensors.get(tid)
+            found = sizes[tid] = info.nelms if info is not None else 0
         return found
 
     def contribution(key: Key) -> frozenset[str]:
@@ -258,7 +286,11 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
         op = program.ops[entry.op]
         path = tuple(entry.call_path)
         klass = steps.op_class.get(op.id, "")
-        tr.op_keys[(op.id, path)] = tuple(instance(t, path) for t in (*op.inputs, *op.outputs, *op.modified))
+        cache = cache_of(path)
+        in_keys = keys_of(op.inputs, path, cache)
+        out_keys = keys_of(op.outputs, path, cache)
+        mod_keys = keys_of(op.modified, path, cache)
+        tr.op_keys[(op.id, path)] = (*in_keys, *out_keys, *mod_keys)
         if klass == "call":
             inner = path + (op.id,)
             if entry.phase == "exit":
@@ -315,9 +347,9 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
             if op.inputs:
                 _collective(op, path, instance, tr, copy)
             continue
-        _compute(op, path, instance, tr, contribution, weights)
-        _record_flows(op, path, instance, tr, tensors)
-        _integer_arithmetic(op, path, instance, tr)
+        _compute(op, in_keys, out_keys, mod_keys, tr, contribution, weights)
+        _record_flows(in_keys, out_keys, mod_keys, tr, size_of)
+        _integer_arithmetic(op, in_keys, out_keys, mod_keys, tr)
 
     return _resolve(program, tr, weights, variables, by_entry, by_buffer)
 
@@ -387,21 +419,25 @@ def _pass_integers(op: OpInfo, phase: str, path: tuple[str, ...], inner: tuple[s
             tr.ints[key] = value
 
 
-def _integer_arithmetic(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace) -> None:
+def _integer_arithmetic(op: OpInfo, in_keys: list[Key], out_keys: list[Key], mod_keys: list[Key],
+                        tr: _Trace) -> None:
     """The integer an Add / Sub of known integer scalars makes (a loop counter's ``n + 1``);
-    any other op's outputs hold no known integer."""
-    written = [instance(t, path) for t in (*op.outputs, *op.modified)]
+    any other op's outputs hold no known integer. ``*_keys``: the instances of the op's inputs,
+    outputs and modified tensors."""
     value = None
     if op.type in ("Add", "Sub", "AddLhsInplace") and len(op.inputs) == 2:
         constants = op.attrs.get("constant_inputs") or {}
-        a, b = (int(constants[t]) if t in constants else tr.ints.get(instance(t, path)) for t in op.inputs)
+        a, b = (int(constants[t]) if t in constants else tr.ints.get(k) for t, k in zip(op.inputs, in_keys))
         if a is not None and b is not None:
             value = a - b if op.type == "Sub" else a + b
-    for key in written:
-        if value is None:
-            tr.ints.pop(key, None)
-        else:
-            tr.ints[key] = value
+    ints = tr.ints
+    if value is None:
+        if ints:
+            for key in (*out_keys, *mod_keys):
+                ints.pop(key, None)
+        return
+    for key in (*out_keys, *mod_keys):
+        ints[key] = value
 
 
 def _collective(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace, copy) -> None:
@@ -427,14 +463,14 @@ def _collective(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace, copy) -
             tr.role[dst] = "gradient"
 
 
-def _compute(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace, contribution, weights: set[str]) -> None:
-    """An op that computes: updates of weights, moments, taint of its outputs."""
-    in_keys = [instance(t, path) for t in op.inputs]
-    mod_keys = {instance(t, path) for t in op.modified}
+def _compute(op: OpInfo, in_keys: list[Key], out_keys: list[Key], modified: list[Key], tr: _Trace, contribution,
+             weights: set[str]) -> None:
+    """An op that computes: updates of weights, moments, taint of its outputs (``*_keys``,
+    ``modified``: the instances of its inputs, outputs and modified tensors)."""
+    mod_keys = set(modified)
     if op.type in _ACCUMULATE_OPS and in_keys and in_keys[0] in mod_keys and not tr.holds.get(in_keys[0]):
         tr.data_role[in_keys[0]] = "accumulator"  # a tensor of no variable (ops.init) accumulating
-    for out in op.outputs:
-        key = instance(out, path)
+    for key in out_keys:
         if key not in mod_keys:
             tr.data_role.pop(key, None)
     which = _MOMENT_OPS.get(op.type)
@@ -465,8 +501,7 @@ def _compute(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace, contributi
     reached_all: set[str] = set()
     for k in in_keys:
         reached_all |= contribution(k)
-    for out in op.outputs:
-        key = instance(out, path)
+    for key in out_keys:
         if key not in mod_keys and key not in tr.holds:
             # a new value (the previous iteration's taint is overwritten)
             if reached_all:
@@ -475,23 +510,17 @@ def _compute(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace, contributi
                 tr.taint.pop(key, None)
 
 
-def _record_flows(op: OpInfo, path: tuple[str, ...], instance, tr: _Trace, tensors: Mapping) -> None:
+def _record_flows(in_keys: list[Key], out_keys: list[Key], mod_keys: list[Key], tr: _Trace, size_of) -> None:
     """Where the data of each input of a computing op goes: its outputs and the tensors it
     modifies, except a scalar made from a larger input (a norm, a loss: a summary of the data
-    goes there, not the data)."""
-    destinations = {instance(t, path) for t in (*op.outputs, *op.modified)}
+    goes there, not the data). ``*_keys``: the instances of the op's inputs, outputs and
+    modified tensors; ``size_of``: elements of a storage root (0 when unknown)."""
+    destinations = {*out_keys, *mod_keys}
     if not destinations:
         return
-    scalars = set()
-    for dst in destinations:
-        dst_info = tensors.get(dst[0])
-        if dst_info is not None and dst_info.nelms == 1:
-            scalars.add(dst)
-    for t in op.inputs:
-        src = instance(t, path)
-        info = tensors.get(src[0])
-        size = info.nelms if info is not None else 0
-        wanted = destinations - scalars if size > 1 and scalars else destinations
+    scalars = {dst for dst in destinations if size_of(dst[0]) == 1}
+    for src in in_keys:
+        wanted = destinations - scalars if scalars and size_of(src[0]) > 1 else destinations
         if src in wanted:
             wanted = wanted - {src}
         if wanted:
@@ -699,9 +728,23 @@ def attribute_rows(provenance: Provenance, storage: Storage, inst: Instances) ->
                for r in range(len(storage.ids))]
     paths = inst.path if len(inst.path) == len(inst.row) else ((),) * len(inst.row)
     per_instance: list[Attribution] = []
+    # (row, call path) -> (what it held by step, or None; its attribution otherwise): the
+    # instances of a repeat's body are one per iteration, looked up once (as of_instance does)
+    found: dict[tuple[int, tuple[str, ...]], tuple[tuple | None, Attribution]] = {}
     for row, path, last in zip(inst.row.tolist(), paths, inst.last.tolist()):
         if row < n_tensors:
-            per_instance.append(provenance.of_instance(storage.ids[row], tuple(path), last))
+            path = tuple(path)
+            hit = found.get((row, path))
+            if hit is None:
+                root = storage.ids[row]
+                hit = found[(row, path)] = (provenance.by_step.get((root, path)), provenance.of_instance(root, path))
+            timeline = hit[0]
+            if timeline is not None:
+                at = bisect.bisect_right(timeline[0], last) - 1
+                if at >= 0:
+                    per_instance.append(timeline[1][at])
+                    continue
+            per_instance.append(hit[1])
         elif row in temp_op:
             op_id = temp_op[row]
             per_instance.append(Attribution(provenance.op_parameter.get((op_id, tuple(path)), ""), "partials", ""))

@@ -112,10 +112,9 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
     owner, called = _owner_paths(program)
     carried, invariant = _repeats(program)
     iteration: dict[str, int] = {}  # current iteration of each repeat op
+    epoch = [0]  # counts the changes of ``iteration``
     main = program.main_graph
     Key = tuple[int, tuple[str, ...], tuple[int, ...]]  # row, call path, iteration of each repeat on it
-    first: dict[Key, int] = {}
-    last: dict[Key, int] = {}
     rows_t: list[int] = []
     first_t: list[int] = []
     last_t: list[int] = []
@@ -151,45 +150,67 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
             its[-1] = -1
         return tuple(its)
 
-    # (tensor, call path) -> None when it has no row; its instance key on a path without a repeat;
-    # else (row, owner path, the repeat of each call on the path or None, whether the last repeat's
-    # body holds it for the whole loop): the key then depends on the iterations at the time
-    resolved: dict[tuple[str, tuple[str, ...]], tuple | None] = {}
+    # per call path, tensor -> None when it has no row; the number of its instance key (an index
+    # into ``keys``) on a path without a repeat; else [row, owner path, the repeat of each call on
+    # the path or None, whether the last repeat's body holds it for the whole loop, the epoch and
+    # key number last found]: the key then depends on the iterations at the time, which change
+    # only when an epoch ends (a repeat is entered or iterates). Keyed by path first: a path is
+    # hashed once per schedule entry, not once per tensor touched.
+    resolved_by_path: dict[tuple[str, ...], dict[str, Any]] = {}
+    key_number: dict[Key, int] = {}
+    keys: list[Key] = []
+    # every touch: (key number, executed step); first / last per key are reduced at the end
+    touched_key: list[int] = []
+    touched_step: list[int] = []
+
+    def number(key: Key) -> int:
+        found = key_number.get(key)
+        if found is None:
+            found = key_number[key] = len(keys)
+            keys.append(key)
+        return found
+
+    def resolve(tid: str, path: tuple[str, ...], resolved: dict[str, Any]) -> Any:
+        rid = root.get(tid, tid)
+        r = row_of.get(rid)
+        if r is None:
+            resolved[tid] = None
+            return None
+        opath = owner_path(owner.get(rid, main), path)
+        its = iterations(opath, rid)
+        if no_repeat[opath] is not None:
+            hit: Any = number((r, opath, its))
+        else:
+            loops = tuple(c if c in carried else None for c in opath)
+            hit = [r, opath, loops, bool(opath and opath[-1] in carried and rid in invariant), -1, -1]
+        resolved[tid] = hit
+        return hit
+
+    def key_of(tid: str, path: tuple[str, ...], resolved: dict[str, Any]) -> int:
+        """The key number of the instance ``tid`` touched under ``path`` is now (-1: no row)."""
+        hit = resolved.get(tid, _UNRESOLVED)
+        if hit is _UNRESOLVED:
+            hit = resolve(tid, path, resolved)
+        if hit is None:
+            return -1
+        if hit.__class__ is int:
+            return hit
+        if hit[4] == epoch[0]:
+            return hit[5]
+        its = tuple([iteration.get(c, 0) if c is not None else 0 for c in hit[2]])
+        if hit[3]:
+            its = its[:-1] + (-1,)
+        hit[4], hit[5] = epoch[0], number((hit[0], hit[1], its))
+        return hit[5]
 
     def touch(tid: str, path: tuple[str, ...], step: int) -> None:
-        hit = resolved.get((tid, path), _UNRESOLVED)
-        if hit is None:
-            return
-        if hit is _UNRESOLVED:
-            rid = root.get(tid, tid)
-            r = row_of.get(rid)
-            if r is None:
-                resolved[(tid, path)] = None
-                return
-            opath = owner_path(owner.get(rid, main), path)
-            its = iterations(opath, rid)
-            if no_repeat[opath] is not None:
-                hit = (r, opath, its)
-            else:
-                loops = tuple(c if c in carried else None for c in opath)
-                hit = (r, opath, loops, bool(opath and opath[-1] in carried and rid in invariant))
-            resolved[(tid, path)] = hit
-        if len(hit) == 3:
-            key = hit
-        else:
-            its = tuple([iteration.get(c, 0) if c is not None else 0 for c in hit[2]])
-            if hit[3]:
-                its = its[:-1] + (-1,)
-            key = (hit[0], hit[1], its)
-        known = first.get(key)
-        if known is None:
-            first[key] = step
-            last[key] = step
-        else:
-            if step < known:
-                first[key] = step
-            if step > last[key]:
-                last[key] = step
+        resolved = resolved_by_path.get(path)
+        if resolved is None:
+            resolved = resolved_by_path[path] = {}
+        k = key_of(tid, path, resolved)
+        if k >= 0:
+            touched_key.append(k)
+            touched_step.append(step)
 
     # variables are written from the host by WeightsFromHost and stay live to the end
     end_of_all = steps.num_executed - 1
@@ -203,6 +224,7 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
                 # nothing loop carried: no copy steps, but the next iteration's body tensors
                 # are new instances all the same
                 iteration[entry.op] = iteration.get(entry.op, 0) + 1
+                epoch[0] += 1
             continue
         op = program.ops[entry.op]
         path = tuple(entry.call_path)
@@ -213,6 +235,7 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
             g_outputs = dict(op.attrs.get("outputs", {}))
             if op.id in carried and entry.phase == "enter":
                 iteration[op.id] = 0
+                epoch[0] += 1
             if op.id in carried and entry.phase == "iterate":
                 # LoopOpx copies each body output (this iteration's) to its body input (the next one's)
                 pairs = carried[op.id]
@@ -220,6 +243,7 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
                 for k, g_out in zip(range(s, t), copied):
                     touch(g_out, inner, k)
                 iteration[op.id] = iteration.get(op.id, 0) + 1
+                epoch[0] += 1
                 for k, g_out in zip(range(s, t), copied):
                     touch(pairs.get(g_out, ""), inner, k)
                 continue
@@ -236,13 +260,22 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
         if cls == "write_undef":
             continue  # marks the placeholder dead; it becomes live when the load writes it
         end = t - 1
+        resolved = resolved_by_path.get(path)
+        if resolved is None:
+            resolved = resolved_by_path[path] = {}
         for tid in op.outputs:
-            touch(tid, path, s)
-            touch(tid, path, end)
-        for tid in op.inputs:
-            touch(tid, path, end)
-        for tid in op.modified:
-            touch(tid, path, end)
+            k = key_of(tid, path, resolved)
+            if k >= 0:
+                touched_key.append(k)
+                touched_step.append(s)
+                touched_key.append(k)
+                touched_step.append(end)
+        for tids in (op.inputs, op.modified):
+            for tid in tids:
+                k = key_of(tid, path, resolved)
+                if k >= 0:
+                    touched_key.append(k)
+                    touched_step.append(end)
         temps = temp_rows.get(op.id, ())
         if temps:
             roles = [static[int(steps.exec_static[k])].role for k in range(s, t)]
@@ -253,10 +286,19 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
                 first_t.append(s + lo)
                 last_t.append(s + max(lo, hi))
                 path_t.append(path)
-    keys = list(first)
+    # the first and last step each key was touched at, keys in the order first touched
+    key_no = np.asarray(touched_key, dtype=np.int64)
+    step_no = np.asarray(touched_step, dtype=np.int64)
+    f = np.full(len(keys), np.iinfo(np.int64).max, dtype=np.int64)
+    la = np.full(len(keys), -1, dtype=np.int64)
+    if len(key_no):
+        order = np.lexsort((step_no, key_no))
+        key_sorted, step_sorted = key_no[order], step_no[order]
+        starts = np.flatnonzero(np.r_[True, key_sorted[1:] != key_sorted[:-1]])
+        ends = np.r_[starts[1:], len(key_sorted)] - 1
+        f[key_sorted[starts]] = step_sorted[starts]
+        la[key_sorted[starts]] = step_sorted[ends]
     rows = np.fromiter((k[0] for k in keys), dtype=np.int64, count=len(keys))
-    f = np.fromiter((first[k] for k in keys), dtype=np.int64, count=len(keys))
-    la = np.fromiter((last[k] for k in keys), dtype=np.int64, count=len(keys))
     return Instances(
         row=np.concatenate([rows, np.asarray(rows_t, dtype=np.int64)]),
         first=np.concatenate([f, np.asarray(first_t, dtype=np.int64)]),

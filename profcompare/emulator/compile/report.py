@@ -69,17 +69,23 @@ def variables_frame(storage: Storage, inst: Instances, program: LoweredProgram |
         per_row, per_inst = attribute_rows(provenance or trace(program, steps), storage, inst)
     else:
         per_row, per_inst = None, None
-    names: list[str] = [storage.names[i] for i in al_idx]
+    names: list[str] = [storage.names[i] for i in al_idx.tolist()]
     seen: dict[int, int] = {}
-    for j in order.tolist():
-        r = int(inst.row[j])
+    counted = counts.tolist()
+    row_names = storage.names
+    for r in inst.row[order].tolist():
+        if counted[r] == 1:
+            names.append(row_names[r])
+            continue
         k = seen.get(r, 0) + 1
         seen[r] = k
-        names.append(storage.names[r] if counts[r] == 1 else f"{storage.names[r]}@{k}")
+        names.append(f"{row_names[r]}@{k}")
     rows = np.r_[al_idx, inst.row[order]].astype(np.int64)
     n_al = len(al_idx)
-    first_s = pd.array([pd.NA] * n_al + inst.first[order].tolist(), dtype="Int64")
-    last_s = pd.array([pd.NA] * n_al + inst.last[order].tolist(), dtype="Int64")
+    unknown = np.r_[np.ones(n_al, dtype=bool), np.zeros(len(order), dtype=bool)]  # always-live: <NA> steps
+    first_s = pd.arrays.IntegerArray(np.r_[np.zeros(n_al, dtype=np.int64), inst.first[order]].astype(np.int64), unknown)
+    last_s = pd.arrays.IntegerArray(np.r_[np.zeros(n_al, dtype=np.int64), inst.last[order]].astype(np.int64),
+                                    unknown.copy())
     if per_row is not None and per_inst is not None:
         attributed = [per_row[i] for i in al_idx.tolist()] + [per_inst[j] for j in order.tolist()]
         attribution = {
@@ -128,15 +134,16 @@ def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, r
     ex = steps.exec_static[steps.setup_steps:]
     if runs <= 0 or (not len(ex) and not runtime_cycles):
         return make_frame("execution")
-    cyc = static_cycles[ex].copy()  # (steps, phases)
+    cyc = static_cycles[ex]  # (steps, phases); indexing by an array makes a copy of its own
     if opening is not None:
         cyc[opening[0] - steps.setup_steps, PHASES.index("host_io")] += opening[1]
     step_idx, phase_idx = np.nonzero(cyc)
     values = cyc[step_idx, phase_idx].astype(np.int64)
-    names = np.array([s.name for s in steps.static], dtype=object)[ex][step_idx]
+    static_of_row = ex[step_idx]  # one index into the static steps (no array of every executed step's names)
+    names = np.array([s.name for s in steps.static], dtype=object)[static_of_row]
     # the type and phase columns as codes (a categorical of millions of rows is not hashed row by row)
     type_codes, type_levels = pd.factorize(np.array([s.type for s in steps.static] + ["Host"], dtype=object))
-    types = type_codes[:-1][ex][step_idx]
+    types = type_codes[:-1][static_of_row]
     phases = phase_idx.astype(np.int64)
     step_no = step_idx.astype(np.int64) + steps.setup_steps
     if runtime_cycles:

@@ -38,7 +38,7 @@ import pandas as pd
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec
-from profcompare.model import make_frame
+from profcompare.model import make_frame, text_codes
 
 #: pva program type -> Graph Analyser block type (``Sync`` is decided by the program name).
 TRACE_TYPE_OF_PROGRAM: Mapping[str, str] = MappingProxyType({"StreamCopyMid": "StreamCopy"})
@@ -156,12 +156,15 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
     """
     if not len(execution):
         return make_frame("trace")
-    ex = execution[(execution["run"].to_numpy() == 0) & (execution["phase"].astype(str) != "runtime").to_numpy()]
-    if not len(ex):
+    phase_code, phase_names = text_codes(execution["phase"])  # codes: no string per row of millions
+    runtime = [code for code, name in enumerate(phase_names) if name == "runtime"]
+    # the three columns needed, not a copy of the run's rows of every column
+    keep = (execution["run"].to_numpy() == 0) & ~np.isin(phase_code, runtime)
+    if not keep.any():
         return make_frame("trace")
-    step = ex["step"].to_numpy()
-    start = ex["cycles_from"].to_numpy(dtype="int64")
-    end = ex["cycles_to"].to_numpy(dtype="int64")
+    step = execution["step"].to_numpy()[keep]
+    start = execution["cycles_from"].to_numpy(dtype="int64")[keep]
+    end = execution["cycles_to"].to_numpy(dtype="int64")[keep]
     # a step's phase rows are back to back; a pipeline stage that runs again later is a new block
     first = np.ones(len(step), dtype=bool)
     first[1:] = (step[1:] != step[:-1]) | (start[1:] != end[:-1])
