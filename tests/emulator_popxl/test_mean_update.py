@@ -45,3 +45,26 @@ def test_per_replica_factors_other_types_and_the_same_array_take_the_whole_tenso
     expected = _whole(same, same, np.float32(0.5), np.float32(0.5))
     execution._mean_update(same, same, np.float32(0.5), np.float32(0.5))  # x is t: products first, whole
     np.testing.assert_array_equal(same.view(np.uint32), expected.view(np.uint32))
+
+
+def test_an_elementwise_update_in_pieces_gives_the_bits_of_the_whole_update() -> None:
+    from profcompare.emulator.popxl import float16_math as f16
+
+    def update(t: np.ndarray, x: np.ndarray, f: float) -> None:  # the float16 first moment's steps
+        fa, fb = np.float32(np.float16(f)), np.float32(np.float16(1.0 - f))
+        t[...] = f16.to_half(f16.round_to_half(f16.to_float32(t) * fa) + f16.round_to_half(f16.round_to_half(x) * fb))
+
+    rng = np.random.default_rng(2)
+    size = 2 * execution._PIECE + 77
+    t = (rng.standard_normal((1, size)) * 3e-5).astype(np.float16)
+    t[0, :3] = [np.float16(60000.0), np.float16(-0.0), np.float16(np.nan)]
+    x = (rng.standard_normal((1, size)) * 1e-4).astype(np.float32)
+    x[0, 3:5] = [np.inf, 1e6]
+    whole = t.copy()
+    with np.errstate(over="ignore", invalid="ignore"):
+        update(whole, x, 0.9)
+        execution._in_pieces(update, t, x, 0.9)
+    np.testing.assert_array_equal(t.view(np.uint16), whole.view(np.uint16))
+    calls = []
+    execution._in_pieces(lambda *a: calls.append(a[0].shape), t, x, np.ones((1, 1)))  # an array factor: whole
+    assert calls == [t.shape]

@@ -901,6 +901,20 @@ def _rows_equal(x: Any) -> bool:
     return all(np.array_equal(first, x[r]) for r in range(1, x.shape[0]))
 
 
+def _in_pieces(update: Callable[[np.ndarray, np.ndarray, Any], None], t: np.ndarray, x: np.ndarray, f: Any) -> None:
+    """``update(t, x, f)``, an elementwise update of ``t`` in place with a float factor, done on
+    pieces of :data:`_PIECE` elements of ``t`` and ``x`` (each element's operations and
+    roundings are its own, so the same bits) when both are large contiguous arrays of one shape
+    that do not overlap; otherwise on the whole arrays."""
+    if (not isinstance(f, float) or t.size <= _PIECE or x.shape != t.shape
+            or not (t.flags.c_contiguous and x.flags.c_contiguous) or np.may_share_memory(t, x)):
+        update(t, x, f)
+        return
+    flat_t, flat_x = t.reshape(-1), x.reshape(-1)
+    for start in range(0, flat_t.size, _PIECE):
+        update(flat_t[start : start + _PIECE], flat_x[start : start + _PIECE], f)
+
+
 def _first(x: Any) -> Any:
     return x if isinstance(x, float) or x is None else x[:1]
 
@@ -996,10 +1010,10 @@ def _moving_average(square: bool) -> Callable[[Op, CompiledGraph, Executor], Ker
             # optimizer state is usually identical on every replica: compute once, copy to all
             if t.shape[0] > 1 and _rows_equal(t) and _rows_equal(x_in) and _rows_equal(f):
                 one = t[:1].copy()
-                update(one, x_in[:1], _first(f))
+                _in_pieces(update, one, x_in[:1], _first(f))
                 t[...] = one
             else:
-                update(t, x_in, f)
+                _in_pieces(update, t, x_in, f)
         return _var_update(op, cg, ex, body)
     return factory
 
