@@ -18,16 +18,17 @@ Measures the CPU time (user + system of the command and every process it started
 
 Each command runs as ``python -m profcompare ...`` in a fresh process, writing into a temporary
 directory, with the bytecode cache allowed (``PYTHONDONTWRITEBYTECODE`` removed, as for a user)
-and filled by one warm-up run of each command that is not counted. The median of ``--repeat``
-runs is printed, with the per-variant timings the children recorded in run.json (build, compile,
-run, total) for the last run. ``--check`` makes the exit code 1 when a median misses its target.
+and filled, with the page templates' compiled code, by one warm-up run of each command that is
+not counted. The median of ``--repeat`` runs is printed, with the per-variant timings the
+children recorded in run.json (build, compile, run, total) for the last run. ``--check`` makes the exit code 1 when a median misses its target.
 
-Last measured (``--repeat 5 --skip-sweep``, 2 cores at a load average of 2.9-3.7 from other work,
-so every figure is inflated, the yardstick too): ``run`` 2.41 and 2.45 s CPU with the variants
-forked against a bare import of 0.48 and 0.49 s, 5.0x (6.5x before the page's figures became
-Bokeh charts); with each variant a fresh subprocess 3.50 s (fork / spawn 0.77, an earlier run);
-wall 2.7-5.3 s. The bare import moves by a quarter from run to run on a shared machine:
-compare several runs' ratios. The README's benchmark table says where the CPU goes.
+Last measured (``--repeat 5 --skip-sweep``, 2 cores shared with other work): at a load average
+of 1.7-2.0, ``run`` 2.10 and 2.09 s CPU with the variants forked against a bare import of 0.46
+and 0.45 s, 4.6x; at 3.8-4.0, 2.41 s against 0.51 s (4.7x) and 2.19 s against 0.47 s (4.6x)
+(5.0x before the last round of changes, 6.5x before the page's figures became Bokeh charts);
+with each variant a fresh subprocess 3.50 s (fork / spawn 0.77, an earlier run); wall 2.1 s at
+load 2, 4.5-5.1 s at load 4. The bare import moves by a quarter from run to run on a shared
+machine: compare several runs' ratios. The README's benchmark table says where the CPU goes.
 """
 
 from __future__ import annotations

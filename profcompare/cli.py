@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import importlib
 import os
 import sys
@@ -117,17 +118,31 @@ def _os_message(exc: OSError) -> str:
     return what
 
 
+#: The collector's thresholds in a command's process (Python's default: 700, 10, 10). A command
+#: lives seconds and mostly allocates objects that live as long (modules, classes, functions,
+#: report tables), which the default young generation of 700 scans again and again: a run
+#: spent 0.05-0.08 CPU seconds in about 250 collections (measured with ``gc.callbacks``), two
+#: with a young generation of 50,000. Cyclic garbage waits longer for its collection; memory
+#: held by arrays and tables is freed by reference counting as before.
+COMMAND_GC_THRESHOLDS = (50_000, 20, 20)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``profcompare`` console script. Returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     from profcompare.errors import ProfcompareWarning
 
-    with warnings.catch_warnings():
-        warnings.showwarning = _show_warning
-        # every time, not once per code location: each command's warnings are about its input
-        warnings.simplefilter("always", ProfcompareWarning)
-        return _main(args, debug)
+    thresholds = gc.get_threshold()
+    gc.set_threshold(*COMMAND_GC_THRESHOLDS)
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            # every time, not once per code location: each command's warnings are about its input
+            warnings.simplefilter("always", ProfcompareWarning)
+            return _main(args, debug)
+    finally:
+        gc.set_threshold(*thresholds)  # a caller's process (tests, a notebook) keeps its own
 
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,

@@ -44,27 +44,38 @@ def _myers_matches(base: list[int], new: list[int], budget: int) -> tuple[np.nda
     offset = d_limit + 1
     furthest = [0] * (2 * d_limit + 3)
     trace: list[list[int]] = []
+    # Each side ends in padding equal to nothing (a path runs at most d_limit + 1 steps past
+    # an end), so following a diagonal needs one comparison per step, not three.
+    end_base, end_new = object(), object()
+    padded_base = [*base, *[end_base] * (d_limit + 2)]
+    padded_new = [*new, *[end_new] * (d_limit + 2)]
     work = 0
     found = -1
     for d in range(d_limit + 1):
-        trace.append(furthest[offset - d - 1 : offset + d + 2])
-        for k in range(-d, d + 1, 2):
-            if k == -d or (k != d and furthest[offset + k - 1] < furthest[offset + k + 1]):
-                x = furthest[offset + k + 1]
+        # slot i of furthest is diagonal k = i - offset: the furthest x reached on it
+        first, last = offset - d, offset + d
+        trace.append(furthest[first - 1 : last + 2])
+        for i in range(first, last + 1, 2):
+            if i == first or (i != last and furthest[i - 1] < furthest[i + 1]):
+                x = furthest[i + 1]
             else:
-                x = furthest[offset + k - 1] + 1
-            y = x - k
-            start = x
-            while x < n and y < m and base[x] == new[y]:
+                x = furthest[i - 1] + 1
+            y = x - i + offset
+            if padded_base[x] == padded_new[y]:
+                start = x
                 x += 1
                 y += 1
-            work += 1 + x - start
-            furthest[offset + k] = x
+                while padded_base[x] == padded_new[y]:
+                    x += 1
+                    y += 1
+                work += x - start
+            furthest[i] = x
             if x >= n and y >= m:
                 found = d
                 break
         if found >= 0:
             break
+        work += d + 1  # one probe per diagonal
         if work > budget:
             return None
     if found < 0:

@@ -78,6 +78,13 @@ _INTEGER_UNITS = frozenset({"bytes", "tiles"})
 def jsonable(value: Any) -> Any:
     """Return ``value`` as plain JSON data: numpy scalars become Python numbers, NaN/inf/<NA>
     become None, mappings become dicts and sequences/sets become lists (sets sorted)."""
+    kind = type(value)  # the common plain types first: the Mapping check below is an ABC's, slow
+    if kind is str or kind is int or value is None:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is dict or kind is list:
+        return {str(k): jsonable(v) for k, v in value.items()} if kind is dict else [jsonable(v) for v in value]
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (set, frozenset)):

@@ -43,3 +43,17 @@ def test_pc_compare_is_callable_however_it_was_imported(onchip_path: str) -> Non
             "r = pc.open_report(sys.argv[1]); print(type(pc.compare(r, r)).__name__)")
     done = subprocess.run([sys.executable, "-W", "ignore", "-c", code, onchip_path], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "Comparison"
+
+
+def test_a_command_runs_with_the_command_collector_thresholds_and_restores_the_callers(monkeypatch) -> None:
+    import gc
+
+    from profcompare import cli
+
+    seen = []
+    monkeypatch.setattr(cli, "_main", lambda args, debug: seen.append(gc.get_threshold()) or 0)
+    before = gc.get_threshold()
+    assert before != cli.COMMAND_GC_THRESHOLDS
+    assert cli.main(["--version"]) == 0
+    assert seen == [cli.COMMAND_GC_THRESHOLDS]
+    assert gc.get_threshold() == before

@@ -82,3 +82,31 @@ def test_each_step_appears_once_in_order() -> None:
         assert result["base_step"].dropna().tolist() == list(range(len(base_programs)))
         assert result["new_step"].dropna().tolist() == list(range(len(new_programs)))
         assert len(result) >= max(len(base_programs), len(new_programs))
+
+
+def _lcs_length(a: list[int], b: list[int]) -> int:
+    row = [0] * (len(b) + 1)
+    for x in a:
+        previous_diagonal = 0
+        for j, y in enumerate(b, start=1):
+            previous_diagonal, row[j] = row[j], previous_diagonal + 1 if x == y else max(row[j], row[j - 1])
+    return row[-1]
+
+
+def test_the_difference_algorithm_pairs_a_longest_common_subsequence_up_to_both_ends() -> None:
+    from profcompare.compare.liveness import _myers_matches
+
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        a = rng.integers(0, int(rng.integers(1, 5)), int(rng.integers(0, 25))).tolist()
+        b = rng.integers(0, int(rng.integers(1, 5)), int(rng.integers(0, 25))).tolist()
+        matches = _myers_matches(a, b, 2_000_000)
+        assert matches is not None
+        base_pairs, new_pairs = matches
+        assert len(base_pairs) == _lcs_length(a, b)
+        assert all(a[i] == b[j] for i, j in zip(base_pairs.tolist(), new_pairs.tolist(), strict=True))
+        assert (np.diff(base_pairs) > 0).all() and (np.diff(new_pairs) > 0).all()
+    # equal last steps on both sides pair up (the walk reaches both ends), and a pinned pairing
+    assert [p.tolist() for p in _myers_matches([1, 2, 3, 4], [2, 9, 3, 4], 100)] == [[1, 2, 3], [0, 2, 3]]
+    assert [p.tolist() for p in _myers_matches([5, 5], [5], 100)] == [[0], [0]]
+    assert _myers_matches(list(range(50)), list(range(50, 100)), 100) is None  # beyond the work budget

@@ -81,8 +81,14 @@ def _first_moment() -> tuple[np.ndarray, np.ndarray]:
     return m, g
 
 
+@pytest.mark.parametrize("piece", [None, 100])  # 100: the updates done in pieces, the last one partial
 @pytest.mark.parametrize("replicas", [1, 2])
-def test_float16_moving_averages_match_numpys_float16_arithmetic(replicas: int) -> None:
+def test_float16_moving_averages_match_numpys_float16_arithmetic(replicas: int, piece: int | None,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    if piece is not None:
+        from profcompare.emulator.popxl import execution
+
+        monkeypatch.setattr(execution, "_PIECE", piece)
     m, g = _first_moment()
 
     def build(t, x, t2, x2):  # type: ignore[no-untyped-def]
