@@ -516,7 +516,20 @@ def _coerce_series(values: Any, dtype: str, length: int) -> pd.Series:
         return pd.Series(values, dtype="object").astype("category")
     if dtype == "object":
         return pd.Series(values, dtype="object")
-    return pd.Series(values).astype(pd.api.types.pandas_dtype(dtype)) if length else pd.Series([], dtype=dtype)
+    # no copy of a column already of its dtype: the frame copies its columns once, when it is
+    # built (tens of millions of rows in a large program's execution and trace tables)
+    if not length:
+        return pd.Series([], dtype=dtype)
+    series, wanted = pd.Series(values), pd.api.types.pandas_dtype(dtype)
+    return series if series.dtype == wanted else series.astype(wanted)
+
+
+def _default_index(series: pd.Series) -> pd.Series:
+    """``series`` indexed 0..n-1 (itself when it already is: ``reset_index`` copies the values)."""
+    index = series.index
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return series
+    return series.reset_index(drop=True)
 
 
 def _as_inferred_categories(values: pd.Categorical) -> pd.Categorical:
@@ -554,7 +567,7 @@ def make_frame(table: str, data: Mapping[str, Any] | None = None, **extra_int_co
     columns: dict[str, pd.Series] = {}
     for col in schema:
         if col.name in data:
-            columns[col.name] = _coerce_series(data.pop(col.name), col.dtype, length).reset_index(drop=True)
+            columns[col.name] = _default_index(_coerce_series(data.pop(col.name), col.dtype, length))
         elif length == 0:
             columns[col.name] = _coerce_series([], col.dtype, 0)
         elif (table, col.name) in COLUMN_DEFAULTS:
