@@ -123,6 +123,34 @@ def liveness_frame(steps: ProgramSteps, totals: np.ndarray) -> pd.DataFrame:
     })
 
 
+def _nonzero_cycles(ex: np.ndarray, static_cycles: np.ndarray, setup_steps: int, opening: tuple[int, int] | None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(executed step, phase, cycles) of every non-zero cell of the executed steps' cycles, step
+    after step, phases in order (as ``np.nonzero`` of the executed steps x phases matrix gives
+    them), found once per static step and repeated per execution: no dense matrix of tens of
+    millions of executed steps. ``opening`` adds host_io cycles to one executed step (its own row)."""
+    table, rows = static_cycles, ex
+    if opening is not None:
+        at = opening[0] - setup_steps
+        own = table[ex[at]].astype(table.dtype, copy=True)
+        own[PHASES.index("host_io")] += opening[1]
+        table = np.vstack([table, own[None, :]])
+        rows = ex.copy()
+        rows[at] = len(table) - 1
+    nonzero = table != 0
+    per_row = nonzero.sum(axis=1).astype(np.int64)
+    row_phases = np.nonzero(nonzero)[1]
+    row_values = table[nonzero]
+    row_start = np.cumsum(per_row) - per_row
+    counts = per_row[rows]
+    step_idx = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
+    # each cell's place among its static step's non-zero cells: its index minus its step's first
+    cell = np.arange(len(step_idx), dtype=np.int64)
+    cell -= np.repeat(np.cumsum(counts) - counts, counts)
+    cell += np.repeat(row_start[rows], counts)
+    return step_idx, row_phases[cell], row_values[cell].astype(np.int64)
+
+
 def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, runtime_cycles: int = 0,
                     opening: tuple[int, int] | None = None) -> pd.DataFrame:
     """The ``execution`` table for ``runs`` profiled runs: one row per (run, step, phase) with
@@ -134,16 +162,13 @@ def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, r
     ex = steps.exec_static[steps.setup_steps:]
     if runs <= 0 or (not len(ex) and not runtime_cycles):
         return make_frame("execution")
-    cyc = static_cycles[ex]  # (steps, phases); indexing by an array makes a copy of its own
-    if opening is not None:
-        cyc[opening[0] - steps.setup_steps, PHASES.index("host_io")] += opening[1]
-    step_idx, phase_idx = np.nonzero(cyc)
-    values = cyc[step_idx, phase_idx].astype(np.int64)
+    step_idx, phase_idx, values = _nonzero_cycles(ex, np.asarray(static_cycles), steps.setup_steps, opening)
     static_of_row = ex[step_idx]  # one index into the static steps (no array of every executed step's names)
     names = np.array([s.name for s in steps.static], dtype=object)[static_of_row]
     # the type and phase columns as codes (a categorical of millions of rows is not hashed row by row)
     type_codes, type_levels = pd.factorize(np.array([s.type for s in steps.static] + ["Host"], dtype=object))
     types = type_codes[:-1][static_of_row]
+    del static_of_row
     phases = phase_idx.astype(np.int64)
     step_no = step_idx.astype(np.int64) + steps.setup_steps
     if runtime_cycles:

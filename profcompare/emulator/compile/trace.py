@@ -38,7 +38,7 @@ import pandas as pd
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec
-from profcompare.model import make_frame, text_codes
+from profcompare.model import make_frame
 
 #: pva program type -> Graph Analyser block type (``Sync`` is decided by the program name).
 TRACE_TYPE_OF_PROGRAM: Mapping[str, str] = MappingProxyType({"StreamCopyMid": "StreamCopy"})
@@ -138,6 +138,17 @@ def _host_begin_parts(start: int, end: int, ipu: int, shape: HostCopyShape, open
     return sorted(parts)
 
 
+def _is_runtime(phase: pd.Series) -> np.ndarray:
+    """Whether each row of an execution table's ``phase`` column is host/runtime time (by the
+    categorical's codes when it is one: no string per row)."""
+    if isinstance(phase.dtype, pd.CategoricalDtype):
+        levels = list(phase.cat.categories)
+        if "runtime" not in levels:
+            return np.zeros(len(phase), dtype=bool)
+        return phase.cat.codes.to_numpy() == levels.index("runtime")
+    return (phase.astype(str) == "runtime").to_numpy()
+
+
 def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequence[tuple[int, ...]],
                 step_parents: Sequence[str], *, host: HostCopyShape | None = None,
                 arrivals: Mapping[tuple[int, int], Mapping[int, int]] | None = None,
@@ -156,15 +167,18 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
     """
     if not len(execution):
         return make_frame("trace")
-    phase_code, phase_names = text_codes(execution["phase"])  # codes: no string per row of millions
-    runtime = [code for code, name in enumerate(phase_names) if name == "runtime"]
-    # the three columns needed, not a copy of the run's rows of every column
-    keep = (execution["run"].to_numpy() == 0) & ~np.isin(phase_code, runtime)
+    # the three columns the blocks need, of run 0's device rows (not a copy of the whole table:
+    # a large program's execution table has tens of millions of rows)
+    keep = (execution["run"].to_numpy() == 0) & ~_is_runtime(execution["phase"])
     if not keep.any():
         return make_frame("trace")
-    step = execution["step"].to_numpy()[keep]
-    start = execution["cycles_from"].to_numpy(dtype="int64")[keep]
-    end = execution["cycles_to"].to_numpy(dtype="int64")[keep]
+    every = bool(keep.all())
+    step = execution["step"].to_numpy(dtype="int64")
+    start = execution["cycles_from"].to_numpy(dtype="int64")
+    end = execution["cycles_to"].to_numpy(dtype="int64")
+    if not every:
+        step, start, end = step[keep], start[keep], end[keep]
+    del keep
     # a step's phase rows are back to back; a pipeline stage that runs again later is a new block
     first = np.ones(len(step), dtype=bool)
     first[1:] = (step[1:] != step[:-1]) | (start[1:] != end[:-1])
@@ -173,6 +187,7 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
     head_step = step[heads]
     head_start = start[heads]
     head_end = end[tails]
+    del step, start, end, first, heads, tails
     statics = steps.static
     static_of = np.asarray(steps.exec_static, dtype=np.int64)[head_step]
     # per static step: the block's type, parent, label and single IPU (-1 when it runs on several)
@@ -234,33 +249,35 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
                 rows.append((int(ipu), pa, pz, e, ptype, stem + label, parent, depth, i, sub))
                 sub += 1
     cols = list(zip(*rows)) if rows else [()] * 10
-    program = np.concatenate([names[fast_static], np.asarray(cols[5], dtype=object)])
-    parent_col = np.concatenate([parent_of[fast_static], np.asarray(cols[6], dtype=object)])
-    # the label is the step's name inside its group ("Internal Sync" of "mul/Internal Sync")
-    label_col = np.concatenate([labels[fast_static],
-                                np.asarray([_label(n, p) for n, p in zip(cols[5], cols[6])], dtype=object)])
+    del rows, static_of, slow
     ipu_col = np.concatenate([one_ipu[fast_static], np.asarray(cols[0], dtype=np.int64)])
     from_col = np.concatenate([head_start[fast], np.asarray(cols[1], dtype=np.int64)])
-    to_col = np.concatenate([head_end[fast], np.asarray(cols[2], dtype=np.int64)])
     step_col = np.concatenate([head_step[fast], np.asarray(cols[3], dtype=np.int64)])
-    # the block types as codes into their few distinct names (not hashed row by row)
-    kind_codes, kind_levels = pd.factorize(np.concatenate([kinds, np.asarray(cols[4], dtype=object)]))
-    kind_col = np.concatenate([kind_codes[:len(kinds)][fast_static], kind_codes[len(kinds):]])
-    depth_col = np.concatenate([depths[fast_static], np.asarray(cols[7], dtype=np.int64)])
     block_col = np.concatenate([fast, np.asarray(cols[8], dtype=np.int64)])
     sub_col = np.concatenate([np.zeros(len(fast), dtype=np.int64), np.asarray(cols[9], dtype=np.int64)])
     # sorted by (ipu, start, step); ties keep the order the blocks are drawn in
     order = np.lexsort((sub_col, block_col, step_col, from_col, ipu_col))
-    return make_frame("trace", {
-        "ipu": ipu_col[order],
-        "cycles_from": from_col[order],
-        "cycles_to": to_col[order],
-        "type": pd.Categorical.from_codes(kind_col[order], categories=kind_levels),
-        "name": label_col[order],
-        "program": program[order],
-        "parent": parent_col[order],
-        "depth": depth_col[order],
-    })
+    del step_col, block_col, sub_col, head_step
+    # each column is made in block order and sorted at once, one at a time (tens of millions of
+    # rows: no unsorted copy of every column is held beside the sorted ones)
+    sorted_cols = {"ipu": ipu_col[order]}
+    del ipu_col
+    sorted_cols["cycles_from"] = from_col[order]
+    del from_col, head_start
+    sorted_cols["cycles_to"] = np.concatenate([head_end[fast], np.asarray(cols[2], dtype=np.int64)])[order]
+    del head_end
+    # the block types as codes into their few distinct names (not hashed row by row)
+    kind_codes, kind_levels = pd.factorize(np.concatenate([kinds, np.asarray(cols[4], dtype=object)]))
+    sorted_cols["type"] = pd.Categorical.from_codes(
+        np.concatenate([kind_codes[:len(kinds)][fast_static], kind_codes[len(kinds):]])[order], categories=kind_levels)
+    # the label is the step's name inside its group ("Internal Sync" of "mul/Internal Sync")
+    sorted_cols["name"] = np.concatenate(
+        [labels[fast_static], np.asarray([_label(n, p) for n, p in zip(cols[5], cols[6])], dtype=object)])[order]
+    sorted_cols["program"] = np.concatenate([names[fast_static], np.asarray(cols[5], dtype=object)])[order]
+    sorted_cols["parent"] = np.concatenate([parent_of[fast_static], np.asarray(cols[6], dtype=object)])[order]
+    sorted_cols["depth"] = np.concatenate([depths[fast_static], np.asarray(cols[7], dtype=np.int64)])[order]
+    del order, fast, fast_static
+    return make_frame("trace", sorted_cols)
 
 
 __all__ = ["TRACE_TYPE_OF_PROGRAM", "HostCopyShape", "step_places", "trace_frame", "trace_type"]
