@@ -336,8 +336,9 @@ def liveness_chart(
         tops = analysis.largest_live_variables(reports[index], peak_steps[peak_steps >= 0], k=TOOLTIP_VARIABLES)
         # rows come sorted by step, then rank: one text per step, its variables largest first
         top_parts: dict[int, list[str]] = {}
-        for step, name, size in zip(tops["step"].tolist(), tops["name"].tolist(), tops["bytes"].tolist(), strict=True):
-            top_parts.setdefault(int(step), []).append(f"{_short(str(name))} ({format_bytes(size)})")
+        sizes = format_bytes_each(tops["bytes"].to_numpy(dtype="float64"))
+        for step, name, size in zip(tops["step"].tolist(), tops["name"].tolist(), sizes, strict=True):
+            top_parts.setdefault(int(step), []).append(f"{_short(str(name))} ({size})")
         top_text = {step: "; ".join(parts) for step, parts in top_parts.items()}
         key = f"r{index}"
         fields[f"{key}_steps"] = [_steps_text(steps, int(a), int(b)) for a, b in zip(red.start, red.end)]
