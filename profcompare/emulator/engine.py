@@ -121,8 +121,10 @@ class Engine:
             raise ProfcompareError(f"cannot create autoReport.directory {str(self.report_path.parent)!r}: {exc}") from None
         report = self.compiled.with_execution(runs)
         # the execution profile's write after the graph profile's copies the file and writes
-        # only the tables the runs changed (the graph profile's tables are the same frames)
-        self._stored = write_report_kept(report, self.report_path, overwrite=True, previous=self._stored)
+        # only the tables the runs changed (the graph profile's tables are the same frames);
+        # the report was built by Report's constructor, which checked it, and is not changed
+        self._stored = write_report_kept(report, self.report_path, overwrite=True, previous=self._stored,
+                                         checked=True)
         self._written_runs = runs
         resolved = self.report_path.resolve()
         identity = _file_identity(resolved)

@@ -499,7 +499,7 @@ def _identity(path: pathlib.Path) -> tuple[int, int, int] | None:
 
 
 def write_report_kept(report: Report, path: str | os.PathLike[str], *, overwrite: bool = False,
-                      previous: WrittenStore | None = None) -> WrittenStore:
+                      previous: WrittenStore | None = None, checked: bool = False) -> WrittenStore:
     """:func:`write_report`, returning what was written (:class:`WrittenStore`).
 
     With ``previous`` (what an earlier call wrote to the same ``path``, which must still be that
@@ -509,19 +509,25 @@ def write_report_kept(report: Report, path: str | os.PathLike[str], *, overwrite
     the catalogue and the checksums are written again; the same content as a whole write, read
     back alike. Otherwise (another path, the file changed, or nothing to keep) the whole report
     is written.
+
+    ``checked`` is the caller's word that ``report`` came from :class:`Report`'s constructor (which
+    checks every table and value as this writer does) and that none of its frames changed since:
+    the simulator's engine writing the report it has just built. Otherwise the report is
+    checked again here.
     """
-    # The writer trusts no one: a Report assembled around its constructor is checked again here,
-    # so a store file never holds what the reader would refuse.
+    # The writer trusts no one by default: a Report assembled around its constructor is checked
+    # again here, so a store file never holds what the reader would refuse.
     if not isinstance(report, Report):
         raise ProfcompareError(f"cannot write {type(report).__name__} as a report")
     target = pathlib.Path(path)
     kept: WrittenStore | None = None
     if previous is not None and previous.path == target and _identity(target) == previous.identity:
         kept = previous
-    for table in TABLES:
-        if kept is None or getattr(report, table) is not getattr(kept.report, table):
-            validate_frame(table, getattr(report, table))
-    check_report_values(report)
+    if not checked:
+        for table in TABLES:
+            if kept is None or getattr(report, table) is not getattr(kept.report, table):
+                validate_frame(table, getattr(report, table))
+        check_report_values(report)
     if os.path.lexists(target) and not overwrite:
         raise OutputExistsError(f"{target} already exists (pass overwrite/--force to replace it)")
     directory = target.parent if str(target.parent) else pathlib.Path(".")

@@ -121,3 +121,17 @@ def test_an_invalid_changed_table_is_refused_and_the_file_kept(report: Report, t
         store.write_report_kept(broken, path, overwrite=True, previous=first)
     assert store.read_report(path).execution.empty
     assert sorted(p.name for p in tmp_path.iterdir()) == ["profile.sqlite"]
+
+
+def test_checked_reports_are_not_checked_again(report: Report, tmp_path: pathlib.Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """``checked=True`` (the engine writing the report its constructor just checked) skips the
+    writer's own checks; without it every write checks the report."""
+    calls: list[str] = []
+    original = store.check_report_values
+    monkeypatch.setattr(store, "check_report_values", lambda r: (calls.append("checked"), original(r)))
+    store.write_report_kept(report, tmp_path / "a.sqlite", checked=True)
+    assert calls == []
+    assert_reports_equal(report, store.read_report(tmp_path / "a.sqlite"))
+    store.write_report_kept(report, tmp_path / "b.sqlite")
+    assert calls == ["checked"]
