@@ -24,11 +24,14 @@ def trace_spans(trace: pd.DataFrame) -> pd.DataFrame:
     ``blocks`` (count) -- int64 columns, one row per IPU in order; empty without blocks."""
     if not len(trace):
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("ipu", "cycles_from", "cycles_to", "span_cycles", "blocks")})
-    grouped = trace.groupby("ipu", sort=True).agg(cycles_from=("cycles_from", "min"), cycles_to=("cycles_to", "max"),
-                                                  blocks=("cycles_from", "size"))
-    out = grouped.reset_index()
-    out["span_cycles"] = out["cycles_to"] - out["cycles_from"]
-    return out[["ipu", "cycles_from", "cycles_to", "span_cycles", "blocks"]].astype("int64")
+    ipu = trace["ipu"].to_numpy(dtype="int64")
+    by_ipu = np.argsort(ipu, kind="stable")
+    ipu = ipu[by_ipu]
+    starts = np.flatnonzero(np.r_[True, ipu[1:] != ipu[:-1]])
+    first = np.minimum.reduceat(trace["cycles_from"].to_numpy(dtype="int64")[by_ipu], starts)
+    last = np.maximum.reduceat(trace["cycles_to"].to_numpy(dtype="int64")[by_ipu], starts)
+    return pd.DataFrame({"ipu": ipu[starts], "cycles_from": first, "cycles_to": last, "span_cycles": last - first,
+                         "blocks": np.diff(np.r_[starts, len(ipu)])}).astype("int64")
 
 
 def run_span(trace: pd.DataFrame) -> int:

@@ -1,6 +1,7 @@
 """trace_analysis.type_totals: blocks, cycles and median cycles per (ipu, type) or per type, the
 figures a pandas group-by gives (median of an even count: the mean of the two middle lengths),
-sorted by ipu, then cycles largest first, then type."""
+sorted by ipu, then cycles largest first, then type; trace_spans: each IPU's first start, last
+end and block count, as the group-by gives them."""
 
 from __future__ import annotations
 
@@ -59,3 +60,25 @@ def test_medians_worked_by_hand() -> None:
     ]
     per_type = trace_analysis.type_totals(trace, by_ipu=False)
     assert per_type["median_cycles"].tolist() == [7.5, 7.0]  # SyncAns: 4, 5, 10, 30
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_spans_are_the_group_by_figures(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    trace = _trace(rng, int(rng.integers(1, 300)), int(rng.integers(1, 5)))
+    grouped = trace.groupby("ipu", sort=True).agg(cycles_from=("cycles_from", "min"), cycles_to=("cycles_to", "max"),
+                                                  blocks=("cycles_from", "size")).reset_index()
+    grouped["span_cycles"] = grouped["cycles_to"] - grouped["cycles_from"]
+    expected = grouped[["ipu", "cycles_from", "cycles_to", "span_cycles", "blocks"]].astype("int64")
+    pd.testing.assert_frame_equal(trace_analysis.trace_spans(trace), expected)
+
+
+def test_spans_worked_by_hand() -> None:
+    trace = make_frame("trace", {
+        "ipu": [1, 0, 1, 0], "cycles_from": [5, 10, 0, 2], "cycles_to": [9, 30, 4, 12],
+        "type": ["SyncAns"] * 4, "name": ["a"] * 4, "program": ["p"] * 4, "parent": [""] * 4, "depth": [0] * 4,
+    })
+    assert trace_analysis.trace_spans(trace).to_dict("records") == [
+        {"ipu": 0, "cycles_from": 2, "cycles_to": 30, "span_cycles": 28, "blocks": 2},
+        {"ipu": 1, "cycles_from": 0, "cycles_to": 9, "span_cycles": 9, "blocks": 2},
+    ]
