@@ -304,8 +304,9 @@ def liveness_chart(
             # shorter side's curve ends at its last step
             values = hold_between_steps(aligned[f"{side}_not_always_live_bytes"].to_numpy(dtype="float64", na_value=np.nan))
             steps = aligned[f"{side}_step"].to_numpy(dtype="int64", na_value=-1)
-            by_step = dict(zip(live["step"].to_numpy(dtype="int64"), live["program"].astype(str)))
-            programs = np.array([by_step.get(int(s), "") if s >= 0 else "" for s in steps], dtype=object)
+            by_step = dict(zip(live["step"].to_numpy(dtype="int64").tolist(),
+                               live["program"].astype(str).to_numpy(dtype=object).tolist()))
+            programs = np.array([by_step.get(s, "") if s >= 0 else "" for s in steps.tolist()], dtype=object)
         always = float(report.tiles["always_live_bytes"].sum())
         sides.append((values, steps, programs, always))
     length = max((len(s[0]) for s in sides), default=0)
