@@ -25,7 +25,10 @@ The layout is documented in ``docs/report-format.md``; in short:
   anything from it.
 
 A report is written in one transaction into a temporary file in the destination directory,
-flushed to disk and then renamed, so a crash never leaves a file that opens as a report.
+flushed to disk and then renamed, so a crash never leaves a file that opens as a report. A report
+written again over the file an earlier write of this process made, with some of the same frames
+(:func:`write_report_kept`), starts its temporary file as a copy of that file and writes only the
+other tables and the shared rows again; the file holds what a whole write would.
 
 Reading materialises each table column-wise: ``numpy.fromiter`` consumes the cursor straight
 into a structured array (no list of row tuples is kept), categorical columns are rebuilt from
