@@ -14,7 +14,6 @@ Exit code: 0 when the variant ran (status ok), 1 when run.json says oom or faile
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import json
 import os
@@ -236,12 +235,7 @@ def _with_samples(report: Any, samples: Any) -> Any:
     checked: the copy is not validated again (that would check every table a second time)."""
     if not samples or report.meta.samples_per_step == samples:
         return report
-    meta = report.meta.replace(samples_per_step=int(samples))  # ReportMeta checks its own fields
-    copy = object.__new__(type(report))
-    for name in (f.name for f in dataclasses.fields(report)):
-        object.__setattr__(copy, name, getattr(report, name))
-    object.__setattr__(copy, "meta", meta)
-    return copy
+    return report.with_meta(report.meta.replace(samples_per_step=int(samples)))  # ReportMeta checks its own fields
 
 
 def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:

@@ -834,6 +834,20 @@ class Report:
         frames = {t: tables[t] if t in tables else empty_frame(t) for t in TABLES}
         return cls(meta=meta, **frames)
 
+    def with_meta(self, meta: ReportMeta) -> Report:
+        """This report with ``meta`` in place of its own. The tables are this report's, already
+        checked: when ``meta`` has the same target (the only part of it the tables' checks
+        read), they are not checked again; otherwise the copy is checked as a new Report is."""
+        if not isinstance(meta, ReportMeta):
+            raise ReportValidationError("Report.meta must be a ReportMeta")
+        if meta.target != self.meta.target:
+            return dataclasses.replace(self, meta=meta)
+        copy = object.__new__(type(self))
+        for name in (f.name for f in dataclasses.fields(self)):
+            object.__setattr__(copy, name, getattr(self, name))
+        object.__setattr__(copy, "meta", meta)
+        return copy
+
     @property
     def label(self) -> str:
         """Short human name (see :attr:`ReportMeta.label`)."""

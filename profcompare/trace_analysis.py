@@ -24,11 +24,14 @@ def trace_spans(trace: pd.DataFrame) -> pd.DataFrame:
     ``blocks`` (count) -- int64 columns, one row per IPU in order; empty without blocks."""
     if not len(trace):
         return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("ipu", "cycles_from", "cycles_to", "span_cycles", "blocks")})
-    grouped = trace.groupby("ipu", sort=True).agg(cycles_from=("cycles_from", "min"), cycles_to=("cycles_to", "max"),
-                                                  blocks=("cycles_from", "size"))
-    out = grouped.reset_index()
-    out["span_cycles"] = out["cycles_to"] - out["cycles_from"]
-    return out[["ipu", "cycles_from", "cycles_to", "span_cycles", "blocks"]].astype("int64")
+    ipu = trace["ipu"].to_numpy(dtype="int64")
+    by_ipu = np.argsort(ipu, kind="stable")
+    ipu = ipu[by_ipu]
+    starts = np.flatnonzero(np.r_[True, ipu[1:] != ipu[:-1]])
+    first = np.minimum.reduceat(trace["cycles_from"].to_numpy(dtype="int64")[by_ipu], starts)
+    last = np.maximum.reduceat(trace["cycles_to"].to_numpy(dtype="int64")[by_ipu], starts)
+    return pd.DataFrame({"ipu": ipu[starts], "cycles_from": first, "cycles_to": last, "span_cycles": last - first,
+                         "blocks": np.diff(np.r_[starts, len(ipu)])}).astype("int64")
 
 
 def run_span(trace: pd.DataFrame) -> int:
@@ -51,17 +54,26 @@ def type_totals(trace: pd.DataFrame, *, by_ipu: bool = True) -> pd.DataFrame:
         return frame
     # the types as codes into their names while grouping (millions of blocks are not made strings)
     type_code, type_names = text_codes(trace["type"])
-    frame = pd.DataFrame({
-        "ipu": trace["ipu"].to_numpy(),
-        "type": type_code,
-        "length": (trace["cycles_to"] - trace["cycles_from"]).to_numpy(dtype="int64"),
-    })
-    out = frame.groupby(keys, sort=False).agg(blocks=("length", "size"), cycles=("length", "sum"),
-                                              median_cycles=("length", "median")).reset_index()
-    out["type"] = np.asarray(type_names, dtype=object)[out["type"].to_numpy(dtype=np.int64)]
-    out["blocks"] = out["blocks"].astype("int64")
-    out["cycles"] = out["cycles"].astype("int64")
-    out["median_cycles"] = out["median_cycles"].astype("float64")
+    codes = np.asarray(type_code, dtype=np.int64)
+    length = (trace["cycles_to"] - trace["cycles_from"]).to_numpy(dtype="int64")
+    ipu = trace["ipu"].to_numpy(dtype="int64")
+    # one group per (ipu, type): the blocks sorted by group, then by length within it, so each
+    # group's median is read from its middle (the mean of the two middle lengths for an even count)
+    group = (ipu - ipu.min()) * len(type_names) + codes if by_ipu else codes
+    by_group = np.lexsort((length, group))
+    group, length_sorted = group[by_group], length[by_group]
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    counts = np.diff(np.r_[starts, len(group)])
+    low = length_sorted[starts + (counts - 1) // 2].astype("float64")
+    high = length_sorted[starts + counts // 2].astype("float64")
+    columns: dict[str, object] = {}
+    if by_ipu:
+        columns["ipu"] = ipu[by_group][starts]
+    columns["type"] = np.asarray(type_names, dtype=object)[codes[by_group][starts]]
+    columns["blocks"] = counts.astype("int64")
+    columns["cycles"] = np.add.reduceat(length_sorted, starts).astype("int64")
+    columns["median_cycles"] = (low + high) / 2
+    out = pd.DataFrame(columns)
     order = (["ipu"] if by_ipu else []) + ["cycles", "type"]
     ascending = ([True] if by_ipu else []) + [False, True]
     return out.sort_values(order, ascending=ascending, kind="stable").reset_index(drop=True)

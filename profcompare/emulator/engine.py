@@ -13,8 +13,9 @@ compile), calls :meth:`Engine.on_run` after every run of the main program and
 - With the execution profile on (``all`` or ``outputExecutionProfile``), the first
   ``autoReport.executionProfileProgramRunCount`` runs (default 2) are profiled; the file is
   rewritten with the execution table once that many runs have happened, or at detach if
-  fewer did. The execution profile lives in the same file, so it is written only together
-  with the graph profile.
+  fewer did (a copy of the graph profile's file with only the execution tables written again).
+  The execution profile lives in the same file, so it is written only together with the graph
+  profile.
 - A program that does not fit still gets its report (flagged oom), then IpuOutOfMemoryError is
   raised, unless ``debug.allowOutOfMemory`` is "true".
 
@@ -95,6 +96,7 @@ class Engine:
         self.profiled_runs = 0
         self._written_runs = -1
         self.report_path: pathlib.Path | None = None
+        self._stored = None  # what the last write put in the report file (readers.store.WrittenStore)
         if self.options.graph_profile:
             self.report_path = pathlib.Path(self.options.report_directory) / REPORT_FILE
             self._write(0)
@@ -111,14 +113,18 @@ class Engine:
     def _write(self, runs: int) -> None:
         if self.report_path is None:
             return
-        from profcompare.readers.store import write_report
+        from profcompare.readers.store import write_report_kept
 
         try:
             self.report_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ProfcompareError(f"cannot create autoReport.directory {str(self.report_path.parent)!r}: {exc}") from None
         report = self.compiled.with_execution(runs)
-        write_report(report, self.report_path, overwrite=True)
+        # the execution profile's write after the graph profile's copies the file and writes
+        # only the tables the runs changed (the graph profile's tables are the same frames);
+        # the report was built by Report's constructor, which checked it, and is not changed
+        self._stored = write_report_kept(report, self.report_path, overwrite=True, previous=self._stored,
+                                         checked=True)
         self._written_runs = runs
         resolved = self.report_path.resolve()
         identity = _file_identity(resolved)

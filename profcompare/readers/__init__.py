@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from profcompare.errors import ReportFormatError, ReportValidationError
-from profcompare.model import TABLES, Report, ReportMeta
+from profcompare.model import Report, ReportMeta
 from profcompare.readers import ga_cache, store
 from profcompare.readers.sqlite_uri import read_only_uri
 
@@ -233,7 +233,7 @@ def _apply_run(report: Report, run: Mapping[str, Any], path: pathlib.Path) -> Re
     if run.get("status") == "oom":
         changes["oom"] = True
     try:
-        return Report(meta=report.meta.replace(**changes), **{t: getattr(report, t) for t in TABLES})
+        return report.with_meta(report.meta.replace(**changes))
     except ReportValidationError as exc:
         raise ReportFormatError(f"{path}: {exc}") from None
 

@@ -25,7 +25,10 @@ The layout is documented in ``docs/report-format.md``; in short:
   anything from it.
 
 A report is written in one transaction into a temporary file in the destination directory,
-flushed to disk and then renamed, so a crash never leaves a file that opens as a report.
+flushed to disk and then renamed, so a crash never leaves a file that opens as a report. A report
+written again over the file an earlier write of this process made, with some of the same frames
+(:func:`write_report_kept`), starts its temporary file as a copy of that file and writes only the
+other tables and the shared rows again; the file holds what a whole write would.
 
 Reading materialises each table column-wise: ``numpy.fromiter`` consumes the cursor straight
 into a structured array (no list of row tuples is kept), categorical columns are rebuilt from
@@ -42,6 +45,7 @@ import math
 import os
 import pathlib
 import secrets
+import shutil
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -464,14 +468,69 @@ def write_report(report: Report, path: str | os.PathLike[str], *, overwrite: boo
     with fsync) and then renamed to ``path``. Raises :class:`OutputExistsError` if ``path``
     exists and ``overwrite`` is false; the parent directory must exist.
     """
-    # The writer trusts no one: a Report assembled around its constructor is checked again here,
-    # so a store file never holds what the reader would refuse.
+    return write_report_kept(report, path, overwrite=overwrite).path
+
+
+@dataclass(frozen=True)
+class _TableRows:
+    """What one report table put in a store: its catalogue rows, dictionary rows and checksum."""
+
+    catalogue: tuple[tuple[str, int, str, str, str, str | None, int], ...]
+    dictionary: tuple[tuple[str, str, int, str], ...]
+    checksum: tuple[str, int, int]
+
+
+@dataclass(frozen=True)
+class WrittenStore:
+    """A store file as :func:`write_report_kept` wrote it: the Report, the file's identity right
+    after the write and what each table put in it, so that writing the same report again with
+    new frames in some tables (the simulator's execution profile after its graph profile)
+    rewrites only those tables in a copy of the file (:func:`write_report_kept`'s ``previous``)."""
+
+    path: pathlib.Path  # as written (the rename's target)
+    identity: tuple[int, int, int]  # inode, size, modification time in ns
+    report: Report
+    tables: Mapping[str, _TableRows]
+
+
+def _identity(path: pathlib.Path) -> tuple[int, int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def write_report_kept(report: Report, path: str | os.PathLike[str], *, overwrite: bool = False,
+                      previous: WrittenStore | None = None, checked: bool = False) -> WrittenStore:
+    """:func:`write_report`, returning what was written (:class:`WrittenStore`).
+
+    With ``previous`` (what an earlier call wrote to the same ``path``, which must still be that
+    file: same inode, size and modification time), the tables whose frame is the very object
+    ``previous.report`` held are taken as they are in that file (frames are not modified in place
+    once in a Report): the file is copied and only the other tables, ``meta``, the dictionary,
+    the catalogue and the checksums are written again; the same content as a whole write, read
+    back alike. Otherwise (another path, the file changed, or nothing to keep) the whole report
+    is written.
+
+    ``checked`` is the caller's word that ``report`` came from :class:`Report`'s constructor (which
+    checks every table and value as this writer does) and that none of its frames changed since:
+    the simulator's engine writing the report it has just built. Otherwise the report is
+    checked again here.
+    """
+    # The writer trusts no one by default: a Report assembled around its constructor is checked
+    # again here, so a store file never holds what the reader would refuse.
     if not isinstance(report, Report):
         raise ProfcompareError(f"cannot write {type(report).__name__} as a report")
-    for table in TABLES:
-        validate_frame(table, getattr(report, table))
-    check_report_values(report)
     target = pathlib.Path(path)
+    kept: WrittenStore | None = None
+    if previous is not None and previous.path == target and _identity(target) == previous.identity:
+        kept = previous
+    if not checked:
+        for table in TABLES:
+            if kept is None or getattr(report, table) is not getattr(kept.report, table):
+                validate_frame(table, getattr(report, table))
+        check_report_values(report)
     if os.path.lexists(target) and not overwrite:
         raise OutputExistsError(f"{target} already exists (pass overwrite/--force to replace it)")
     directory = target.parent if str(target.parent) else pathlib.Path(".")
@@ -482,7 +541,11 @@ def write_report(report: Report, path: str | os.PathLike[str], *, overwrite: boo
     except OSError as exc:
         raise ProfcompareError(f"cannot write {target}: {exc.strerror or exc}") from None
     try:
-        _write_database(report, tmp)
+        if kept is None:
+            tables = _write_database(report, tmp)
+        else:
+            shutil.copyfile(target, tmp)
+            tables = _rewrite_database(report, tmp, kept)
         with open(tmp, "rb") as handle:
             os.fsync(handle.fileno())
         if overwrite:
@@ -496,7 +559,8 @@ def write_report(report: Report, path: str | os.PathLike[str], *, overwrite: boo
     finally:
         if tmp.exists():
             tmp.unlink()
-    return target
+    identity = _identity(target)
+    return WrittenStore(target, identity if identity is not None else (-1, -1, -1), report, tables)
 
 
 def _create_temporary(directory: pathlib.Path, name: str) -> pathlib.Path:
@@ -539,61 +603,113 @@ def _fsync_directory(directory: pathlib.Path) -> None:
         os.close(fd)
 
 
-def _write_database(report: Report, path: pathlib.Path) -> None:
+def _open_for_writing(path: pathlib.Path) -> sqlite3.Connection:
     con = sqlite3.connect(path, isolation_level=None)
+    # The temporary file is discarded on any failure, so no rollback journal is needed;
+    # durability comes from the fsync before the rename.
+    con.execute("PRAGMA journal_mode = OFF")
+    con.execute("PRAGMA synchronous = OFF")
+    return con
+
+
+def _write_database(report: Report, path: pathlib.Path) -> dict[str, _TableRows]:
+    con = _open_for_writing(path)
     try:
-        # The temporary file is discarded on any failure, so no rollback journal is needed;
-        # durability comes from the fsync before the rename.
-        con.execute("PRAGMA journal_mode = OFF")
-        con.execute("PRAGMA synchronous = OFF")
         con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         con.execute("BEGIN")
         for statement in _FIXED_DDL.split(";"):
             if statement.strip():
                 con.execute(statement)
-        checksums: list[tuple[str, int, int]] = []
-        dictionary_rows: list[tuple[str, str, int, str]] = []
-        catalogue: list[tuple[str, int, str, str, str, str | None, int]] = []
-        for table in TABLES:
-            frame = getattr(report, table)
-            plan = _column_plan(table, frame)
-            columns_sql = ", ".join(f"{_quote(s.name)} {_sql_type(s)}" for s in plan)
-            con.execute(f"CREATE TABLE {table} ({columns_sql})")
-            catalogue += [(s.table, s.position, s.name, s.storage, s.dtype, s.categories_dtype, int(s.ordered)) for s in plan]
-            check = _Checksum(table, len(frame))
-            packed = len(frame) > PACKED_FROM_ROWS
-            values: list[list[Any]] = []
-            for spec in plan:
-                encoded = _encode_column(spec, frame[spec.name])
-                check.add(spec.name.encode() + b"\x00", *encoded.canonical)
-                if packed:
-                    con.executemany("INSERT INTO packed VALUES (?, ?, ?, ?, ?)", [
-                        (table, spec.name, part, len(raw), zlib.compress(raw, _PACK_LEVEL))
-                        for part, raw in _packed_parts(encoded).items()])
-                else:
-                    values.append(encoded.sql_values())
-                if encoded.levels is not None:
-                    dictionary_rows.extend((table, spec.name, code, value) for code, value in enumerate(encoded.levels))
-                del encoded
-            if len(frame) and not packed:
-                placeholders = ", ".join("?" * len(plan))
-                con.executemany(f"INSERT INTO {table} VALUES ({placeholders})", zip(*values))
-            checksums.append((table, len(frame), check.value))
-            _create_text_view(con, table, plan)
-        con.executemany("INSERT INTO dictionary VALUES (?, ?, ?, ?)", dictionary_rows)
-        checksums.append(("dictionary", len(dictionary_rows), _dictionary_checksum(dictionary_rows)))
-        meta_items = [("schema_version", json.dumps(SCHEMA_VERSION)), ("writer", json.dumps(_writer()))]
-        meta_items += _meta_items(report.meta)
-        con.executemany("INSERT INTO meta VALUES (?, ?)", meta_items)
-        checksums.append(("meta", len(meta_items), _meta_checksum(meta_items)))
-        con.executemany("INSERT INTO columns VALUES (?, ?, ?, ?, ?, ?, ?)", catalogue)
-        checksums.append(("columns", len(catalogue), _catalogue_checksum(catalogue)))
-        checksums.append(("checksums", len(checksums), _checksums_checksum(checksums)))
-        con.executemany("INSERT INTO checksums VALUES (?, ?, ?)", checksums)
+        tables = {table: _write_table(con, table, getattr(report, table)) for table in TABLES}
+        _write_catalogues(con, report, tables)
         con.execute("COMMIT")
     finally:
         con.close()
+    return tables
+
+
+def _rewrite_database(report: Report, path: pathlib.Path, previous: WrittenStore) -> dict[str, _TableRows]:
+    """In ``path``, a copy of ``previous``'s file: the tables whose frame changed written again
+    (their SQL table, packed columns, dictionary and catalogue rows, text view), then ``meta``,
+    ``dictionary``'s and ``columns``' shared rows and the checksums as :func:`_write_database`
+    writes them."""
+    con = _open_for_writing(path)
+    try:
+        con.execute("BEGIN")
+        tables = dict(previous.tables)
+        for table in TABLES:
+            frame = getattr(report, table)
+            if frame is getattr(previous.report, table):
+                continue
+            con.execute(f"DROP VIEW {table}_text")
+            con.execute(f"DROP TABLE {table}")
+            for shared in ("packed", "dictionary", "columns"):
+                con.execute(f"DELETE FROM {shared} WHERE table_name = ?", (table,))
+            tables[table] = _write_table(con, table, frame)
+        for shared in ("meta", "checksums"):
+            con.execute(f"DELETE FROM {shared}")
+        _write_catalogues(con, report, tables, dictionary_written=True)
+        con.execute("COMMIT")
+    finally:
+        con.close()
+    return tables
+
+
+def _write_table(con: sqlite3.Connection, table: str, frame: pd.DataFrame) -> _TableRows:
+    """Create ``table`` and its text view and write ``frame``'s rows (or packed columns); its
+    dictionary and catalogue rows are returned for :func:`_write_catalogues`."""
+    plan = _column_plan(table, frame)
+    columns_sql = ", ".join(f"{_quote(s.name)} {_sql_type(s)}" for s in plan)
+    con.execute(f"CREATE TABLE {table} ({columns_sql})")
+    catalogue = tuple((s.table, s.position, s.name, s.storage, s.dtype, s.categories_dtype, int(s.ordered)) for s in plan)
+    check = _Checksum(table, len(frame))
+    packed = len(frame) > PACKED_FROM_ROWS
+    values: list[list[Any]] = []
+    dictionary_rows: list[tuple[str, str, int, str]] = []
+    for spec in plan:
+        encoded = _encode_column(spec, frame[spec.name])
+        check.add(spec.name.encode() + b"\x00", *encoded.canonical)
+        if packed:
+            con.executemany("INSERT INTO packed VALUES (?, ?, ?, ?, ?)", [
+                (table, spec.name, part, len(raw), zlib.compress(raw, _PACK_LEVEL))
+                for part, raw in _packed_parts(encoded).items()])
+        else:
+            values.append(encoded.sql_values())
+        if encoded.levels is not None:
+            dictionary_rows.extend((table, spec.name, code, value) for code, value in enumerate(encoded.levels))
+        del encoded
+    if len(frame) and not packed:
+        placeholders = ", ".join("?" * len(plan))
+        con.executemany(f"INSERT INTO {table} VALUES ({placeholders})", zip(*values))
+    _create_text_view(con, table, plan)
+    return _TableRows(catalogue, tuple(dictionary_rows), (table, len(frame), check.value))
+
+
+def _write_catalogues(con: sqlite3.Connection, report: Report, tables: Mapping[str, _TableRows], *,
+                      dictionary_written: bool = False) -> None:
+    """The rows every table shares: ``dictionary`` (unless the kept tables' rows are already in
+    the file: then only those of the tables written now), ``meta``, ``columns`` and
+    ``checksums``, each with its checksum."""
+    dictionary_rows = [row for table in TABLES for row in tables[table].dictionary]
+    catalogue = [row for table in TABLES for row in tables[table].catalogue]
+    if dictionary_written:
+        kept = {row[0] for row in con.execute("SELECT DISTINCT table_name FROM columns")}
+        con.executemany("INSERT INTO dictionary VALUES (?, ?, ?, ?)",
+                        [row for row in dictionary_rows if row[0] not in kept])
+        con.executemany("INSERT INTO columns VALUES (?, ?, ?, ?, ?, ?, ?)", [row for row in catalogue if row[0] not in kept])
+    else:
+        con.executemany("INSERT INTO dictionary VALUES (?, ?, ?, ?)", dictionary_rows)
+        con.executemany("INSERT INTO columns VALUES (?, ?, ?, ?, ?, ?, ?)", catalogue)
+    checksums: list[tuple[str, int, int]] = [tables[table].checksum for table in TABLES]
+    checksums.append(("dictionary", len(dictionary_rows), _dictionary_checksum(dictionary_rows)))
+    meta_items = [("schema_version", json.dumps(SCHEMA_VERSION)), ("writer", json.dumps(_writer()))]
+    meta_items += _meta_items(report.meta)
+    con.executemany("INSERT INTO meta VALUES (?, ?)", meta_items)
+    checksums.append(("meta", len(meta_items), _meta_checksum(meta_items)))
+    checksums.append(("columns", len(catalogue), _catalogue_checksum(catalogue)))
+    checksums.append(("checksums", len(checksums), _checksums_checksum(checksums)))
+    con.executemany("INSERT INTO checksums VALUES (?, ?, ?)", checksums)
 
 
 def _writer() -> str:
@@ -1178,6 +1294,7 @@ __all__ = [
     "DEFAULT_FILENAME",
     "SCHEMA_VERSION",
     "StoredColumn",
+    "WrittenStore",
     "header_application_id",
     "is_sqlite_header",
     "is_store_header",
@@ -1185,4 +1302,5 @@ __all__ = [
     "read_meta",
     "read_report",
     "write_report",
+    "write_report_kept",
 ]

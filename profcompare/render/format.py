@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+
 from profcompare.model import HIGHER_IS_BETTER as _model_higher_is_better
 from profcompare.model import METRIC_UNITS, ReportMeta
 
@@ -86,6 +88,39 @@ def format_bytes(value: Any, *, signed: bool = False) -> str:
         magnitude /= 1024
         unit += 1
     return f"{sign}{magnitude:.1f} {_BYTE_UNITS[unit]}"
+
+
+def format_bytes_each(values: Any, *, missing: str = MISSING) -> list[str]:
+    """:func:`format_bytes` of every value of a float array (unsigned), ``missing`` for NaN: the
+    same texts, the units chosen for the whole array at once (dividing by a power of 1024 is
+    exact, so each magnitude is the one :func:`format_bytes` reaches). Values within a tenth of
+    a unit's boundary, where Python's decimal rounding decides the unit, go through
+    :func:`format_bytes` itself."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 1:
+        raise ValueError("format_bytes_each takes a one-dimensional array")
+    magnitude = np.abs(array)
+    finite = np.isfinite(magnitude)
+    unit = np.zeros(len(array), dtype=np.int64)
+    if finite.any():
+        with np.errstate(divide="ignore"):
+            unit[finite] = np.clip(np.floor(np.log2(np.maximum(magnitude[finite], 1.0)) / 10), 0, len(_BYTE_UNITS) - 1)
+    scaled = np.where(finite, magnitude / np.power(1024.0, unit), np.nan)
+    # log2 may land one unit off near a power of 1024; the rounding rule moves 1023.96 up
+    near = finite & ((scaled < 1) & (unit > 0) | (scaled >= 1023.9) | (magnitude < 1024) & (unit > 0))
+    negative = array < 0
+    out: list[str] = []
+    for value, mag, u, is_near, neg in zip(array.tolist(), scaled.tolist(), unit.tolist(), near.tolist(),
+                                           negative.tolist()):
+        if value != value:  # noqa: PLR0124 -- NaN
+            out.append(missing)
+        elif is_near or mag != mag:  # noqa: PLR0124 -- infinities keep format_bytes' own text
+            out.append(format_bytes(value))
+        elif u == 0:
+            out.append(f"{'-' if neg else ''}{mag:.0f} B")
+        else:
+            out.append(f"{'-' if neg else ''}{mag:.1f} {_BYTE_UNITS[u]}")
+    return out
 
 
 def format_pct(value: Any, *, signed: bool = True) -> str:

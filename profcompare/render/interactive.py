@@ -32,7 +32,7 @@ from markupsafe import Markup
 
 from profcompare import analysis
 from profcompare.render import bokeh_doc
-from profcompare.render.format import format_bytes, format_count
+from profcompare.render.format import format_bytes, format_bytes_each, format_count
 from profcompare.render.labels import live_label
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -304,8 +304,9 @@ def liveness_chart(
             # shorter side's curve ends at its last step
             values = hold_between_steps(aligned[f"{side}_not_always_live_bytes"].to_numpy(dtype="float64", na_value=np.nan))
             steps = aligned[f"{side}_step"].to_numpy(dtype="int64", na_value=-1)
-            by_step = dict(zip(live["step"].to_numpy(dtype="int64"), live["program"].astype(str)))
-            programs = np.array([by_step.get(int(s), "") if s >= 0 else "" for s in steps], dtype=object)
+            by_step = dict(zip(live["step"].to_numpy(dtype="int64").tolist(),
+                               live["program"].astype(str).to_numpy(dtype=object).tolist()))
+            programs = np.array([by_step.get(s, "") if s >= 0 else "" for s in steps.tolist()], dtype=object)
         always = float(report.tiles["always_live_bytes"].sum())
         sides.append((values, steps, programs, always))
     length = max((len(s[0]) for s in sides), default=0)
@@ -336,17 +337,19 @@ def liveness_chart(
         tops = analysis.largest_live_variables(reports[index], peak_steps[peak_steps >= 0], k=TOOLTIP_VARIABLES)
         # rows come sorted by step, then rank: one text per step, its variables largest first
         top_parts: dict[int, list[str]] = {}
-        for step, name, size in zip(tops["step"].tolist(), tops["name"].tolist(), tops["bytes"].tolist(), strict=True):
-            top_parts.setdefault(int(step), []).append(f"{_short(str(name))} ({format_bytes(size)})")
+        sizes = format_bytes_each(tops["bytes"].to_numpy(dtype="float64"))
+        for step, name, size in zip(tops["step"].tolist(), tops["name"].tolist(), sizes, strict=True):
+            top_parts.setdefault(int(step), []).append(f"{_short(str(name))} ({size})")
         top_text = {step: "; ".join(parts) for step, parts in top_parts.items()}
         key = f"r{index}"
         fields[f"{key}_steps"] = [_steps_text(steps, int(a), int(b)) for a, b in zip(red.start, red.end)]
         fields[f"{key}_program"] = [
             _short(str(programs[p])) if p >= 0 and p < len(programs) and programs[p] else "–" for p in at
         ]
+        highs, lows = format_bytes_each(red.high, missing="–"), format_bytes_each(red.low)
         fields[f"{key}_nal"] = [
-            "–" if np.isnan(h) else format_bytes(h) + (f" (max; min {format_bytes(lo)})" if banded and lo != h else "")
-            for h, lo in zip(red.high, red.low)
+            high if h != h else high + (f" (max; min {low})" if banded and lo != h else "")  # noqa: PLR0124 -- NaN
+            for high, low, h, lo in zip(highs, lows, red.high.tolist(), red.low.tolist())
         ]
         fields[f"{key}_top"] = [top_text.get(int(s), "–") if s >= 0 else "–" for s in peak_steps]
         tooltips += [
@@ -409,8 +412,8 @@ def tiles_chart(
         series = {"excl": (red_excl.high / scale, red_excl.low / scale), "incl": (red_incl.high / scale, red_incl.low / scale)}
         curves += _add_curves(fig, chart_id, index, labels[index], (red_excl.start, red_excl.end), series, "excl", banded)
         key = f"r{index}"
-        fields[f"{key}_excl"] = ["–" if np.isnan(v) else format_bytes(v) for v in red_excl.high]
-        fields[f"{key}_incl"] = ["–" if np.isnan(v) else format_bytes(v) for v in red_incl.high]
+        fields[f"{key}_excl"] = format_bytes_each(red_excl.high, missing="–")
+        fields[f"{key}_incl"] = format_bytes_each(red_incl.high, missing="–")
         tooltips += [(labels[index], f"@{key}_excl excluding gaps, @{key}_incl including gaps"
                       + (" (max of the bucket)" if banded else ""))]
     assert shape is not None

@@ -68,7 +68,8 @@ def dumps_indented(value: Any, *, ensure_ascii: bool = True) -> str:
                 return
             inner = level + 1
             if all(type(x) in _SCALARS for x in v.values()):
-                keyed = {_key(k): x for k, x in v.items()}
+                # keys all plain strings (table rows): the dictionary as it is
+                keyed = v if all(type(k) is str for k in v) else {_key(k): x for k, x in v.items()}
                 if len(keyed) == len(v):  # (two keys writing the same text: both written, below)
                     text = _leaf_encoder(inner, ensure_ascii)(keyed)
                     parts.append("{\n" + " " * (_INDENT * inner) + text[1:-1] + "\n" + " " * (_INDENT * level) + "}")

@@ -38,9 +38,7 @@ def open_staged_report(outcome: JobOutcome, staging: Path) -> Report:
     from profcompare.readers import open_report
 
     report = open_report(staging / outcome.label)
-    import dataclasses
-
-    return dataclasses.replace(report, meta=report.meta.replace(source=str(outcome.directory)))
+    return report.with_meta(report.meta.replace(source=str(outcome.directory)))
 
 
 def _prewarm_comparison_imports(*, in_thread: bool) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -12,6 +13,7 @@ from profcompare.render.format import (
     MISSING,
     describe_report,
     format_bytes,
+    format_bytes_each,
     format_count,
     format_metric,
     format_pct,
@@ -86,3 +88,20 @@ def test_describe_report_says_simulated_and_oom() -> None:
     assert describe_report(sim) == "onchip (simulated, profcompare-sim 0.1.0)"
     real = ReportMeta("", "pva", "Poplar 3.3.0", False, target, variant="offchip", oom=True)
     assert describe_report(real) == "offchip (Poplar 3.3.0, OUT OF MEMORY)"
+
+
+def test_format_bytes_each_is_format_bytes_of_every_value() -> None:
+    """The array form gives format_bytes' text for every value: around each unit's boundary (where
+    Python's rounding picks the unit), powers of 1024 and their neighbours, random magnitudes over
+    every unit, negatives, zeros, infinities; NaN gives the text asked for."""
+    rng = np.random.default_rng(3)
+    edges = []
+    for k in range(7):
+        base = 1024.0 ** k
+        edges += [base, np.nextafter(base, 0), np.nextafter(base, np.inf), 1023.94 * base, 1023.95 * base,
+                  1023.96 * base, 1024 * base - 1, 0.05 * base, 0.95 * base, 999.95 * base]
+    values = np.concatenate([np.array(edges), rng.uniform(0, 70, 20_000) ** 10, rng.integers(0, 5000, 2_000),
+                             -rng.uniform(0, 1e7, 500), [0.0, -0.0, 0.5, 1.5, 2.5, 1023.5, np.inf, -np.inf]])
+    assert format_bytes_each(values) == [format_bytes(v) for v in values]
+    assert format_bytes_each(np.array([np.nan, 2048.0]), missing="–") == ["–", "2.0 KiB"]
+    assert format_bytes_each(np.array([np.nan])) == [format_bytes(np.nan)]
