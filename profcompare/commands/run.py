@@ -283,16 +283,12 @@ def comparison_summary_text(comparison: Any, *, top: int) -> str:
     :data:`SUMMARY_SECTIONS` of the text renderer: the verdict, the largest ledger moves, the
     ledger by parameter, what changed the not-always-live peak, and the summary, category and
     largest-variable-change tables (colour and width only on a terminal)."""
-    import dataclasses
     import os
 
     from profcompare.render.sections import comparison_document
     from profcompare.render.text import render_document
 
-    document = comparison_document(comparison, top=min(top, 10))
-    sections = tuple(section for section in document.sections if section.title in SUMMARY_SECTIONS)
-    if sections:
-        document = dataclasses.replace(document, sections=sections)
+    document = comparison_document(comparison, top=min(top, 10), titles=SUMMARY_SECTIONS)  # builds only these
     tty = stdout_is_tty()
     color = tty and "NO_COLOR" not in os.environ
     return render_document(document, color=color, width=text_width())

@@ -51,6 +51,10 @@ _PRELOAD = (
     "profcompare.emulator.engine",
     "profcompare.emulator.popxl",
     "profcompare.emulator.popxl_addons",
+    # imported by a Session's compile (lowering, attribution of memory to parameters): else
+    # once in every child
+    "profcompare.emulator.lowering",
+    "profcompare.emulator.compile.attribution",
 )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import pandas as pd
@@ -333,14 +333,16 @@ def comparison_warnings(cmp: Comparison) -> tuple[str, ...]:
     return tuple(warnings)
 
 
-def comparison_document(cmp: Comparison, *, top: int | None = 20) -> Document:
+def comparison_document(cmp: Comparison, *, top: int | None = 20, titles: Collection[str] | None = None) -> Document:
     """Return the document for a comparison (``compare``): which report is base and which new,
     the liveness rule the reports follow, warnings, and sections led by the Verdict (what moved
     where, what it did to peak tile memory and to time), then the ledger (Where the memory moved,
     Ledger by parameter, What changed the not-always-live peak), then Summary, Memory by
     category, Variables (largest changes), Liveness, Tiles, Code by program, Streaming Memory
     (remote buffers), Execution: device cycles by phase.
-    ``top`` cuts the long tables (None or 0 = all rows).
+    ``top`` cuts the long tables (None or 0 = all rows). ``titles``, when given, keeps only the
+    sections of those titles, in the order above, and builds no other (a summary that shows a few
+    sections does not pay for the rest).
     """
     top = limit(top)
     base, new = cmp.base.meta, cmp.new.meta
@@ -359,19 +361,23 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20) -> Document:
     rule = liveness_rule((variables_convention(cmp.base.variables), variables_convention(cmp.new.variables)))
     if rule:
         facts.append(("liveness", rule))
-    sections = (
-        verdict_section(cmp),
-        _ledger_moves_section(cmp),
-        _ledger_by_parameter_section(cmp, top),
-        _peak_composition_section(cmp, top),
-        _comparison_summary_section(cmp),
-        _comparison_categories_section(cmp),
-        _comparison_variables_section(cmp, top),
-        _comparison_liveness_section(cmp),
-        _comparison_tiles_section(cmp),
-        _comparison_code_section(cmp, top),
-        _comparison_remote_section(cmp, top),
-        _comparison_execution_section(cmp),
+    # each section's title (as the section says it) and how to build it
+    builders: tuple[tuple[str, Callable[[], Section]], ...] = (
+        ("Verdict", lambda: verdict_section(cmp)),
+        ("Where the memory moved", lambda: _ledger_moves_section(cmp)),
+        ("Ledger by parameter", lambda: _ledger_by_parameter_section(cmp, top)),
+        ("What changed the not-always-live peak", lambda: _peak_composition_section(cmp, top)),
+        ("Summary", lambda: _comparison_summary_section(cmp)),
+        ("Memory by category", lambda: _comparison_categories_section(cmp)),
+        ("Variables (largest changes)", lambda: _comparison_variables_section(cmp, top)),
+        ("Liveness", lambda: _comparison_liveness_section(cmp)),
+        ("Tiles", lambda: _comparison_tiles_section(cmp)),
+        ("Code by program", lambda: _comparison_code_section(cmp, top)),
+        ("Streaming Memory (remote buffers)", lambda: _comparison_remote_section(cmp, top)),
+        (EXECUTION_TITLE, lambda: _comparison_execution_section(cmp)),
+    )
+    sections: tuple[Section | None, ...] = tuple(
+        build() if titles is None or title in titles else None for title, build in builders
     )
     ipu_section = comparison_ipu_section(cmp.base, cmp.new)  # only with more than one IPU per replica
     if ipu_section is not None:
@@ -379,5 +385,6 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20) -> Document:
     replicas_section = comparison_replicas_section(cmp.base, cmp.new)  # only with replica groupings
     if replicas_section is not None:
         sections = (*sections, replicas_section)
+    sections = tuple(s for s in sections if s is not None and (titles is None or s.title in titles))
     title = f"profcompare comparison: {base.label} (base) vs {new.label} (new)"
     return Document(title, tuple(facts), comparison_warnings(cmp), sections)
