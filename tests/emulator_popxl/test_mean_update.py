@@ -17,6 +17,8 @@ def _whole(t: np.ndarray, x: np.ndarray, keep, new) -> np.ndarray:
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("size", [7, execution._PIECE, 3 * execution._PIECE + 123])
 @pytest.mark.parametrize("step", [0.0, 1.0, 6.0])
+# at step 0 the kept share is 0, and 0 x infinity is NaN in both paths, as numpy warns
+@pytest.mark.filterwarnings("ignore:invalid value encountered in multiply:RuntimeWarning")
 def test_pieces_give_the_bits_of_the_whole_tensor_update(dtype, size, step) -> None:
     rng = np.random.default_rng(size + int(step))
     t = (rng.standard_normal((4, size)) * 1e3).astype(dtype)
