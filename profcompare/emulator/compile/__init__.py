@@ -140,7 +140,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
     costs = CostModel(program, device, layout.compute_tiles)
     splits = {op.id: costs.matmul_plan(op).contraction_splits > 1 for op in program.ops.values()
               if op.type.startswith("MatMul") and op.inputs and op.outputs}
-    copy_path = frozenset(op.id for op in program.ops.values() if op.type == "MatMul" and costs.weights_by_copy(op))
+    copy_path = frozenset(op.id for op in program.ops.values() if costs.weights_by_copy(op))
     steps = lower_to_steps(program, splits, copy_path)
     storage = build_storage(program, steps, costs, device, num_tiles, layout)
     code = code_model(program, steps, storage, costs, device, num_tiles, layout)

@@ -361,7 +361,6 @@ class CostModel:
             # one scalar on one tile: a mean accumulation's factors, a stash counter's increment
             add("compute", 1 / d.vector_width(4) + d.vertex_overhead_cycles)
         elif role.startswith("mm_"):
-            plan = self.matmul_plan(op)
             part = self.amp_partition(op)
             if role == "mm_rearrange":
                 # each tile writes its slice of the weights padded to the AMP's channel groups
@@ -397,6 +396,7 @@ class CostModel:
                     add("compute", compute)
             else:
                 # the Reduce receives the partials of the other tiles, then adds them
+                plan = self.matmul_plan(op)
                 add("exchange", plan.partial_exchange_bytes_per_tile / d.exchange_bytes_per_cycle
                     + d.exchange_overhead_cycles)
                 add("compute", plan.reduce_elements_per_tile / d.vector_width(4) + d.vertex_overhead_cycles)

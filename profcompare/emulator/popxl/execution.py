@@ -866,22 +866,31 @@ def _mean_update(t: np.ndarray, x: np.ndarray, keep: Any, new: Any) -> None:
     as the whole-tensor operations round them (the same elementwise operations, so the same
     bits), piece by piece when ``t`` and ``x`` are large contiguous arrays of one shape and type
     that do not overlap and the factors are scalars."""
-    if (t.size <= _PIECE or x.shape != t.shape or x.dtype != t.dtype or np.ndim(keep) or np.ndim(new)
-            or not (t.flags.c_contiguous and x.flags.c_contiguous) or np.may_share_memory(t, x)):
+    pairs = None if x.dtype != t.dtype or np.ndim(keep) or np.ndim(new) else _piece_pairs(t, x)
+    if pairs is None:
         scaled = np.multiply(x, new) if x.dtype == t.dtype else x.astype(t.dtype)
         if x.dtype != t.dtype:
             scaled *= new
         t *= keep
         t += scaled
         return
-    flat_t, flat_x = t.reshape(-1), x.reshape(-1)
     buffer = np.empty(_PIECE, t.dtype)
-    for start in range(0, flat_t.size, _PIECE):
-        piece = flat_t[start : start + _PIECE]
+    for piece, x_piece in pairs:
         scaled = buffer[: piece.size]
-        np.multiply(flat_x[start : start + _PIECE], new, out=scaled)
+        np.multiply(x_piece, new, out=scaled)
         np.multiply(piece, keep, out=piece)
         np.add(piece, scaled, out=piece)
+
+
+def _piece_pairs(t: np.ndarray, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """``t`` and ``x`` cut into pieces of :data:`_PIECE` elements, as (piece of t, piece of x)
+    views, when both are large contiguous arrays of one shape that do not overlap; else None."""
+    if (t.size <= _PIECE or x.shape != t.shape or not (t.flags.c_contiguous and x.flags.c_contiguous)
+            or np.may_share_memory(t, x)):
+        return None
+    flat_t, flat_x = t.reshape(-1), x.reshape(-1)
+    return [(flat_t[start : start + _PIECE], flat_x[start : start + _PIECE])
+            for start in range(0, flat_t.size, _PIECE)]
 
 
 def _rows_equal(x: Any) -> bool:
@@ -906,13 +915,12 @@ def _in_pieces(update: Callable[[np.ndarray, np.ndarray, Any], None], t: np.ndar
     pieces of :data:`_PIECE` elements of ``t`` and ``x`` (each element's operations and
     roundings are its own, so the same bits) when both are large contiguous arrays of one shape
     that do not overlap; otherwise on the whole arrays."""
-    if (not isinstance(f, float) or t.size <= _PIECE or x.shape != t.shape
-            or not (t.flags.c_contiguous and x.flags.c_contiguous) or np.may_share_memory(t, x)):
+    pairs = _piece_pairs(t, x) if isinstance(f, float) else None
+    if pairs is None:
         update(t, x, f)
         return
-    flat_t, flat_x = t.reshape(-1), x.reshape(-1)
-    for start in range(0, flat_t.size, _PIECE):
-        update(flat_t[start : start + _PIECE], flat_x[start : start + _PIECE], f)
+    for piece, x_piece in pairs:
+        update(piece, x_piece, f)
 
 
 def _first(x: Any) -> Any:

@@ -52,9 +52,9 @@ class PbGraph(_Refusing):
     def getOps(self) -> list[Any]:  # noqa: N802 - PopART's name
         """One op per op of the graph, each as its PopART class (``popart._internal.ir.op``), in the
         order they were created."""
-        from profcompare.emulator.popart._internal.ir import GraphView
+        from profcompare.emulator.popart._internal.ir import op
 
-        return GraphView(self.graph).getOps()
+        return [op.wrap(record) for record in self.graph.ops]
 
     def id(self) -> str:  # noqa: A003 - PopART's name
         """The graph's id (``""`` for the main graph, as popxl's ``Graph.id``)."""
@@ -100,10 +100,6 @@ class PbOp(_Refusing):
     def outTensor(self, index: int) -> PbTensor:  # noqa: N802 - PopART's name
         """The op's output ``index``."""
         return PbTensor(self.op.outputs[index])
-
-    def inTensor(self, index: int) -> PbTensor:  # noqa: N802 - PopART's name
-        """The op's input ``index``."""
-        return PbTensor(self.op.inputs[index])
 
 
 def create_connected_op(pb_graph: PbGraph, op_type: str, settings: OpSettings, inputs: Mapping[int, str],

@@ -295,7 +295,6 @@ def _prune(bwd: Graph, expected_in: list[ExpectedConnection], fwd_map: dict[Tens
         for op in dead:
             for o in op.outputs:
                 bwd._tensors.pop(o._id, None)
-    used = {id(t) for op in bwd._ops for t in op.inputs} | {id(t) for t in bwd._outputs} | (consumed or set())
     for t in [t for t in bwd._tensors.values() if isinstance(t, Constant) and id(t) not in used]:
         del bwd._tensors[t._id]
     if len(expected_in) != len(bwd._inputs):

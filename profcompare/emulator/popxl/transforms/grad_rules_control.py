@@ -119,7 +119,7 @@ GRAD_RULES_CONTROL: dict[str, Rule] = {
     "IpuCopy": _refuse(_NO_COPY_GRAD.format("IpuCopyOp (popxl.ops.ipu_copy / Tensor.copy_to_ipu)",
                                             "popxl.ops.ipu_copy")),
     "IoTileCopy": _refuse(_NO_COPY_GRAD.format("IoTileCopyOp (popxl.ops.io_tile_copy)", "popxl.ops.io_tile_copy")),
-    "ReplicatedAllReduce": lambda op, grads, fwd: _replicated_all_reduce_grad(op, grads, fwd),
+    "ReplicatedAllReduce": _replicated_all_reduce_grad,
     "MatMulPow2Scaled": _refuse("popxl.ops.matmul_pow2scaled has no gradient: PopART's MatMulOp refuses a "
                                 "pow2-scaled (float8) matmul in a backward pass"),
     "Pow2ScaleThenCast": _refuse("popxl.ops.pow2scale_cast_to_fp8 has no gradient: PopART does not support "
