@@ -19,10 +19,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
-from profcompare import analysis
-from profcompare.model import DEVICE_PHASES, LOCATIONS
+from profcompare.model import LOCATIONS
 from profcompare.render import bokeh_doc
 from profcompare.render.figure_data import (
     LOCATION_COLOURS,
@@ -32,6 +30,7 @@ from profcompare.render.figure_data import (
     execution_bar_text,
     host_seconds,
     largest_programs,
+    phase_stack,
 )
 from profcompare.render.format import format_bytes
 from profcompare.render.interactive import InteractiveChart, _empty_chart, _json_item, _labels, _short, _unit
@@ -164,12 +163,9 @@ def execution_chart(reports: Sequence[Report], roles: Sequence[str], *,
     """Device cycles per step by device phase: one horizontal bar per report, stacked by phase
     (:data:`profcompare.model.DEVICE_PHASES` order). Host/runtime time is not device time: it is
     not stacked, only written after the bar beside the device cycles."""
-    table = pd.DataFrame(
-        {i: analysis.execution_by_phase(r).set_index("phase")["cycles"] for i, r in enumerate(reports)}
-    ).fillna(0)
+    table = phase_stack(reports)
     if table.empty:
         return _empty_chart(chart_id, "no execution profile")
-    table = table.reindex([p for p in DEVICE_PHASES if p in table.index])
     labels = _labels(reports, roles)
     values = table[list(range(len(reports)))].to_numpy(dtype="float64")
     totals = values.sum(axis=0)

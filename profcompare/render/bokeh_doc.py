@@ -260,19 +260,19 @@ class Figure:
 
     def legend_below(self, **attributes: Any) -> None:
         """Put the legend under the plot (``location``, ``orientation``, ``click_policy``)."""
-        if self.legend is None:
-            raise ValueError("the figure has no legend")
-        attrs = {**attributes, "items": self.legend.attributes["items"]}
-        self.legend = Model("Legend", **_ordered(("location", "orientation", "click_policy", "items"), attrs))
-        self.below.append(self.legend)
+        self.below.append(self._placed_legend(attributes))
 
     def legend_right(self, **attributes: Any) -> None:
         """Put the legend right of the plot, one entry per line (``location``, ``click_policy``)."""
+        self.right.append(self._placed_legend(attributes))
+
+    def _placed_legend(self, attributes: dict[str, Any]) -> Model:
+        """The figure's legend rebuilt with ``attributes``, to be placed beside the plot."""
         if self.legend is None:
             raise ValueError("the figure has no legend")
         attrs = {**attributes, "items": self.legend.attributes["items"]}
         self.legend = Model("Legend", **_ordered(("location", "orientation", "click_policy", "items"), attrs))
-        self.right.append(self.legend)
+        return self.legend
 
     def model(self, **extra: Any) -> Model:
         """The Figure model (``toolbar_location`` may be given in ``extra``)."""

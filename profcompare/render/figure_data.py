@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from profcompare.model import CATEGORY_GROUPS, PHASES, run_span_cycles
+from profcompare import analysis
+from profcompare.model import CATEGORY_GROUPS, DEVICE_PHASES, PHASES
 
 if TYPE_CHECKING:  # pragma: no cover
     from profcompare.model import Report
@@ -64,8 +65,6 @@ def largest_programs(reports: Sequence[Report], top: int) -> pd.DataFrame:
     """Code bytes by program: one row per program (index: name), one column per report
     position (code bytes per replica summed over code categories, 0 where a report lacks the
     program); the ``top`` programs with the largest code bytes over the reports, largest first."""
-    from profcompare import analysis
-
     per_report = [analysis.code_by_program(r).set_index("name")["code_bytes"] for r in reports]
     table = pd.DataFrame({i: s for i, s in enumerate(per_report)}).fillna(0)
     if table.empty:
@@ -88,14 +87,21 @@ def hold_between_steps(values: np.ndarray) -> np.ndarray:
     return values
 
 
+def phase_stack(reports: Sequence[Report]) -> pd.DataFrame:
+    """Device cycles per step by device phase: one row per phase present (index: phase, in
+    :data:`profcompare.model.DEVICE_PHASES` order), one column per report position (0 where a
+    report lacks the phase); empty when no report has an execution profile."""
+    table = pd.DataFrame(
+        {i: analysis.execution_by_phase(r).set_index("phase")["cycles"] for i, r in enumerate(reports)}
+    ).fillna(0)
+    if table.empty:
+        return table
+    return table.reindex([p for p in DEVICE_PHASES if p in table.index])
+
 def host_seconds(report: Report) -> float:
     """The report's host/runtime seconds per ``session.run`` (``host_seconds_per_step`` of its
     summary, from the execution table alone; NaN when it records none)."""
-    execution = report.execution
-    if not len(execution) or not (execution["phase"].astype(str) == "runtime").any():
-        return float("nan")
-    cycles = run_span_cycles(execution, include_runtime=True) - run_span_cycles(execution)
-    return cycles / report.meta.target.clock_hz
+    return float(report.summary()["host_seconds_per_step"])
 
 
 def execution_bar_text(device_cycles: float, host: float) -> str:
@@ -115,5 +121,6 @@ __all__ = [
     "execution_bar_text",
     "hold_between_steps",
     "host_seconds",
+    "phase_stack",
     "largest_programs",
 ]

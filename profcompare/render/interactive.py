@@ -32,6 +32,7 @@ from markupsafe import Markup
 
 from profcompare import analysis
 from profcompare.render import bokeh_doc
+from profcompare.render.figure_data import BUDGET_COLOUR, REPORT_COLOURS
 from profcompare.render.format import format_bytes, format_bytes_each, format_count
 from profcompare.render.labels import live_label
 
@@ -50,9 +51,6 @@ TOOLTIP_VARIABLES = 3
 #: Longest name shown in a tooltip (longer names end in "…").
 TOOLTIP_NAME_CHARS = 80
 
-#: Line colours of the 1st, 2nd, ... report: base blue, new green (as the static figures).
-COLOURS = ("#3b6fb6", "#2e9a47", "#c0392b", "#8e44ad", "#d4860b")
-BUDGET_COLOUR = "#b03030"
 _UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB")
 
 
@@ -238,7 +236,7 @@ def _add_curves(
     data["x"] = xs
     data["y"], data["lo"] = data[f"y_{default}"], data[f"lo_{default}"]
     source = bokeh_doc.data_source(data, name=f"{chart_id}:curve:{index}")
-    colour = COLOURS[index % len(COLOURS)]
+    colour = REPORT_COLOURS[index % len(REPORT_COLOURS)]
     renderers = []
     if banded:
         renderers.append(fig.glyph("VAreaStep", source, x="x", y1="lo", y2="y", step_mode="after",

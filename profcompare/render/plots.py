@@ -25,7 +25,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 from matplotlib.transforms import offset_copy
 
 from profcompare import analysis
-from profcompare.model import DEVICE_PHASES, Report
+from profcompare.model import Report
 from profcompare.render.figure_data import (
     BUDGET_COLOUR,
     LOCATION_COLOURS,
@@ -36,6 +36,7 @@ from profcompare.render.figure_data import (
     hold_between_steps,
     host_seconds,
     largest_programs,
+    phase_stack,
 )
 from profcompare.render.format import format_bytes
 from profcompare.render.labels import live_label, location_label, parameter_label, phase_label
@@ -311,13 +312,10 @@ def plot_execution(reports: Sequence[Report]) -> Figure:
     """
     fig = _figure(height=1.2 + 0.55 * max(len(reports), 1))
     ax = fig.add_subplot()
-    table = pd.DataFrame(
-        {i: analysis.execution_by_phase(r).set_index("phase")["cycles"] for i, r in enumerate(reports)}
-    ).fillna(0)
+    table = phase_stack(reports)
     if table.empty:
         _empty(ax, "no execution profile")
         return fig
-    table = table.reindex([p for p in DEVICE_PHASES if p in table.index])
     positions = np.arange(len(reports))[::-1]
     left = np.zeros(len(reports))
     for phase, row in table.iterrows():
