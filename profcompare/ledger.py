@@ -91,14 +91,13 @@ def _group_peak(group: np.ndarray, first: np.ndarray, last: np.ndarray, nbytes: 
         order = np.lexsort((ev_step, ev_group))
         eg, es = ev_group[order], ev_step[order]
         running = np.cumsum(ev_delta[order])
-        n = len(eg)
         step_ends = np.flatnonzero(np.r_[(eg[1:] != eg[:-1]) | (es[1:] != es[:-1]), True])
         group_starts = np.flatnonzero(np.r_[True, eg[1:] != eg[:-1]])
         before = np.r_[0, running][group_starts]  # the running sum before each group's first event
         group_of_end = np.searchsorted(group_starts, step_ends, side="right") - 1
         held = running[step_ends] - before[group_of_end]
         firsts = np.searchsorted(step_ends, group_starts)  # each group's first step end
-        best = np.maximum.reduceat(held, firsts) if n else held
+        best = np.maximum.reduceat(held, firsts)
         peak[eg[group_starts]] = best
     return peak + always
 

@@ -53,8 +53,7 @@ def type_totals(trace: pd.DataFrame, *, by_ipu: bool = True) -> pd.DataFrame:
         frame["median_cycles"] = pd.Series(dtype="float64")
         return frame
     # the types as codes into their names while grouping (millions of blocks are not made strings)
-    type_code, type_names = text_codes(trace["type"])
-    codes = np.asarray(type_code, dtype=np.int64)
+    codes, type_names = text_codes(trace["type"])  # int64 codes
     length = (trace["cycles_to"] - trace["cycles_from"]).to_numpy(dtype="int64")
     ipu = trace["ipu"].to_numpy(dtype="int64")
     # one group per (ipu, type): the blocks sorted by group, then by length within it, so each

@@ -638,10 +638,12 @@ def _rewrite_database(report: Report, path: pathlib.Path, previous: WrittenStore
     try:
         con.execute("BEGIN")
         tables = dict(previous.tables)
+        rewritten: set[str] = set()
         for table in TABLES:
             frame = getattr(report, table)
             if frame is getattr(previous.report, table):
                 continue
+            rewritten.add(table)
             con.execute(f"DROP VIEW {table}_text")
             con.execute(f"DROP TABLE {table}")
             for shared in ("packed", "dictionary", "columns"):
@@ -649,7 +651,7 @@ def _rewrite_database(report: Report, path: pathlib.Path, previous: WrittenStore
             tables[table] = _write_table(con, table, frame)
         for shared in ("meta", "checksums"):
             con.execute(f"DELETE FROM {shared}")
-        _write_catalogues(con, report, tables, dictionary_written=True)
+        _write_catalogues(con, report, tables, rewritten=rewritten)
         con.execute("COMMIT")
     finally:
         con.close()
@@ -687,20 +689,16 @@ def _write_table(con: sqlite3.Connection, table: str, frame: pd.DataFrame) -> _T
 
 
 def _write_catalogues(con: sqlite3.Connection, report: Report, tables: Mapping[str, _TableRows], *,
-                      dictionary_written: bool = False) -> None:
-    """The rows every table shares: ``dictionary`` (unless the kept tables' rows are already in
-    the file: then only those of the tables written now), ``meta``, ``columns`` and
-    ``checksums``, each with its checksum."""
+                      rewritten: set[str] | None = None) -> None:
+    """The rows every table shares: ``dictionary`` and ``columns`` (with ``rewritten``, only the
+    rows of those tables: the kept tables' rows are in the file already), ``meta`` and
+    ``checksums``, each with its checksum (over every table's rows)."""
     dictionary_rows = [row for table in TABLES for row in tables[table].dictionary]
     catalogue = [row for table in TABLES for row in tables[table].catalogue]
-    if dictionary_written:
-        kept = {row[0] for row in con.execute("SELECT DISTINCT table_name FROM columns")}
-        con.executemany("INSERT INTO dictionary VALUES (?, ?, ?, ?)",
-                        [row for row in dictionary_rows if row[0] not in kept])
-        con.executemany("INSERT INTO columns VALUES (?, ?, ?, ?, ?, ?, ?)", [row for row in catalogue if row[0] not in kept])
-    else:
-        con.executemany("INSERT INTO dictionary VALUES (?, ?, ?, ?)", dictionary_rows)
-        con.executemany("INSERT INTO columns VALUES (?, ?, ?, ?, ?, ?, ?)", catalogue)
+    con.executemany("INSERT INTO dictionary VALUES (?, ?, ?, ?)",
+                    [row for row in dictionary_rows if rewritten is None or row[0] in rewritten])
+    con.executemany("INSERT INTO columns VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [row for row in catalogue if rewritten is None or row[0] in rewritten])
     checksums: list[tuple[str, int, int]] = [tables[table].checksum for table in TABLES]
     checksums.append(("dictionary", len(dictionary_rows), _dictionary_checksum(dictionary_rows)))
     meta_items = [("schema_version", json.dumps(SCHEMA_VERSION)), ("writer", json.dumps(_writer()))]

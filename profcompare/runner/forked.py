@@ -96,13 +96,12 @@ class ForkedChild:
 
     def wait(self, timeout: float | None = None) -> int:
         if timeout is None:
-            while self.returncode is None:
+            if self.returncode is None:
                 try:
-                    _, status = os.waitpid(self.pid, 0)
+                    _, status = os.waitpid(self.pid, 0)  # returns when the child has ended
+                    self.returncode = os.waitstatus_to_exitcode(status)
                 except ChildProcessError:  # reaped elsewhere: nothing more can be known
                     self.returncode = -signal.SIGKILL
-                    break
-                self.returncode = os.waitstatus_to_exitcode(status)
             return self.returncode
         deadline = time.monotonic() + timeout
         while self.poll() is None:
@@ -143,7 +142,9 @@ def _limit_blas_threads(env: Mapping[str, str]) -> None:  # pragma: no cover - r
     thread spins while idle (0.4 CPU seconds of an MNIST variant)."""
     from threadpoolctl import threadpool_limits
 
-    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    from profcompare.runner.execute import VARIANT_THREAD_VARIABLES
+
+    for name in VARIANT_THREAD_VARIABLES:
         value = env.get(name, "")
         if value.isdigit() and int(value) > 0:
             threadpool_limits(limits=int(value), user_api="blas")
