@@ -165,7 +165,7 @@ def execute(test_file: TestFile, out: Path, timeout: float) -> FileOutcome:
     # peak-RSS wrapper here, so its figures come back as NaN and are not shown
     proc = subprocess.Popen(command, cwd=test_file.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-    code, _rss, _cpu, timed_out = _wait(proc, timeout, out / f".{test_file.name}.no-peak-rss")
+    code, _rss, _cpu, timed_out = _wait(proc, timeout)
     seconds = time.perf_counter() - start
     if timed_out:
         return FileOutcome(test_file, 0, 0, {}, 1, f"stopped after the {timeout:.0f} s timeout", seconds)

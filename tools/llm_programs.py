@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import contextlib
 import os
 import re
 import signal
@@ -146,10 +147,11 @@ sys.exit(code if code >= 0 else 128 - code)
 """
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float, peak_file: Path) -> tuple[int, float, float, bool]:
-    """Wait for ``proc`` (run by :data:`_MEASURE`; SIGTERM at ``timeout``, SIGKILL to its process
-    group after the grace period): (exit status, peak RSS in MiB of the largest process of the
-    run's tree that was waited for, CPU seconds of that tree, timed out)."""
+def _wait(proc: subprocess.Popen[bytes], timeout: float, peak_file: Path | None = None) -> tuple[int, float, float, bool]:
+    """Wait for ``proc`` (run by :data:`_MEASURE`, which writes ``peak_file``; SIGTERM at
+    ``timeout``, SIGKILL to its process group after the grace period): (exit status, peak RSS in
+    MiB of the largest process of the run's tree that was waited for, CPU seconds of that tree,
+    timed out); without ``peak_file`` the two measures are NaN."""
     try:
         return _wait_measured(proc, timeout, peak_file)
     except KeyboardInterrupt:
@@ -157,16 +159,17 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float, peak_file: Path) -> tup
         raise
 
 
-def _wait_measured(proc: subprocess.Popen[bytes], timeout: float, peak_file: Path) -> tuple[int, float, float, bool]:
+def _wait_measured(proc: subprocess.Popen[bytes], timeout: float,
+                   peak_file: Path | None) -> tuple[int, float, float, bool]:
     deadline = time.monotonic() + timeout
     timed_out = False
     while True:
         code = proc.poll()
         if code is not None:
-            try:
-                peak_kib, cpu = (float(v) for v in peak_file.read_text(encoding="utf-8").split())
-            except (OSError, ValueError):
-                peak_kib, cpu = float("nan"), float("nan")  # killed before it could say
+            peak_kib, cpu = float("nan"), float("nan")  # not measured, or killed before it could say
+            if peak_file is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    peak_kib, cpu = (float(v) for v in peak_file.read_text(encoding="utf-8").split())
             return code, peak_kib / 1024, cpu, timed_out
         now = time.monotonic()
         if now > deadline and not timed_out:
