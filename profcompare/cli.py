@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from profcompare import blas_threads
 from profcompare._version import __version__
 from profcompare.errors import ProfcompareError
 
@@ -131,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``profcompare`` console script. Returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    # before numpy is imported: the BLAS library every forked variant inherits is loaded here
+    blas_threads.load_blas_as_variants_run()
     from profcompare.errors import ProfcompareWarning
 
     thresholds = gc.get_threshold()

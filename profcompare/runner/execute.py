@@ -24,7 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from profcompare import execution_mode
+from profcompare import blas_threads, execution_mode
 from profcompare._parent_watch import PARENT_PID_VARIABLE
 from profcompare.errors import (
     ProfcompareError,
@@ -37,6 +37,8 @@ from profcompare.runner.plan import Job, check_run_name, merge_engine_options, r
 from profcompare.runner.process_group import GRACE_SECONDS, end_groups
 from profcompare.runner.rundir import RUN_JSON, RUN_LOG, RUN_SCHEMA_VERSION, _prepare_out, _publish, find_report_files, now_iso, read_run_json, write_json_atomic
 from profcompare.runner.staging import Staging
+
+VARIANT_THREAD_VARIABLES = blas_threads.VARIANT_THREAD_VARIABLES
 
 if TYPE_CHECKING:  # pragma: no cover
     from profcompare.runner.engine import Engine
@@ -52,12 +54,6 @@ _POLL_SECONDS = 0.2
 #: its group may keep writing to a copy of the pipe)
 _DRAIN_LIMIT_BYTES = 1 << 20
 
-#: Thread counts of numpy's BLAS in a workload variant's subprocess, unless the caller's
-#: environment sets them: the workloads' matmuls are small (micro-batches of 8 rows), so BLAS's
-#: worker threads gain no time there, and while idle they spin, which cost 0.4 CPU seconds of each
-#: MNIST variant's 1.6 (measured with benchmarks/bench_run.py; jobs run side by side anyway).
-VARIANT_THREAD_VARIABLES = MappingProxyType({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-                                             "MKL_NUM_THREADS": "1"})
 
 
 def _module_root(module_name: str) -> str | None:
@@ -104,6 +100,8 @@ def child_environment(
     ``environ`` says otherwise.
     """
     env = dict(os.environ if environ is None else environ)
+    if environ is None and job.child is not None:
+        env = blas_threads.without_added(env)  # this process's own BLAS setting is not the program's
     if execution is not None:
         env[execution_mode.ENV_VAR] = execution
     if job.child is None:

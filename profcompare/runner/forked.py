@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from profcompare import blas_threads
 from profcompare.runner.plan import Job
 
 #: ``spawn`` makes every variant a fresh ``python -m`` subprocess, also where forking is possible
@@ -137,14 +138,15 @@ def start(spec: Mapping[str, Any], env: Mapping[str, str], job_dir: Path, log: B
 
 def _limit_blas_threads(env: Mapping[str, str]) -> None:  # pragma: no cover - runs in the forked child
     """Give numpy's BLAS the thread count the job's environment asks for
-    (:data:`profcompare.runner.execute.VARIANT_THREAD_VARIABLES`): the BLAS library was loaded by
+    (:data:`profcompare.blas_threads.VARIANT_THREAD_VARIABLES`): the BLAS library was loaded by
     the parent, which read its thread count from the parent's environment, and a BLAS worker
-    thread spins while idle (0.4 CPU seconds of an MNIST variant)."""
+    thread spins while idle (0.4 CPU seconds of an MNIST variant). Nothing to do when the parent
+    loaded it with these counts already (:func:`profcompare.blas_threads.load_blas_as_variants_run`)."""
+    if blas_threads.loaded_as(env):
+        return
     from threadpoolctl import threadpool_limits
 
-    from profcompare.runner.execute import VARIANT_THREAD_VARIABLES
-
-    for name in VARIANT_THREAD_VARIABLES:
+    for name in blas_threads.VARIANT_THREAD_VARIABLES:
         value = env.get(name, "")
         if value.isdigit() and int(value) > 0:
             threadpool_limits(limits=int(value), user_api="blas")

@@ -1,10 +1,18 @@
 """A workload variant's subprocess runs numpy's BLAS on one thread unless the caller says otherwise;
-a user's script keeps the caller's environment."""
+a user's script keeps the caller's environment; the command line loads its own BLAS library (the
+one forked variants inherit) with the variants' thread counts."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
+from profcompare import blas_threads
 from profcompare.runner import child_environment
 from profcompare.runner.plan import SCRIPT_CHILD_MODULE, Job
 
@@ -25,3 +33,77 @@ def test_callers_thread_count_wins(tmp_path: Path) -> None:
 def test_script_subprocess_keeps_the_callers_threads(tmp_path: Path) -> None:
     env = child_environment(SCRIPT, tmp_path, "sim", {"PATH": "/usr/bin"})
     assert not {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"} & set(env)
+
+
+# The command line gives its own process the variants' thread counts before numpy is imported,
+# so the BLAS library a forked variant inherits already runs the way the variant wants.
+
+THREAD_NAMES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+_COMMAND_LINE_THEN_NUMPY = """
+import json, os
+from profcompare.cli import main
+main(["--version"])
+import numpy
+from threadpoolctl import threadpool_info
+blas = [int(i["num_threads"]) for i in threadpool_info() if i.get("user_api") == "blas"]
+print(json.dumps({"env": {n: os.environ.get(n) for n in %r}, "blas": blas}))
+""" % (THREAD_NAMES,)
+
+
+def _command_line_then_numpy(**extra: str) -> dict[str, object]:
+    root = str(Path(__file__).resolve().parents[2])
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_NAMES}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    env.update(extra)
+    out = subprocess.run([sys.executable, "-c", _COMMAND_LINE_THEN_NUMPY], capture_output=True, text=True,
+                         check=True, env=env).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_the_command_line_loads_blas_with_one_thread_as_a_variant_runs_it() -> None:
+    seen = _command_line_then_numpy()
+    assert seen["env"] == dict.fromkeys(THREAD_NAMES, "1")
+    assert seen["blas"] in ([], [1])  # one thread (none: numpy without a BLAS library)
+
+
+def test_the_command_line_keeps_a_thread_count_the_caller_set() -> None:
+    seen = _command_line_then_numpy(OPENBLAS_NUM_THREADS="2")
+    assert seen["env"] == {"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def test_nothing_changes_once_numpy_is_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy  # noqa: F401 - loaded, as in a notebook or this test process
+
+    monkeypatch.setattr(blas_threads, "_loaded_with", None)
+    environ: dict[str, str] = {"PATH": "/usr/bin"}
+    assert blas_threads.load_blas_as_variants_run(environ) is False
+    assert environ == {"PATH": "/usr/bin"}
+    assert not blas_threads.loaded_as(dict.fromkeys(THREAD_NAMES, "1"))  # unknown: the child sets its own
+
+
+def test_before_numpy_the_variables_are_set_and_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "numpy")
+    monkeypatch.setattr(blas_threads, "_loaded_with", None)
+    monkeypatch.setattr(blas_threads, "_added", ())
+    environ = {"PATH": "/usr/bin", "OMP_NUM_THREADS": "3"}
+    assert blas_threads.load_blas_as_variants_run(environ) is True
+    assert environ == {"PATH": "/usr/bin", "OMP_NUM_THREADS": "3", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    # a forked child whose environment asks for these counts needs no change of them; another does
+    assert blas_threads.loaded_as({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "1"})
+    assert not blas_threads.loaded_as({"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "1"})
+    assert not blas_threads.loaded_as({"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
+
+
+def test_a_users_program_does_not_get_the_command_lines_own_thread_counts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the command line added OPENBLAS_NUM_THREADS to its own environment; the caller had set OMP's
+    monkeypatch.setattr(blas_threads, "_added", ("OPENBLAS_NUM_THREADS",))
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    script = child_environment(SCRIPT, tmp_path, "sim")
+    assert "OPENBLAS_NUM_THREADS" not in script and script["OMP_NUM_THREADS"] == "1" and "MKL_NUM_THREADS" not in script
+    variant = child_environment(VARIANT, tmp_path, "sim")
+    assert variant["OPENBLAS_NUM_THREADS"] == variant["OMP_NUM_THREADS"] == variant["MKL_NUM_THREADS"] == "1"
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"  # the command's own environment is left as it is
