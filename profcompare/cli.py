@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from profcompare import blas_threads
+from profcompare import blas_threads, collector
 from profcompare._version import __version__
 from profcompare.errors import ProfcompareError
 
@@ -119,13 +119,6 @@ def _os_message(exc: OSError) -> str:
     return what
 
 
-#: The collector's thresholds in a command's process (Python's default: 700, 10, 10). A command
-#: lives seconds and mostly allocates objects that live as long (modules, classes, functions,
-#: report tables), which the default young generation of 700 scans again and again: a run
-#: spent 0.05-0.08 CPU seconds in about 250 collections (measured with ``gc.callbacks``), two
-#: with a young generation of 50,000. Cyclic garbage waits longer for its collection; memory
-#: held by arrays and tables is freed by reference counting as before.
-COMMAND_GC_THRESHOLDS = (50_000, 20, 20)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     from profcompare.errors import ProfcompareWarning
 
     thresholds = gc.get_threshold()
-    gc.set_threshold(*COMMAND_GC_THRESHOLDS)
+    gc.set_threshold(*collector.COMMAND_GC_THRESHOLDS)
+    collector.skip_exit_collection()
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning

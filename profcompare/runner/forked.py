@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from profcompare import blas_threads
+from profcompare import blas_threads, collector
 from profcompare.runner.plan import Job
 
 #: ``spawn`` makes every variant a fresh ``python -m`` subprocess, also where forking is possible
@@ -68,12 +68,14 @@ def can_fork(job: Job, backend: str, environ: Mapping[str, str] | None = None) -
 
 
 def preload(job: Job) -> None:
-    """Import what ``job``'s child will need, so that every child finds it imported."""
-    for name in _PRELOAD:
-        importlib.import_module(name)
-    module = job.workload_ref.partition(":")[0]
-    if module:
-        importlib.import_module(module)
+    """Import what ``job``'s child will need, so that every child finds it imported (without
+    collections: :func:`profcompare.collector.importing`)."""
+    with collector.importing():
+        for name in _PRELOAD:
+            importlib.import_module(name)
+        module = job.workload_ref.partition(":")[0]
+        if module:
+            importlib.import_module(module)
 
 
 class ForkedChild:

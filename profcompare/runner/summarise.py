@@ -13,6 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from profcompare import collector
 from profcompare.errors import (
     ProfcompareError,
 )
@@ -57,7 +58,8 @@ def _prewarm_comparison_imports(*, in_thread: bool) -> None:
     if in_thread:
         threading.Thread(target=work, name="profcompare-prewarm", daemon=True).start()
     else:
-        work()
+        with collector.importing():
+            work()
 
 
 def compare_outcomes(result: RunResult, staging: Path, *, top: int = 20) -> tuple[ComparisonOutcome, ...]:

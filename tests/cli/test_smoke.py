@@ -48,12 +48,12 @@ def test_pc_compare_is_callable_however_it_was_imported(onchip_path: str) -> Non
 def test_a_command_runs_with_the_command_collector_thresholds_and_restores_the_callers(monkeypatch) -> None:
     import gc
 
-    from profcompare import cli
+    from profcompare import cli, collector
 
     seen = []
     monkeypatch.setattr(cli, "_main", lambda args, debug: seen.append(gc.get_threshold()) or 0)
     before = gc.get_threshold()
-    assert before != cli.COMMAND_GC_THRESHOLDS
+    assert before != collector.COMMAND_GC_THRESHOLDS
     assert cli.main(["--version"]) == 0
-    assert seen == [cli.COMMAND_GC_THRESHOLDS]
+    assert seen == [collector.COMMAND_GC_THRESHOLDS]
     assert gc.get_threshold() == before

@@ -1,0 +1,75 @@
+"""A command's process runs imports without collections and skips the collection at exit
+(profcompare.collector): counted in objects and collections, never in seconds."""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from profcompare import collector
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _in_generation(obj: object, generation: int) -> bool:
+    return any(o is obj for o in gc.get_objects(generation=generation))
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_imports_run_without_collections_and_leave_their_objects_old(
+        monkeypatch: pytest.MonkeyPatch, enabled: bool) -> None:
+    collections: list[int] = []
+
+    def count(phase: str, info: dict) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    thresholds = gc.get_threshold()
+    was_enabled = gc.isenabled()
+    monkeypatch.setattr(gc, "callbacks", [*gc.callbacks, count])
+    try:
+        gc.set_threshold(100, 10, 10)  # a young collection every 100 objects, were it enabled
+        (gc.enable if enabled else gc.disable)()
+        with collector.importing():
+            made = [[i] for i in range(5_000)]  # as a module's objects, tracked and surviving
+        assert collections == []
+        assert gc.isenabled() is enabled
+        assert gc.get_count()[0] < 100  # the young generation starts empty again
+        assert _in_generation(made, 2) and not _in_generation(made, 0)
+    finally:
+        gc.set_threshold(*thresholds)
+        (gc.enable if was_enabled else gc.disable)()
+
+
+_EXIT_SCRIPT = textwrap.dedent("""
+    import gc, sys
+    from profcompare.cli import main
+
+    gc.collect()
+    class Noisy:
+        def __del__(self):
+            print("finalised", flush=True)
+
+    garbage = Noisy()
+    garbage.cycle = garbage  # cyclic garbage: only a collection finds it
+    del garbage
+    if sys.argv[1] == "command":
+        main(["--version"])
+""")
+
+
+def _exit(mode: str) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    return subprocess.run([sys.executable, "-c", _EXIT_SCRIPT, mode], capture_output=True, text=True, check=True,
+                          env=env).stdout
+
+
+def test_a_command_leaves_its_objects_to_the_system_at_exit_instead_of_collecting_them() -> None:
+    assert "finalised" in _exit("plain")  # Python's last collection at exit finds the cycle
+    assert "finalised" not in _exit("command")  # after a command nothing is scanned at exit
