@@ -22,14 +22,14 @@ and filled, with the page templates' compiled code, by one warm-up run of each c
 not counted. The median of ``--repeat`` runs is printed, with the per-variant timings the
 children recorded in run.json (build, compile, run, total) for the last run. ``--check`` makes the exit code 1 when a median misses its target.
 
-Last measured (``--repeat 5 --skip-sweep``, 2 cores shared with other work): at a load average
-of 1.6-2.0, ``run`` 1.88 and 1.83 s CPU with the variants forked against a bare import of 0.44
-and 0.41 s, 4.3x and 4.4x (4.6x before the last round of changes, 2.08 s against 0.45 s in the
-same hour; 5.0x before the round before, 6.5x before the page's figures became Bokeh charts);
-the same code against the code before its last round, run alternately (7 runs each): 1.89 s vs
-1.96 s and 2.11 s vs 2.19 s; with each variant a fresh subprocess 3.50 s (fork / spawn 0.77, an
-earlier run); wall 1.9 s at load 2. The bare import moves by a quarter from run to run on a
-shared machine: compare several runs' ratios. The README's benchmark table says where the CPU goes.
+Last measured (``--repeat 5 --skip-sweep``, 2 cores shared with other work): machine quiet,
+``run`` 1.70 and 1.67 s CPU with the variants forked against a bare import of 0.50 and 0.48 s,
+3.4x both times; with two busy loops beside it 1.71 and 1.69 s against 0.46 s, 3.7x both times
+(the bare import's own idle BLAS threads spin less on a busy machine). The same day, before the
+command line loaded BLAS with the variants' one thread and skipped the collections of its
+imports and exit: 2.04 s against 0.47 s, 4.3x. Wall 1.7 s quiet. ``sweep`` 3.3 s wall. The
+bare import moves by a tenth from run to run on a shared machine: compare several runs'
+ratios. The README's benchmark table says where the CPU goes.
 """
 
 from __future__ import annotations
