@@ -119,8 +119,6 @@ def _os_message(exc: OSError) -> str:
     return what
 
 
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``profcompare`` console script. Returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)

@@ -38,6 +38,7 @@ from profcompare.runner.process_group import GRACE_SECONDS, end_groups
 from profcompare.runner.rundir import RUN_JSON, RUN_LOG, RUN_SCHEMA_VERSION, _prepare_out, _publish, find_report_files, now_iso, read_run_json, write_json_atomic
 from profcompare.runner.staging import Staging
 
+#: numpy's BLAS thread counts in a workload variant's process (see :mod:`profcompare.blas_threads`)
 VARIANT_THREAD_VARIABLES = blas_threads.VARIANT_THREAD_VARIABLES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,7 +54,6 @@ _POLL_SECONDS = 0.2
 #: at most this much of the protocol is read once the subprocess has ended (a process that left
 #: its group may keep writing to a copy of the pipe)
 _DRAIN_LIMIT_BYTES = 1 << 20
-
 
 
 def _module_root(module_name: str) -> str | None:
