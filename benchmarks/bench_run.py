@@ -27,9 +27,10 @@ Last measured (``--repeat 5 --skip-sweep``, 2 cores shared with other work): mac
 3.4x both times; with two busy loops beside it 1.71 and 1.69 s against 0.46 s, 3.7x both times
 (the bare import's own idle BLAS threads spin less on a busy machine). The same day, before the
 command line loaded BLAS with the variants' one thread and skipped the collections of its
-imports and exit: 2.04 s against 0.47 s, 4.3x. Wall 1.7 s quiet. ``sweep`` 3.3 s wall. The
-bare import moves by a tenth from run to run on a shared machine: compare several runs'
-ratios. The README's benchmark table says where the CPU goes.
+imports and exit: 2.04 s against 0.47 s, 4.3x. Wall 1.7 s quiet. ``sweep`` (``--repeat 5``,
+without ``--skip-sweep``, load about 1.6): 3.3 s wall. The bare import moves by a tenth from
+run to run on a shared machine: compare several runs' ratios. The README's benchmark table says
+where the CPU goes.
 """
 
 from __future__ import annotations

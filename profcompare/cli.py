@@ -123,15 +123,15 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``profcompare`` console script. Returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
-    # before numpy is imported: the BLAS library every forked variant inherits is loaded here
-    blas_threads.load_blas_as_variants_run()
     from profcompare.errors import ProfcompareWarning
 
+    if argv is None:  # the process's own command line: nothing of the process outlives the command
+        collector.skip_exit_collection()
     thresholds = gc.get_threshold()
     gc.set_threshold(*collector.COMMAND_GC_THRESHOLDS)
-    collector.skip_exit_collection()
     try:
-        with warnings.catch_warnings():
+        # before numpy is imported: the BLAS library every forked variant inherits is loaded here
+        with blas_threads.loaded_as_variants_run(), warnings.catch_warnings():
             warnings.showwarning = _show_warning
             # every time, not once per code location: each command's warnings are about its input
             warnings.simplefilter("always", ProfcompareWarning)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -29,22 +30,38 @@ from contextlib import contextmanager
 COMMAND_GC_THRESHOLDS = (50_000, 20, 20)
 
 _exit_hook_registered = False
+_lock = threading.Lock()
+#: bodies of :func:`importing` running now, and whether the collector was enabled before the first
+_depth = 0
+_was_enabled = False
 
 
 @contextmanager
 def importing() -> Iterator[None]:
     """Pause collections while the body imports modules; then move every object made so far to
     the oldest generation without scanning it (``gc.freeze`` then ``gc.unfreeze``, which also
-    resets the young generation's count). The collector is left enabled or not, as it was."""
-    enabled = gc.isenabled()
-    gc.disable()
+    resets the young generation's count). The collector is left enabled or not, as it was.
+
+    Bodies in several threads at once share one pause, which ends with the last of them. Objects
+    the process froze itself stay frozen: then nothing is moved (``gc.unfreeze`` would unfreeze
+    them too)."""
+    global _depth, _was_enabled
+    with _lock:
+        if _depth == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _depth += 1
     try:
         yield
     finally:
-        gc.freeze()
-        gc.unfreeze()
-        if enabled:
-            gc.enable()
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                if gc.get_freeze_count() == 0:
+                    gc.freeze()
+                    gc.unfreeze()
+                if _was_enabled:
+                    gc.enable()
 
 
 def _freeze_at_exit() -> None:

@@ -100,8 +100,8 @@ def child_environment(
     ``environ`` says otherwise.
     """
     env = dict(os.environ if environ is None else environ)
-    if environ is None and job.child is not None:
-        env = blas_threads.without_added(env)  # this process's own BLAS setting is not the program's
+    if job.child is not None:
+        env = blas_threads.without_added(env)  # the command line's own BLAS setting is not the program's
     if execution is not None:
         env[execution_mode.ENV_VAR] = execution
     if job.child is None:

@@ -143,7 +143,7 @@ def _limit_blas_threads(env: Mapping[str, str]) -> None:  # pragma: no cover - r
     (:data:`profcompare.blas_threads.VARIANT_THREAD_VARIABLES`): the BLAS library was loaded by
     the parent, which read its thread count from the parent's environment, and a BLAS worker
     thread spins while idle (0.4 CPU seconds of an MNIST variant). Nothing to do when the parent
-    loaded it with these counts already (:func:`profcompare.blas_threads.load_blas_as_variants_run`)."""
+    loaded it with these counts already (:func:`profcompare.blas_threads.loaded_as_variants_run`)."""
     if blas_threads.loaded_as(env):
         return
     from threadpoolctl import threadpool_limits
@@ -198,6 +198,7 @@ def _child(argument: str, env: dict[str, str], job_dir: Path, read_end: int, wri
         for name in ("SIGTERM", "SIGHUP", "SIGCHLD"):
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
+        gc.enable()  # as in a fresh process, whatever another thread of the parent had paused
         os.chdir(job_dir)
         os.environ.clear()
         os.environ.update(env)

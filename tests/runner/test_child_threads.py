@@ -40,36 +40,41 @@ def test_script_subprocess_keeps_the_callers_threads(tmp_path: Path) -> None:
 
 THREAD_NAMES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
-_COMMAND_LINE_THEN_NUMPY = """
-import json, os
+# `profcompare workloads` imports numpy (the workloads' modules do) inside the command
+_COMMAND_THEN_LOOK = """
+import json, os, sys
+from profcompare import blas_threads
 from profcompare.cli import main
-main(["--version"])
-import numpy
+assert "numpy" not in sys.modules
+main(["workloads"])
 from threadpoolctl import threadpool_info
 blas = [int(i["num_threads"]) for i in threadpool_info() if i.get("user_api") == "blas"]
-print(json.dumps({"env": {n: os.environ.get(n) for n in %r}, "blas": blas}))
-""" % (THREAD_NAMES,)
+print(json.dumps({"env": {n: os.environ.get(n) for n in %r}, "blas": blas,
+                  "known": blas_threads.loaded_as(dict.fromkeys(%r, "1"))}))
+""" % (THREAD_NAMES, THREAD_NAMES)
 
 
-def _command_line_then_numpy(**extra: str) -> dict[str, object]:
+def _command_then_look(**extra: str) -> dict[str, object]:
     root = str(Path(__file__).resolve().parents[2])
     env = {k: v for k, v in os.environ.items() if k not in THREAD_NAMES}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
     env.update(extra)
-    out = subprocess.run([sys.executable, "-c", _COMMAND_LINE_THEN_NUMPY], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", _COMMAND_THEN_LOOK], capture_output=True, text=True,
                          check=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
-def test_the_command_line_loads_blas_with_one_thread_as_a_variant_runs_it() -> None:
-    seen = _command_line_then_numpy()
-    assert seen["env"] == dict.fromkeys(THREAD_NAMES, "1")
-    assert seen["blas"] in ([], [1])  # one thread (none: numpy without a BLAS library)
+def test_the_command_line_loads_blas_with_one_thread_and_then_gives_its_environment_back() -> None:
+    seen = _command_then_look()
+    assert seen["blas"] in ([], [1])  # numpy loaded inside the command: one thread (none: no BLAS library)
+    assert seen["known"] is True  # a child forked from here needs no change of the counts
+    assert seen["env"] == dict.fromkeys(THREAD_NAMES)  # the process's environment as it was
 
 
 def test_the_command_line_keeps_a_thread_count_the_caller_set() -> None:
-    seen = _command_line_then_numpy(OPENBLAS_NUM_THREADS="2")
-    assert seen["env"] == {"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    seen = _command_then_look(OPENBLAS_NUM_THREADS="2")
+    assert seen["env"] == {"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": None, "MKL_NUM_THREADS": None}
+    assert seen["known"] is False  # loaded with 2: a child asking for 1 lowers it itself
 
 
 def test_nothing_changes_once_numpy_is_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -77,33 +82,44 @@ def test_nothing_changes_once_numpy_is_loaded(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setattr(blas_threads, "_loaded_with", None)
     environ: dict[str, str] = {"PATH": "/usr/bin"}
-    assert blas_threads.load_blas_as_variants_run(environ) is False
-    assert environ == {"PATH": "/usr/bin"}
+    with blas_threads.loaded_as_variants_run(environ) as changed:
+        assert changed is False
+        assert environ == {"PATH": "/usr/bin"}
     assert not blas_threads.loaded_as(dict.fromkeys(THREAD_NAMES, "1"))  # unknown: the child sets its own
 
 
-def test_before_numpy_the_variables_are_set_and_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, "numpy")
+def test_before_numpy_the_variables_are_set_for_the_body_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "numpy", raising=False)
     monkeypatch.setattr(blas_threads, "_loaded_with", None)
     monkeypatch.setattr(blas_threads, "_added", ())
     environ = {"PATH": "/usr/bin", "OMP_NUM_THREADS": "3"}
-    assert blas_threads.load_blas_as_variants_run(environ) is True
-    assert environ == {"PATH": "/usr/bin", "OMP_NUM_THREADS": "3", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    # a forked child whose environment asks for these counts needs no change of them; another does
-    assert blas_threads.loaded_as({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "1"})
-    assert not blas_threads.loaded_as({"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "1"})
-    assert not blas_threads.loaded_as({"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
+    with blas_threads.loaded_as_variants_run(environ) as changed:
+        assert changed is True
+        assert environ == {"PATH": "/usr/bin", "OMP_NUM_THREADS": "3", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        # a forked child whose environment asks for these counts needs no change of them; another does
+        assert blas_threads.loaded_as({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "1"})
+        assert not blas_threads.loaded_as({"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "1"})
+        assert not blas_threads.loaded_as({"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
+        # a user's program started meanwhile gets the environment it was given
+        assert blas_threads.without_added(dict(environ)) == {"PATH": "/usr/bin", "OMP_NUM_THREADS": "3"}
+    assert environ == {"PATH": "/usr/bin", "OMP_NUM_THREADS": "3"}
+    # numpy was not imported in the body: nothing is known of the BLAS library it will load
+    assert not blas_threads.loaded_as({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "1"})
+    assert blas_threads.without_added({"OPENBLAS_NUM_THREADS": "1"}) == {"OPENBLAS_NUM_THREADS": "1"}
 
 
+@pytest.mark.parametrize("environ", [None, "a copy with more"])
 def test_a_users_program_does_not_get_the_command_lines_own_thread_counts(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # the command line added OPENBLAS_NUM_THREADS to its own environment; the caller had set OMP's
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, environ: str | None) -> None:
+    # the command line added OPENBLAS_NUM_THREADS to its own environment; the caller had set OMP's.
+    # `profile` passes no environment, `profile --addons` a copy of the process's with more in it
     monkeypatch.setattr(blas_threads, "_added", ("OPENBLAS_NUM_THREADS",))
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
-    script = child_environment(SCRIPT, tmp_path, "sim")
+    given = None if environ is None else {**os.environ, "PROFCOMPARE_SIM_ADDONS": "3.0"}
+    script = child_environment(SCRIPT, tmp_path, "sim", given)
     assert "OPENBLAS_NUM_THREADS" not in script and script["OMP_NUM_THREADS"] == "1" and "MKL_NUM_THREADS" not in script
-    variant = child_environment(VARIANT, tmp_path, "sim")
+    variant = child_environment(VARIANT, tmp_path, "sim", given)
     assert variant["OPENBLAS_NUM_THREADS"] == variant["OMP_NUM_THREADS"] == variant["MKL_NUM_THREADS"] == "1"
     assert os.environ["OPENBLAS_NUM_THREADS"] == "1"  # the command's own environment is left as it is
