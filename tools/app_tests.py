@@ -39,7 +39,7 @@ from pathlib import Path
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from llm_programs import _wait, run_name  # noqa: E402 - the sibling tool's timeout handling and run names
+from llm_programs import _wait, markdown_cell, run_name  # noqa: E402 - the sibling tool's timeout handling, cells, run names
 
 #: the one-line refusals of an API outside the simulated subset (profcompare.emulator.popxl.errors
 #: ``not_implemented_message``; popxl_addons ``_compat.not_supported``); group 1 names the API
@@ -178,16 +178,12 @@ def table(outcomes: Sequence[FileOutcome]) -> str:
     """A Markdown table, one row per test file, and a total row."""
     lines = ["| app | test file | passed | failed-unsupported | failed-other | skipped | s |",
              "|---|---|---:|---|---:|---:|---:|"]
-
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|")
-
     for o in outcomes:
         refused = ", ".join(f"{api} ({n})" if n > 1 else api for api, n in sorted(o.unsupported.items()))
         unsupported = f"{o.failed_unsupported}: {refused}" if refused else "0"
         other = f"{o.other}: {o.other_reason}" if o.other else "0"
-        lines.append(f"| {o.test_file.app} | {cell(o.test_file.path)} | {o.passed} | {cell(unsupported)} | "
-                     f"{cell(other)} | {o.skipped} | {o.seconds:.0f} |")
+        lines.append(f"| {o.test_file.app} | {markdown_cell(o.test_file.path)} | {o.passed} | {markdown_cell(unsupported)} | "
+                     f"{markdown_cell(other)} | {o.skipped} | {o.seconds:.0f} |")
     lines.append(f"| **total** | {len(outcomes)} files | {sum(o.passed for o in outcomes)} | "
                  f"{sum(o.failed_unsupported for o in outcomes)} | {sum(o.other for o in outcomes)} | "
                  f"{sum(o.skipped for o in outcomes)} | {sum(o.seconds for o in outcomes):.0f} |")

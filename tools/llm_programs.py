@@ -53,6 +53,11 @@ _FAILURE = "profcompare:"
 _GRACE_SECONDS = 60.0
 
 
+def markdown_cell(text: str) -> str:
+    """``text`` as a cell of a Markdown table (its pipes escaped)."""
+    return text.replace("|", "\\|")
+
+
 def run_name(text: str) -> str:
     """``text`` as a run name under the output directory (characters profcompare refuses replaced)."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
@@ -253,7 +258,7 @@ def table(outcomes: Sequence[Outcome]) -> str:
     for o in outcomes:
         fullest = f"{o.fullest_tile_pct:.0f}%" if o.fullest_tile_pct is not None else "-"
         over = str(o.tiles_over_budget) if o.tiles_over_budget is not None else "-"
-        reason = o.reason.replace("|", "\\|")
+        reason = markdown_cell(o.reason)
         lines.append(f"| {o.run.app} | {o.run.script} | {o.run.config} | {o.status} | {o.sessions} | {fullest} | "
                      f"{over} | {o.seconds:.1f} | {_one_decimal(o.cpu_seconds)} | {_mib(o.peak_rss_mib)} | {reason} |")
     return "\n".join(lines)

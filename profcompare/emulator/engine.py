@@ -33,6 +33,7 @@ import dataclasses
 import os
 import pathlib
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from profcompare import execution_mode
 from profcompare.emulator.compile import CompiledProgram, compile_program
@@ -44,32 +45,30 @@ from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import get_device
 from profcompare.errors import IpuOutOfMemoryError, ProfcompareError
 
+if TYPE_CHECKING:  # pragma: no cover
+    from profcompare.readers.store import WrittenStore
+
 TARGET_ENV_VAR = "PROFCOMPARE_SIM_TARGET"
 REPORT_FILE = "profile.sqlite"
 
-#: the last report this process wrote: resolved path -> (the file's identity right after the
-#: write, the Report), so the process that ran a variant can take the report's figures without
-#: reading the file back (:func:`written_report`). One entry at most: a process that writes many
+#: the last report this process wrote: resolved path -> what the write put in the file
+#: (:class:`profcompare.readers.store.WrittenStore`: the file's identity right after the write,
+#: the Report), so the process that ran a variant can take the report's figures without reading
+#: the file back (:func:`written_report`). One entry at most: a process that writes many
 #: reports (a notebook) keeps only the latest in memory
-_WRITTEN: dict[str, tuple[tuple[int, int, int], object]] = {}
-
-
-def _file_identity(path: pathlib.Path) -> tuple[int, int, int] | None:
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+_WRITTEN: dict[str, WrittenStore] = {}
 
 
 def written_report(path: str | os.PathLike[str]):  # -> profcompare.model.Report | None
     """The Report this process wrote last, when it wrote it to the report file ``path`` and the file
     is still the one it wrote (same inode, size and modification time); else None (read the file)."""
+    from profcompare.readers.store import file_identity
+
     resolved = pathlib.Path(path).resolve()
-    entry = _WRITTEN.get(str(resolved))
-    if entry is None or _file_identity(resolved) != entry[0]:
+    stored = _WRITTEN.get(str(resolved))
+    if stored is None or file_identity(resolved) != stored.identity:
         return None
-    return entry[1]
+    return stored.report
 
 
 def forget_written() -> None:
@@ -126,11 +125,8 @@ class Engine:
         self._stored = write_report_kept(report, self.report_path, overwrite=True, previous=self._stored,
                                          checked=True)
         self._written_runs = runs
-        resolved = self.report_path.resolve()
-        identity = _file_identity(resolved)
         _WRITTEN.clear()
-        if identity is not None:
-            _WRITTEN[str(resolved)] = (identity, report)
+        _WRITTEN[str(self.report_path.resolve())] = self._stored
 
     def on_run(self) -> None:
         """Called after every run of the main program: counts it and profiles the first N."""

@@ -493,7 +493,9 @@ class WrittenStore:
     tables: Mapping[str, _TableRows]
 
 
-def _identity(path: pathlib.Path) -> tuple[int, int, int] | None:
+def file_identity(path: pathlib.Path) -> tuple[int, int, int] | None:
+    """A file's inode, size and modification time in ns (None when it cannot be read): the same
+    identity means the file is as it was when the identity was taken."""
     try:
         stat = path.stat()
     except OSError:
@@ -524,7 +526,7 @@ def write_report_kept(report: Report, path: str | os.PathLike[str], *, overwrite
         raise ProfcompareError(f"cannot write {type(report).__name__} as a report")
     target = pathlib.Path(path)
     kept: WrittenStore | None = None
-    if previous is not None and previous.path == target and _identity(target) == previous.identity:
+    if previous is not None and previous.path == target and file_identity(target) == previous.identity:
         kept = previous
     if not checked:
         for table in TABLES:
@@ -559,7 +561,7 @@ def write_report_kept(report: Report, path: str | os.PathLike[str], *, overwrite
     finally:
         if tmp.exists():
             tmp.unlink()
-    identity = _identity(target)
+    identity = file_identity(target)
     return WrittenStore(target, identity if identity is not None else (-1, -1, -1), report, tables)
 
 
@@ -1288,6 +1290,7 @@ def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
 
 
 __all__ = [
+    "file_identity",
     "APPLICATION_ID",
     "DEFAULT_FILENAME",
     "SCHEMA_VERSION",

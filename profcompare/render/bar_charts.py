@@ -15,7 +15,7 @@ its text tooltips, never as markup.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -91,6 +91,22 @@ def _totals(fig: bokeh_doc.Figure, positions: np.ndarray, ends: np.ndarray, text
               text_baseline="middle")
 
 
+def _stacked(fig: bokeh_doc.Figure, chart_id: str, values: np.ndarray, positions: np.ndarray, labels: list[str],
+             names: list[str], colours: list[str], value_text: Callable[[float], str],
+             scale: float = 1.0) -> list[bokeh_doc.Model]:
+    """One horizontal bar per report at ``positions``, stacked from ``values`` (one row per
+    segment, one column per report; drawn divided by ``scale``): each segment named, coloured and
+    shown in the legend as ``names`` and ``colours`` say, its hover value ``value_text``."""
+    left = np.zeros(values.shape[1])
+    renderers = []
+    for index, (name, row, colour) in enumerate(zip(names, values, colours, strict=True)):
+        fields = {"segment": [name] * len(labels), "bar": labels, "value": [value_text(v) for v in row.tolist()]}
+        renderers.append(_segments(fig, chart_id, f"segment:{index}", left / scale, (left + row) / scale, positions,
+                                   0.3, fields, colour, name))
+        left = left + row
+    return renderers
+
+
 def _finish(fig: bokeh_doc.Figure, renderers: list[bokeh_doc.Model], tooltips: list[tuple[str, str]]) -> None:
     fig.hover(renderers, tooltips, point_policy="follow_mouse")
     fig.legend_right(location="top_left", click_policy="hide")
@@ -111,14 +127,8 @@ def categories_chart(reports: Sequence[Report], roles: Sequence[str], *,
     positions = -np.arange(len(reports), dtype="float64")
     fig = _bar_figure(chart_id, positions, labels, float(totals.max()) * 1.12 / scale, f"{unit} per replica",
                       len(table))
-    left = np.zeros(len(reports))
-    renderers = []
-    for index, (category, row) in enumerate(zip(table.index, values, strict=True)):
-        fields = {"segment": [str(category)] * len(reports), "bar": labels,
-                  "value": [format_bytes(v) for v in row.tolist()]}
-        renderers.append(_segments(fig, chart_id, f"segment:{index}", left / scale, (left + row) / scale, positions,
-                                   0.3, fields, str(table["colour"].iloc[index]), str(category)))
-        left = left + row
+    renderers = _stacked(fig, chart_id, values, positions, labels, [str(c) for c in table.index],
+                         [str(c) for c in table["colour"]], format_bytes, scale)
     _totals(fig, positions, totals / scale, [format_bytes(t) for t in totals.tolist()])
     _finish(fig, renderers, [("category", "@segment"), ("report", "@bar"), ("bytes", "@value")])
     note = "Totals: " + "; ".join(f"{label} {format_bytes(t)}" for label, t in zip(labels, totals.tolist(),
@@ -173,14 +183,8 @@ def execution_chart(reports: Sequence[Report], roles: Sequence[str], *,
     fig = _bar_figure(chart_id, positions, labels, max(float(totals.max()), 1.0) * 1.6, "device cycles per step",
                       len(table))
     fig.xaxis.set(formatter=bokeh_doc.Model("NumeralTickFormatter"))  # its default format, "0,0": 1,726,865
-    left = np.zeros(len(reports))
-    renderers = []
-    for index, (phase, row) in enumerate(zip(table.index, values, strict=True)):
-        fields = {"segment": [phase_label(phase)] * len(reports), "bar": labels,
-                  "value": [f"{v:,.0f}" for v in row.tolist()]}
-        renderers.append(_segments(fig, chart_id, f"segment:{index}", left, left + row, positions, 0.3, fields,
-                                   PHASE_COLOURS[str(phase)], phase_label(phase)))
-        left = left + row
+    renderers = _stacked(fig, chart_id, values, positions, labels, [phase_label(p) for p in table.index],
+                         [PHASE_COLOURS[str(p)] for p in table.index], lambda v: f"{v:,.0f}")
     texts = [execution_bar_text(total, host_seconds(report)) for total, report in zip(totals.tolist(), reports,
                                                                                         strict=True)]
     _totals(fig, positions, totals, texts)
