@@ -410,6 +410,13 @@ def text_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
     return np.where(codes < 0, len(names) - 1, codes).astype(np.int64), names
 
 
+def runtime_rows(phase: pd.Series) -> np.ndarray:
+    """Whether each row of an execution table's ``phase`` column is host/runtime time (the
+    ``runtime`` phase), by :func:`text_codes` (no string per row of a categorical column)."""
+    codes, names = text_codes(phase)
+    return np.isin(codes, [code for code, name in enumerate(names) if name == "runtime"])
+
+
 def run_span_cycles(execution: pd.DataFrame, *, include_runtime: bool = False) -> float:
     """Device cycles of one profiled run: the mean over runs of each run's span.
 
@@ -423,9 +430,7 @@ def run_span_cycles(execution: pd.DataFrame, *, include_runtime: bool = False) -
     """
     keep = slice(None)
     if not include_runtime and len(execution):
-        phase_code, phase_names = text_codes(execution["phase"])
-        runtime = [code for code, name in enumerate(phase_names) if name == "runtime"]
-        keep = ~np.isin(phase_code, runtime)
+        keep = ~runtime_rows(execution["phase"])
     run = execution["run"].to_numpy()[keep]
     if not len(run):
         return math.nan
@@ -904,9 +909,7 @@ class Report:
         cycles = run_span_cycles(self.execution)
         clock = self.meta.target.clock_hz
         host = math.nan
-        phase_code, phase_names = text_codes(self.execution["phase"])
-        runtime = [code for code, name in enumerate(phase_names) if name == "runtime"]
-        if runtime and bool(np.isin(phase_code, runtime).any()):
+        if bool(runtime_rows(self.execution["phase"]).any()):
             host = (run_span_cycles(self.execution, include_runtime=True) - cycles) / clock
         seconds = cycles / clock + (0.0 if math.isnan(host) else host)
         sps = math.nan
@@ -1025,6 +1028,7 @@ __all__ = [
     "make_frame",
     "parse_shape",
     "run_span_cycles",
+    "runtime_rows",
     "variables_convention",
     "validate_frame",
 ]

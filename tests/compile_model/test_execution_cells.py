@@ -8,8 +8,7 @@ import pandas as pd
 import pytest
 
 from profcompare.emulator.compile.report import _nonzero_cycles
-from profcompare.emulator.compile.trace import _is_runtime
-from profcompare.model import PHASES
+from profcompare.model import PHASES, runtime_rows
 
 
 def _dense(ex: np.ndarray, static_cycles: np.ndarray, setup: int, opening: tuple[int, int] | None):
@@ -48,6 +47,6 @@ def test_opening_on_a_step_without_host_io_makes_a_cell() -> None:
 def test_runtime_rows_by_codes_or_strings() -> None:
     phases = ["compute", "runtime", "sync", "runtime"]
     categorical = pd.Series(pd.Categorical(phases, categories=list(PHASES)))
-    assert _is_runtime(categorical).tolist() == [False, True, False, True]
-    assert _is_runtime(pd.Series(phases, dtype=object)).tolist() == [False, True, False, True]
-    assert _is_runtime(pd.Series(pd.Categorical(["compute"]))).tolist() == [False]
+    assert runtime_rows(categorical).tolist() == [False, True, False, True]
+    assert runtime_rows(pd.Series(phases, dtype=object)).tolist() == [False, True, False, True]
+    assert runtime_rows(pd.Series(pd.Categorical(["compute"]))).tolist() == [False]

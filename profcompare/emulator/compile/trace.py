@@ -38,7 +38,7 @@ import pandas as pd
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec
-from profcompare.model import make_frame
+from profcompare.model import make_frame, runtime_rows
 
 #: pva program type -> Graph Analyser block type (``Sync`` is decided by the program name).
 TRACE_TYPE_OF_PROGRAM: Mapping[str, str] = MappingProxyType({"StreamCopyMid": "StreamCopy"})
@@ -138,17 +138,6 @@ def _host_begin_parts(start: int, end: int, ipu: int, shape: HostCopyShape, open
     return sorted(parts)
 
 
-def _is_runtime(phase: pd.Series) -> np.ndarray:
-    """Whether each row of an execution table's ``phase`` column is host/runtime time (by the
-    categorical's codes when it is one: no string per row)."""
-    if isinstance(phase.dtype, pd.CategoricalDtype):
-        levels = list(phase.cat.categories)
-        if "runtime" not in levels:
-            return np.zeros(len(phase), dtype=bool)
-        return phase.cat.codes.to_numpy() == levels.index("runtime")
-    return (phase.astype(str) == "runtime").to_numpy()
-
-
 def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequence[tuple[int, ...]],
                 step_parents: Sequence[str], *, host: HostCopyShape | None = None,
                 arrivals: Mapping[tuple[int, int], Mapping[int, int]] | None = None,
@@ -169,7 +158,7 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
         return make_frame("trace")
     # the three columns the blocks need, of run 0's device rows (not a copy of the whole table:
     # a large program's execution table has tens of millions of rows)
-    keep = (execution["run"].to_numpy() == 0) & ~_is_runtime(execution["phase"])
+    keep = (execution["run"].to_numpy() == 0) & ~runtime_rows(execution["phase"])
     if not keep.any():
         return make_frame("trace")
     every = bool(keep.all())
