@@ -124,6 +124,15 @@ class CompiledProgram:
                       remote_buffers=r.remote_buffers, **({"trace": trace} if trace is not None else {}))
 
 
+def program_steps(program: LoweredProgram, costs: CostModel) -> ProgramSteps:
+    """``program``'s steps with the matmul choices the cost model makes: which matmuls reduce
+    over split contractions, and which input-gradient matmuls take the weights' copy path."""
+    splits = {op.id: costs.matmul_plan(op).contraction_splits > 1 for op in program.ops.values()
+              if op.type.startswith("MatMul") and op.inputs and op.outputs}
+    copy_path = frozenset(op.id for op in program.ops.values() if costs.weights_by_copy(op))
+    return lower_to_steps(program, splits, copy_path)
+
+
 def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = None, *,
                     samples_per_step: int | None = None) -> CompiledProgram:
     """Compile ``program`` for ``target`` (a DeviceSpec or name; default Mk2).
@@ -138,10 +147,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
     num_tiles = layout.total_tiles
     # an op's tensors spread over the compute tiles of one IPU (placement.py)
     costs = CostModel(program, device, layout.compute_tiles)
-    splits = {op.id: costs.matmul_plan(op).contraction_splits > 1 for op in program.ops.values()
-              if op.type.startswith("MatMul") and op.inputs and op.outputs}
-    copy_path = frozenset(op.id for op in program.ops.values() if costs.weights_by_copy(op))
-    steps = lower_to_steps(program, splits, copy_path)
+    steps = program_steps(program, costs)
     storage = build_storage(program, steps, costs, device, num_tiles, layout)
     code = code_model(program, steps, storage, costs, device, num_tiles, layout)
     loaded = loaded_code(program, steps, code.loaded_tile_bytes())
@@ -232,7 +238,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
     )
 
 
-__all__ = ["CompiledProgram", "compile_program", "producer"]
+__all__ = ["CompiledProgram", "compile_program", "producer", "program_steps"]
 
 
 def _addons_generation() -> str | None:

@@ -96,6 +96,7 @@ class CostModel:
         self._plans: dict[str, MatmulPlan] = {}
         self._partitions: dict[str, AmpPartition] = {}
         self._copy_path: dict[str, bool] = {}
+        self._forward_partitions: dict[str, tuple[AmpPartition, int, int]] = {}
 
     # -- tensors -------------------------------------------------------------------------
     def stats(self, tid: str) -> TensorStats:
@@ -193,12 +194,16 @@ class CostModel:
 
     def _forward_partition(self, op: OpInfo) -> tuple[AmpPartition, int, int]:
         """For an input-gradient matmul ``dY[M, N] @ W[K, N]^T``: the partition of its forward
-        matmul ``[M, K] @ [K, N]`` (the plan that laid ``W`` out), K and N."""
+        matmul ``[M, K] @ [K, N]`` (the plan that laid ``W`` out), K and N; planned once per op."""
+        hit = self._forward_partitions.get(op.id)
+        if hit is not None:
+            return hit
         lhs, rhs, k = self._matmul_operands(op)
         rows, cols = int(rhs.shape[1]), int(rhs.shape[0])
         m = max(1, lhs.nelms // max(1, k))
         fwd = plan_partition(m, rows, cols, 1, int(lhs.itemsize), self._partial_bytes(op) == 4, self.num_tiles,
                              self.device)
+        self._forward_partitions[op.id] = (fwd, rows, cols)
         return fwd, rows, cols
 
     def _regroup_tile_elements(self, op: OpInfo, bwd: AmpPartition) -> int:

@@ -88,7 +88,7 @@ def temporaries(program: LoweredProgram, steps: ProgramSteps, costs: CostModel) 
         base = _temporary_base(program, op.graph, key)
         if plan.copied_bytes:
             # from the operands' copy on (the preRegroup copy on the transposed weights' copy path)
-            first = "mm_preregroup" if costs.weights_by_copy(op) else "mm_rearrange"
+            first = "mm_preregroup" if op.id in steps.weights_by_copy else "mm_rearrange"
             temps.append(Temporary(op.id, base + "/operand_copies", plan.copied_bytes,
                                    plan.kept_operand, first, "mm_convolve", False))
         if plan.partial_bytes:

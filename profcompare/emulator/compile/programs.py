@@ -129,6 +129,8 @@ class ProgramSteps:
     setup_steps: int = 0  # executed steps of WeightsFromHost before the main program
     written_at: Mapping[str, int] = field(default_factory=dict)  # variable id -> executed step writing it
     zero_copy: frozenset[str] = frozenset()  # graph input ids aliased to their (single) parent tensor
+    #: input-gradient matmuls whose transposed weights take PopLibs' copy path (a preRegroup copy first)
+    weights_by_copy: frozenset[str] = frozenset()
 
     @property
     def num_executed(self) -> int:
@@ -580,4 +582,5 @@ def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool
         setup_steps=setup,
         written_at=written_at,
         zero_copy=frozenset(zero_copy),
+        weights_by_copy=frozenset(weights_by_copy),
     )
