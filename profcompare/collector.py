@@ -16,6 +16,8 @@ So imports (:func:`importing`) run without collections and leave their objects i
 generation, as a collection would have left them (they survive), without scanning them; and at
 exit (:func:`skip_exit_collection`) nothing is scanned. Cyclic garbage made meanwhile waits for a
 full collection; memory held by arrays and tables is freed by reference counting as always.
+Reading a report store pauses collections too (:func:`paused`): it materialises millions of
+short-lived objects, none in a cycle.
 """
 
 from __future__ import annotations
@@ -31,20 +33,16 @@ COMMAND_GC_THRESHOLDS = (50_000, 20, 20)
 
 _exit_hook_registered = False
 _lock = threading.Lock()
-#: bodies of :func:`importing` running now, and whether the collector was enabled before the first
+#: bodies of :func:`paused` running now, and whether the collector was enabled before the first
 _depth = 0
 _was_enabled = False
 
 
 @contextmanager
-def importing() -> Iterator[None]:
-    """Pause collections while the body imports modules; then move every object made so far to
-    the oldest generation without scanning it (``gc.freeze`` then ``gc.unfreeze``, which also
-    resets the young generation's count). The collector is left enabled or not, as it was.
-
-    Bodies in several threads at once share one pause, which ends with the last of them. Objects
-    the process froze itself stay frozen: then nothing is moved (``gc.unfreeze`` would unfreeze
-    them too)."""
+def paused() -> Iterator[None]:
+    """No collections while the body runs; afterwards the collector is enabled or not, as it
+    was. Bodies running at once (nested, or in several threads) share one pause, which ends with
+    the last of them."""
     global _depth, _was_enabled
     with _lock:
         if _depth == 0:
@@ -56,12 +54,23 @@ def importing() -> Iterator[None]:
     finally:
         with _lock:
             _depth -= 1
-            if _depth == 0:
-                if gc.get_freeze_count() == 0:
-                    gc.freeze()
-                    gc.unfreeze()
-                if _was_enabled:
-                    gc.enable()
+            if _depth == 0 and _was_enabled:
+                gc.enable()
+
+
+@contextmanager
+def importing() -> Iterator[None]:
+    """Pause collections (:func:`paused`) while the body imports modules; then move every object
+    made so far to the oldest generation without scanning it (``gc.freeze`` then
+    ``gc.unfreeze``, which also resets the young generation's count). Objects the process froze
+    itself stay frozen: then nothing is moved (``gc.unfreeze`` would unfreeze them too)."""
+    with paused():
+        try:
+            yield
+        finally:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
 
 
 def _freeze_at_exit() -> None:
@@ -79,4 +88,4 @@ def skip_exit_collection() -> None:
         _exit_hook_registered = True
 
 
-__all__ = ["COMMAND_GC_THRESHOLDS", "importing", "skip_exit_collection"]
+__all__ = ["COMMAND_GC_THRESHOLDS", "importing", "paused", "skip_exit_collection"]

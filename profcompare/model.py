@@ -428,9 +428,13 @@ def run_span_cycles(execution: pd.DataFrame, *, include_runtime: bool = False) -
     overstate the run (about 2.5x on a real popxl trace). Runs whose intervals are unknown
     (<NA>, e.g. older stores) fall back to the sum of their ``cycles``. NaN without rows.
     """
-    keep = slice(None)
-    if not include_runtime and len(execution):
-        keep = ~runtime_rows(execution["phase"])
+    if include_runtime or not len(execution):
+        return _mean_run_span(execution, slice(None))
+    return _mean_run_span(execution, ~runtime_rows(execution["phase"]))
+
+
+def _mean_run_span(execution: pd.DataFrame, keep: slice | np.ndarray) -> float:
+    """:func:`run_span_cycles` over the rows ``keep`` selects."""
     run = execution["run"].to_numpy()[keep]
     if not len(run):
         return math.nan
@@ -906,11 +910,12 @@ class Report:
         code = float(cats.loc[cats["group"].astype(str) == "code", "bytes"].sum()) if len(cats) else 0.0
         max_tile = float(tiles["bytes_including_gaps"].max()) if len(tiles) else 0.0
         over = float((tiles["bytes_including_gaps"] > self.meta.target.bytes_per_tile).sum())
-        cycles = run_span_cycles(self.execution)
+        runtime = runtime_rows(self.execution["phase"])
+        cycles = _mean_run_span(self.execution, ~runtime)  # run_span_cycles: device phases only
         clock = self.meta.target.clock_hz
         host = math.nan
-        if bool(runtime_rows(self.execution["phase"]).any()):
-            host = (run_span_cycles(self.execution, include_runtime=True) - cycles) / clock
+        if bool(runtime.any()):
+            host = (_mean_run_span(self.execution, slice(None)) - cycles) / clock
         seconds = cycles / clock + (0.0 if math.isnan(host) else host)
         sps = math.nan
         if self.meta.samples_per_step and seconds and not math.isnan(seconds):

@@ -39,7 +39,6 @@ dictionary-encoded text columns are a single ``take``.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import json
 import math
 import os
@@ -48,14 +47,14 @@ import secrets
 import shutil
 import sqlite3
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
+from profcompare import collector
 from profcompare._version import __version__
 from profcompare.errors import (
     OutputExistsError,
@@ -530,8 +529,7 @@ def write_report_kept(report: Report, path: str | os.PathLike[str], *, overwrite
         kept = previous
     if not checked:
         for table in TABLES:
-            if kept is None or getattr(report, table) is not getattr(kept.report, table):
-                validate_frame(table, getattr(report, table))
+            validate_frame(table, getattr(report, table))
         check_report_values(report)
     if os.path.lexists(target) and not overwrite:
         raise OutputExistsError(f"{target} already exists (pass overwrite/--force to replace it)")
@@ -758,19 +756,6 @@ def _create_text_view(con: sqlite3.Connection, table: str, plan: Sequence[Stored
 # reading
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    # Materialising a million rows allocates millions of short-lived objects; the cyclic
-    # collector would rescan them repeatedly for nothing (none of them form cycles).
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _connect_read_only(path: pathlib.Path) -> sqlite3.Connection:
     uri = read_only_uri(path)
     return sqlite3.connect(uri, uri=True)
@@ -795,7 +780,9 @@ def read_report(path: str | os.PathLike[str]) -> Report:
     except OSError as exc:
         raise ReportFormatError(f"{file}: cannot read: {exc.strerror or exc}") from None
     _check_header(file, header, size)
-    with _gc_paused():
+    # materialising a million rows allocates millions of short-lived objects; the cyclic
+    # collector would rescan them repeatedly for nothing (none of them form cycles)
+    with collector.paused():
         return _read_checked(file, lambda con: _read_database(con, file))
 
 

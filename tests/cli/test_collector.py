@@ -67,6 +67,19 @@ def test_objects_the_process_froze_itself_stay_frozen() -> None:
         gc.unfreeze()
 
 
+def test_a_pause_inside_another_leaves_the_collector_off_until_the_outer_one_ends() -> None:
+    was_enabled = gc.isenabled()
+    gc.enable()
+    try:
+        with collector.importing():
+            with collector.paused():  # reading a report while importing, say
+                pass
+            assert not gc.isenabled()
+        assert gc.isenabled()
+    finally:
+        (gc.enable if was_enabled else gc.disable)()
+
+
 def test_bodies_in_two_threads_share_one_pause() -> None:
     import threading
 
