@@ -361,13 +361,15 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20, titles: Collec
     rule = liveness_rule((variables_convention(cmp.base.variables), variables_convention(cmp.new.variables)))
     if rule:
         facts.append(("liveness", rule))
-    # each section's title (as the section says it) and how to build it
-    builders: tuple[tuple[str, Callable[[], Section]], ...] = (
+    # each section's title (as the section says it) and how to build it (None: nothing to show)
+    builders: tuple[tuple[str, Callable[[], Section | None]], ...] = (
         ("Verdict", lambda: verdict_section(cmp)),
         ("Where the memory moved", lambda: _ledger_moves_section(cmp)),
         ("Ledger by parameter", lambda: _ledger_by_parameter_section(cmp, top)),
         ("What changed the not-always-live peak", lambda: _peak_composition_section(cmp, top)),
         ("Summary", lambda: _comparison_summary_section(cmp)),
+        # only with more than one IPU per replica
+        ("Memory per IPU", lambda: comparison_ipu_section(cmp.base, cmp.new)),
         ("Memory by category", lambda: _comparison_categories_section(cmp)),
         ("Variables (largest changes)", lambda: _comparison_variables_section(cmp, top)),
         ("Liveness", lambda: _comparison_liveness_section(cmp)),
@@ -375,16 +377,9 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20, titles: Collec
         ("Code by program", lambda: _comparison_code_section(cmp, top)),
         ("Streaming Memory (remote buffers)", lambda: _comparison_remote_section(cmp, top)),
         (EXECUTION_TITLE, lambda: _comparison_execution_section(cmp)),
+        ("Replicas and collectives", lambda: comparison_replicas_section(cmp.base, cmp.new)),  # with replica groupings
     )
-    sections: tuple[Section | None, ...] = tuple(
-        build() if titles is None or title in titles else None for title, build in builders
-    )
-    ipu_section = comparison_ipu_section(cmp.base, cmp.new)  # only with more than one IPU per replica
-    if ipu_section is not None:
-        sections = (*sections[:5], ipu_section, *sections[5:])
-    replicas_section = comparison_replicas_section(cmp.base, cmp.new)  # only with replica groupings
-    if replicas_section is not None:
-        sections = (*sections, replicas_section)
-    sections = tuple(s for s in sections if s is not None and (titles is None or s.title in titles))
+    built = (build() for title, build in builders if titles is None or title in titles)
+    sections = tuple(section for section in built if section is not None)
     title = f"profcompare comparison: {base.label} (base) vs {new.label} (new)"
     return Document(title, tuple(facts), comparison_warnings(cmp), sections)
