@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.errors import ProfcompareError
+from profcompare.memo import kept_copy
 from profcompare.model import CATEGORY_GROUP_NAMES, DEVICE_PHASES, INSTANCE_SUFFIX, PHASES, Report, text_codes
 
 #: Label of the row that aggregates the rows :func:`top_n` cut.
@@ -320,8 +321,12 @@ def code_by_program(report: Report) -> pd.DataFrame:
 
     Returns columns: name (str), type (category; the program type of the name's first row),
     code_bytes (int64 bytes, summed over tiles and categories). Sorted by code_bytes
-    descending, then name.
+    descending, then name. Computed once per report (a page's table and chart both ask).
     """
+    return kept_copy(report, "_memo_code_by_program", lambda: _code_by_program(report))
+
+
+def _code_by_program(report: Report) -> pd.DataFrame:
     code = report.code
     if not len(code):
         return pd.DataFrame(
@@ -374,8 +379,13 @@ def execution_by_phase(report: Report) -> pd.DataFrame:
     and would otherwise be counted on top of them). Phases may still overlap each other (e.g.
     compute during a stream copy), so the percentages can add up to more than 100. Without
     intervals each phase is the sum of its rows' cycles, which is exact for profiles whose
-    steps run one after another (the simulator's).
+    steps run one after another (the simulator's). Computed once per report (a page's table and
+    chart, the json export and the comparison's table all ask).
     """
+    return kept_copy(report, "_memo_execution_by_phase", lambda: _execution_by_phase(report))
+
+
+def _execution_by_phase(report: Report) -> pd.DataFrame:
     execution = report.execution
     if not len(execution):
         return pd.DataFrame(

@@ -1,5 +1,5 @@
-"""Results computed once per immutable object: a report's summary and ledger, a comparison's
-ledger views are asked for by the page, the markdown, the JSON, the terminal summary and the
+"""Results computed once per immutable object: a report's summary, ledger, execution by phase and
+code by program, a comparison's ledger views are asked for by the page, the markdown, the JSON, the terminal summary and the
 run's index in turn (about 70 ms of every headline run went to computing them again)."""
 
 from __future__ import annotations
@@ -21,13 +21,20 @@ def memoized_copy(method: Callable[[Any], T]) -> Callable[[Any], T]:
 
     @functools.wraps(method)
     def wrapper(self: Any) -> T:
-        kept = self.__dict__.get(key)
-        if kept is None:
-            kept = method(self)
-            object.__setattr__(self, key, kept)  # frozen dataclass: set around its __setattr__
-        return kept.copy()  # type: ignore[attr-defined, no-any-return]
+        return kept_copy(self, key, lambda: method(self))
 
     return wrapper
 
 
-__all__ = ["memoized_copy"]
+def kept_copy(instance: Any, key: str, compute: Callable[[], T]) -> T:
+    """A copy of ``compute()``'s result, computed once per ``instance`` and ``key`` and kept on the
+    instance (as :func:`memoized_copy` keeps a method's): for pure functions of a report that
+    several outputs ask for (its execution by phase, its code by program)."""
+    kept = instance.__dict__.get(key)
+    if kept is None:
+        kept = compute()
+        object.__setattr__(instance, key, kept)  # frozen dataclass: set around its __setattr__
+    return kept.copy()  # type: ignore[attr-defined, no-any-return]
+
+
+__all__ = ["kept_copy", "memoized_copy"]

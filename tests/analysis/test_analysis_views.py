@@ -259,3 +259,28 @@ def test_variable_bytes_count_each_weight_once_not_its_copies() -> None:
         "first_step": list(range(len(rows))), "last_step": list(range(1, len(rows) + 1)),
     })
     assert report(variables=frame).summary()["variable_bytes"] == 400 + 100 + 50
+
+
+def test_execution_by_phase_and_code_by_program_are_computed_once_per_report(monkeypatch) -> None:
+    # a page's table and its chart, the json export and the comparison's table all ask for them
+    import profcompare.analysis as analysis
+
+    execution = make_frame(
+        "execution",
+        {"run": [0, 0], "step": [0, 1], "program": ["fwd", "bwd"], "type": ["OnTileExecute"] * 2,
+         "phase": ["compute", "exchange"], "cycles": [600, 100]},
+    )
+    code = make_frame("code", {"name": ["fwd", "bwd"], "type": ["OnTileExecute"] * 2,
+                               "category": ["vertexCode"] * 2, "code_bytes": [40, 20]})
+    calls: list[str] = []
+    for name in ("_execution_by_phase", "_code_by_program"):
+        original = getattr(analysis, name)
+        monkeypatch.setattr(analysis, name, lambda r, f=original, n=name: (calls.append(n), f(r))[1])
+    r = report(execution=execution, code=code)
+    first = analysis.execution_by_phase(r)
+    first.loc[0, "cycles"] = -1.0  # a caller changing what it got
+    assert analysis.execution_by_phase(r)["cycles"].tolist() == [600.0, 100.0]
+    assert analysis.code_by_program(r)["code_bytes"].tolist() == analysis.code_by_program(r)["code_bytes"].tolist() == [40, 20]
+    assert calls == ["_execution_by_phase", "_code_by_program"]
+    assert analysis.execution_by_phase(report(execution=execution))["cycles"].tolist() == [600.0, 100.0]  # its own
+    assert calls.count("_execution_by_phase") == 2
