@@ -3,6 +3,8 @@
 #               run the main job on the simulator
 #   make test   create .venv on first use, install profcompare with its test tools (the dev extra),
 #               run the tests
+#   make docs   create .venv on first use, install MkDocs with the Material theme (the docs extra),
+#               build the user guide into site/ strictly (a warning or a broken link fails)
 # The virtual environment is reused; it is refreshed when pyproject.toml changes. Two stamps say
 # what is installed: .installed (the project) and .installed-dev (the project and its test tools),
 # so `make run` then `make test` adds only the test tools, and `make test` alone installs both.
@@ -12,8 +14,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
+DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: run test clean-venv
+.PHONY: run test docs clean-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,11 +30,19 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(RUN_STAMP) $(DEV_STAMP)
 
+# The docs install includes the runtime one too (the extra adds only MkDocs and its theme).
+$(DOCS_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $(RUN_STAMP) $(DOCS_STAMP)
+
 run: $(RUN_STAMP)
 	$(BIN)/profcompare run onchip offchip-sharded $(ARGS)
 
 test: $(DEV_STAMP)
 	$(BIN)/python -m pytest $(ARGS)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site $(ARGS)
 
 clean-venv:
 	rm -rf $(VENV)

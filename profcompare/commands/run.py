@@ -26,15 +26,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 _METAVARS = {int: "N", float: "X", str: "TEXT"}
 
 
-def _knob_params() -> tuple[list[click.Option], str]:
-    """Options for every knob the workloads declare (one per knob name) and an epilog listing
-    the variants; values are parsed by the workload's knob types later, so they stay text here."""
+def _knob_params() -> tuple[list[click.Option], str, dict[str, tuple[str, ...]], tuple[str, ...]]:
+    """Options for every knob the workloads declare (one per knob name), an epilog listing the
+    variants, the workloads declaring each knob (by option name) and every workload's name;
+    values are parsed by the workload's knob types later, so they stay text here."""
     from profcompare import runner
 
     options: dict[str, click.Option] = {}
     lines = []
     declared: dict[str, list[tuple[str, Any]]] = {}  # knob name -> (workload, knob) of each declaring it
-    for workload in runner.workload_registry().list_workloads():
+    workloads = tuple(runner.workload_registry().list_workloads())
+    for workload in workloads:
         lines.append(f"{workload.name}: " + ", ".join(workload.variants))
         for knob in workload.knobs:
             declared.setdefault(knob.name, []).append((workload.name, knob))
@@ -50,7 +52,23 @@ def _knob_params() -> tuple[list[click.Option], str]:
         text = described(knob) if len(owners) == 1 else "; ".join(f"{w}: {described(k)}" for w, k in owners)
         options[name] = click.Option([f"--{name.replace('_', '-')}", name], default=None, metavar=metavar, help=text)
     epilog = "\b\nVariants (workload: variants):\n" + "\n".join(f"  {line}" for line in lines)
-    return list(options.values()), epilog
+    owners_by_name = {name: tuple(w for w, _ in owners) for name, owners in declared.items()}
+    return list(options.values()), epilog, owners_by_name, tuple(w.name for w in workloads)
+
+
+#: the heading of the options that are not knobs, in ``--help``
+COMMON_HEADING = "Options"
+#: the heading of the knobs every workload declares (and of ``--set``)
+SHARED_HEADING = "Knobs of every workload (what each means, per workload)"
+
+
+def knob_heading(owners: Sequence[str], workloads: Sequence[str]) -> str:
+    """The ``--help`` heading of the knobs declared by exactly the workloads ``owners``."""
+    if len(owners) == len(workloads) and len(workloads) > 1:
+        return SHARED_HEADING
+    if len(owners) == 1:
+        return f"{owners[0]} knobs"
+    return "Knobs of " + " and ".join(owners)
 
 
 class KnobCommand(click.Command):
@@ -58,18 +76,50 @@ class KnobCommand(click.Command):
 
     The options are built when the command is used (parsing or ``--help``), from the registry
     as it is then, so a new workload needs no CLI change and ``profcompare --help`` does not
-    import the workloads.
+    import the workloads. ``--help`` lists them under one heading per workload (knobs every
+    workload declares, and ``--set``, under one heading of their own), after the command's own
+    options.
     """
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
         base = getattr(self, "_base_params", None)
         if base is None:
             base = self._base_params = list(self.params)
-        options, epilog = _knob_params()
+        options, epilog, self._knob_owners, self._workload_names = _knob_params()
         position = next((i for i, p in enumerate(base) if p.name == "set_knobs"), len(base))
         self.params = [*base[:position], *options, *base[position:]]
         self.epilog = epilog
         return super().get_params(ctx)
+
+    def option_groups(self, ctx: click.Context) -> list[tuple[str, list[click.Parameter]]]:
+        """The options of ``--help`` by heading, in the order shown: the command's own options,
+        the knobs every workload declares (with ``--set``), then each workload's own knobs."""
+        params = [p for p in self.get_params(ctx) if isinstance(p, click.Option)]
+        owners, workloads = self._knob_owners, self._workload_names
+        headings = [COMMON_HEADING, SHARED_HEADING]
+        groups: dict[str, list[click.Parameter]] = {COMMON_HEADING: [], SHARED_HEADING: []}
+        for param in params:
+            if param.name in owners:
+                heading = knob_heading(owners[param.name], workloads)
+            elif param.name == "set_knobs":
+                heading = SHARED_HEADING
+            else:
+                heading = COMMON_HEADING
+            if heading not in groups:
+                groups[heading] = []
+                headings.append(heading)
+            groups[heading].append(param)
+        # the workloads' own groups in the registry's order, after the shared ones
+        order = {knob_heading((w,), workloads): i for i, w in enumerate(workloads)}
+        headings[2:] = sorted(headings[2:], key=lambda h: order.get(h, len(order)))
+        return [(h, groups[h]) for h in headings if groups[h]]
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        for heading, params in self.option_groups(ctx):
+            records = [record for p in params if (record := p.get_help_record(ctx)) is not None]
+            if records:
+                with formatter.section(heading):
+                    formatter.write_dl(records)
 
 
 def knob_options(func: F) -> F:
@@ -435,5 +485,5 @@ def command(
         ctx.exit(1)
 
 
-__all__ = ["SUMMARY_SECTIONS", "KnobCommand", "ProgressDisplay", "backend_note", "collect_overrides", "command",
-           "escape_field", "failure_line", "knob_options", "nway_summary_text", "refuse_existing_run"]
+__all__ = ["COMMON_HEADING", "SHARED_HEADING", "SUMMARY_SECTIONS", "KnobCommand", "ProgressDisplay", "backend_note", "collect_overrides", "command",
+           "escape_field", "failure_line", "knob_heading", "knob_options", "nway_summary_text", "refuse_existing_run"]

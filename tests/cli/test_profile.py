@@ -43,6 +43,45 @@ TWO_SESSIONS = textwrap.dedent(
     """
 )
 
+#: a tutorial's shape: a training Session (a weight updated from its gradient), then an inference
+#: Session with the trained weight, larger by peak liveness (a batch of 8,192)
+TRAIN_THEN_INFER = textwrap.dedent(
+    """
+    import numpy as np
+    import popxl
+    import popxl.ops as ops
+    from popxl.transforms import autodiff
+
+    def layer(x, w):
+        return ops.gelu(x @ w)
+
+    ir = popxl.Ir()
+    with ir.main_graph, popxl.in_sequence(True):
+        x_stream = popxl.h2d_stream((16, 32), popxl.float32, "x")
+        x = ops.host_load(x_stream, "x")
+        w = popxl.variable(np.full((32, 32), 0.01, np.float32), name="w")
+        fwd = ir.create_graph(layer, x, w)
+        grad = autodiff(fwd, grads_required=[fwd.inputs[1]])
+        call = ops.call_with_info(fwd, x, w)
+        dy = popxl.constant(np.ones((16, 32), np.float32))
+        (dw,) = ops.call(grad.graph, dy, inputs_dict=grad.inputs_dict(call))
+        ops.var_updates.accumulate_(w, dw, -0.1)
+    with popxl.Session(ir, "ipu_model") as session:
+        session.run({x_stream: np.ones((16, 32), np.float32)})
+        trained = session.get_tensor_data(w)
+
+    ir = popxl.Ir()
+    with ir.main_graph:
+        x_stream = popxl.h2d_stream((8192, 32), popxl.float32, "x")
+        w = popxl.variable(trained, name="w")
+        y = layer(ops.host_load(x_stream, "x"), w)
+        out = popxl.d2h_stream(y.shape, y.dtype, "y")
+        ops.host_store(out, y)
+    with popxl.Session(ir, "ipu_model") as session:
+        session.run({x_stream: np.ones((8192, 32), np.float32)})
+    """
+)
+
 FAILING = textwrap.dedent(
     """
     import popxl
@@ -64,10 +103,14 @@ def workdir(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathlib.
     return tmp_path
 
 
-def test_profile_writes_one_report_per_session_and_shows_the_last(run_cli, workdir: pathlib.Path) -> None:
+def test_profile_writes_one_report_per_session_and_shows_the_largest(run_cli, workdir: pathlib.Path) -> None:
     (workdir / "train.py").write_text(TWO_SESSIONS)
     outcome = run_cli("profile", "--quiet", "--out", "runs", "--name", "r1", "train.py", "16")
     assert outcome.exit_code == 0, outcome.stderr
+    # neither Session trains: the larger (the second) is shown, and the first line says so
+    assert outcome.stdout.splitlines()[0].startswith("showing Session 2 of 2: the largest (peak liveness ")
+    assert outcome.stdout.splitlines()[0].endswith("; no Session updates weights); --session N or --session all "
+                                                   "shows others")
     job = workdir / "runs" / "r1" / "train"
     info = json.loads((job / "run.json").read_text())
     assert info["status"] == "ok" and info["workload"] == "script" and info["backend"] == "sim"
@@ -194,3 +237,57 @@ def test_profile_passes_the_addons_generation_to_the_program(run_cli, workdir: p
     outcome = run_cli("profile", "-q", "--out", "runs", "--name", "g", "--addons", "3.0", "gen.py", "4")
     assert outcome.exit_code == 0, outcome.stderr
     assert "addons 3.0" in (workdir / "runs" / "g" / "gen" / "run.log").read_text()
+
+
+def _report_titles(stdout: str) -> list[str]:
+    return [line for line in stdout.splitlines() if line.startswith("profcompare report: ")]
+
+
+def test_profile_shows_the_training_session_by_default_and_says_so(run_cli, workdir: pathlib.Path) -> None:
+    (workdir / "tutorial.py").write_text(TRAIN_THEN_INFER)
+    outcome = run_cli("profile", "-q", "--out", "runs", "--name", "t", "tutorial.py")
+    assert outcome.exit_code == 0, outcome.stderr
+    lines = outcome.stdout.splitlines()
+    # the inference Session is larger (11.1 MiB) but the training one is shown, and the first line says why
+    assert lines[0] == ("showing Session 1 of 2: the training Session (it updates weights; peak liveness 5.9 MiB); "
+                        "--session N or --session all shows others")
+    assert _report_titles(outcome.stdout) == ["profcompare report: session-1"]
+    assert "  session 1: runs/t/tutorial/session-1/profile.sqlite  (shown above)" in lines
+    assert "  session 2: runs/t/tutorial/session-2/profile.sqlite" in lines
+
+
+def test_profile_session_picks_one_or_all(run_cli, workdir: pathlib.Path) -> None:
+    (workdir / "tutorial.py").write_text(TRAIN_THEN_INFER)
+    second = run_cli("profile", "-q", "--out", "runs", "--name", "two", "--session", "2", "tutorial.py")
+    assert second.exit_code == 0, second.stderr
+    assert second.stdout.splitlines()[0] == "showing Session 2 of 2 (--session 2)"
+    assert _report_titles(second.stdout) == ["profcompare report: session-2"]
+    every = run_cli("profile", "-q", "--out", "runs", "--name", "all", "--session", "all", "tutorial.py")
+    assert every.exit_code == 0, every.stderr
+    lines = every.stdout.splitlines()
+    assert lines[0] == "showing all 2 Sessions, in the order the program created them"
+    headings = [line for line in lines if line.startswith("Session ")]
+    assert headings == ["Session 1 (session-1/profile.sqlite, trains: it updates weights)",
+                        "Session 2 (session-2/profile.sqlite)"]
+    assert _report_titles(every.stdout) == ["profcompare report: session-1", "profcompare report: session-2"]
+
+
+def test_profile_session_out_of_range_is_one_line_after_the_run(run_cli, workdir: pathlib.Path) -> None:
+    (workdir / "train.py").write_text(TWO_SESSIONS)
+    outcome = run_cli("profile", "-q", "--out", "runs", "--name", "r", "--session", "3", "train.py", "8")
+    assert outcome.exit_code == 2
+    assert outcome.stderr.strip() == ("profcompare: error: --session 3: the program created no such Session with a "
+                                      "report (Sessions: 1, 2)")
+    # the run is kept and listed; no report is shown
+    assert _report_titles(outcome.stdout) == []
+    assert "  session 2: runs/r/train/session-2/profile.sqlite" in outcome.stdout.splitlines()
+
+
+@pytest.mark.parametrize("value", ["0", "last", "-1"])
+def test_a_bad_session_is_refused_before_the_program_runs(run_cli, workdir: pathlib.Path, value: str) -> None:
+    (workdir / "train.py").write_text(TWO_SESSIONS)
+    outcome = run_cli("profile", "-q", "--out", "runs", "--session", value, "train.py", "8")
+    assert outcome.exit_code == 2
+    assert outcome.stderr.strip() == (f"profcompare: error: --session {value!r}: expected a Session number (1, 2, ...) "
+                                      "or 'all'")
+    assert not (workdir / "runs").exists()

@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 
@@ -135,6 +136,48 @@ def test_run_help_lists_variants_and_knob_defaults() -> None:
     assert "mnist: onchip, onchip-sharded, offchip, offchip-sharded" in help_text
     assert re.search(r"--replicas N\s+data-parallel replicas \(a power of two\) \[default:\s+4\]", help_text)
     assert re.search(r"--device ipu_hw\|ipu_model", help_text)
+
+
+def _help_sections(help_text: str) -> dict[str, list[str]]:
+    """The option sections of a command's --help: heading -> the long option names under it."""
+    sections: dict[str, list[str]] = {}
+    heading = None
+    for line in help_text.splitlines():
+        if line and not line.startswith(" ") and line.endswith(":"):
+            heading = line[:-1]
+            sections[heading] = []
+        elif heading is not None and (found := re.match(r"^  (?:-\w, )?(--[\w-]+)", line)):
+            sections[heading].append(found.group(1))
+    return sections
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_help_groups_the_options_by_workload(command: str) -> None:
+    from profcompare.cli import cli as group
+
+    help_text = CliRunner().invoke(cli, [command, "--help"]).output
+    sections = _help_sections(help_text)
+    assert list(sections) == ["Options", "Knobs of every workload (what each means, per workload)", "gpt knobs",
+                              "mnist knobs"]
+    shared = sections["Knobs of every workload (what each means, per workload)"]
+    assert shared == ["--layers", "--hidden", "--micro-batch", "--grad-accum", "--steps", "--lr", "--seed", "--device",
+                      "--set"]
+    assert sections["gpt knobs"] == ["--heads", "--seq", "--vocab", "--tp", "--dp", "--io-tiles", "--amp", "--state",
+                                     "--recompute"]
+    assert sections["mnist knobs"] == ["--replicas", "--sharded-threshold", "--data"]
+    assert {"--backend", "--out", "--jobs", "--compile-only", "--help"} <= set(sections["Options"])
+    # every option of the command appears exactly once
+    listed = [name for names in sections.values() for name in names]
+    ctx = group.make_context("profcompare", [command, "--help"], resilient_parsing=True)
+    sub = group.get_command(ctx, command)
+    declared = [max(p.opts, key=len) for p in sub.get_params(ctx) if isinstance(p, click.Option)]
+    assert sorted(listed) == sorted(declared) and len(listed) == len(set(listed))
+
+
+def test_a_workloads_own_knobs_are_listed_under_its_name(fake_registry: object) -> None:
+    sections = _help_sections(CliRunner().invoke(cli, ["run", "--help"]).output)
+    assert sections["fake knobs"] == ["--size", "--sleep", "--device", "--tag"]
+    assert "--set" in sections["Knobs of every workload (what each means, per workload)"]
 
 
 def test_knob_options_come_from_the_workloads(fake_registry: object, tmp_path: Path) -> None:
