@@ -122,11 +122,10 @@ def next_steps(base: str, new: str) -> tuple[str, ...]:
     command = f"profcompare compare {shlex.quote(base)} {shlex.quote(new)}"
     page = run_page(base, new)
     if page is not None:
-        first = (f"open {display_path(page)}: the whole comparison as a page (ledger, execution trace, liveness, "
-                 "variables, code)")
+        first = f"open the whole comparison as a page (ledger, execution trace, liveness, variables, code): {display_path(page)}"
     else:
         first = f"the whole comparison as a page (ledger, execution trace, liveness): {command} --format html -o compare.html"
-    return first, f"every table here: {command} --full (one of them: --section NAME, see --help)"
+    return first, f"every table here (or one: --section NAME, see --help): {command} --full"
 
 
 def sections_text(comparison: Any, names: tuple[str, ...], *, top: int | None, output: str | None) -> str:

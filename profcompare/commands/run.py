@@ -487,14 +487,13 @@ def run_screen(result: Any) -> str:
         pair = " ".join(shlex.quote(display_path(result.directory / label)) for label in (item.base, item.new))
         steps = []
         if "html" in item.files:
-            steps.append(f"open {display_path(item.files['html'])}: the whole comparison (ledger, execution trace, "
-                         "liveness, variables, code)")
-        steps.append(f"every table here: profcompare compare {pair} --full (one of them: --section NAME)")
+            steps.append("open the whole comparison (ledger, execution trace, liveness, variables, code): "
+                         f"{display_path(item.files['html'])}")
+        steps.append(f"every table here (or one: --section NAME): profcompare compare {pair} --full")
         return comparison_screen(item.comparison, sections=(variants,), next_steps=steps, **text_style())
     steps = []
     if index is not None:
-        steps.append(f"open {display_path(index)}: the variants side by side, linked to each comparison with "
-                     f"{base.label}")
+        steps.append(f"open the variants side by side, linked to each comparison with {base.label}: {display_path(index)}")
     if shown:
         steps.append("every table of one comparison: profcompare compare "
                      f"{shlex.quote(display_path(result.directory / base.label))} "

@@ -44,8 +44,8 @@ def test_compare_on_a_terminal_prints_one_screen(run_cli: Run, terminal: None, o
     # no page of a run beside these reports: the command that writes one, and the one printing every table
     assert (f"- the whole comparison as a page (ledger, execution trace, liveness): profcompare compare {onchip_path} "
             f"{offchip_path} --format html -o compare.html") in text
-    assert f"- every table here: profcompare compare {onchip_path} {offchip_path} --full (one of them: --section NAME" \
-        in text
+    assert f"- every table here (or one: --section NAME, see --help): profcompare compare {onchip_path} {offchip_path} " \
+        "--full" in text
     assert "Summary" not in text and "Variables (largest changes)" not in text
 
 
@@ -57,8 +57,8 @@ def test_the_screen_names_the_page_run_wrote(run_cli: Run, terminal: None, repor
     monkeypatch.chdir(tmp_path)
     out = run_cli("compare", "onchip/profile.sqlite", "offchip-sharded")
     assert out.exit_code == 0, out.stderr
-    assert ("- open compare-onchip-vs-offchip-sharded.html: the whole comparison as a page (ledger, execution trace, "
-            "liveness, variables, code)") in " ".join(out.stdout.split())
+    assert ("- open the whole comparison as a page (ledger, execution trace, liveness, variables, code): "
+            "compare-onchip-vs-offchip-sharded.html") in " ".join(out.stdout.split())
     # the other order is another page, which run did not write
     assert "- open" not in run_cli("compare", "offchip-sharded", "onchip").stdout
 
