@@ -256,7 +256,7 @@ def view_options(func: F) -> F:
         "--full/--brief",
         "full",
         default=None,
-        help="Text: --brief prints the first screen (a one-line headline, the verdict, the largest moves, where to "
+        help="Text: --brief prints the first screen (a one-sentence headline, the verdict, the largest moves, where to "
              "look next; the headline again last), --full every table [default: --brief on a terminal, --full to "
              "a file or a pipe]. Markdown, json, html and csv are always complete.",
     )(func)

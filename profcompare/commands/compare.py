@@ -68,7 +68,9 @@ def command(
     """Compare two reports: summary deltas, memory by category, the variables that changed most,
     liveness, tiles, code, Streaming Memory and cycles.
 
-    BASE and NEW are run directories, report directories or report files.
+    BASE and NEW are run directories, report directories or report files. On a terminal the
+    text is one screen that answers (headline, verdict, largest moves, what to open next; the
+    headline again last); --full prints every table, as a file or a pipe gets by default.
     """
     from profcompare.compare import check_limits, compare, parse_limit
 

@@ -230,3 +230,16 @@ def test_the_variables_table_says_what_its_other_row_adds_up(comparison: Compari
     )
     whole = next(s for s in comparison_document(comparison, top=None).sections if s.title == "Variables (largest changes)")
     assert not any("'other' row sums" in note for note in whole.notes)
+
+
+def test_a_path_wider_than_the_screen_stays_whole_and_counts_the_rows_it_wraps_to() -> None:
+    from profcompare.render.screen import render_screen, screen_rows
+    from profcompare.render.sections import Document, Section
+
+    path = "reports/20261207-120101-onchip-vs-offchip-sharded/compare-onchip-vs-offchip-sharded.html"  # 88 characters
+    document = Document("headline", (), (), (Section(NEXT_TITLE, None, (), (f"open the whole comparison: {path}",)),))
+    text = render_screen(lambda level: document, (0,), width=80)
+    assert text.splitlines() == ["headline", "", "Next", "----", "- open the whole comparison:", f"  {path}", "",
+                                 "headline"]
+    assert screen_rows(text, 80) == 9  # the path's line of 90 characters takes two rows
+    assert screen_rows("\x1b[1m" + "x" * 80 + "\x1b[0m\n", 80) == 1 and screen_rows("a\n\nb\n", None) == 3
