@@ -332,16 +332,17 @@ def failure_line(text: str) -> str:
     return one_line(text)
 
 
+def failure_lines(result: Any) -> list[str]:
+    """One line per job that did not finish ok (the full error is in its run.json / run.log)."""
+    return [failure_line(f"profcompare: {outcome.label}: {outcome.status}: {outcome.error or 'no error text'} "
+                         f"(log: {display_path(outcome.directory / 'run.log')})")
+            for outcome in result.outcomes if outcome.status != "ok"]
+
+
 def echo_failures(result: Any) -> None:
     """One stderr line per job that did not finish ok (the full error is in its run.json / run.log)."""
-    for outcome in result.outcomes:
-        if outcome.status != "ok":
-            log = display_path(outcome.directory / "run.log")
-            click.echo(
-                failure_line(f"profcompare: {outcome.label}: {outcome.status}: {outcome.error or 'no error text'} "
-                             f"(log: {log})"),
-                err=True,
-            )
+    for line in failure_lines(result):
+        click.echo(line, err=True)
 
 
 @click.command(name="run", cls=KnobCommand)
@@ -417,8 +418,15 @@ def command(
 
     screen = view == BRIEF and result.nway is not None
     if screen:
-        echo_problems(result)  # before the screen: its last line is the headline
-        click.echo(run_screen(result), nl=False, color=True)
+        from profcompare.render.screen import SCREEN_LINES
+
+        # what went to the terminal before the screen takes rows of it: the backend line and the
+        # progress display (a line per variant and one for the comparisons), then any failures
+        said = [] if quiet else [backend_note(backend, resolved), execution_note(execution) or "",
+                                 *list(variants), "comparing"]
+        if not result.ok:
+            said += echo_problems(result)  # before the screen: its last line is the headline
+        click.echo(run_screen(result, lines=SCREEN_LINES - terminal_rows(said)), nl=False, color=True)
     elif view == FULL or view == BRIEF:
         print_full(result, top=top or 20)
     else:
@@ -459,26 +467,39 @@ def print_full(result: Any, *, top: int) -> None:
     click.echo(f"  (backend {result.backend}, {result.wall_seconds:.1f} s wall)")
 
 
-def echo_problems(result: Any) -> None:
-    """One stderr line per job that did not finish ok and per comparison that could not be made."""
-    echo_failures(result)
-    for item in result.comparisons:
-        if item.error:
-            click.echo(failure_line(f"profcompare: comparison {item.base} vs {item.new} failed: {item.error}"), err=True)
+def echo_problems(result: Any) -> list[str]:
+    """One stderr line per job that did not finish ok and per comparison that could not be made;
+    returns the lines."""
+    lines = failure_lines(result)
+    lines += [failure_line(f"profcompare: comparison {item.base} vs {item.new} failed: {item.error}")
+              for item in result.comparisons if item.error]
+    for line in lines:
+        click.echo(line, err=True)
+    return lines
 
 
-def run_screen(result: Any) -> str:
+def terminal_rows(lines: Sequence[str]) -> int:
+    """The rows ``lines`` take on the terminal standard output shows (an empty string takes none)."""
+    from profcompare.render.screen import screen_rows
+
+    return screen_rows("".join(f"{line}\n" for line in lines if line), text_width())
+
+
+def run_screen(result: Any, *, lines: int | None = None) -> str:
     """The first screen of a run: for two variants their comparison's (headline, verdict, largest
     moves, the variants, the page to open, the headline again), for one or more than two the
-    N-way verdict's, pointing at index.html; fitted to the terminal (colour only on one)."""
+    N-way verdict's, pointing at index.html; fitted to ``lines`` rows of the terminal (default
+    :data:`~profcompare.render.screen.SCREEN_LINES`; colour only on one)."""
     import shlex
 
     from profcompare.compare.verdict import nway_verdict
-    from profcompare.render.screen import comparison_screen, nway_screen
+    from profcompare.render.screen import SCREEN_LINES, comparison_screen, nway_screen
     from profcompare.render.sections import Section
 
+    rows = SCREEN_LINES if lines is None else lines
     base = result.outcomes[0]
-    note = f"Run directory {display_path(result.directory)}/ (backend {result.backend}, {result.wall_seconds:.1f} s wall)."
+    note = (f"Run directory {display_path(result.directory)}/ (backend {result.backend}, {result.wall_seconds:.1f} s wall)"
+            + ("; it replaced the previous run." if result.replaced else "."))
     variants = Section("Variants", outcome_table(result, files=False), (note,))
     index = result.files.get("index html")
     shown = [item for item in result.comparisons if item.comparison is not None]
@@ -490,7 +511,7 @@ def run_screen(result: Any) -> str:
             steps.append("open the whole comparison (ledger, execution trace, liveness, variables, code): "
                          f"{display_path(item.files['html'])}")
         steps.append(f"every table here (or one: --section NAME): profcompare compare {pair} --full")
-        return comparison_screen(item.comparison, sections=(variants,), next_steps=steps, **text_style())
+        return comparison_screen(item.comparison, sections=(variants,), next_steps=steps, lines=rows, **text_style())
     steps = []
     if index is not None:
         steps.append(f"open the variants side by side, linked to each comparison with {base.label}: {display_path(index)}")
@@ -499,7 +520,7 @@ def run_screen(result: Any) -> str:
                      f"{shlex.quote(display_path(result.directory / base.label))} "
                      f"{shlex.quote(display_path(result.directory / shown[0].new))} --full")
     return nway_screen(nway_verdict(result.nway), base_status=base.status, sections=(variants,), next_steps=steps,
-                       **text_style())
+                       lines=rows, **text_style())
 
 
 def run_sections_text(result: Any, names: tuple[str, ...], *, top: int) -> str:

@@ -56,11 +56,13 @@ def main_job(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         patch.setattr(_common, "stdout_is_tty", lambda: True)
         patch.setenv("COLUMNS", "80")
         patch.setenv("NO_COLOR", "1")
-        run = _run(["onchip", "offchip-sharded", "--out", str(out), "--name", "t1"])
+        # with the progress display: the screen leaves room for what it leaves on the terminal
+        run = CliRunner().invoke(cli, ["run", "onchip", "offchip-sharded", "--out", str(out), "--name", "t1",
+                                       "--backend", "sim"])
         assert run.exit_code == 0, run.output + repr(run.exception)
         compared = CliRunner().invoke(cli, ["compare", str(out / "t1" / "onchip"), str(out / "t1" / "offchip-sharded")])
         assert compared.exit_code == 0, compared.output
-    return {"run": run.stdout, "compare": compared.stdout, "dir": (out / "t1").resolve()}
+    return {"run": run.stdout, "stderr": run.stderr, "compare": compared.stdout, "dir": (out / "t1").resolve()}
 
 
 def test_the_main_job_answers_on_one_screen(main_job: dict[str, Any]) -> None:
@@ -75,6 +77,13 @@ def test_the_main_job_answers_on_one_screen(main_job: dict[str, Any]) -> None:
     assert page.is_file() and f"  {page}" in lines  # whole, on a line of its own
     assert ("- every table here (or one: --section NAME): profcompare compare "
             f"{main_job['dir'] / 'onchip'} {main_job['dir'] / 'offchip-sharded'} --full") in text
+
+
+def test_the_screen_leaves_room_for_the_progress_display(main_job: dict[str, Any]) -> None:
+    # above the screen: the backend line (two rows at 80 columns), a progress line per variant and
+    # one for the comparisons
+    assert main_job["stderr"].startswith("backend: sim -- the embedded simulator")
+    assert screen_rows(main_job["run"], 80) <= 50 - 2 - 3
 
 
 def test_compare_of_the_main_job_answers_on_one_screen(main_job: dict[str, Any]) -> None:
