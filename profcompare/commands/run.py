@@ -513,7 +513,9 @@ def run_screen(result: Any, *, lines: int | None = None) -> str:
         steps.append(f"every table here (or one: --section NAME): profcompare compare {pair} --full")
         return comparison_screen(item.comparison, sections=(variants,), next_steps=steps, lines=rows, **text_style())
     steps = []
-    if index is not None:
+    if index is not None and len(result.outcomes) == 1:
+        steps.append(f"open the run's page (its figures and memory ledger): {display_path(index)}")
+    elif index is not None:
         steps.append(f"open the variants side by side, linked to each comparison with {base.label}: {display_path(index)}")
     if shown:
         steps.append("every table of one comparison: profcompare compare "

@@ -150,6 +150,15 @@ def test_a_run_of_several_variants_on_a_terminal(fake_registry: object, tmp_path
             f"{(tmp_path / 'r' / 'index.html').resolve()}") in " ".join(result.stdout.split())
 
 
+def test_a_run_of_one_variant_on_a_terminal(fake_registry: object, tmp_path: Path, terminal: None) -> None:
+    result = _run(["fake-small", "--out", str(tmp_path), "--name", "r"])
+    assert result.exit_code == 0, result.output
+    lines = _screen_lines(result.stdout)
+    assert lines[0] == lines[-1] == "fake-small: the only variant, nothing compared; fits"
+    assert (f"- open the run's page (its figures and memory ledger): {(tmp_path / 'r' / 'index.html').resolve()}"
+            in " ".join(result.stdout.split()))
+
+
 def test_section_prints_the_named_sections_of_each_comparison(fake_registry: object, tmp_path: Path,
                                                              terminal: None) -> None:
     result = _run(["fake-small", "fake-big", "fake-oom-allowed", "--out", str(tmp_path), "--name", "r",
