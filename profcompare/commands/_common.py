@@ -234,6 +234,61 @@ def pva_progress() -> Any:
     return tell
 
 
+#: what the terminal text of a comparison shows (see :func:`text_view`)
+BRIEF, FULL, SECTIONS = "brief", "full", "sections"
+
+
+def view_options(func: F) -> F:
+    """Add ``--full/--brief`` and ``--section NAME`` (repeatable): what the text of a comparison
+    shows. Pair them with :func:`text_view`."""
+    from profcompare.render.section_names import SECTION_NAMES
+
+    func = click.option(
+        "--section",
+        "sections",
+        multiple=True,
+        type=click.Choice(list(SECTION_NAMES)),
+        metavar="NAME",
+        help="Print only this section of the comparison as text (repeatable), in the order of the full text: "
+             + ", ".join(SECTION_NAMES) + ".",
+    )(func)
+    return click.option(
+        "--full/--brief",
+        "full",
+        default=None,
+        help="Text: --brief prints the first screen (a one-sentence headline, the verdict, the largest moves, where to "
+             "look next; the headline again last), --full every table [default: --brief on a terminal, --full to "
+             "a file or a pipe]. Markdown, json, html and csv are always complete.",
+    )(func)
+
+
+def text_view(full: bool | None, sections: Sequence[str], *, fmt: str = "text", output: str | None = None) -> str:
+    """What the text of a comparison shows: :data:`SECTIONS` for ``--section``, :data:`FULL`
+    for ``--full``, :data:`BRIEF` for ``--brief``, and by default the brief first screen when
+    standard output is a terminal, every table otherwise (a file or a pipe keeps the whole text).
+
+    Refuses (click.UsageError, exit status 2) ``--section`` with ``--full`` or ``--brief``, and
+    ``--section`` or ``--brief`` with a format other than text: those are always complete.
+    """
+    if sections and full is not None:
+        raise click.UsageError(f"--section prints the named sections only; drop --{'full' if full else 'brief'}")
+    if fmt != "text" and (sections or full is False):
+        raise click.UsageError(f"--{'section' if sections else 'brief'} chooses what the text shows; "
+                               f"--format {fmt} is always complete")
+    if sections:
+        return SECTIONS
+    if full is None:
+        return BRIEF if fmt == "text" and _to_stdout(output) and stdout_is_tty() else FULL
+    return FULL if full else BRIEF
+
+
+def text_style(output: str | None = None) -> dict[str, Any]:
+    """The options of text written to ``output`` (None or ``-``: standard output): colour only
+    on a terminal (and without ``$NO_COLOR``), the width of :func:`text_width`."""
+    return {"color": _to_stdout(output) and stdout_is_tty() and "NO_COLOR" not in os.environ,
+            "width": text_width(output)}
+
+
 def render(fmt: str, obj: Any, *, top: int | None, output: str | None) -> str | bytes:
     """Return ``obj`` rendered in ``fmt``; text is fitted to :func:`text_width` and coloured
     only on a terminal.
@@ -244,8 +299,7 @@ def render(fmt: str, obj: Any, *, top: int | None, output: str | None) -> str | 
     if _to_stdout(output) and stdout_is_tty() and fmt == "html" and output is None:
         raise ProfcompareError("not writing HTML to a terminal; give -o FILE.html (or -o - to force it)")
     if fmt == "text":
-        options = {"color": _to_stdout(output) and stdout_is_tty() and "NO_COLOR" not in os.environ,
-                   "width": text_width(output)}
+        options = text_style(output)
     return get_renderer(fmt, **options).render(obj, top=resolve_top(top, fmt) or 0)
 
 
@@ -278,5 +332,6 @@ def emit(content: str | bytes, output: str | None, *, force: bool) -> None:
     write_output(content, output, force=force)
 
 
-__all__ = ["STDOUT", "check_output", "emit", "format_option", "load_report", "output_options", "print_table", "render",
-           "stdout_is_tty", "text_width", "top_option"]
+__all__ = ["BRIEF", "FULL", "SECTIONS", "STDOUT", "check_output", "emit", "format_option", "load_report",
+           "output_options", "print_table", "render", "stdout_is_tty", "text_style", "text_view", "text_width",
+           "top_option", "view_options"]

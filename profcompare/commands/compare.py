@@ -1,10 +1,22 @@
-"""``profcompare compare BASE NEW``: what changed from BASE to NEW (delta = new - base)."""
+"""``profcompare compare BASE NEW``: what changed from BASE to NEW (delta = new - base).
+
+On a terminal the text is the first screen (headline, verdict, largest moves, where to look
+next, the headline again); ``--full`` prints every table, ``--section NAME`` the named ones. To
+a file or a pipe the text is whole unless ``--brief`` or ``--section`` says otherwise; the
+markdown, json, html and csv formats are always complete.
+"""
 
 from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
 
 import click
 
 from profcompare.commands._common import (
+    BRIEF,
+    SECTIONS,
     announce_cut,
     check_csv_table,
     check_output,
@@ -14,7 +26,11 @@ from profcompare.commands._common import (
     load_report,
     output_options,
     render,
+    resolve_top,
+    text_style,
+    text_view,
     top_option,
+    view_options,
 )
 from profcompare.render.base import FORMATS
 
@@ -34,6 +50,7 @@ from profcompare.render.base import FORMATS
 @click.option("--noise-pct", type=click.FloatRange(min=0), default=1.0, show_default=True,
               help="A change counts as unchanged only when it is at most this percentage of base (and, for bytes, within --noise-bytes).")
 @csv_table_option(("variables", "ledger"))
+@view_options
 def command(
     base: str,
     new: str,
@@ -45,22 +62,33 @@ def command(
     noise_bytes: int,
     noise_pct: float,
     table: str,
+    full: bool | None,
+    sections: tuple[str, ...],
 ) -> None:
     """Compare two reports: summary deltas, memory by category, the variables that changed most,
     liveness, tiles, code, Streaming Memory and cycles.
 
-    BASE and NEW are run directories, report directories or report files.
+    BASE and NEW are run directories, report directories or report files. On a terminal the
+    text is one screen that answers (headline, verdict, largest moves, what to open next; the
+    headline again last); --full prints every table, as a file or a pipe gets by default.
     """
     from profcompare.compare import check_limits, compare, parse_limit
 
     limits = [parse_limit(text) for text in fail_if]  # bad syntax fails before any work
     check_csv_table(fmt, table, "variables")
+    view = text_view(full, sections, fmt=fmt, output=output)
     check_output(output, force=force)
     comparison = compare(load_report(base), load_report(new), noise_bytes=noise_bytes, noise_pct=noise_pct)
     if table == "ledger":
         from profcompare.render.csv_out import ledger_csv
 
         emit(ledger_csv(comparison), output, force=force)
+    elif view == BRIEF:
+        from profcompare.render.screen import comparison_screen
+
+        emit(comparison_screen(comparison, next_steps=next_steps(base, new), **text_style(output)), output, force=force)
+    elif view == SECTIONS:
+        emit(sections_text(comparison, sections, top=resolve_top(top, fmt), output=output), output, force=force)
     else:
         emit(render(fmt, comparison, top=top, output=output), output, force=force)
     if top is not None and table == "variables":
@@ -70,3 +98,44 @@ def command(
         click.echo(f"profcompare: limit exceeded: {message}", err=True)
     if violations:
         raise click.exceptions.Exit(1)
+
+
+def run_page(base: str, new: str) -> Path | None:
+    """The page ``profcompare run`` wrote for these two reports, when BASE and NEW are variants
+    (directories or their report files) of one run directory holding it; else None."""
+    from profcompare.runner.summarise import comparison_stem
+
+    def variant(path: str) -> Path:
+        where = Path(path)
+        return where.parent if where.is_file() else where
+
+    base_dir, new_dir = variant(base), variant(new)
+    if base_dir.resolve().parent != new_dir.resolve().parent:
+        return None
+    page = base_dir.parent / f"{comparison_stem(base_dir.name, new_dir.name)}.html"
+    return page if page.is_file() else None
+
+
+def next_steps(base: str, new: str) -> tuple[str, ...]:
+    """Where to look after the first screen: the comparison's page (the one ``run`` wrote, or
+    the command that writes it) and the command that prints every table."""
+    from profcompare.commands.run import display_path
+
+    command = f"profcompare compare {shlex.quote(base)} {shlex.quote(new)}"
+    page = run_page(base, new)
+    if page is not None:
+        first = f"open the whole comparison as a page (ledger, execution trace, liveness, variables, code): {display_path(page)}"
+    else:
+        first = f"the whole comparison as a page (ledger, execution trace, liveness): {command} --format html -o compare.html"
+    return first, f"every table here (or one: --section NAME, see --help): {command} --full"
+
+
+def sections_text(comparison: Any, names: tuple[str, ...], *, top: int | None, output: str | None) -> str:
+    """The text of the named sections of ``comparison`` only (``--section``): its title line
+    (which report is base, which new), its warnings, then those sections in document order."""
+    from profcompare.render.section_names import SECTION_NAMES
+    from profcompare.render.sections import Document, comparison_document
+    from profcompare.render.text import render_document
+
+    document = comparison_document(comparison, top=top, titles={SECTION_NAMES[name] for name in names})
+    return render_document(Document(document.title, (), document.warnings, document.sections), **text_style(output))

@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 import click
 
 from profcompare.commands._common import (
+    BRIEF,
+    FULL,
     addons_environment,
     addons_option,
     compile_only_option,
@@ -16,8 +18,11 @@ from profcompare.commands._common import (
     execution_of,
     print_table,
     stdout_is_tty,
+    text_style,
+    text_view,
     text_width,
     top_option,
+    view_options,
 )
 from profcompare.errors import WorkloadError
 
@@ -290,15 +295,16 @@ def _seconds(timings: Mapping[str, Any], key: str) -> str:
     return "" if value is None else f"{float(value):.2f}"
 
 
-def outcome_table(result: Any) -> Any:
+def outcome_table(result: Any, *, files: bool = True) -> Any:
     """A :class:`~profcompare.render.sections.Table` of the jobs of a run: label, status, timings,
-    report file (``VARIANT/FILE`` in the run directory) or error."""
+    report file (``VARIANT/FILE`` in the run directory) or error; without ``files`` the last
+    column is left out (the first screen names the page to open instead)."""
     from profcompare.render.control_chars import one_line
     from profcompare.render.format import format_count
     from profcompare.render.sections import Cell, Column, Table
 
-    columns = tuple(Column(title, title.endswith((" s", "step")))
-                    for title in ("variant", "status", "compile s", "run s", "total s", "samples/step", "report / error"))
+    titles = ("variant", "status", "compile s", "run s", "total s", "samples/step") + (("report / error",) if files else ())
+    columns = tuple(Column(title, title.endswith((" s", "step"))) for title in titles)
     rows = []
     for outcome in result.outcomes:
         timings = outcome.info.get("timings") or {}
@@ -317,7 +323,7 @@ def outcome_table(result: Any) -> Any:
             Cell(_seconds(timings, "total_s")),
             Cell("" if sps is None else format_count(sps)),
             Cell(one_line(detail)),
-        ))
+        )[: len(columns)])
     return Table(columns, tuple(rows))
 
 
@@ -376,16 +382,17 @@ def failure_line(text: str) -> str:
     return one_line(text)
 
 
+def failure_lines(result: Any) -> list[str]:
+    """One line per job that did not finish ok (the full error is in its run.json / run.log)."""
+    return [failure_line(f"profcompare: {outcome.label}: {outcome.status}: {outcome.error or 'no error text'} "
+                         f"(log: {display_path(outcome.directory / 'run.log')})")
+            for outcome in result.outcomes if outcome.status != "ok"]
+
+
 def echo_failures(result: Any) -> None:
     """One stderr line per job that did not finish ok (the full error is in its run.json / run.log)."""
-    for outcome in result.outcomes:
-        if outcome.status != "ok":
-            log = display_path(outcome.directory / "run.log")
-            click.echo(
-                failure_line(f"profcompare: {outcome.label}: {outcome.status}: {outcome.error or 'no error text'} "
-                             f"(log: {log})"),
-                err=True,
-            )
+    for line in failure_lines(result):
+        click.echo(line, err=True)
 
 
 @click.command(name="run", cls=KnobCommand)
@@ -395,6 +402,7 @@ def echo_failures(result: Any) -> None:
 @addons_option
 @compile_only_option
 @top_option()
+@view_options
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -409,6 +417,8 @@ def command(
     force: bool,
     quiet: bool,
     top: int | None,
+    full: bool | None,
+    sections: tuple[str, ...],
     set_knobs: tuple[str, ...],
     **knobs: Any,
 ) -> None:
@@ -421,11 +431,15 @@ def command(
     The first variant is the base: it is compared with each other one, and the comparisons are
     written as OUT/NAME/compare-BASE-vs-NEW.{html,md,json}; OUT/NAME/index.html and index.json
     show every variant side by side with links to the comparisons. With two variants the
-    terminal shows their comparison; with more, the side-by-side table once. The exit code is 1
-    when a variant failed or ran out of memory.
+    terminal shows their comparison; with more, the side-by-side table once. On a terminal that
+    is the first screen (a headline, the verdict, the largest moves, the variants, the page to
+    open, the headline again); --full prints every table of it, --section NAME the named
+    sections of each comparison; to a file or a pipe the text is full. The exit code is 1 when a
+    variant failed or ran out of memory.
     """
     from profcompare import runner
 
+    view = text_view(full, sections)  # a bad combination fails before anything runs
     overrides = collect_overrides(knobs, set_knobs)
     runner.make_jobs(list(variants), overrides, workload)  # validate before anything else happens
     refuse_existing_run(out, name, force)
@@ -452,6 +466,30 @@ def command(
             execution=execution,
         )
 
+    screen = view == BRIEF and result.nway is not None
+    if screen:
+        from profcompare.render.screen import SCREEN_LINES
+
+        # what went to the terminal before the screen takes rows of it: the backend line and the
+        # progress display (a line per variant and one for the comparisons), then any failures
+        said = [] if quiet else [backend_note(backend, resolved), execution_note(execution) or "",
+                                 *list(variants), "comparing"]
+        if not result.ok:
+            said += echo_problems(result)  # before the screen: its last line is the headline
+        click.echo(run_screen(result, lines=SCREEN_LINES - terminal_rows(said)), nl=False, color=True)
+    elif view == FULL or view == BRIEF:
+        print_full(result, top=top or 20)
+    else:
+        click.echo(run_sections_text(result, sections, top=top or 20), nl=False, color=True)
+    if not result.ok:
+        if not screen:
+            echo_problems(result)
+        ctx.exit(1)
+
+
+def print_full(result: Any, *, top: int) -> None:
+    """Print every table of a run's text: the variants, the summary sections of its comparison
+    (or the side-by-side table of three or more variants) and the files written."""
     print_table(outcome_table(result))
     if len(result.outcomes) > 2 and result.nway is not None:
         # an N-way run: one side-by-side table, not a full report per pair
@@ -477,12 +515,73 @@ def command(
         for fmt, path in item.files.items():
             click.echo(f"  {fmt:<10} {display_path(path)}")
     click.echo(f"  (backend {result.backend}, {result.wall_seconds:.1f} s wall)")
-    if not result.ok:
-        echo_failures(result)
-        for item in result.comparisons:
-            if item.error:
-                click.echo(failure_line(f"profcompare: comparison {item.base} vs {item.new} failed: {item.error}"), err=True)
-        ctx.exit(1)
+
+
+def echo_problems(result: Any) -> list[str]:
+    """One stderr line per job that did not finish ok and per comparison that could not be made;
+    returns the lines."""
+    lines = failure_lines(result)
+    lines += [failure_line(f"profcompare: comparison {item.base} vs {item.new} failed: {item.error}")
+              for item in result.comparisons if item.error]
+    for line in lines:
+        click.echo(line, err=True)
+    return lines
+
+
+def terminal_rows(lines: Sequence[str]) -> int:
+    """The rows ``lines`` take on the terminal standard output shows (an empty string takes none)."""
+    from profcompare.render.screen import screen_rows
+
+    return screen_rows("".join(f"{line}\n" for line in lines if line), text_width())
+
+
+def run_screen(result: Any, *, lines: int | None = None) -> str:
+    """The first screen of a run: for two variants their comparison's (headline, verdict, largest
+    moves, the variants, the page to open, the headline again), for one or more than two the
+    N-way verdict's, pointing at index.html; fitted to ``lines`` rows of the terminal (default
+    :data:`~profcompare.render.screen.SCREEN_LINES`; colour only on one)."""
+    import shlex
+
+    from profcompare.compare.verdict import nway_verdict
+    from profcompare.render.screen import SCREEN_LINES, comparison_screen, nway_screen
+    from profcompare.render.sections import Section
+
+    rows = SCREEN_LINES if lines is None else lines
+    base = result.outcomes[0]
+    note = (f"Run directory {display_path(result.directory)}/ (backend {result.backend}, {result.wall_seconds:.1f} s wall)"
+            + ("; it replaced the previous run." if result.replaced else "."))
+    variants = Section("Variants", outcome_table(result, files=False), (note,))
+    index = result.files.get("index html")
+    shown = [item for item in result.comparisons if item.comparison is not None]
+    if len(result.outcomes) == 2 and len(shown) == 1:
+        item = shown[0]
+        pair = " ".join(shlex.quote(display_path(result.directory / label)) for label in (item.base, item.new))
+        steps = []
+        if "html" in item.files:
+            steps.append("open the whole comparison (ledger, execution trace, liveness, variables, code): "
+                         f"{display_path(item.files['html'])}")
+        steps.append(f"every table here (or one: --section NAME): profcompare compare {pair} --full")
+        return comparison_screen(item.comparison, sections=(variants,), next_steps=steps, lines=rows, **text_style())
+    steps = []
+    if index is not None and len(result.outcomes) == 1:
+        steps.append(f"open the run's page (its figures and memory ledger): {display_path(index)}")
+    elif index is not None:
+        steps.append(f"open the variants side by side, linked to each comparison with {base.label}: {display_path(index)}")
+    if shown:
+        steps.append("every table of one comparison: profcompare compare "
+                     f"{shlex.quote(display_path(result.directory / base.label))} "
+                     f"{shlex.quote(display_path(result.directory / shown[0].new))} --full")
+    return nway_screen(nway_verdict(result.nway), base_status=base.status, sections=(variants,), next_steps=steps,
+                       lines=rows, **text_style())
+
+
+def run_sections_text(result: Any, names: tuple[str, ...], *, top: int) -> str:
+    """The named sections (``--section``) of each comparison of a run, each under its title line."""
+    from profcompare.commands.compare import sections_text
+
+    texts = [sections_text(item.comparison, names, top=top, output=None)
+             for item in result.comparisons if item.comparison is not None]
+    return "\n".join(texts) if texts else "no comparison: no two variants with a report\n"
 
 
 __all__ = ["COMMON_HEADING", "SHARED_HEADING", "SUMMARY_SECTIONS", "KnobCommand", "ProgressDisplay", "backend_note", "collect_overrides", "command",

@@ -107,11 +107,13 @@ def fold_word(word: str, width: int) -> list[str]:
     return pieces + ([word] if word else [])
 
 
-def wrap_pieces(pieces: Sequence[str], width: int, *, shorten: bool = False) -> tuple[list[str], bool]:
+def wrap_pieces(pieces: Sequence[str], width: int, *, shorten: bool = False,
+                fold: bool = True) -> tuple[list[str], bool]:
     """Pack ``pieces`` greedily into lines of at most ``width`` characters, one space apart.
 
-    A piece longer than ``width`` is shortened in the middle (``shorten``) or folded at name
-    boundaries; returns (lines, whether any piece was shortened)."""
+    A piece longer than ``width`` is shortened in the middle (``shorten``), folded at name
+    boundaries (``fold``) or else kept whole on a line of its own (a path to copy); returns
+    (lines, whether any piece was shortened)."""
     lines: list[str] = []
     shortened = False
     for piece in pieces:
@@ -119,8 +121,11 @@ def wrap_pieces(pieces: Sequence[str], width: int, *, shorten: bool = False) -> 
             if shorten:
                 piece = shorten_name(piece, width)
                 shortened = True
-            else:
+            elif fold:
                 lines.extend(fold_word(piece, width))
+                continue
+            else:
+                lines.append(piece)
                 continue
         if lines and len(lines[-1]) + 1 + len(piece) <= width:
             lines[-1] += " " + piece
@@ -129,14 +134,15 @@ def wrap_pieces(pieces: Sequence[str], width: int, *, shorten: bool = False) -> 
     return lines or [""], shortened
 
 
-def wrap_text(text: str, width: int | None, *, first: str = "", rest: str = "") -> list[str]:
+def wrap_text(text: str, width: int | None, *, first: str = "", rest: str = "", fold: bool = True) -> list[str]:
     """Return ``text`` wrapped at spaces to ``width`` (None: one line), the first line starting
     with ``first`` and the others with ``rest`` (a hanging indent). Figures keep their units;
-    a word longer than a line is folded at ``/ . _ -`` boundaries."""
+    a word longer than a line is folded at ``/ . _ -`` boundaries, or without ``fold`` kept
+    whole on a line of its own (a path or a command to copy, wider than the screen)."""
     if width is None or len(first) + len(text) <= width:
         return [first + text]
     room = max(width - max(len(first), len(rest)), 8)
-    lines, _ = wrap_pieces(atoms(text), room)
+    lines, _ = wrap_pieces(atoms(text), room, fold=fold)
     return [(first if i == 0 else rest) + line for i, line in enumerate(lines)]
 
 

@@ -10,6 +10,7 @@ spaces. Without a width (a file, a pipe) nothing is fitted or wrapped: every tab
 from __future__ import annotations
 
 import io
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -130,15 +131,17 @@ def _print_table(out: _Lines, table: Table, color: bool, width: int | None) -> N
 
 
 def _print_wrapped(out: _Lines, text: str, width: int | None, *, style: str = "", first: str = "",
-                   rest: str = "") -> None:
-    for line in wrap_text(text, width, first=first, rest=rest):
+                   rest: str = "", fold: bool = True) -> None:
+    for line in wrap_text(text, width, first=first, rest=rest, fold=fold):
         out.print(Text(line, style=style))
 
 
-def render_document(document: Document, *, color: bool = False, width: int | None = DEFAULT_WIDTH) -> str:
+def render_document(document: Document, *, color: bool = False, width: int | None = DEFAULT_WIDTH,
+                    unfolded: Collection[str] = ()) -> str:
     """Return ``document`` drawn as terminal text fitted to ``width`` characters (None: nothing
     fitted or wrapped); names are made visible first: control characters from a report never
-    reach the terminal."""
+    reach the terminal. The lines of the sections titled in ``unfolded`` wrap at spaces only: a
+    path or a command wider than the screen stays whole on its own line, to be copied."""
     document = visible_document(document)
     out = _Lines(color)
     _print_wrapped(out, document.title, width, style="bold")
@@ -158,7 +161,7 @@ def render_document(document: Document, *, color: bool = False, width: int | Non
         if not color:
             out.print("-" * len(section.title))
         for line in section.lines:
-            _print_wrapped(out, line, width, first="- ", rest="  ")
+            _print_wrapped(out, line, width, first="- ", rest="  ", fold=section.title not in unfolded)
         if section.table is not None:
             _print_table(out, section.table, color, width)
         for note in section.notes:

@@ -147,6 +147,100 @@ def comparison_sentences(verdict: ComparisonVerdict) -> tuple[str, ...]:
     return first, memory, time[0].upper() + time[1:]
 
 
+def _ratio(value: float) -> str:
+    """A ratio of times: two decimals below 2 ("1.15x"), one from 2 on ("2.3x")."""
+    return f"{value:.2f}x" if value < 2 else f"{value:.1f}x"
+
+
+def _peak_words(change: Change) -> str:
+    """Peak liveness in a headline: "same peak liveness", "same peak liveness (+0.4%)" (within
+    :data:`BARELY_PCT` or the noise rule), "32.0% less peak liveness", "peak liveness 0 B -> 5.0 MiB"."""
+    if not change.known:
+        return "peak liveness not known"
+    if change.delta == 0:
+        return "same peak liveness"
+    if math.isnan(change.delta_pct):
+        return f"peak liveness {format_bytes(change.base)} -> {format_bytes(change.new)}"
+    if change.status == "unchanged" or abs(change.delta_pct) < BARELY_PCT:
+        return f"same peak liveness ({format_pct(change.delta_pct)})"
+    return f"{abs(change.delta_pct):.1f}% {'more' if change.delta > 0 else 'less'} peak liveness"
+
+
+def _speed_words(change: Change) -> str:
+    """Time per session.run in a headline, as a ratio of the two times: "2.3x slower", "1.15x
+    faster", "same speed (+0.3%)" (within :data:`BARELY_PCT` or the noise rule)."""
+    if not change.known:
+        return "time not known"
+    if change.delta == 0:
+        return "same speed"
+    if change.base <= 0 or change.new <= 0:
+        return f"time per session.run {format_seconds(change.base)} -> {format_seconds(change.new)}"
+    if change.status == "unchanged" or abs(change.delta_pct) < BARELY_PCT:
+        return f"same speed ({format_pct(change.delta_pct)})"
+    if change.delta > 0:
+        return f"{_ratio(change.new / change.base)} slower"
+    return f"{_ratio(change.base / change.new)} faster"
+
+
+def _fit_clause(base: Fit, new: Fit) -> str:
+    if base.fits and new.fits:
+        return "both fit"
+    if not base.fits and not new.fits:
+        return "neither fits"
+    bad, good = (base, new) if not base.fits else (new, base)
+    return f"{good.label} fits, {bad.label} does NOT"
+
+
+def headline(verdict: ComparisonVerdict) -> str:
+    """The comparison in one sentence, from its own figures: the change of peak liveness, time
+    per session.run as a ratio and whether each side fits in tile memory, e.g.
+    "offchip-sharded vs onchip: same peak liveness (+0.4%), 2.3x slower; both fit". The
+    terminal opens and closes with it; every output can show it above the verdict."""
+    memory = _peak_words(verdict.change("peak_liveness_bytes"))
+    speed = _speed_words(verdict.change("seconds_per_step"))
+    return (f"{verdict.new_label} vs {verdict.base_label}: {memory}, {speed}; "
+            f"{_fit_clause(verdict.base_fit, verdict.new_fit)}")
+
+
+def nway_headline(verdict: NWayVerdict, base_status: str = "ok") -> str:
+    """A run of several variants in one sentence, from the N-way figures: how many fit in tile
+    memory (and which do not), which failed, which has the least peak liveness against the base
+    and which is fastest, e.g. "3 variants against onchip: all 3 fit; least peak liveness
+    onchip-sharded (-2.1%); fastest onchip (the base)". ``base_status`` is the base variant's
+    run status (ok | oom | failed): a failed base leaves nothing compared."""
+    count = len(verdict.variants) + 1
+    if base_status == "failed":
+        return f"{verdict.base} (the base) failed: nothing compared"
+    failed = [v.label for v in verdict.variants if v.status == "failed"]
+    if count == 1:
+        fit = ("fits" if verdict.fitting else "does NOT fit" if verdict.not_fitting else "fit not known")
+        return f"{verdict.base}: the only variant, nothing compared; {fit}"
+    with_report = len(verdict.fitting) + len(verdict.not_fitting)
+    if not verdict.not_fitting:
+        fit = f"all {with_report} fit" if with_report == count else f"{with_report} of {count} fit"
+    elif not verdict.fitting:
+        fit = "none fits"
+    else:
+        fit = f"{len(verdict.fitting)} of {count} fit ({', '.join(verdict.not_fitting)} do NOT)"
+    if failed:
+        fit += f", {', '.join(failed)} failed"
+    parts = [fit]
+    peaks = [(v.label, v.memory) for v in verdict.variants if v.status != "failed"]
+    changes = [(label, c) for label, memory in peaks for c in memory
+               if c.metric == "peak_liveness_bytes" and c.known and not math.isnan(c.delta_pct)]
+    if changes:
+        label, least = min(changes, key=lambda item: (item[1].delta_pct, item[0]))
+        if least.delta_pct <= -BARELY_PCT:
+            parts.append(f"least peak liveness {label} ({format_pct(least.delta_pct)})")
+        elif all(abs(c.delta_pct) < BARELY_PCT for _, c in changes):
+            parts.append(f"same peak liveness (within {BARELY_PCT:g}%)")
+        else:
+            parts.append(f"least peak liveness {verdict.base} (the base)")
+    if verdict.fastest is not None:
+        parts.append(f"fastest {verdict.fastest}" + (" (the base)" if verdict.fastest == verdict.base else ""))
+    return f"{count} variants against {verdict.base}: " + "; ".join(parts)
+
+
 def _pct(change: Change, words: str) -> str:
     if not change.known:
         return f"{words} n/a"
@@ -188,4 +282,5 @@ def nway_sentences(verdict: NWayVerdict) -> tuple[str, ...]:
     return tuple(lines)
 
 
-__all__ = ["BARELY_PCT", "change_words", "comparison_sentences", "move_words", "nway_sentences", "variant_sentence"]
+__all__ = ["BARELY_PCT", "change_words", "comparison_sentences", "headline", "move_words", "nway_headline",
+           "nway_sentences", "variant_sentence"]

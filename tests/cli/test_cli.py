@@ -130,9 +130,12 @@ def test_text_on_a_terminal_is_coloured(run_cli: Run, report_dir: pathlib.Path, 
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_common, "stdout_is_tty", lambda: True)
     monkeypatch.delenv("NO_COLOR", raising=False)
-    out = run_cli("compare", onchip_path, str(report_dir / "offchip-sharded"))
+    out = run_cli("compare", onchip_path, str(report_dir / "offchip-sharded"), "--full")
     assert out.exit_code == 0
     assert "\x1b[31m" in out.stdout  # growth in red
+    # the first screen (the default on a terminal) opens and closes with the headline in bold
+    brief = run_cli("compare", onchip_path, str(report_dir / "offchip-sharded")).stdout
+    assert brief.startswith("\x1b[1moffchip-sharded vs onchip: ") and brief.endswith("both fit\x1b[0m\n")
     monkeypatch.setenv("NO_COLOR", "1")
     assert "\x1b[" not in run_cli("show", onchip_path).stdout
 

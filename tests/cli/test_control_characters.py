@@ -60,3 +60,24 @@ def test_html_isolates_names(run_cli, evil_pair: tuple[str, str], tmp_path: path
     assert out.exit_code == 0, out.stderr
     page = (tmp_path / "d.html").read_text(encoding="utf-8")
     assert "unicode-bidi: isolate" in page
+
+
+def test_the_first_screen_escapes_control_characters_in_labels(run_cli, tmp_path: pathlib.Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from profcompare.commands import _common
+
+    paths = []
+    for variant in ("onchip", "offchip-sharded"):
+        report = build_report(variant)
+        report = report.with_meta(report.meta.replace(variant=f"{variant}{EVIL}"))
+        (tmp_path / variant).mkdir()
+        paths.append(str(write_report(report, tmp_path / variant / "profile.sqlite")))
+    monkeypatch.setattr(_common, "stdout_is_tty", lambda: True)
+    monkeypatch.setenv("NO_COLOR", "1")
+    out = run_cli("compare", *paths)
+    assert out.exit_code == 0, out.stderr
+    assert not any(raw in out.stdout for raw in RAW)
+    lines = out.stdout.splitlines()
+    # the headline (wrapped: the labels are long) opens and closes the screen, its names made visible
+    assert lines[0].startswith("offchip-sharded") and "\\x1b" in lines[0] and out.stdout.count(lines[0] + "\n") == 2
+    assert lines[-1].endswith("both fit") and lines[-1] in lines[:3]

@@ -237,7 +237,7 @@ def test_run_prints_the_sections_the_readme_lists_in_order(main_job: dict[str, A
                                 "What changed the not-always-live peak", "Summary", "Memory by category",
                                 "Variables (largest changes)")
     readme = " ".join((ROOT / "README.md").read_text().split())
-    promise = readme[readme.index("With two variants the terminal shows their comparison, in this order:"):]
+    promise = readme[readme.index("it prints the whole comparison, in this order:"):]
     promise = promise[:promise.index("(the files hold every section)")]
     words = {"Verdict": "the verdict", "Where the memory moved": "where the memory moved",
              "Ledger by parameter": "the ledger by parameter",

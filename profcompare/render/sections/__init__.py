@@ -10,14 +10,22 @@ Every table is cut to the top N rows; when rows were cut the table ends with one
 
 Modules: ``document`` (the document model, and the cells and notes every section shares),
 ``report`` (one report and the ``variables`` command), ``comparison`` (two reports) and
-``ledger`` (the ledger sections of both). Import the names below from this package.
+``ledger`` (the ledger sections of both) and ``brief`` (the first screen of ``run`` and
+``compare``: headline, verdict, largest moves, where to look next). Import the names below from
+this package; :data:`SECTION_NAMES` names the sections of a comparison for ``--section``.
 """
 
 from __future__ import annotations
 
 from profcompare.compare import Comparison
 from profcompare.model import Report
-from profcompare.render.sections.comparison import comparison_document, comparison_variables_view, comparison_warnings
+from profcompare.render.section_names import SECTION_NAMES
+from profcompare.render.sections.comparison import (
+    comparison_document,
+    comparison_variables_view,
+    comparison_warnings,
+    matched_changes_first,
+)
 from profcompare.render.sections.document import (
     CONFIDENCE_LEGEND as CONFIDENCE_LEGEND,
     TONES,
@@ -44,6 +52,7 @@ def build_document(obj: Report | Comparison | VariablesView, *, top: int | None 
 
 
 __all__ = [
+    "SECTION_NAMES",
     "TONES",
     "Cell",
     "Column",
@@ -56,6 +65,7 @@ __all__ = [
     "comparison_variables_view",
     "comparison_warnings",
     "limit",
+    "matched_changes_first",
     "report_document",
     "variables_document",
 ]

@@ -141,6 +141,43 @@ def comparison_variables_view(cmp: Comparison, top: int | None) -> TopN:
     return cmp.top("variables", limit(top))
 
 
+#: the order of the variables table: changes of matched pairs (0), then variables in one report
+#: only (1), then the unchanged (2); within each, the largest |delta_bytes| first
+_VARIABLE_GROUPS = {"grew": 0, "shrank": 0, "added": 1, "removed": 1}
+
+
+def _ranked_variables(cmp: Comparison) -> pd.DataFrame:
+    """:attr:`Comparison.variables` in the order of :func:`matched_changes_first` (index 0..n-1)."""
+    frame = cmp.variables
+    order = pd.DataFrame({
+        "group": frame["status"].astype(str).map(_VARIABLE_GROUPS).fillna(2).to_numpy(),
+        "magnitude": -frame["delta_bytes"].abs().to_numpy(dtype="float64"),
+        "name": frame["name"].astype(str).to_numpy(),
+    }).sort_values(["group", "magnitude", "name"], kind="mergesort").index.to_numpy()
+    return frame.iloc[order].reset_index(drop=True)
+
+
+def matched_changes_first(cmp: Comparison, top: int | None) -> TopN:
+    """Return the variable diff ordered for reading and cut to ``top`` rows: the variables found
+    in both reports that grew or shrank first, then those in one report only (added, removed),
+    then the unchanged; within each group by |delta_bytes| descending, then name.
+
+    Rows are :attr:`Comparison.variables` rows; the "other" row sums base_bytes, new_bytes and
+    delta_bytes of the cut rows (its delta_pct recomputed from the sums). ``top`` None or 0
+    keeps all rows.
+    """
+    ranked = _ranked_variables(cmp)
+    ranked.insert(len(ranked.columns), "_rank", range(len(ranked)))
+    view = analysis.top_n(ranked, limit(top), "_rank", label_column="name", ascending=True,
+                          sum_columns=("base_bytes", "new_bytes", "delta_bytes"))
+    rows = view.rows.drop(columns="_rank")
+    if view.cut:
+        last = rows.index[-1]
+        base_sum, delta_sum = float(rows.at[last, "base_bytes"]), float(rows.at[last, "delta_bytes"])
+        rows.at[last, "delta_pct"] = 100.0 * delta_sum / base_sum if base_sum else float("nan")
+    return TopN(rows=rows, shown=view.shown, total=view.total, cut=view.cut)
+
+
 def _match_text(r: Any) -> str:
     match = _str(r.match)
     if match == "normalised" and _str(r.base_name) and _str(r.new_name) and r.base_name != r.new_name:
@@ -148,11 +185,35 @@ def _match_text(r: Any) -> str:
     return match
 
 
+def _variables_other_note(cmp: Comparison, view: TopN) -> str:
+    """Why the "other" row's bytes can exceed the memory in use beside it: it sums the sizes of
+    the variables left out, and those overlap in memory (not-always-live variables live at
+    different steps share addresses; a tensor of a graph called from several sites is listed
+    once per call)."""
+    rest = _ranked_variables(cmp).iloc[view.shown:]
+    not_always = int(((rest["base_always_live"] == False) | (rest["new_always_live"] == False))  # noqa: E712
+                     .fillna(False).to_numpy(dtype=bool).sum())
+    names = rest["name"].astype(str)
+    instances = int((analysis.call_instance_stems(names) != names).sum())
+    reasons = []
+    if not_always:
+        reasons.append(f"{not_always:,} are not-always-live, each live over its own steps (variables live at "
+                       "different steps share addresses)")
+    if instances:
+        reasons.append(f"{instances:,} are call instances (name@1, name@2, ...) of a tensor listed once per call")
+    peak = cmp.summary.loc["peak_liveness_bytes"]
+    text = f"The 'other' row sums the sizes of the {view.cut:,} variables not shown"
+    if reasons:
+        text += ", which is not memory in use: " + " and ".join(reasons)
+    return (text + f". Memory in use is peak liveness, {format_bytes(peak['base'])} -> {format_bytes(peak['new'])} "
+            "(see the Summary).")
+
+
 def _comparison_variables_section(cmp: Comparison, top: int | None) -> Section:
     title = "Variables (largest changes)"
     if not len(cmp.variables):
         return Section(title, None, ("No variables in either report.", *_missing_sides(cmp, "variables")))
-    view = comparison_variables_view(cmp, top)
+    view = matched_changes_first(cmp, top)
     rows: list[tuple[Cell, ...]] = []
     for r in view.shown_rows.itertuples(index=False):
         rows.append(
@@ -164,12 +225,15 @@ def _comparison_variables_section(cmp: Comparison, top: int | None) -> Section:
         rows.append(_aggregate_row(view, _other_label(view.cut, "variables"), 2,
                                    ("base_bytes", "new_bytes", "delta_bytes"), format_bytes, trailing=1))
     table = Table((Column("Variable"), Column("Kind")) + _DELTA_COLUMNS + (Column("Match"),), tuple(rows))
-    notes = (
+    notes = [
+        "Variables found in both reports that grew or shrank first, then those in one report only (added, "
+        "removed), then the unchanged; each group by |Delta|.",
         _cut_note(view, "variables"),
-        f"Status over all variables: {_status_counts(cmp.variables['status'])}.",
-        *_missing_sides(cmp, "variables"),
-    )
-    return Section(title, table, notes)
+    ]
+    if view.has_other:
+        notes.append(_variables_other_note(cmp, view))
+    notes += [f"Status over all variables: {_status_counts(cmp.variables['status'])}.", *_missing_sides(cmp, "variables")]
+    return Section(title, table, tuple(notes))
 
 
 def _side_by_side(label: str, base: Any, new: Any, fmt: Any) -> tuple[Cell, ...]:

@@ -122,14 +122,14 @@ def _live_at_peak_section(report: Report, top: int | None) -> Section:
     return Section(title, table, tuple(notes))
 
 
-def _ledger_moves_section(cmp: Comparison) -> Section:
+def _ledger_moves_section(cmp: Comparison, shown: int = MOVES_SHOWN) -> Section:
     title = "Where the memory moved"
     everything = cmp.ledger_moves(None)
     if not len(everything):
         note = "No parameter's bytes changed between the reports." if len(cmp.ledger) else \
             "Neither report attributes memory to parameters (no variables, no remote buffers)."
         return Section(title, None, (note,))
-    moves = everything.head(MOVES_SHOWN)
+    moves = everything.head(shown)
     notes = [
         (f"The {len(moves):,} largest of {len(everything):,} (parameter, role) moves, by bytes moved (the sum of "
          "|delta| over locations); bytes per replica." if len(everything) > len(moves)
