@@ -3,6 +3,8 @@
 #               run the main job on the simulator
 #   make test   create .venv on first use, install profcompare with its test tools (the dev extra),
 #               run the tests
+#   make typecheck  the same environment; mypy over the package (pyproject.toml [tool.mypy] says
+#               what is checked and how strictly)
 # The virtual environment is reused; it is refreshed when pyproject.toml changes. Two stamps say
 # what is installed: .installed (the project) and .installed-dev (the project and its test tools),
 # so `make run` then `make test` adds only the test tools, and `make test` alone installs both.
@@ -13,7 +15,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test clean-venv
+.PHONY: run test typecheck clean-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +34,9 @@ run: $(RUN_STAMP)
 
 test: $(DEV_STAMP)
 	$(BIN)/python -m pytest $(ARGS)
+
+typecheck: $(DEV_STAMP)
+	$(BIN)/python -m mypy $(ARGS)
 
 clean-venv:
 	rm -rf $(VENV)
