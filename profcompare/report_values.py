@@ -31,15 +31,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from profcompare.errors import ReportValidationError
-
-if TYPE_CHECKING:  # the model imports this module to check what it is given
-    from profcompare.model import Report, ReportMeta, Target
 
 #: The largest integer a report may hold (float64 represents every integer up to it exactly).
 MAX_INTEGER = 2**53
@@ -157,7 +154,7 @@ def check_tiles(frame: pd.DataFrame, tiles_per_replica: int, ipus_per_replica: i
             _fail(f"tiles.{column}: row {row} has {int(values[row])} (the target has {bound} per replica)")
 
 
-def check_target(target: Target) -> None:
+def check_target(target: Any) -> None:
     """The target's counts are bounded positive integers and its clock is a real clock."""
     for name, limit in TARGET_LIMITS.items():
         value = getattr(target, name)
@@ -204,7 +201,7 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def _check_replication(replication: Mapping[str, Any]) -> None:
+def _check_replication(replication: Any) -> None:
     """``meta.replication``: known keys only, non-negative integers (model.ReportMeta)."""
     unknown = set(replication) - {"io_tiles_per_ipu", "replica_groupings"}
     if unknown:
@@ -224,7 +221,7 @@ def _check_replication(replication: Mapping[str, Any]) -> None:
                 _fail(f"meta.replication.replica_groupings.{name} must be an integer >= {least}, got {value!r}")
 
 
-def check_meta(meta: ReportMeta) -> None:
+def check_meta(meta: Any) -> None:
     """Types of the metadata fields, ``samples_per_step`` and the depth of ``config``."""
     for name in ("source", "producer"):
         if not isinstance(getattr(meta, name), str):
@@ -251,7 +248,7 @@ def check_meta(meta: ReportMeta) -> None:
         _fail(f"meta.config is nested deeper than {MAX_CONFIG_DEPTH} levels")
 
 
-def check_report_values(report: Report) -> None:
+def check_report_values(report: Any) -> None:
     """Apply every value rule of this module to ``report`` (raises ReportValidationError)."""
     meta = report.meta
     check_meta(meta)
