@@ -5,6 +5,8 @@
 #               run the tests
 #   make docs   create .venv on first use, install MkDocs with the Material theme (the docs extra),
 #               build the user guide into site/ strictly (a warning or a broken link fails)
+#   make typecheck  the same environment; mypy over the package (pyproject.toml [tool.mypy] says
+#               what is checked and how strictly)
 # The virtual environment is reused; it is refreshed when pyproject.toml changes. Two stamps say
 # what is installed: .installed (the project) and .installed-dev (the project and its test tools),
 # so `make run` then `make test` adds only the test tools, and `make test` alone installs both.
@@ -16,7 +18,7 @@ RUN_STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: run test docs clean-venv
+.PHONY: run test typecheck docs clean-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +45,8 @@ test: $(DEV_STAMP)
 
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site $(ARGS)
+typecheck: $(DEV_STAMP)
+	$(BIN)/python -m mypy $(ARGS)
 
 clean-venv:
 	rm -rf $(VENV)

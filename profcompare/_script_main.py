@@ -214,7 +214,8 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
     for s in sessions:
         s["report"] = by_session.get(s["directory"])
     # newest Session first, over the program's own and those of the Python processes it started
-    ordered = sorted((f for f in found if _session_number(f) is not None), key=_session_number, reverse=True)
+    ordered = sorted((f for f in found if _session_number(f) is not None), key=lambda f: _session_number(f) or 0,
+                     reverse=True)
     info["report_files"] = ordered + [f for f in found if f not in ordered]
     if info["status"] == "ok" and not info["report_files"]:
         info["status"] = "failed"

@@ -156,8 +156,8 @@ def _instrument_session(emit: Callable[[str], None], timings: dict[str, float | 
     Session.__name__ = Session.__qualname__ = original.__name__
     Session.__module__ = original.__module__
     # a process that runs many jobs gives the module its own class back after each (runner.in_process)
-    Session._profcompare_wraps = original  # type: ignore[attr-defined]
-    popxl.Session = Session  # type: ignore[attr-defined]
+    Session._profcompare_wraps = original
+    popxl.Session = Session  # type: ignore[misc]  # the backend module's class, replaced on purpose
 
 
 def _load_workload(ref: str) -> Any:

@@ -17,7 +17,7 @@ import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -78,7 +78,7 @@ def _sort_positions(
     by: str,
     label_column: str,
     ascending: bool,
-    key: Callable[[Any], Any] | None,
+    key: Callable[[pd.Series], Any] | None,
 ) -> np.ndarray:
     """Positions of the first ``n`` rows (all when None) in order: ``by`` (after ``key``), then label.
 
@@ -111,7 +111,7 @@ def _sort_positions(
             }
         )
         order = order_frame.sort_values(["_nan", "_rank", "_label"], kind="mergesort", na_position="last").index
-        positions = candidates[order.to_numpy()]
+        positions: np.ndarray = candidates[order.to_numpy()]
     else:
         order_frame = pd.DataFrame(
             {"_value": values.to_numpy(), "_label": frame[label_column].to_numpy()}
@@ -130,7 +130,7 @@ def top_n(
     label_column: str,
     sum_columns: Sequence[str] = (),
     ascending: bool = False,
-    key: Callable[[Any], Any] | None = None,
+    key: Callable[[pd.Series], Any] | None = None,
     other_label: str = OTHER_LABEL,
 ) -> TopN:
     """Sort ``frame`` by ``by`` and keep its first ``n`` rows, aggregating the rest into "other".
@@ -284,7 +284,18 @@ def selection_totals(variables: pd.DataFrame) -> dict[str, int]:
     }
 
 
-def liveness_peak(report: Report) -> dict[str, Any]:
+class LivenessPeak(TypedDict):
+    """What :func:`liveness_peak` returns (see there)."""
+
+    step: int | None
+    program: str | None
+    program_type: str | None
+    not_always_live_bytes: int
+    always_live_bytes: int
+    peak_liveness_bytes: int
+
+
+def liveness_peak(report: Report) -> LivenessPeak:
     """The program step at which not-always-live memory peaks.
 
     Returns a dict: step (int, or None without liveness), program (str or None), program_type
@@ -433,7 +444,20 @@ def _execution_by_phase(report: Report) -> pd.DataFrame:
     return pd.DataFrame({"phase": pd.Series(phases, dtype=object), "cycles": cycles, "pct": pct})
 
 
-def tile_stats(report: Report, *, worst: int = 10) -> dict[str, Any]:
+class TileStats(TypedDict):
+    """What :func:`tile_stats` returns (see there)."""
+
+    tiles: int
+    bytes_per_tile: int
+    min_bytes: int
+    max_bytes: int
+    median_bytes: float
+    mean_bytes: float
+    tiles_over_budget: int
+    worst_tiles: pd.DataFrame
+
+
+def tile_stats(report: Report, *, worst: int = 10) -> TileStats:
     """Tile memory statistics of one replica (bytes = ``bytes_including_gaps``).
 
     Returns a dict:
@@ -542,6 +566,8 @@ def largest_live_variables(report: Report, steps: Sequence[int] | np.ndarray, *,
 __all__ = [
     "LIVE_VARIABLES_SCAN_LIMIT",
     "OTHER_LABEL",
+    "LivenessPeak",
+    "TileStats",
     "TopN",
     "call_instance_stems",
     "category_breakdown",

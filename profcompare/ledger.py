@@ -52,9 +52,9 @@ def _live_mask(variables: pd.DataFrame, step: int | None) -> np.ndarray:
     """Rows of ``variables`` that are not-always-live and live at ``step``."""
     if step is None or not len(variables):
         return np.zeros(len(variables), dtype=bool)
-    first = variables["first_step"].to_numpy(dtype="float64", na_value=np.nan)
-    last = variables["last_step"].to_numpy(dtype="float64", na_value=np.nan)
-    nal = ~variables["always_live"].to_numpy(dtype=bool)
+    first: np.ndarray = variables["first_step"].to_numpy(dtype="float64", na_value=np.nan)
+    last: np.ndarray = variables["last_step"].to_numpy(dtype="float64", na_value=np.nan)
+    nal: np.ndarray = ~variables["always_live"].to_numpy(dtype=bool)
     with np.errstate(invalid="ignore"):
         return nal & (first <= step) & (last >= step)
 

@@ -83,7 +83,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -93,6 +93,9 @@ from profcompare.errors import ReportValidationError
 from profcompare.memo import memoized_copy
 from profcompare.readable import readable
 from profcompare.report_values import check_meta, check_report_values, check_target, check_text_column
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 #: Memory categories (PopVision / libpva names) and the group each belongs to.
 CATEGORY_GROUPS: Mapping[str, str] = MappingProxyType(
@@ -518,10 +521,10 @@ def _is_dtype(series: pd.Series, dtype: str) -> bool:
         return isinstance(actual, pd.CategoricalDtype)
     if dtype == "object":
         # str columns: object (numpy) or pandas' string dtype.
-        return actual == np.dtype("O") or pd.api.types.is_string_dtype(actual)
+        return bool(actual == np.dtype("O") or pd.api.types.is_string_dtype(actual))
     if dtype == "Int64":
         return str(actual) == "Int64"
-    return actual == np.dtype(dtype)
+    return bool(actual == np.dtype(dtype))
 
 
 def _coerce_series(values: Any, dtype: str, length: int) -> pd.Series:
@@ -977,25 +980,25 @@ class Report:
     def _repr_html_(self) -> str:
         return str(presenters.present("Report._repr_html_", self))
 
-    def plot_memory_by_category(self) -> Any:
+    def plot_memory_by_category(self) -> Figure:
         """Stacked bar of memory by category (matplotlib Figure)."""
-        return presenters.present("Report.plot_memory_by_category", self)
+        return cast("Figure", presenters.present("Report.plot_memory_by_category", self))
 
-    def plot_liveness(self) -> Any:
+    def plot_liveness(self) -> Figure:
         """Not-always-live bytes per program step, always-live level marked (matplotlib Figure)."""
-        return presenters.present("Report.plot_liveness", self)
+        return cast("Figure", presenters.present("Report.plot_liveness", self))
 
-    def plot_tiles(self) -> Any:
+    def plot_tiles(self) -> Figure:
         """Memory per tile with the tile budget line (matplotlib Figure)."""
-        return presenters.present("Report.plot_tiles", self)
+        return cast("Figure", presenters.present("Report.plot_tiles", self))
 
-    def plot_trace(self) -> Any:
+    def plot_trace(self) -> Figure:
         """The execution trace: one lane per IPU, blocks coloured by type (matplotlib Figure)."""
-        return presenters.present("Report.plot_trace", self)
+        return cast("Figure", presenters.present("Report.plot_trace", self))
 
-    def plot_execution(self) -> Any:
+    def plot_execution(self) -> Figure:
         """The same figure as :meth:`plot_trace` (Graph Analyser calls the view Execution Trace)."""
-        return presenters.present("Report.plot_trace", self)
+        return cast("Figure", presenters.present("Report.plot_trace", self))
 
 
 __all__ = [

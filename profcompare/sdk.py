@@ -21,8 +21,14 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from profcompare.errors import ProfcompareError, SdkUnavailableError
+
+if TYPE_CHECKING:
+    # Workloads are type-checked against the simulator's popxl, which follows the SDK's API.
+    from profcompare.emulator import popxl, popxl_addons as addons
+    from profcompare.emulator.popxl import ops
 
 #: accepted backend names
 BACKENDS = ("auto", "sdk", "sim")

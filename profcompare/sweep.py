@@ -82,27 +82,27 @@ def expand_grid(
     """
     if not params:
         raise WorkloadError("nothing to sweep: give at least one --param NAME=V1,V2,...")
-    workload = runner.workload_registry().find_variant(variant, workload)
-    fixed = {runner.find_knob(workload, name).name: value for name, value in (overrides or {}).items()}
+    found = runner.workload_registry().find_variant(variant, workload)
+    fixed = {runner.find_knob(found, name).name: value for name, value in (overrides or {}).items()}
     names: list[str] = []
     for name, _ in params:
-        knob = runner.find_knob(workload, name)
+        knob = runner.find_knob(found, name)
         if knob.name in names:
             raise WorkloadError(f"knob {knob.name} is swept twice; give all its values in one --param")
         if knob.name in fixed:
             raise WorkloadError(f"knob {knob.name} is both set and swept; drop one")
         names.append(knob.name)
-    ref = runner.workload_ref(workload)
+    ref = runner.workload_ref(found)
     points: list[SweepPoint] = []
     seen: dict[str, tuple[str, ...]] = {}
     for combo in itertools.product(*(values for _, values in params)):
-        config = runner.resolve_config(workload, {**fixed, **dict(zip(names, combo))})
+        config = runner.resolve_config(found, {**fixed, **dict(zip(names, combo))})
         values = {name: config[name] for name in names}
         label = point_label(values)
         if label in seen:
             raise WorkloadError(f"values {seen[label]} and {combo} give the same point {label}")
         seen[label] = combo
-        points.append(SweepPoint(values, runner.Job(label, workload.name, ref, variant, config)))
+        points.append(SweepPoint(values, runner.Job(label, found.name, ref, variant, config)))
     return points
 
 

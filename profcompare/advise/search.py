@@ -222,13 +222,14 @@ def nsga2(space: Space, evaluator: Evaluator, *, budget: int, seed: int, batch_s
     as pruned and costs no budget; one already evaluated is told its figures again.
     """
     import optuna
-    from optuna.distributions import CategoricalDistribution
+    from optuna.distributions import BaseDistribution, CategoricalDistribution
     from optuna.trial import TrialState
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     by_coordinates = {_coordinates(c.knobs, space): c for c in space.candidates}
     single = _single_values(space)
-    distributions = {name: CategoricalDistribution(list(values)) for name, values in space.dimensions if len(values) > 1}
+    distributions: dict[str, BaseDistribution] = {
+        name: CategoricalDistribution(list(values)) for name, values in space.dimensions if len(values) > 1}
     fixed = {name: values[0] for name, values in space.dimensions if len(values) == 1}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)

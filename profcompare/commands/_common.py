@@ -321,9 +321,7 @@ def emit(content: str | bytes, output: str | None, *, force: bool) -> None:
         if sys.stdout is None:
             raise ProfcompareError("standard output is closed; give -o FILE")
         if isinstance(content, bytes):
-            stream = click.get_binary_stream("stdout")
-            stream.write(content)
-            stream.flush()
+            click.echo(content, nl=False)  # bytes go to the binary stream under sys.stdout, flushed
         else:
             # colour codes are present only when render() chose colour for a terminal; keep them
             click.echo(content, nl=not content.endswith("\n"), color=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -17,6 +17,9 @@ from profcompare.errors import ProfcompareError
 from profcompare.ledger import ledger_by_parameter, ledger_moves, peak_composition
 from profcompare.memo import memoized_copy
 from profcompare.model import Report
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,9 +74,9 @@ class Comparison:
 
     # Notebook display, the REPL summary and plots are the render layer's: it registers them
     # with profcompare.presenters, so the comparison never imports it.
-    def plot_ledger(self) -> Any:
+    def plot_ledger(self) -> Figure:
         """Stacked bar per parameter, base vs new, coloured by location (matplotlib Figure)."""
-        return presenters.present("Comparison.plot_ledger", self)
+        return cast("Figure", presenters.present("Comparison.plot_ledger", self))
 
     def _repr_html_(self) -> str:
         return str(presenters.present("Comparison._repr_html_", self))
@@ -83,25 +86,25 @@ class Comparison:
         the tables there are; the full tables are attributes (``diff.variables``, ...)."""
         return str(presenters.present("Comparison.__repr__", self))
 
-    def plot_liveness(self) -> Any:
+    def plot_liveness(self) -> Figure:
         """Overlay of both liveness curves, always-live levels marked (matplotlib Figure)."""
-        return presenters.present("Comparison.plot_liveness", self)
+        return cast("Figure", presenters.present("Comparison.plot_liveness", self))
 
-    def plot_memory_by_category(self) -> Any:
+    def plot_memory_by_category(self) -> Figure:
         """Stacked memory-by-category bars for both reports (matplotlib Figure)."""
-        return presenters.present("Comparison.plot_memory_by_category", self)
+        return cast("Figure", presenters.present("Comparison.plot_memory_by_category", self))
 
-    def plot_tiles(self) -> Any:
+    def plot_tiles(self) -> Figure:
         """Memory per tile for both reports with the tile budget line (matplotlib Figure)."""
-        return presenters.present("Comparison.plot_tiles", self)
+        return cast("Figure", presenters.present("Comparison.plot_tiles", self))
 
-    def plot_trace(self) -> Any:
+    def plot_trace(self) -> Figure:
         """Both execution traces, base above new, on the same time axis (matplotlib Figure)."""
-        return presenters.present("Comparison.plot_trace", self)
+        return cast("Figure", presenters.present("Comparison.plot_trace", self))
 
-    def plot_execution(self) -> Any:
+    def plot_execution(self) -> Figure:
         """The same figure as :meth:`plot_trace` (Graph Analyser calls the view Execution Trace)."""
-        return presenters.present("Comparison.plot_trace", self)
+        return cast("Figure", presenters.present("Comparison.plot_trace", self))
 
     def top(self, table: str, n: int | None = 20) -> TopN:
         """The ``n`` rows of a joined table with the largest |delta|, plus an "other" row.

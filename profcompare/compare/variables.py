@@ -4,6 +4,7 @@ attribution, exact name, then normalised name) and :func:`normalise_variable_nam
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -55,7 +56,7 @@ def _normalise_names(names: np.ndarray) -> np.ndarray:
         _REPLICA_OR_NUMERIC_SUFFIX, "", regex=True
     )
     stripped = stripped.where(stripped.str.len() > 0, series)
-    return stripped.to_numpy(dtype=object)
+    return cast(np.ndarray, stripped.to_numpy(dtype=object))
 
 
 
@@ -99,7 +100,8 @@ def _has_graph_index(names: np.ndarray) -> np.ndarray:
 def _without_graph_index(names: np.ndarray) -> np.ndarray:
     """Names without popxl's graph indices, instance suffixes kept: ``Net_subgraph(0)/x@2`` ->
     ``Net_subgraph/x@2``."""
-    return pd.Series(names, dtype=object).str.replace(_GRAPH_INDEX, "", regex=True).to_numpy(dtype=object)
+    stripped = pd.Series(names, dtype=object).str.replace(_GRAPH_INDEX, "", regex=True)
+    return cast(np.ndarray, stripped.to_numpy(dtype=object))
 
 
 def _codes(base_values: np.ndarray, new_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:

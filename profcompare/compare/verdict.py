@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from profcompare.model import HIGHER_IS_BETTER, LOCATIONS
+from profcompare.model import HIGHER_IS_BETTER, LOCATIONS, Report
 
 if TYPE_CHECKING:  # pragma: no cover
     from profcompare.compare.comparison import Comparison
@@ -178,12 +178,12 @@ def _change(summary: pd.DataFrame, metric: str) -> Change:
                   str(row["status"]), str(row["confidence"]))
 
 
-def _fit(report: Any, summary: pd.DataFrame, side: str) -> Fit:
+def _fit(report: Report, summary: pd.DataFrame, side: str) -> Fit:
     return Fit(report.label, bool(report.meta.oom), float(summary.loc["tiles_over_budget", side]),
                float(summary.loc["max_tile_bytes", side]), int(report.meta.target.bytes_per_tile))
 
 
-def _sharded_bytes(report: Any, role: str) -> int:
+def _sharded_bytes(report: Report, role: str) -> int:
     buffers = report.remote_buffers
     if not len(buffers):
         return 0

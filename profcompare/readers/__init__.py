@@ -24,12 +24,15 @@ import os
 import pathlib
 import sqlite3
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from profcompare.errors import ReportFormatError, ReportValidationError
 from profcompare.model import Report, ReportMeta
 from profcompare.readers import ga_cache, store
 from profcompare.readers.sqlite_uri import read_only_uri
+
+if TYPE_CHECKING:
+    from profcompare.readers.pva import Progress
 
 #: File names of reports inside a report directory, in order of preference.
 REPORT_FILENAMES = (store.DEFAULT_FILENAME, "profile.pop")
@@ -41,7 +44,7 @@ DEBUG_FILENAME = "debug.cbor"
 _POPLAR_TABLES = frozenset({"programs", "compute_sets", "steps", "steps_by_ipu", "vars_info", "var_categories", "memory_by_tile"})
 
 
-def open_report(path: str | os.PathLike[str], *, code: bool = True, progress: Any = None) -> Report:
+def open_report(path: str | os.PathLike[str], *, code: bool = True, progress: Progress | None = None) -> Report:
     """Open a run directory, a report directory or a report file and return its Report.
 
     See the module docstring for what is accepted. Returns the Report with ``meta.source`` set
@@ -77,7 +80,7 @@ def open_report_meta(path: str | os.PathLike[str]) -> ReportMeta:
     return open_report(path).meta
 
 
-def _open_path(given: pathlib.Path, *, code: bool, progress: Any) -> Report:
+def _open_path(given: pathlib.Path, *, code: bool, progress: Progress | None) -> Report:
     if not given.exists():
         raise ReportFormatError(f"{given}: no such file or directory")
     if given.is_file() and given.name == RUN_FILENAME:
@@ -140,7 +143,7 @@ def _find_report_file(directory: pathlib.Path, run: Mapping[str, Any] | None) ->
     )
 
 
-def _open_file(file: pathlib.Path, *, root: pathlib.Path, code: bool = True, progress: Any = None) -> Report:
+def _open_file(file: pathlib.Path, *, root: pathlib.Path, code: bool = True, progress: Progress | None = None) -> Report:
     if not file.is_file():
         raise ReportFormatError(f"{file}: not a regular file")
     try:
@@ -196,7 +199,7 @@ def _find_debug(profile: pathlib.Path, root: pathlib.Path) -> pathlib.Path | Non
         directory = directory.parent
 
 
-def _read_poplar(file: pathlib.Path, root: pathlib.Path, *, code: bool = True, progress: Any = None) -> Report:
+def _read_poplar(file: pathlib.Path, root: pathlib.Path, *, code: bool = True, progress: Progress | None = None) -> Report:
     from profcompare.readers.pva import read_pva
 
     return read_pva(file, _find_debug(file, root), code=code, progress=progress)

@@ -21,6 +21,7 @@ import re
 import sqlite3
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -106,7 +107,7 @@ def read_ga_cache(path: str | pathlib.Path) -> Report:
         raise ReportFormatError(f"{file}: malformed execution trace ({exc})") from None
     ipus = int(trace["ipu"].max()) + 1 if len(trace) else 1
     try:
-        target = Target(num_ipus=ipus, ipus_per_replica=ipus, num_replicas=1, **ASSUMED_TARGET)  # type: ignore[arg-type]
+        target = Target.from_dict({**ASSUMED_TARGET, "num_ipus": ipus, "ipus_per_replica": ipus, "num_replicas": 1})
         meta = ReportMeta(source=str(file), format="ga_cache", producer=PRODUCER, simulated=False, target=target,
                           capabilities=frozenset({"trace", "execution"}))
         return Report.build(meta, trace=trace, execution=execution_from_trace(trace))
@@ -114,14 +115,14 @@ def read_ga_cache(path: str | pathlib.Path) -> Report:
         raise ReportFormatError(f"{file}: {exc}") from None
 
 
-def trace_frame(rows: list[tuple]) -> pd.DataFrame:
+def trace_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
     """The ``trace`` table of the blocks table's rows (``BLOCK_COLUMNS`` order), groups left out:
     ``program`` and ``parent`` are the nearest enclosing group's name ("" at the top level, where
     ``program`` is the block's own name), ``depth`` the number of enclosing groups. Rows are
     sorted by (ipu, cycles_from, id)."""
     by_id = {int(r[0]): r for r in rows}
     group_name: dict[int, str] = {int(r[0]): str(r[4] or "") for r in rows if r[2] == GROUP_TAG}
-    out: list[tuple[int, int, int, str, str, str, str, int]] = []
+    out: list[tuple[int, int, int, int, str, str, str, str, int]] = []
     for ident, parent_id, tag, ipu, name, start, end in rows:
         if tag == GROUP_TAG:
             continue

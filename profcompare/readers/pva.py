@@ -22,7 +22,7 @@ import pathlib
 import warnings
 from collections.abc import Callable, Iterable
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -146,13 +146,13 @@ def _hint(path: pathlib.Path) -> str:
 def import_pva(path: str | os.PathLike[str] = "profile.pop") -> ModuleType:
     """Import and return the SDK's ``pva`` module, or raise SdkUnavailableError with a hint."""
     try:
-        import pva  # type: ignore[import-not-found]
+        import pva
     except (ImportError, RuntimeError, OSError) as exc:
         # RuntimeError: pva's native module refuses a mismatched Python version.
         raise SdkUnavailableError(
             f"cannot read {path}: the Poplar SDK's `pva` module is not available ({exc}); {_hint(pathlib.Path(path))}"
         ) from None
-    return pva
+    return cast(ModuleType, pva)
 
 
 def read_pva(
@@ -475,7 +475,7 @@ def guess_kinds(names: pd.Series, always_live: np.ndarray) -> list[str]:
         hit = lower.str.contains(pattern, regex=True).to_numpy(dtype=bool) & ~decided
         kinds[hit] = kind
         decided |= hit
-    return kinds.tolist()
+    return cast(list[str], kinds.tolist())
 
 
 def _variables(

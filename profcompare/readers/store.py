@@ -264,7 +264,8 @@ class _Checksum:
         for data in pieces:
             if isinstance(data, np.ndarray):
                 data = np.ascontiguousarray(data)
-            self.value = zlib.crc32(data, self.value)
+            # numpy's stubs declare ndarray a buffer only from Python 3.12 (PEP 688's __buffer__)
+            self.value = zlib.crc32(data, self.value)  # type: ignore[arg-type]
 
 
 def _meta_items(meta: ReportMeta) -> list[tuple[str, str]]:
@@ -332,7 +333,7 @@ class _Encoded:
             return self.texts
         values = self.parts["values"]
         assert isinstance(values, np.ndarray)
-        listed = values.astype(bool).tolist() if self.spec.storage == _BOOLEAN else values.tolist()
+        listed: list[Any] = values.astype(bool).tolist() if self.spec.storage == _BOOLEAN else values.tolist()
         mask = self.parts.get("mask")
         if isinstance(mask, np.ndarray) and mask.any():
             listed = [None if missing else v for v, missing in zip(listed, mask.tolist())]
@@ -354,7 +355,7 @@ def _encode_column(spec: StoredColumn, series: pd.Series) -> _Encoded:
         filled = series.fillna(0).to_numpy(dtype=np.int64)
         return _Encoded(spec, {"values": filled, "mask": mask}, (filled, mask), None)
     if spec.storage == _TEXT:
-        values = series.to_numpy(dtype=object, na_value=None).tolist()  # type: ignore[call-overload]  # pandas-stubs lacks na_value=None
+        values = series.to_numpy(dtype=object, na_value=None).tolist()
         return _Encoded(spec, {}, (_text_bytes(values),), None, texts=values)
     # dictionary
     if spec.dtype == "category":

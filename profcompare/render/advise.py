@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,9 @@ import pandas as pd
 from profcompare.advise.results import LEDGER_METRICS, POINT_FIELDS, AdviseVerdict, front
 from profcompare.advise.space import layout_text
 from profcompare.render.format import format_bytes, format_rate
+
+if TYPE_CHECKING:
+    from bokeh.models.renderers.renderer import DataRenderer  # bokeh.models' stubs do not re-export it
 
 ADVISE_SCHEMA_VERSION = 1
 #: the chart's colours: fitting points, points that do not fit, the front
@@ -93,7 +96,7 @@ def advise_chart(points: pd.DataFrame, headline: Sequence[str], pages: Mapping[s
     samples/s), fitting ones as blue circles, the others as red crosses, the front as a green
     line; hover shows the layout and figures, a click opens the point's page (its report page
     when written, else its directory)."""
-    from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, OpenURL, TapTool
+    from bokeh.models import ColumnDataSource, DataRange1d, HoverTool, NumeralTickFormatter, OpenURL, TapTool
     from bokeh.plotting import figure
 
     from profcompare.render.interactive import _json_item
@@ -120,9 +123,10 @@ def advise_chart(points: pd.DataFrame, headline: Sequence[str], pages: Mapping[s
     fig.toolbar.logo = None
     fig.yaxis.formatter = NumeralTickFormatter(format="0,0.[00]")
     fig.xaxis.formatter = NumeralTickFormatter(format="0,0.[0]")
-    fig.y_range.start = 0  # throughput from zero: points without an execution profile sit on the axis
+    # throughput from zero: points without an execution profile sit on the axis
+    cast(DataRange1d, fig.y_range).start = 0
     fit_rows, other_rows = known[known["fits"]], known[~known["fits"]]
-    renderers = []
+    renderers: list[DataRenderer] = []
     if len(fit_rows):
         renderers.append(fig.scatter("x", "y", source=source(fit_rows), size=9, color=FIT_COLOUR, alpha=0.8,
                                      legend_label="fits"))

@@ -49,8 +49,8 @@ _TEXT_COLOUR = "#333333"
 _HOW = " Hover a bar for its figures; click a legend entry to hide it."
 
 
-def _bar_figure(chart_id: str, positions: Sequence[float], labels: Sequence[str], x_end: float, x_label: str,
-                legend_entries: int) -> bokeh_doc.Figure:
+def _bar_figure(chart_id: str, positions: Sequence[float] | np.ndarray, labels: Sequence[str], x_end: float,
+                x_label: str, legend_entries: int) -> bokeh_doc.Figure:
     """A figure of horizontal bars centred on ``positions`` (y, top row 0, going down), each
     named by its label on the y axis, the x axis from 0 to ``x_end``."""
     low, high = min(positions, default=0.0), max(positions, default=0.0)

@@ -28,6 +28,7 @@ fills the template.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -230,7 +231,7 @@ def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: li
 
 
 def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
-    stats = [analysis.tile_stats(r, worst=WORST_TILES) for r in reports]
+    stats: list[Mapping[str, Any]] = [analysis.tile_stats(r, worst=WORST_TILES) for r in reports]  # read by key name
     names = [r.label if role == "report" else role for role, r in zip(roles, reports, strict=True)]
     cols: tuple[Col, ...] = (Col("stat", "Tiles"), *(Col(f"r{i}", n, True) for i, n in enumerate(names)))
     lines = (

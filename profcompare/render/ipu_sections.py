@@ -101,16 +101,16 @@ def html_ipu_section(obj: Any) -> Any:
         if max(ipu_count(obj.base), ipu_count(obj.new)) <= 1:
             return None
         frame = compare_memory_per_ipu(obj.base, obj.new)
-        cols = [Col("ipu", "IPU", True)]
+        columns = [Col("ipu", "IPU", True)]
         for h, c in zip(_HEADERS[:3], _COLUMNS[:3]):
-            cols += [Col(f"base_{c}", f"{h} base", True), Col(f"new_{c}", f"{h} new", True),
-                     Col(f"delta_{c}", f"{h} delta", True)]
+            columns += [Col(f"base_{c}", f"{h} base", True), Col(f"new_{c}", f"{h} new", True),
+                        Col(f"delta_{c}", f"{h} delta", True)]
         rows = tuple(Row((Cell(f"{int(r['ipu'])}", int(r["ipu"])),
                           *(cell for c in _COLUMNS[:3]
                             for cell in (bytes_cell(r[f"base_{c}"]), bytes_cell(r[f"new_{c}"]),
                                          bytes_cell(r[f"delta_{c}"], signed=True)))))
                      for r in frame.to_dict("records"))
-        cols = tuple(cols)
+        cols = tuple(columns)
     table = Table("memory-per-ipu-table", cols, rows, note=_NOTE)
     return Section("memory-per-ipu", "Memory per IPU", tables=(table,))
 

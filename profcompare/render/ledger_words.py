@@ -4,11 +4,14 @@ the plain-words sentence of a ledger move ("fc1.weight optimizer_state: 3.0 MiB 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from profcompare.model import LOCATIONS
 from profcompare.render.format import format_bytes, is_missing
 from profcompare.render.labels import LOCATION_LABELS, location_label, parameter_label
+
+if TYPE_CHECKING:
+    from profcompare.analysis import LivenessPeak
 
 #: how many ledger moves a comparison leads with (text, markdown and HTML)
 MOVES_SHOWN = 8
@@ -89,7 +92,7 @@ def move_sentence(move: Any) -> str:
     return f"{parameter_text(move.parameter, move.role)} {role}: {side('base')} -> {side('new')}"
 
 
-def peak_text(peak: dict[str, Any]) -> str:
+def peak_text(peak: LivenessPeak) -> str:
     """Where a report's not-always-live peak is (:func:`profcompare.analysis.liveness_peak`):
     "step 297 (matmul/ExchangePre)", or "n/a" without program steps."""
     if peak["step"] is None:
@@ -97,11 +100,11 @@ def peak_text(peak: dict[str, Any]) -> str:
     return f"step {peak['step']} ({peak['program']})"
 
 
-def peak_change_notes(base_peak: dict[str, Any], new_peak: dict[str, Any], listed_delta: int) -> tuple[str, str]:
+def peak_change_notes(base_peak: LivenessPeak, new_peak: LivenessPeak, listed_delta: int) -> tuple[str, str]:
     """The two sentences under "What changed the not-always-live peak": where each peak is, and
     how much of the peak's change the listed rows (``listed_delta``, the sum of their deltas)
     explain."""
-    def nbytes(peak: dict[str, Any]) -> int:
+    def nbytes(peak: LivenessPeak) -> int:
         value = peak["not_always_live_bytes"]
         return 0 if is_missing(value) else int(value)
 

@@ -140,8 +140,9 @@ def comparison_replicas_rows(base: Report, new: Report) -> tuple[tuple[str, ...]
     count = int(base.meta.target.num_replicas or 1)
     by_key: dict[tuple[int, int, int], list[replicas.Grouping | None]] = {}
     for side, report in enumerate((base, new)):
-        for g in replicas.groupings(report):
-            by_key.setdefault((g.group_size, g.stride, g.num_groups), [None, None])[side] = g
+        for grouping in replicas.groupings(report):
+            key = (grouping.group_size, grouping.stride, grouping.num_groups)
+            by_key.setdefault(key, [None, None])[side] = grouping
     rows = []
     for key in sorted(by_key):
         b, n = by_key[key]

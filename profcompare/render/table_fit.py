@@ -238,7 +238,7 @@ def _layout(table: Table, kept: Sequence[int], headers: Sequence[str], widths: S
     shortened = False
     rows = []
     for row in table.rows:
-        cells = []
+        cells: list[tuple[str, ...]] = []
         for k, index in enumerate(kept):
             text = row[index].text
             if len(text) <= widths[k]:

@@ -292,7 +292,7 @@ def _stage_reporter(topic: str | None, label: str) -> Callable[[str], None]:
     last: list[str] = []
 
     def emit(stage: str) -> None:
-        if worker is None or (last and last[-1] == stage):
+        if worker is None or topic is None or (last and last[-1] == stage):
             return
         last.append(stage)
         with contextlib.suppress(Exception):  # progress is a courtesy: the point's files are what counts

@@ -122,14 +122,14 @@ class _ChildTracker:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._procs: set[subprocess.Popen[bytes]] = set()
+        self._procs: set[subprocess.Popen[bytes] | forked.ForkedChild] = set()
         self.cancelled = False
 
-    def add(self, proc: subprocess.Popen[bytes]) -> None:
+    def add(self, proc: subprocess.Popen[bytes] | forked.ForkedChild) -> None:
         with self._lock:
             self._procs.add(proc)
 
-    def discard(self, proc: subprocess.Popen[bytes]) -> None:
+    def discard(self, proc: subprocess.Popen[bytes] | forked.ForkedChild) -> None:
         with self._lock:
             self._procs.discard(proc)
 
@@ -203,7 +203,7 @@ def _last_error_line(log: Path) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def _has_exited(proc: subprocess.Popen[bytes], *, block: bool) -> bool:
+def _has_exited(proc: subprocess.Popen[bytes] | forked.ForkedChild, *, block: bool) -> bool:
     """True when ``proc`` has exited (waiting for it when ``block``), without reaping it: its
     process id stays taken until :meth:`subprocess.Popen.wait`."""
     if proc.returncode is not None:
@@ -220,7 +220,8 @@ def _has_exited(proc: subprocess.Popen[bytes], *, block: bool) -> bool:
             continue
 
 
-def _read_events(proc: subprocess.Popen[bytes], on_event: Callable[[dict[str, Any]], None]) -> None:
+def _read_events(proc: subprocess.Popen[bytes] | forked.ForkedChild,
+                 on_event: Callable[[dict[str, Any]], None]) -> None:
     """Pass each JSON line of ``proc``'s stdout (the stage protocol) to ``on_event`` until ``proc``
     has exited; then end its process group and read what is left in the pipe.
 

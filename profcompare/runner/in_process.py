@@ -140,7 +140,8 @@ class ProcessState:
                 root.addHandler(handler)
         root.setLevel(self.root_level)
         logging.disable(self.logging_disabled)
-        warnings.filters[:] = self.warning_filters
+        # typeshed declares warnings.filters a Sequence; it is the module's own list, restored in place
+        warnings.filters[:] = self.warning_filters  # type: ignore[index]
         mutated = getattr(warnings, "_filters_mutated", None) or getattr(warnings, "_filters_mutated_lock_held", None)
         if mutated is not None:
             with contextlib.suppress(Exception):

@@ -231,7 +231,7 @@ def _remote_section(report: Report, top: int | None) -> Section:
          Column("Bytes", True)),
         tuple(rows),
     )
-    notes = (
+    notes: tuple[str, ...] = (
         (
             f"Total per replica: {format_bytes(remote['bytes'].sum())} in {len(remote):,} buffers "
             f"({int(remote['sharded'].sum()):,} replica-sharded). Streaming Memory is not tile memory."
@@ -285,7 +285,7 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
         facts.append(("liveness", rule))
     warnings = [w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report"),
                             _compile_only_warning(meta, "report")) if w]
-    sections = (
+    sections: tuple[Section, ...] = (
         _summary_section(report),
         _ledger_section(report, top),
         _live_at_peak_section(report, top),
