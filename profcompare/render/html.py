@@ -49,7 +49,7 @@ from profcompare.render.replica_sections import (
     html_replicas_section,
     streaming_totals_note,
 )
-from profcompare.render.labels import live_label, phase_label
+from profcompare.render.labels import TOTAL_VS_PEAK_NOTE, VARIABLES_SUM_NOTE, live_label, phase_label
 from profcompare.render.ledger_words import TONE_LEGEND
 from profcompare.render.trace_section import html_trace_section
 from profcompare.render.format import (
@@ -129,7 +129,7 @@ def summary_table(obj: Report | Comparison) -> Table:
             for m in METRICS
         )
         return Table("summary-table", (Col("metric", "Metric"), Col("value", "Value", True), Col("confidence", "Confidence")),
-                     rows, sortable=False, note=CONFIDENCE_NOTE)
+                     rows, sortable=False, note=TOTAL_VS_PEAK_NOTE + " " + CONFIDENCE_NOTE)
     frame = obj.summary
     rows_list = []
     for metric in frame.index:
@@ -151,7 +151,8 @@ def summary_table(obj: Report | Comparison) -> Table:
             )
         )
     cols: tuple[Col, ...] = (Col("metric", "Metric"), *diff_cols(""), Col("confidence", "Confidence"))
-    return Table("summary-table", cols, tuple(rows_list), sortable=False, note=CONFIDENCE_NOTE + " " + TONE_LEGEND)
+    return Table("summary-table", cols, tuple(rows_list), sortable=False,
+                 note=TOTAL_VS_PEAK_NOTE + " " + CONFIDENCE_NOTE + " " + TONE_LEGEND)
 
 
 def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
@@ -297,7 +298,7 @@ def _variables_note(view: analysis.TopN) -> str:
     if not view.cut:
         return f"all {view.total:,} variables (the status filter applies to every one of them)"
     return (f"{view.shown:,} of {view.total:,} variables on this page (its bound); the {view.cut:,} smallest are summed "
-            "in 'other' -- `--format json` or `--format csv` write them all")
+            f"in 'other' -- `--format json` or `--format csv` write them all. {VARIABLES_SUM_NOTE}")
 
 
 def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = False) -> tuple[Table, analysis.TopN]:
@@ -603,7 +604,7 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
         cols: tuple[Col, ...] = (
             Col("phase", "Device phase"),
             Col("cycles", "Device cycles per step", True),
-            Col("pct", "% of device cycles", True),
+            Col("pct", "Share of device cycles", True),
         )
         footer = (Row((Cell(metric_label("cycles_per_step")), Cell(format_cycles(device)), Cell(""))),)
     else:
@@ -637,6 +638,8 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
 #: The note of the execution table: what is device time and what is not.
 EXECUTION_NOTE = (
     "Device phases only; their span is the device cycles per step (what Graph Analyser's execution view spans). "
+    "Each cycle counts once, under one phase, so the phases add up to it (where phases overlap, the first of "
+    "compute, exchange, host I/O, Streaming Memory, collective; sync is the waiting no other phase covers). "
     "Host/runtime time is not device time: it is in the time table below, where time per session.run = device "
     "time + host/runtime time."
 )

@@ -27,6 +27,7 @@ from profcompare.model import HIGHER_IS_BETTER, METRIC_UNITS
 from profcompare.nway import NWayTable
 from profcompare.compare.verdict import nway_verdict
 from profcompare.render.format import UNTONED_METRICS, format_metric, format_pct, metric_label
+from profcompare.render.labels import TOTAL_VS_PEAK_NOTE
 from profcompare.render.ledger_words import TONE_LEGEND, liveness_rule
 from profcompare.render.verdict_words import nway_sentences
 
@@ -38,7 +39,8 @@ NOISE_PCT = 1.0
 LEGEND = (
     "~ = modelled: an estimate resting on the simulator's model constants (code size, layout, cycles, time; "
     "see docs/ipu-model.md), not a measurement. Unmarked figures are exact (they follow from the program) or "
-    "measured (read from a real Poplar profile). Percentages are changes from the base column."
+    "measured (read from a real Poplar profile). Percentages are changes from the base column. "
+    + TOTAL_VS_PEAK_NOTE
 )
 
 

@@ -27,7 +27,7 @@ from profcompare.render.ipu_sections import comparison_ipu_section
 from profcompare.model import DEVICE_PHASES, variables_convention
 from profcompare.render.ledger_words import liveness_rule, peak_text
 from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text, verdict_section
-from profcompare.render.labels import phase_label
+from profcompare.render.labels import TOTAL_VS_PEAK_NOTE, VARIABLES_SUM_NOTE, phase_label
 from profcompare.render.sections.document import (
     CONFIDENCE_LEGEND,
     Cell,
@@ -101,7 +101,7 @@ def _comparison_summary_section(cmp: Comparison) -> Section:
             )
         )
     table = Table((Column("Metric"),) + _DELTA_COLUMNS + (Column("Confidence"),), tuple(rows))
-    return Section("Summary", table, (CONFIDENCE_LEGEND,))
+    return Section("Summary", table, (TOTAL_VS_PEAK_NOTE, CONFIDENCE_LEGEND))
 
 
 def _comparison_categories_section(cmp: Comparison) -> Section:
@@ -167,6 +167,7 @@ def _comparison_variables_section(cmp: Comparison, top: int | None) -> Section:
     notes = (
         _cut_note(view, "variables"),
         f"Status over all variables: {_status_counts(cmp.variables['status'])}.",
+        *((VARIABLES_SUM_NOTE,) if view.has_other else ()),
         *_missing_sides(cmp, "variables"),
     )
     return Section(title, table, notes)
