@@ -210,13 +210,14 @@ def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: li
     for role, report in zip(roles, reports, strict=True):
         peak = analysis.liveness_peak(report)
         label = report.label if role == "report" else f"{role}: {report.label}"
+        summary = report.summary()  # the summary's figures (n/a where the report records none)
         rows.append(
             Row(
                 (
                     Cell(label),
-                    bytes_cell(peak["always_live_bytes"]),
-                    bytes_cell(peak["not_always_live_bytes"]),
-                    bytes_cell(peak["peak_liveness_bytes"]),
+                    bytes_cell(summary["always_live_bytes"]),
+                    bytes_cell(summary["not_always_live_peak_bytes"]),
+                    bytes_cell(summary["peak_liveness_bytes"]),
                     Cell(MISSING if peak["step"] is None else f"{peak['step']:,}", peak["step"]),
                     Cell(peak["program"] or MISSING),
                     Cell(format_count(len(report.liveness)), len(report.liveness)),
@@ -247,6 +248,10 @@ def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
         tone_cells = []
         for s in stats:
             tone = "bad" if key == "tiles_over_budget" and s[key] > 0 else None
+            if not s["tiles"] and key != "bytes_per_tile":
+                # no per-tile memory recorded: n/a, as the summary says, never a figure of 0
+                tone_cells.append(Cell(MISSING, None))
+                continue
             tone_cells.append(Cell(fmt(s[key]), sort_key(s[key]), tone))
         rows.append(Row((Cell(title), *tone_cells)))
     tables = [Table("tile-stats-table", cols, tuple(rows), sortable=False)]
