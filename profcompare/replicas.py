@@ -177,5 +177,6 @@ def loaded_code(report: Report) -> pd.DataFrame:
     return out.sort_values(["bytes", "graph"], ascending=[False, True], kind="mergesort").reset_index(drop=True)
 
 
-__all__ = ["Grouping", "StreamingTotals", "compare_groupings", "groupings", "io_tiles_per_ipu", "loaded_code", "memory_per_tile_set",
+__all__ = ["Grouping", "StreamingTotals", "compare_groupings",
+           "groupings", "io_tiles_per_ipu", "loaded_code", "memory_per_tile_set",
            "streaming_totals"]

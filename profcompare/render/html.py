@@ -566,8 +566,8 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
 def _time_table(obj: Report | Comparison) -> Table:
     """Time per session.run split into device time and host/runtime time (not device time)."""
     lines = (("device", "Device time per step", "cycles_per_step"),
-             ("host", "Host/runtime time per step (not device time)", "host_seconds_per_step"),
-             ("run", "Time per session.run (device + host)", "seconds_per_step"))
+             ("host", metric_label("host_seconds_per_step"), "host_seconds_per_step"),
+             ("run", metric_label("seconds_per_step"), "seconds_per_step"))
     if isinstance(obj, Report):
         summary = obj.summary()
         clock = obj.meta.target.clock_hz

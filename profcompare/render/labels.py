@@ -75,5 +75,6 @@ def parameter_label(parameter: Any, role: Any = None) -> str:
     return text or NO_PARAMETER
 
 
-__all__ = ["LOCATION_LABELS", "NO_PARAMETER", "PHASE_LABELS", "TOTAL_VS_PEAK_NOTE", "VARIABLES_SUM_NOTE", "live_label", "location_label",
+__all__ = ["LOCATION_LABELS", "NO_PARAMETER", "PHASE_LABELS", "TOTAL_VS_PEAK_NOTE",
+           "VARIABLES_SUM_NOTE", "live_label", "location_label",
            "parameter_label", "phase_label"]

@@ -282,7 +282,8 @@ def html_loaded_code_section(report: Report) -> Any:
     return Section("loaded-code", "Code loaded at run time", tables=(table,))
 
 
-__all__ = ["collectives_cycles_note", "comparison_replicas_notes", "comparison_streaming_totals_note", "COMPARISON_REPLICAS_HEADERS", "LOADED_CODE_HEADERS", "REPLICAS_HEADERS", "comparison_replicas_rows",
+__all__ = ["collectives_cycles_note", "comparison_replicas_notes",
+           "comparison_streaming_totals_note", "COMPARISON_REPLICAS_HEADERS", "LOADED_CODE_HEADERS", "REPLICAS_HEADERS", "comparison_replicas_rows",
            "comparison_replicas_section", "has_comparison_replicas_view", "html_comparison_replicas_section", "grouping_label", "has_replicas_view", "html_loaded_code_section",
            "html_replicas_section", "loaded_code_rows", "replica_scope", "replicas_notes", "replicas_rows",
            "report_loaded_code_section", "report_replicas_section", "streaming_totals_note"]

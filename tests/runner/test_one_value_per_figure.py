@@ -40,7 +40,7 @@ PHASE_LABELS = {phase_label(p): p for p in DEVICE_PHASES}
 DEVICE_TIME = "Device time per step"
 #: the replicas table's figure (its rows are named by grouping, so read apart)
 COLLECTIVES_CYCLES = "Collectives' cycles"
-TRACKED = {*SUMMARY_LABELS, *PHASE_LABELS, DEVICE_TIME}
+TRACKED = {*SUMMARY_LABELS, *PHASE_LABELS, DEVICE_TIME, "Min tile memory", "Median tile memory"}
 #: the columns of a table of one row per report (the liveness table) that are summary figures
 _COLUMN_NAMES = {"Always-live": METRIC_LABELS["always_live_bytes"]}
 

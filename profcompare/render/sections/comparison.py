@@ -185,7 +185,8 @@ _SIDE_COLUMNS = (Column("Base", True), Column("New", True), Column("Delta", True
 def _comparison_liveness_section(cmp: Comparison) -> Section:
     base, new = analysis.liveness_peak(cmp.base), analysis.liveness_peak(cmp.new)
     rows = (
-        _side_by_side("Always-live", base["always_live_bytes"], new["always_live_bytes"], format_bytes),
+        _side_by_side(metric_label("always_live_bytes"), base["always_live_bytes"], new["always_live_bytes"],
+                      format_bytes),
         _side_by_side("Not-always-live peak", base["not_always_live_bytes"], new["not_always_live_bytes"], format_bytes),
         _side_by_side("Peak liveness", base["peak_liveness_bytes"], new["peak_liveness_bytes"], format_bytes),
         _side_by_side("Program steps", len(cmp.base.liveness), len(cmp.new.liveness), format_count),
@@ -201,9 +202,9 @@ def _comparison_liveness_section(cmp: Comparison) -> Section:
 def _comparison_tiles_section(cmp: Comparison) -> Section:
     base, new = analysis.tile_stats(cmp.base, worst=1), analysis.tile_stats(cmp.new, worst=1)
     rows = (
-        _side_by_side("Min tile", base["min_bytes"], new["min_bytes"], format_bytes),
-        _side_by_side("Median tile", base["median_bytes"], new["median_bytes"], format_bytes),
-        _side_by_side("Max tile", base["max_bytes"], new["max_bytes"], format_bytes),
+        _side_by_side("Min tile memory", base["min_bytes"], new["min_bytes"], format_bytes),
+        _side_by_side("Median tile memory", base["median_bytes"], new["median_bytes"], format_bytes),
+        _side_by_side(metric_label("max_tile_bytes"), base["max_bytes"], new["max_bytes"], format_bytes),
         _side_by_side("Tiles over budget", base["tiles_over_budget"], new["tiles_over_budget"], format_count),
     )
     table = Table((Column("Quantity"),) + _SIDE_COLUMNS, rows)

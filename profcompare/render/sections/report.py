@@ -258,7 +258,8 @@ def _execution_section(report: Report) -> Section:
         for r in device.itertuples(index=False)
     ]
     rows.append((Cell(metric_label("cycles_per_step")), _num(format_cycles(device_cycles)), _num("")))
-    table = Table((Column("Device phase"), Column("Device cycles per step", True), Column("Share of device cycles", True)), tuple(rows))
+    table = Table((Column("Device phase"), Column("Device cycles per step", True),
+                   Column("Share of device cycles", True)), tuple(rows))
     time_text = time_per_run_text(summary, report.meta.target.clock_hz)
     notes = (DEVICE_PHASES_NOTE, time_text[0].upper() + time_text[1:])
     return Section(title, table, notes)
