@@ -1,6 +1,6 @@
 """One quantity, one value: every output of the main job (the terminal of ``run``, ``compare`` and
-``show`` as text, the Markdown, HTML and JSON files, the index page and index.json, the notebook
-displays) and of a real Graph Analyser cache gives each named figure a single value -- the summary
+``show`` as text, the Markdown, HTML, JSON and CSV outputs, the index page and index.json, the
+notebook displays) and of a real Graph Analyser cache gives each named figure a single value -- the summary
 metrics, the device cycles of each phase, the collectives' cycles, the device time -- and a
 report's phase shares add up to 100%.
 
@@ -13,6 +13,8 @@ outputs that disagree.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -82,6 +84,10 @@ def _rows(output: Output) -> Iterator[list[str]]:
         page = re.sub(r"<script.*?</script>", "", output.body, flags=re.DOTALL)
         for row in re.findall(r"<tr[^>]*>(.*?)</tr>", page, re.DOTALL):
             yield [_clean(c) for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.DOTALL)]
+    elif output.kind == "csv":
+        for row in list(csv.DictReader(io.StringIO(output.body))):
+            value = float(row["value"]) if row["value"] else float("nan")
+            yield [METRIC_LABELS[row["metric"]], format_metric(row["metric"], value)]
     else:
         yield from _json_rows(output)
 
@@ -216,6 +222,7 @@ def _show_outputs(path: str, side: str) -> list[Output]:
         Output(f"show {side} markdown", "markdown", _invoke("show", path, "--format", "markdown"), (side,)),
         Output(f"show {side} html", "html", _invoke("show", path, "--format", "html"), (side,)),
         Output(f"show {side} json", "json", _invoke("show", path, "--format", "json"), (side,)),
+        Output(f"show {side} csv", "csv", _invoke("show", path, "--format", "csv"), (side,)),
         Output(f"notebook {side}", "html", report._repr_html_(), (side,)),
     ]
 
@@ -272,7 +279,8 @@ def test_every_output_of_the_main_job_gives_each_figure_one_value(main_job: list
         for label in SUMMARY_LABELS:
             outputs = found[(label, side)]
             assert {"compare markdown", "compare html", "compare json", "index json", "index html",
-                    "notebook comparison", f"show {side} text", f"notebook {side}"} <= set(outputs), (label, side)
+                    "notebook comparison", f"show {side} text", f"show {side} csv", f"notebook {side}"} <= set(outputs), \
+                (label, side)
         for phase in ("compute", "exchange", "sync", "host I/O", "collective"):
             assert {"compare text", "compare markdown", "compare html", "compare json", f"show {side} text",
                     f"show {side} html", f"show {side} json"} <= set(found[(phase, side)]), (phase, side)
