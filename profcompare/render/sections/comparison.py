@@ -264,7 +264,7 @@ def _comparison_remote_section(cmp: Comparison, top: int | None) -> Section:
     if view.has_other:
         rows.append(_aggregate_row(view, _other_label(view.cut, "buffers"), 1,
                                    ("base_bytes", "new_bytes", "delta_bytes"), format_bytes, trailing=1))
-    table = Table((Column("Buffer"),) + _DELTA_COLUMNS + (Column("Sharded"),), tuple(rows))
+    table = Table((Column("Remote buffer"),) + _DELTA_COLUMNS + (Column("Sharded"),), tuple(rows))
     notes = (
         _cut_note(view, "buffers"),
         (

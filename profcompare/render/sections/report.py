@@ -228,7 +228,7 @@ def _remote_section(report: Report, top: int | None) -> Section:
         rows.append((Cell(_other_label(view.cut, "buffers"), m), _num(format_count(view.other["entries"]), m),
                      Cell("", m), Cell("", m), Cell("", m), _num(format_bytes(view.other["bytes"]), m)))
     table = Table(
-        (Column("Buffer"), Column("Entries", True), Column("Entry shape"), Column("Dtype"), Column("Sharded"),
+        (Column("Remote buffer"), Column("Entries", True), Column("Entry shape"), Column("Dtype"), Column("Sharded"),
          Column("Bytes", True)),
         tuple(rows),
     )
