@@ -166,7 +166,7 @@ def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
             Col("category", "Category"),
             Col("group", "Group"),
             Col("bytes", "Bytes", True),
-            Col("pct", "% of total", True),
+            Col("pct", "Share", True),
         )
         total = int(frame["bytes"].sum())
         footer = (Row((Cell("total"), Cell(""), bytes_cell(total), Cell(""))),)
@@ -283,7 +283,7 @@ def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
                     Col("bytes", "Bytes (incl. gaps)", True),
                     Col("always", live_label(True, title=True), True),
                     Col("nal", "Not-always-live peak", True),
-                    Col("pct", "% of budget", True),
+                    Col("pct", "Of budget", True),
                 ),
                 worst_rows,
                 note=f"{name}: the {len(worst_rows)} fullest tiles",
@@ -315,7 +315,7 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
             Col("kind", "Kind"),
             Col("bytes", "Bytes", True),
             Col("always_live", live_label(True, title=True)),
-            Col("dtype", "Type"),
+            Col("dtype", "Dtype"),
             Col("shape", "Shape"),
             Col("tiles", "Tiles", True),
             Col("first_step", "First step", True),
@@ -488,7 +488,7 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
             Col("name", "Remote buffer"),
             Col("entries", "Entries", True),
             Col("shape", "Entry shape"),
-            Col("dtype", "Type"),
+            Col("dtype", "Dtype"),
             Col("sharded", "Sharded"),
             Col("bytes", "Bytes", True),
         )

@@ -177,7 +177,7 @@ def _tiles_section(report: Report, top: int | None) -> Section:
         (
             Column("Tile", True),
             Column("IPU", True),
-            Column("Bytes", True),
+            Column("Bytes (incl. gaps)", True),
             Column("Of budget", True),
             Column("Always-live", True),
             Column("Not-always-live peak", True),
