@@ -384,14 +384,15 @@ def execution_by_phase(report: Report) -> pd.DataFrame:
     NaN when 0, and NaN for the ``runtime`` phase, host/runtime time that is not device time).
     Empty without an execution profile.
 
-    With intervals (``cycles_from``/``cycles_to``) a phase's cycles are the union of its
-    intervals, so overlapping steps count once; ``sync`` is *waiting*: the part of the sync
-    intervals not covered by any other phase (a SyncAns block spans the steps it waits for
-    and would otherwise be counted on top of them). Phases may still overlap each other (e.g.
-    compute during a stream copy), so the percentages can add up to more than 100. Without
-    intervals each phase is the sum of its rows' cycles, which is exact for profiles whose
-    steps run one after another (the simulator's). Computed once per report (a page's table and
-    chart, the json export and the comparison's table all ask).
+    With intervals (``cycles_from``/``cycles_to``) every device cycle of a run's span counts
+    once, under one phase, so the device phases add up to the device cycles per step and their
+    percentages to 100: a cycle where several phases run (compute on one IPU during a stream
+    copy on another, say) counts under the first of them in :data:`DEVICE_PHASES` order, and
+    ``sync`` is *waiting*: the cycles of the span no other phase covers (a SyncAns block spans
+    the steps it waits for; a gap between blocks is waiting too). Without intervals each phase
+    is the sum of its rows' cycles, which is exact for profiles whose steps run one after
+    another (the simulator's, where both ways give the same figures). Computed once per report
+    (a page's table and chart, the json export and the comparison's table all ask).
     """
     return kept_copy(report, "_memo_execution_by_phase", lambda: _execution_by_phase(report))
 
@@ -428,15 +429,20 @@ def _execution_by_phase(report: Report) -> pd.DataFrame:
             in_run = run_of_row == run
             s, e, ph = starts[in_run], ends[in_run], phase_code[in_run]
             device = ph != code_of.get("runtime", -1)
-            if device.any():
-                span += float(e[device].max() - s[device].min())
-            busy = ph != code_of.get("sync", -1)
-            for p in phases:
-                if p != "sync":
-                    totals[p] += _union_length(s[ph == code_of[p]], e[ph == code_of[p]])
+            run_span = float(e[device].max() - s[device].min()) if device.any() else 0.0
+            span += run_span
+            # each device cycle once, under the first phase busy then; sync (waiting) takes the rest
+            earlier = np.zeros(len(ph), dtype=bool)
+            covered = 0.0
+            for p in (q for q in DEVICE_PHASES if q != "sync" and q in totals):
+                earlier |= ph == code_of[p]
+                reach = _union_length(s[earlier], e[earlier])
+                totals[p] += reach - covered
+                covered = reach
+            if "runtime" in totals:
+                totals["runtime"] += _union_length(s[~device], e[~device])
             if "sync" in totals:
-                all_time = _union_length(s, e)
-                totals["sync"] += all_time - _union_length(s[busy], e[busy])
+                totals["sync"] += run_span - covered
         cycles = np.array([totals[p] / runs for p in phases], dtype="float64")
         total = span / runs
     pct = 100.0 * cycles / total if total else np.full(len(cycles), np.nan)

@@ -55,6 +55,28 @@ def groupings(report: Report) -> tuple[Grouping, ...]:
                           int(e["cycles"])) for e in entries)
 
 
+def compare_groupings(base: Report, new: Report) -> pd.DataFrame:
+    """The replica groupings of two reports side by side: every grouping of either (a grouping
+    one lacks counts 0 there), by group size, stride, then groups.
+
+    Columns: stride, group_size, num_groups, then ``base_``/``new_``/``delta_`` of collectives
+    (collectives of one run of the main program) and of cycles (their cycles, every phase of
+    their steps), all int64."""
+    by_key: dict[tuple[int, int, int], list[Grouping | None]] = {}
+    for side, report in enumerate((base, new)):
+        for g in groupings(report):
+            by_key.setdefault((g.group_size, g.stride, g.num_groups), [None, None])[side] = g
+    columns = ["stride", "group_size", "num_groups", "base_collectives", "new_collectives", "delta_collectives",
+               "base_cycles", "new_cycles", "delta_cycles"]
+    rows = []
+    for (size, stride, groups), (b, n) in sorted(by_key.items()):
+        bc, nc = (b.collectives if b else 0), (n.collectives if n else 0)
+        by, ny = (b.cycles if b else 0), (n.cycles if n else 0)
+        rows.append((stride, size, groups, bc, nc, nc - bc, by, ny, ny - by))
+    return pd.DataFrame(rows, columns=columns, dtype="int64") if rows else \
+        pd.DataFrame({c: pd.Series(dtype="int64") for c in columns})
+
+
 def io_tiles_per_ipu(report: Report) -> int:
     """The I/O tiles of each IPU (the first tiles of the IPU); 0 when none or not recorded."""
     return int(report.meta.replication.get("io_tiles_per_ipu", 0) or 0)
@@ -155,5 +177,6 @@ def loaded_code(report: Report) -> pd.DataFrame:
     return out.sort_values(["bytes", "graph"], ascending=[False, True], kind="mergesort").reset_index(drop=True)
 
 
-__all__ = ["Grouping", "StreamingTotals", "groupings", "io_tiles_per_ipu", "loaded_code", "memory_per_tile_set",
+__all__ = ["Grouping", "StreamingTotals", "compare_groupings",
+           "groupings", "io_tiles_per_ipu", "loaded_code", "memory_per_tile_set",
            "streaming_totals"]

@@ -50,7 +50,7 @@ from profcompare.render.replica_sections import (
     html_replicas_section,
     streaming_totals_note,
 )
-from profcompare.render.labels import live_label, phase_label
+from profcompare.render.labels import TOTAL_VS_PEAK_NOTE, VARIABLES_SUM_NOTE, live_label, phase_label
 from profcompare.render.ledger_words import TONE_LEGEND
 from profcompare.render.trace_section import html_trace_section
 from profcompare.render.format import (
@@ -130,7 +130,7 @@ def summary_table(obj: Report | Comparison) -> Table:
             for m in METRICS
         )
         return Table("summary-table", (Col("metric", "Metric"), Col("value", "Value", True), Col("confidence", "Confidence")),
-                     rows, sortable=False, note=CONFIDENCE_NOTE)
+                     rows, sortable=False, note=TOTAL_VS_PEAK_NOTE + " " + CONFIDENCE_NOTE)
     frame = obj.summary
     rows_list = []
     for metric in frame.index:
@@ -152,7 +152,8 @@ def summary_table(obj: Report | Comparison) -> Table:
             )
         )
     cols: tuple[Col, ...] = (Col("metric", "Metric"), *diff_cols(""), Col("confidence", "Confidence"))
-    return Table("summary-table", cols, tuple(rows_list), sortable=False, note=CONFIDENCE_NOTE + " " + TONE_LEGEND)
+    return Table("summary-table", cols, tuple(rows_list), sortable=False,
+                 note=TOTAL_VS_PEAK_NOTE + " " + CONFIDENCE_NOTE + " " + TONE_LEGEND)
 
 
 def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
@@ -166,7 +167,7 @@ def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
             Col("category", "Category"),
             Col("group", "Group"),
             Col("bytes", "Bytes", True),
-            Col("pct", "% of total", True),
+            Col("pct", "Share", True),
         )
         total = int(frame["bytes"].sum())
         footer = (Row((Cell("total"), Cell(""), bytes_cell(total), Cell(""))),)
@@ -210,13 +211,14 @@ def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: li
     for role, report in zip(roles, reports, strict=True):
         peak = analysis.liveness_peak(report)
         label = report.label if role == "report" else f"{role}: {report.label}"
+        summary = report.summary()  # the summary's figures (n/a where the report records none)
         rows.append(
             Row(
                 (
                     Cell(label),
-                    bytes_cell(peak["always_live_bytes"]),
-                    bytes_cell(peak["not_always_live_bytes"]),
-                    bytes_cell(peak["peak_liveness_bytes"]),
+                    bytes_cell(summary["always_live_bytes"]),
+                    bytes_cell(summary["not_always_live_peak_bytes"]),
+                    bytes_cell(summary["peak_liveness_bytes"]),
                     Cell(MISSING if peak["step"] is None else f"{peak['step']:,}", peak["step"]),
                     Cell(peak["program"] or MISSING),
                     Cell(format_count(len(report.liveness)), len(report.liveness)),
@@ -247,6 +249,10 @@ def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
         tone_cells = []
         for s in stats:
             tone = "bad" if key == "tiles_over_budget" and s[key] > 0 else None
+            if not s["tiles"] and key != "bytes_per_tile":
+                # no per-tile memory recorded: n/a, as the summary says, never a figure of 0
+                tone_cells.append(Cell(MISSING, None))
+                continue
             tone_cells.append(Cell(fmt(s[key]), sort_key(s[key]), tone))
         rows.append(Row((Cell(title), *tone_cells)))
     tables = [Table("tile-stats-table", cols, tuple(rows), sortable=False)]
@@ -278,7 +284,7 @@ def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
                     Col("bytes", "Bytes (incl. gaps)", True),
                     Col("always", live_label(True, title=True), True),
                     Col("nal", "Not-always-live peak", True),
-                    Col("pct", "% of budget", True),
+                    Col("pct", "Of budget", True),
                 ),
                 worst_rows,
                 note=f"{name}: the {len(worst_rows)} fullest tiles",
@@ -298,7 +304,7 @@ def _variables_note(view: analysis.TopN) -> str:
     if not view.cut:
         return f"all {view.total:,} variables (the status filter applies to every one of them)"
     return (f"{view.shown:,} of {view.total:,} variables on this page (its bound); the {view.cut:,} smallest are summed "
-            "in 'other' -- `--format json` or `--format csv` write them all")
+            f"in 'other' -- `--format json` or `--format csv` write them all. {VARIABLES_SUM_NOTE}")
 
 
 def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = False) -> tuple[Table, analysis.TopN]:
@@ -310,7 +316,7 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
             Col("kind", "Kind"),
             Col("bytes", "Bytes", True),
             Col("always_live", live_label(True, title=True)),
-            Col("dtype", "Type"),
+            Col("dtype", "Dtype"),
             Col("shape", "Shape"),
             Col("tiles", "Tiles", True),
             Col("first_step", "First step", True),
@@ -483,7 +489,7 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
             Col("name", "Remote buffer"),
             Col("entries", "Entries", True),
             Col("shape", "Entry shape"),
-            Col("dtype", "Type"),
+            Col("dtype", "Dtype"),
             Col("sharded", "Sharded"),
             Col("bytes", "Bytes", True),
         )
@@ -561,8 +567,8 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
 def _time_table(obj: Report | Comparison) -> Table:
     """Time per session.run split into device time and host/runtime time (not device time)."""
     lines = (("device", "Device time per step", "cycles_per_step"),
-             ("host", "Host/runtime time per step (not device time)", "host_seconds_per_step"),
-             ("run", "Time per session.run (device + host)", "seconds_per_step"))
+             ("host", metric_label("host_seconds_per_step"), "host_seconds_per_step"),
+             ("run", metric_label("seconds_per_step"), "seconds_per_step"))
     if isinstance(obj, Report):
         summary = obj.summary()
         clock = obj.meta.target.clock_hz
@@ -604,7 +610,7 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
         cols: tuple[Col, ...] = (
             Col("phase", "Device phase"),
             Col("cycles", "Device cycles per step", True),
-            Col("pct", "% of device cycles", True),
+            Col("pct", "Share of device cycles", True),
         )
         footer = (Row((Cell(metric_label("cycles_per_step")), Cell(format_cycles(device)), Cell(""))),)
     else:
@@ -638,6 +644,8 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
 #: The note of the execution table: what is device time and what is not.
 EXECUTION_NOTE = (
     "Device phases only; their span is the device cycles per step (what Graph Analyser's execution view spans). "
+    "Each cycle counts once, under one phase, so the phases add up to it (where phases overlap, the first of "
+    "compute, exchange, host I/O, Streaming Memory, collective; sync is the waiting no other phase covers). "
     "Host/runtime time is not device time: it is in the time table below, where time per session.run = device "
     "time + host/runtime time."
 )

@@ -116,7 +116,7 @@ def _by_parameter_table(cmp: Comparison) -> Table:
         *(Col(loc, location_title(loc), True) for loc in TILE_LOCATIONS),
         Col("base", "Base tile memory", True),
         Col("new", "New tile memory", True),
-        Col("delta", "Diff tile memory", True),
+        Col("delta", "Delta tile memory", True),
         Col("streaming_memory", location_title("streaming_memory"), True),
     )
 
@@ -217,7 +217,7 @@ def peak_section(cmp: Comparison, top: int) -> Section:
     view = analysis.top_n(frame, top, "delta_bytes", label_column="parameter",
                           sum_columns=("base_bytes", "new_bytes", "delta_bytes"), key=abs)
     columns = (Col("parameter", "Parameter"), Col("role", "Role"), Col("base", "Base", True), Col("new", "New", True),
-               Col("delta", "Diff", True))
+               Col("delta", "Delta", True))
     rows = []
     for r in view.shown_rows.to_dict("records"):
         delta = int(r["delta_bytes"])

@@ -198,8 +198,8 @@ def diff_cols(unit_title: str) -> tuple[Col, ...]:
     return (
         Col("base", f"Base {unit_title}", True),
         Col("new", f"New {unit_title}", True),
-        Col("delta", "Diff", True),
-        Col("delta_pct", "Diff %", True),
+        Col("delta", "Delta", True),
+        Col("delta_pct", "Delta %", True),
         Col("status", "Status"),
     )
 

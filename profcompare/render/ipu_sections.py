@@ -12,17 +12,19 @@ from profcompare.model import Report
 from profcompare.replicas import io_tiles_per_ipu, memory_per_tile_set
 from profcompare.render.format import format_bytes, format_count
 
-_HEADERS = ("Always-live", "Not-always-live peak", "Total", "Including gaps")
+_HEADERS = ("Always-live", "Not-always-live (tile peaks)", "Total", "Including gaps")
 _COLUMNS = ("always_live_bytes", "not_always_live_peak_bytes", "total_bytes", "bytes_including_gaps")
-_NOTE = ("Per IPU of one replica, summed over its tiles. Total = always-live + not-always-live peak "
-         "(excluding gaps); the not-always-live peak is each tile's peak, summed.")
+_NOTE = ("Per IPU of one replica, summed over its tiles. Total = always-live + not-always-live (tile peaks) "
+         "(excluding gaps): each tile's not-always-live peak, whenever it falls, summed -- not the summary's "
+         "not-always-live peak, the most all tiles hold at one step.")
 
 
 _TILE_SET_HEADERS = ("IPU", "Tile set", "Tiles", *_HEADERS, "Fullest tile")
 _TILE_SET_NOTE = ("Per IPU of one replica and tile set: the I/O tiles (the first {io} tiles of each IPU) apart "
                   "from the compute tiles, summed over their tiles; the fullest tile includes gaps. Total = "
-                  "always-live + not-always-live peak (excluding gaps); the not-always-live peak is each tile's "
-                  "peak, summed.")
+                  "always-live + not-always-live (tile peaks) (excluding gaps): each tile's not-always-live peak, "
+                  "whenever it falls, summed -- not the summary's not-always-live peak, the most all tiles hold at "
+                  "one step.")
 
 
 def _tile_set_rows(report: Report) -> tuple[tuple[str, ...], ...]:

@@ -1,7 +1,10 @@
 """JSON output for scripts and CI (``--format json``); every document carries ``schema_version``.
 
-Shapes (schema_version 4; version 3 added the memory ledger, version 4 the verdict, the liveness
-rule, ``host_seconds_per_step`` in the summary and tile-memory totals in ``ledger_by_parameter``):
+Shapes (schema_version 5; version 3 added the memory ledger, version 4 the verdict, the liveness
+rule, ``host_seconds_per_step`` in the summary and tile-memory totals in ``ledger_by_parameter``,
+version 5 the tables the pages show that the export lacked -- ``time``, ``liveness_peak``,
+``tile_stats``, ``memory_per_ipu``, ``replicas``, ``loaded_code``, ``streaming_memory_totals`` and
+``execution_trace``; every older key is kept):
 
 ``show``::
 
@@ -13,7 +16,18 @@ rule, ``host_seconds_per_step`` in the summary and tile-memory totals in ``ledge
      "unattributed_bytes": int, "peak_step": int | null,
      "live_at_peak": [Report.live_at_peak() rows: the variables columns],
      "categories": [...], "variables": [...], "cut": {"variables": {"shown", "total", "cut"}},
-     "liveness": [...], "tiles": [...], "code": [...], "phases": [...], "streaming_memory": [...]}
+     "liveness": [...], "tiles": [...], "code": [...], "phases": [...], "streaming_memory": [...],
+     "time": {"clock_hz", "device_seconds_per_step", "host_seconds_per_step", "seconds_per_step"},
+     "liveness_peak": {analysis.liveness_peak(): step, program, always_live_bytes,
+                       not_always_live_bytes, peak_liveness_bytes} | null (no liveness),
+     "tile_stats": {analysis.tile_stats() figures, "worst_tiles": [its rows]} | null (no tiles),
+     "memory_per_ipu": [memory_per_ipu rows; memory_per_tile_set rows when the IPUs have I/O tiles],
+     "replicas": {"replicas", "io_tiles_per_ipu", "collective_phase_cycles" (the Execution phase),
+                  "groupings": [{stride, group_size, num_groups, members (replica 0's group),
+                                 collectives, cycles (every phase of their steps)}]},
+     "loaded_code": [replicas.loaded_code rows],
+     "streaming_memory_totals": {replicas.StreamingTotals fields},
+     "execution_trace": {"spans": [trace_spans rows], "types": [type_totals rows, per IPU]}}
 
 ``compare``::
 
@@ -28,7 +42,12 @@ rule, ``host_seconds_per_step`` in the summary and tile-memory totals in ``ledge
      "ledger": [one object per Comparison.ledger column],
      "variables": [one object per Comparison.variables column], "cut": {"variables": {...}},
      "categories": [...], "tiles": [...], "code": [...], "liveness": [...], "phases": [...],
-     "streaming_memory": [...]}
+     "streaming_memory": [...],
+     "time": {"clock_hz" | "device_seconds_per_step" | ...: {"base", "new", "delta"}},
+     "memory_per_ipu": [compare_memory_per_ipu rows],
+     "replicas": [replicas.compare_groupings rows],
+     "base_report" / "new_report": {"liveness_peak", "tile_stats", "replicas", "loaded_code",
+                                    "streaming_memory_totals", "execution_trace"} as in ``show``}
 
 Lists of rows carry the columns of the matching Report / Comparison table. Everything is
 complete unless ``--top N`` limits the variables (the largest first; ``cut`` says how many
@@ -62,6 +81,8 @@ import pandas as pd
 from profcompare.analysis import selection_totals, variables_view
 from profcompare.compare import Comparison
 from profcompare.compare.verdict import comparison_verdict
+from profcompare.memory_per_ipu import compare_memory_per_ipu
+from profcompare.replicas import compare_groupings
 from profcompare.model import METRIC_UNITS, METRICS, Report, variables_convention
 from profcompare.render.format import is_missing
 from profcompare.render.json_text import dumps_indented
@@ -69,7 +90,7 @@ from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.verdict_words import comparison_sentences
 from profcompare.render.sections import VariablesView, limit
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: metric units whose values are whole numbers
 _INTEGER_UNITS = frozenset({"bytes", "tiles"})
@@ -148,6 +169,62 @@ def _variables_rows(frame: pd.DataFrame, top: int | None, by: str) -> tuple[list
     return frame_records(frame), _cut(len(frame), total)
 
 
+def _time(report: Report) -> dict[str, Any]:
+    """Time per step as the pages' time table splits it: device, host/runtime and their sum."""
+    summary = report.summary()
+    clock = float(report.meta.target.clock_hz)
+    cycles = summary["cycles_per_step"]
+    return {
+        "clock_hz": clock,
+        "device_seconds_per_step": None if is_missing(cycles) else float(cycles) / clock,
+        "host_seconds_per_step": metric_value("host_seconds_per_step", summary["host_seconds_per_step"]),
+        "seconds_per_step": metric_value("seconds_per_step", summary["seconds_per_step"]),
+    }
+
+
+def _replicas(report: Report) -> dict[str, Any]:
+    """The "Replicas and collectives" table of one report, with the collective phase it differs from."""
+    from profcompare import replicas
+    from profcompare.analysis import execution_by_phase
+
+    phases = execution_by_phase(report)
+    collective = phases.loc[phases["phase"].astype(str) == "collective", "cycles"]
+    return {
+        "replicas": int(report.meta.target.num_replicas or 1),
+        "io_tiles_per_ipu": replicas.io_tiles_per_ipu(report),
+        "collective_phase_cycles": float(collective.iloc[0]) if len(collective) else None,
+        "groupings": [{"stride": g.stride, "group_size": g.group_size, "num_groups": g.num_groups,
+                       "members": list(g.members(0)), "collectives": g.collectives, "cycles": g.cycles}
+                      for g in replicas.groupings(report)],
+    }
+
+
+def _report_views(report: Report) -> dict[str, Any]:
+    """The tables a report's page shows beyond the raw Report tables (schema version 5)."""
+    from profcompare import replicas, trace_analysis
+    from profcompare.analysis import liveness_peak, tile_stats
+    from profcompare.memory_per_ipu import memory_per_ipu
+
+    stats = dict(tile_stats(report))
+    worst = stats.pop("worst_tiles")
+    per_ipu = replicas.memory_per_tile_set(report) if replicas.io_tiles_per_ipu(report) else memory_per_ipu(report)
+    totals = replicas.streaming_totals(report)
+    return {
+        # null when the report has no liveness or no tiles (its summary says n/a, never 0)
+        "liveness_peak": jsonable(dict(liveness_peak(report))) if len(report.liveness) else None,
+        "tile_stats": {**jsonable(stats), "worst_tiles": frame_records(worst)} if len(report.tiles) else None,
+        "memory_per_ipu": frame_records(per_ipu),
+        "replicas": _replicas(report),
+        "loaded_code": frame_records(replicas.loaded_code(report)),
+        "streaming_memory_totals": {"replicas": totals.replicas, "per_replica_bytes": totals.per_replica,
+                                    "sharded_per_replica_bytes": totals.sharded_per_replica,
+                                    "all_replicas_bytes": totals.all_replicas,
+                                    "sharded_all_replicas_bytes": totals.sharded_all_replicas},
+        "execution_trace": {"spans": frame_records(trace_analysis.trace_spans(report.trace)),
+                            "types": frame_records(trace_analysis.type_totals(report.trace, by_ipu=True))},
+    }
+
+
 def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
     """Return the ``show --format json`` document (see the module docstring): the summary with
     each metric's confidence, the memory ledger and what is live at the peak, and every table the HTML page shows, complete unless ``top``
@@ -179,6 +256,8 @@ def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
         "code": frame_records(report.code),
         "phases": frame_records(execution_by_phase(report)),
         "streaming_memory": frame_records(report.remote_buffers),
+        "time": _time(report),
+        **_report_views(report),
     }
 
 
@@ -222,7 +301,29 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
         "liveness": frame_records(cmp.liveness),
         "phases": frame_records(cmp.execution),
         "streaming_memory": frame_records(cmp.remote_buffers),
+        "time": _time_diff(cmp),
+        "memory_per_ipu": frame_records(compare_memory_per_ipu(cmp.base, cmp.new)),
+        "replicas": frame_records(compare_groupings(cmp.base, cmp.new)),
+        "base_report": _side_views(cmp.base),
+        "new_report": _side_views(cmp.new),
     }
+
+
+def _time_diff(cmp: Comparison) -> dict[str, Any]:
+    """Time per step of both reports as the comparison page's time table: base, new, delta."""
+    base, new = _time(cmp.base), _time(cmp.new)
+    out: dict[str, Any] = {}
+    for key in base:
+        b, n = base[key], new[key]
+        out[key] = {"base": b, "new": n, "delta": None if b is None or n is None else n - b}
+    return out
+
+
+def _side_views(report: Report) -> dict[str, Any]:
+    """One side's per-report views a comparison page shows (liveness peak, tiles, replicas, trace)."""
+    views = _report_views(report)
+    del views["memory_per_ipu"]  # the comparison's own ``memory_per_ipu`` holds both sides
+    return views
 
 
 def variables_json(result: VariablesView) -> dict[str, Any]:

@@ -4,8 +4,9 @@ The ledger's locations (``always_live``, ``not_always_live``, ``streaming_memory
 the empty parameter and the execution phases are stored as identifiers; people read them through these functions
 only, so the terminal, markdown, HTML, the N-way index, the figures and notebooks spell each one
 the same way: "always-live", "not-always-live", "Streaming Memory" (a proper name, as Graphcore
-writes it), "(no parameter)" for memory that belongs to no model parameter and "(unattributed)"
-for memory a reader could not attribute (role ``other``).
+writes it) and "(no parameter)" for memory that belongs to no model parameter, whether a row
+of a role (activations, temporaries; role ``other`` for memory a reader could not attribute)
+or a parameter total summed over roles: the same row reads the same on every page.
 """
 
 from __future__ import annotations
@@ -25,9 +26,19 @@ LOCATION_LABELS: Mapping[str, str] = MappingProxyType({
 
 #: the parameter label of memory that belongs to no model parameter (activations, temporaries)
 NO_PARAMETER = "(no parameter)"
-#: the parameter label of memory the reader could not attribute (role ``other``)
-UNATTRIBUTED = "(unattributed)"
 
+#: how the two nearly equal memory totals differ, wherever both are shown
+TOTAL_VS_PEAK_NOTE = (
+    "Total memory (excl. gaps) adds each tile's own peak (always-live + that tile's not-always-live peak, "
+    "whenever it falls); peak liveness is always-live + the not-always-live memory of the one step when all "
+    "tiles together hold the most, so it is at most the total."
+)
+
+#: what an "other" row of variables sums, and why it can exceed the memory totals
+VARIABLES_SUM_NOTE = (
+    "Variables' bytes are their own sizes: not-always-live variables live at different steps share tile memory, "
+    "so a sum of variables (the 'other' row) can exceed the memory totals."
+)
 
 #: execution phases whose identifier is not a word: Streaming Memory as the ledger spells it
 PHASE_LABELS: Mapping[str, str] = MappingProxyType({
@@ -56,15 +67,14 @@ def live_label(always_live: bool, *, title: bool = False) -> str:
 
 
 def parameter_label(parameter: Any, role: Any = None) -> str:
-    """A ledger parameter for people: itself when named; empty, :data:`UNATTRIBUTED` when the
-    role is ``other`` (the reader could not say what it belongs to), else :data:`NO_PARAMETER`
-    (activations, op temporaries; also a parameter total summed over roles)."""
+    """A ledger parameter for people: itself when named, else :data:`NO_PARAMETER` whatever
+    ``role`` is (activations, op temporaries, memory of role ``other`` a reader could not
+    attribute; also a parameter total summed over roles): the role column says which."""
+    del role  # one label for the empty parameter, so a ledger row and its roles' total read alike
     text = "" if is_missing(parameter) else str(parameter)
-    if text:
-        return text
-    role_text = "" if is_missing(role) else str(role)
-    return UNATTRIBUTED if role is not None and role_text == "other" else NO_PARAMETER
+    return text or NO_PARAMETER
 
 
-__all__ = ["LOCATION_LABELS", "NO_PARAMETER", "PHASE_LABELS", "UNATTRIBUTED", "live_label", "location_label",
+__all__ = ["LOCATION_LABELS", "NO_PARAMETER", "PHASE_LABELS", "TOTAL_VS_PEAK_NOTE",
+           "VARIABLES_SUM_NOTE", "live_label", "location_label",
            "parameter_label", "phase_label"]

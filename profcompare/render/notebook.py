@@ -20,6 +20,7 @@ from profcompare import presenters
 from profcompare.model import Report, variables_convention
 from profcompare.render import html, plots
 from profcompare.render.format import format_metric
+from profcompare.render.labels import TOTAL_VS_PEAK_NOTE
 from profcompare.render.ledger_words import TONE_LEGEND, liveness_rule
 from profcompare.render.replica_sections import replica_scope
 from profcompare.render.sections.time import verdict_lines
@@ -46,19 +47,19 @@ def report_repr_html(report: Report) -> str:
         comparison=False,
         verdict=(),
         liveness_rule=rule or "",
-        footnote=f"{_sentence(replica_scope(report.meta))} Full page: HtmlRenderer().render(report) or "
-                 "`profcompare show --format html`.",
+        footnote=f"{_sentence(replica_scope(report.meta))} {TOTAL_VS_PEAK_NOTE} Full page: "
+                 "HtmlRenderer().render(report) or `profcompare show --format html`.",
     )
 
 
 def comparison_repr_html(comparison: Comparison) -> str:
-    """Return an HTML fragment: base/new header lines and the summary table with diff and status."""
+    """Return an HTML fragment: base/new header lines and the summary table with delta and status."""
     table = html.summary_table(comparison)
     variables = comparison.variables
     counts = variables["status"].astype(str).value_counts() if len(variables) else None
     parts = [f"{int(counts[s]):,} {s}" for s in _COUNTED if counts is not None and s in counts.index]
     footnote = f"Variables: {', '.join(parts)}." if parts else "No variable changed."
-    footnote += " Diff = new - base, per replica. " + TONE_LEGEND
+    footnote += f" Delta = new - base, per replica. {TOTAL_VS_PEAK_NOTE} " + TONE_LEGEND
     rule = liveness_rule((variables_convention(comparison.base.variables),
                           variables_convention(comparison.new.variables)))
     return html.render_template(

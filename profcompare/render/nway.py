@@ -27,6 +27,7 @@ from profcompare.model import HIGHER_IS_BETTER, METRIC_UNITS
 from profcompare.nway import NWayTable
 from profcompare.compare.verdict import nway_verdict
 from profcompare.render.format import UNTONED_METRICS, format_metric, format_pct, metric_label
+from profcompare.render.labels import TOTAL_VS_PEAK_NOTE
 from profcompare.render.ledger_words import TONE_LEGEND, liveness_rule
 from profcompare.render.verdict_words import nway_sentences
 
@@ -40,6 +41,12 @@ LEGEND = (
     "see docs/ipu-model.md), not a measurement. Unmarked figures are exact (they follow from the program) or "
     "measured (read from a real Poplar profile). Percentages are changes from the base column."
 )
+
+
+def _legend(rows: Sequence[NWayRow]) -> str:
+    """The legend under the metrics, with how the two memory totals differ when both are shown."""
+    shown = {row.metric for row in rows}
+    return f"{LEGEND} {TOTAL_VS_PEAK_NOTE}" if {"total_bytes", "peak_liveness_bytes"} <= shown else LEGEND
 
 
 @dataclass(frozen=True)
@@ -165,13 +172,14 @@ def render_nway_text(table: NWayTable, *, title: str, color: bool = False, width
 
     columns = (Column("Metric"), *(Column(column_title(table, label), numeric=True) for label in table.labels))
     rows = []
-    for row in nway_rows(table):
+    metric_rows = nway_rows(table)
+    for row in metric_rows:
         cells = [Cell(row.label)]
         for cell in row.cells:
             cells.append(Cell(cell.text + (f" ({cell.delta})" if cell.delta else ""), cell.tone))
         rows.append(tuple(cells))
     verdict = Section("Verdict", None, ("Written from the figures below; bytes per replica.",), verdict_text(table))
-    section = Section("Summary metrics", Table(columns, tuple(rows)), (*notes, LEGEND))
+    section = Section("Summary metrics", Table(columns, tuple(rows)), (*notes, _legend(metric_rows)))
     rule = nway_liveness_rule(table)
     facts = (("liveness", rule),) if rule else ()
     return render_document(Document(title, facts, (), (verdict, section)), color=color, width=width)
@@ -243,6 +251,7 @@ def render_nway_html(
     :func:`nway_document`), embedded with ``tojson`` under ``data_id``.
     """
     statuses = [table.statuses.get(label, "ok") for label in table.labels]
+    metric_rows = nway_rows(table)
     document = dict(data) if data is not None else _jsonable(nway_document(table, links=links))
     return _environment().get_template("nway.html.j2").render(
         title=title,
@@ -255,10 +264,10 @@ def render_nway_html(
         columns=[(label, label == table.base, status, (links or {}).get(label)) for label, status in
                  zip(table.labels, statuses, strict=True)],
         extra_rows=list(extra_rows),
-        rows=nway_rows(table),
+        rows=metric_rows,
         ledger=ledger_rows(table),
         errors=[(label, (errors or {}).get(label, "")) for label in table.labels] if errors and any(errors.values()) else [],
-        legend=LEGEND,
+        legend=_legend(metric_rows),
         tone_legend=TONE_LEGEND,
         verdict=verdict_text(table),
         liveness_rule=nway_liveness_rule(table),

@@ -17,7 +17,7 @@ from profcompare.render.format import format_bytes, format_count, format_cycles,
 
 #: the columns of the "Replicas and collectives" table
 REPLICAS_HEADERS = ("Replica grouping", "Groups", "Replica 0's group", "Collectives per step",
-                    "Device cycles per step", "Share of device cycles")
+                    "Collectives' cycles per step", "Share of device cycles")
 #: the columns of the "Code loaded at run time" table
 LOADED_CODE_HEADERS = ("Graph (phase)", "Tile memory", "Loads", "Live steps")
 
@@ -76,9 +76,11 @@ def replicas_notes(report: Report) -> tuple[str, ...]:
         "A grouping of size g and stride s makes groups of g replicas s apart (popxl ReplicaGrouping): stride 1 "
         "groups consecutive replicas (tensor parallelism in a TP x DP program), stride TP the data-parallel "
         "replicas. A collective runs in every group of its grouping at once; collectives per step and their "
-        "device cycles (every phase of their steps) are for one run of the main program: counts exact, cycles "
-        "modelled.",
+        "cycles are for one run of the main program: counts exact, cycles modelled.",
     ]
+    cycles_note = collectives_cycles_note((report,))
+    if cycles_note:
+        notes.append(cycles_note)
     if io:
         notes.append(f"I/O tiles: the first {io} tiles of each IPU (memory per IPU shows them apart).")
     return tuple(notes)
@@ -130,28 +132,20 @@ LOADED_CODE_NOTE = ("Code of the graphs the program loads with remote_code_load 
 
 
 #: the columns of a comparison's "Replicas and collectives" table
-COMPARISON_REPLICAS_HEADERS = ("Replica grouping", "Collectives base", "Collectives new", "Device cycles base",
-                               "Device cycles new", "Device cycles delta")
+COMPARISON_REPLICAS_HEADERS = ("Replica grouping", "Collectives base", "Collectives new", "Collectives' cycles base",
+                               "Collectives' cycles new", "Collectives' cycles delta")
 
 
 def comparison_replicas_rows(base: Report, new: Report) -> tuple[tuple[str, ...], ...]:
     """The rows of a comparison's "Replicas and collectives" table: every grouping of either
     report (a grouping one lacks counts 0 there), by group size then stride."""
     count = int(base.meta.target.num_replicas or 1)
-    by_key: dict[tuple[int, int, int], list[replicas.Grouping | None]] = {}
-    for side, report in enumerate((base, new)):
-        for grouping in replicas.groupings(report):
-            key = (grouping.group_size, grouping.stride, grouping.num_groups)
-            by_key.setdefault(key, [None, None])[side] = grouping
     rows = []
-    for key in sorted(by_key):
-        b, n = by_key[key]
-        g = b or n
-        assert g is not None
-        bc, nc = (b.collectives if b else 0), (n.collectives if n else 0)
-        by, ny = (b.cycles if b else 0), (n.cycles if n else 0)
-        rows.append((grouping_label(g, count), format_count(bc), format_count(nc), format_cycles(by),
-                     format_cycles(ny), format_cycles(ny - by, signed=True)))
+    for r in replicas.compare_groupings(base, new).to_dict("records"):
+        g = replicas.Grouping(int(r["stride"]), int(r["group_size"]), int(r["num_groups"]), 0, 0)
+        rows.append((grouping_label(g, count), format_count(r["base_collectives"]), format_count(r["new_collectives"]),
+                     format_cycles(r["base_cycles"]), format_cycles(r["new_cycles"]),
+                     format_cycles(r["delta_cycles"], signed=True)))
     return tuple(rows)
 
 
@@ -162,7 +156,47 @@ def has_comparison_replicas_view(base: Report, new: Report) -> bool:
 
 COMPARISON_REPLICAS_NOTE = ("Per replica (replica 0; every replica runs the same program on the same layout): the "
                             "collectives of one run of the main program over each replica grouping (exact) and their "
-                            "device cycles (modelled), base and new.")
+                            "cycles (modelled), base and new.")
+
+
+def _collective_phase_cycles(report: Report) -> float | None:
+    """The collective phase's device cycles per step (Execution), or None without it."""
+    from profcompare.analysis import execution_by_phase
+
+    phases = execution_by_phase(report)
+    found = phases.loc[phases["phase"].astype(str) == "collective", "cycles"]
+    return float(found.iloc[0]) if len(found) else None
+
+
+def collectives_cycles_note(reports: tuple[Report, ...]) -> str | None:
+    """How the collectives' cycles differ from the collective phase under Execution, with both
+    figures of each report (base first), or None when no report has both.
+
+    The collectives' cycles are every step of the collective programs (their exchanges and
+    reductions, and their internal syncs and on-tile copies); the collective phase counts the
+    exchange and reduce steps only: the syncs are under sync, the copies under compute."""
+    parts = []
+    for report in reports:
+        found = replicas.groupings(report)
+        phase = _collective_phase_cycles(report)
+        if not found or phase is None:
+            continue
+        whole = sum(g.cycles for g in found)
+        parts.append(f"{format_cycles(whole)} = {format_cycles(phase)} collective phase + "
+                     f"{format_cycles(whole - phase)} of other phases")
+    if not parts:
+        return None
+    which = parts[0] if len(parts) == 1 else f"base {parts[0]}; new {parts[1]}"
+    return ("Collectives' cycles are every step of the collective programs; the collective phase under Execution "
+            "counts only their exchanges and reductions, their internal syncs and on-tile copies being under sync "
+            f"and compute there: {which}.")
+
+
+def comparison_replicas_notes(base: Report, new: Report) -> tuple[str, ...]:
+    """The notes under a comparison's "Replicas and collectives" table: what it holds and how its
+    cycles differ from the collective phase under Execution."""
+    cycles_note = collectives_cycles_note((base, new))
+    return (COMPARISON_REPLICAS_NOTE, cycles_note) if cycles_note else (COMPARISON_REPLICAS_NOTE,)
 
 
 # -- text and markdown (sections.Document) --------------------------------------------------------
@@ -176,7 +210,7 @@ def comparison_replicas_section(base: Report, new: Report) -> Any:
         return None
     columns = (Column(COMPARISON_REPLICAS_HEADERS[0]), *(Column(h, True) for h in COMPARISON_REPLICAS_HEADERS[1:]))
     rows = tuple(tuple(Cell(c) for c in row) for row in comparison_replicas_rows(base, new))
-    return Section("Replicas and collectives", Table(columns, rows), (COMPARISON_REPLICAS_NOTE,))
+    return Section("Replicas and collectives", Table(columns, rows), comparison_replicas_notes(base, new))
 
 
 def report_replicas_section(report: Report) -> Any:
@@ -233,7 +267,7 @@ def html_comparison_replicas_section(base: Report, new: Report) -> Any:
     if not has_comparison_replicas_view(base, new):
         return None
     table = _html_table("replicas-table", COMPARISON_REPLICAS_HEADERS, (False, True, True, True, True, True),
-                        comparison_replicas_rows(base, new), COMPARISON_REPLICAS_NOTE)
+                        comparison_replicas_rows(base, new), " ".join(comparison_replicas_notes(base, new)))
     return Section("replicas", "Replicas and collectives", tables=(table,))
 
 
@@ -248,7 +282,8 @@ def html_loaded_code_section(report: Report) -> Any:
     return Section("loaded-code", "Code loaded at run time", tables=(table,))
 
 
-__all__ = ["comparison_streaming_totals_note", "COMPARISON_REPLICAS_HEADERS", "LOADED_CODE_HEADERS", "REPLICAS_HEADERS", "comparison_replicas_rows",
+__all__ = ["collectives_cycles_note", "comparison_replicas_notes",
+           "comparison_streaming_totals_note", "COMPARISON_REPLICAS_HEADERS", "LOADED_CODE_HEADERS", "REPLICAS_HEADERS", "comparison_replicas_rows",
            "comparison_replicas_section", "has_comparison_replicas_view", "html_comparison_replicas_section", "grouping_label", "has_replicas_view", "html_loaded_code_section",
            "html_replicas_section", "loaded_code_rows", "replica_scope", "replicas_notes", "replicas_rows",
            "report_loaded_code_section", "report_replicas_section", "streaming_totals_note"]

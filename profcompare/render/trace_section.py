@@ -35,7 +35,7 @@ def report_trace_section(report: Report) -> Any:
         rows.append((Cell(f"{ipu}"), Cell(f"{int(spans.loc[ipu, 'span_cycles']):,}"), Cell(str(row["type"])),
                      Cell(format_count(row["blocks"])), Cell(f"{int(row['cycles']):,}"),
                      Cell(f"{row['median_cycles']:,.1f}")))
-    columns = (Column("IPU", True), Column("Span (cycles)", True), Column("Type"), Column("Blocks", True),
+    columns = (Column("IPU", True), Column("Run span (cycles)", True), Column("Type"), Column("Blocks", True),
                Column("Cycles (sum)", True), Column("Median block", True))
     origin = "modelled (no SyncAns: an IPU's wait is inside the step it waits in)" if report.meta.simulated else "measured"
     return Section("Execution trace", Table(columns, tuple(rows)),

@@ -208,7 +208,7 @@ def test_comparison_page_has_all_sections_with_diff_columns(diff_html: str) -> N
     assert {"summary", "memory", "liveness", "tiles", "variables", "code", "streaming", "execution"} <= ids
     summary = diff_html[diff_html.index('id="summary-table"') :]
     summary = summary[: summary.index("</table>")]
-    assert re.search(r"Base.*New.*Diff.*Diff %.*Status", summary, re.DOTALL)
+    assert re.search(r"Base.*New.*Delta.*Delta %.*Status", summary, re.DOTALL)
     # a grown metric is coloured as a cost, a shrunk one as a gain, throughput the other way round
     assert re.search(r'data-metric="not_always_live_peak_bytes".*?tone-bad[^>]*>grew<', summary, re.DOTALL)
     assert re.search(r'data-metric="always_live_bytes".*?tone-good[^>]*>shrank<', summary, re.DOTALL)
@@ -254,7 +254,7 @@ def test_single_report_page_has_no_deltas(offchip: Report) -> None:
     text = " ".join(" ".join(parsed.text).split())
     assert "profcompare: offchip-sharded" in text
     assert "SIMULATED" in text
-    assert "Diff" not in text and "base" not in text.lower().split()
+    assert "Delta" not in text and "base" not in text.lower().split()
     summary = page[page.index('id="summary-table"') :]
     summary = summary[: summary.index("</table>")]
     assert summary.count("<tr") == 1 + len(METRICS)

@@ -32,7 +32,7 @@ def test_comparison_repr_shows_base_new_diff_and_status(onchip: Report, offchip:
     assert re.search(r">base</span>\s*<strong>onchip</strong>", fragment)
     assert re.search(r">new</span>\s*<strong>offchip-sharded</strong>", fragment)
     assert fragment.count("SIMULATED") == 2
-    for header in ("Base", "New", "Diff", "Diff %", "Status"):
+    for header in ("Base", "New", "Delta", "Delta %", "Status"):
         assert f">{header}</th>" in fragment
     # the not-always-live peak grew: shown in the "bad" colour
     row = fragment[fragment.index(metric_label("not_always_live_peak_bytes")) :]

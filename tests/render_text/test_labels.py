@@ -26,6 +26,9 @@ FORBIDDEN = (
     r"\bstreaming Memory",
     r"(?i)\balways live\b",  # also "not always live": the words are hyphenated
     r"(?i)\bnot always-live\b",
+    r"\(unattributed\)",  # the empty parameter is "(no parameter)" whatever its role
+    r"\bDiff\b(?!\n?\.)",  # new - base is the delta (the page's legend ends "... and the delta Diff.")
+    r"% of device cycles",  # a phase's part of the device cycles is its share
 )
 
 
@@ -97,7 +100,7 @@ def test_the_labels() -> None:
     assert (live_label(True), live_label(False, title=True)) == ("always-live", "Not-always-live")
     assert parameter_label("fc1.weight", "other") == "fc1.weight"
     assert (parameter_label("", "other"), parameter_label("", "activation"), parameter_label("")) == (
-        "(unattributed)", "(no parameter)", "(no parameter)")
+        "(no parameter)", "(no parameter)", "(no parameter)")
     assert (phase_label("streaming_memory"), phase_label("host_io"), phase_label("compute")) == (
         "Streaming Memory", "host I/O", "compute")
 
@@ -114,9 +117,11 @@ def test_the_variables_convention_line_spells_not_always_live_as_the_ledger() ->
 
 
 def test_every_page_names_the_unattributed_row_alike() -> None:
-    # the sample reports hold 4 B of role "other" without a parameter: "(unattributed)" everywhere
-    # a row has a role, in the text ledger as in the N-way index
-    for name in ("report text", "report markdown", "report html", "index html"):
-        assert "(unattributed)" in OUTPUTS[name], name
+    # the sample reports hold 4 B of role "other" without a parameter: "(no parameter)" with role
+    # other everywhere a row has a role, in the text ledger as in the N-way index, and "(no
+    # parameter)" for the same bytes summed over roles in the comparison's ledger by parameter
+    for name in ("report text", "report markdown", "report html", "index html", "comparison text"):
+        assert "(no parameter)" in OUTPUTS[name], name
+    assert re.search(r"\(no parameter\)\s+other\s+always-live", OUTPUTS["index html"])
     assert "Streaming Memory" in OUTPUTS["index html"] and "not-always-live" in OUTPUTS["index html"]
     assert "always-live" in OUTPUTS["figure legends"] and "Streaming Memory" in OUTPUTS["figure legends"]

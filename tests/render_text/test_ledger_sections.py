@@ -45,7 +45,7 @@ def test_moves_in_plain_words(diff: Comparison) -> None:
         "fc1.weight optimizer_state: 3.1 MiB always-live -> 781.2 KiB Streaming Memory",
         "fc1.weight remote_staging: nothing -> 781.2 KiB not-always-live (steps 2-3)",
         "<b>x|y</b> weight: nothing -> 1000 B always-live",
-        "(unattributed) other: nothing -> 4 B always-live",
+        "(no parameter) other: nothing -> 4 B always-live",
     )
     assert section.notes == ("All 4 (parameter, role) moves, largest first; bytes per replica.",)
 
@@ -98,7 +98,7 @@ def test_show_lists_the_ledger_and_what_is_live_at_the_peak(pair: tuple[Report, 
         ["fc1.weight", "remote_staging", "not-always-live", "781.2 KiB", "781.2 KiB", "2-3", "1"],
         ["(no parameter)", "activation", "not-always-live", "97.7 KiB", "97.7 KiB", "1-2", "1"],
         ["<b>x|y</b>", "weight", "always-live", "1000 B", "1000 B", "", "1"],
-        ["(unattributed)", "other", "always-live", "4 B", "4 B", "", "1"],
+        ["(no parameter)", "other", "always-live", "4 B", "4 B", "", "1"],
     ]
     assert "Unattributed (no parameter, role other): 4 B in 1 row." in ledger.notes
     live = _section(document, "Live at the not-always-live peak")
@@ -138,7 +138,7 @@ def test_control_characters_in_parameters_never_reach_the_terminal() -> None:
 
 def test_comparison_json_carries_the_ledger(diff: Comparison) -> None:
     data = json.loads(JsonRenderer().render(diff))
-    assert data["schema_version"] == 4
+    assert data["schema_version"] == 5
     assert data["ledger_moves"][0] == {
         "parameter": "fc1.weight", "role": "optimizer_state",
         "base_always_live": 3_200_000, "base_not_always_live": 0, "base_streaming_memory": 0,
@@ -164,7 +164,7 @@ def test_comparison_json_carries_the_ledger(diff: Comparison) -> None:
 
 def test_report_json_carries_the_ledger_and_the_peak(pair: tuple[Report, Report]) -> None:
     data = json.loads(JsonRenderer().render(pair[1]))
-    assert data["schema_version"] == 4
+    assert data["schema_version"] == 5
     assert data["peak_step"] == 2 and data["unattributed_bytes"] == 4
     assert list(data["ledger"][0]) == ["parameter", "role", "location", "bytes", "bytes_at_peak", "first_step",
                                        "last_step", "rows"]

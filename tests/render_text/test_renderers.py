@@ -164,7 +164,7 @@ def test_markdown_says_which_report_is_base_and_new(comparison: Comparison) -> N
 def test_show_json_shape(offchip: Report) -> None:
     data = json.loads(get_renderer("json").render(offchip))
     assert list(data)[:3] == ["schema_version", "meta", "summary"]
-    assert data["schema_version"] == 4
+    assert data["schema_version"] == 5
     assert data["meta"]["label"] == "offchip-sharded"
     assert data["meta"]["simulated"] is True
     assert list(data["summary"]) == list(METRICS)
@@ -188,7 +188,7 @@ def test_show_json_nan_is_null() -> None:
 def test_compare_json_shape(comparison: Comparison) -> None:
     data = json.loads(get_renderer("json").render(comparison, top=4))
     assert list(data)[:7] == ["schema_version", "base", "new", "verdict", "liveness_rule", "summary", "ledger_moves"]
-    assert data["schema_version"] == 4
+    assert data["schema_version"] == 5
     assert data["base"]["label"] == "onchip" and data["new"]["label"] == "offchip-sharded"
     assert list(data["summary"]) == list(METRICS)
     peak = data["summary"]["peak_liveness_bytes"]
@@ -285,3 +285,64 @@ def test_markdown_says_costs_are_bold_not_coloured(comparison: Comparison) -> No
     # time per session.run grew (a cost, bold); samples per second fell (a cost, bold)
     assert re.search(r"\| Time per session\.run \(device \+ host\) \| [^|]+ \| [^|]+ \| \*\*\+", summary)
     assert re.search(r"\| Samples per second \| [^|]+ \| [^|]+ \| \*\*-", summary)
+
+
+#: the keys of schema version 4, kept by version 5
+_V4_SHOW_KEYS = ("schema_version", "meta", "summary", "liveness_rule", "ledger", "unattributed_bytes", "peak_step",
+                 "live_at_peak", "categories", "variables", "cut", "liveness", "tiles", "code", "phases",
+                 "streaming_memory")
+_V4_COMPARE_KEYS = ("schema_version", "base", "new", "verdict", "liveness_rule", "summary", "ledger_moves",
+                    "ledger_by_parameter", "peak_composition", "ledger", "variables", "cut", "categories", "tiles",
+                    "code", "liveness", "phases", "streaming_memory")
+
+
+def test_show_json_holds_every_table_the_page_shows(offchip: Report) -> None:
+    data = json.loads(get_renderer("json").render(offchip))
+    assert list(data)[:len(_V4_SHOW_KEYS)] == list(_V4_SHOW_KEYS)
+    assert list(data)[len(_V4_SHOW_KEYS):] == ["time", "liveness_peak", "tile_stats", "memory_per_ipu", "replicas",
+                                               "loaded_code", "streaming_memory_totals", "execution_trace"]
+    summary = offchip.summary()
+    assert data["time"] == {"clock_hz": 1.33e9, "device_seconds_per_step": summary["cycles_per_step"] / 1.33e9,
+                            "host_seconds_per_step": None, "seconds_per_step": summary["seconds_per_step"]}
+    peak = analysis.liveness_peak(offchip)
+    assert data["liveness_peak"] == peak
+    assert data["liveness_peak"]["peak_liveness_bytes"] == data["summary"]["peak_liveness_bytes"]["value"]
+    stats = analysis.tile_stats(offchip)
+    assert {k: v for k, v in data["tile_stats"].items() if k != "worst_tiles"} == {
+        k: v for k, v in stats.items() if k != "worst_tiles"}
+    assert [t["tile"] for t in data["tile_stats"]["worst_tiles"]] == stats["worst_tiles"]["tile"].tolist()
+    assert data["memory_per_ipu"] == [{"ipu": 0, "tiles": 1472, "always_live_bytes": 18_390_380,
+                                       "not_always_live_peak_bytes": 2_547_040, "total_bytes": 20_937_420,
+                                       "bytes_including_gaps": 21_078_732}]
+    assert data["memory_per_ipu"][0]["total_bytes"] == data["summary"]["total_bytes"]["value"]
+    # 4 replicas, each with its own 1,396,224 B of remote buffers (all replica-sharded)
+    assert data["streaming_memory_totals"] == {"replicas": 4, "per_replica_bytes": 1_396_224,
+                                               "sharded_per_replica_bytes": 1_396_224,
+                                               "all_replicas_bytes": 5_584_896, "sharded_all_replicas_bytes": 5_584_896}
+    assert data["replicas"] == {"replicas": 4, "io_tiles_per_ipu": 0, "collective_phase_cycles": 180_050.0,
+                                "groupings": []}
+    assert data["execution_trace"] == {"spans": [], "types": []} and data["loaded_code"] == []
+
+
+def test_show_json_has_no_zero_for_what_a_report_does_not_record() -> None:
+    report = samples.build_report("onchip", execution=False)
+    data = json.loads(get_renderer("json").render(report))
+    assert data["time"]["device_seconds_per_step"] is None and data["time"]["seconds_per_step"] is None
+
+
+def test_compare_json_holds_every_table_the_page_shows(comparison: Comparison) -> None:
+    data = json.loads(get_renderer("json").render(comparison))
+    assert list(data)[:len(_V4_COMPARE_KEYS)] == list(_V4_COMPARE_KEYS)
+    assert list(data)[len(_V4_COMPARE_KEYS):] == ["time", "memory_per_ipu", "replicas", "base_report", "new_report"]
+    seconds = data["time"]["seconds_per_step"]
+    assert (seconds["base"], seconds["new"]) == (data["summary"]["seconds_per_step"]["base"],
+                                                 data["summary"]["seconds_per_step"]["new"])
+    assert seconds["delta"] == pytest.approx(data["summary"]["seconds_per_step"]["delta"])
+    ipu = data["memory_per_ipu"][0]
+    assert (ipu["base_total_bytes"], ipu["new_total_bytes"]) == (data["summary"]["total_bytes"]["base"],
+                                                                 data["summary"]["total_bytes"]["new"])
+    assert data["replicas"] == []
+    for side, report in (("base_report", comparison.base), ("new_report", comparison.new)):
+        assert list(data[side]) == ["liveness_peak", "tile_stats", "replicas", "loaded_code",
+                                    "streaming_memory_totals", "execution_trace"]
+        assert data[side]["liveness_peak"] == analysis.liveness_peak(report)

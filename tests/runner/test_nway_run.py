@@ -111,7 +111,7 @@ def test_four_variant_run_writes_an_index_and_prints_one_table(fake_registry: ob
     header, status, links, *metric_rows = parsed.rows
     assert header == ["Metric", "fake-small BASE", "fake-big", "fake-broken", "fake-oom-allowed"]
     assert status == ["Status", "ok", "ok", "failed", "oom"]
-    assert links == ["Comparison with the base", "(base)", "diff vs base", "–", "diff vs base"]
+    assert links == ["Comparison with the base", "(base)", "comparison", "–", "comparison"]
     assert parsed.links == ["compare-fake-small-vs-fake-big.html", "compare-fake-small-vs-fake-oom-allowed.html"]
     assert all((run_dir / link).is_file() for link in parsed.links)
     assert len(metric_rows) == len(METRICS)
@@ -139,7 +139,7 @@ def test_two_variant_run_keeps_the_pairwise_terminal_diff_and_writes_an_index(fa
     assert "Variables (largest changes)" in result.output and "variants side by side" not in result.output
     document = json.loads((tmp_path / "r" / "index.json").read_text())
     assert [v["label"] for v in document["variants"]] == ["fake-small", "fake-big"]
-    assert "diff vs base" in (tmp_path / "r" / "index.html").read_text()
+    assert ">comparison</a>" in (tmp_path / "r" / "index.html").read_text()
 
 
 def test_index_page_escapes_names(tmp_path: Path) -> None:

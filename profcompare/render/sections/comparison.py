@@ -27,7 +27,7 @@ from profcompare.render.ipu_sections import comparison_ipu_section
 from profcompare.model import DEVICE_PHASES, variables_convention
 from profcompare.render.ledger_words import liveness_rule, peak_text
 from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text, verdict_section
-from profcompare.render.labels import phase_label
+from profcompare.render.labels import TOTAL_VS_PEAK_NOTE, phase_label
 from profcompare.render.sections.document import (
     CONFIDENCE_LEGEND,
     Cell,
@@ -101,7 +101,7 @@ def _comparison_summary_section(cmp: Comparison) -> Section:
             )
         )
     table = Table((Column("Metric"),) + _DELTA_COLUMNS + (Column("Confidence"),), tuple(rows))
-    return Section("Summary", table, (CONFIDENCE_LEGEND,))
+    return Section("Summary", table, (TOTAL_VS_PEAK_NOTE, CONFIDENCE_LEGEND))
 
 
 def _comparison_categories_section(cmp: Comparison) -> Section:
@@ -248,7 +248,8 @@ _SIDE_COLUMNS = (Column("Base", True), Column("New", True), Column("Delta", True
 def _comparison_liveness_section(cmp: Comparison) -> Section:
     base, new = analysis.liveness_peak(cmp.base), analysis.liveness_peak(cmp.new)
     rows = (
-        _side_by_side("Always-live", base["always_live_bytes"], new["always_live_bytes"], format_bytes),
+        _side_by_side(metric_label("always_live_bytes"), base["always_live_bytes"], new["always_live_bytes"],
+                      format_bytes),
         _side_by_side("Not-always-live peak", base["not_always_live_bytes"], new["not_always_live_bytes"], format_bytes),
         _side_by_side("Peak liveness", base["peak_liveness_bytes"], new["peak_liveness_bytes"], format_bytes),
         _side_by_side("Program steps", len(cmp.base.liveness), len(cmp.new.liveness), format_count),
@@ -264,9 +265,9 @@ def _comparison_liveness_section(cmp: Comparison) -> Section:
 def _comparison_tiles_section(cmp: Comparison) -> Section:
     base, new = analysis.tile_stats(cmp.base, worst=1), analysis.tile_stats(cmp.new, worst=1)
     rows = (
-        _side_by_side("Min tile", base["min_bytes"], new["min_bytes"], format_bytes),
-        _side_by_side("Median tile", base["median_bytes"], new["median_bytes"], format_bytes),
-        _side_by_side("Max tile", base["max_bytes"], new["max_bytes"], format_bytes),
+        _side_by_side("Min tile memory", base["min_bytes"], new["min_bytes"], format_bytes),
+        _side_by_side("Median tile memory", base["median_bytes"], new["median_bytes"], format_bytes),
+        _side_by_side(metric_label("max_tile_bytes"), base["max_bytes"], new["max_bytes"], format_bytes),
         _side_by_side("Tiles over budget", base["tiles_over_budget"], new["tiles_over_budget"], format_count),
     )
     table = Table((Column("Quantity"),) + _SIDE_COLUMNS, rows)
@@ -326,7 +327,7 @@ def _comparison_remote_section(cmp: Comparison, top: int | None) -> Section:
     if view.has_other:
         rows.append(_aggregate_row(view, _other_label(view.cut, "buffers"), 1,
                                    ("base_bytes", "new_bytes", "delta_bytes"), format_bytes, trailing=1))
-    table = Table((Column("Buffer"),) + _DELTA_COLUMNS + (Column("Sharded"),), tuple(rows))
+    table = Table((Column("Remote buffer"),) + _DELTA_COLUMNS + (Column("Sharded"),), tuple(rows))
     notes = (
         _cut_note(view, "buffers"),
         (

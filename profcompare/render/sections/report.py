@@ -25,7 +25,7 @@ from profcompare.render.replica_sections import (
 )
 from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text
-from profcompare.render.labels import phase_label
+from profcompare.render.labels import TOTAL_VS_PEAK_NOTE, VARIABLES_SUM_NOTE, phase_label
 from profcompare.render.trace_section import report_trace_section
 from profcompare.render.sections.document import (
     CONFIDENCE_LEGEND,
@@ -72,7 +72,7 @@ def _summary_section(report: Report) -> Section:
     notes = []
     if is_missing(summary["cycles_per_step"]):
         notes.append("Cycles and throughput need an execution profile, which this report does not have.")
-    notes.append(CONFIDENCE_LEGEND)
+    notes += [TOTAL_VS_PEAK_NOTE, CONFIDENCE_LEGEND]
     return Section("Summary", table, tuple(notes))
 
 
@@ -129,7 +129,8 @@ def _variables_section(report: Report, top: int | None) -> Section:
     if not view.total:
         return Section("Largest variables", None, (_empty_note(report.meta, "variables", "No variables in this report."),))
     other_bytes = view.other["bytes"] if view.other is not None else None
-    return Section("Largest variables", _variables_table(view), (_cut_note(view, "variables", other_bytes),))
+    notes = (_cut_note(view, "variables", other_bytes), *((VARIABLES_SUM_NOTE,) if view.has_other else ()))
+    return Section("Largest variables", _variables_table(view), notes)
 
 
 def _liveness_section(report: Report) -> Section:
@@ -176,7 +177,7 @@ def _tiles_section(report: Report, top: int | None) -> Section:
         (
             Column("Tile", True),
             Column("IPU", True),
-            Column("Bytes", True),
+            Column("Bytes (incl. gaps)", True),
             Column("Of budget", True),
             Column("Always-live", True),
             Column("Not-always-live peak", True),
@@ -227,7 +228,7 @@ def _remote_section(report: Report, top: int | None) -> Section:
         rows.append((Cell(_other_label(view.cut, "buffers"), m), _num(format_count(view.other["entries"]), m),
                      Cell("", m), Cell("", m), Cell("", m), _num(format_bytes(view.other["bytes"]), m)))
     table = Table(
-        (Column("Buffer"), Column("Entries", True), Column("Entry shape"), Column("Dtype"), Column("Sharded"),
+        (Column("Remote buffer"), Column("Entries", True), Column("Entry shape"), Column("Dtype"), Column("Sharded"),
          Column("Bytes", True)),
         tuple(rows),
     )
@@ -257,7 +258,8 @@ def _execution_section(report: Report) -> Section:
         for r in device.itertuples(index=False)
     ]
     rows.append((Cell(metric_label("cycles_per_step")), _num(format_cycles(device_cycles)), _num("")))
-    table = Table((Column("Device phase"), Column("Device cycles per step", True), Column("Share", True)), tuple(rows))
+    table = Table((Column("Device phase"), Column("Device cycles per step", True),
+                   Column("Share of device cycles", True)), tuple(rows))
     time_text = time_per_run_text(summary, report.meta.target.clock_hz)
     notes = (DEVICE_PHASES_NOTE, time_text[0].upper() + time_text[1:])
     return Section(title, table, notes)

@@ -23,6 +23,8 @@ EXECUTION_TITLE = "Execution: device cycles by phase"
 #: What the execution table holds and what it leaves out.
 DEVICE_PHASES_NOTE = (
     "Device phases only: their span is the device cycles per step (what Graph Analyser's execution view spans). "
+    "Each cycle counts once, under one phase, so the phases add up to it (where phases overlap, the first of "
+    "compute, exchange, host I/O, Streaming Memory, collective; sync is the waiting no other phase covers). "
     "Host/runtime time is not device time and is not in these cycles; it is listed below."
 )
 
