@@ -182,7 +182,6 @@ def execution_chart(reports: Sequence[Report], roles: Sequence[str], *,
     positions = -np.arange(len(reports), dtype="float64")
     fig = _bar_figure(chart_id, positions, labels, max(float(totals.max()), 1.0) * 1.6, "device cycles per step",
                       len(table))
-    fig.xaxis.set(formatter=bokeh_doc.Model("NumeralTickFormatter"))  # its default format, "0,0": 1,726,865
     renderers = _stacked(fig, chart_id, values, positions, labels, [phase_label(p) for p in table.index],
                          [PHASE_COLOURS[str(p)] for p in table.index], lambda v: f"{v:,.0f}")
     texts = [execution_bar_text(total, host_seconds(report)) for total, report in zip(totals.tolist(), reports,
