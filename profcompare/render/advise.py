@@ -157,7 +157,8 @@ def advise_chart(points: pd.DataFrame, headline: Sequence[str], pages: Mapping[s
     in green (and joined by a line when the axis is the fullest tile); the legend right of the
     plot; hover shows the layout and figures; a click opens one page: the point's report page
     when written, else its row in the table of every evaluated layout."""
-    from bokeh.models import ColumnDataSource, CustomJS, HoverTool, Legend, NumeralTickFormatter, TapTool
+    from bokeh.models import ColumnDataSource, CustomJS, HoverTool, NumeralTickFormatter, TapTool
+    from bokeh.models.annotations import Legend
     from bokeh.plotting import figure
 
     from profcompare.render.interactive import _json_item

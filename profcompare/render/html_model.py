@@ -92,8 +92,8 @@ class Table:
 #: A table of more than FOLD_OVER body rows shows its first FOLDED_ROWS (in its current sort
 #: order, among the rows its filter keeps) and an expander that shows them all: the variables
 #: (hundreds of rows), code and ledger rows would otherwise make the page tens of screens tall.
-FOLD_OVER = 20
-FOLDED_ROWS = 12
+FOLD_OVER = 15
+FOLDED_ROWS = 10
 
 
 @dataclass(frozen=True)

@@ -378,8 +378,8 @@ def liveness_chart(
                 "names the program and variables at the bucket's maximum.")
     else:
         note = f"All {length:,} program steps drawn."
-    how = (" Drag to zoom into a range of steps; wheel zoom, pan and reset are in the toolbar; click a legend "
-           "entry to hide a curve; hover for the program and the largest live variables.")
+    how = (" Drag to zoom into a range of steps, or turn the mouse wheel over the chart; pan and reset are in the "
+           "toolbar; click a legend entry to hide a curve; hover for the program and the largest live variables.")
     captions = ("Not-always-live bytes per program step." + how,
                 "Always-live + not-always-live bytes per program step (each report's always-live bytes added to "
                 "its curve: the total live memory)." + how)
@@ -454,8 +454,9 @@ def _legend_below(fig: bokeh_doc.Figure) -> None:
 
 
 def _empty_chart(chart_id: str, message: str) -> InteractiveChart:
-    # fixed ranges: data ranges over no data make BokehJS warn "could not set initial ranges"
-    fig = bokeh_doc.Figure(chart_id, height=120, x_range=bokeh_doc.fixed_range(0, 1), y_range=bokeh_doc.fixed_range(0, 1),
+    # fixed ranges (Range1d, 0 to 1 by default): data ranges over no data make BokehJS warn
+    # "could not set initial ranges"
+    fig = bokeh_doc.Figure(chart_id, height=120, x_range=bokeh_doc.Model("Range1d"), y_range=bokeh_doc.Model("Range1d"),
                            tools=False)
     fig.hide_axes()
     fig.center.append(bokeh_doc.Model("Label", text=message, text_color="#777777", x=10, y=40,

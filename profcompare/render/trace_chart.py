@@ -4,8 +4,8 @@ One lane per IPU (per report in a comparison: the base's lanes above the new's, 
 axis), each executed block a bar from its first to its last cycle, coloured by its Graph Analyser
 type (:data:`TYPE_COLOURS`). SyncAns blocks (waiting, overlapping the blocks they wait for) are a
 thin band at the bottom of their lane, so they never hide what runs. Drag to zoom down to single
-syncs, wheel zoom (the active scroll tool), pan, reset; hovering a block shows its name, type, cycles, program and group;
-clicking a legend entry hides a type.
+syncs, wheel zoom (the active scroll tool), pan, reset; hovering a block shows its name, type,
+cycles, program and group; clicking a legend entry hides a type.
 
 Size: a trace of at most :data:`MAX_BLOCKS` blocks (all reports together) is drawn block by block.
 A larger one is drawn as :data:`OVERVIEW_BINS` time bins per lane (each bar as high as the share

@@ -128,7 +128,8 @@ def test_comparison_page_reads_top_to_bottom(browser, long_comparison, tmp_path:
     box = trace.bounding_box()
     page.mouse.move(box["x"] + box["width"] * 0.4, box["y"] + box["height"] * 0.3)
     page.mouse.wheel(0, -400)
-    page.wait_for_function(f"() => {{ const r = profcompareChartModel('chart-trace:x'); return r.end - r.start < {before}; }}")
+    page.wait_for_function(
+        f"() => {{ const r = profcompareChartModel('chart-trace:x'); return r.end - r.start < {before}; }}")
     assert page.evaluate("window.scrollY") == scrolled
     # every axis writes thousands separators (the trace's read 1000000)
     axes = page.evaluate("""() => ["chart-trace", "chart-liveness", "chart-tiles", "chart-execution"].map(id => {
@@ -159,7 +160,7 @@ def test_index_page_has_no_console_messages(browser, long_comparison, tmp_path: 
     page.close()
 
 
-@pytest.mark.skipif(not GA_CACHE.exists(), reason="shared/data/ga_cache_popxl_mnist_pipelining_2ipu.sqlite is missing (beside the project)")
+@pytest.mark.skipif(not GA_CACHE.exists(), reason="shared/data/ beside the project has no Graph Analyser cache")
 def test_graph_analyser_cache_page(browser, tmp_path: Path) -> None:
     from profcompare.readers import open_report
 
