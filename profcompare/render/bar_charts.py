@@ -57,7 +57,7 @@ def _bar_figure(chart_id: str, positions: Sequence[float], labels: Sequence[str]
     rows = high - low + 1
     fig = bokeh_doc.Figure(
         chart_id,
-        height=int(max(90 + 30 * rows, 50 + 22 * legend_entries)),
+        height=int(max(90 + 22 * rows, 50 + 22 * legend_entries)),  # 22 px per bar row: compact, legible
         x_label=x_label,
         x_range=bokeh_doc.fixed_range(0.0, x_end, bounds=(0.0, x_end)),
         y_range=bokeh_doc.fixed_range(low - 0.6, high + 0.6),
