@@ -779,6 +779,10 @@ class ReportMeta:
         if self.source:
             path = os.path.normpath(self.source)
             base = os.path.basename(path)
+            if self.format == "ga_cache" and base != "profile.pop_cache" and os.path.isfile(path):
+                # a Graph Analyser cache kept under a name of its own is named after the program
+                # (the file), not after the folder it was copied into
+                return os.path.splitext(base)[0]
             if base in ("profile.sqlite", "profile.pop") or os.path.isfile(path):
                 base = os.path.basename(os.path.dirname(path)) or base
             return base

@@ -188,7 +188,8 @@ def run_advise(
                 "backend": "sim", "headline": list(declared.headline), "searched": list(space.searched),
                 "dimensions": {k: list(v) for k, v in space.dimensions}, "notes": list(declared.notes),
                 "streaming_memory_bytes": machine.streaming_memory_bytes}
-        files = write_advise_files(points, facts, verdict, meta, staging.path, report_pages=report_pages)
+        files = write_advise_files(points, facts, verdict, meta, staging.path, report_pages=report_pages,
+                                   published=final)
         replaced = publish_staging(staging, final, force)
     except BaseException:
         staging.discard()
@@ -199,13 +200,15 @@ def run_advise(
 
 
 def write_advise_files(points: pd.DataFrame, facts: AdviseVerdict, verdict: str, meta: Mapping[str, Any],
-                       directory: Path, *, report_pages: int = DEFAULT_REPORT_PAGES) -> dict[str, Path]:
+                       directory: Path, *, report_pages: int = DEFAULT_REPORT_PAGES,
+                       published: Path | None = None) -> dict[str, Path]:
     """Write advise.json, advise.csv and advise.html into ``directory`` (and a report page into the
-    directories of the first ``report_pages`` front points); return format -> path."""
+    directories of the first ``report_pages`` front points; they name their report as it will be
+    found under ``published``, where ``directory`` is renamed to); return format -> path."""
     from profcompare.render.advise import advise_csv, advise_document, render_advise_html
     from profcompare.render.output import write_output
 
-    pages = write_report_pages(points, directory, report_pages)
+    pages = write_report_pages(points, directory, report_pages, published)
     paths = {"json": directory / "advise.json", "csv": directory / "advise.csv", "html": directory / "advise.html"}
     import json
 
@@ -216,10 +219,12 @@ def write_advise_files(points: pd.DataFrame, facts: AdviseVerdict, verdict: str,
     return paths
 
 
-def write_report_pages(points: pd.DataFrame, directory: Path, count: int) -> dict[str, str]:
+def write_report_pages(points: pd.DataFrame, directory: Path, count: int,
+                       published: Path | None = None) -> dict[str, str]:
     """Write ``report.html`` (the report's page, as ``profcompare show --format html``) into the
     directories of the first ``count`` front points; return label -> page path relative to
-    ``directory``."""
+    ``directory``. With ``published`` the page names its report's source there (the staging
+    ``directory`` is gone once published)."""
     from profcompare.readers import open_report
     from profcompare.render.base import get_renderer
     from profcompare.render.output import write_output
@@ -230,6 +235,9 @@ def write_report_pages(points: pd.DataFrame, directory: Path, count: int) -> dic
         if not os.path.lexists(target):  # a page linked in from the cache is the same page
             try:
                 report = open_report(directory / label)
+                if published is not None:
+                    source = str(published / label / os.path.relpath(report.meta.source, directory / label))
+                    report = report.with_meta(report.meta.replace(source=source))
                 write_output(get_renderer("html").render(report, top=20), target)
             except ProfcompareError:
                 continue

@@ -57,7 +57,7 @@ def _bar_figure(chart_id: str, positions: Sequence[float] | np.ndarray, labels: 
     rows = high - low + 1
     fig = bokeh_doc.Figure(
         chart_id,
-        height=int(max(90 + 30 * rows, 50 + 22 * legend_entries)),
+        height=int(max(90 + 22 * rows, 50 + 22 * legend_entries)),  # 22 px per bar row: compact, legible
         x_label=x_label,
         x_range=bokeh_doc.fixed_range(0.0, x_end, bounds=(0.0, x_end)),
         y_range=bokeh_doc.fixed_range(low - 0.6, high + 0.6),
@@ -182,7 +182,6 @@ def execution_chart(reports: Sequence[Report], roles: Sequence[str], *,
     positions = -np.arange(len(reports), dtype="float64")
     fig = _bar_figure(chart_id, positions, labels, max(float(totals.max()), 1.0) * 1.6, "device cycles per step",
                       len(table))
-    fig.xaxis.set(formatter=bokeh_doc.Model("NumeralTickFormatter"))  # its default format, "0,0": 1,726,865
     renderers = _stacked(fig, chart_id, values, positions, labels, [phase_label(p) for p in table.index],
                          [PHASE_COLOURS[str(p)] for p in table.index], lambda v: f"{v:,.0f}")
     texts = [execution_bar_text(total, host_seconds(report)) for total, report in zip(totals.tolist(), reports,

@@ -39,6 +39,8 @@ _BINARY_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.uint8, np.int8, np
                                                   np.int32, np.float32, np.float64))
 #: a line_dash name as Bokeh writes it (the patterns of bokeh.core.property.visual.DashPattern)
 DASHES = {"solid": [], "dashed": [6], "dotted": [2, 4], "dotdash": [2, 4, 6, 4], "dashdot": [6, 4, 2, 4]}
+#: the numbro format of every axis's tick labels: thousands separators, at most three decimals
+AXIS_FORMAT = "0,0.[000]"
 #: the colour bokeh.plotting gives a glyph given none (its glyph API's default, Bokeh 3)
 DEFAULT_COLOUR = "#1f77b4"
 
@@ -149,7 +151,9 @@ def data_source(data: dict[str, Any], name: str | None = None) -> Model:
 def _axis(label: str | None = None) -> Model:
     attrs: dict[str, Any] = {}
     attrs["ticker"] = Model("BasicTicker", mantissas=[1, 2, 5])
-    attrs["formatter"] = Model("BasicTickFormatter")
+    # thousands separators on every axis (1,000,000, as the tables write numbers); up to three
+    # decimals where the ticks need them (a MiB axis spanning 0.5)
+    attrs["formatter"] = Model("NumeralTickFormatter", format=AXIS_FORMAT)
     if label is not None:
         attrs["axis_label"] = label
     attrs["major_label_policy"] = Model("AllLabels")
@@ -197,10 +201,12 @@ class Figure:
     """A ``bokeh.plotting.figure`` as the page draws it: width-stretched, ``height`` pixels, an x
     and y axis (with optional labels) and grid lines; the standard tools (box zoom along x, the
     active drag, wheel zoom and pan along x, reset, save; no logo) unless ``tools`` is False
-    (then no toolbar either)."""
+    (then no toolbar either). With ``wheel_zoom`` the wheel zoom is the active scroll tool: the
+    mouse wheel over the chart zooms its x axis instead of scrolling the page (time charts)."""
 
     def __init__(self, name: str, *, height: int, x_range: Model, y_range: Model,
-                 x_label: str | None = None, y_label: str | None = None, tools: bool = True) -> None:
+                 x_label: str | None = None, y_label: str | None = None, tools: bool = True,
+                 wheel_zoom: bool = False) -> None:
         self.name = name
         self.height = height
         self.x_range = x_range
@@ -216,10 +222,12 @@ class Figure:
         self.tools_on = tools
         self.tools: list[Model] = []
         self.box: Model | None = None
+        self.wheel: Model | None = None
         if tools:
             self.box = _box_zoom()
-            self.tools = [self.box, Model("WheelZoomTool", dimensions="width", renderers="auto"),
-                          Model("PanTool", dimensions="width"), Model("ResetTool"), Model("SaveTool")]
+            wheel = Model("WheelZoomTool", dimensions="width", renderers="auto")
+            self.wheel = wheel if wheel_zoom else None
+            self.tools = [self.box, wheel, Model("PanTool", dimensions="width"), Model("ResetTool"), Model("SaveTool")]
         self.legend: Model | None = None
 
     def glyph(self, kind: str, source: Model, *, legend_label: str | None = None, **attributes: Any) -> Model:
@@ -283,7 +291,8 @@ class Figure:
         if self.renderers:
             attrs["renderers"] = self.renderers
         if self.tools_on:
-            attrs["toolbar"] = Model("Toolbar", tools=self.tools, logo=None, active_drag=self.box)
+            active = {"active_scroll": self.wheel} if self.wheel is not None else {}
+            attrs["toolbar"] = Model("Toolbar", tools=self.tools, logo=None, active_drag=self.box, **active)
         else:
             attrs["toolbar"] = Model("Toolbar")
         attrs.update(extra)

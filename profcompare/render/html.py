@@ -40,7 +40,7 @@ from markupsafe import Markup
 
 from profcompare import analysis
 from profcompare._version import __version__
-from profcompare.model import DEVICE_PHASES, METRIC_UNITS, METRICS, Report
+from profcompare.model import CAPABILITIES, DEVICE_PHASES, METRIC_UNITS, METRICS, Report
 from profcompare.render import bar_charts, html_ledger, interactive
 from profcompare.render.ipu_sections import html_ipu_section
 from profcompare.render.replica_sections import (
@@ -119,8 +119,9 @@ def _confidence_cell(level: str) -> Cell:
                 title=CONFIDENCE_NOTE)
 
 
-def summary_table(obj: Report | Comparison) -> Table:
-    """The summary-metrics table of the page (also the notebook display's table)."""
+def summary_table(obj: Report | Comparison, *, recorded_only: bool = False) -> Table:
+    """The summary-metrics table of the page (also the notebook display's table). With
+    ``recorded_only`` (a report only), the metrics the report has no value for are left out."""
     if isinstance(obj, Report):
         summary = obj.summary()
         confidence = obj.confidence()
@@ -128,6 +129,7 @@ def summary_table(obj: Report | Comparison) -> Table:
             Row((Cell(metric_label(m), m), Cell(format_metric(m, summary[m]), sort_key(summary[m])),
                  _confidence_cell(confidence[m])), {"metric": m, "confidence": confidence[m]})
             for m in METRICS
+            if not (recorded_only and is_missing(summary[m]))
         )
         return Table("summary-table", (Col("metric", "Metric"), Col("value", "Value", True), Col("confidence", "Confidence")),
                      rows, sortable=False, note=TOTAL_VS_PEAK_NOTE + " " + CONFIDENCE_NOTE)
@@ -679,30 +681,33 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     # every variable that grew; other tables are top-N views
     variables, variables_view = _variables_table(obj, HTML_MAX_VARIABLE_ROWS, variables_note=True)
     summary = Section("summary", "Summary", tables=(summary_table(obj),))
+    if isinstance(obj, Report) and unrecorded_tables(obj):
+        summary = Section("summary", "Summary", tables=(summary_table(obj, recorded_only=True),),
+                          notes=(unrecorded_note(obj),))
     verdict: ComparisonVerdict | None = None
+    trace_section = html_trace_section(obj)  # only when a report has an execution trace
+    # the page reads top to bottom: the answer, then the views over time (execution trace and
+    # liveness), then the detail tables
+    timeline = (*(() if trace_section is None else (trace_section,)), _liveness_section(obj, reports, roles))
     if isinstance(obj, Report):
         # the report's ledger follows its summary
         leading: tuple[Section, ...] = (summary, html_ledger.report_ledger_section(obj),
-                                        html_ledger.report_peak_section(obj, top))
+                                        html_ledger.report_peak_section(obj, top), *timeline)
     else:
-        # a comparison leads with the ledger: what moved, per parameter, and what changed the peak
+        # a comparison leads with the verdict and the ledger: what moved, per parameter; what
+        # changed the peak follows the liveness chart that shows it
         verdict = comparison_verdict(obj)
         leading = (_verdict_section(obj, verdict), html_ledger.moves_section(obj), html_ledger.ledger_section(obj),
-                   html_ledger.peak_section(obj, top), summary)
+                   *timeline, html_ledger.peak_section(obj, top), summary)
     sections = (
         *leading,
         _memory_section(obj, reports),
-        _liveness_section(obj, reports, roles),
         _tiles_section(reports, roles),
         Section("variables", "Variables"),
         _code_section(obj, reports, top),
         _remote_section(obj, top),
         _execution_section(obj, reports),
     )
-    trace_section = html_trace_section(obj)  # only when a report has an execution trace
-    if trace_section is not None:
-        at = next(i for i, s in enumerate(sections) if s.id == "execution") + 1
-        sections = (*sections[:at], trace_section, *sections[at:])
     ipu_section = html_ipu_section(obj)  # only with more than one IPU per replica (or I/O tiles)
     if ipu_section is not None:
         at = next(i for i, s in enumerate(sections) if s.id == "tiles")
@@ -717,6 +722,8 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     if replicas_section is not None:
         at = next(i for i, s in enumerate(sections) if s.id == "execution") + 1
         sections = (*sections[:at], replicas_section, *sections[at:])
+    if isinstance(obj, Report):
+        sections = _recorded_sections(obj, sections)
     if is_comparison:
         present = set(obj.variables["status"].astype(str).unique()) if len(obj.variables) else set()
         variable_filter = ("status", tuple(s for s in STATUS_ORDER if s in present) or STATUS_ORDER)
@@ -724,6 +731,54 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
         variable_filter = ("liveness", (live_label(True), live_label(False)))
     data = _page_data(obj, reports, roles, variables_view, verdict)
     return Page(title, is_comparison, report_cards(obj), sections, variables, variable_filter, data)
+
+
+#: What each optional Report table holds, in the one line that says what a report does not record.
+_TABLE_WORDS = {
+    "tiles": "per-tile memory",
+    "categories": "memory categories",
+    "variables": "variables",
+    "liveness": "liveness (program steps)",
+    "code": "code",
+    "execution": "an execution profile",
+    "remote_buffers": "remote buffers (Streaming Memory)",
+    "trace": "an execution trace",
+}
+
+#: The Report tables each section of a report's page draws: a section whose every table the
+#: report does not record is left out of the page (a Graph Analyser cache records only the trace).
+_SECTION_TABLES = {
+    "ledger": ("variables",),
+    "peak": ("variables", "liveness"),
+    "liveness": ("liveness",),
+    "memory": ("categories",),
+    "memory-per-ipu": ("tiles",),
+    "tiles": ("tiles",),
+    "variables": ("variables",),
+    "code": ("code",),
+    "streaming": ("remote_buffers",),
+}
+
+
+def unrecorded_tables(report: Report) -> tuple[str, ...]:
+    """The optional tables ``report`` does not record (empty and not in ``meta.capabilities``),
+    in :data:`profcompare.model.CAPABILITIES` order; () for a report that records them all."""
+    return tuple(t for t in CAPABILITIES if t not in report.meta.capabilities and not len(getattr(report, t)))
+
+
+def unrecorded_note(report: Report) -> str:
+    """One line saying what ``report`` does not record and that the page leaves it out."""
+    words = [_TABLE_WORDS[t] for t in unrecorded_tables(report)]
+    listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+    return f"This report does not record {listed}: the figures and sections that need them are left out."
+
+
+def _recorded_sections(report: Report, sections: tuple[Section, ...]) -> tuple[Section, ...]:
+    """``sections`` without those drawing only tables ``report`` does not record."""
+    lacking = set(unrecorded_tables(report))
+    if not lacking:
+        return sections
+    return tuple(s for s in sections if not (s.id in _SECTION_TABLES and lacking & set(_SECTION_TABLES[s.id])))
 
 
 def _page_data(

@@ -82,6 +82,19 @@ class Table:
     empty: str = "nothing to show"
     filter: TableFilter | None = None
 
+    @property
+    def fold(self) -> int:
+        """How many body rows the page shows before its "show all" expander: :data:`FOLDED_ROWS`
+        for a table of more than :data:`FOLD_OVER` rows, 0 (every row, no expander) otherwise."""
+        return FOLDED_ROWS if len(self.rows) > FOLD_OVER else 0
+
+
+#: A table of more than FOLD_OVER body rows shows its first FOLDED_ROWS (in its current sort
+#: order, among the rows its filter keeps) and an expander that shows them all: the variables
+#: (hundreds of rows), code and ledger rows would otherwise make the page tens of screens tall.
+FOLD_OVER = 15
+FOLDED_ROWS = 10
+
 
 @dataclass(frozen=True)
 class ReportCard:

@@ -148,13 +148,23 @@ def bokeh_js() -> Markup:
     read from Bokeh's static directory without importing its model classes
     (:func:`bokeh_doc.inline_js`).
 
+    The statement that sets BokehJS's log level is left out: ``Bokeh.set_log_level`` writes a
+    line to the browser console each time it is called, and page.js sets the level quietly
+    (``Bokeh.logger.set_level``), so a page opens with an empty console.
+
     Raises RuntimeError if the library text could end the script element early.
     """
-    text = bokeh_doc.inline_js()
+    text = _without_log_level(bokeh_doc.inline_js())
     lowered = text.lower()
     if "</script" in lowered or "<!--" in lowered:
         raise RuntimeError("BokehJS contains '</script' or '<!--'; it cannot be inlined")
     return Markup(text)
+
+
+def _without_log_level(text: str) -> str:
+    """``text`` without its trailing ``Bokeh.set_log_level("...");`` statements."""
+    lines = text.split("\n")
+    return "\n".join(line for line in lines if not line.startswith("Bokeh.set_log_level("))
 
 
 def bokeh_version() -> str:
@@ -162,12 +172,13 @@ def bokeh_version() -> str:
     return bokeh_doc.bokeh_version()
 
 
-def _figure(chart_id: str, x_label: str, y_label: str) -> bokeh_doc.Figure:
+def _figure(chart_id: str, x_label: str, y_label: str, *, wheel_zoom: bool = False) -> bokeh_doc.Figure:
     fig = bokeh_doc.Figure(
         chart_id,
         height=360,
         x_label=x_label,
         y_label=y_label,
+        wheel_zoom=wheel_zoom,
         x_range=bokeh_doc.data_range(f"{chart_id}:x", range_padding=0.01),
         y_range=bokeh_doc.data_range(f"{chart_id}:y", start=0, range_padding=0.08, only_visible=True),
     )
@@ -319,6 +330,7 @@ def liveness_chart(
         chart_id,
         "program step" if aligned is None else "program step (base and new aligned by program)",
         f"{unit} per replica",
+        wheel_zoom=True,  # program steps are time: the wheel zooms into them, as on the trace
     )
     fields: dict[str, list[str]] = {}
     tooltips: list[tuple[str, str]] = [("position" if aligned is not None else "steps", "@where")]
@@ -366,8 +378,8 @@ def liveness_chart(
                 "names the program and variables at the bucket's maximum.")
     else:
         note = f"All {length:,} program steps drawn."
-    how = (" Drag to zoom into a range of steps; wheel zoom, pan and reset are in the toolbar; click a legend "
-           "entry to hide a curve; hover for the program and the largest live variables.")
+    how = (" Drag to zoom into a range of steps, or turn the mouse wheel over the chart; pan and reset are in the "
+           "toolbar; click a legend entry to hide a curve; hover for the program and the largest live variables.")
     captions = ("Not-always-live bytes per program step." + how,
                 "Always-live + not-always-live bytes per program step (each report's always-live bytes added to "
                 "its curve: the total live memory)." + how)
@@ -442,7 +454,9 @@ def _legend_below(fig: bokeh_doc.Figure) -> None:
 
 
 def _empty_chart(chart_id: str, message: str) -> InteractiveChart:
-    fig = bokeh_doc.Figure(chart_id, height=120, x_range=bokeh_doc.data_range(), y_range=bokeh_doc.data_range(),
+    # fixed ranges (Range1d, 0 to 1 by default): data ranges over no data make BokehJS warn
+    # "could not set initial ranges"
+    fig = bokeh_doc.Figure(chart_id, height=120, x_range=bokeh_doc.Model("Range1d"), y_range=bokeh_doc.Model("Range1d"),
                            tools=False)
     fig.hide_axes()
     fig.center.append(bokeh_doc.Model("Label", text=message, text_color="#777777", x=10, y=40,

@@ -4,8 +4,8 @@ One lane per IPU (per report in a comparison: the base's lanes above the new's, 
 axis), each executed block a bar from its first to its last cycle, coloured by its Graph Analyser
 type (:data:`TYPE_COLOURS`). SyncAns blocks (waiting, overlapping the blocks they wait for) are a
 thin band at the bottom of their lane, so they never hide what runs. Drag to zoom down to single
-syncs, wheel zoom, pan, reset; hovering a block shows its name, type, cycles, program and group;
-clicking a legend entry hides a type.
+syncs, wheel zoom (the active scroll tool), pan, reset; hovering a block shows its name, type,
+cycles, program and group; clicking a legend entry hides a type.
 
 Size: a trace of at most :data:`MAX_BLOCKS` blocks (all reports together) is drawn block by block.
 A larger one is drawn as :data:`OVERVIEW_BINS` time bins per lane (each bar as high as the share
@@ -43,9 +43,10 @@ TYPE_COLOURS: Mapping[str, str] = MappingProxyType({
     "OnTileExecute": "#3b6fb6",
     "DoExchange": "#e39c2b",
     "GlobalExchange": "#b5651d",
-    "StreamCopyBegin": "#6aa56a",
-    "StreamCopy": "#2e7d32",
-    "StreamCopyEnd": "#9ccc9c",
+    # the three StreamCopy parts: one green family, told apart by lightness (light, mid, dark)
+    "StreamCopyBegin": "#a5d6a7",
+    "StreamCopy": "#43a047",
+    "StreamCopyEnd": "#1b5e20",
     "ExternalSync": "#c0392b",
     "InternalSync": "#e57373",
     "SyncAns": "#9e9e9e",
@@ -141,8 +142,9 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
     fig.legend_below(orientation="horizontal", click_policy="hide")  # location: Bokeh's default, top_right
     caption = ("Execution trace: one lane per IPU, each block a program step from its first to its last cycle, "
                "coloured by type; SyncAns (waiting for the other IPUs or the host) is the grey band under each "
-               "lane. Drag to zoom down to single syncs; wheel zoom, pan and reset are in the toolbar; hover a "
-               "block for its name, type, cycles and program; click a legend entry to hide a type.")
+               "lane. Drag to zoom down to single syncs, or turn the mouse wheel over the chart; pan and reset are "
+               "in the toolbar; hover a block for its name, type, cycles and program; click a legend entry to hide "
+               "a type.")
     if len(reports) > 1:
         caption += " Both runs share the time axis, the base's lanes above the new's."
     return InteractiveChart(chart_id, _json_item(fig), caption, " ".join(notes))
@@ -156,9 +158,9 @@ def _figure(chart_id: str, lanes: int, start: int, end: int) -> bokeh_doc.Figure
         x_range=bokeh_doc.fixed_range(start, max(end, start + 1), name=f"{chart_id}:x",
                                       bounds=(start, max(end, start + 1))),
         y_range=bokeh_doc.fixed_range(-lanes + 0.45, 0.6),
+        wheel_zoom=True,
     )
     fig.ygrid.set(grid_line_color=None)
-    fig.xaxis.set(formatter=bokeh_doc.Model("BasicTickFormatter", use_scientific=False))
     return fig
 
 

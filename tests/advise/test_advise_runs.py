@@ -56,6 +56,11 @@ def test_an_advise_run_directory(first):
     page = (out / "first" / "advise.html").read_text()
     assert result.verdict.split(":")[0] in page
     assert (out / "first" / result.front["run_dir"].iloc[0] / "report.html").is_file()
+    # no published page names the staging directory the run was written in (it is gone)
+    for html in (out / "first").rglob("*.html"):
+        assert ".first.tmp-" not in html.read_text(), html
+    front_page = (out / "first" / result.front["run_dir"].iloc[0] / "report.html").read_text()
+    assert str(out / "first" / result.front["run_dir"].iloc[0] / "profile.sqlite") in front_page
     assert result.verdict.split(":")[0] in result._repr_html_()  # a notebook shows the verdict and the front
     index = json.loads((out / "first" / CACHE_INDEX).read_text())
     assert sorted(entry["dir"] for entry in index["entries"].values()) == sorted(points["run_dir"])

@@ -75,7 +75,10 @@ def test_html_escapes_hostile_knob_text():
     assert page.count("</script>") == page.count("<script")
     assert "compile only: memory and time modelled" in page.lower()
     assert page.index('id="verdict"') < page.index('id="advise-chart"') < page.index('id="front-table"')
-    assert 'href="p1/report.html"' in page and 'href="p2/"' in page
+    # only pages that exist are links: a point without a report page links nowhere (its run
+    # directory would open as a bare listing); the chart sends a click on it to its row
+    assert 'href="p1/report.html"' in page and 'href="p2/"' not in page
+    assert '<tr id="point-1"><td class="text front" title="run directory: p2/">' in page
     data = page.split('<script type="application/json" id="advise-data">', 1)[1].split("</script>", 1)[0]
     assert json.loads(data)["points"][1]["knobs"]["variant"] == HOSTILE
 
@@ -108,3 +111,51 @@ def test_notebook_view_escapes_and_shows_the_front():
     html = advise_notebook_html(points, facts, workload="mnist", directory="<dir>", headline=("note",))
     assert "<b>bold</b>" not in html and "&lt;dir&gt;" in html
     assert html.count("<tr>") == 1 + 2  # the header and the two front points
+
+
+def _flat_tiles():
+    """Three fitting layouts whose fullest tiles lie within 0.1% (210.5 to 210.6 KiB, as every
+    MNIST layout's) while their always-live + not-always-live peak varies."""
+    evaluated = []
+    for label, tile, always, peak, rate in (("p1", 215_528.0, 40 * 2**20, 14 * 2**20, 200.0),
+                                            ("p2", 215_592.0, 50 * 2**20, 16 * 2**20, 150.0),
+                                            ("p3", 215_656.0, 60 * 2**20, 20 * 2**20, 100.0)):
+        point = _evaluated(label, "onchip", rate, tile)
+        point.metrics.update({"always_live_bytes": float(always), "not_always_live_peak_bytes": float(peak)})
+        evaluated.append(point)
+    return point_frame(("variant", "note"), evaluated, [], Machine.of(4))
+
+
+def test_a_chart_of_flat_fullest_tiles_plots_what_varies():
+    from profcompare.render.advise import chart_axis
+
+    points = _flat_tiles()
+    axis = chart_axis(points)
+    assert not axis.fullest_tile
+    assert axis.label == "always-live + not-always-live peak (MiB per replica)"
+    assert axis.values.tolist() == [54.0, 66.0, 80.0]
+    assert axis.note == (
+        "Every layout's fullest tile lies within 1% (210.5 KiB to 210.6 KiB), so the chart plots what does vary "
+        "between layouts: always-live + not-always-live peak, per replica (54.0 MiB to 80.0 MiB). The Pareto "
+        "front is still the one of samples per second against the fullest tile.")
+    # with spread in the fullest tile, the axis is the fullest tile
+    _, facts, _, _ = _outputs()
+    spread = _outputs()[0]
+    tiles = chart_axis(spread[spread["status"] != "pruned"])
+    assert tiles.fullest_tile and tiles.label == "fullest tile (KiB per tile, including gaps)" and tiles.note == ""
+
+
+def test_the_front_is_marked_even_of_one_point_and_the_legend_is_outside():
+    from profcompare.render.advise import advise_chart
+
+    points = _flat_tiles()
+    assert int(points["pareto"].sum()) == 1
+    item = advise_chart(points, ("note",), {"p1": "p1/report.html"})
+    models = json.dumps(item)
+    assert '"Pareto front"' in models  # the ring's legend entry: drawn for a single front point
+    figure = item["doc"]["roots"][0]["attributes"]
+    assert [m.get("name") for m in figure["right"]] == ["Legend"]
+    assert "Legend" not in [m.get("name") for m in figure["center"]]
+    # a click opens one page: the first point under the pointer (a report page, else its row)
+    assert "indices[0]" in models and "OpenURL" not in models
+    assert '"p1/report.html"' in models and '"#point-1"' in models and '"#point-2"' in models

@@ -108,8 +108,8 @@ def test_hostile_variable_name_is_escaped_everywhere(diff_html: str) -> None:
     assert [(attrs.get("type"), attrs.get("data-chart") or attrs.get("id") or attrs.get("data-library"))
             for attrs, _ in parsed.scripts] == [
         ("application/json", "ledger-plot"),
-        ("application/json", "chart-categories"),
         ("application/json", "chart-liveness"),
+        ("application/json", "chart-categories"),
         ("application/json", "chart-tiles"),
         ("application/json", "chart-code"),
         ("application/json", "chart-execution"),
@@ -174,7 +174,7 @@ def test_page_is_self_contained(diff_html: str) -> None:
     # every chart is drawn by the inlined BokehJS from its JSON: no static SVG figure
     assert not re.search(r"<svg\b", diff_html.replace(library, ""))
     charts = re.findall(r'<script type="application/json" class="chart-data" data-chart="([^"]+)"', diff_html)
-    assert charts == ["ledger-plot", "chart-categories", "chart-liveness", "chart-tiles", "chart-code",
+    assert charts == ["ledger-plot", "chart-liveness", "chart-categories", "chart-tiles", "chart-code",
                       "chart-execution"]
 
 
@@ -268,7 +268,7 @@ def test_single_report_page_has_no_deltas(offchip: Report) -> None:
     library = next(text for attrs, text in parsed.scripts if attrs.get("data-library"))
     assert not re.search(r"<svg\b", page.replace(library, ""))
     charts = re.findall(r'<script type="application/json" class="chart-data" data-chart="([^"]+)"', page)
-    assert charts == ["chart-categories", "chart-liveness", "chart-tiles", "chart-code", "chart-execution"]
+    assert charts == ["chart-liveness", "chart-categories", "chart-tiles", "chart-code", "chart-execution"]
     everything = HtmlRenderer().render(offchip, top=100)
     assert ESCAPE_NAME in " ".join(_parse(everything).text) and "<b>x</b>" not in everything
 

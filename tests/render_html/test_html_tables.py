@@ -71,7 +71,7 @@ def test_fullest_tiles_show_the_tile_index_without_thousands_separator(onchip: R
 
 def test_report_page_shows_its_ledger_and_what_is_live_at_the_peak(offchip: Report) -> None:
     page = build_page(offchip, top=5)
-    assert [s.id for s in page.sections[:3]] == ["summary", "ledger", "peak"]
+    assert [s.id for s in page.sections[:4]] == ["summary", "ledger", "peak", "liveness"]
     ledger = offchip.ledger()
     table = _table(page, "ledger")
     assert len(table.rows) == len(ledger)
@@ -89,7 +89,8 @@ def test_report_page_shows_its_ledger_and_what_is_live_at_the_peak(offchip: Repo
 def test_comparison_page_leads_with_the_ledger(onchip: Report, offchip: Report) -> None:
     diff = compare(onchip, offchip)
     page = build_page(diff, top=5)
-    assert [s.id for s in page.sections[:5]] == ["verdict", "moves", "ledger", "peak", "summary"]
+    # the answer first, then the views over time, then the details
+    assert [s.id for s in page.sections[:6]] == ["verdict", "moves", "ledger", "liveness", "peak", "summary"]
     moves = next(s for s in page.sections if s.id == "moves")
     assert moves.items[0] == (
         f"layer0.weight optimizer_state: {format_bytes(diff.ledger_moves(1)['base_always_live'].item())} always-live -> "

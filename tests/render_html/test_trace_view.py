@@ -157,3 +157,16 @@ def test_notebook_figures(base: Report, new: Report) -> None:
     bars = [c for c in fig.axes[0].collections]
     assert sum(len(c.get_paths()) for c in bars) == len(BASE_BLOCKS) + len(NEW_BLOCKS)
     assert np.isfinite(fig.axes[0].get_xlim()).all()
+
+
+def test_the_stream_copy_parts_differ_in_lightness() -> None:
+    # Begin, Mid and End of a stream copy: one green family, light to dark, far enough apart to
+    # tell in a legend (three similar mid greens were not)
+    from colorsys import rgb_to_hls
+
+    def lightness(colour: str) -> float:
+        return rgb_to_hls(*(int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)))[1]
+
+    parts = [lightness(TYPE_COLOURS[t]) for t in ("StreamCopyBegin", "StreamCopy", "StreamCopyEnd")]
+    assert parts == sorted(parts, reverse=True)
+    assert min(a - b for a, b in zip(parts, parts[1:])) >= 0.2

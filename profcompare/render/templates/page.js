@@ -54,10 +54,42 @@
     keyed.forEach(function (item) { body.appendChild(item.row); });
   }
 
+  // ---- long tables: the first data-fold rows (in sort order, among those the filter keeps),
+  // and an expander that shows them all; folded rows are classed, never [hidden] (the filter's)
+  function fold(table) {
+    var limit = parseInt(table.getAttribute("data-fold"), 10);
+    var button = document.getElementById(table.id + "-expander");
+    if (!limit || !button) { return; }
+    var open = button.getAttribute("aria-expanded") === "true";
+    var kept = 0;
+    Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
+      if (row.hidden || row.classList.contains("empty")) {
+        row.classList.remove("folded");
+        return;
+      }
+      kept += 1;
+      row.classList.toggle("folded", !open && kept > limit);
+    });
+    button.hidden = kept <= limit;
+    button.textContent = open ? "Show the first " + limit + " rows"
+                              : "Show all " + kept.toLocaleString("en-US") + " rows";
+  }
+
+  Array.prototype.forEach.call(document.querySelectorAll("table[data-fold]"), function (table) {
+    var button = document.getElementById(table.id + "-expander");
+    if (!button) { return; }
+    button.setAttribute("aria-expanded", "false");
+    button.addEventListener("click", function () {
+      button.setAttribute("aria-expanded", button.getAttribute("aria-expanded") === "true" ? "false" : "true");
+      fold(table);
+    });
+    fold(table);
+  });
+
   // the whole header cell is the click target; its button (for the keyboard) bubbles up to it
   Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), function (table) {
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
-      th.addEventListener("click", function () { sortTable(table, th); });
+      th.addEventListener("click", function () { sortTable(table, th); fold(table); });
     });
   });
 
@@ -127,7 +159,8 @@
     if (Object.prototype.hasOwnProperty.call(captions, column)) { caption.textContent = captions[column]; }
   }
 
-  if (typeof Bokeh !== "undefined" && Bokeh.set_log_level) { Bokeh.set_log_level("warn"); }
+  // quietly (Bokeh.set_log_level writes its own line to the console)
+  if (typeof Bokeh !== "undefined" && Bokeh.logger) { Bokeh.logger.set_level("warn"); }
   Array.prototype.forEach.call(document.querySelectorAll("script.chart-data"), function (node) {
     if (typeof Bokeh === "undefined") { return; }
     var item;
@@ -177,6 +210,7 @@
       var filtered = needle || selects.some(function (sel) { return sel.value; });
       counter.textContent = filtered ? shown.toLocaleString("en-US") + " of " + rows.length.toLocaleString("en-US") +
         " rows match" : "";
+      fold(target);
     }
     if (text) { text.addEventListener("input", apply); }
     selects.forEach(function (sel) { sel.addEventListener("change", apply); });
@@ -229,6 +263,7 @@
     if (filtered && data.variables && data.variables.cut > 0) {
       count.textContent += " (" + data.variables.cut.toLocaleString("en-US") + " more variables are not in this page)";
     }
+    fold(table);
   }
 
   input.addEventListener("input", applyFilter);
