@@ -9,7 +9,7 @@ A grid of ``--points`` tiny compile-only MNIST points (variant offchip-sharded, 
 step) -- the kind of point ``profcompare advise`` evaluates by the hundred -- is run through
 ``runner.execute_jobs`` by each mode:
 
-* ``fresh``: one fresh subprocess per point (``python -m profcompare._variant_main``), ``--jobs``
+* ``fresh``: one fresh subprocess per point (``python -m profcompare.runner.process.variant_main``), ``--jobs``
   at a time: what ``run`` does, and what ``sweep`` did before the engines;
 * ``pool``: ``runner.make_engine(jobs)``, a local pool of ``--jobs`` warm worker processes;
 * ``dask``: ``runner.make_engine(jobs, "local:JOBS")``, a Dask LocalCluster of ``--jobs``
@@ -56,7 +56,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # time this checkout, whatever is installed
 
-from profcompare import runner, sweep  # noqa: E402
+from profcompare import runner  # noqa: E402
+from profcompare.runner import sweep  # noqa: E402
 
 #: the knobs every point shares: the smallest MNIST that still trains (compile-only)
 FIXED = {"layers": "1", "steps": "1", "replicas": "1", "grad_accum": "1"}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from profcompare import presenters as _presenters
+from profcompare.base import presenters as _presenters
 from profcompare._version import __version__
 from profcompare.errors import (
     EngineOptionsError,
@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from profcompare.compare import Comparison, compare
     from profcompare.model import Report, ReportMeta, Target
     from profcompare.readers import open_report
-    from profcompare.run_api import Run, run
+    from profcompare.runner.api import Run, run
 
 #: Public names and the module that holds each. They are imported on first use, so that
 #: ``import profcompare`` (and the command line's start-up) does not pay for pandas until a
@@ -42,15 +42,15 @@ _LAZY = {
     "Comparison": "profcompare.compare",
     "compare": "profcompare.compare",
     "open_report": "profcompare.readers",
-    "run": "profcompare.run_api",
+    "run": "profcompare.runner.api",
     "advise": "profcompare.advise",
-    "Run": "profcompare.run_api",
+    "Run": "profcompare.runner.api",
 }
 
 
 def _register_render_presenters() -> None:
     """Let the render layer register the display and plot methods of Report and Comparison
-    (``report._repr_html_()``, ``diff.plot_liveness()``, ...: see :mod:`profcompare.presenters`)."""
+    (``report._repr_html_()``, ``diff.plot_liveness()``, ...: see :mod:`profcompare.base.presenters`)."""
     from profcompare.render.notebook import register_presenters
 
     register_presenters()

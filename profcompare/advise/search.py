@@ -109,7 +109,7 @@ class Evaluator:
     engine: runner.Engine | None = None
 
     def __post_init__(self) -> None:
-        from profcompare import addons_generation
+        from profcompare.backend import addons_generation
         from profcompare._version import __version__
 
         self._identity = {"execution": EXECUTION, "backend": "sim", "addons_generation": addons_generation.current(),

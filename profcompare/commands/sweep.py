@@ -92,7 +92,8 @@ def command(
     cycles per step, samples per second) is printed and written as OUT/NAME/sweep.csv, sweep.json
     and sweep.html (with a plot). The exit code is 1 when a point failed or ran out of memory.
     """
-    from profcompare import runner, sweep
+    from profcompare import runner
+    from profcompare.runner import sweep
 
     overrides = collect_overrides(knobs, set_knobs)
     parsed = [sweep.parse_param(p) for p in params]

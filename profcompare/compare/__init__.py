@@ -86,9 +86,9 @@ from profcompare.compare.tables import (
 )
 from profcompare.compare.variables import _compare_variables, normalise_variable_name
 from profcompare.errors import ProfcompareError, SameReportWarning
-from profcompare.ledger import ledger_by_parameter, ledger_moves, peak_composition
+from profcompare.analysis.ledger import ledger_by_parameter, ledger_moves, peak_composition
 from profcompare.model import Report
-from profcompare.readable import readable
+from profcompare.base.readable import readable
 
 
 def _same_report(base: Report, new: Report) -> bool:

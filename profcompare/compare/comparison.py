@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profcompare import presenters
-from profcompare.analysis import TopN, top_n
+from profcompare.base import presenters
+from profcompare.analysis.views import TopN, top_n
 from profcompare.compare.tables import _empty_ledger_diff
 from profcompare.errors import ProfcompareError
-from profcompare.ledger import ledger_by_parameter, ledger_moves, peak_composition
-from profcompare.memo import memoized_copy
+from profcompare.analysis.ledger import ledger_by_parameter, ledger_moves, peak_composition
+from profcompare.perf.memo import memoized_copy
 from profcompare.model import Report
 
 
@@ -70,7 +70,7 @@ class Comparison:
         return peak_composition(self.ledger)
 
     # Notebook display, the REPL summary and plots are the render layer's: it registers them
-    # with profcompare.presenters, so the comparison never imports it.
+    # with profcompare.base.presenters, so the comparison never imports it.
     def plot_ledger(self) -> Any:
         """Stacked bar per parameter, base vs new, coloured by location (matplotlib Figure)."""
         return presenters.present("Comparison.plot_ledger", self)

@@ -108,7 +108,7 @@ _LEDGER_DIFF_COLUMNS: tuple[tuple[str, str], ...] = (
 
 
 def _compare_ledger(base: Report, new: Report, noise_bytes: float, noise_pct: float) -> pd.DataFrame:
-    """The ledger diff: :func:`profcompare.ledger.ledger` of both reports outer-joined on
+    """The ledger diff: :func:`profcompare.analysis.ledger.ledger` of both reports outer-joined on
     (parameter, role, location)."""
     b, n = base.ledger(), new.ledger()
     b_key = (b["parameter"] + "\x00" + b["role"] + "\x00" + b["location"]).to_numpy(dtype=object)
@@ -139,7 +139,7 @@ def _compare_ledger(base: Report, new: Report, noise_bytes: float, noise_pct: fl
     })
     if not len(frame):
         return _empty_ledger_diff()
-    from profcompare.ledger import sort_ledger
+    from profcompare.analysis.ledger import sort_ledger
 
     return sort_ledger(frame)
 
@@ -194,7 +194,7 @@ def _compare_code(base: Report, new: Report, noise_bytes: float, noise_pct: floa
 
 
 def _compare_execution(base: Report, new: Report, noise_pct: float) -> pd.DataFrame:
-    from profcompare.analysis import execution_by_phase
+    from profcompare.analysis.views import execution_by_phase
 
     b, n = execution_by_phase(base), execution_by_phase(new)
     bi, ni = _align_keys(b["phase"].to_numpy(dtype=object), n["phase"].to_numpy(dtype=object))

@@ -2,7 +2,7 @@
 memory and to time, and whether each side fits in tile memory.
 
 Pure functions of a :class:`~profcompare.compare.Comparison` (or, for several variants, of an
-:class:`~profcompare.nway.NWayTable`); no wording here. The render layer turns the facts into
+:class:`~profcompare.analysis.nway.NWayTable`); no wording here. The render layer turns the facts into
 the two or three sentences every comparison opens with (:mod:`profcompare.render.verdict_words`),
 so the sentences change exactly when the figures do and nothing is written per workload.
 """
@@ -22,7 +22,7 @@ from profcompare.model import HIGHER_IS_BETTER, LOCATIONS
 
 if TYPE_CHECKING:  # pragma: no cover
     from profcompare.compare.comparison import Comparison
-    from profcompare.nway import NWayTable
+    from profcompare.analysis.nway import NWayTable
 
 #: Summary metrics the verdict reads for tile memory, in the order the sentence names them: peak
 #: liveness is always-live + the not-always-live peak, so the sentence names both terms (and code,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 
-from profcompare import analysis
+from profcompare.analysis import views as analysis
 from profcompare._version import __version__
 from profcompare.model import Report
 from profcompare.render import interactive

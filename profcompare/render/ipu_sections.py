@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from profcompare.memory_per_ipu import compare_memory_per_ipu, ipu_count, memory_per_ipu
+from profcompare.analysis.memory_per_ipu import compare_memory_per_ipu, ipu_count, memory_per_ipu
 from profcompare.model import Report
-from profcompare.replicas import io_tiles_per_ipu, memory_per_tile_set
+from profcompare.analysis.replicas import io_tiles_per_ipu, memory_per_tile_set
 from profcompare.render.format import format_bytes, format_count
 
 _HEADERS = ("Always-live", "Not-always-live peak", "Total", "Including gaps")

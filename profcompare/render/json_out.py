@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profcompare.analysis import selection_totals, variables_view
+from profcompare.analysis.views import selection_totals, variables_view
 from profcompare.compare import Comparison
 from profcompare.compare.verdict import comparison_verdict
 from profcompare.model import METRIC_UNITS, METRICS, Report, variables_convention
@@ -152,8 +152,8 @@ def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
     """Return the ``show --format json`` document (see the module docstring): the summary with
     each metric's confidence, the memory ledger and what is live at the peak, and every table the HTML page shows, complete unless ``top``
     limits the variables."""
-    from profcompare.analysis import execution_by_phase
-    from profcompare.ledger import peak_step, unattributed_bytes
+    from profcompare.analysis.views import execution_by_phase
+    from profcompare.analysis.ledger import peak_step, unattributed_bytes
 
     summary = report.summary()
     ledger = report.ledger()

@@ -90,7 +90,7 @@ def move_sentence(move: Any) -> str:
 
 
 def peak_text(peak: dict[str, Any]) -> str:
-    """Where a report's not-always-live peak is (:func:`profcompare.analysis.liveness_peak`):
+    """Where a report's not-always-live peak is (:func:`profcompare.analysis.views.liveness_peak`):
     "step 297 (matmul/ExchangePre)", or "n/a" without program steps."""
     if peak["step"] is None:
         return "n/a"

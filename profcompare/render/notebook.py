@@ -1,6 +1,6 @@
 """What notebooks show: the implementations of the display and plot methods of ``Report`` and
 ``Comparison`` (``_repr_html_``, ``plot_liveness``, ...), registered with
-:mod:`profcompare.presenters` by :func:`register_presenters` (``import profcompare`` arranges it).
+:mod:`profcompare.base.presenters` by :func:`register_presenters` (``import profcompare`` arranges it).
 
 Not the full page (that is :class:`profcompare.render.html.HtmlRenderer`): one line per report
 (name, SIMULATED / OUT OF MEMORY badges, producer, target), a comparison's verdict in words, the
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from matplotlib.figure import Figure
 
-from profcompare import presenters
+from profcompare.base import presenters
 from profcompare.model import Report, variables_convention
 from profcompare.render import html, plots
 from profcompare.render.format import format_metric
@@ -142,7 +142,7 @@ def comparison_plot_trace(comparison: Comparison) -> Figure:
     return plot_trace([comparison.base, comparison.new], ["base", "new"])
 
 
-#: The implementation of each method :mod:`profcompare.presenters` looks up.
+#: The implementation of each method :mod:`profcompare.base.presenters` looks up.
 PRESENTERS: dict[str, Callable[[Any], Any]] = {
     "Report._repr_html_": report_repr_html,
     "Report.plot_memory_by_category": report_plot_memory_by_category,
@@ -160,7 +160,7 @@ PRESENTERS: dict[str, Callable[[Any], Any]] = {
 
 
 def register_presenters() -> None:
-    """Register every implementation of :data:`PRESENTERS` with :mod:`profcompare.presenters`."""
+    """Register every implementation of :data:`PRESENTERS` with :mod:`profcompare.base.presenters`."""
     for name, implementation in PRESENTERS.items():
         presenters.register(name, implementation)
 

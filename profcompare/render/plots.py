@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 from matplotlib.transforms import offset_copy
 
-from profcompare import analysis
+from profcompare.analysis import views as analysis
 from profcompare.model import Report
 from profcompare.render.figure_data import (
     BUDGET_COLOUR,

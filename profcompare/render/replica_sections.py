@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from profcompare import replicas
+from profcompare.analysis import replicas
 from profcompare.model import Report, ReportMeta
 from profcompare.render.format import format_bytes, format_count, format_cycles, format_pct, is_missing
 

@@ -3,7 +3,7 @@
 :func:`make_engine` gives one of two:
 
 - the local pool (default): ``jobs`` warm worker processes (``python -m
-  profcompare._pool_worker``), each importing numpy, pandas and profcompare once and then running
+  profcompare.runner.process.pool_worker``), each importing numpy, pandas and profcompare once and then running
   one job after another (:mod:`profcompare.runner.in_process` puts the process back as it was
   after each job), so a point costs its own work and not a Python start-up;
 - Dask (``dask="local:N"`` or a scheduler address): every job is a task on a Dask cluster
@@ -43,7 +43,7 @@ from profcompare.runner.rundir import RUN_JSON, RUN_LOG, now_iso, write_json_ato
 from profcompare.runner.staging import Staging
 
 #: the module a warm worker runs (``python -m ...``)
-POOL_WORKER_MODULE = "profcompare._pool_worker"
+POOL_WORKER_MODULE = "profcompare.runner.process.pool_worker"
 
 #: how many times a job runs at most when its worker dies under it (the first run and one retry)
 ATTEMPTS = 2
@@ -90,7 +90,7 @@ class Engine(ABC):
 
 
 def job_spec(job: Job, backend: str) -> dict[str, Any]:
-    """The SPEC_JSON a variant subprocess gets (``profcompare._variant_main``)."""
+    """The SPEC_JSON a variant subprocess gets (``profcompare.runner.process.variant_main``)."""
     return {"workload": job.workload, "workload_ref": job.workload_ref, "variant": job.variant,
             "config": dict(job.config), "backend": backend}
 

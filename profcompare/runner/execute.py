@@ -1,4 +1,4 @@
-"""How a run executes: each job in its own process (``python -m profcompare._variant_main``, or
+"""How a run executes: each job in its own process (``python -m profcompare.runner.process.variant_main``, or
 that module's code in a child forked from this process: :mod:`profcompare.runner.forked`) with ``POPLAR_ENGINE_OPTIONS`` asking for an autoReport into the job's directory, child
 tracking, and signals (SIGTERM/SIGHUP clean up like Ctrl-C; children die with the runner).
 
@@ -24,8 +24,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from profcompare import blas_threads, execution_mode
-from profcompare._parent_watch import PARENT_PID_VARIABLE
+from profcompare.perf import blas_threads
+from profcompare.backend import execution_mode
+from profcompare.runner.process.parent_watch import PARENT_PID_VARIABLE
 from profcompare.errors import (
     ProfcompareError,
     Terminated,
@@ -38,7 +39,7 @@ from profcompare.runner.process_group import GRACE_SECONDS, end_groups
 from profcompare.runner.rundir import RUN_JSON, RUN_LOG, RUN_SCHEMA_VERSION, _prepare_out, _publish, find_report_files, now_iso, read_run_json, write_json_atomic
 from profcompare.runner.staging import Staging
 
-#: numpy's BLAS thread counts in a workload variant's process (see :mod:`profcompare.blas_threads`)
+#: numpy's BLAS thread counts in a workload variant's process (see :mod:`profcompare.perf.blas_threads`)
 VARIANT_THREAD_VARIABLES = blas_threads.VARIANT_THREAD_VARIABLES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,7 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 #: the module the subprocess runs (``python -m ...``)
-CHILD_MODULE = "profcompare._variant_main"
+CHILD_MODULE = "profcompare.runner.process.variant_main"
 
 #: how long the protocol pipe is waited on before the subprocess is looked at again (seconds)
 _POLL_SECONDS = 0.2

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from profcompare import collector
+from profcompare.perf import collector
 from profcompare.errors import (
     ProfcompareError,
 )
@@ -113,7 +113,7 @@ def comparison_stem(base: str, new: str) -> str:
 def run_nway(result: RunResult, staging: Path, comparisons: tuple[ComparisonOutcome, ...]) -> Any:
     """The run's N-way table: one column per variant in run order (the first is the base), its
     report's summary metrics (NaN when it has none or it cannot be read) and its status."""
-    from profcompare.nway import nway_table
+    from profcompare.analysis.nway import nway_table
 
     reports: list[tuple[str, Any]] = []
     opened = {c.base: c.comparison.base for c in comparisons if c.comparison is not None}

@@ -48,7 +48,8 @@ def test_pc_compare_is_callable_however_it_was_imported(onchip_path: str) -> Non
 def test_a_command_runs_with_the_command_collector_thresholds_and_restores_the_callers(monkeypatch) -> None:
     import gc
 
-    from profcompare import cli, collector
+    from profcompare import cli
+    from profcompare.perf import collector
 
     seen = []
     monkeypatch.setattr(cli, "_main", lambda args, debug: seen.append(gc.get_threshold()) or 0)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from html_fixtures import ESCAPE_NAME, build_report
 
-from profcompare import analysis
+from profcompare.analysis import views as analysis
 from profcompare.compare import compare
 from profcompare.model import Report, make_frame
 from profcompare.render import interactive

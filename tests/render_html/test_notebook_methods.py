@@ -1,5 +1,5 @@
 """The notebook surface of Report and Comparison (``_repr_html_``, ``plot_*``, the REPL repr) is the
-render layer's, registered through profcompare.presenters: the objects never import it."""
+render layer's, registered through profcompare.base.presenters: the objects never import it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-from profcompare import presenters
+from profcompare.base import presenters
 from profcompare.compare import Comparison, compare
 from profcompare.errors import ProfcompareError
 from profcompare.model import Report

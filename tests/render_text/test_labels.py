@@ -10,7 +10,7 @@ import pytest
 from render_text_helpers import samples
 
 from profcompare.compare import compare
-from profcompare.nway import nway_table
+from profcompare.analysis.nway import nway_table
 from profcompare.render import plots
 from profcompare.render.base import get_renderer
 from profcompare.render.labels import live_label, location_label, parameter_label, phase_label

@@ -10,7 +10,7 @@ import re
 import pytest
 from render_text_helpers import check_golden, samples, scrub
 
-from profcompare import analysis
+from profcompare.analysis import views as analysis
 from profcompare.compare import Comparison, compare
 from profcompare.errors import ProfcompareError
 from profcompare.model import METRICS, Report

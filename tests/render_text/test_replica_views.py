@@ -26,7 +26,7 @@ from html import unescape
 import numpy as np
 import pytest
 
-from profcompare import replicas
+from profcompare.analysis import replicas
 from profcompare.emulator import popxl
 from profcompare.emulator.compile import compile_program
 from profcompare.emulator.lowering import lower

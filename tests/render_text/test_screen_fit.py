@@ -8,7 +8,7 @@ import re
 import pytest
 from render_text_helpers import samples
 
-from profcompare import analysis
+from profcompare.analysis import views as analysis
 from profcompare.compare import Comparison, compare
 from profcompare.model import Report
 from profcompare.render.sections import Cell, Column, Table, VariablesView, build_document

@@ -9,7 +9,7 @@ import pytest
 
 from profcompare.compare import Comparison
 from profcompare.compare.verdict import comparison_verdict, nway_verdict, role_moves
-from profcompare.nway import nway_table
+from profcompare.analysis.nway import nway_table
 from profcompare.render.sections import comparison_document
 from profcompare.render.verdict_words import comparison_sentences, nway_sentences
 

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.errors import ProfcompareError
-from profcompare.memo import kept_copy
+from profcompare.perf.memo import kept_copy
 from profcompare.model import CATEGORY_GROUP_NAMES, DEVICE_PHASES, INSTANCE_SUFFIX, PHASES, Report, text_codes
 
 #: Label of the row that aggregates the rows :func:`top_n` cut.

@@ -1,4 +1,4 @@
-"""A warm worker of the runner's local pool: ``python -m profcompare._pool_worker``.
+"""A warm worker of the runner's local pool: ``python -m profcompare.runner.process.pool_worker``.
 
 It imports numpy, pandas and profcompare once, then runs one workload-variant job after another
 in this process (:func:`profcompare.runner.in_process.run_job_here`, which puts the process back
@@ -11,7 +11,7 @@ warm, ``{"id": 3, "stage": "compiling"}`` while a job runs, and ``{"id": 3, "don
 (or ``{"id": 3, "error": "..."}`` when the job could not be run at all) when it ends. File
 descriptors 0 and 1 are pointed elsewhere first (the job's output goes to its run.log), so
 nothing a workload reads or prints can disturb the protocol. The worker ends at the end of
-stdin, and with its parent (:func:`profcompare._parent_watch.exit_with_parent`).
+stdin, and with its parent (:func:`profcompare.runner.process.parent_watch.exit_with_parent`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import IO, Any
 def _open_tasks() -> IO[str]:
     """Keep stdin for the tasks (this process's alone, closed in every process it forks) and give
     fd 0 /dev/null."""
-    from profcompare._variant_main import private_stream
+    from profcompare.runner.process.variant_main import private_stream
 
     tasks = private_stream(0, "r")
     null = os.open(os.devnull, os.O_RDONLY)
@@ -42,8 +42,8 @@ def _send(proto: IO[str], message: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    from profcompare._parent_watch import exit_with_parent
-    from profcompare._variant_main import _open_protocol
+    from profcompare.runner.process.parent_watch import exit_with_parent
+    from profcompare.runner.process.variant_main import _open_protocol
 
     exit_with_parent()
     tasks = _open_tasks()

@@ -1,4 +1,4 @@
-"""Subprocess entry point of the runner: ``python -m profcompare._variant_main SPEC_JSON``.
+"""Subprocess entry point of the runner: ``python -m profcompare.runner.process.variant_main SPEC_JSON``.
 
 Runs one workload variant in the current directory (the job's directory) and writes
 ``run.json`` there (its fields are listed in docs/report-format.md). The environment carries everything else:
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from profcompare._parent_watch import exit_with_parent
+from profcompare.runner.process.parent_watch import exit_with_parent
 from profcompare.errors import IpuOutOfMemoryError, ProfcompareError
 from profcompare.runner import (
     RUN_JSON,
@@ -88,7 +88,7 @@ def _addons_generation(backend: str) -> str | None:
 def _execution_mode(backend: str) -> str:
     """How the program executes: numeric, or compile-only ($PROFCOMPARE_SIM_EXECUTION; the
     SDK always runs the program numerically)."""
-    from profcompare import execution_mode
+    from profcompare.backend import execution_mode
 
     if backend == "sdk":
         return execution_mode.NUMERIC
@@ -349,7 +349,7 @@ def child_main(run_job: Callable[[dict[str, Any], Callable[[str], None]], dict[s
 
 def main(argv: list[str] | None = None) -> int:
     """Run one variant; return 0 for status ok, 1 otherwise."""
-    return child_main(run, "profcompare._variant_main", argv)
+    return child_main(run, "profcompare.runner.process.variant_main", argv)
 
 
 if __name__ == "__main__":

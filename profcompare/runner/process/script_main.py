@@ -1,4 +1,4 @@
-"""Subprocess entry point of ``profcompare profile``: ``python -m profcompare._script_main SPEC_JSON``.
+"""Subprocess entry point of ``profcompare profile``: ``python -m profcompare.runner.process.script_main SPEC_JSON``.
 
 Runs an unmodified popxl / popxl-addons program (a script, or a module such as pytest) as
 ``python`` would, in the user's working directory (``config.cwd``), with popxl resolved to the
@@ -28,13 +28,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from profcompare._variant_main import _execution_mode, _is_out_of_memory, _report_oom, child_main
+from profcompare.runner.process.variant_main import _execution_mode, _is_out_of_memory, _report_oom, child_main
 from profcompare.runner import RUN_JSON, RUN_SCHEMA_VERSION, find_report_files, now_iso, write_json_atomic
 
 #: subdirectory of the job holding the report of the n-th Session
 SESSION_DIR = "session-{n}"
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+#: the profcompare package (its frames are left out of a program's traceback)
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _program_traceback(exc: BaseException) -> str:
@@ -52,9 +53,9 @@ def _program_traceback(exc: BaseException) -> str:
 
 
 #: environment of the program's processes under the simulator: the job directory their Sessions
-#: report into (read by the ``sitecustomize`` of ``_child_site``, which ``PYTHONPATH`` leads with)
+#: report into (read by the ``sitecustomize`` of ``child_site``, which ``PYTHONPATH`` leads with)
 JOB_DIR_VARIABLE = "PROFCOMPARE_SIM_JOB_DIR"
-_CHILD_SITE = os.path.join(_PACKAGE_DIR, "_child_site")
+_CHILD_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child_site")
 
 
 def claim_session_dir(job_dir: Path) -> tuple[int, Path]:
@@ -231,7 +232,7 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one program; return 0 for status ok, 1 otherwise."""
-    return child_main(run, "profcompare._script_main", argv)
+    return child_main(run, "profcompare.runner.process.script_main", argv)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 ``PROFCOMPARE_SIM_JOB_DIR``, so a Python process the program starts (``subprocess.run([
 sys.executable, "train.py"])``, ``python3 -m pytest``, ...) resolves ``popxl`` and friends to the
 simulator as the program itself does, and its Sessions report into the same job directory
-(:func:`profcompare._script_main.install_in_child`). A Python that cannot import profcompare is
+(:func:`profcompare.runner.process.script_main.install_in_child`). A Python that cannot import profcompare is
 left as it is. A ``sitecustomize`` later on the path (a distribution's own) is run after this one.
 """
 
@@ -28,7 +28,7 @@ def _run_next_sitecustomize() -> None:
 
 if os.environ.get("PROFCOMPARE_SIM_JOB_DIR"):
     try:
-        from profcompare._script_main import install_in_child
+        from profcompare.runner.process.script_main import install_in_child
     except ImportError:
         pass
     else:

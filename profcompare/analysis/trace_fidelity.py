@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from profcompare.trace_analysis import WAITING_TYPE
+from profcompare.analysis.trace import WAITING_TYPE
 
 #: Block types of a host stream copy (Graph Analyser's names).
 HOST_COPY_TYPES = frozenset({"StreamCopyBegin", "StreamCopy", "StreamCopyEnd"})

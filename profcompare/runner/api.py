@@ -55,7 +55,7 @@ class Run:
         each variant's status."""
         import pandas as pd
 
-        from profcompare.readable import readable
+        from profcompare.base.readable import readable
 
         columns = {label: report.summary() for label, report in self.reports.items()}
         frame = pd.DataFrame(columns)
