@@ -153,10 +153,13 @@ def _cpu() -> tuple[float, float]:
 
 def time_phases(jobs: int, set_values: dict[str, list[str]]) -> None:
     """``advise mnist`` in this process, split into the search and the files written after it."""
-    from profcompare.advise import advisor
+    import dataclasses
+
+    from profcompare.advisor import advisor
+    from profcompare.commands.pages import advise_pages
 
     marks: list[tuple[str, float, tuple[float, float]]] = []
-    search, write_files = advisor.search, advisor.write_advise_files
+    search = advisor.search
 
     def marked(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -164,14 +167,15 @@ def time_phases(jobs: int, set_values: dict[str, list[str]]) -> None:
             return function(*args, **kwargs)
         return call
 
+    pages = advise_pages()
     advisor.search = marked("search", search)
-    advisor.write_advise_files = marked("files", write_files)
     try:
         with tempfile.TemporaryDirectory(prefix="bench-advise-phases-") as out:
-            advisor.run_advise("mnist", jobs=jobs, out=out, name="phases", set_values=set_values or None)
+            advisor.run_advise("mnist", jobs=jobs, out=out, name="phases", set_values=set_values or None,
+                               pages=dataclasses.replace(pages, write=marked("files", pages.write)))
             marks.append(("end", time.perf_counter(), _cpu()))
     finally:
-        advisor.search, advisor.write_advise_files = search, write_files
+        advisor.search = search
     for (name, start, (own0, kids0)), (_, end, (own1, kids1)) in zip(marks, marks[1:]):
         print(f"  {name:<7} {end - start:6.1f} s wall, this process {own1 - own0:5.1f} s CPU, "
               f"its child processes {kids1 - kids0:5.1f} s CPU")

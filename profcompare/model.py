@@ -950,16 +950,12 @@ class Report:
         first_step, last_step (Int64, not_always_live only), rows (int64). See
         :func:`profcompare.analysis.ledger.ledger`.
         """
-        from profcompare.analysis.ledger import ledger
-
-        return ledger(self)
+        return presenters.present("Report.ledger", self)
 
     def live_at_peak(self) -> pd.DataFrame:
         """The variables rows live at the not-always-live peak step, largest first (see
         :func:`profcompare.analysis.ledger.live_at_peak`)."""
-        from profcompare.analysis.ledger import live_at_peak
-
-        return live_at_peak(self)
+        return presenters.present("Report.live_at_peak", self)
 
     def confidence(self) -> pd.Series:
         """The confidence of each summary metric (index :data:`METRICS`; values in :data:`CONFIDENCES`)."""

@@ -16,7 +16,7 @@ not say what it belongs to (activations and op temporaries have an empty paramet
 with roles ``activation`` / ``partials``).
 
 The views of a comparison's ledger diff (``ledger_moves``, ``ledger_by_parameter``,
-``peak_composition``; :class:`profcompare.compare.Comparison` exposes them as methods) are here
+``peak_composition``; :class:`profcompare.comparison.Comparison` exposes them as methods) are here
 too: pure functions of that frame.
 """
 
@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from profcompare.base import presenters
 from profcompare.model import LOCATIONS, ROLES, Report
 
 #: The ledger locations in tile memory (Streaming Memory is off chip).
@@ -218,7 +219,7 @@ def _steps_text(first: Any, last: Any) -> str:
 
 
 def ledger_moves(ledger_diff: pd.DataFrame, n: int | None = 8) -> pd.DataFrame:
-    """See :meth:`profcompare.compare.Comparison.ledger_moves` (``ledger_diff`` is its ``ledger``)."""
+    """See :meth:`profcompare.comparison.Comparison.ledger_moves` (``ledger_diff`` is its ``ledger``)."""
 
     changed = ledger_diff[ledger_diff["delta_bytes"] != 0]
     columns = ["parameter", "role", *[f"{side}_{loc}" for side in ("base", "new") for loc in LOCATIONS],
@@ -260,7 +261,7 @@ def ledger_moves(ledger_diff: pd.DataFrame, n: int | None = 8) -> pd.DataFrame:
 
 
 def ledger_by_parameter(ledger_diff: pd.DataFrame) -> pd.DataFrame:
-    """See :meth:`profcompare.compare.Comparison.ledger_by_parameter`."""
+    """See :meth:`profcompare.comparison.Comparison.ledger_by_parameter`."""
 
     columns = ["parameter"] + [f"{side}_{loc}" for loc in (*LOCATIONS, "tile_memory") for side in ("base", "new", "delta")]
     if not len(ledger_diff):
@@ -285,7 +286,7 @@ def ledger_by_parameter(ledger_diff: pd.DataFrame) -> pd.DataFrame:
 
 
 def peak_composition(ledger_diff: pd.DataFrame) -> pd.DataFrame:
-    """See :meth:`profcompare.compare.Comparison.peak_composition`."""
+    """See :meth:`profcompare.comparison.Comparison.peak_composition`."""
     nal = ledger_diff[ledger_diff["location"] == "not_always_live"]
     frame = pd.DataFrame({
         "parameter": nal["parameter"].to_numpy(dtype=object),
@@ -300,4 +301,12 @@ def peak_composition(ledger_diff: pd.DataFrame) -> pd.DataFrame:
     return frame.take(order).reset_index(drop=True)
 
 
-__all__ = ["LEDGER_COLUMNS", "TILE_LOCATIONS", "ledger", "ledger_by_parameter", "ledger_moves", "peak_composition", "live_at_peak", "peak_step", "sort_ledger", "unattributed_bytes"]
+def register_report_methods() -> None:
+    """Make :func:`ledger` and :func:`live_at_peak` the bodies of ``Report.ledger()`` and
+    ``Report.live_at_peak()`` (the model looks them up in :mod:`profcompare.base.presenters`)."""
+    presenters.register("Report.ledger", ledger)
+    presenters.register("Report.live_at_peak", live_at_peak)
+
+
+__all__ = ["LEDGER_COLUMNS", "TILE_LOCATIONS", "ledger", "ledger_by_parameter", "ledger_moves", "peak_composition", "live_at_peak", "peak_step",
+           "register_report_methods", "sort_ledger", "unattributed_bytes"]

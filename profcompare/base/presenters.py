@@ -1,5 +1,5 @@
-"""The registry behind the display and plot methods of :class:`~profcompare.model.Report` and
-:class:`~profcompare.compare.Comparison`.
+"""The registry behind the display and plot methods of :class:`~profcompare.model.Report`,
+:class:`~profcompare.comparison.Comparison` and :class:`~profcompare.advisor.advisor.AdviseResult`.
 
 A notebook expects ``report._repr_html_()``, ``report.plot_liveness()`` or
 ``diff.plot_ledger()`` on the objects themselves, but the objects live below the render layer
@@ -24,6 +24,13 @@ METHODS: dict[str, tuple[str, ...]] = {
     "Report": ("_repr_html_", "plot_memory_by_category", "plot_liveness", "plot_tiles", "plot_trace"),
     "Comparison": ("_repr_html_", "__repr__", "plot_ledger", "plot_liveness", "plot_memory_by_category", "plot_tiles",
                    "plot_trace"),
+    "AdviseResult": ("_repr_html_",),
+}
+
+#: Methods of the model computed by the analysis layer, which the model does not import either:
+#: the analysis registers them (:func:`profcompare.analysis.ledger.register_report_methods`).
+DERIVED: dict[str, tuple[str, ...]] = {
+    "Report": ("ledger", "live_at_peak"),
 }
 
 _IMPLEMENTATIONS: dict[str, Callable[[Any], Any]] = {}
@@ -32,9 +39,9 @@ _LOADERS: list[Callable[[], None]] = []
 
 def register(name: str, implementation: Callable[[Any], Any]) -> None:
     """Make ``implementation(obj)`` the body of method ``name`` (``"<Class>.<method>"``, one of
-    :data:`METHODS`); registering a name again replaces its implementation."""
+    :data:`METHODS` or :data:`DERIVED`); registering a name again replaces its implementation."""
     owner, _, method = name.partition(".")
-    if method not in METHODS.get(owner, ()):
+    if method not in METHODS.get(owner, ()) and method not in DERIVED.get(owner, ()):
         raise ProfcompareError(f"no presenter method {name!r}; methods are {', '.join(names())}")
     _IMPLEMENTATIONS[name] = implementation
 
@@ -69,4 +76,4 @@ def present(name: str, obj: Any) -> Any:
     return implementation(obj)
 
 
-__all__ = ["METHODS", "names", "present", "register", "register_loader"]
+__all__ = ["DERIVED", "METHODS", "names", "present", "register", "register_loader"]

@@ -51,7 +51,7 @@ def command(
 
     BASE and NEW are run directories, report directories or report files.
     """
-    from profcompare.compare import check_limits, compare, parse_limit
+    from profcompare.comparison import check_limits, compare, parse_limit
 
     limits = [parse_limit(text) for text in fail_if]  # bad syntax fails before any work
     check_csv_table(fmt, table, "variables")

@@ -386,6 +386,8 @@ def command(
         click.echo(backend_note(backend, resolved), err=True)
         if execution_note(execution):
             click.echo(execution_note(execution), err=True)
+    from profcompare.commands.pages import run_pages
+
     with ProgressDisplay(list(variants), enabled=not quiet) as display:
         result = runner.run_variants(
             list(variants),
@@ -396,7 +398,7 @@ def command(
             name=name,
             jobs=jobs,
             force=force,
-            top=top or 20,
+            pages=run_pages(top or 20),
             progress=display,
             environ=child_environ,
             execution=execution,

@@ -109,6 +109,8 @@ def command(
         if execution_note(execution):
             click.echo(execution_note(execution), err=True)
         click.echo(f"sweep: {variant}, {len(points)} point(s) on a {engine.description}", err=True)
+    from profcompare.commands.pages import write_sweep_files
+
     with ProgressDisplay([p.job.label for p in points], enabled=not quiet, finalize_text="tabulating") as display:
         result = sweep.run_sweep(
             variant,
@@ -124,6 +126,7 @@ def command(
             environ=child_environ,
             execution=execution,
             engine=engine,
+            pages=write_sweep_files,
         )
     print_table(sweep_table(result))
     click.echo(f"\nsweep written to {display_path(result.run.directory)}/" + ("  (replaced the previous run)" if result.run.replaced else ""))

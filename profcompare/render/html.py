@@ -86,12 +86,12 @@ from profcompare.render.html_model import (
     step_cell,
     text_cell,
 )
-from profcompare.compare.verdict import ComparisonVerdict, comparison_verdict
+from profcompare.comparison.verdict import ComparisonVerdict, comparison_verdict
 from profcompare.render.json_out import jsonable
 from profcompare.render.verdict_words import comparison_sentences
 
 if TYPE_CHECKING:
-    from profcompare.compare import Comparison
+    from profcompare.comparison import Comparison
 
 #: How many of the fullest tiles the Tiles section lists per report.
 WORST_TILES = 10

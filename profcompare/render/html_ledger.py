@@ -46,7 +46,7 @@ from profcompare.render.ledger_words import (
 )
 
 if TYPE_CHECKING:
-    from profcompare.compare import Comparison
+    from profcompare.comparison import Comparison
 
 #: Rows of each ledger table on the page (largest first; the rest in an "other" row, and
 #: ``--format csv --table ledger`` / json have them all): a model with thousands of parameters

@@ -26,7 +26,7 @@ from profcompare.render.format import (
 )
 
 if TYPE_CHECKING:
-    from profcompare.compare import Comparison
+    from profcompare.comparison import Comparison
 
 
 # --------------------------------------------------------------------------- page model

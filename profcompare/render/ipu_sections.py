@@ -36,7 +36,7 @@ def _tile_set_rows(report: Report) -> tuple[tuple[str, ...], ...]:
 def report_ipu_section(report: Report) -> Any:
     """The "Memory per IPU" Section of one report (by tile set when it has I/O tiles), or None
     with a single IPU per replica and no I/O tiles."""
-    from profcompare.render.sections import Cell, Column, Section, Table
+    from profcompare.render.sections.document import Cell, Column, Section, Table
 
     io = io_tiles_per_ipu(report)
     if io:
@@ -58,7 +58,7 @@ def report_ipu_section(report: Report) -> Any:
 def comparison_ipu_section(base: Report, new: Report) -> Any:
     """The "Memory per IPU" Section of a comparison (base, new, delta of always-live,
     not-always-live peak and total per IPU), or None when both reports have one IPU."""
-    from profcompare.render.sections import Cell, Column, Section, Table
+    from profcompare.render.sections.document import Cell, Column, Section, Table
 
     if max(ipu_count(base), ipu_count(new)) <= 1:
         return None

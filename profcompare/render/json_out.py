@@ -60,8 +60,8 @@ import numpy as np
 import pandas as pd
 
 from profcompare.analysis.views import selection_totals, variables_view
-from profcompare.compare import Comparison
-from profcompare.compare.verdict import comparison_verdict
+from profcompare.comparison import Comparison
+from profcompare.comparison.verdict import comparison_verdict
 from profcompare.model import METRIC_UNITS, METRICS, Report, variables_convention
 from profcompare.render.format import is_missing
 from profcompare.render.json_text import dumps_indented

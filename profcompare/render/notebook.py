@@ -25,7 +25,7 @@ from profcompare.render.replica_sections import replica_scope
 from profcompare.render.sections.time import verdict_lines
 
 if TYPE_CHECKING:
-    from profcompare.compare import Comparison
+    from profcompare.comparison import Comparison
 
 #: Statuses counted in the comparison's footnote, in this order.
 _COUNTED = ("grew", "shrank", "added", "removed")
@@ -142,6 +142,14 @@ def comparison_plot_trace(comparison: Comparison) -> Figure:
     return plot_trace([comparison.base, comparison.new], ["base", "new"])
 
 
+def advise_result_repr_html(result: Any) -> str:
+    """An advise result's view in a notebook: the verdict and the Pareto front."""
+    from profcompare.render.advise import advise_notebook_html
+
+    return advise_notebook_html(result.points, result.facts, workload=result.workload, directory=str(result.directory),
+                                headline=result.space_headline)
+
+
 #: The implementation of each method :mod:`profcompare.base.presenters` looks up.
 PRESENTERS: dict[str, Callable[[Any], Any]] = {
     "Report._repr_html_": report_repr_html,
@@ -156,6 +164,7 @@ PRESENTERS: dict[str, Callable[[Any], Any]] = {
     "Comparison.plot_memory_by_category": comparison_plot_memory_by_category,
     "Comparison.plot_tiles": comparison_plot_tiles,
     "Comparison.plot_trace": comparison_plot_trace,
+    "AdviseResult._repr_html_": advise_result_repr_html,
 }
 
 
@@ -167,6 +176,7 @@ def register_presenters() -> None:
 
 __all__ = [
     "PRESENTERS",
+    "advise_result_repr_html",
     "comparison_plot_ledger",
     "comparison_plot_liveness",
     "comparison_plot_memory_by_category",

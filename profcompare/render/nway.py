@@ -25,7 +25,7 @@ from markupsafe import Markup
 from profcompare._version import __version__
 from profcompare.model import HIGHER_IS_BETTER, METRIC_UNITS
 from profcompare.analysis.nway import NWayTable
-from profcompare.compare.verdict import nway_verdict
+from profcompare.comparison.verdict import nway_verdict
 from profcompare.render.format import UNTONED_METRICS, format_metric, format_pct, metric_label
 from profcompare.render.ledger_words import TONE_LEGEND, liveness_rule
 from profcompare.render.verdict_words import nway_sentences

@@ -416,7 +416,7 @@ __all__ = [
 ]
 
 
-def plot_ledger(comparison, *, top: int = 12) -> Figure:  # comparison: profcompare.compare.Comparison
+def plot_ledger(comparison, *, top: int = 12) -> Figure:  # comparison: profcompare.comparison.Comparison
     """The memory ledger of a comparison: per parameter, a base bar and a new bar, each stacked by
     location (always-live, not-always-live, Streaming Memory).
 

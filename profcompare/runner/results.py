@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from profcompare.runner.plan import Job
 
 if TYPE_CHECKING:  # pragma: no cover
-    from profcompare.compare import Comparison
+    from profcompare.comparison import Comparison
     from profcompare.model import Report
 
 

@@ -16,13 +16,12 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
 from profcompare import runner
-from profcompare.render.format import format_knob_value
-from profcompare.render.json_out import frame_records
+from profcompare.backend.knobs import format_knob_value
 from profcompare.errors import ProfcompareError, WorkloadError
 
 #: the metrics of a sweep table, in column order (units in profcompare.model.METRIC_UNITS)
@@ -144,6 +143,14 @@ class SweepResult:
         return self.run.ok
 
 
+class SweepPages(Protocol):
+    """Writes a sweep's files into ``directory`` (the staging directory, published with the run)
+    and returns format -> path; the command line's are built on the render layer."""
+
+    def __call__(self, table: pd.DataFrame, swept: Sequence[str], directory: Path, *, result: runner.RunResult,
+                 variant: str, reports: Mapping[str, Any] | None = None) -> Mapping[str, Path]: ...
+
+
 def run_sweep(
     variant: str,
     params: Sequence[tuple[str, Sequence[str]]],
@@ -160,11 +167,13 @@ def run_sweep(
     execution: str | None = None,
     dask: str | None = None,
     engine: runner.Engine | None = None,
+    pages: SweepPages | None = None,
 ) -> SweepResult:
     """Run ``variant`` at every grid point of ``params`` and tabulate the results.
 
-    Writes ``<out>/<name>/<point>/`` per point plus ``sweep.csv``, ``sweep.json`` and
-    ``sweep.html`` (all published atomically with the run). Returns the SweepResult; a failing
+    Writes ``<out>/<name>/<point>/`` per point plus the files ``pages`` writes (the command
+    line's: ``sweep.csv``, ``sweep.json`` and ``sweep.html``), all published atomically with the
+    run. Returns the SweepResult; a failing
     point never raises (its status says what happened). Raises WorkloadError for a bad grid,
     OutputExistsError when the run exists and not ``force``. ``execution``: the simulator's
     execution mode (numeric | compile-only; see ``runner.execute_jobs``). ``workload``: find
@@ -195,7 +204,7 @@ def run_sweep(
         table = sweep_table(points, result.outcomes, reports)
         for label, error in unreadable.items():
             table.loc[table["point"] == label, "error"] = error
-        files = write_sweep_files(table, swept, staging, result=result, variant=variant, reports=reports)
+        files = {} if pages is None else pages(table, swept, staging, result=result, variant=variant, reports=reports)
         holder["table"] = table
         final_files = {k: result.directory / p.name for k, p in files.items()}
         return runner.replace_result(result, files=final_files)
@@ -219,43 +228,6 @@ def run_sweep(
     return SweepResult(result, swept, holder["table"], dict(result.files))
 
 
-def write_sweep_files(
-    table: pd.DataFrame,
-    swept: Sequence[str],
-    directory: Path,
-    *,
-    result: runner.RunResult,
-    variant: str,
-    reports: Mapping[str, Any] | None = None,
-) -> dict[str, Path]:
-    """Write sweep.csv, sweep.json and sweep.html into ``directory``; return format -> path.
-
-    ``reports`` (point label -> Report) gives the page's N-way view every summary metric with
-    its confidence."""
-    from profcompare.render.output import write_output
-    from profcompare.render.sweep import render_sweep_html
-
-    first = result.outcomes[0]
-    fixed = {k: v for k, v in first.job.config.items() if k not in swept}
-    meta = {
-        "name": result.name,
-        "workload": first.job.workload,
-        "variant": variant,
-        "backend": result.backend,
-        "swept": list(swept),
-        "fixed_config": fixed,
-        "execution": runner.run_execution(result),
-    }
-    document = {"schema_version": SWEEP_SCHEMA_VERSION, **meta, "metrics": list(SWEEP_METRICS), "points": frame_records(table)}
-    import json
-
-    paths = {"csv": directory / "sweep.csv", "json": directory / "sweep.json", "html": directory / "sweep.html"}
-    write_output(table.to_csv(index=False), paths["csv"])
-    write_output(json.dumps(document, indent=2, default=str) + "\n", paths["json"])
-    write_output(render_sweep_html(table, swept, meta, reports=reports), paths["html"])
-    return paths
-
-
 __all__ = [
     "SWEEP_METRICS",
     "SweepPoint",
@@ -264,6 +236,6 @@ __all__ = [
     "parse_param",
     "point_label",
     "run_sweep",
+    "SweepPages",
     "sweep_table",
-    "write_sweep_files",
 ]

@@ -9,7 +9,7 @@ import re
 import pytest
 from render_text_helpers import samples
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 from profcompare.analysis.nway import nway_table
 from profcompare.render import plots
 from profcompare.render.base import get_renderer

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 from profcompare.emulator import popxl
 from profcompare.emulator.compile import compile_program
 from profcompare.emulator.lowering import lower

@@ -11,7 +11,7 @@ import pytest
 from render_text_helpers import check_golden, samples, scrub
 
 from profcompare.analysis import views as analysis
-from profcompare.compare import Comparison, compare
+from profcompare.comparison import Comparison, compare
 from profcompare.errors import ProfcompareError
 from profcompare.model import METRICS, Report
 from profcompare.render.base import FORMATS, Renderer, get_renderer

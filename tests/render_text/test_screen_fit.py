@@ -9,7 +9,7 @@ import pytest
 from render_text_helpers import samples
 
 from profcompare.analysis import views as analysis
-from profcompare.compare import Comparison, compare
+from profcompare.comparison import Comparison, compare
 from profcompare.model import Report
 from profcompare.render.sections import Cell, Column, Table, VariablesView, build_document
 from profcompare.render.table_fit import atoms, fit_table, shorten_name

@@ -15,7 +15,7 @@ Modules: ``document`` (the document model, and the cells and notes every section
 
 from __future__ import annotations
 
-from profcompare.compare import Comparison
+from profcompare.comparison import Comparison
 from profcompare.model import Report
 from profcompare.render.sections.comparison import comparison_document, comparison_variables_view, comparison_warnings
 from profcompare.render.sections.document import (

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from profcompare.analysis.views import TopN
-from profcompare.compare import Comparison
+from profcompare.comparison import Comparison
 from profcompare.model import Report, ReportMeta
 from profcompare.render.format import describe_report, format_bytes, is_missing
 

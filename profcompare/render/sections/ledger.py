@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from profcompare.analysis import views as analysis
-from profcompare.compare import Comparison
+from profcompare.comparison import Comparison
 from profcompare.model import LOCATIONS, Report
 from profcompare.render.format import format_bytes, format_count
 from profcompare.render.ledger_words import (

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from profcompare.runner.process.variant_main import _execution_mode, _is_out_of_memory, _report_oom, child_main
-from profcompare.runner import RUN_JSON, RUN_SCHEMA_VERSION, find_report_files, now_iso, write_json_atomic
+from profcompare.runner.rundir import RUN_JSON, RUN_SCHEMA_VERSION, find_report_files, now_iso, write_json_atomic
 
 #: subdirectory of the job holding the report of the n-th Session
 SESSION_DIR = "session-{n}"

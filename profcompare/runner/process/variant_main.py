@@ -27,7 +27,7 @@ from typing import IO, Any
 
 from profcompare.runner.process.parent_watch import exit_with_parent
 from profcompare.errors import IpuOutOfMemoryError, ProfcompareError
-from profcompare.runner import (
+from profcompare.runner.rundir import (
     RUN_JSON,
     RUN_SCHEMA_VERSION,
     find_report_files,

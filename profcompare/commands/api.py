@@ -1,8 +1,10 @@
-"""``profcompare.run(variants, **knobs) -> Run``: the run command for notebooks and scripts.
+"""``profcompare.run(variants, **knobs) -> Run`` and ``profcompare.advise(workload, ...)``: the
+run and advise commands for notebooks and scripts.
 
 The same stages as ``profcompare run`` (plan, execute, publish, summarise in
-:mod:`profcompare.runner`), without the terminal display, returning a :class:`Run` whose
-reports and comparisons are one attribute away.
+:mod:`profcompare.runner`) and ``profcompare advise`` (:mod:`profcompare.advisor`), with the
+same pages, without the terminal display: :func:`run` returns a :class:`Run` whose reports and
+comparisons are one attribute away, :func:`advise` the AdviseResult.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class Run:
 
     def compare(self, base: str | None = None, new: str | None = None, **options: Any) -> Any:
         """``compare(reports[base], reports[new])``; defaults: the first variant vs the second."""
-        from profcompare.compare import compare
+        from profcompare.comparison import compare
 
         labels = self.variants
         base = base or labels[0]
@@ -92,9 +94,21 @@ def run(
     """
     names = [variants] if isinstance(variants, str) else list(variants)
     overrides = {**(knobs or {}), **knob_values}
+    from profcompare.commands.pages import run_pages
+
     result = run_variants(names, overrides=overrides, workload=workload, backend=backend, out=out, name=name, jobs=jobs, force=force,
-                          execution="compile-only" if compile_only else None)
+                          execution="compile-only" if compile_only else None, pages=run_pages())
     return Run(result)
 
 
-__all__ = ["Run", "run"]
+def advise(workload: str, **options: Any) -> Any:
+    """Search ``workload``'s layout space on the simulator and return the AdviseResult, writing the
+    advise run (advise.json, advise.csv, advise.html, the front's report pages) as ``profcompare
+    advise`` does; ``options`` are :func:`profcompare.advisor.run_advise`'s."""
+    from profcompare.advisor import run_advise
+    from profcompare.commands.pages import advise_pages
+
+    return run_advise(workload, **{"pages": advise_pages(), **options})
+
+
+__all__ = ["Run", "advise", "run"]

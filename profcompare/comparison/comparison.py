@@ -1,5 +1,5 @@
 """The :class:`Comparison` object: the joined tables of two reports, with the ledger views,
-plots and top-N cuts over them. Build it with :func:`profcompare.compare.compare`."""
+plots and top-N cuts over them. Build it with :func:`profcompare.comparison.compare`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pandas as pd
 
 from profcompare.base import presenters
 from profcompare.analysis.views import TopN, top_n
-from profcompare.compare.tables import _empty_ledger_diff
+from profcompare.comparison.tables import _empty_ledger_diff
 from profcompare.errors import ProfcompareError
 from profcompare.analysis.ledger import ledger_by_parameter, ledger_moves, peak_composition
 from profcompare.perf.memo import memoized_copy

@@ -3,8 +3,10 @@ directory ``<out>/<name>/`` holding every evaluated point (a normal compile-only
 each) and ``advise.json``, ``advise.csv``, ``advise.html`` and the point cache index.
 
 The stages: the space (:mod:`.space`, pruned before anything runs), the search (:mod:`.search`),
-the results (:mod:`.results`); the files are written by the render layer. The run is built in a
-hidden staging directory and appears only when complete, like every run.
+the results (:mod:`profcompare.analysis.advise_results`); the verdict's words and the files come
+from the caller's :class:`AdvisePages` (the command line's and ``profcompare.advise``'s are built
+on the render layer; the advisor never renders). The run is built in a hidden staging directory
+and appears only when complete, like every run.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import contextlib
 import importlib
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,11 +24,12 @@ from typing import Any
 import pandas as pd
 
 from profcompare import runner
-from profcompare.advise.cache import CACHE_INDEX, index_document
-from profcompare.advise.results import AdviseVerdict, Machine, advise_verdict, front, match_layout, point_frame
-from profcompare.advise.search import EXECUTION, Evaluator, Executor, SearchOutcome, search
-from profcompare.advise.space import AdviseSpace, SearchContext, Space, expand_space
-from profcompare.errors import ProfcompareError, WorkloadError
+from profcompare.advisor.cache import CACHE_INDEX, index_document
+from profcompare.analysis.advise_results import AdviseVerdict, Machine, advise_verdict, front, match_layout, point_frame
+from profcompare.advisor.search import EXECUTION, Evaluator, Executor, SearchOutcome, search
+from profcompare.advisor.space import AdviseSpace, SearchContext, Space, expand_space
+from profcompare.base import presenters
+from profcompare.errors import WorkloadError
 
 ADVISE_SCHEMA_VERSION = 1
 ADVISE_FILES = ("advise.json", "advise.csv", "advise.html")
@@ -51,6 +54,19 @@ def find_space(workload_name: str) -> tuple[Any, AdviseSpace]:
                         f"valid workloads: {', '.join(names)}")
 
 
+@dataclass(frozen=True)
+class AdvisePages:
+    """How an advise run is put into words and files.
+
+    ``verdict(facts, headline)`` returns the verdict's sentences; ``write(points, facts, verdict,
+    meta, directory, report_pages)`` writes the run's files into ``directory`` (the staging
+    directory, published with the run) and returns format -> path.
+    """
+
+    verdict: Callable[[AdviseVerdict, Sequence[str]], Sequence[str]]
+    write: Callable[[pd.DataFrame, AdviseVerdict, str, Mapping[str, Any], Path, int], Mapping[str, Path]]
+
+
 @dataclass(frozen=True, eq=False)
 class AdviseResult:
     """A finished advise run: the space, what the search evaluated, the points and the verdict."""
@@ -60,7 +76,7 @@ class AdviseResult:
     workload: str
     space: Space
     outcome: SearchOutcome
-    points: pd.DataFrame  # see profcompare.advise.results.point_frame
+    points: pd.DataFrame  # see profcompare.analysis.advise_results.point_frame
     facts: AdviseVerdict
     verdict: str
     files: Mapping[str, Path]
@@ -92,11 +108,9 @@ class AdviseResult:
         return match_layout(self.points, knobs)
 
     def _repr_html_(self) -> str:
-        """The verdict and the front, for notebooks."""
-        from profcompare.render.advise import advise_notebook_html
-
-        return advise_notebook_html(self.points, self.facts, workload=self.workload, directory=str(self.directory),
-                                    headline=self.space_headline)
+        """The verdict and the front, for notebooks (drawn by the render layer: see
+        :mod:`profcompare.base.presenters`)."""
+        return str(presenters.present("AdviseResult._repr_html_", self))
 
     def __repr__(self) -> str:
         return (f"<AdviseResult {self.name!r} at {self.directory}: {self.facts.evaluated} points "
@@ -124,12 +138,13 @@ def run_advise(
     progress: runner.ProgressCallback | None = None,
     on_space: Any = None,
     asked: Sequence[Mapping[str, str]] = (),
+    pages: AdvisePages | None = None,
 ) -> AdviseResult:
     """Search ``workload_name``'s layout space and write the advise run ``<out>/<name>/``.
 
     ``ipus`` / ``global_batch`` default to the space's (the workload's reference machine and
     batch); ``set_values`` / ``fixed`` / ``size`` shape the space (see
-    :func:`~profcompare.advise.space.expand_space`); ``budget`` and ``seed`` drive the NSGA-II
+    :func:`~profcompare.advisor.space.expand_space`); ``budget`` and ``seed`` drive the NSGA-II
     search of large spaces; ``jobs`` points run side by side, on ``engine`` when given (the caller
     closes it), else on one made here and closed at the end: ``runner.make_engine(jobs, dask)``, a
     pool of ``jobs`` warm worker processes, or with ``dask`` (``"local:N"``, ``"tcp://host:8786"``)
@@ -137,7 +152,9 @@ def run_advise(
     points get a full report page (``report.html`` in their directory). ``on_space(space)`` is
     called once the space is known, before anything runs. ``asked``: layouts (knob values, e.g.
     ``{"variant": "offchip-sharded", "replicas": "4"}``) the verdict answers for: the fastest
-    fitting layout with those values and whether one is on the front. Raises WorkloadError for a bad space or
+    fitting layout with those values and whether one is on the front. ``pages`` words the verdict
+    and writes ``advise.json``, ``advise.csv``, ``advise.html`` and the report pages (without it:
+    no verdict text and no files but the point cache index). Raises WorkloadError for a bad space or
     option and OutputExistsError when the run exists and not ``force``; a failing point never
     raises (its status says what happened).
     """
@@ -177,9 +194,7 @@ def run_advise(
         facts = advise_verdict(points, workload=workload.name, ipus=context.ipus, global_batch=context.global_batch,
                                method=outcome.method, valid_points=len(space.valid), pruned=space.pruned_counts,
                                asked=asked)
-        from profcompare.render.advise_words import advise_sentences
-
-        verdict = " ".join(advise_sentences(facts, declared.headline))
+        verdict = " ".join(pages.verdict(facts, declared.headline)) if pages is not None else ""
         staging.check()
         runner.write_json_atomic(staging.path / CACHE_INDEX, index_document(evaluator.index_entries()))
         meta = {"name": run_name, "workload": workload.name, "ipus": context.ipus, "global_batch": context.global_batch,
@@ -188,7 +203,7 @@ def run_advise(
                 "backend": "sim", "headline": list(declared.headline), "searched": list(space.searched),
                 "dimensions": {k: list(v) for k, v in space.dimensions}, "notes": list(declared.notes),
                 "streaming_memory_bytes": machine.streaming_memory_bytes}
-        files = write_advise_files(points, facts, verdict, meta, staging.path, report_pages=report_pages)
+        files = pages.write(points, facts, verdict, meta, staging.path, report_pages) if pages is not None else {}
         replaced = publish_staging(staging, final, force)
     except BaseException:
         staging.discard()
@@ -198,43 +213,5 @@ def run_advise(
                         time.perf_counter() - started, replaced)
 
 
-def write_advise_files(points: pd.DataFrame, facts: AdviseVerdict, verdict: str, meta: Mapping[str, Any],
-                       directory: Path, *, report_pages: int = DEFAULT_REPORT_PAGES) -> dict[str, Path]:
-    """Write advise.json, advise.csv and advise.html into ``directory`` (and a report page into the
-    directories of the first ``report_pages`` front points); return format -> path."""
-    from profcompare.render.advise import advise_csv, advise_document, render_advise_html
-    from profcompare.render.output import write_output
-
-    pages = write_report_pages(points, directory, report_pages)
-    paths = {"json": directory / "advise.json", "csv": directory / "advise.csv", "html": directory / "advise.html"}
-    import json
-
-    write_output(json.dumps(advise_document(points, facts, verdict, meta), indent=2, allow_nan=False) + "\n",
-                 paths["json"])
-    write_output(advise_csv(points), paths["csv"])
-    write_output(render_advise_html(points, facts, verdict, meta, pages=pages), paths["html"])
-    return paths
-
-
-def write_report_pages(points: pd.DataFrame, directory: Path, count: int) -> dict[str, str]:
-    """Write ``report.html`` (the report's page, as ``profcompare show --format html``) into the
-    directories of the first ``count`` front points; return label -> page path relative to
-    ``directory``."""
-    from profcompare.readers import open_report
-    from profcompare.render.base import get_renderer
-    from profcompare.render.output import write_output
-
-    pages: dict[str, str] = {}
-    for label in list(front(points)["label"])[:max(0, count)]:
-        target = directory / label / "report.html"
-        if not os.path.lexists(target):  # a page linked in from the cache is the same page
-            try:
-                report = open_report(directory / label)
-                write_output(get_renderer("html").render(report, top=20), target)
-            except ProfcompareError:
-                continue
-        pages[label] = f"{label}/report.html"
-    return pages
-
-
-__all__ = ["ADVISE_FILES", "ADVISE_SCHEMA_VERSION", "AdviseResult", "find_space", "run_advise", "write_advise_files"]
+__all__ = ["ADVISE_FILES", "ADVISE_SCHEMA_VERSION", "AdvisePages", "AdviseResult", "DEFAULT_REPORT_PAGES", "find_space",
+           "run_advise"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from profcompare.compare.join import _take
+from profcompare.comparison.join import _take
 from profcompare.model import Report
 
 #: Work budget (diagonal probes + equal steps followed) of the program-name alignment of two

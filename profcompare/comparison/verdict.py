@@ -1,7 +1,7 @@
 """The verdict of a comparison as structured facts: what moved where, what it did to peak tile
 memory and to time, and whether each side fits in tile memory.
 
-Pure functions of a :class:`~profcompare.compare.Comparison` (or, for several variants, of an
+Pure functions of a :class:`~profcompare.comparison.Comparison` (or, for several variants, of an
 :class:`~profcompare.analysis.nway.NWayTable`); no wording here. The render layer turns the facts into
 the two or three sentences every comparison opens with (:mod:`profcompare.render.verdict_words`),
 so the sentences change exactly when the figures do and nothing is written per workload.
@@ -21,7 +21,7 @@ import pandas as pd
 from profcompare.model import HIGHER_IS_BETTER, LOCATIONS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from profcompare.compare.comparison import Comparison
+    from profcompare.comparison.comparison import Comparison
     from profcompare.analysis.nway import NWayTable
 
 #: Summary metrics the verdict reads for tile memory, in the order the sentence names them: peak

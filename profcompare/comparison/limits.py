@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from profcompare.compare.comparison import Comparison
+from profcompare.comparison.comparison import Comparison
 from profcompare.errors import ProfcompareError
 from profcompare.model import HIGHER_IS_BETTER, METRICS
 

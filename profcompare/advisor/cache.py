@@ -71,7 +71,7 @@ def index_document(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
 def _entry_metrics(entry: Mapping[str, Any], status: str) -> Mapping[str, float] | None:
     """The recorded figures of an entry, when complete and recorded with the run's status."""
-    from profcompare.advise.results import POINT_METRICS
+    from profcompare.analysis.advise_results import POINT_METRICS
 
     metrics = entry.get("metrics")
     if entry.get("status") != status or not isinstance(metrics, dict) or set(metrics) != set(POINT_METRICS):

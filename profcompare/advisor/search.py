@@ -5,7 +5,7 @@ that the point fits.
 
 Every point runs as a normal compile-only job of the runner (:func:`run_batch`, the one place a
 batch is handed to an executor), into its own directory of the advise run, unless the point
-cache (:mod:`profcompare.advise.cache`) holds it from an earlier advise run.
+cache (:mod:`profcompare.advisor.cache`) holds it from an earlier advise run.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from profcompare import runner
-from profcompare.advise.cache import REUSABLE_STATUSES, find_cached, index_entry, link_point, point_key
-from profcompare.advise.results import POINT_METRICS, Evaluated, Machine, fits
-from profcompare.advise.space import VARIANT, Candidate, Space
+from profcompare.advisor.cache import REUSABLE_STATUSES, find_cached, index_entry, link_point, point_key
+from profcompare.analysis.advise_results import POINT_METRICS, Evaluated, Machine, fits
+from profcompare.advisor.space import VARIANT, Candidate, Space
 from profcompare.errors import ProfcompareError
 
 #: Spaces with at most this many valid points are searched exhaustively.

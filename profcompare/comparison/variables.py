@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from profcompare.compare.join import (
+from profcompare.comparison.join import (
     _MATCH_DTYPE,
     _align_keys,
     _order_abs_delta_then_label,
@@ -146,7 +146,7 @@ def _pair(base_key: np.ndarray, new_key: np.ndarray, base_free: np.ndarray, new_
 
 
 def _compare_variables(base: Report, new: Report, noise_bytes: float, noise_pct: float) -> pd.DataFrame:
-    """The per-variable diff (see :mod:`profcompare.compare`). Rows are paired in three passes,
+    """The per-variable diff (see :mod:`profcompare.comparison`). Rows are paired in three passes,
     each only between rows of the same parameter and role, so a pair never mixes two parameters'
     data:
 

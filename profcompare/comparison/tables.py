@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from profcompare.compare.join import (
+from profcompare.comparison.join import (
     NOT_AVAILABLE,
     _align_keys,
     _delta_pct,

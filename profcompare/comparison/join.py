@@ -2,7 +2,7 @@
 
 Rows of the two reports are aligned on a key (:func:`_align_keys`), then each table gets its
 ``base_*`` / ``new_*`` / ``delta_*``, ``delta_pct`` and ``status`` columns
-(:func:`_value_columns`); the rules are in :mod:`profcompare.compare`.
+(:func:`_value_columns`); the rules are in :mod:`profcompare.comparison`.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _status_codes(
     noise_abs: float,
     noise_pct: float,
 ) -> np.ndarray:
-    """int8 codes into STATUSES for each row (see :mod:`profcompare.compare` for the rules)."""
+    """int8 codes into STATUSES for each row (see :mod:`profcompare.comparison` for the rules)."""
     base_f = base.astype("float64")
     delta = new.astype("float64") - base_f
     threshold = noise_threshold(base_f, noise_abs, noise_pct)

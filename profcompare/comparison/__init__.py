@@ -64,18 +64,15 @@ from __future__ import annotations
 
 import math
 import os
-import sys
-import types
 import warnings
-from typing import Any
 
 import numpy as np
 
-from profcompare.compare.comparison import Comparison
-from profcompare.compare.join import MATCHES, NOT_AVAILABLE, STATUSES, noise_threshold
-from profcompare.compare.limits import Limit, check_limits, parse_limit
-from profcompare.compare.liveness import _compare_liveness
-from profcompare.compare.tables import (
+from profcompare.comparison.comparison import Comparison
+from profcompare.comparison.join import MATCHES, NOT_AVAILABLE, STATUSES, noise_threshold
+from profcompare.comparison.limits import Limit, check_limits, parse_limit
+from profcompare.comparison.liveness import _compare_liveness
+from profcompare.comparison.tables import (
     _compare_categories,
     _compare_code,
     _compare_execution,
@@ -84,7 +81,7 @@ from profcompare.compare.tables import (
     _compare_summary,
     _compare_tiles,
 )
-from profcompare.compare.variables import _compare_variables, normalise_variable_name
+from profcompare.comparison.variables import _compare_variables, normalise_variable_name
 from profcompare.errors import ProfcompareError, SameReportWarning
 from profcompare.analysis.ledger import ledger_by_parameter, ledger_moves, peak_composition
 from profcompare.model import Report
@@ -153,19 +150,3 @@ __all__ = [
     "normalise_variable_name",
     "parse_limit",
 ]
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable as :func:`compare`.
-
-    ``profcompare.compare`` names both this module and the function users call
-    (``pc.compare(base, new)``). The package imports its public names lazily, so whichever is
-    bound when this module loads, ``pc.compare(base, new)`` must compare: the module forwards a
-    call to :func:`compare`.
-    """
-
-    def __call__(self, base: Report, new: Report, **options: Any) -> Comparison:
-        return compare(base, new, **options)
-
-
-sys.modules[__name__].__class__ = _CallableModule
