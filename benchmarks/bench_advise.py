@@ -9,7 +9,7 @@ A grid of ``--points`` tiny compile-only MNIST points (variant offchip-sharded, 
 step) -- the kind of point ``profcompare advise`` evaluates by the hundred -- is run through
 ``runner.execute_jobs`` by each mode:
 
-* ``fresh``: one fresh subprocess per point (``python -m profcompare._variant_main``), ``--jobs``
+* ``fresh``: one fresh subprocess per point (``python -m profcompare.runner.process.variant_main``), ``--jobs``
   at a time: what ``run`` does, and what ``sweep`` did before the engines;
 * ``pool``: ``runner.make_engine(jobs)``, a local pool of ``--jobs`` warm worker processes;
 * ``dask``: ``runner.make_engine(jobs, "local:JOBS")``, a Dask LocalCluster of ``--jobs``
@@ -56,7 +56,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # time this checkout, whatever is installed
 
-from profcompare import runner, sweep  # noqa: E402
+from profcompare import runner  # noqa: E402
+from profcompare.runner import sweep  # noqa: E402
 
 #: the knobs every point shares: the smallest MNIST that still trains (compile-only)
 FIXED = {"layers": "1", "steps": "1", "replicas": "1", "grad_accum": "1"}
@@ -152,10 +153,13 @@ def _cpu() -> tuple[float, float]:
 
 def time_phases(jobs: int, set_values: dict[str, list[str]]) -> None:
     """``advise mnist`` in this process, split into the search and the files written after it."""
-    from profcompare.advise import advisor
+    import dataclasses
+
+    from profcompare.advisor import advisor
+    from profcompare.commands.pages import advise_pages
 
     marks: list[tuple[str, float, tuple[float, float]]] = []
-    search, write_files = advisor.search, advisor.write_advise_files
+    search = advisor.search
 
     def marked(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -163,14 +167,15 @@ def time_phases(jobs: int, set_values: dict[str, list[str]]) -> None:
             return function(*args, **kwargs)
         return call
 
+    pages = advise_pages()
     advisor.search = marked("search", search)
-    advisor.write_advise_files = marked("files", write_files)
     try:
         with tempfile.TemporaryDirectory(prefix="bench-advise-phases-") as out:
-            advisor.run_advise("mnist", jobs=jobs, out=out, name="phases", set_values=set_values or None)
+            advisor.run_advise("mnist", jobs=jobs, out=out, name="phases", set_values=set_values or None,
+                               pages=dataclasses.replace(pages, write=marked("files", pages.write)))
             marks.append(("end", time.perf_counter(), _cpu()))
     finally:
-        advisor.search, advisor.write_advise_files = search, write_files
+        advisor.search = search
     for (name, start, (own0, kids0)), (_, end, (own1, kids1)) in zip(marks, marks[1:]):
         print(f"  {name:<7} {end - start:6.1f} s wall, this process {own1 - own0:5.1f} s CPU, "
               f"its child processes {kids1 - kids0:5.1f} s CPU")

@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from make_scale_reports import make_base, perturb
 
-    from profcompare.compare import compare
+    from profcompare.comparison import compare
     from profcompare.render import interactive
     from profcompare.render.html import HtmlRenderer
 

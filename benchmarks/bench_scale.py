@@ -14,7 +14,7 @@ stage alone (for the pipeline: the process peak after each stage, i.e. cumulativ
   the floor any reader of these rows pays (also shown with the garbage collector paused, as
   our reader does while materialising);
 * ``open``: ``profcompare.readers.open_report`` of both files;
-* ``pipeline``: import, open both, ``profcompare.compare.compare``, render HTML with
+* ``pipeline``: import, open both, ``profcompare.comparison.compare``, render HTML with
   ``profcompare.render.base.get_renderer("html")`` and write it; stages that are not
   available yet are reported as such.
 
@@ -96,7 +96,7 @@ def worker_pipeline(paths: list[str], html_out: str) -> dict[str, Any]:
     comparison = None
     t = time.perf_counter()
     try:
-        from profcompare.compare import compare
+        from profcompare.comparison import compare
 
         comparison = compare(base, new)
     except (ImportError, NotImplementedError, AttributeError) as exc:

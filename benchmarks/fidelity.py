@@ -82,7 +82,7 @@ def trace_table() -> None:
 
     from profcompare.emulator.lowering import lower
     from profcompare.readers import open_report
-    from profcompare.trace_fidelity import compare_traces
+    from profcompare.analysis.trace_fidelity import compare_traces
 
     report = compile_program(lower(pipelined_mlp_ir())).with_execution(1)
     c = compare_traces(report.trace, open_report(TRACE_CACHE).trace)

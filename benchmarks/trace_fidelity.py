@@ -8,7 +8,7 @@ with its own default arguments unless PROGRAM ARGS are given), takes the report 
 with the most IPUs (the training session), reads the cache's measured trace, and prints per IPU
 -- simulated vs measured (mean over the measured runs), with errors -- the span, blocks and
 cycles per block type, the pipeline's ramp-up / steady / ramp-down cycles, and how much host
-copies and compute overlap across IPUs. The comparison is profcompare.trace_fidelity's (pure).
+copies and compute overlap across IPUs. The comparison is profcompare.analysis.trace_fidelity's (pure).
 The last line is ``trace fidelity: span error IPU0 +x%, IPU1 +y%; block counts max error z%;
 cycles per type max error w%``.
 
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(f"trace_fidelity: no Graph Analyser cache at {ns.cache}")
     from profcompare.errors import ProfcompareError
     from profcompare.readers import open_report
-    from profcompare.trace_fidelity import compare_traces
+    from profcompare.analysis.trace_fidelity import compare_traces
 
     try:
         measured = open_report(ns.cache)

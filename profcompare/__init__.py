@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from profcompare import presenters as _presenters
+from profcompare.base import presenters as _presenters
 from profcompare._version import __version__
 from profcompare.errors import (
     EngineOptionsError,
@@ -27,10 +27,10 @@ from profcompare.errors import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from profcompare.compare import Comparison, compare
+    from profcompare.comparison import Comparison, compare
     from profcompare.model import Report, ReportMeta, Target
     from profcompare.readers import open_report
-    from profcompare.run_api import Run, run
+    from profcompare.commands.api import Run, advise, run
 
 #: Public names and the module that holds each. They are imported on first use, so that
 #: ``import profcompare`` (and the command line's start-up) does not pay for pandas until a
@@ -39,18 +39,26 @@ _LAZY = {
     "Report": "profcompare.model",
     "ReportMeta": "profcompare.model",
     "Target": "profcompare.model",
-    "Comparison": "profcompare.compare",
-    "compare": "profcompare.compare",
+    "Comparison": "profcompare.comparison",
+    "compare": "profcompare.comparison",
     "open_report": "profcompare.readers",
-    "run": "profcompare.run_api",
-    "advise": "profcompare.advise",
-    "Run": "profcompare.run_api",
+    "run": "profcompare.commands.api",
+    "advise": "profcompare.commands.api",
+    "Run": "profcompare.commands.api",
 }
+
+
+def _register_analysis_methods() -> None:
+    """Let the analysis layer register the model's derived tables (``report.ledger()``,
+    ``report.live_at_peak()``)."""
+    from profcompare.analysis.ledger import register_report_methods
+
+    register_report_methods()
 
 
 def _register_render_presenters() -> None:
     """Let the render layer register the display and plot methods of Report and Comparison
-    (``report._repr_html_()``, ``diff.plot_liveness()``, ...: see :mod:`profcompare.presenters`)."""
+    (``report._repr_html_()``, ``diff.plot_liveness()``, ...: see :mod:`profcompare.base.presenters`)."""
     from profcompare.render.notebook import register_presenters
 
     register_presenters()
@@ -58,6 +66,7 @@ def _register_render_presenters() -> None:
 
 # Run when a notebook first displays or plots a report, not now: the renderers import
 # matplotlib and Jinja2, which the command line's start-up does not pay for.
+_presenters.register_loader(_register_analysis_methods)
 _presenters.register_loader(_register_render_presenters)
 
 
@@ -67,9 +76,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'profcompare' has no attribute {name!r}")
     import importlib
 
-    module = importlib.import_module(module_name)
-    # profcompare.advise is a callable package: the public name is the package itself
-    value = module if module_name == f"{__name__}.{name}" else getattr(module, name)
+    value = getattr(importlib.import_module(module_name), name)
     globals()[name] = value
     return value
 

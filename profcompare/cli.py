@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from profcompare import blas_threads, collector
+from profcompare.perf import blas_threads, collector
 from profcompare._version import __version__
 from profcompare.errors import ProfcompareError
 

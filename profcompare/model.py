@@ -88,11 +88,11 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
-from profcompare import presenters
+from profcompare.base import presenters
 from profcompare.errors import ReportValidationError
-from profcompare.memo import memoized_copy
-from profcompare.readable import readable
-from profcompare.report_values import check_meta, check_report_values, check_target, check_text_column
+from profcompare.perf.memo import memoized_copy
+from profcompare.base.readable import readable
+from profcompare.base.report_values import check_meta, check_report_values, check_target, check_text_column
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -756,7 +756,7 @@ class ReportMeta:
     #: ``io_tiles_per_ipu`` (int: the first tiles of each IPU set aside for I/O) and
     #: ``replica_groupings`` (a list, one entry per replica grouping the program's collectives run
     #: over: ``stride``, ``group_size``, ``num_groups`` and, for one run of the main program,
-    #: ``collectives`` executed and their device ``cycles``); see profcompare.replicas
+    #: ``collectives`` executed and their device ``cycles``); see profcompare.analysis.replicas
     replication: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -955,18 +955,14 @@ class Report:
         :data:`LOCATIONS`), bytes (int64, per replica; for not_always_live the most the rows
         need at once), bytes_at_peak (int64, tile memory live at the not-always-live peak step),
         first_step, last_step (Int64, not_always_live only), rows (int64). See
-        :func:`profcompare.ledger.ledger`.
+        :func:`profcompare.analysis.ledger.ledger`.
         """
-        from profcompare.ledger import ledger
-
-        return ledger(self)
+        return presenters.present("Report.ledger", self)
 
     def live_at_peak(self) -> pd.DataFrame:
         """The variables rows live at the not-always-live peak step, largest first (see
-        :func:`profcompare.ledger.live_at_peak`)."""
-        from profcompare.ledger import live_at_peak
-
-        return live_at_peak(self)
+        :func:`profcompare.analysis.ledger.live_at_peak`)."""
+        return presenters.present("Report.live_at_peak", self)
 
     def confidence(self) -> pd.Series:
         """The confidence of each summary metric (index :data:`METRICS`; values in :data:`CONFIDENCES`)."""
@@ -980,7 +976,7 @@ class Report:
         return "\n".join(lines)
 
     # Notebook display and plots are the render layer's: it registers them with
-    # profcompare.presenters, so the model never imports it (layers import downward only).
+    # profcompare.base.presenters, so the model never imports it (layers import downward only).
     def _repr_html_(self) -> str:
         return str(presenters.present("Report._repr_html_", self))
 

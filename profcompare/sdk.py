@@ -113,7 +113,7 @@ def addons_generation(backend: str | None = None) -> str:
     SDK it is read from the installed popxl-addons: the parameters of
     ``popxl_addons.rts.replica_sharded_spec`` (popxl-addons declares no version number). Raises
     ProfcompareError for an unknown generation or an unrecognisable installed API."""
-    from profcompare.addons_generation import UnknownGenerationError, current, from_parameters
+    from profcompare.backend.addons_generation import UnknownGenerationError, current, from_parameters
 
     name = resolve_backend(backend)
     try:

@@ -200,7 +200,7 @@ def _classify_refusals(found: bool, obj: Any) -> tuple[str, str]:
 @contextlib.contextmanager
 def _generation(value: str | None) -> Iterator[None]:
     try:
-        from profcompare.addons_generation import ENV_VAR
+        from profcompare.backend.addons_generation import ENV_VAR
     except ImportError:
         yield
         return
@@ -219,7 +219,7 @@ def _generation(value: str | None) -> Iterator[None]:
 def generations() -> tuple[str, ...]:
     """The popxl-addons generations the emulator knows (one column each in the addons tables)."""
     try:
-        from profcompare.addons_generation import GENERATIONS
+        from profcompare.backend.addons_generation import GENERATIONS
     except ImportError:
         return ("3.4",)
     return tuple(GENERATIONS)

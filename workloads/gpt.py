@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from profcompare.advise.space import (
+from profcompare.backend.knobs import (
     AdviseSpace,
     Constraint,
     Derived,

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from profcompare.advise.space import AdviseSpace, Constraint, Derived, Dimension, batch_share, powers_of_two
+from profcompare.backend.knobs import AdviseSpace, Constraint, Derived, Dimension, batch_share, powers_of_two
 from profcompare.errors import WorkloadError
 from workloads import Knob, Workload, WorkloadResult, register_checker, require
 from workloads._mnist_limits import check_size

@@ -58,7 +58,7 @@ def output_options(func: F | None = None, *, html: bool = True) -> Any:
 def addons_option(func: F) -> F:
     """Add ``--addons 3.0|3.4``: the popxl-addons generation the simulator emulates (default:
     ``$PROFCOMPARE_SIM_ADDONS``, else 3.4). Pair it with :func:`addons_environment`."""
-    from profcompare.addons_generation import DEFAULT_GENERATION, ENV_VAR, GENERATIONS
+    from profcompare.backend.addons_generation import DEFAULT_GENERATION, ENV_VAR, GENERATIONS
 
     return click.option(
         "--addons",
@@ -75,7 +75,7 @@ def addons_environment(addons: str | None, backend: str) -> dict[str, str] | Non
     ours unchanged), after checking the value: ``$PROFCOMPARE_SIM_ADDONS`` must name a known
     generation, and ``--addons`` is refused (ProfcompareError) with the resolved ``backend``
     "sdk", where the installed popxl-addons decides."""
-    from profcompare.addons_generation import ENV_VAR, UnknownGenerationError, current
+    from profcompare.backend.addons_generation import ENV_VAR, UnknownGenerationError, current
 
     if addons is not None and backend == "sdk":
         raise ProfcompareError("--addons selects what the simulator emulates; with the SDK backend the installed "
@@ -115,7 +115,7 @@ def execution_of(compile_only: bool, backend: str) -> str | None:
 
 def execution_note(execution: str | None) -> str | None:
     """The line ``run`` / ``sweep`` / ``profile`` print under the backend for a compile-only run."""
-    from profcompare import execution_mode
+    from profcompare.backend import execution_mode
 
     try:
         mode = execution_mode.normalise(execution) if execution is not None else execution_mode.current()

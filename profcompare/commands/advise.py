@@ -1,5 +1,5 @@
 """``profcompare advise WORKLOAD``: search a workload's layout space on the simulator and say
-which layout is fastest among those that fit (thin: the work is :func:`profcompare.advise.run_advise`)."""
+which layout is fastest among those that fit (thin: the work is :func:`profcompare.advisor.run_advise`)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def parse_layout(text: str, option: str) -> dict[str, str]:
 
 
 def _assignments(texts: Sequence[str], option: str) -> dict[str, list[str]]:
-    from profcompare.advise.space import parse_assignment
+    from profcompare.advisor.space import parse_assignment
 
     found: dict[str, list[str]] = {}
     for text in texts:
@@ -119,7 +119,8 @@ def command(ctx: click.Context, workload: str, ipus: int | None, global_batch: i
     front of samples per second against the fullest tile. Invalid combinations are pruned before anything
     runs, each with a reason.
     """
-    from profcompare.advise import run_advise
+    from profcompare.advisor import run_advise
+    from profcompare.commands.pages import advise_pages
     from profcompare.commands.run import display_path, refuse_existing_run
     from profcompare.render.advise import front_table
     from profcompare.render.control_chars import one_line
@@ -152,7 +153,7 @@ def command(ctx: click.Context, workload: str, ipus: int | None, global_batch: i
         result = run_advise(workload, ipus=ipus, global_batch=global_batch, set_values=set_values, fixed=fixed,
                             size=size, budget=budget, seed=seed, jobs=jobs, dask=dask, out=out, name=name, force=force,
                             report_pages=report_pages, progress=progress, on_space=check_space,
-                            asked=[layout for layout, _, _ in guards])
+                            asked=[layout for layout, _, _ in guards], pages=advise_pages())
     finally:
         progress.close()
     width = text_width()

@@ -72,7 +72,7 @@ def command(
     text is one screen that answers (headline, verdict, largest moves, what to open next; the
     headline again last); --full prints every table, as a file or a pipe gets by default.
     """
-    from profcompare.compare import check_limits, compare, parse_limit
+    from profcompare.comparison import check_limits, compare, parse_limit
 
     limits = [parse_limit(text) for text in fail_if]  # bad syntax fails before any work
     check_csv_table(fmt, table, "variables")

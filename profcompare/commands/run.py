@@ -450,6 +450,8 @@ def command(
         click.echo(backend_note(backend, resolved), err=True)
         if execution_note(execution):
             click.echo(execution_note(execution), err=True)
+    from profcompare.commands.pages import run_pages
+
     with ProgressDisplay(list(variants), enabled=not quiet) as display:
         result = runner.run_variants(
             list(variants),
@@ -460,7 +462,7 @@ def command(
             name=name,
             jobs=jobs,
             force=force,
-            top=top or 20,
+            pages=run_pages(top or 20),
             progress=display,
             environ=child_environ,
             execution=execution,
@@ -542,7 +544,7 @@ def run_screen(result: Any, *, lines: int | None = None) -> str:
     :data:`~profcompare.render.screen.SCREEN_LINES`; colour only on one)."""
     import shlex
 
-    from profcompare.compare.verdict import nway_verdict
+    from profcompare.comparison.verdict import nway_verdict
     from profcompare.render.screen import SCREEN_LINES, comparison_screen, nway_screen
     from profcompare.render.sections import Section
 

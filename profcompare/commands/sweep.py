@@ -92,7 +92,8 @@ def command(
     cycles per step, samples per second) is printed and written as OUT/NAME/sweep.csv, sweep.json
     and sweep.html (with a plot). The exit code is 1 when a point failed or ran out of memory.
     """
-    from profcompare import runner, sweep
+    from profcompare import runner
+    from profcompare.runner import sweep
 
     overrides = collect_overrides(knobs, set_knobs)
     parsed = [sweep.parse_param(p) for p in params]
@@ -108,6 +109,8 @@ def command(
         if execution_note(execution):
             click.echo(execution_note(execution), err=True)
         click.echo(f"sweep: {variant}, {len(points)} point(s) on a {engine.description}", err=True)
+    from profcompare.commands.pages import write_sweep_files
+
     with ProgressDisplay([p.job.label for p in points], enabled=not quiet, finalize_text="tabulating") as display:
         result = sweep.run_sweep(
             variant,
@@ -123,6 +126,7 @@ def command(
             environ=child_environ,
             execution=execution,
             engine=engine,
+            pages=write_sweep_files,
         )
     print_table(sweep_table(result))
     click.echo(f"\nsweep written to {display_path(result.run.directory)}/" + ("  (replaced the previous run)" if result.run.replaced else ""))

@@ -43,7 +43,7 @@ def command(
     force: bool,
 ) -> None:
     """List the variables of REPORT, largest first; what the top N leaves out is summed in an 'other' row."""
-    from profcompare import analysis
+    from profcompare.analysis import views as analysis
     from profcompare.render.sections import VariablesView
 
     check_output(output, force=force)

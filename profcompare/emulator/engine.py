@@ -35,7 +35,7 @@ import pathlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from profcompare import execution_mode
+from profcompare.backend import execution_mode
 from profcompare.emulator.compile import CompiledProgram, compile_program
 from profcompare.emulator.compile.engine_options import (
     EngineOptions,

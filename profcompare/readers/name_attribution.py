@@ -39,7 +39,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from profcompare.parameter_names import family
+from profcompare.readers.parameter_names import family
 
 #: a parameter-shaped name: identifier components joined by dots (``fc1.weight``, ``layers.0.qkv.weight``)
 _PARAMETER = re.compile(r"^[A-Za-z_]\w*(?:\.\w+)*$")

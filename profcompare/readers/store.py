@@ -54,7 +54,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from profcompare import collector
+from profcompare.perf import collector
 from profcompare._version import __version__
 from profcompare.errors import (
     OutputExistsError,
@@ -73,7 +73,7 @@ from profcompare.model import (
     validate_frame,
 )
 from profcompare.readers.sqlite_uri import read_only_uri
-from profcompare.report_values import check_report_values
+from profcompare.base.report_values import check_report_values
 
 #: Version of the layout written by :func:`write_report`. Readers accept every version up to
 #: this one; anything newer raises :class:`~profcompare.errors.UnsupportedReportVersion`.

@@ -1,7 +1,7 @@
 """The outputs of an advise run: advise.json, advise.csv, the advise page (HTML with an
 interactive Bokeh chart of throughput against the fullest tile) and the terminal's front table.
 
-Pure functions of the point table (:func:`profcompare.advise.results.point_frame`) and the
+Pure functions of the point table (:func:`profcompare.analysis.advise_results.point_frame`) and the
 verdict's facts. Knob values come from the user and the workload: the page gets them only
 through autoescaped Jinja2 text and ``tojson``; the chart's tooltips insert them as text.
 """
@@ -16,8 +16,8 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from profcompare.advise.results import LEDGER_METRICS, POINT_FIELDS, AdviseVerdict, front
-from profcompare.advise.space import layout_text
+from profcompare.analysis.advise_results import LEDGER_METRICS, POINT_FIELDS, AdviseVerdict, front
+from profcompare.backend.knobs import layout_text
 from profcompare.render.format import format_bytes, format_rate
 
 

@@ -1,6 +1,6 @@
 """The advise verdict in words: which layout is fastest among those that fit, how far the next
 one is behind, what does not fit, the memory-lean end of the front, and what was searched --
-written from the facts of :func:`profcompare.advise.results.advise_verdict` and nothing else.
+written from the facts of :func:`profcompare.analysis.advise_results.advise_verdict` and nothing else.
 
 Sentences are plain text (layout knobs come from the user and the workload): every output
 escapes them as it escapes any name.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from profcompare.advise.results import AdviseVerdict, AskedLayout, PointFact
-from profcompare.advise.space import layout_text
+from profcompare.analysis.advise_results import AdviseVerdict, AskedLayout, PointFact
+from profcompare.backend.knobs import layout_text
 from profcompare.render.format import format_bytes, format_rate
 
 #: how the search methods are named in the closing sentence

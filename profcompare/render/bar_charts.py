@@ -37,7 +37,7 @@ from profcompare.render.interactive import InteractiveChart, _empty_chart, _json
 from profcompare.render.labels import location_label, parameter_label, phase_label
 
 if TYPE_CHECKING:  # pragma: no cover
-    from profcompare.compare import Comparison
+    from profcompare.comparison import Comparison
     from profcompare.model import Report
 
 #: Programs the code chart shows at most (the largest; the table under it has the rest).

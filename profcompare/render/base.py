@@ -1,7 +1,7 @@
 """The renderer protocol and the registry of output formats.
 
 A renderer turns a :class:`~profcompare.model.Report` or a
-:class:`~profcompare.compare.Comparison` into the content of one output (``str`` or ``bytes``);
+:class:`~profcompare.comparison.Comparison` into the content of one output (``str`` or ``bytes``);
 writing it somewhere is :func:`profcompare.render.output.write_output`'s job. The text,
 markdown and csv renderers also accept a :class:`profcompare.render.sections.VariablesView`
 (the ``variables`` command's table).
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from profcompare.errors import ProfcompareError
 
 if TYPE_CHECKING:
-    from profcompare.compare import Comparison
+    from profcompare.comparison import Comparison
     from profcompare.model import Report
 
 

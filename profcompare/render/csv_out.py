@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from profcompare.compare import Comparison
+from profcompare.comparison import Comparison
 from profcompare.model import METRIC_UNITS, METRICS, Report
 from profcompare.render.control_chars import visible
 from profcompare.render.format import is_missing

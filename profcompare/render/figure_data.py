@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from profcompare import analysis
+from profcompare.analysis import views as analysis
 from profcompare.model import CATEGORY_GROUPS, DEVICE_PHASES, PHASES
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -8,13 +8,13 @@ units: B, KiB, MiB, GiB, TiB. A missing value (None or NaN) reads :data:`MISSING
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from profcompare.backend.knobs import format_knob_value
 from profcompare.model import HIGHER_IS_BETTER as _model_higher_is_better
 from profcompare.model import METRIC_UNITS, ReportMeta
 
@@ -243,13 +243,27 @@ def describe_report(meta: ReportMeta) -> str:
     return f"{meta.label} ({describe_origin(meta)}{extra})"
 
 
+def replica_scope(meta: ReportMeta) -> str:
+    """Which replica the figures of a report are for, in words (the target line's parenthesis).
+
+    ``"figures per replica"`` for one replica or when the report does not record its groupings;
+    else replica 0, its group in each grouping, and that every replica holds the same layout."""
+    count = int(meta.target.num_replicas or 1)
+    entries = meta.replication.get("replica_groupings") if meta.replication else None
+    if count <= 1 or entries is None:
+        return "figures per replica"
+    if not entries:
+        return (f"figures per replica: replica 0; all {count} replicas run the same program on the same layout, "
+                "with no collective between them")
+    return (f"figures per replica: replica 0, in group 0 of each replica grouping; all {count} replicas run "
+            "the same program on the same layout")
+
+
 def describe_target(meta: ReportMeta) -> str:
     """Return the device a report was compiled for, in one line.
 
     Example: ``"Mk2: 4 replicas x 1 IPU, 1472 tiles per IPU x 624.0 KiB (figures per replica)"``.
     """
-    from profcompare.render.replica_sections import replica_scope
-
     t = meta.target
     replicas = f"{t.num_replicas} replica{'s' if t.num_replicas != 1 else ''}"
     ipus = f"{t.ipus_per_replica} IPU{'s' if t.ipus_per_replica != 1 else ''}"
@@ -294,11 +308,5 @@ __all__ = [
     "metric_tone",
     "status_tone",
     "format_knob_value",
+    "replica_scope",
 ]
-
-
-def format_knob_value(value: Any) -> str:
-    """A knob value as it appears in a sweep point label: ``512``, ``0.001``, ``ipu_model``."""
-    if isinstance(value, float):
-        return f"{value:g}"
-    return re.sub(r"[\s/\\]+", "_", str(value))

@@ -18,7 +18,7 @@ JSON through Jinja's ``tojson`` filter inside a ``<script type="application/json
 escapes ``<``, ``>``, ``&`` and ``'``), never by string splicing.
 
 Size: every table is cut to ``top`` rows plus an "other" row (see
-:func:`profcompare.analysis.top_n`) and curves are cut into buckets (:mod:`profcompare.render.interactive`),
+:func:`profcompare.analysis.views.top_n`) and curves are cut into buckets (:mod:`profcompare.render.interactive`),
 so two reports with a million variables each still give a page of a few hundred kilobytes.
 
 Data preparation (``build_page``) is kept apart from rendering (``render_page``): the first turns
@@ -38,7 +38,7 @@ import jinja2
 from profcompare.render.templates_env import environment
 from markupsafe import Markup
 
-from profcompare import analysis
+from profcompare.analysis import views as analysis
 from profcompare._version import __version__
 from profcompare.model import CAPABILITIES, DEVICE_PHASES, METRIC_UNITS, METRICS, Report
 from profcompare.render import bar_charts, html_ledger, interactive
@@ -87,12 +87,12 @@ from profcompare.render.html_model import (
     step_cell,
     text_cell,
 )
-from profcompare.compare.verdict import ComparisonVerdict, comparison_verdict
+from profcompare.comparison.verdict import ComparisonVerdict, comparison_verdict
 from profcompare.render.json_out import jsonable
 from profcompare.render.verdict_words import comparison_sentences
 
 if TYPE_CHECKING:
-    from profcompare.compare import Comparison
+    from profcompare.comparison import Comparison
 
 #: How many of the fullest tiles the Tiles section lists per report.
 WORST_TILES = 10

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from profcompare import analysis
-from profcompare.ledger import TILE_LOCATIONS, peak_step, unattributed_bytes
+from profcompare.analysis import views as analysis
+from profcompare.analysis.ledger import TILE_LOCATIONS, peak_step, unattributed_bytes
 from profcompare.model import LOCATIONS, Report, variables_convention
 from profcompare.render import bar_charts
 from profcompare.render.format import format_bytes, format_count, is_missing, status_tone
@@ -46,7 +46,7 @@ from profcompare.render.ledger_words import (
 )
 
 if TYPE_CHECKING:
-    from profcompare.compare import Comparison
+    from profcompare.comparison import Comparison
 
 #: Rows of each ledger table on the page (largest first; the rest in an "other" row, and
 #: ``--format csv --table ledger`` / json have them all): a model with thousands of parameters

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 
-from profcompare import analysis
+from profcompare.analysis import views as analysis
 from profcompare._version import __version__
 from profcompare.model import Report
 from profcompare.render import interactive
@@ -26,7 +26,7 @@ from profcompare.render.format import (
 )
 
 if TYPE_CHECKING:
-    from profcompare.compare import Comparison
+    from profcompare.comparison import Comparison
 
 
 # --------------------------------------------------------------------------- page model

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from profcompare import analysis
+from profcompare.analysis import views as analysis
 from profcompare.render import bokeh_doc
 from profcompare.render.figure_data import BUDGET_COLOUR, REPORT_COLOURS
 from profcompare.render.format import format_bytes, format_bytes_each, format_count
@@ -293,7 +293,7 @@ def liveness_chart(
     axis is the aligned position, so the same program lines up in both curves. A toggle switches
     the curves to always-live + not-always-live (total liveness). Hovering a bucket shows, per
     report, the step(s), the program at the bucket's maximum, its not-always-live bytes and the
-    largest variables live at that step (:func:`profcompare.analysis.largest_live_variables`).
+    largest variables live at that step (:func:`profcompare.analysis.views.largest_live_variables`).
     """
     if aligned is not None and len(reports) != 2:
         raise ValueError("aligned liveness needs exactly two reports: [base, new]")

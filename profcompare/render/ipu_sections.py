@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from profcompare.memory_per_ipu import compare_memory_per_ipu, ipu_count, memory_per_ipu
+from profcompare.analysis.memory_per_ipu import compare_memory_per_ipu, ipu_count, memory_per_ipu
 from profcompare.model import Report
-from profcompare.replicas import io_tiles_per_ipu, memory_per_tile_set
+from profcompare.analysis.replicas import io_tiles_per_ipu, memory_per_tile_set
 from profcompare.render.format import format_bytes, format_count
 
 _HEADERS = ("Always-live", "Not-always-live (tile peaks)", "Total", "Including gaps")
@@ -38,7 +38,7 @@ def _tile_set_rows(report: Report) -> tuple[tuple[str, ...], ...]:
 def report_ipu_section(report: Report) -> Any:
     """The "Memory per IPU" Section of one report (by tile set when it has I/O tiles), or None
     with a single IPU per replica and no I/O tiles."""
-    from profcompare.render.sections import Cell, Column, Section, Table
+    from profcompare.render.sections.document import Cell, Column, Section, Table
 
     io = io_tiles_per_ipu(report)
     if io:
@@ -60,7 +60,7 @@ def report_ipu_section(report: Report) -> Any:
 def comparison_ipu_section(base: Report, new: Report) -> Any:
     """The "Memory per IPU" Section of a comparison (base, new, delta of always-live,
     not-always-live peak and total per IPU), or None when both reports have one IPU."""
-    from profcompare.render.sections import Cell, Column, Section, Table
+    from profcompare.render.sections.document import Cell, Column, Section, Table
 
     if max(ipu_count(base), ipu_count(new)) <= 1:
         return None

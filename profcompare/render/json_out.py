@@ -78,11 +78,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profcompare.analysis import selection_totals, variables_view
-from profcompare.compare import Comparison
-from profcompare.compare.verdict import comparison_verdict
-from profcompare.memory_per_ipu import compare_memory_per_ipu
-from profcompare.replicas import compare_groupings
+from profcompare.analysis.views import selection_totals, variables_view
+from profcompare.comparison import Comparison
+from profcompare.comparison.verdict import comparison_verdict
+from profcompare.analysis.memory_per_ipu import compare_memory_per_ipu
+from profcompare.analysis.replicas import compare_groupings
 from profcompare.model import METRIC_UNITS, METRICS, Report, variables_convention
 from profcompare.render.format import is_missing
 from profcompare.render.json_text import dumps_indented
@@ -184,8 +184,8 @@ def _time(report: Report) -> dict[str, Any]:
 
 def _replicas(report: Report) -> dict[str, Any]:
     """The "Replicas and collectives" table of one report, with the collective phase it differs from."""
-    from profcompare import replicas
-    from profcompare.analysis import execution_by_phase
+    from profcompare.analysis import replicas
+    from profcompare.analysis.views import execution_by_phase
 
     phases = execution_by_phase(report)
     collective = phases.loc[phases["phase"].astype(str) == "collective", "cycles"]
@@ -201,9 +201,9 @@ def _replicas(report: Report) -> dict[str, Any]:
 
 def _report_views(report: Report) -> dict[str, Any]:
     """The tables a report's page shows beyond the raw Report tables (schema version 5)."""
-    from profcompare import replicas, trace_analysis
-    from profcompare.analysis import liveness_peak, tile_stats
-    from profcompare.memory_per_ipu import memory_per_ipu
+    from profcompare.analysis import replicas, trace as trace_analysis
+    from profcompare.analysis.views import liveness_peak, tile_stats
+    from profcompare.analysis.memory_per_ipu import memory_per_ipu
 
     stats = dict(tile_stats(report))
     worst = stats.pop("worst_tiles")
@@ -229,8 +229,8 @@ def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
     """Return the ``show --format json`` document (see the module docstring): the summary with
     each metric's confidence, the memory ledger and what is live at the peak, and every table the HTML page shows, complete unless ``top``
     limits the variables."""
-    from profcompare.analysis import execution_by_phase
-    from profcompare.ledger import peak_step, unattributed_bytes
+    from profcompare.analysis.views import execution_by_phase
+    from profcompare.analysis.ledger import peak_step, unattributed_bytes
 
     summary = report.summary()
     ledger = report.ledger()

@@ -11,7 +11,7 @@ from profcompare.render.format import format_bytes, is_missing
 from profcompare.render.labels import LOCATION_LABELS, location_label, parameter_label
 
 if TYPE_CHECKING:
-    from profcompare.analysis import LivenessPeak
+    from profcompare.analysis.views import LivenessPeak
 
 #: how many ledger moves a comparison leads with (text, markdown and HTML)
 MOVES_SHOWN = 8
@@ -93,7 +93,7 @@ def move_sentence(move: Any) -> str:
 
 
 def peak_text(peak: LivenessPeak) -> str:
-    """Where a report's not-always-live peak is (:func:`profcompare.analysis.liveness_peak`):
+    """Where a report's not-always-live peak is (:func:`profcompare.analysis.views.liveness_peak`):
     "step 297 (matmul/ExchangePre)", or "n/a" without program steps."""
     if peak["step"] is None:
         return "n/a"

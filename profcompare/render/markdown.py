@@ -14,7 +14,7 @@ from profcompare.render.ledger_words import BOLD_TONE_LEGEND, TONE_LEGEND
 from profcompare.render.sections import Cell, Document, Table, build_document
 
 if TYPE_CHECKING:
-    from profcompare.compare import Comparison
+    from profcompare.comparison import Comparison
     from profcompare.model import Report
     from profcompare.render.sections import VariablesView
 

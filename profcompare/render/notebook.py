@@ -1,6 +1,6 @@
 """What notebooks show: the implementations of the display and plot methods of ``Report`` and
 ``Comparison`` (``_repr_html_``, ``plot_liveness``, ...), registered with
-:mod:`profcompare.presenters` by :func:`register_presenters` (``import profcompare`` arranges it).
+:mod:`profcompare.base.presenters` by :func:`register_presenters` (``import profcompare`` arranges it).
 
 Not the full page (that is :class:`profcompare.render.html.HtmlRenderer`): one line per report
 (name, SIMULATED / OUT OF MEMORY badges, producer, target), a comparison's verdict in words, the
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from matplotlib.figure import Figure
 
-from profcompare import presenters
+from profcompare.base import presenters
 from profcompare.model import Report, variables_convention
 from profcompare.render import html, plots
 from profcompare.render.format import format_metric
@@ -26,7 +26,7 @@ from profcompare.render.replica_sections import replica_scope
 from profcompare.render.sections.time import verdict_lines
 
 if TYPE_CHECKING:
-    from profcompare.compare import Comparison
+    from profcompare.comparison import Comparison
 
 #: Statuses counted in the comparison's footnote, in this order.
 _COUNTED = ("grew", "shrank", "added", "removed")
@@ -143,7 +143,15 @@ def comparison_plot_trace(comparison: Comparison) -> Figure:
     return plot_trace([comparison.base, comparison.new], ["base", "new"])
 
 
-#: The implementation of each method :mod:`profcompare.presenters` looks up.
+def advise_result_repr_html(result: Any) -> str:
+    """An advise result's view in a notebook: the verdict and the Pareto front."""
+    from profcompare.render.advise import advise_notebook_html
+
+    return advise_notebook_html(result.points, result.facts, workload=result.workload, directory=str(result.directory),
+                                headline=result.space_headline)
+
+
+#: The implementation of each method :mod:`profcompare.base.presenters` looks up.
 PRESENTERS: dict[str, Callable[[Any], Any]] = {
     "Report._repr_html_": report_repr_html,
     "Report.plot_memory_by_category": report_plot_memory_by_category,
@@ -157,17 +165,19 @@ PRESENTERS: dict[str, Callable[[Any], Any]] = {
     "Comparison.plot_memory_by_category": comparison_plot_memory_by_category,
     "Comparison.plot_tiles": comparison_plot_tiles,
     "Comparison.plot_trace": comparison_plot_trace,
+    "AdviseResult._repr_html_": advise_result_repr_html,
 }
 
 
 def register_presenters() -> None:
-    """Register every implementation of :data:`PRESENTERS` with :mod:`profcompare.presenters`."""
+    """Register every implementation of :data:`PRESENTERS` with :mod:`profcompare.base.presenters`."""
     for name, implementation in PRESENTERS.items():
         presenters.register(name, implementation)
 
 
 __all__ = [
     "PRESENTERS",
+    "advise_result_repr_html",
     "comparison_plot_ledger",
     "comparison_plot_liveness",
     "comparison_plot_memory_by_category",

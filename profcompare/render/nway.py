@@ -24,8 +24,8 @@ from markupsafe import Markup
 
 from profcompare._version import __version__
 from profcompare.model import HIGHER_IS_BETTER, METRIC_UNITS
-from profcompare.nway import NWayTable
-from profcompare.compare.verdict import nway_verdict
+from profcompare.analysis.nway import NWayTable
+from profcompare.comparison.verdict import nway_verdict
 from profcompare.render.format import UNTONED_METRICS, format_metric, format_pct, metric_label
 from profcompare.render.labels import TOTAL_VS_PEAK_NOTE
 from profcompare.render.ledger_words import TONE_LEGEND, liveness_rule

@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 from matplotlib.transforms import offset_copy
 
-from profcompare import analysis
+from profcompare.analysis import views as analysis
 from profcompare.model import Report
 from profcompare.render.figure_data import (
     BUDGET_COLOUR,
@@ -416,7 +416,7 @@ __all__ = [
 ]
 
 
-def plot_ledger(comparison, *, top: int = 12) -> Figure:  # comparison: profcompare.compare.Comparison
+def plot_ledger(comparison, *, top: int = 12) -> Figure:  # comparison: profcompare.comparison.Comparison
     """The memory ledger of a comparison: per parameter, a base bar and a new bar, each stacked by
     location (always-live, not-always-live, Streaming Memory).
 

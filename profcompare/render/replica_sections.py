@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from profcompare import replicas
-from profcompare.model import Report, ReportMeta
-from profcompare.render.format import format_bytes, format_count, format_cycles, format_pct, is_missing
+from profcompare.analysis import replicas
+from profcompare.model import Report
+from profcompare.render.format import format_bytes, format_count, format_cycles, format_pct, is_missing, replica_scope
 
 #: the columns of the "Replicas and collectives" table
 REPLICAS_HEADERS = ("Replica grouping", "Groups", "Replica 0's group", "Collectives per step",
@@ -22,22 +22,6 @@ REPLICAS_HEADERS = ("Replica grouping", "Groups", "Replica 0's group", "Collecti
 LOADED_CODE_HEADERS = ("Graph (phase)", "Tile memory", "Loads", "Live steps")
 
 _MAX_MEMBERS = 8
-
-
-def replica_scope(meta: ReportMeta) -> str:
-    """Which replica the figures of a report are for, in words (the target line's parenthesis).
-
-    ``"figures per replica"`` for one replica or when the report does not record its groupings;
-    else replica 0, its group in each grouping, and that every replica holds the same layout."""
-    count = int(meta.target.num_replicas or 1)
-    entries = meta.replication.get("replica_groupings") if meta.replication else None
-    if count <= 1 or entries is None:
-        return "figures per replica"
-    if not entries:
-        return (f"figures per replica: replica 0; all {count} replicas run the same program on the same layout, "
-                "with no collective between them")
-    return (f"figures per replica: replica 0, in group 0 of each replica grouping; all {count} replicas run "
-            "the same program on the same layout")
 
 
 def grouping_label(g: replicas.Grouping, count: int) -> str:
@@ -161,7 +145,7 @@ COMPARISON_REPLICAS_NOTE = ("Per replica (replica 0; every replica runs the same
 
 def _collective_phase_cycles(report: Report) -> float | None:
     """The collective phase's device cycles per step (Execution), or None without it."""
-    from profcompare.analysis import execution_by_phase
+    from profcompare.analysis.views import execution_by_phase
 
     phases = execution_by_phase(report)
     found = phases.loc[phases["phase"].astype(str) == "collective", "cycles"]
@@ -204,7 +188,7 @@ def comparison_replicas_notes(base: Report, new: Report) -> tuple[str, ...]:
 
 def comparison_replicas_section(base: Report, new: Report) -> Any:
     """A comparison's "Replicas and collectives" Section, or None."""
-    from profcompare.render.sections import Cell, Column, Section, Table
+    from profcompare.render.sections.document import Cell, Column, Section, Table
 
     if not has_comparison_replicas_view(base, new):
         return None
@@ -215,7 +199,7 @@ def comparison_replicas_section(base: Report, new: Report) -> Any:
 
 def report_replicas_section(report: Report) -> Any:
     """The "Replicas and collectives" Section of ``show``, or None (one replica, or no groupings)."""
-    from profcompare.render.sections import Cell, Column, Section, Table
+    from profcompare.render.sections.document import Cell, Column, Section, Table
 
     if not has_replicas_view(report):
         return None
@@ -227,7 +211,7 @@ def report_replicas_section(report: Report) -> Any:
 
 def report_loaded_code_section(report: Report) -> Any:
     """The "Code loaded at run time" Section of ``show``, or None when no code is loaded."""
-    from profcompare.render.sections import Cell, Column, Section, Table
+    from profcompare.render.sections.document import Cell, Column, Section, Table
 
     rows = loaded_code_rows(report)
     if not rows:

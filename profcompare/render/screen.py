@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from profcompare.compare import Comparison
-from profcompare.compare.verdict import NWayVerdict
+from profcompare.comparison import Comparison
+from profcompare.comparison.verdict import NWayVerdict
 from profcompare.render.ledger_words import MOVES_SHOWN
 from profcompare.render.sections import Document, Section
 from profcompare.render.sections.brief import NEXT_TITLE, comparison_brief, nway_brief

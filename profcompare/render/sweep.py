@@ -1,6 +1,6 @@
 """The sweep page: memory and throughput against the swept knob(s), plus the table, as one HTML file.
 
-The figure is a pure function of the sweep table (see :func:`profcompare.sweep.sweep_table`);
+The figure is a pure function of the sweep table (see :func:`profcompare.runner.sweep.sweep_table`);
 the page is a Jinja2 template with autoescaping, the figure inlined as SVG and the table's data
 embedded through ``tojson`` only, so the file opens offline.
 """
@@ -154,7 +154,7 @@ def sweep_nway(table: pd.DataFrame, swept: Sequence[str], reports: Mapping[str, 
     With ``reports`` (point label -> Report for the points that have one) every summary metric
     with its confidence; without, the sweep table's metrics (confidence unknown).
     """
-    from profcompare.nway import nway_from_values, nway_table
+    from profcompare.analysis.nway import nway_from_values, nway_table
 
     labels = [str(p) for p in table["point"]]
     statuses = dict(zip(labels, (str(s) for s in table["status"]), strict=True))

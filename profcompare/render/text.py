@@ -21,7 +21,7 @@ from profcompare.render.sections import Document, Table, build_document
 from profcompare.render.table_fit import FittedTable, fit_table, squeeze_note, wrap_text
 
 if TYPE_CHECKING:
-    from profcompare.compare import Comparison
+    from profcompare.comparison import Comparison
     from profcompare.model import Report
     from profcompare.render.sections import VariablesView
 

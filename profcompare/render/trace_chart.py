@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from profcompare import trace_analysis
+from profcompare.analysis import trace as trace_analysis
 from profcompare.render import bokeh_doc
 from profcompare.render.format import format_count
 from profcompare.render.interactive import InteractiveChart, _empty_chart, _json_item, _labels, _short

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from profcompare import trace_analysis
+from profcompare.analysis import trace as trace_analysis
 from profcompare.model import Report
 from profcompare.render.trace_chart import colour_of
 

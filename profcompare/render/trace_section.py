@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from profcompare import trace_analysis
+from profcompare.analysis import trace as trace_analysis
 from profcompare.model import Report
 from profcompare.render.format import format_count
 from profcompare.render.trace_chart import trace_chart

@@ -1,6 +1,6 @@
 """The verdict in words: the two or three sentences every comparison opens with (terminal,
 markdown, HTML, a run's index and a sweep), written from the facts of
-:mod:`profcompare.compare.verdict` and nothing else, so they change exactly when the figures do.
+:mod:`profcompare.comparison.verdict` and nothing else, so they change exactly when the figures do.
 
 Figures are formatted with :mod:`profcompare.render.format`, as in the tables under them.
 """
@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from profcompare.compare.verdict import Change, ComparisonVerdict, Fit, NWayVerdict, RoleMove, VariantVerdict
+from profcompare.comparison.verdict import Change, ComparisonVerdict, Fit, NWayVerdict, RoleMove, VariantVerdict
 from profcompare.model import LOCATIONS
 from profcompare.render.format import format_bytes, format_metric, format_pct, format_rate, format_seconds
 from profcompare.render.ledger_words import location_text

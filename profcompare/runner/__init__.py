@@ -7,9 +7,13 @@ go through this package, whose modules are the run's stages:
   before anything runs, the backend, engine options, run names;
 - :mod:`~profcompare.runner.execute`: how it runs -- one subprocess per job with autoReport into
   the job's directory, child tracking and signals, or an engine's workers;
+- :mod:`~profcompare.runner.child`: the process a job runs in -- its environment, its exit, the
+  run.json of a job that failed before writing one;
 - :mod:`~profcompare.runner.engine`: engines that run many jobs in warm worker processes (a local
-  pool, or a Dask cluster: :mod:`~profcompare.runner.dask_engine`), each job as
-  :mod:`~profcompare.runner.in_process` runs it;
+  pool, or a Dask cluster: :mod:`~profcompare.runner.dask_engine`; chosen by
+  :mod:`~profcompare.runner.engines`), each job as :mod:`~profcompare.runner.in_process` runs it;
+- :mod:`~profcompare.runner.process`: the child processes' entry points (a variant, a popxl
+  program, a warm worker) and their watch on the parent;
 - :mod:`~profcompare.runner.rundir`: where it lands -- run.json, the hidden staging directory
   renamed into place only when complete, clean-up, listing;
 - :mod:`~profcompare.runner.staging`: staging directories locked by their owner for their whole
@@ -17,9 +21,11 @@ go through this package, whose modules are the run's stages:
 - :mod:`~profcompare.runner.process_group`: a job's subprocess and everything it starts end together;
 - :mod:`~profcompare.runner.summarise`: what it means -- comparisons of the base with every
   other variant (:func:`run_variants` ties the stages together);
+- :mod:`~profcompare.runner.sweep`: one variant at every point of a grid of knob values;
 - :mod:`~profcompare.runner.results`: the records a run produces.
 
-Nothing here prints: progress goes to an optional callback; the CLI draws it.
+Nothing here prints or renders: progress goes to an optional callback the CLI draws, and pages
+are written by the caller's writers (:class:`RunPages`) into the staging directory.
 """
 
 from __future__ import annotations
@@ -80,10 +86,10 @@ from profcompare.runner.execute import (
 from profcompare.runner.engine import (
     Engine,
     LocalPoolEngine,
-    make_engine,
 )
+from profcompare.runner.engines import make_engine
 from profcompare.runner.summarise import (
-    COMPARISON_FORMATS,
+    RunPages,
     compare_outcomes,
     open_staged_report,
     run_execution,
@@ -92,7 +98,6 @@ from profcompare.runner.summarise import (
 
 __all__ = [
     "CHILD_MODULE",
-    "COMPARISON_FORMATS",
     "ComparisonOutcome",
     "Engine",
     "FINALIZE_LABEL",
@@ -103,6 +108,7 @@ __all__ = [
     "MAX_RUN_NAME_BYTES",
     "SCRIPT_CHILD_MODULE",
     "ProgressCallback",
+    "RunPages",
     "REPORT_FILE_NAMES",
     "RUN_JSON",
     "RUN_LOG",

@@ -37,7 +37,7 @@ from typing import Any
 
 from profcompare.errors import ProfcompareError
 from profcompare.runner.engine import ATTEMPTS, Engine, job_spec, prepare_job_dir, record_failure
-from profcompare.runner.execute import _failed_info, child_environment, import_roots
+from profcompare.runner.child import child_environment, failed_info, import_roots
 from profcompare.runner.plan import Job, merge_engine_options
 from profcompare.runner.results import STAGES, ProgressCallback
 from profcompare.runner.rundir import RUN_JSON, now_iso, write_json_atomic
@@ -316,7 +316,7 @@ def run_point(payload: Mapping[str, Any]) -> dict[str, Any]:
     directory = Path(tempfile.mkdtemp(prefix="profcompare-point-"))
     try:
         if payload["version"] != __version__:
-            info = _failed_info(job, backend, f"this Dask worker has profcompare {__version__}, the client "
+            info = failed_info(job, backend, f"this Dask worker has profcompare {__version__}, the client "
                                 f"{payload['version']}: install the same version on every worker", now_iso(), 0.0,
                                 directory)
             write_json_atomic(directory / RUN_JSON, info)

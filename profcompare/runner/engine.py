@@ -1,9 +1,9 @@
 """Execution engines: where the workload-variant jobs of a run execute.
 
-:func:`make_engine` gives one of two:
+:func:`profcompare.runner.engines.make_engine` gives one of two:
 
 - the local pool (default): ``jobs`` warm worker processes (``python -m
-  profcompare._pool_worker``), each importing numpy, pandas and profcompare once and then running
+  profcompare.runner.process.pool_worker``), each importing numpy, pandas and profcompare once and then running
   one job after another (:mod:`profcompare.runner.in_process` puts the process back as it was
   after each job), so a point costs its own work and not a Python start-up;
 - Dask (``dask="local:N"`` or a scheduler address): every job is a task on a Dask cluster
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from profcompare.errors import ProfcompareError
-from profcompare.runner.execute import _failed_info, _has_exited, _last_error_line, child_environment, import_roots
+from profcompare.runner.child import child_environment, failed_info, has_exited, import_roots, last_error_line
 from profcompare.runner.plan import Job
 from profcompare.runner.process_group import GRACE_SECONDS, end_groups
 from profcompare.runner.results import ProgressCallback
@@ -43,7 +43,7 @@ from profcompare.runner.rundir import RUN_JSON, RUN_LOG, now_iso, write_json_ato
 from profcompare.runner.staging import Staging
 
 #: the module a warm worker runs (``python -m ...``)
-POOL_WORKER_MODULE = "profcompare._pool_worker"
+POOL_WORKER_MODULE = "profcompare.runner.process.pool_worker"
 
 #: how many times a job runs at most when its worker dies under it (the first run and one retry)
 ATTEMPTS = 2
@@ -90,7 +90,7 @@ class Engine(ABC):
 
 
 def job_spec(job: Job, backend: str) -> dict[str, Any]:
-    """The SPEC_JSON a variant subprocess gets (``profcompare._variant_main``)."""
+    """The SPEC_JSON a variant subprocess gets (``profcompare.runner.process.variant_main``)."""
     return {"workload": job.workload, "workload_ref": job.workload_ref, "variant": job.variant,
             "config": dict(job.config), "backend": backend}
 
@@ -109,7 +109,7 @@ def prepare_job_dir(staging: Staging, job: Job) -> Path:
 
 def record_failure(job: Job, job_dir: Path, backend: str, error: str, started: str, seconds: float) -> dict[str, Any]:
     """Write and return the run.json of a job that could not write its own."""
-    info = _failed_info(job, backend, error, started, seconds, job_dir)
+    info = failed_info(job, backend, error, started, seconds, job_dir)
     write_json_atomic(job_dir / RUN_JSON, info)
     return info
 
@@ -339,7 +339,7 @@ class _Dispatch:
             selector.register(fresh.fd, selectors.EVENT_READ, fresh)
             self._start(fresh, index)
             return
-        detail = _last_error_line(job_dir / RUN_LOG)
+        detail = last_error_line(job_dir / RUN_LOG)
         detail = "" if detail.startswith(_RETRY_NOTE) else detail  # the point said nothing before it died
         self._fail(index, f"the worker process {how} running this point, twice (it was retried once in a fresh "
                           f"worker)" + (f": {detail}" if detail else ""))
@@ -387,7 +387,7 @@ class _Dispatch:
                     if not open_:
                         self._on_death(worker, selector)
                 for worker in list(engine._workers):  # a worker whose pipe a leftover process holds open
-                    if _has_exited(worker.proc, block=False):
+                    if has_exited(worker.proc, block=False):
                         messages, _ = worker.read()
                         for message in messages:
                             self._on_message(worker, message)
@@ -395,20 +395,5 @@ class _Dispatch:
         return [info for info in self.infos if info is not None]
 
 
-def make_engine(jobs: int = 1, dask: str | None = None) -> Engine:
-    """The engine to run workload-variant jobs on: a local pool of ``jobs`` warm worker processes,
-    or with ``dask`` a Dask cluster: ``"local:N"`` (a LocalCluster of N single-threaded worker
-    processes; ``"local"`` = ``jobs`` of them) or a scheduler address (``tcp://host:8786``).
-
-    A Dask scheduler is connected to here, so a bad address fails now (DaskUnreachableError, one
-    line) and not once points run. Close the engine (or use it as a context manager) when done.
-    """
-    if dask is None or not str(dask).strip():
-        return LocalPoolEngine(jobs)
-    from profcompare.runner.dask_engine import DaskEngine
-
-    return DaskEngine.connect(str(dask).strip(), jobs=jobs)
-
-
 __all__ = ["ATTEMPTS", "Engine", "LocalPoolEngine", "POOL_WORKER_MODULE", "WorkerStartError", "clear_for_retry",
-           "job_spec", "make_engine", "prepare_job_dir", "record_failure"]
+           "job_spec", "prepare_job_dir", "record_failure"]

@@ -1,4 +1,4 @@
-"""How a run executes: each job in its own process (``python -m profcompare._variant_main``, or
+"""How a run executes: each job in its own process (``python -m profcompare.runner.process.variant_main``, or
 that module's code in a child forked from this process: :mod:`profcompare.runner.forked`) with ``POPLAR_ENGINE_OPTIONS`` asking for an autoReport into the job's directory, child
 tracking, and signals (SIGTERM/SIGHUP clean up like Ctrl-C; children die with the runner).
 
@@ -24,8 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from profcompare import blas_threads, execution_mode
-from profcompare._parent_watch import PARENT_PID_VARIABLE
+from profcompare.backend import execution_mode
 from profcompare.errors import (
     ProfcompareError,
     Terminated,
@@ -35,18 +34,21 @@ from profcompare.runner.results import FINALIZE_LABEL, JobOutcome, ProgressCallb
 from profcompare.runner import forked
 from profcompare.runner.plan import Job, check_run_name, merge_engine_options, resolve_backend
 from profcompare.runner.process_group import GRACE_SECONDS, end_groups
-from profcompare.runner.rundir import RUN_JSON, RUN_LOG, RUN_SCHEMA_VERSION, _prepare_out, _publish, find_report_files, now_iso, read_run_json, write_json_atomic
+from profcompare.runner.rundir import RUN_JSON, RUN_LOG, _prepare_out, _publish, find_report_files, now_iso, read_run_json, write_json_atomic
 from profcompare.runner.staging import Staging
-
-#: numpy's BLAS thread counts in a workload variant's process (see :mod:`profcompare.blas_threads`)
-VARIANT_THREAD_VARIABLES = blas_threads.VARIANT_THREAD_VARIABLES
+from profcompare.runner.child import (
+    CHILD_MODULE,
+    VARIANT_THREAD_VARIABLES,
+    child_environment,
+    failed_info,
+    has_exited,
+    import_roots,
+    last_error_line,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from profcompare.runner.engine import Engine
 
-
-#: the module the subprocess runs (``python -m ...``)
-CHILD_MODULE = "profcompare._variant_main"
 
 #: how long the protocol pipe is waited on before the subprocess is looked at again (seconds)
 _POLL_SECONDS = 0.2
@@ -54,67 +56,6 @@ _POLL_SECONDS = 0.2
 #: at most this much of the protocol is read once the subprocess has ended (a process that left
 #: its group may keep writing to a copy of the pipe)
 _DRAIN_LIMIT_BYTES = 1 << 20
-
-
-def _module_root(module_name: str) -> str | None:
-    """The sys.path entry a module was imported from (so a subprocess can import it too)."""
-    module = sys.modules.get(module_name)
-    file = getattr(module, "__file__", None)
-    if not file:
-        return None
-    path = Path(file).resolve().parent
-    depth = module_name.count(".")
-    if Path(file).name == "__init__.py":
-        depth += 1
-    for _ in range(depth):
-        path = path.parent
-    return str(path)
-
-
-def import_roots(job: Job) -> list[str]:
-    """The sys.path entries another process needs to import profcompare and ``job``'s workload
-    module as this one does (installed packages import anyway; a source checkout or a plug-in
-    module needs its root)."""
-    import site
-
-    installed = {os.path.realpath(p) for p in [*site.getsitepackages(), site.getusersitepackages()]}
-    roots: list[str] = []
-    for module_name in (CHILD_MODULE.rsplit(".", 1)[0], job.workload_ref.split(":", 1)[0]):
-        if not module_name:
-            continue
-        root = _module_root(module_name) or _module_root(module_name.split(".")[0])
-        if root and root not in roots and os.path.realpath(root) not in installed:
-            roots.append(root)
-    return roots
-
-
-def child_environment(
-    job: Job, job_dir: Path, backend: str, environ: Mapping[str, str] | None = None, execution: str | None = None
-) -> dict[str, str]:
-    """Return the environment of ``job``'s subprocess.
-
-    ``POPLAR_ENGINE_OPTIONS`` merged (see :func:`merge_engine_options`), ``PROFCOMPARE_BACKEND``
-    = ``backend``, ``PROFCOMPARE_SIM_EXECUTION`` = ``execution`` when given (else inherited),
-    ``PYTHONPATH`` extended so the subprocess imports the same workload module, and for a workload
-    variant (not a user's script) one BLAS thread (:data:`VARIANT_THREAD_VARIABLES`) unless
-    ``environ`` says otherwise.
-    """
-    env = dict(os.environ if environ is None else environ)
-    if job.child is not None:
-        env = blas_threads.without_added(env)  # the command line's own BLAS setting is not the program's
-    if execution is not None:
-        env[execution_mode.ENV_VAR] = execution
-    if job.child is None:
-        for name, value in VARIANT_THREAD_VARIABLES.items():
-            env.setdefault(name, value)
-    env["POPLAR_ENGINE_OPTIONS"] = merge_engine_options(env.get("POPLAR_ENGINE_OPTIONS"), job_dir)
-    env["PROFCOMPARE_BACKEND"] = backend
-    env["PYTHONUNBUFFERED"] = "1"
-    env[PARENT_PID_VARIABLE] = str(os.getpid())  # the child exits when this process is gone
-    roots = import_roots(job)
-    existing = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env["PYTHONPATH"] = os.pathsep.join(roots + [p for p in existing if p not in roots])
-    return env
 
 
 class _ChildTracker:
@@ -174,52 +115,6 @@ def _interrupt_on_termination() -> Callable[[], None]:
     return restore
 
 
-def _failed_info(job: Job, backend: str, error: str, started: str, total_s: float, job_dir: Path) -> dict[str, Any]:
-    from profcompare._version import __version__
-
-    return {
-        "schema_version": RUN_SCHEMA_VERSION,
-        "workload": job.workload,
-        "variant": job.variant,
-        "backend": backend,
-        "config": dict(job.config),
-        "samples_per_step": None,
-        "status": "failed",
-        "error": error,
-        "timings": {"build_s": None, "compile_s": None, "run_s": None, "total_s": round(total_s, 3)},
-        "report_files": find_report_files(job_dir),
-        "losses": [],
-        "started": started,
-        "finished": now_iso(),
-        "profcompare_version": __version__,
-    }
-
-
-def _last_error_line(log: Path) -> str:
-    try:
-        lines = [ln.strip() for ln in log.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    return lines[-1][:300] if lines else ""
-
-
-def _has_exited(proc: subprocess.Popen[bytes] | forked.ForkedChild, *, block: bool) -> bool:
-    """True when ``proc`` has exited (waiting for it when ``block``), without reaping it: its
-    process id stays taken until :meth:`subprocess.Popen.wait`."""
-    if proc.returncode is not None:
-        return True
-    if not hasattr(os, "waitid"):  # reaping is the only way to ask
-        return proc.wait() is not None if block else proc.poll() is not None
-    options = os.WEXITED | os.WNOWAIT | (0 if block else os.WNOHANG)
-    while True:
-        try:
-            return os.waitid(os.P_PID, proc.pid, options) is not None
-        except ChildProcessError:
-            return True  # reaped already
-        except InterruptedError:  # pragma: no cover - retried by Python itself since PEP 475
-            continue
-
-
 def _read_events(proc: subprocess.Popen[bytes] | forked.ForkedChild,
                  on_event: Callable[[dict[str, Any]], None]) -> None:
     """Pass each JSON line of ``proc``'s stdout (the stage protocol) to ``on_event`` until ``proc``
@@ -246,13 +141,13 @@ def _read_events(proc: subprocess.Popen[bytes] | forked.ForkedChild,
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_READ)
         open_ = True
-        while open_ and not _has_exited(proc, block=False):
+        while open_ and not has_exited(proc, block=False):
             if selector.select(timeout=_POLL_SECONDS):
                 chunk = os.read(fd, 65536)
                 open_ = bool(chunk)
                 buffer += chunk
                 dispatch()
-        _has_exited(proc, block=True)  # at once, unless the program closed the pipe and lives on
+        has_exited(proc, block=True)  # at once, unless the program closed the pipe and lives on
         # the program has ended: processes it left behind in its group end with it (before it is
         # reaped, so its pid, the group's id, cannot have been reused)
         end_groups([proc.pid])
@@ -329,9 +224,9 @@ def _run_one(
     if info is None:
         staging.check()  # a run.json missing because the directory went is the run's loss, not the job's
         how = f"was killed by signal {-returncode}" if returncode < 0 else f"exited with code {returncode}"
-        detail = _last_error_line(job_dir / RUN_LOG)
+        detail = last_error_line(job_dir / RUN_LOG)
         error = f"variant process {how} before writing {RUN_JSON}" + (f": {detail}" if detail else "")
-        info = _failed_info(job, backend, error, started, time.perf_counter() - t0, job_dir)
+        info = failed_info(job, backend, error, started, time.perf_counter() - t0, job_dir)
         write_json_atomic(job_dir / RUN_JSON, info)
     if progress:
         progress(job.label, "done", {"status": info.get("status", "failed"), "error": info.get("error")})
@@ -362,7 +257,7 @@ def _publish_incomplete(jobs: Sequence[Job], staging: Any, final: Path, backend:
             if read_run_json(job_dir) is not None:
                 continue
             reports = find_report_files(job_dir)
-            info = _failed_info(job, backend, f"{exc or 'interrupted'}: stopped before the program finished; "
+            info = failed_info(job, backend, f"{exc or 'interrupted'}: stopped before the program finished; "
                                 f"{len(reports)} report(s) written until then kept", now_iso(), total_s, job_dir)
             info["status"] = "incomplete"
             info["report_files"] = sorted(reports, key=_session_order, reverse=True)

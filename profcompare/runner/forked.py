@@ -1,13 +1,13 @@
 """Starting a workload variant's process by forking the runner instead of starting a new Python.
 
-A fresh ``python -m profcompare._variant_main`` spends about 0.45 CPU seconds of an MNIST
+A fresh ``python -m profcompare.runner.process.variant_main`` spends about 0.45 CPU seconds of an MNIST
 variant's 1.1 starting Python and importing numpy, pandas and the simulator, every variant again
 (measured with benchmarks/bench_run.py). On Linux, with the simulator, the runner imports those
 modules once (:func:`preload`) and forks a child per variant: the child is the same kind of
 process as before -- a process group and session of its own, fd 0 /dev/null, fd 1 the stage
 protocol pipe, fd 2 the job's run.log, the job's environment and working directory, dying with
 its parent -- and runs exactly the code the fresh subprocess runs
-(:func:`profcompare._variant_main.main`), then leaves with ``os._exit``. A child that crashes,
+(:func:`profcompare.runner.process.variant_main.main`), then leaves with ``os._exit``. A child that crashes,
 is killed or calls ``os._exit`` loses only itself, as a subprocess would.
 
 Only what the parent holds at the moment of the fork is shared, and nothing the parent's other
@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from profcompare import blas_threads, collector
+from profcompare.perf import blas_threads, collector
 from profcompare.runner.plan import Job
 
 #: ``spawn`` makes every variant a fresh ``python -m`` subprocess, also where forking is possible
@@ -46,7 +46,7 @@ _PRELOAD = (
     "ctypes",
     "numpy",
     "pandas",
-    "profcompare._variant_main",
+    "profcompare.runner.process.variant_main",
     "profcompare.readers",
     "profcompare.sim",
     "profcompare.emulator.engine",
@@ -69,7 +69,7 @@ def can_fork(job: Job, backend: str, environ: Mapping[str, str] | None = None) -
 
 def preload(job: Job) -> None:
     """Import what ``job``'s child will need, so that every child finds it imported (without
-    collections: :func:`profcompare.collector.importing`)."""
+    collections: :func:`profcompare.perf.collector.importing`)."""
     with collector.importing():
         for name in _PRELOAD:
             importlib.import_module(name)
@@ -140,10 +140,10 @@ def start(spec: Mapping[str, Any], env: Mapping[str, str], job_dir: Path, log: B
 
 def _limit_blas_threads(env: Mapping[str, str]) -> None:  # pragma: no cover - runs in the forked child
     """Give numpy's BLAS the thread count the job's environment asks for
-    (:data:`profcompare.blas_threads.VARIANT_THREAD_VARIABLES`): the BLAS library was loaded by
+    (:data:`profcompare.perf.blas_threads.VARIANT_THREAD_VARIABLES`): the BLAS library was loaded by
     the parent, which read its thread count from the parent's environment, and a BLAS worker
     thread spins while idle (0.4 CPU seconds of an MNIST variant). Nothing to do when the parent
-    loaded it with these counts already (:func:`profcompare.blas_threads.loaded_as_variants_run`)."""
+    loaded it with these counts already (:func:`profcompare.perf.blas_threads.loaded_as_variants_run`)."""
     if blas_threads.loaded_as(env):
         return
     from threadpoolctl import threadpool_limits
@@ -209,7 +209,7 @@ def _child(argument: str, env: dict[str, str], job_dir: Path, read_end: int, wri
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
                                       errors="backslashreplace", line_buffering=True)
         sys.argv = ["-m", argument]
-        from profcompare import _variant_main
+        from profcompare.runner.process import variant_main as _variant_main
 
         code = _variant_main.main([argument])
     except SystemExit as exc:

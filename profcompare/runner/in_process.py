@@ -1,8 +1,8 @@
 """Running one workload-variant job inside a long-lived process (a warm pool worker, a Dask
 worker), so that the process imports numpy, pandas and profcompare once and runs many jobs.
 
-A job runs exactly as ``python -m profcompare._variant_main`` runs it in a fresh subprocess:
-:func:`profcompare._variant_main.run` in the job's directory, with the job's environment
+A job runs exactly as ``python -m profcompare.runner.process.variant_main`` runs it in a fresh subprocess:
+:func:`profcompare.runner.process.variant_main.run` in the job's directory, with the job's environment
 (``POPLAR_ENGINE_OPTIONS`` asking for an autoReport there, ``PROFCOMPARE_BACKEND``,
 ``PROFCOMPARE_SIM_EXECUTION``...), everything written to file descriptors 1 and 2 going to the
 job's ``run.log``. What one job may change in the process and a fresh process would not have
@@ -41,7 +41,7 @@ from typing import Any
 
 from profcompare.runner.rundir import RUN_LOG
 
-#: the modules whose ``Session`` the stage reporting of :mod:`profcompare._variant_main` wraps
+#: the modules whose ``Session`` the stage reporting of :mod:`profcompare.runner.process.variant_main` wraps
 _SESSION_MODULES = ("profcompare.emulator.popxl", "popxl")
 
 #: signals whose handlers a job may change (only the main thread can set them back)
@@ -206,7 +206,7 @@ def run_job_here(spec: Mapping[str, Any], env: Mapping[str, str], job_dir: Path,
     the report land there), ``paths`` sys.path entries the workload's module needs. ``emit``
     receives the stages. Every change the job makes to the process is undone on return.
     """
-    from profcompare import _variant_main
+    from profcompare.runner.process import variant_main as _variant_main
 
     state = ProcessState.take()
     try:

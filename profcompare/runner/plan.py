@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from profcompare.errors import (
     WorkloadError,
 )
-from profcompare.poplar_options import parse_options_object
+from profcompare.backend.poplar_options import parse_options_object
 
 if TYPE_CHECKING:  # pragma: no cover
     pass
@@ -124,7 +124,7 @@ def make_jobs(variants: Sequence[str], overrides: Mapping[str, Any] | None = Non
 
 
 #: the module a program's subprocess runs (``profcompare profile``)
-SCRIPT_CHILD_MODULE = "profcompare._script_main"
+SCRIPT_CHILD_MODULE = "profcompare.runner.process.script_main"
 
 
 def script_label(target: str, module: bool = False) -> str:

@@ -9,7 +9,7 @@ after :data:`GRACE_SECONDS`, on every way a job ends:
   be published, so processes it left running in the background are ended too;
 * profcompare was interrupted (Ctrl-C, SIGTERM, SIGHUP) or a job failed to start;
 * profcompare itself was killed (SIGKILL): the job's subprocess notices (see
-  :mod:`profcompare._parent_watch`) and kills its own group.
+  :mod:`profcompare.runner.process.parent_watch`) and kills its own group.
 
 A process of the group that is a zombie (ended, waiting to be reaped by whoever adopted it) no
 longer counts as running.

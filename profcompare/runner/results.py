@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from profcompare.runner.plan import Job
 
 if TYPE_CHECKING:  # pragma: no cover
-    from profcompare.compare import Comparison
+    from profcompare.comparison import Comparison
     from profcompare.model import Report
 
 
@@ -91,7 +91,7 @@ class RunResult:
     comparisons: tuple[ComparisonOutcome, ...] = ()
     files: Mapping[str, Path] = field(default_factory=dict)  # extra files (sweep tables, index pages)
     replaced: bool = False  # an existing run of the same name was replaced (force)
-    nway: Any = None  # the N-way table of every variant side by side (profcompare.nway.NWayTable)
+    nway: Any = None  # the N-way table of every variant side by side (profcompare.analysis.nway.NWayTable)
 
     @property
     def ok(self) -> bool:

@@ -1,6 +1,8 @@
 """What a run means: open the staged reports, compare the base with every other variant and
-write ``compare-<base>-vs-<new>.html/.md/.json``, plus the N-way view of all variants side by
-side (``index.html`` and ``index.json``); :func:`run_variants` ties the stages together.
+tabulate all variants side by side (the N-way table); :func:`run_variants` ties the stages
+together. The pages (``compare-<base>-vs-<new>.html/.md/.json``, ``index.html``, ``index.json``)
+are written by the caller's :class:`RunPages` into the staging directory, so they are published
+with the run; the runner itself never renders.
 """
 
 from __future__ import annotations
@@ -8,12 +10,13 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from profcompare import collector
+from profcompare.perf import collector
 from profcompare.errors import (
     ProfcompareError,
 )
@@ -27,11 +30,21 @@ if TYPE_CHECKING:  # pragma: no cover
     from profcompare.model import Report
 
 
-#: formats written for every comparison of a run: renderer name -> file extension
-COMPARISON_FORMATS = (("html", "html"), ("markdown", "md"), ("json", "json"))
+@dataclass(frozen=True)
+class RunPages:
+    """How a run's pages are written into its staging directory, before the run is published.
 
-#: the N-way view of a run: every variant side by side, links to each comparison with the base
-INDEX_FILES = (("index html", "index.html"), ("index json", "index.json"))
+    ``comparison(comparison, directory, stem)`` writes one comparison's files
+    (``<stem>.<extension>``) and returns renderer name -> extension, in the order written;
+    ``extensions`` are removed again when a comparison fails half-way. ``index(result, directory,
+    comparisons, table)`` writes the run's N-way view and returns file key -> file name.
+    ``prewarm`` imports what writing needs (called in a thread while the variants run).
+    """
+
+    comparison: Callable[[Any, Path, str], Mapping[str, str]]
+    index: Callable[[RunResult, Path, tuple[ComparisonOutcome, ...], Any], Mapping[str, str]]
+    extensions: tuple[str, ...]
+    prewarm: Callable[[], None] | None = None
 
 
 def open_staged_report(outcome: JobOutcome, staging: Path) -> Report:
@@ -42,18 +55,18 @@ def open_staged_report(outcome: JobOutcome, staging: Path) -> Report:
     return report.with_meta(report.meta.replace(source=str(outcome.directory)))
 
 
-def _prewarm_comparison_imports(*, in_thread: bool) -> None:
-    """Import the comparison and rendering stack: in a thread while the variants' subprocesses
-    work (saves wall time), or at once when the variants are forked from this process (no
-    import may be half done in another thread when it forks; see :mod:`.forked`)."""
+def _prewarm_comparison_imports(*, in_thread: bool, pages: RunPages | None = None) -> None:
+    """Import the comparison stack and what ``pages`` write with: in a thread while the variants'
+    subprocesses work (saves wall time), or at once when the variants are forked from this process
+    (no import may be half done in another thread when it forks; see :mod:`.forked`)."""
 
     def work() -> None:
         with contextlib.suppress(Exception):
-            import profcompare.compare
+            import profcompare.comparison
             import profcompare.readers  # noqa: F401
-            from profcompare.render.base import get_renderer
 
-            get_renderer("html")
+            if pages is not None and pages.prewarm is not None:
+                pages.prewarm()
 
     if in_thread:
         threading.Thread(target=work, name="profcompare-prewarm", daemon=True).start()
@@ -62,23 +75,21 @@ def _prewarm_comparison_imports(*, in_thread: bool) -> None:
             work()
 
 
-def compare_outcomes(result: RunResult, staging: Path, *, top: int = 20) -> tuple[ComparisonOutcome, ...]:
+def compare_outcomes(result: RunResult, staging: Path, pages: RunPages | None = None) -> tuple[ComparisonOutcome, ...]:
     """Compare the first job (base) with every other job that has a report.
 
-    Writes ``compare-<base>-vs-<new>.html``, ``.md`` and ``.json`` into ``staging`` and returns one
-    ComparisonOutcome each (file paths final). No comparison when the base has no report. A
-    comparison that cannot be made (an unreadable report, say) does not raise: its outcome
-    carries the error and no files, so the run itself is still published.
+    ``pages`` writes each comparison's files (``compare-<base>-vs-<new>.html``, ``.md``,
+    ``.json``) into ``staging``. Returns one ComparisonOutcome each (file paths final). No
+    comparison when the base has no report. A comparison that cannot be made (an unreadable
+    report, say) does not raise: its outcome carries the error and no files, so the run itself
+    is still published.
     """
-    from profcompare.compare import compare
-    from profcompare.render.base import get_renderer
-    from profcompare.render.output import write_output
+    from profcompare.comparison import compare
 
     base = result.outcomes[0]
     others = [o for o in result.outcomes[1:] if o.has_report]
     if not base.has_report or not others:
         return ()
-    renderers = [(get_renderer(fmt), ext) for fmt, ext in COMPARISON_FORMATS]
     base_report: Report | None = None
     comparisons = []
     for other in others:
@@ -88,13 +99,11 @@ def compare_outcomes(result: RunResult, staging: Path, *, top: int = 20) -> tupl
             if base_report is None:
                 base_report = open_staged_report(base, staging)
             comparison = compare(base_report, open_staged_report(other, staging))
-            for renderer, ext in renderers:
-                # the json export is complete; the pages are cut to the top rows
-                content = renderer.render(comparison, top=0 if renderer.name in ("json", "csv") else (top or 20))
-                write_output(content, staging / f"{stem}.{ext}")
-                files[renderer.name] = result.directory / f"{stem}.{ext}"
+            if pages is not None:
+                for renderer_name, ext in pages.comparison(comparison, staging, stem).items():
+                    files[renderer_name] = result.directory / f"{stem}.{ext}"
         except Exception as exc:  # noqa: BLE001 - the runs are worth keeping even if a comparison fails
-            for ext in (e for _, e in COMPARISON_FORMATS):
+            for ext in pages.extensions if pages is not None else ():
                 (staging / f"{stem}.{ext}").unlink(missing_ok=True)
             error = " ".join(str(exc).split()) or type(exc).__name__
             if not isinstance(exc, ProfcompareError):
@@ -113,7 +122,7 @@ def comparison_stem(base: str, new: str) -> str:
 def run_nway(result: RunResult, staging: Path, comparisons: tuple[ComparisonOutcome, ...]) -> Any:
     """The run's N-way table: one column per variant in run order (the first is the base), its
     report's summary metrics (NaN when it has none or it cannot be read) and its status."""
-    from profcompare.nway import nway_table
+    from profcompare.analysis.nway import nway_table
 
     reports: list[tuple[str, Any]] = []
     opened = {c.base: c.comparison.base for c in comparisons if c.comparison is not None}
@@ -136,27 +145,6 @@ def run_execution(result: RunResult) -> str:
     return "compile-only" if "compile-only" in modes else "numeric"
 
 
-def write_index(result: RunResult, staging: Path, comparisons: tuple[ComparisonOutcome, ...]) -> tuple[dict[str, Path], Any]:
-    """Write ``index.html`` and ``index.json`` (the N-way view of the run) into ``staging``.
-
-    Returns ({"index html": path, "index json": path} with final paths, the NWayTable). The page
-    links each variant's comparison with the base (relative links, so the run directory can move).
-    """
-    from profcompare.render.nway import render_nway_html, render_nway_json
-    from profcompare.render.output import write_output
-
-    table = run_nway(result, staging, comparisons)
-    links = {c.new: f"{comparison_stem(c.base, c.new)}.html" for c in comparisons if "html" in c.files}
-    simulated = result.backend == "sim"
-    compile_only = run_execution(result) == "compile-only"
-    facts = [("run", result.name), ("backend", result.backend), ("variants", ", ".join(table.labels))]
-    title = f"profcompare run {result.name}: {len(table.labels)} variant{'s' if len(table.labels) != 1 else ''} side by side"
-    write_output(render_nway_html(table, title=title, facts=facts, links=links, simulated=simulated,
-                                  compile_only=compile_only), staging / "index.html")
-    write_output(render_nway_json(table, links=links, run=result.name, backend=result.backend), staging / "index.json")
-    return {key: result.directory / name for key, name in INDEX_FILES}, table
-
-
 def run_variants(
     variants: Sequence[str],
     *,
@@ -167,7 +155,7 @@ def run_variants(
     name: str | None = None,
     jobs: int = 1,
     force: bool = False,
-    top: int = 20,
+    pages: RunPages | None = None,
     progress: ProgressCallback | None = None,
     environ: Mapping[str, str] | None = None,
     execution: str | None = None,
@@ -177,9 +165,10 @@ def run_variants(
     ``overrides`` maps knob names to values (strings are parsed) applied to every variant;
     ``workload`` (a workload name) finds the variants in that workload only (default: by name
     across the workloads).
-    Returns the RunResult (``comparisons`` and ``files`` filled); the run lives in
-    ``<out>/<name>/`` with one directory per variant, ``compare-<base>-vs-<new>.{html,md,json}``
-    and the N-way view ``index.html`` / ``index.json`` (every variant side by side). ``name`` defaults to
+    Returns the RunResult (``comparisons``, ``nway`` and ``files`` filled); the run lives in
+    ``<out>/<name>/`` with one directory per variant and the files ``pages`` writes (the command
+    line's: ``compare-<base>-vs-<new>.{html,md,json}`` and the N-way view ``index.html`` /
+    ``index.json``; none without ``pages``). ``name`` defaults to
     the local timestamp plus the variants. Raises WorkloadError for bad variants or knob values,
     OutputExistsError when the run exists and not ``force``. ``execution`` is the simulator's
     execution mode (numeric | compile-only; see :func:`execute_jobs`).
@@ -195,11 +184,13 @@ def run_variants(
         except ProfcompareError:
             resolved = "unknown"  # execute_jobs says why
         forking = all(can_fork(job, resolved, environ) for job in job_list)
-        _prewarm_comparison_imports(in_thread=not forking)
+        _prewarm_comparison_imports(in_thread=not forking, pages=pages)
 
     def finalize(result: RunResult, staging: Path) -> RunResult:
-        comparisons = compare_outcomes(result, staging, top=top)
-        files, table = write_index(result, staging, comparisons)
+        comparisons = compare_outcomes(result, staging, pages)
+        table = run_nway(result, staging, comparisons)
+        written = {} if pages is None else pages.index(result, staging, comparisons, table)
+        files = {key: result.directory / name for key, name in written.items()}
         return replace_result(result, comparisons=comparisons, files=files, nway=table)
 
     return execute_jobs(
@@ -217,13 +208,11 @@ def run_variants(
 
 
 __all__ = [
-    "COMPARISON_FORMATS",
-    "INDEX_FILES",
+    "RunPages",
     "compare_outcomes",
     "comparison_stem",
     "open_staged_report",
     "run_execution",
     "run_nway",
     "run_variants",
-    "write_index",
 ]

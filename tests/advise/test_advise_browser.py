@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from profcompare.advise.results import POINT_METRICS, Evaluated, Machine, advise_verdict, point_frame
+from profcompare.analysis.advise_results import POINT_METRICS, Evaluated, Machine, advise_verdict, point_frame
 from profcompare.render.advise import render_advise_html
 from profcompare.render.advise_words import advise_sentences
 

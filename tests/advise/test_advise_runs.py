@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import profcompare as pc
-from profcompare.advise.cache import CACHE_INDEX
+from profcompare.advisor.cache import CACHE_INDEX
 from profcompare.runner import list_runs, read_run_json
 
 pytestmark = pytest.mark.slow
@@ -70,7 +70,7 @@ def test_an_advise_run_directory(first):
 
 def test_a_repeated_search_runs_nothing_and_an_extended_one_only_the_new_points(first, monkeypatch):
     out, result = first
-    from profcompare.advise import search
+    from profcompare.advisor import search
 
     def no_reading(directory):
         raise AssertionError(f"a cached point's report was read again: {directory}")
@@ -123,7 +123,7 @@ def test_each_point_keeps_its_report_summary_in_run_json(first):
 
 
 def _counting_reads(patch):
-    from profcompare.advise import search
+    from profcompare.advisor import search
 
     reads = []
     reading = search.point_metrics
@@ -137,7 +137,7 @@ def _counting_reads(patch):
 
 
 def test_the_search_reads_no_report_of_a_point_whose_process_returned_its_figures(tmp_path, monkeypatch):
-    from profcompare.advise import search
+    from profcompare.advisor import search
 
     with monkeypatch.context() as patch:
         reads = _counting_reads(patch)
@@ -150,7 +150,7 @@ def test_the_search_reads_no_report_of_a_point_whose_process_returned_its_figure
 
 def test_a_point_without_a_kept_summary_has_its_report_read(tmp_path, monkeypatch):
     """A run.json from before points kept their summary: the report is read, with the same figures."""
-    from profcompare.advise import search
+    from profcompare.advisor import search
     from profcompare.runner import write_json_atomic
 
     def run_then_forget(jobs, out, name, parallel):

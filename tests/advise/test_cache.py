@@ -7,8 +7,8 @@ import json
 
 import math
 
-from profcompare.advise.cache import CACHE_INDEX, find_cached, index_document, index_entry, link_point, point_key
-from profcompare.advise.results import POINT_METRICS
+from profcompare.advisor.cache import CACHE_INDEX, find_cached, index_document, index_entry, link_point, point_key
+from profcompare.analysis.advise_results import POINT_METRICS
 
 IDENTITY = {"execution": "compile-only", "backend": "sim", "addons_generation": "3.4", "version": "0.1.0"}
 

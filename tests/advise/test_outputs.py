@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from profcompare.advise.results import POINT_FIELDS, POINT_METRICS, Evaluated, Machine, advise_verdict, point_frame
+from profcompare.analysis.advise_results import POINT_FIELDS, POINT_METRICS, Evaluated, Machine, advise_verdict, point_frame
 from profcompare.render.advise import advise_csv, advise_document, front_table, render_advise_html
 from profcompare.render.advise_words import advise_sentences
 

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profcompare.advise.results import dominates, pareto_mask
+from profcompare.analysis.advise_results import dominates, pareto_mask
 
 
 def test_hand_worked_front():

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from profcompare.advise.results import (
+from profcompare.analysis.advise_results import (
     POINT_METRICS,
     Evaluated,
     Machine,

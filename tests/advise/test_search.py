@@ -8,9 +8,9 @@ import math
 from dataclasses import dataclass, field
 
 import workloads.gpt as gpt
-from profcompare.advise.results import POINT_METRICS, Evaluated, Machine
-from profcompare.advise.search import EXHAUSTIVE_LIMIT, point_label, search
-from profcompare.advise.space import SearchContext, expand_space
+from profcompare.analysis.advise_results import POINT_METRICS, Evaluated, Machine
+from profcompare.advisor.search import EXHAUSTIVE_LIMIT, point_label, search
+from profcompare.advisor.space import SearchContext, expand_space
 
 
 @dataclass

@@ -9,7 +9,7 @@ import pytest
 
 import workloads.gpt as gpt
 import workloads.mnist as mnist
-from profcompare.advise.space import (
+from profcompare.advisor.space import (
     AdviseSpace,
     Constraint,
     Derived,

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profcompare.analysis import OTHER_LABEL, TopN, top_n
+from profcompare.analysis.views import OTHER_LABEL, TopN, top_n
 from profcompare.errors import ProfcompareError
 
 

@@ -8,7 +8,7 @@ import pandas.testing as pdt
 import pytest
 from analysis_builders import report, variable_frame
 
-from profcompare.analysis import (
+from profcompare.analysis.views import (
     OTHER_LABEL,
     category_breakdown,
     code_by_program,
@@ -263,7 +263,7 @@ def test_variable_bytes_count_each_weight_once_not_its_copies() -> None:
 
 def test_execution_by_phase_and_code_by_program_are_computed_once_per_report(monkeypatch) -> None:
     # a page's table and its chart, the json export and the comparison's table all ask for them
-    import profcompare.analysis as analysis
+    import profcompare.analysis.views as analysis
 
     execution = make_frame(
         "execution",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from profcompare.analysis import selection_totals
+from profcompare.analysis.views import selection_totals
 
 
 def test_call_instances_count_once_in_the_tensor_figure() -> None:

@@ -385,7 +385,7 @@ def test_ledger_as_csv(run_cli: Run, onchip_path: str, offchip_path: str) -> Non
     import csv
     import io
 
-    from profcompare.compare import compare
+    from profcompare.comparison import compare
 
     out = run_cli("compare", onchip_path, offchip_path, "--format", "csv", "--table", "ledger")
     assert out.exit_code == 0, out.stderr

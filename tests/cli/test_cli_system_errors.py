@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from profcompare.errors import EngineOptionsError
-from profcompare.poplar_options import parse_options_object
+from profcompare.backend.poplar_options import parse_options_object
 
 
 def test_a_path_component_too_long_is_one_line(run_cli, tmp_path: pathlib.Path) -> None:

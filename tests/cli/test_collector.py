@@ -1,5 +1,5 @@
 """A command's process runs imports without collections and skips the collection at exit
-(profcompare.collector): counted in objects and collections, never in seconds."""
+(profcompare.perf.collector): counted in objects and collections, never in seconds."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from profcompare import collector
+from profcompare.perf import collector
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -175,7 +175,7 @@ def test_compile_only_needs_the_simulator() -> None:
 
 
 def test_the_python_api_passes_compile_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    import profcompare.run_api as run_api
+    import profcompare.commands.api as run_api
 
     seen = {}
 

@@ -36,19 +36,21 @@ def test_help_and_show_import_only_what_they_need(onchip_path: str) -> None:
     assert show_run.stdout.strip().splitlines()[-1] == "['pandas']"
 
 
-def test_pc_compare_is_callable_however_it_was_imported(onchip_path: str) -> None:
-    # the package imports lazily; importing the profcompare.compare module first must not
-    # turn pc.compare into something that cannot be called
-    code = ("import sys, profcompare as pc, profcompare.compare; "
-            "r = pc.open_report(sys.argv[1]); print(type(pc.compare(r, r)).__name__)")
+def test_pc_compare_and_advise_are_functions_however_the_packages_were_imported(onchip_path: str) -> None:
+    # the package imports lazily; importing the comparison and advisor packages first must not
+    # turn pc.compare or pc.advise into a module
+    code = ("import sys, types, profcompare as pc, profcompare.comparison.tables, profcompare.advisor.space; "
+            "r = pc.open_report(sys.argv[1]); print(type(pc.compare(r, r)).__name__, "
+            "isinstance(pc.compare, types.FunctionType), isinstance(pc.advise, types.FunctionType))")
     done = subprocess.run([sys.executable, "-W", "ignore", "-c", code, onchip_path], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "Comparison"
+    assert done.stdout.strip() == "Comparison True True"
 
 
 def test_a_command_runs_with_the_command_collector_thresholds_and_restores_the_callers(monkeypatch) -> None:
     import gc
 
-    from profcompare import cli, collector
+    from profcompare import cli
+    from profcompare.perf import collector
 
     seen = []
     monkeypatch.setattr(cli, "_main", lambda args, debug: seen.append(gc.get_threshold()) or 0)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from compare_builders import liveness, report, tiles
 
-from profcompare.compare import Limit, check_limits, compare, parse_limit
+from profcompare.comparison import Limit, check_limits, compare, parse_limit
 from profcompare.errors import ProfcompareError
 
 

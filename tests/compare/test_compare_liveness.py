@@ -5,7 +5,7 @@ import pandas as pd
 import pandas.testing as pdt
 from compare_builders import liveness, report
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 
 
 def aligned(base_programs: list[str], new_programs: list[str]) -> pd.DataFrame:
@@ -94,7 +94,7 @@ def _lcs_length(a: list[int], b: list[int]) -> int:
 
 
 def test_the_difference_algorithm_pairs_a_longest_common_subsequence_up_to_both_ends() -> None:
-    from profcompare.compare.liveness import _myers_matches
+    from profcompare.comparison.liveness import _myers_matches
 
     rng = np.random.default_rng(11)
     for _ in range(300):

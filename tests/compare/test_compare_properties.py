@@ -6,7 +6,7 @@ from compare_builders import liveness, report, tiles, variables
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 
 NAMES = ["w", "w__t1", "main/w", "b", "b_1", "b_2", "m_rts", "m", "x.0", "<g>/x"]
 VALUE_COLUMNS = {

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from compare_builders import meta
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 from profcompare.model import Report, make_frame
 
 

@@ -8,7 +8,7 @@ import pandas.testing as pdt
 import pytest
 from compare_builders import liveness, report, tiles, variables
 
-from profcompare.compare import MATCHES, STATUSES, compare, normalise_variable_name
+from profcompare.comparison import MATCHES, STATUSES, compare, normalise_variable_name
 from profcompare.errors import ProfcompareError
 from profcompare.model import METRICS, make_frame
 

@@ -6,7 +6,7 @@ import math
 
 from compare_builders import liveness, meta, tiles, variables
 
-from profcompare.compare import NOT_AVAILABLE, check_limits, compare, parse_limit
+from profcompare.comparison import NOT_AVAILABLE, check_limits, compare, parse_limit
 from profcompare.model import CAPABILITIES, Report, make_frame
 
 

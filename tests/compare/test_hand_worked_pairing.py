@@ -8,7 +8,7 @@ import pandas as pd
 import pandas.testing as pdt
 from compare_builders import report, variables
 
-from profcompare.compare import MATCHES, compare
+from profcompare.comparison import MATCHES, compare
 
 MATCH = pd.CategoricalDtype(list(MATCHES))
 

@@ -130,7 +130,7 @@ def test_non_object_and_other_keys():
 
 
 def test_options_text_is_read_as_a_json_object_with_short_messages():
-    from profcompare.poplar_options import parse_options_object
+    from profcompare.backend.poplar_options import parse_options_object
 
     assert parse_options_object(None) == {} and parse_options_object("  ") == {}
     assert parse_options_object('{"autoReport.all": "true", "debug.x": 1}') == {"autoReport.all": "true", "debug.x": 1}

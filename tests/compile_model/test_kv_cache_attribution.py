@@ -12,7 +12,7 @@ from profcompare.emulator import popxl
 from profcompare.emulator.compile import compile_program
 from profcompare.emulator.lowering import lower
 from profcompare.emulator.popxl import ops
-from profcompare.ledger import ledger
+from profcompare.analysis.ledger import ledger
 
 
 def _decoder(update_as_weight: bool = False, read_by_matmul: bool = True):  # type: ignore[no-untyped-def]

@@ -215,7 +215,7 @@ PAIRS = [("onchip", "offchip-sharded"), ("onchip", "onchip-sharded"), ("offchip"
 
 @pytest.mark.parametrize("base, new", PAIRS)
 def test_matched_variables_share_parameter_and_role(built, base, new):
-    from profcompare.compare import compare
+    from profcompare.comparison import compare
 
     diff = compare(built[base][2], built[new][2])
     paired = diff.variables[diff.variables["match"].astype(str) != "unmatched"]
@@ -236,7 +236,7 @@ def test_matched_variables_share_parameter_and_role(built, base, new):
 
 @pytest.mark.parametrize("base, new", PAIRS)
 def test_ledger_moves_lead_with_the_optimizer_state(built, base, new):
-    from profcompare.compare import compare
+    from profcompare.comparison import compare
 
     config, program, _ = built[new]
     diff = compare(built[base][2], built[new][2])
@@ -264,7 +264,7 @@ def test_ledger_moves_lead_with_the_optimizer_state(built, base, new):
 
 @pytest.mark.parametrize("base, new", PAIRS)
 def test_peak_composition_explains_the_change_of_the_peak(built, base, new):
-    from profcompare.compare import compare
+    from profcompare.comparison import compare
 
     diff = compare(built[base][2], built[new][2])
     peak = diff.peak_composition()

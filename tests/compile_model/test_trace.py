@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from profcompare import trace_analysis
+from profcompare.analysis import trace as trace_analysis
 from profcompare.emulator.compile import compile_program
 from profcompare.emulator.lowering import lower
 

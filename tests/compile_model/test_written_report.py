@@ -62,7 +62,8 @@ def test_a_job_run_in_this_process_leaves_no_report_kept(tmp_path):
     """A warm worker runs job after job: the reports the simulator kept for one are dropped with it."""
     from profcompare import runner
     from profcompare.runner.engine import job_spec
-    from profcompare.runner.execute import child_environment, import_roots
+    from profcompare.runner.execute import child_environment
+    from profcompare.runner.child import import_roots
     from profcompare.runner.in_process import run_job_here
 
     (job,) = runner.make_jobs(["onchip"], {"hidden": "32", "layers": "1", "steps": "1"})

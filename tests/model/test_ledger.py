@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from profcompare.errors import ReportValidationError
-from profcompare.ledger import peak_step, unattributed_bytes
+from profcompare.analysis.ledger import peak_step, unattributed_bytes
 from profcompare.model import Report, ReportMeta, Target, make_frame
 
 

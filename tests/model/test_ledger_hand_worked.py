@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profcompare.compare import compare
-from profcompare.ledger import LEDGER_COLUMNS, ledger_by_parameter, ledger_moves, peak_composition, peak_step
-from profcompare.ledger import unattributed_bytes
+from profcompare.comparison import compare
+from profcompare.analysis.ledger import LEDGER_COLUMNS, ledger_by_parameter, ledger_moves, peak_composition, peak_step
+from profcompare.analysis.ledger import unattributed_bytes
 from profcompare.model import Report, ReportMeta, Target, make_frame
 
 

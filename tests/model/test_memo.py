@@ -6,7 +6,7 @@ import dataclasses
 
 import pandas as pd
 
-from profcompare.memo import memoized_copy
+from profcompare.perf.memo import memoized_copy
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profcompare import trace_analysis
+from profcompare.analysis import trace as trace_analysis
 from profcompare.model import make_frame
 
 TYPES = ["OnTileExecute", "SyncAns", "GlobalExchange", "StreamCopyBegin", "DoExchange", "InternalSync"]

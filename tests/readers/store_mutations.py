@@ -197,7 +197,7 @@ def classify(path: pathlib.Path) -> str:
     """``rejected`` (a ProfcompareError), ``accepted`` (a report that passes validation again,
     renders and compares), or ``crash: <exception>`` for anything else -- the outcome a user must
     never see."""
-    from profcompare.compare import compare
+    from profcompare.comparison import compare
     from profcompare.render.json_out import JsonRenderer
     from profcompare.render.text import TextRenderer
 

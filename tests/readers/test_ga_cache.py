@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from trace_pva import TRACE_FILE, shared_data_file
 
 import profcompare as pc
-from profcompare import trace_analysis
+from profcompare.analysis import trace as trace_analysis
 from profcompare.cli import cli, main
 from profcompare.errors import ReportFormatError
 

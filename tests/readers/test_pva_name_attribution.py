@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 from fake_pva import FakePva, build_report_tree, liveness_step, variable
 
-from profcompare.ledger import unattributed_bytes
+from profcompare.analysis.ledger import unattributed_bytes
 from profcompare.readers.name_attribution import attribute_names
 from profcompare.readers.pva import read_pva
 

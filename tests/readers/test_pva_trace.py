@@ -11,7 +11,7 @@ import pytest
 from fake_pva import FakePva, build_report_tree
 from trace_pva import TRACE_FILE, shared_data_file, trace_blocks, trace_execution
 
-from profcompare import analysis
+from profcompare.analysis import views as analysis
 from profcompare.model import DEVICE_PHASES
 from profcompare.readers.pva import phase_of, read_pva, sync_label
 

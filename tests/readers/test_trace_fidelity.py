@@ -2,7 +2,7 @@
 
 The real trace is of popxl-addons' pipelined MNIST on 2 Mk2 IPUs (shared/data/README.md); our own
 program (pipelined_mlp_program.py) has its layer sizes, batch, pipeline depth, host transfers and
-steps. profcompare.trace_fidelity compares the two; the targets of docs/ipu-model.md section 12
+steps. profcompare.analysis.trace_fidelity compares the two; the targets of docs/ipu-model.md section 12
 are asserted where the model meets them, and every figure is pinned so a change shows.
 """
 
@@ -18,7 +18,7 @@ from profcompare.emulator.lowering import lower
 from profcompare.emulator.targets import MK2
 from profcompare.model import trace_from_blocks
 from profcompare.readers import open_report
-from profcompare.trace_fidelity import (
+from profcompare.analysis.trace_fidelity import (
     compare_traces,
     host_copy_costs,
     overlaps,

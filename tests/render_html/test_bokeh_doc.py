@@ -17,7 +17,7 @@ import pytest
 from html_fixtures import ESCAPE_NAME
 from test_trace_view import BASE_BLOCKS, NEW_BLOCKS, _with_trace
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 from profcompare.model import Report
 from profcompare.render import bar_charts, bokeh_doc, interactive
 from profcompare.render.trace_chart import trace_chart
@@ -175,7 +175,7 @@ def test_a_page_with_charts_imports_no_bokeh_models(tmp_path: Any) -> None:
         sys.path[:0] = {sys.path[:1] + [str(__import__('pathlib').Path(__file__).parent)]!r}
         from html_fixtures import build_report
         from profcompare.render.html import render_page, build_page
-        from profcompare.compare import compare
+        from profcompare.comparison import compare
         page = render_page(build_page(compare(build_report("onchip"), build_report("offchip"))))
         assert "chart-liveness" in page and "chart-tiles" in page
         print(sorted(m for m in sys.modules if m.partition(".")[0] in ("bokeh", "matplotlib")))

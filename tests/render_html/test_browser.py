@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 from html_fixtures import ESCAPE_NAME
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 from profcompare.model import Report
 from profcompare.render.format import format_bytes
 from profcompare.render.html import HtmlRenderer

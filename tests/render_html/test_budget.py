@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from html_fixtures import build_report
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 from profcompare.model import Report, make_frame
 from profcompare.render.html import HtmlRenderer
 from profcompare.render.html_ledger import LEDGER_MAX_ROWS

@@ -11,7 +11,7 @@ import bokeh
 import pytest
 from html_fixtures import ESCAPE_NAME, build_report
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 from profcompare.model import METRICS, Report
 from profcompare.render.base import get_renderer
 from profcompare.render.html import HtmlRenderer

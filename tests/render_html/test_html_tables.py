@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from html_fixtures import MK2_TILES
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 from profcompare.model import Report, make_frame
 from profcompare.render.format import format_bytes
 from profcompare.render.html import Page, Table, build_page

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from html_fixtures import ESCAPE_NAME, build_report
 
-from profcompare import analysis
-from profcompare.compare import compare
+from profcompare.analysis import views as analysis
+from profcompare.comparison import compare
 from profcompare.model import Report, make_frame
 from profcompare.render import interactive
 from profcompare.render.format import format_bytes

@@ -6,7 +6,7 @@ import re
 
 from html_fixtures import ESCAPE_NAME
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 from profcompare.model import METRICS, Report
 from profcompare.render.format import metric_label
 from profcompare.render.notebook import comparison_repr_html, report_repr_html

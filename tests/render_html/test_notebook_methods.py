@@ -1,5 +1,5 @@
 """The notebook surface of Report and Comparison (``_repr_html_``, ``plot_*``, the REPL repr) is the
-render layer's, registered through profcompare.presenters: the objects never import it."""
+render layer's, registered through profcompare.base.presenters: the objects never import it."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-from profcompare import presenters
-from profcompare.compare import Comparison, compare
+from profcompare.base import presenters
+from profcompare.comparison import Comparison, compare
 from profcompare.errors import ProfcompareError
 from profcompare.model import Report
 from profcompare.readers.store import write_report
@@ -27,9 +27,12 @@ COMPARISON_METHODS = ("_repr_html_", "__repr__", "plot_ledger", "plot_liveness",
 
 
 def test_every_method_has_one_render_implementation() -> None:
-    assert presenters.METHODS == {"Report": REPORT_METHODS, "Comparison": COMPARISON_METHODS}
+    from profcompare.advisor.advisor import AdviseResult
+
+    assert presenters.METHODS == {"Report": REPORT_METHODS, "Comparison": COMPARISON_METHODS,
+                                  "AdviseResult": ("_repr_html_",)}
     assert sorted(notebook.PRESENTERS) == sorted(presenters.names())
-    for owner, cls in (("Report", Report), ("Comparison", Comparison)):
+    for owner, cls in (("Report", Report), ("Comparison", Comparison), ("AdviseResult", AdviseResult)):
         for method in presenters.METHODS[owner]:
             assert method in vars(cls)  # the class itself defines it (not object's default)
 
@@ -89,7 +92,7 @@ def test_a_fresh_interpreter_gets_the_methods_without_importing_the_renderers_fi
     script = textwrap.dedent(f"""
         import sys
         from profcompare.readers import open_report
-        from profcompare.compare import Comparison, compare
+        from profcompare.comparison import Comparison, compare
         base = open_report({str(tmp_path / 'base.sqlite')!r})
         diff = compare(base, open_report({str(tmp_path / 'new.sqlite')!r}))
         loaded = sorted(m for m in sys.modules if m.startswith("profcompare.render"))

@@ -15,8 +15,8 @@ from html_fixtures import build_report
 from test_browser import CHROMIUM, CHROMIUM_ARGS
 from test_trace_view import BASE_BLOCKS, NEW_BLOCKS, _with_trace
 
-from profcompare.compare import compare
-from profcompare.nway import nway_table
+from profcompare.comparison import compare
+from profcompare.analysis.nway import nway_table
 from profcompare.render.html import HtmlRenderer
 from profcompare.render.html_model import FOLDED_ROWS
 from profcompare.render.nway import render_nway_html

@@ -9,7 +9,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 from profcompare.model import Report
 from profcompare.render import plots
 from profcompare.render.sweep import plot_sweep

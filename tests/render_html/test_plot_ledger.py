@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 from profcompare.model import Report, ReportMeta, Target, make_frame
 
 

@@ -12,7 +12,7 @@ from html_fixtures import MK2_BYTES_PER_TILE, build_report
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 from profcompare.model import Report, make_frame
 from profcompare.render import plots
 

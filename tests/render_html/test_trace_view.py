@@ -14,7 +14,7 @@ from html_fixtures import ESCAPE_NAME
 from matplotlib.figure import Figure
 from test_interactive import _sources
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 from profcompare.model import Report, make_frame
 from profcompare.render.html import build_page, render_page
 from profcompare.render.trace_chart import TYPE_COLOURS, trace_chart

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from render_text_helpers import samples
 
-from profcompare.compare import Comparison, compare
+from profcompare.comparison import Comparison, compare
 from profcompare.model import Report
 
 

@@ -10,8 +10,8 @@ import math
 import pandas as pd
 import pytest
 
-from profcompare.compare import Comparison
-from profcompare.compare.verdict import (
+from profcompare.comparison import Comparison
+from profcompare.comparison.verdict import (
     MEMORY_METRICS,
     TIME_METRICS,
     Change,

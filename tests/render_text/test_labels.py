@@ -9,8 +9,8 @@ import re
 import pytest
 from render_text_helpers import samples
 
-from profcompare.compare import compare
-from profcompare.nway import nway_table
+from profcompare.comparison import compare
+from profcompare.analysis.nway import nway_table
 from profcompare.render import plots
 from profcompare.render.base import get_renderer
 from profcompare.render.labels import live_label, location_label, parameter_label, phase_label

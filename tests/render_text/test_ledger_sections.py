@@ -9,7 +9,7 @@ import json
 import pytest
 from render_text_helpers import ledger_pair
 
-from profcompare.compare import Comparison, compare
+from profcompare.comparison import Comparison, compare
 from profcompare.model import Report
 from profcompare.render.json_out import JsonRenderer
 from profcompare.render.markdown import MarkdownRenderer

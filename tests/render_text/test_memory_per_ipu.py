@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from profcompare.compare import compare
+from profcompare.comparison import compare
 from profcompare.emulator import popxl
 from profcompare.emulator.compile import compile_program
 from profcompare.emulator.lowering import lower
 from profcompare.emulator.popxl import ops
-from profcompare.memory_per_ipu import compare_memory_per_ipu, memory_per_ipu
+from profcompare.analysis.memory_per_ipu import compare_memory_per_ipu, memory_per_ipu
 from profcompare.render.html import HtmlRenderer
 from profcompare.render.text import TextRenderer
 

@@ -10,8 +10,8 @@ import re
 import pytest
 from render_text_helpers import check_golden, samples, scrub
 
-from profcompare import analysis
-from profcompare.compare import Comparison, compare
+from profcompare.analysis import views as analysis
+from profcompare.comparison import Comparison, compare
 from profcompare.errors import ProfcompareError
 from profcompare.model import METRICS, Report
 from profcompare.render.base import FORMATS, Renderer, get_renderer

@@ -26,7 +26,7 @@ from html import unescape
 import numpy as np
 import pytest
 
-from profcompare import replicas
+from profcompare.analysis import replicas
 from profcompare.emulator import popxl
 from profcompare.emulator.compile import compile_program
 from profcompare.emulator.lowering import lower
@@ -174,7 +174,7 @@ def test_code_loaded_at_run_time() -> None:
 def test_a_comparison_sets_the_groupings_side_by_side(report) -> None:  # type: ignore[no-untyped-def]
     """phased all-reduces each of the 21 gradients over the data-parallel groups; phased-rts
     reduce-scatters, slices and all-gathers each (3 x 21): the tensor-parallel ones are the same."""
-    from profcompare.compare import compare
+    from profcompare.comparison import compare
     from profcompare.render.replica_sections import comparison_replicas_rows
 
     cmp = compare(_gpt("phased"), report)

@@ -8,8 +8,8 @@ import re
 import pytest
 from render_text_helpers import samples
 
-from profcompare import analysis
-from profcompare.compare import Comparison, compare
+from profcompare.analysis import views as analysis
+from profcompare.comparison import Comparison, compare
 from profcompare.model import Report
 from profcompare.render.sections import Cell, Column, Table, VariablesView, build_document
 from profcompare.render.table_fit import atoms, fit_table, shorten_name

@@ -7,9 +7,9 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from profcompare.compare import Comparison
-from profcompare.compare.verdict import comparison_verdict, nway_verdict, role_moves
-from profcompare.nway import nway_table
+from profcompare.comparison import Comparison
+from profcompare.comparison.verdict import comparison_verdict, nway_verdict, role_moves
+from profcompare.analysis.nway import nway_table
 from profcompare.render.sections import comparison_document
 from profcompare.render.verdict_words import comparison_sentences, nway_sentences
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from profcompare import blas_threads
+from profcompare.perf import blas_threads
 from profcompare.runner import child_environment
 from profcompare.runner.plan import SCRIPT_CHILD_MODULE, Job
 
@@ -43,7 +43,7 @@ THREAD_NAMES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 # `profcompare workloads` imports numpy (the workloads' modules do) inside the command
 _COMMAND_THEN_LOOK = """
 import json, os, sys
-from profcompare import blas_threads
+from profcompare.perf import blas_threads
 from profcompare.cli import main
 assert "numpy" not in sys.modules
 main(["workloads"])

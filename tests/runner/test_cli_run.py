@@ -194,7 +194,7 @@ def test_an_existing_run_name_is_refused_before_anything_starts(
     command: str, fake_registry: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from profcompare import sweep
+    from profcompare.runner import sweep
     from profcompare.cli import main
 
     (tmp_path / "taken").mkdir()

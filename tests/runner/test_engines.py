@@ -20,7 +20,8 @@ import pytest
 from click.testing import CliRunner
 from runner_launch import launcher_code, subprocess_env
 
-from profcompare import runner, sweep
+from profcompare import runner
+from profcompare.runner import sweep
 from profcompare.cli import cli, main
 from profcompare.readers import open_report
 

@@ -1,5 +1,5 @@
 """A simulated workload variant runs in a child forked from the runner (Linux), and that child is
-the same kind of process a fresh ``python -m profcompare._variant_main`` is: its own session and
+the same kind of process a fresh ``python -m profcompare.runner.process.variant_main`` is: its own session and
 process group, the job's directory, environment and BLAS thread count, its output in run.log."""
 
 from __future__ import annotations

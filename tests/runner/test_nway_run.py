@@ -143,7 +143,7 @@ def test_two_variant_run_keeps_the_pairwise_terminal_diff_and_writes_an_index(fa
 
 
 def test_index_page_escapes_names(tmp_path: Path) -> None:
-    from profcompare.nway import nway_from_values
+    from profcompare.analysis.nway import nway_from_values
     from profcompare.render.nway import render_nway_html
 
     import pandas as pd

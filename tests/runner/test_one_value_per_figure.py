@@ -28,7 +28,7 @@ import pytest
 from click.testing import CliRunner
 
 from profcompare.cli import cli
-from profcompare.compare import compare
+from profcompare.comparison import compare
 from profcompare.model import DEVICE_PHASES, METRICS
 from profcompare.readers import open_report
 from profcompare.render.format import METRIC_LABELS, format_cycles, format_metric, format_seconds

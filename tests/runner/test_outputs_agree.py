@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from profcompare.cli import cli
 from profcompare.commands.run import SUMMARY_SECTIONS
-from profcompare.compare import Comparison, compare
+from profcompare.comparison import Comparison, compare
 from profcompare.readers import open_report
 from profcompare.render.format import METRIC_LABELS, format_metric
 from profcompare.render.ledger_words import LIVENESS_RULE_SOURCE

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from profcompare import _variant_main
+from profcompare.runner.process import variant_main as _variant_main
 from profcompare.commands._common import addons_environment
 from profcompare.emulator import popxl as sim_popxl
 from profcompare.errors import ProfcompareError

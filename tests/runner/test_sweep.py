@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from profcompare import runner, sweep
+from profcompare import runner
+from profcompare.runner import sweep
 from profcompare.cli import cli
 from profcompare.errors import WorkloadError
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from profcompare import runner, sweep
+from profcompare import runner
+from profcompare.runner import sweep
 from profcompare.cli import main
 from profcompare.errors import WorkloadError
 from workloads import find_variant, find_workload

@@ -244,7 +244,7 @@ __all__ = ["CompiledProgram", "compile_program", "producer", "program_steps"]
 def _addons_generation() -> str | None:
     """The emulated popxl-addons generation (None when $PROFCOMPARE_SIM_ADDONS is invalid: the
     workload refuses that itself)."""
-    from profcompare.addons_generation import UnknownGenerationError, current
+    from profcompare.backend.addons_generation import UnknownGenerationError, current
 
     try:
         return current()

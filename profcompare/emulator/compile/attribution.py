@@ -74,7 +74,7 @@ from profcompare.emulator.compile.liveness import Instances
 from profcompare.emulator.compile.memory import Storage
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram, OpInfo
-from profcompare.parameter_names import family
+from profcompare.readers.parameter_names import family
 
 Key = tuple[str, tuple[str, ...]]  # (storage root tensor id, call path)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from profcompare.errors import EngineOptionsError
-from profcompare.poplar_options import ENV_VAR, parse_options_object
+from profcompare.backend.poplar_options import ENV_VAR, parse_options_object
 
 #: Default of autoReport.executionProfileProgramRunCount (pva.md 4: "Default 2").
 DEFAULT_PROGRAM_RUN_COUNT = 2

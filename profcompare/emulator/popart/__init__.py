@@ -21,7 +21,7 @@ _POPART_VERSIONS = {"3.0": "3.0.0", "3.4": "3.4.0"}
 def versionString() -> str:  # noqa: N802 - PopART's name
     """The PopART version of the emulated SDK ("3.4.0" or "3.0.0", from the popxl-addons
     generation), with the simulator named after it so a recorded config says where it ran."""
-    from profcompare import addons_generation
+    from profcompare.backend import addons_generation
     from profcompare._version import __version__
 
     return f"{_POPART_VERSIONS[addons_generation.current()]} (profcompare-sim {__version__})"

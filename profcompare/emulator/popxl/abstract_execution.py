@@ -1,7 +1,7 @@
 """Compile-only execution: the executor of a Session that computes no values.
 
 A Session runs its Ir through one of two executors with the same interface
-(:class:`ProgramExecutor`), picked by the execution mode (``profcompare.execution_mode``):
+(:class:`ProgramExecutor`), picked by the execution mode (``profcompare.backend.execution_mode``):
 
 - numeric (:class:`profcompare.emulator.popxl.execution.Executor` over a ``DeviceState``): every
   op runs as a numpy kernel on ``(replicas, *shape)`` arrays, so training really trains;

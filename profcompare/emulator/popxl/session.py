@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from profcompare import execution_mode
+from profcompare.backend import execution_mode
 
 from . import host_memory
 from .abstract_execution import AbstractExecutor, ProgramExecutor

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from profcompare import execution_mode
+from profcompare.backend import execution_mode
 
 from . import dtypes, host_memory
 from .context import gcg

@@ -1,5 +1,5 @@
 """The emulated popxl-addons subset, in the API of the selected generation (3.0, the threshold
-API, or 3.4, replica groupings: ``profcompare.addons_generation``), built only on the emulator's
+API, or 3.4, replica groupings: ``profcompare.backend.addons_generation``), built only on the emulator's
 public popxl API (``profcompare.emulator.popxl``), as the real popxl-addons sits on popxl.
 
 Semantics and orders follow shared/reference/popxl.md section 2. Names outside the subset

@@ -2,7 +2,7 @@
 
 A :class:`Generational` holds one implementation per generation and resolves to the one of
 the generation selected *now* (``PROFCOMPARE_SIM_ADDONS``, see
-``profcompare.addons_generation``): as a module attribute through the module's
+``profcompare.backend.addons_generation``): as a module attribute through the module's
 ``__getattr__``, as a method or ``__init__`` through the descriptor protocol. Each
 implementation carries the public name and the exact signature of that release, so a call the
 release would refuse fails with the same TypeError, followed by a hint naming the other
@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from profcompare.addons_generation import ENV_VAR, GENERATIONS, current
+from profcompare.backend.addons_generation import ENV_VAR, GENERATIONS, current
 
 __all__ = ["Generational", "OnlyIn", "current", "generational_getattr", "public"]
 

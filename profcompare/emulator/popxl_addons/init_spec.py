@@ -1,6 +1,6 @@
 """The shape and dtype a variable factory's init function would return, read without calling it.
 
-Compile-only execution (``profcompare.execution_mode``) never calls a factory's init functions
+Compile-only execution (``profcompare.backend.execution_mode``) never calls a factory's init functions
 for values. The factory still needs the shape and dtype of its graph input when the module is
 built; for the init functions popxl-addons programs use, they are in the call itself: a
 ``functools.partial`` of a function with a ``size`` or ``shape`` parameter

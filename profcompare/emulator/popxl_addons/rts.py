@@ -1,5 +1,5 @@
 """Replicated tensor sharding helpers (``popxl_addons.rts``), in the API of the emulated
-popxl-addons generation (reference popxl.md section 2.7; profcompare.addons_generation):
+popxl-addons generation (reference popxl.md section 2.7; profcompare.backend.addons_generation):
 
 - 3.0, the threshold API: a tensor is sharded when its shard group has more than one replica,
   it has at least ``threshold`` elements and its element count divides by the group size;

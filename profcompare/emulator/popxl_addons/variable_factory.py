@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from profcompare import execution_mode
+from profcompare.backend import execution_mode
 from profcompare.emulator.popxl_addons._compat import as_popxl_dtype, ops, popxl
 from profcompare.emulator.popxl_addons._generation import Generational, OnlyIn
 from profcompare.emulator.popxl_addons.dot_tree import DotTree

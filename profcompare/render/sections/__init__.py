@@ -17,7 +17,7 @@ this package; :data:`SECTION_NAMES` names the sections of a comparison for ``--s
 
 from __future__ import annotations
 
-from profcompare.compare import Comparison
+from profcompare.comparison import Comparison
 from profcompare.model import Report
 from profcompare.render.section_names import SECTION_NAMES
 from profcompare.render.sections.comparison import (

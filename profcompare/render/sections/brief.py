@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from profcompare.compare import Comparison
-from profcompare.compare.verdict import NWayVerdict, comparison_verdict
+from profcompare.comparison import Comparison
+from profcompare.comparison.verdict import NWayVerdict, comparison_verdict
 from profcompare.render.ledger_words import MOVES_SHOWN
 from profcompare.render.sections.comparison import comparison_warnings
 from profcompare.render.sections.document import Document, Section

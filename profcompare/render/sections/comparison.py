@@ -7,9 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from profcompare import analysis
-from profcompare.analysis import TopN
-from profcompare.compare import STATUSES, Comparison
+from profcompare.analysis import views as analysis
+from profcompare.analysis.views import TopN
+from profcompare.comparison import STATUSES, Comparison
 from profcompare.render.format import (
     describe_target,
     format_bytes,

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from profcompare.analysis import TopN
-from profcompare.compare import Comparison
+from profcompare.analysis.views import TopN
+from profcompare.comparison import Comparison
 from profcompare.model import Report, ReportMeta
 from profcompare.render.format import describe_report, format_bytes, is_missing
 
@@ -69,7 +69,7 @@ class Document:
 class VariablesView:
     """The ``variables`` command's result: a report's variables filtered, sorted and cut.
 
-    ``view`` comes from :func:`profcompare.analysis.variables_view`; the other fields record how
+    ``view`` comes from :func:`profcompare.analysis.views.variables_view`; the other fields record how
     it was asked for, so renderers can say so.
     """
 

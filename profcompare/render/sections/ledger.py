@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from profcompare import analysis
-from profcompare.compare import Comparison
+from profcompare.analysis import views as analysis
+from profcompare.comparison import Comparison
 from profcompare.model import LOCATIONS, Report
 from profcompare.render.format import format_bytes, format_count
 from profcompare.render.ledger_words import (
@@ -39,7 +39,7 @@ def _rows_text(count: int) -> str:
 
 
 def _ledger_section(report: Report, top: int | None) -> Section:
-    from profcompare.ledger import unattributed_bytes
+    from profcompare.analysis.ledger import unattributed_bytes
 
     title = "Memory ledger"
     frame = report.ledger()
@@ -82,7 +82,7 @@ def _ledger_section(report: Report, top: int | None) -> Section:
 
 
 def _live_at_peak_section(report: Report, top: int | None) -> Section:
-    from profcompare.ledger import peak_step
+    from profcompare.analysis.ledger import peak_step
 
     title = "Live at the not-always-live peak"
     step = peak_step(report)
@@ -153,7 +153,7 @@ def _tile_tone(delta: Any) -> str | None:
 
 
 def _ledger_by_parameter_section(cmp: Comparison, top: int | None) -> Section:
-    from profcompare.ledger import TILE_LOCATIONS
+    from profcompare.analysis.ledger import TILE_LOCATIONS
 
     title = "Ledger by parameter"
     frame = cmp.ledger_by_parameter()

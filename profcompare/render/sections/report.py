@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from profcompare import analysis
-from profcompare.analysis import TopN
+from profcompare.analysis import views as analysis
+from profcompare.analysis.views import TopN
 from profcompare.model import DEVICE_PHASES, METRICS, Report, ReportMeta, variables_convention
 from profcompare.render.format import (
     describe_target,

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from profcompare.compare.verdict import comparison_verdict
+from profcompare.comparison.verdict import comparison_verdict
 from profcompare.render.format import format_cycles, format_seconds, is_missing
 from profcompare.render.sections.document import Section
 from profcompare.render.verdict_words import comparison_sentences
 
 if TYPE_CHECKING:
-    from profcompare.compare import Comparison
+    from profcompare.comparison import Comparison
 
 #: Title of the execution section (text, markdown).
 EXECUTION_TITLE = "Execution: device cycles by phase"

@@ -4,7 +4,7 @@ import fails on a 3.0 installation."""
 
 from __future__ import annotations
 
-from profcompare.addons_generation import ENV_VAR
+from profcompare.backend.addons_generation import ENV_VAR
 from profcompare.emulator.popxl_addons._generation import current
 
 

@@ -1,0 +1,146 @@
+"""The :class:`Comparison` object: the joined tables of two reports, with the ledger views,
+plots and top-N cuts over them. Build it with :func:`profcompare.comparison.compare`."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
+import pandas as pd
+
+from profcompare.base import presenters
+from profcompare.analysis.views import TopN, top_n
+from profcompare.comparison.tables import _empty_ledger_diff
+from profcompare.errors import ProfcompareError
+from profcompare.analysis.ledger import ledger_by_parameter, ledger_moves, peak_composition
+from profcompare.perf.memo import memoized_copy
+from profcompare.model import Report
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """The comparison of two reports; build it with :func:`compare`."""
+
+    base: Report
+    new: Report
+    summary: pd.DataFrame
+    categories: pd.DataFrame
+    variables: pd.DataFrame
+    tiles: pd.DataFrame
+    code: pd.DataFrame
+    liveness: pd.DataFrame
+    execution: pd.DataFrame
+    remote_buffers: pd.DataFrame
+    noise_bytes: int
+    noise_pct: float
+    ledger: pd.DataFrame = dataclasses.field(default_factory=lambda: _empty_ledger_diff())
+
+    def ledger_moves(self, n: int | None = 8) -> pd.DataFrame:
+        """How each (parameter, role)'s bytes moved between locations, largest move first.
+
+        One row per (parameter, role) whose bytes changed anywhere: parameter, role, then
+        ``base_<location>`` / ``new_<location>`` bytes for each of
+        :data:`profcompare.model.LOCATIONS`, ``base_steps`` / ``new_steps`` (the
+        not-always-live steps as "first-last", "" when none) and ``moved_bytes`` (the sum of
+        |delta| over locations, the sort key). ``n`` rows at most (None: all).
+        """
+        moves = self._all_ledger_moves()
+        return moves if n is None else moves.head(n).reset_index(drop=True)
+
+    @memoized_copy
+    def _all_ledger_moves(self) -> pd.DataFrame:
+        return ledger_moves(self.ledger, None)
+
+    @memoized_copy
+    def ledger_by_parameter(self) -> pd.DataFrame:
+        """The ledger per parameter (roles summed): parameter, then base_/new_/delta_ bytes per
+        location (``base_always_live``, ``new_always_live``, ``delta_always_live``, ...), and
+        ``base_tile_memory`` / ``new_tile_memory`` / ``delta_tile_memory``: always-live +
+        not-always-live, the tile memory the parameter costs (Streaming Memory is off chip and
+        has its own columns); largest |delta_tile_memory| first, then |delta_streaming_memory|."""
+        return ledger_by_parameter(self.ledger)
+
+    def peak_composition(self) -> pd.DataFrame:
+        """How the not-always-live peak's composition changed: one row per (parameter, role) with
+        tile memory live at either report's peak step: parameter, role, base_bytes, new_bytes,
+        delta_bytes (bytes live at each report's own peak); largest |delta_bytes| first. The
+        deltas add up to the change of ``not_always_live_peak_bytes``."""
+        return peak_composition(self.ledger)
+
+    # Notebook display, the REPL summary and plots are the render layer's: it registers them
+    # with profcompare.base.presenters, so the comparison never imports it.
+    def plot_ledger(self) -> Figure:
+        """Stacked bar per parameter, base vs new, coloured by location (matplotlib Figure)."""
+        return cast("Figure", presenters.present("Comparison.plot_ledger", self))
+
+    def _repr_html_(self) -> str:
+        return str(presenters.present("Comparison._repr_html_", self))
+
+    def __repr__(self) -> str:
+        """A short text summary (a plain REPL): which report is which, the summary metrics and
+        the tables there are; the full tables are attributes (``diff.variables``, ...)."""
+        return str(presenters.present("Comparison.__repr__", self))
+
+    def plot_liveness(self) -> Figure:
+        """Overlay of both liveness curves, always-live levels marked (matplotlib Figure)."""
+        return cast("Figure", presenters.present("Comparison.plot_liveness", self))
+
+    def plot_memory_by_category(self) -> Figure:
+        """Stacked memory-by-category bars for both reports (matplotlib Figure)."""
+        return cast("Figure", presenters.present("Comparison.plot_memory_by_category", self))
+
+    def plot_tiles(self) -> Figure:
+        """Memory per tile for both reports with the tile budget line (matplotlib Figure)."""
+        return cast("Figure", presenters.present("Comparison.plot_tiles", self))
+
+    def plot_trace(self) -> Figure:
+        """Both execution traces, base above new, on the same time axis (matplotlib Figure)."""
+        return cast("Figure", presenters.present("Comparison.plot_trace", self))
+
+    def plot_execution(self) -> Figure:
+        """The same figure as :meth:`plot_trace` (Graph Analyser calls the view Execution Trace)."""
+        return cast("Figure", presenters.present("Comparison.plot_trace", self))
+
+    def top(self, table: str, n: int | None = 20) -> TopN:
+        """The ``n`` rows of a joined table with the largest |delta|, plus an "other" row.
+
+        ``table`` is one of categories, variables, tiles, code, execution, remote_buffers.
+        Rows are ordered by |delta| descending then by the key column. The "other" row sums
+        the base_/new_/delta_ value columns of the cut rows, its ``delta_pct`` is recomputed
+        from those sums and its other columns are missing. Raises ProfcompareError for an
+        unknown table.
+        """
+        if table not in _TOP_TABLES:
+            raise ProfcompareError(f"no joined table {table!r}; choose one of {', '.join(_TOP_TABLES)}")
+        label, value = _TOP_TABLES[table]
+        frame = getattr(self, table)
+        sums = [c for c in (f"base_{value}", f"new_{value}", f"delta_{value}")]
+        result = top_n(frame, n, f"delta_{value}", label_column=label, sum_columns=sums, key=np.abs)
+        if result.cut:
+            rows = result.rows
+            last = rows.index[-1]
+            base_sum = float(rows[f"base_{value}"].to_numpy(dtype=float)[-1])
+            delta_sum = float(rows[f"delta_{value}"].to_numpy(dtype=float)[-1])
+            rows.at[last, "delta_pct"] = 100.0 * delta_sum / base_sum if base_sum else np.nan
+        return result
+
+    def top_variables(self, n: int | None = 20) -> TopN:
+        """The ``n`` variables with the largest |delta_bytes| plus an "other" row (see :meth:`top`)."""
+        return self.top("variables", n)
+
+
+#: table -> (label column, value column suffix) used by :meth:`Comparison.top`.
+_TOP_TABLES: dict[str, tuple[str, str]] = {
+    "ledger": ("parameter", "bytes"),
+    "categories": ("category", "bytes"),
+    "variables": ("name", "bytes"),
+    "tiles": ("tile", "bytes"),
+    "code": ("name", "code_bytes"),
+    "execution": ("phase", "cycles"),
+    "remote_buffers": ("name", "bytes"),
+}
