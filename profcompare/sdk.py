@@ -27,8 +27,8 @@ from profcompare.errors import ProfcompareError, SdkUnavailableError
 
 if TYPE_CHECKING:
     # Workloads are type-checked against the simulator's popxl, which follows the SDK's API.
-    from profcompare.emulator import popxl, popxl_addons as addons
-    from profcompare.emulator.popxl import ops
+    from profcompare.emulator import popxl, popxl_addons as addons  # noqa: F401 (the names workloads import)
+    from profcompare.emulator.popxl import ops  # noqa: F401
 
 #: accepted backend names
 BACKENDS = ("auto", "sdk", "sim")

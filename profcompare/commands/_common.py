@@ -12,6 +12,7 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -330,6 +331,14 @@ def emit(content: str | bytes, output: str | None, *, force: bool) -> None:
     write_output(content, output, force=force)
 
 
-__all__ = ["BRIEF", "FULL", "SECTIONS", "STDOUT", "check_output", "emit", "format_option", "load_report",
+
+def display_path(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it, else absolute."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path.resolve())
+
+__all__ = ["BRIEF", "FULL", "SECTIONS", "STDOUT", "check_output", "display_path", "emit", "format_option", "load_report",
            "output_options", "print_table", "render", "stdout_is_tty", "text_style", "text_view", "text_width",
            "top_option", "view_options"]

@@ -119,7 +119,7 @@ def run_page(base: str, new: str) -> Path | None:
 def next_steps(base: str, new: str) -> tuple[str, ...]:
     """Where to look after the first screen: the comparison's page (the one ``run`` wrote, or
     the command that writes it) and the command that prints every table."""
-    from profcompare.commands.run import display_path
+    from profcompare.commands._common import display_path
 
     command = f"profcompare compare {shlex.quote(base)} {shlex.quote(new)}"
     page = run_page(base, new)

@@ -14,6 +14,7 @@ from profcompare.commands._common import (
     addons_environment,
     addons_option,
     compile_only_option,
+    display_path,
     execution_note,
     execution_of,
     print_table,
@@ -280,14 +281,6 @@ def backend_note(requested: str, resolved: str) -> str:
         why = " (Poplar SDK not importable)" if requested == "auto" else ""
         return f"backend: sim -- the embedded simulator{why}; reports are simulated, not measured on hardware"
     return "backend: sdk -- the Poplar SDK (popxl)" + (" (found by auto)" if requested == "auto" else "")
-
-
-def display_path(path: Path) -> str:
-    """``path`` relative to the working directory when it is below it, else absolute."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path.resolve())
 
 
 def _seconds(timings: Mapping[str, Any], key: str) -> str:

@@ -141,7 +141,7 @@ def test_a_run_of_several_variants_on_a_terminal(fake_registry: object, tmp_path
     assert result.exit_code == 1
     # failures are said on stderr before the screen, so the screen still ends with the headline
     assert "fake-broken: failed: broken on purpose" in result.stderr
-    lines = _screen_lines(result.stdout)
+    _screen_lines(result.stdout)  # fits the screen
     headline = ("4 variants against fake-small: 2 of 4 fit (fake-oom-allowed do NOT), fake-broken failed; least peak "
                 "liveness fake-small (the base); fastest fake-small (the base)")
     assert " ".join(result.stdout.split()).startswith(headline + " Verdict ---")
