@@ -12,6 +12,7 @@ from profcompare.advise.results import (
     Machine,
     advise_verdict,
     fit_reason,
+    fits,
     front,
     match_layout,
     point_frame,
@@ -66,6 +67,37 @@ def test_fit_reasons():
     assert fit_reason("ok", {**ok, "streaming_memory_bytes": 120e9, "num_replicas": 4.0}, MACHINE) == \
         "Streaming Memory over the machine's"
     assert fit_reason("ok", {**ok, "streaming_memory_bytes": 110e9, "num_replicas": 4.0}, MACHINE) is None
+
+
+def test_one_tile_over_budget_does_not_fit():
+    ok = POINTS[0].metrics
+    assert fit_reason("ok", {**ok, "tiles_over_budget": 0.0}, MACHINE) is None
+    assert fit_reason("ok", {**ok, "tiles_over_budget": 1.0}, MACHINE) == "tiles over budget"
+    frame = point_frame(("variant", "replicas"), [_point("x", "onchip", 4, 9000.0, 640_000.0, over=1.0)], [], MACHINE)
+    assert list(frame["fits"]) == [False] and list(frame["reason"]) == ["tiles over budget"]
+
+
+def test_fits_is_true_exactly_when_there_is_no_reason():
+    ok = POINTS[0].metrics
+    assert fits("ok", ok, MACHINE) is True
+    assert fits("oom", ok, MACHINE) is False
+    assert fits("failed", ok, MACHINE) is False
+    assert fits("ok", {**ok, "tiles_over_budget": 1.0}, MACHINE) is False
+    assert fits("ok", {**ok, "streaming_memory_bytes": 120e9, "num_replicas": 4.0}, MACHINE) is False
+    assert [fits(p.status, p.metrics, MACHINE) for p in POINTS] == list(_frame()["fits"][:len(POINTS)])
+
+
+def test_among_equally_fast_layouts_the_verdict_names_the_leanest():
+    heavy = _point("heavy", "onchip", 4, 3000.0, 500_000.0)
+    lean = _point("lean", "offchip", 4, 3000.0, 200_000.0)
+    slow = _point("slow", "offchip", 1, 1000.0, 100_000.0)
+    for order in ([heavy, lean, slow], [lean, heavy, slow]):
+        frame = point_frame(("variant", "replicas"), order, [], MACHINE)
+        facts = advise_verdict(frame, workload="mnist", ipus=4, global_batch=256, method="exhaustive",
+                               valid_points=3, pruned={}, asked=[{"replicas": "4"}])
+        assert (facts.fastest.label, facts.runner_up.label, facts.smallest.label) == ("lean", "heavy", "slow")
+        assert facts.asked[0].best.label == "lean"
+        assert [p.label for p in facts.best_by_variant] == ["lean", "heavy"]
 
 
 def test_verdict_facts_and_words():
