@@ -95,3 +95,50 @@ def test_a_cache_with_a_damaged_blocks_table_is_refused(cache: pathlib.Path, tmp
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert "execution_trace_blocks_v3_101111 lacks column(s) name" in err
+
+
+def test_time_per_step_uses_the_assumed_mk2_clock(report: pc.Report) -> None:
+    # the cache records no clock: 2,540,750 cycles at Mk2's 1.33 GHz are 1.910 ms
+    assert report.meta.target.clock_hz == 1.33e9
+    assert report.summary()["seconds_per_step"] == pytest.approx(2_540_750 / 1.33e9)
+    assert round(report.summary()["seconds_per_step"] * 1e3, 3) == 1.910
+
+
+def test_execution_rows_carry_pva_program_types_and_phases(report: pc.Report) -> None:
+    execution = report.execution
+    types = execution["type"].astype(str).value_counts().to_dict()
+    # ExternalSync + InternalSync are pva's Sync; StreamCopy (Mid) is StreamCopyMid; no SyncAns
+    assert types == {"OnTileExecute": 1986, "Sync": 1262, "StreamCopyBegin": 152, "StreamCopyEnd": 152,
+                     "DoExchange": 130, "StreamCopyMid": 76, "GlobalExchange": 32}
+    phases = execution["phase"].astype(str).value_counts().to_dict()
+    assert phases == {"compute": 1986, "sync": 1262, "host_io": 380, "exchange": 130, "collective": 32}
+    cycles = execution.groupby(execution["type"].astype(str))["cycles"].sum().to_dict()
+    assert cycles["OnTileExecute"] == 918_231 and cycles["StreamCopyMid"] == 162_154
+
+
+def test_block_depth_counts_the_enclosing_groups(report: pc.Report) -> None:
+    depths = report.trace["depth"].value_counts().sort_index().to_dict()
+    assert depths == {0: 2266, 1: 1902, 2: 436}
+    top = report.trace[report.trace["depth"] == 0]
+    assert top["type"].astype(str).value_counts().to_dict() == {
+        "SyncAns": 814, "OnTileExecute": 726, "InternalSync": 556, "DoExchange": 106, "ExternalSync": 32,
+        "GlobalExchange": 32}
+
+
+def test_a_cache_with_a_block_ending_before_it_starts_is_refused(cache: pathlib.Path, tmp_path: pathlib.Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "profile.pop_cache"
+    shutil.copy(cache, broken)
+    con = sqlite3.connect(broken)
+    # block 10, the first OnTileExecute, made to end 5 cycles before it starts
+    assert con.execute("SELECT tag, cycles_from, cycles_to FROM execution_trace_blocks_v3_101111 WHERE id = 10"
+                       ).fetchall() == [("OnTileExecute", 486_652, 486_839)]
+    con.execute("UPDATE execution_trace_blocks_v3_101111 SET cycles_to = cycles_from - 5 WHERE id = 10")
+    con.commit()
+    con.close()
+    with pytest.raises(ReportFormatError, match=r"profile\.pop_cache: execution\.cycles: row 10 has -5"):
+        pc.open_report(broken)
+    assert main(["show", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "execution.cycles: row 10 has -5 (must be >= 0)" in err
