@@ -183,3 +183,50 @@ def test_pipeline_structure_and_overlaps_of_a_small_trace():
 def test_relative_error():
     assert relative_error(115, 100) == pytest.approx(0.15)
     assert relative_error(0, 0) == 0.0 and relative_error(1, 0) == float("inf")
+
+
+def test_the_real_runs_pipeline_cycles_and_waiting_by_kind(real_trace):
+    first, second = split_runs(real_trace)
+    for run in (first, second):
+        structure = pipeline_structure(run)
+        counts = {kind: structure.count(kind) for kind in ("ramp-up", "steady", "ramp-down")}
+        assert counts == {"ramp-up": 2, "steady": 4, "ramp-down": 2}
+        assert structure.count("prologue") == 0
+    # SyncAns cycles per IPU and run: they add up to the trace's 3,666,377 on IPU 0
+    assert overlaps(first).waiting == {0: 1_938_822, 1: 2_134_734}
+    assert overlaps(second).waiting == {0: 1_727_555, 1: 1_820_968}
+    assert overlaps(first).waiting[0] + overlaps(second).waiting[0] == 3_666_377
+
+
+def test_split_runs_gives_the_ordered_columns_only(real_trace):
+    columns = ["ipu", "cycles_from", "cycles_to", "type", "name"]
+    runs = split_runs(real_trace)
+    one = split_runs(_blocks((0, 0, 10, "OnTileExecute", "a"), (1, 0, 12, "OnTileExecute", "b")))
+    for run in [*runs, *one]:
+        assert list(run.columns) == columns
+        assert run.index.equals(pd.RangeIndex(len(run)))
+    assert [len(r) for r in runs] == [2302, 2302] and len(one) == 1
+
+
+def _cycles_of_compute(first_share: int, median: int = 100, cycles: int = 4):
+    """Two IPUs, a pipeline cycle of ``first_share`` compute cycles on each IPU, then ``cycles``
+    of ``median`` each, every one closed by an inter-IPU exchange."""
+    rows = []
+    t = 0
+    for work in [first_share] + [median] * cycles:
+        rows += [(0, t, t + work, "OnTileExecute", "x"), (1, t, t + work, "OnTileExecute", "y")]
+        t += work
+        rows += [(0, t, t + 5, "GlobalExchange", "copy"), (1, t, t + 5, "GlobalExchange", "copy")]
+        t += 5
+    return pipeline_structure(_blocks(*rows))
+
+
+def test_a_first_cycle_is_a_prologue_only_below_5_percent_of_the_median():
+    # 7 cycles against a median of 100: a pipeline cycle (ramping up), not a prologue
+    kept = _cycles_of_compute(7)
+    assert kept.compute == ((7, 7),) + ((100, 100),) * 4
+    assert kept.kinds == ("ramp-up",) + ("steady",) * 4
+    # 3 cycles: a prologue, left out
+    dropped = _cycles_of_compute(3)
+    assert dropped.compute == ((100, 100),) * 4
+    assert dropped.kinds == ("steady",) * 4
