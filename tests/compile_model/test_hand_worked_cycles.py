@@ -186,6 +186,11 @@ def test_tensor_statistics_by_hand():
     assert costs.stats(half) == TensorStats(2000, 1000, 2, 15, 68)
 
 
+def test_tensor_statistics_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        TensorStats(4, 1, 4, 1, 1).nbytes = 8  # type: ignore[misc]
+
+
 def test_io_tile_tensors_spread_over_the_io_tiles_and_the_rest_over_the_compute_tiles():
     b = ProgramBuilder()
     x = b.variable("x", (4096,))

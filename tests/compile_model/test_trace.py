@@ -132,3 +132,11 @@ def test_a_begin_step_shorter_than_its_modelled_parts_is_drawn_whole():
     assert [(a, b, kind) for a, b, kind, _ in parts] == [
         (0, 269, "StreamCopyBegin"), (269, 1378, "StreamCopy"), (1378, 1518, "StreamCopyEnd"),
         (1518, 9421, "StreamCopyBegin")]
+
+
+def test_a_step_s_label_is_its_name_under_its_parent():
+    from profcompare.emulator.compile.trace import _label
+
+    assert _label("fwd/mm", "fwd") == "mm"
+    assert _label("fwd/", "fwd") == "fwd/"  # nothing under the parent: the whole name
+    assert _label("fwdmm", "fwd") == "fwdmm" and _label("fwd/mm", "") == "fwd/mm"
