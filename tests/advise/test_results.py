@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+import pytest
 
 from profcompare.analysis.advise_results import (
     POINT_METRICS,
@@ -12,6 +13,7 @@ from profcompare.analysis.advise_results import (
     Machine,
     advise_verdict,
     fit_reason,
+    fits,
     front,
     match_layout,
     point_frame,
@@ -68,6 +70,37 @@ def test_fit_reasons():
     assert fit_reason("ok", {**ok, "streaming_memory_bytes": 110e9, "num_replicas": 4.0}, MACHINE) is None
 
 
+def test_one_tile_over_budget_does_not_fit():
+    ok = POINTS[0].metrics
+    assert fit_reason("ok", {**ok, "tiles_over_budget": 0.0}, MACHINE) is None
+    assert fit_reason("ok", {**ok, "tiles_over_budget": 1.0}, MACHINE) == "tiles over budget"
+    frame = point_frame(("variant", "replicas"), [_point("x", "onchip", 4, 9000.0, 640_000.0, over=1.0)], [], MACHINE)
+    assert list(frame["fits"]) == [False] and list(frame["reason"]) == ["tiles over budget"]
+
+
+def test_fits_is_true_exactly_when_there_is_no_reason():
+    ok = POINTS[0].metrics
+    assert fits("ok", ok, MACHINE) is True
+    assert fits("oom", ok, MACHINE) is False
+    assert fits("failed", ok, MACHINE) is False
+    assert fits("ok", {**ok, "tiles_over_budget": 1.0}, MACHINE) is False
+    assert fits("ok", {**ok, "streaming_memory_bytes": 120e9, "num_replicas": 4.0}, MACHINE) is False
+    assert [fits(p.status, p.metrics, MACHINE) for p in POINTS] == list(_frame()["fits"][:len(POINTS)])
+
+
+def test_among_equally_fast_layouts_the_verdict_names_the_leanest():
+    heavy = _point("heavy", "onchip", 4, 3000.0, 500_000.0)
+    lean = _point("lean", "offchip", 4, 3000.0, 200_000.0)
+    slow = _point("slow", "offchip", 1, 1000.0, 100_000.0)
+    for order in ([heavy, lean, slow], [lean, heavy, slow]):
+        frame = point_frame(("variant", "replicas"), order, [], MACHINE)
+        facts = advise_verdict(frame, workload="mnist", ipus=4, global_batch=256, method="exhaustive",
+                               valid_points=3, pruned={}, asked=[{"replicas": "4"}])
+        assert (facts.fastest.label, facts.runner_up.label, facts.smallest.label) == ("lean", "heavy", "slow")
+        assert facts.asked[0].best.label == "lean"
+        assert [p.label for p in facts.best_by_variant] == ["lean", "heavy"]
+
+
 def test_verdict_facts_and_words():
     facts = advise_verdict(_frame(), workload="mnist", ipus=4, global_batch=256, method="exhaustive", valid_points=5,
                            pruned={"replicas exceed --ipus": 1})
@@ -121,3 +154,59 @@ def test_layouts_the_user_asked_about():
         "Layouts with variant=onchip, replicas=1: the fastest that fits is onchip, replicas=1 (1,000.0 samples per "
         "second, fullest tile 293.0 KiB of 624.0 KiB, 66.7% slower than the fastest); none on the Pareto front.",
     ]
+
+
+def test_streaming_memory_is_counted_per_replica_up_to_the_machine_s():
+    ok = POINTS[0].metrics
+    # 4 replicas x 112.5 GB is exactly the 4-IPU machine's 450 GB: it fits
+    assert fit_reason("ok", {**ok, "streaming_memory_bytes": 112.5e9, "num_replicas": 4.0}, MACHINE) is None
+    # one replica (given or not) with 300 GB fits; two do not
+    assert fit_reason("ok", {**ok, "streaming_memory_bytes": 300e9, "num_replicas": 1.0}, MACHINE) is None
+    no_replicas = {k: v for k, v in ok.items() if k != "num_replicas"}
+    assert fit_reason("ok", {**no_replicas, "streaming_memory_bytes": 300e9}, MACHINE) is None
+    assert fit_reason("ok", {**ok, "streaming_memory_bytes": 300e9, "num_replicas": 2.0}, MACHINE) == \
+        "Streaming Memory over the machine's"
+
+
+def test_a_failed_point_gives_its_error_and_pruned_points_are_not_cached():
+    failed = Evaluated({"variant": "onchip", "replicas": 2}, "f", "failed", "ValueError: boom",
+                       {m: math.nan for m in POINT_METRICS})
+    assert failed.cached is False
+    frame = point_frame(("variant", "replicas"), [POINTS[0], failed], [({"variant": "onchip", "replicas": 16}, "why")],
+                        MACHINE)
+    assert list(frame["reason"]) == [None, "failed: ValueError: boom", "why"]
+    assert list(frame["cached"]) == [False, False, False]
+    assert list(frame["status"]) == ["ok", "failed", "pruned"]
+
+
+def test_the_runner_up_needs_a_second_fitting_layout():
+    def verdict(points):
+        frame = point_frame(("variant", "replicas"), points, [], MACHINE)
+        return advise_verdict(frame, workload="mnist", ipus=4, global_batch=256, method="exhaustive",
+                              valid_points=len(points), pruned={}, asked=[{"variant": "onchip"}, {"replicas": "8"}])
+
+    one = verdict([POINTS[1], POINTS[4]])
+    assert (one.fastest.label, one.runner_up, one.fitting) == ("b", None, 1)
+    two = verdict([POINTS[1], POINTS[2], POINTS[4]])
+    assert (two.fastest.label, two.runner_up.label, two.fitting) == ("b", "c", 2)
+    assert [a.fits for a in two.asked] == [True, False]
+
+
+def test_the_records_are_frozen():
+    import dataclasses
+
+    facts = advise_verdict(_frame(), workload="mnist", ipus=4, global_batch=256, method="exhaustive", valid_points=5,
+                           pruned={}, asked=[{"variant": "offchip"}])
+    for record in (MACHINE, POINTS[0], facts, facts.fastest, facts.asked[0]):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(record, dataclasses.fields(record)[0].name, None)
+
+
+def test_among_equally_lean_layouts_the_smallest_named_is_the_faster():
+    slow = _point("slow", "onchip", 1, 1000.0, 200_000.0)
+    quick = _point("quick", "offchip", 4, 2000.0, 200_000.0)
+    fastest = _point("fastest", "onchip", 8, 4000.0, 600_000.0)
+    frame = point_frame(("variant", "replicas"), [slow, quick, fastest], [], MACHINE)
+    facts = advise_verdict(frame, workload="mnist", ipus=4, global_batch=256, method="exhaustive", valid_points=3,
+                           pruned={})
+    assert (facts.fastest.label, facts.smallest.label) == ("fastest", "quick")

@@ -186,6 +186,11 @@ def test_tensor_statistics_by_hand():
     assert costs.stats(half) == TensorStats(2000, 1000, 2, 15, 68)
 
 
+def test_tensor_statistics_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        TensorStats(4, 1, 4, 1, 1).nbytes = 8  # type: ignore[misc]
+
+
 def test_io_tile_tensors_spread_over_the_io_tiles_and_the_rest_over_the_compute_tiles():
     b = ProgramBuilder()
     x = b.variable("x", (4096,))
@@ -290,6 +295,31 @@ def test_a_reduce_partials_step_adds_each_input_element_once():
     # x: 1,000 elements over 4 tiles = 250 on the worst tile, 1 FLOP each, 2 fp32 per vector
     # cycle: 125 + 242 (not 250 x 1,000 FLOPs per *output* element)
     assert c["sum/partials"] == {"compute": 250 // 2 + 242} == {"compute": 367}
+
+
+def test_the_largest_of_an_op_s_tensors_is_the_one_with_the_most_bytes():
+    b = ProgramBuilder()
+    small = b.variable("small", (100,))
+    big = b.variable("big", (1000,))
+    costs = CostModel(b.build(), TINY, 4)
+    assert costs.largest((small, big)) == costs.largest((big, small)) == big
+    assert costs.largest((small, "not_a_tensor")) == small
+    assert costs.largest(("not_a_tensor",)) is None
+
+
+def test_a_reduce_over_two_inputs_is_costed_from_the_larger():
+    b = ProgramBuilder()
+    (x,) = b.op("HostLoad", [], [("x", (1000,), "float32")], attrs={"stream": "x"}, name="load_x")  # 4 tiles
+    (y,) = b.op("HostLoad", [], [("y", (100,), "float32")], attrs={"stream": "y"}, name="load_y")  # 3 tiles
+    (s,) = b.op("ReduceSum", [y, x], [("s", (), "float32")], flops=1100, name="sum")
+    b.op("HostStore", [s], attrs={"stream": "s"}, name="store_s")
+    c = _cycles_by_step(compile_program(b.build(), TINY))
+    # partials: x's worst tile, 250 elements at 1,100 / 1,000 FLOPs each, 2 fp32 per vector cycle:
+    # 137.5 + 242, rounded up (y's 34 elements at 11 FLOPs each would be 429)
+    assert c["sum/partials"] == {"compute": 380}
+    # the final Reduce receives x's 4,000 B on the one tile of s at 4 B per cycle: 1,000 + 117
+    # (y's 400 B would be 217); then 1,100 FLOPs on s's one element: 550 + 242
+    assert c["sum/Reduce"] == {"exchange": 1117, "compute": 792}
 
 
 def test_a_mean_accumulation_is_popart_s_four_compute_sets():

@@ -88,3 +88,30 @@ def test_a_pipeline_stash_and_restore_cost_the_dynamic_slice_on_the_stashed_tens
         st = next(s for s in c.steps.static if s.name.startswith(name) and s.role == "compute")
         # 2,560 fp32 mapped linearly: 32 a tile (above)
         assert int(c.static_cycles[st.index][PHASE_INDEX["compute"]]) == 439, name
+
+
+def _updater_cycles(shape, m_dtype, v_dtype, out_dtype, *, step=True):
+    b = ProgramBuilder()
+    inputs = [b.variable("m", shape, m_dtype), b.variable("v", shape, v_dtype)]
+    if step:
+        inputs.append(b.variable("step", ()))
+    b.op("AdamUpdater", inputs, [("updater", shape, out_dtype)], modified=inputs[2:], attrs={"mode": "adam"},
+         name="upd")
+    c = compile_program(b.build())
+    (st,) = [s for s in c.steps.static if s.name.startswith("upd") and s.type == "OnTileExecute"]
+    return int(c.static_cycles[st.index][PHASE_INDEX["compute"]])
+
+
+def test_an_updater_without_a_cast_is_vectorised():
+    # fp32 state and updater: no Cast, 2 elements a vector. 180 elements, at least 32 (128 B) a
+    # tile: 32 on the worst, 16 vectors, 3 for the slowest of 6 workers: 6 x 6 x 21 / 2 = 378, + 242
+    # (element by element it would be 6 x 6 x 21 = 756, + 242)
+    assert element_cycles(adam_element_ops("adam", 4, 4, weight_decay=False)) == 21.0
+    assert _updater_cycles((180,), "float32", "float32", "float32") == 620
+
+
+def test_an_updater_given_only_its_two_states_reads_the_second_s_type():
+    # fp16 m and fp32 v without the step input: the same codelet as with it (752, above); read as
+    # two fp16 states it would be 6 x 4 x 22.25 + 242 = 776
+    assert _updater_cycles((10,), "float16", "float32", "float16", step=False) == 752
+    assert _updater_cycles((10,), "float16", "float32", "float16") == 752

@@ -116,3 +116,25 @@ def test_a_repeat_with_nothing_loop_carried_keeps_one_iteration_live() -> None:
     # the iterations: the peak is one iteration's big + o (or a + big), whatever the count
     peaks = {n: int(_repeat_without_carried_values(n).liveness["not_always_live_bytes"].max()) for n in (1, 3, 8)}
     assert peaks == {1: BIG + F, 3: BIG + F, 8: BIG + F}
+
+
+def test_nested_repeats_with_nothing_loop_carried_keep_one_instance_per_iteration() -> None:
+    """repeat(2) of an outer body that repeats(3) an inner body with no inputs or outputs: host
+    load a [1000], big [10000] = -a, o [1000] = -big, host store o. Every one of the 6 inner
+    iterations has its own big, live from its write to its read."""
+    b = ProgramBuilder()
+    inner = b.graph("inner")
+    (a,) = b.op("HostLoad", [], [("a", (1000,), "float32")], attrs={"stream": "x"}, graph=inner, name="inner/load")
+    (big,) = b.op("Neg", [a], [("big", (10000,), "float32")], flops=10000, graph=inner, name="inner/big")
+    (o,) = b.op("Neg", [big], [("o", (1000,), "float32")], flops=1000, graph=inner, name="inner/o")
+    b.op("HostStore", [o], attrs={"stream": "y"}, graph=inner, name="inner/store")
+    outer = b.graph("outer")
+    b.repeat(inner, 3, [], graph=outer)
+    b.repeat(outer, 2, [])
+    report = compile_program(b.build()).report
+    v = report.variables
+    rows = v[v["name"].str.startswith(f"{big}@")]
+    # 10 steps an inner iteration, 11 between the outer iterations' first inner ones (the repeat)
+    assert sorted(zip(rows["first_step"].tolist(), rows["last_step"].tolist())) == [
+        (5, 8), (15, 18), (25, 28), (36, 39), (46, 49), (56, 59)]
+    assert int(report.liveness["not_always_live_bytes"].max()) == BIG + F

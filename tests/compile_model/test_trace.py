@@ -117,3 +117,26 @@ def test_a_pipeline_stage_run_again_is_a_new_block():
         assert int((lane["cycles_to"] - lane["cycles_from"]).sum()) <= compiled.cycles_per_step
     assert int(trace["cycles_to"].max() - trace["cycles_from"].min()) == compiled.cycles_per_step
     assert np.isin(trace["type"].astype(str).unique(), ["SyncAns"]).sum() == 0
+
+
+def test_a_begin_step_shorter_than_its_modelled_parts_is_drawn_whole():
+    from profcompare.emulator.compile.trace import HostCopyShape, _host_begin_parts
+
+    shape = HostCopyShape.of(MK2)
+    # the control copy: Begin 269 + Mid 1,109 + End 140; then the data copy's Begin 7,903
+    assert shape.sync == 1518 and shape.data_begin == 7903
+    assert _host_begin_parts(0, 1518 + 7903 - 1, 0, shape, 0) is None
+    assert _host_begin_parts(0, 1518 + 7903 - 1, 1, shape, 0) is None
+    # exactly long enough: the parts tile [0, 9,421) end to end, the first starting at 0
+    parts = _host_begin_parts(0, 1518 + 7903, 0, shape, 0)
+    assert [(a, b, kind) for a, b, kind, _ in parts] == [
+        (0, 269, "StreamCopyBegin"), (269, 1378, "StreamCopy"), (1378, 1518, "StreamCopyEnd"),
+        (1518, 9421, "StreamCopyBegin")]
+
+
+def test_a_step_s_label_is_its_name_under_its_parent():
+    from profcompare.emulator.compile.trace import _label
+
+    assert _label("fwd/mm", "fwd") == "mm"
+    assert _label("fwd/", "fwd") == "fwd/"  # nothing under the parent: the whole name
+    assert _label("fwdmm", "fwd") == "fwdmm" and _label("fwd/mm", "") == "fwd/mm"

@@ -15,7 +15,7 @@ from readers_builders import assert_reports_equal
 from profcompare.errors import OutputExistsError, ReportFormatError, SdkUnavailableError
 from profcompare.model import Target, make_frame
 from profcompare.readers import open_report, store
-from profcompare.readers.pva import export_pva, read_pva
+from profcompare.readers.pva import export_pva, read_pva, report_from_pva
 
 
 @pytest.fixture
@@ -157,6 +157,21 @@ def test_unexpected_tree_is_a_format_error(profile: pathlib.Path) -> None:
     tree.compilation.tiles = [NS(memory=NS())]
     with pytest.raises(ReportFormatError, match="unexpected profile content"):
         read_pva(profile, pva_module=FakePva(tree))
+
+
+def test_a_tree_that_fails_validation_is_refused_naming_the_file(profile: pathlib.Path) -> None:
+    tree = build_report_tree()
+    tree.compilation.tiles[0].memory.total.includingGaps = -5
+    with pytest.raises(ReportFormatError, match=r"profile\.pop: unexpected profile content: "
+                                                r"tiles\.bytes_including_gaps: row 0 has -5 \(must be >= 0\)"):
+        read_pva(profile, pva_module=FakePva(tree))
+
+
+def test_a_direct_build_from_the_tree_has_the_code_table() -> None:
+    report = report_from_pva(build_report_tree(), source="profile.pop")
+    assert "code" in report.meta.capabilities
+    assert report.code["code_bytes"].tolist() == [40, 4, 300, 4, 14]
+    assert report_from_pva(build_report_tree(), source="profile.pop", code=False).code.empty
 
 
 def test_without_pva_the_error_says_what_to_do(profile: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,6 +21,7 @@ from profcompare.readers import open_report
 from profcompare.analysis.trace_fidelity import (
     compare_traces,
     host_copy_costs,
+    ipu_figures,
     overlaps,
     pipeline_structure,
     relative_error,
@@ -183,3 +184,144 @@ def test_pipeline_structure_and_overlaps_of_a_small_trace():
 def test_relative_error():
     assert relative_error(115, 100) == pytest.approx(0.15)
     assert relative_error(0, 0) == 0.0 and relative_error(1, 0) == float("inf")
+
+
+def test_the_real_runs_pipeline_cycles_and_waiting_by_kind(real_trace):
+    first, second = split_runs(real_trace)
+    for run in (first, second):
+        structure = pipeline_structure(run)
+        counts = {kind: structure.count(kind) for kind in ("ramp-up", "steady", "ramp-down")}
+        assert counts == {"ramp-up": 2, "steady": 4, "ramp-down": 2}
+        assert structure.count("prologue") == 0
+    # SyncAns cycles per IPU and run: they add up to the trace's 3,666,377 on IPU 0
+    assert overlaps(first).waiting == {0: 1_938_822, 1: 2_134_734}
+    assert overlaps(second).waiting == {0: 1_727_555, 1: 1_820_968}
+    assert overlaps(first).waiting[0] + overlaps(second).waiting[0] == 3_666_377
+
+
+def test_split_runs_gives_the_ordered_columns_only(real_trace):
+    columns = ["ipu", "cycles_from", "cycles_to", "type", "name"]
+    runs = split_runs(real_trace)
+    one = split_runs(_blocks((0, 0, 10, "OnTileExecute", "a"), (1, 0, 12, "OnTileExecute", "b")))
+    for run in [*runs, *one]:
+        assert list(run.columns) == columns
+        assert run.index.equals(pd.RangeIndex(len(run)))
+    assert [len(r) for r in runs] == [2302, 2302] and len(one) == 1
+
+
+def _cycles_of_compute(first_share: int, median: int = 100, cycles: int = 4):
+    """Two IPUs, a pipeline cycle of ``first_share`` compute cycles on each IPU, then ``cycles``
+    of ``median`` each, every one closed by an inter-IPU exchange."""
+    rows = []
+    t = 0
+    for work in [first_share] + [median] * cycles:
+        rows += [(0, t, t + work, "OnTileExecute", "x"), (1, t, t + work, "OnTileExecute", "y")]
+        t += work
+        rows += [(0, t, t + 5, "GlobalExchange", "copy"), (1, t, t + 5, "GlobalExchange", "copy")]
+        t += 5
+    return pipeline_structure(_blocks(*rows))
+
+
+def test_a_first_cycle_is_a_prologue_only_below_5_percent_of_the_median():
+    # 7 cycles against a median of 100: a pipeline cycle (ramping up), not a prologue
+    kept = _cycles_of_compute(7)
+    assert kept.compute == ((7, 7),) + ((100, 100),) * 4
+    assert kept.kinds == ("ramp-up",) + ("steady",) * 4
+    # exactly 5% (10 of 200 over both IPUs) is still a pipeline cycle
+    assert _cycles_of_compute(5).compute[0] == (5, 5)
+    # 3 cycles: a prologue, left out
+    dropped = _cycles_of_compute(3)
+    assert dropped.compute == ((100, 100),) * 4
+    assert dropped.kinds == ("steady",) * 4
+
+
+def test_a_cycle_15_percent_off_the_median_is_not_steady():
+    # steady within 10% of each IPU's median compute per cycle: 95 is, 85 is not
+    assert _cycles_of_compute(95).kinds == ("steady",) * 5
+    assert _cycles_of_compute(85).kinds == ("ramp-up",) + ("steady",) * 4
+
+
+def test_split_runs_counts_repeats_of_a_one_block_sequence():
+    # every IPU runs the same block four times: four runs of one block each
+    blocks = [(ipu, 10 * k, 10 * k + 5, "OnTileExecute", "x") for k in range(4) for ipu in (0, 1)]
+    runs = split_runs(_blocks(*blocks))
+    assert [r["cycles_from"].tolist() for r in runs] == [[0, 0], [10, 10], [20, 20], [30, 30]]
+
+
+def test_the_first_run_keeps_a_wait_that_starts_before_its_first_block():
+    one = [(0, 5, 15, "OnTileExecute", "a"), (1, 5, 17, "OnTileExecute", "b")]
+    two = one + [(i, a + 20, b + 20, k, n) for i, a, b, k, n in one]
+    runs = split_runs(_blocks(*two, (1, 0, 5, "SyncAns", "wait")))
+    assert [sorted(zip(r["cycles_from"].tolist(), r["type"].tolist())) for r in runs] == [
+        [(0, "SyncAns"), (5, "OnTileExecute"), (5, "OnTileExecute")], [(25, "OnTileExecute"), (25, "OnTileExecute")]]
+
+
+def test_the_pipeline_starts_after_the_run_s_two_opening_host_copies():
+    # IPU 0 ends host copies at 10 and 20 (the run's opening ones) and one after the pipeline;
+    # four pipeline cycles of 100 compute cycles on both IPUs, each closed by an exchange
+    rows = [(0, 0, 10, "StreamCopyEnd", "End"), (0, 10, 20, "StreamCopyEnd", "End")]
+    t = 20
+    for _ in range(4):
+        rows += [(0, t, t + 100, "OnTileExecute", "x"), (1, t, t + 100, "OnTileExecute", "y"),
+                 (0, t + 100, t + 105, "GlobalExchange", "copy"), (1, t + 100, t + 105, "GlobalExchange", "copy")]
+        t += 105
+    rows.append((0, t, t + 10, "StreamCopyEnd", "End"))
+    structure = pipeline_structure(_blocks(*rows))
+    assert structure.lengths[:4] == (105,) * 4  # from cycle 20, not from the run's start at 0
+    assert structure.compute[:4] == ((100, 100),) * 4
+
+
+def test_back_to_back_exchanges_belong_to_one_pipeline_cycle():
+    # six segments cut by exchanges; the 2nd and 5th hold no compute (an exchange right after
+    # another) and are merged into the cycle after them
+    rows = []
+    t = 0
+    for work in (100, 0, 100, 100, 0, 100):
+        if work:
+            rows += [(0, t, t + work, "OnTileExecute", "x"), (1, t, t + work, "OnTileExecute", "y")]
+        t += work
+        rows += [(0, t, t + 5, "GlobalExchange", "copy"), (1, t, t + 5, "GlobalExchange", "copy")]
+        t += 5
+    structure = pipeline_structure(_blocks(*rows))
+    assert structure.lengths == (105, 5 + 105, 105, 5 + 105)
+    assert structure.compute == ((100, 100),) * 4
+    assert structure.kinds == ("steady",) * 4
+
+
+def test_compare_traces_of_ipus_and_types_one_side_lacks():
+    # simulated: IPU 0 only. Measured: two runs on two IPUs; IPU 1 waits (SyncAns) in the first only
+    sim = _blocks((0, 0, 10, "OnTileExecute", "a"))
+    real = _blocks((0, 0, 10, "OnTileExecute", "a"), (0, 20, 30, "OnTileExecute", "a"),
+                   (1, 0, 12, "OnTileExecute", "b"), (1, 12, 20, "SyncAns", "wait"), (1, 20, 32, "OnTileExecute", "b"))
+    c = compare_traces(sim, real)
+    assert c.real_runs == 2
+    assert [(r.ipu, r.type, r.sim_blocks, r.real_blocks, r.sim_cycles, r.real_cycles) for r in c.rows] == [
+        (0, "OnTileExecute", 1, 1.0, 10, 10.0), (1, "OnTileExecute", 0, 1.0, 0, 12.0), (1, "SyncAns", 0, 0.5, 0, 4.0)]
+    assert c.sim_spans == {0: 10} and c.real_spans == {0: 10.0, 1: 12.0}
+    assert (c.span_error(0), c.span_error(1)) == (0.0, -1.0)
+    with pytest.raises(ValueError, match="a trace without blocks"):
+        compare_traces(sim.iloc[:0], real)
+
+
+def _copies_without_a_mid():
+    """Two IPUs, four host copies each (Begin 10 cycles, End 10 cycles, no Mid), 100 cycles apart."""
+    return _blocks(*[(ipu, 100 * k, 100 * k + 10, "StreamCopyBegin", f"{k}/Begin") for k in range(4) for ipu in (0, 1)],
+                   *[(ipu, 100 * k + 10, 100 * k + 20, "StreamCopyEnd", f"{k}/End") for k in range(4) for ipu in (0, 1)])
+
+
+def test_host_copy_costs_of_copies_without_a_mid():
+    # copy 0 opens the run, copy 1 is the wait for the host, then a control copy and a data copy
+    costs = host_copy_costs(_copies_without_a_mid())
+    assert (costs.control_begin, costs.control_mid, costs.control_end) == (10.0, 0.0, 10.0)
+    assert (costs.data_begin, costs.data_end, costs.run_start_wait, costs.copies_per_run) == (10.0, 10.0, 10.0, 4)
+
+
+def test_the_figures_are_frozen():
+    import dataclasses
+
+    one = _blocks((0, 0, 10, "OnTileExecute", "a"))
+    comparison = compare_traces(one, one)
+    for figures in (host_copy_costs(_copies_without_a_mid()), overlaps(one), pipeline_structure(one),
+                    ipu_figures(one)[0], comparison, comparison.rows[0]):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(figures, dataclasses.fields(figures)[0].name, 0)
