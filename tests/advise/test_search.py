@@ -80,7 +80,7 @@ def test_point_labels_are_safe_directory_names():
 
 
 def test_nsga2_s_constraint_is_that_the_point_fits():
-    from profcompare.advise.search import _violation
+    from profcompare.advisor.search import _violation
 
     evaluator = StandInEvaluator()
     valid = _space("gptj-6b").valid
@@ -95,7 +95,7 @@ def test_nsga2_s_constraint_is_that_the_point_fits():
 def test_nsga2_steers_towards_layouts_that_fit():
     # the stand-in's micro_batch 4 is out of memory; told that through the constraint, the sampler
     # finds mostly fitting layouts (34-38 of 40 over these seeds; 16-26 with the constraint inverted)
-    from profcompare.advise.results import point_frame
+    from profcompare.analysis.advise_results import point_frame
 
     space = _space("gptj-6b")
     searched = tuple(name for name, _ in space.dimensions)
