@@ -131,8 +131,11 @@ def summary_table(obj: Report | Comparison, *, recorded_only: bool = False) -> T
             for m in METRICS
             if not (recorded_only and is_missing(summary[m]))
         )
+        shown = {row.data["metric"] for row in rows}
+        # the two memory totals' difference is said only where both are shown
+        both = {"total_bytes", "peak_liveness_bytes"} <= shown
         return Table("summary-table", (Col("metric", "Metric"), Col("value", "Value", True), Col("confidence", "Confidence")),
-                     rows, sortable=False, note=TOTAL_VS_PEAK_NOTE + " " + CONFIDENCE_NOTE)
+                     rows, sortable=False, note=(TOTAL_VS_PEAK_NOTE + " " if both else "") + CONFIDENCE_NOTE)
     frame = obj.summary
     rows_list = []
     for metric in frame.index:
