@@ -68,7 +68,7 @@ from profcompare.render.format import (
 from profcompare.render.html_model import (
     HTML_MAX_VARIABLE_ROWS,
     Cell,
-    Col,
+    Column,
     Page,
     ReportCard,
     Row,
@@ -131,8 +131,9 @@ def summary_table(obj: Report | Comparison, *, recorded_only: bool = False) -> T
             for m in METRICS
             if not (recorded_only and is_missing(summary[m]))
         )
-        return Table("summary-table", (Col("metric", "Metric"), Col("value", "Value", True), Col("confidence", "Confidence")),
-                     rows, sortable=False, note=TOTAL_VS_PEAK_NOTE + " " + CONFIDENCE_NOTE)
+        columns = (Column("Metric", key="metric"), Column("Value", True, key="value"),
+                   Column("Confidence", key="confidence"))
+        return Table(columns, rows, id="summary-table", note=TOTAL_VS_PEAK_NOTE + " " + CONFIDENCE_NOTE, sortable=False)
     frame = obj.summary
     rows_list = []
     for metric in frame.index:
@@ -153,9 +154,9 @@ def summary_table(obj: Report | Comparison, *, recorded_only: bool = False) -> T
                 {"metric": str(metric), "status": status, "confidence": str(r["confidence"])},
             )
         )
-    cols: tuple[Col, ...] = (Col("metric", "Metric"), *diff_cols(""), Col("confidence", "Confidence"))
-    return Table("summary-table", cols, tuple(rows_list), sortable=False,
-                 note=TOTAL_VS_PEAK_NOTE + " " + CONFIDENCE_NOTE + " " + TONE_LEGEND)
+    cols: tuple[Column, ...] = (Column("Metric", key="metric"), *diff_cols(""), Column("Confidence", key="confidence"))
+    return Table(cols, tuple(rows_list), id="summary-table",
+                 note=TOTAL_VS_PEAK_NOTE + " " + CONFIDENCE_NOTE + " " + TONE_LEGEND, sortable=False)
 
 
 def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
@@ -165,11 +166,11 @@ def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
             Row((text_cell(r.category), text_cell(r.group), bytes_cell(r.bytes), pct_cell(r.pct, signed=False)))
             for r in frame.itertuples(index=False)
         )
-        cols: tuple[Col, ...] = (
-            Col("category", "Category"),
-            Col("group", "Group"),
-            Col("bytes", "Bytes", True),
-            Col("pct", "Share", True),
+        cols: tuple[Column, ...] = (
+            Column("Category", key="category"),
+            Column("Group", key="group"),
+            Column("Bytes", True, key="bytes"),
+            Column("Share", True, key="pct"),
         )
         total = int(frame["bytes"].sum())
         footer = (Row((Cell("total"), Cell(""), bytes_cell(total), Cell(""))),)
@@ -179,7 +180,7 @@ def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
             Row((text_cell(r["category"]), text_cell(r["group"]), *diff_cells(r)), {"status": str(r["status"])})
             for r in frame.to_dict("records")
         )
-        cols = (Col("category", "Category"), Col("group", "Group"), *diff_cols(""))
+        cols = (Column("Category", key="category"), Column("Group", key="group"), *diff_cols(""))
         base_total, new_total = int(frame["base_bytes"].sum()), int(frame["new_bytes"].sum())
         footer = (
             Row(
@@ -194,20 +195,20 @@ def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
                 )
             ),
         )
-    table = Table("categories-table", cols, rows, footer, empty="no memory categories in the report(s)")
+    table = Table(cols, rows, id="categories-table", footer=footer, empty="no memory categories in the report(s)")
     chart = bar_charts.categories_chart(reports, roles_of(obj)[1])
-    return Section("memory", "Memory", tables=(table,), charts=(chart,))
+    return Section("Memory", id="memory", tables=(table,), charts=(chart,))
 
 
 def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: list[str]) -> Section:
-    cols: tuple[Col, ...] = (
-        Col("report", "Report"),
-        Col("always", live_label(True, title=True), True),
-        Col("peak", "Not-always-live peak", True),
-        Col("total", "Peak liveness", True),
-        Col("step", "Peak step", True),
-        Col("program", "Program at peak"),
-        Col("steps", "Program steps", True),
+    cols: tuple[Column, ...] = (
+        Column("Report", key="report"),
+        Column(live_label(True, title=True), True, key="always"),
+        Column("Not-always-live peak", True, key="peak"),
+        Column("Peak liveness", True, key="total"),
+        Column("Peak step", True, key="step"),
+        Column("Program at peak", key="program"),
+        Column("Program steps", True, key="steps"),
     )
     rows = []
     for role, report in zip(roles, reports, strict=True):
@@ -227,17 +228,18 @@ def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: li
                 )
             )
         )
-    table = Table("liveness-table", cols, tuple(rows), sortable=False)
+    table = Table(cols, tuple(rows), id="liveness-table", sortable=False)
     chart = interactive.liveness_chart(
         reports, roles, aligned=None if isinstance(obj, Report) else obj.liveness, chart_id="chart-liveness"
     )
-    return Section("liveness", "Liveness", tables=(table,), charts=(chart,))
+    return Section("Liveness", id="liveness", tables=(table,), charts=(chart,))
 
 
 def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
     stats: list[Mapping[str, Any]] = [analysis.tile_stats(r, worst=WORST_TILES) for r in reports]  # read by key name
     names = [r.label if role == "report" else role for role, r in zip(roles, reports, strict=True)]
-    cols: tuple[Col, ...] = (Col("stat", "Tiles"), *(Col(f"r{i}", n, True) for i, n in enumerate(names)))
+    cols: tuple[Column, ...] = (Column("Tiles", key="stat"), *(Column(n, True, key=f"r{i}") for i,
+                                       n in enumerate(names)))
     lines = (
         ("tiles", "Tiles per replica", format_count),
         ("bytes_per_tile", "Tile budget", format_bytes),
@@ -257,7 +259,7 @@ def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
                 continue
             tone_cells.append(Cell(fmt(s[key]), sort_key(s[key]), tone))
         rows.append(Row((Cell(title), *tone_cells)))
-    tables = [Table("tile-stats-table", cols, tuple(rows), sortable=False)]
+    tables = [Table(cols, tuple(rows), id="tile-stats-table", sortable=False)]
     for i, (name, s) in enumerate(zip(names, stats, strict=True)):
         worst = s["worst_tiles"]
         worst_rows = tuple(
@@ -279,22 +281,22 @@ def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
         )
         tables.append(
             Table(
-                f"worst-tiles-{i}",
                 (
-                    Col("tile", "Tile", True),
-                    Col("ipu", "IPU", True),
-                    Col("bytes", "Bytes (incl. gaps)", True),
-                    Col("always", live_label(True, title=True), True),
-                    Col("nal", "Not-always-live peak", True),
-                    Col("pct", "Of budget", True),
+                    Column("Tile", True, key="tile"),
+                    Column("IPU", True, key="ipu"),
+                    Column("Bytes (incl. gaps)", True, key="bytes"),
+                    Column(live_label(True, title=True), True, key="always"),
+                    Column("Not-always-live peak", True, key="nal"),
+                    Column("Of budget", True, key="pct"),
                 ),
                 worst_rows,
+                id=f"worst-tiles-{i}",
                 note=f"{name}: the {len(worst_rows)} fullest tiles",
                 empty="no per-tile data",
             )
         )
     chart = interactive.tiles_chart(reports, roles, chart_id="chart-tiles")
-    return Section("tiles", "Tiles", tables=tuple(tables), charts=(chart,))
+    return Section("Tiles", id="tiles", tables=tuple(tables), charts=(chart,))
 
 
 #: Variables columns copied into the page's JSON data block (report / comparison).
@@ -313,16 +315,16 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
     if isinstance(obj, Report):
         view = analysis.variables_view(obj, top=top)
         shown = view.shown_rows
-        cols: tuple[Col, ...] = (
-            Col("name", "Variable"),
-            Col("kind", "Kind"),
-            Col("bytes", "Bytes", True),
-            Col("always_live", live_label(True, title=True)),
-            Col("dtype", "Dtype"),
-            Col("shape", "Shape"),
-            Col("tiles", "Tiles", True),
-            Col("first_step", "First step", True),
-            Col("last_step", "Last step", True),
+        cols: tuple[Column, ...] = (
+            Column("Variable", key="name"),
+            Column("Kind", key="kind"),
+            Column("Bytes", True, key="bytes"),
+            Column(live_label(True, title=True), key="always_live"),
+            Column("Dtype", key="dtype"),
+            Column("Shape", key="shape"),
+            Column("Tiles", True, key="tiles"),
+            Column("First step", True, key="first_step"),
+            Column("Last step", True, key="last_step"),
         )
         rows = []
         for r in shown.itertuples(index=False):
@@ -357,14 +359,9 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
                     )
                 ),
             )
-        table = Table(
-            "variables-table",
-            cols,
-            tuple(rows),
-            footer,
-            _variables_note(view) if variables_note else cut_note(view, "variables"),
-            empty="no variables in the report",
-        )
+        table = Table(cols, tuple(rows), id="variables-table", footer=footer,
+                      note=_variables_note(view) if variables_note else cut_note(view, "variables"),
+                      empty="no variables in the report")
         return table, view
     frame = obj.variables
     view = analysis.top_n(
@@ -372,12 +369,12 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
     )
     show_match = bool((frame["match"].astype(str) == "normalised").any()) if len(frame) else False
     cols = (
-        Col("name", "Variable"),
-        Col("kind", "Kind"),
+        Column("Variable", key="name"),
+        Column("Kind", key="kind"),
         *diff_cols(""),
-        Col("always_live", live_label(True, title=True)),
-        Col("shape", "Shape"),
-        *((Col("match", "Match"),) if show_match else ()),
+        Column(live_label(True, title=True), key="always_live"),
+        Column("Shape", key="shape"),
+        *((Column("Match", key="match"),) if show_match else ()),
     )
     rows = []
     for rec in view.shown_rows.to_dict("records"):
@@ -401,14 +398,9 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
             )
         )
     footer = other_diff_footer(view, "variables", len(cols), leading=1)
-    table = Table(
-        "variables-table",
-        cols,
-        tuple(rows),
-        footer,
-        _variables_note(view) if variables_note else cut_note(view, "variables"),
-        empty="no variables in either report",
-    )
+    table = Table(cols, tuple(rows), id="variables-table", footer=footer,
+                  note=_variables_note(view) if variables_note else cut_note(view, "variables"),
+                  empty="no variables in either report")
     return table, view
 
 
@@ -439,7 +431,8 @@ def _code_section(obj: Report | Comparison, reports: list[Report], top: int) -> 
             Row((text_cell(r.name), text_cell(r.type), bytes_cell(r.code_bytes)))
             for r in view.shown_rows.itertuples(index=False)
         )
-        cols: tuple[Col, ...] = (Col("name", "Program"), Col("type", "Type"), Col("code_bytes", "Code bytes", True))
+        cols: tuple[Column, ...] = (Column("Program", key="name"), Column("Type", key="type"), Column("Code bytes",
+                                           True, key="code_bytes"))
         footer: tuple[Row, ...] = ()
         if view.cut:
             other = view.other
@@ -459,11 +452,11 @@ def _code_section(obj: Report | Comparison, reports: list[Report], top: int) -> 
             Row((text_cell(r["name"]), text_cell(r["type"]), *diff_cells(r, "code_")), {"status": str(r["status"])})
             for r in view.shown_rows.to_dict("records")
         )
-        cols = (Col("name", "Program"), Col("type", "Type"), *diff_cols("code"))
+        cols = (Column("Program", key="name"), Column("Type", key="type"), *diff_cols("code"))
         footer = other_diff_footer(view, "programs", len(cols), leading=1, suffix="code_bytes")
-    table = Table("code-table", cols, rows, footer, cut_note(view, "programs"), empty="no code data")
+    table = Table(cols, rows, id="code-table", footer=footer, note=cut_note(view, "programs"), empty="no code data")
     chart = bar_charts.code_chart(reports, roles_of(obj)[1], top=min(top, bar_charts.CODE_PROGRAMS))
-    return Section("code", "Code", tables=(table,), charts=(chart,))
+    return Section("Code", id="code", tables=(table,), charts=(chart,))
 
 
 def _remote_section(obj: Report | Comparison, top: int) -> Section:
@@ -487,13 +480,13 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
             )
             for r in view.shown_rows.itertuples(index=False)
         )
-        cols: tuple[Col, ...] = (
-            Col("name", "Remote buffer"),
-            Col("entries", "Entries", True),
-            Col("shape", "Entry shape"),
-            Col("dtype", "Dtype"),
-            Col("sharded", "Sharded"),
-            Col("bytes", "Bytes", True),
+        cols: tuple[Column, ...] = (
+            Column("Remote buffer", key="name"),
+            Column("Entries", True, key="entries"),
+            Column("Entry shape", key="shape"),
+            Column("Dtype", key="dtype"),
+            Column("Sharded", key="sharded"),
+            Column("Bytes", True, key="bytes"),
         )
         footer: tuple[Row, ...] = ()
         if view.cut:
@@ -537,10 +530,10 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
             for r in view.shown_rows.to_dict("records")
         )
         cols = (
-            Col("name", "Remote buffer"),
+            Column("Remote buffer", key="name"),
             *diff_cols(""),
-            Col("sharded", "Sharded"),
-            Col("entries", "Entries"),
+            Column("Sharded", key="sharded"),
+            Column("Entries", key="entries"),
         )
         footer = other_diff_footer(view, "remote buffers", len(cols), leading=0)
         if len(frame):
@@ -560,10 +553,11 @@ def _remote_section(obj: Report | Comparison, top: int) -> Section:
                 ),
             )
     note = cut_note(view, "remote buffers") if view.cut else ""
-    table = Table("remote-table", cols, rows, footer, note, empty="no remote buffers (nothing in Streaming Memory)")
+    table = Table(cols, rows, id="remote-table", footer=footer, note=note,
+                  empty="no remote buffers (nothing in Streaming Memory)")
     totals = (streaming_totals_note(obj) if isinstance(obj, Report)
               else comparison_streaming_totals_note(obj.base, obj.new))
-    return Section("streaming", "Streaming Memory", tables=(table,), text=text, notes=(totals,) if totals else ())
+    return Section("Streaming Memory", id="streaming", tables=(table,), text=text, notes=(totals,) if totals else ())
 
 
 def _time_table(obj: Report | Comparison) -> Table:
@@ -578,7 +572,8 @@ def _time_table(obj: Report | Comparison) -> Table:
                   summary["host_seconds_per_step"], "seconds_per_step": summary["seconds_per_step"]}
         rows = tuple(Row((Cell(title), Cell(format_seconds(values[metric]), sort_key(values[metric]))), {"metric": key})
                      for key, title, metric in lines)
-        return Table("time-table", (Col("time", "Time"), Col("value", "Value", True)), rows, sortable=False)
+        return Table((Column("Time", key="time"), Column("Value", True, key="value")), rows, id="time-table",
+                     sortable=False)
     frame = obj.summary
     clocks = (obj.base.meta.target.clock_hz, obj.new.meta.target.clock_hz)
     rows_list = []
@@ -594,12 +589,12 @@ def _time_table(obj: Report | Comparison) -> Table:
                               Cell(format_seconds(new), sort_key(new)),
                               Cell(format_seconds(delta, signed=True), sort_key(delta), tone),
                               pct_cell(r["delta_pct"], tone), status_cell(status, tone)), {"metric": key}))
-    return Table("time-table", (Col("time", "Time"), *diff_cols("")), tuple(rows_list), sortable=False)
+    return Table((Column("Time", key="time"), *diff_cols("")), tuple(rows_list), id="time-table", sortable=False)
 
 
 def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Section:
     if not any(len(r.execution) for r in reports):
-        return Section("execution", "Execution", text="No execution profile in the report(s): cycles are not known.")
+        return Section("Execution", id="execution", text="No execution profile in the report(s): cycles are not known.")
     if isinstance(obj, Report):
         frame = analysis.execution_by_phase(obj)
         frame = frame[frame["phase"].astype(str).isin(DEVICE_PHASES)]
@@ -609,10 +604,10 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
                  pct_cell(100.0 * r.cycles / device if device else None, signed=False)))
             for r in frame.itertuples(index=False)
         )
-        cols: tuple[Col, ...] = (
-            Col("phase", "Device phase"),
-            Col("cycles", "Device cycles per step", True),
-            Col("pct", "Share of device cycles", True),
+        cols: tuple[Column, ...] = (
+            Column("Device phase", key="phase"),
+            Column("Device cycles per step", True, key="cycles"),
+            Column("Share of device cycles", True, key="pct"),
         )
         footer = (Row((Cell(metric_label("cycles_per_step")), Cell(format_cycles(device)), Cell(""))),)
     else:
@@ -622,7 +617,7 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
             Row((text_cell(phase_label(r["phase"])), *diff_cells(r, "", "cycles", format_cycles)), {"status": str(r["status"])})
             for r in frame.to_dict("records")
         )
-        cols = (Col("phase", "Device phase"), *diff_cols("cycles"))
+        cols = (Column("Device phase", key="phase"), *diff_cols("cycles"))
         total = obj.summary.loc["cycles_per_step"]
         status = "" if is_missing(total["status"]) else str(total["status"])
         tone = metric_tone("cycles_per_step", status) if status else None
@@ -638,9 +633,9 @@ def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Secti
                 )
             ),
         )
-    table = Table("execution-table", cols, rows, footer, note=EXECUTION_NOTE)
+    table = Table(cols, rows, id="execution-table", footer=footer, note=EXECUTION_NOTE)
     chart = bar_charts.execution_chart(reports, roles_of(obj)[1])
-    return Section("execution", "Execution", tables=(table, _time_table(obj)), charts=(chart,))
+    return Section("Execution", id="execution", tables=(table, _time_table(obj)), charts=(chart,))
 
 
 #: The note of the execution table: what is device time and what is not.
@@ -658,7 +653,7 @@ def _verdict_section(cmp: Comparison, verdict: ComparisonVerdict) -> Section:
     modelled = bool((cmp.summary["confidence"].astype(str) == "modelled").any())
     note = ("Written from the figures below; bytes per replica."
             + (" Modelled figures are estimates (see the Confidence column of the Summary)." if modelled else ""))
-    return Section("verdict", "Verdict", items=comparison_sentences(verdict), notes=(note,))
+    return Section("Verdict", id="verdict", items=comparison_sentences(verdict), notes=(note,))
 
 
 # --------------------------------------------------------------------------- page
@@ -680,9 +675,9 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     # the variables table holds every row up to a bound, so its status filter ("grew") shows
     # every variable that grew; other tables are top-N views
     variables, variables_view = _variables_table(obj, HTML_MAX_VARIABLE_ROWS, variables_note=True)
-    summary = Section("summary", "Summary", tables=(summary_table(obj),))
+    summary = Section("Summary", id="summary", tables=(summary_table(obj),))
     if isinstance(obj, Report) and unrecorded_tables(obj):
-        summary = Section("summary", "Summary", tables=(summary_table(obj, recorded_only=True),),
+        summary = Section("Summary", id="summary", tables=(summary_table(obj, recorded_only=True),),
                           notes=(unrecorded_note(obj),))
     verdict: ComparisonVerdict | None = None
     trace_section = html_trace_section(obj)  # only when a report has an execution trace
@@ -703,7 +698,7 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
         *leading,
         _memory_section(obj, reports),
         _tiles_section(reports, roles),
-        Section("variables", "Variables"),
+        Section("Variables", id="variables"),
         _code_section(obj, reports, top),
         _remote_section(obj, top),
         _execution_section(obj, reports),
@@ -864,7 +859,7 @@ def render_template(name: str, **context: Any) -> str:
 
 __all__ = [
     "Cell",
-    "Col",
+    "Column",
     "HtmlRenderer",
     "Page",
     "ReportCard",

@@ -44,7 +44,7 @@ def report_ipu_section(report: Report) -> Any:
     if io:
         columns = (Column("IPU"), Column("Tile set"), *(Column(h, True) for h in _TILE_SET_HEADERS[2:]))
         rows = tuple(tuple(Cell(c) for c in row) for row in _tile_set_rows(report))
-        return Section("Memory per IPU", Table(columns, rows), (_TILE_SET_NOTE.format(io=io),))
+        return Section("Memory per IPU", (Table.of(columns, rows),), (_TILE_SET_NOTE.format(io=io),))
     if ipu_count(report) <= 1:
         return None
     frame = memory_per_ipu(report)
@@ -54,7 +54,7 @@ def report_ipu_section(report: Report) -> Any:
         for r in frame.itertuples(index=False)
     )
     columns = (Column("IPU"), Column("Tiles", True)) + tuple(Column(h, True) for h in _HEADERS)
-    return Section("Memory per IPU", Table(columns, rows), (_NOTE,))
+    return Section("Memory per IPU", (Table.of(columns, rows),), (_NOTE,))
 
 
 def comparison_ipu_section(base: Report, new: Report) -> Any:
@@ -75,26 +75,26 @@ def comparison_ipu_section(base: Report, new: Report) -> Any:
     columns = [Column("IPU")]
     for h in _HEADERS[:3]:
         columns += [Column(f"{h} base", True), Column(f"{h} new", True), Column(f"{h} delta", True)]
-    return Section("Memory per IPU", Table(tuple(columns), tuple(rows)), (_NOTE,))
+    return Section("Memory per IPU", (Table.of(tuple(columns), tuple(rows)),), (_NOTE,))
 
 
 def html_ipu_section(obj: Any) -> Any:
     """The HTML page's "Memory per IPU" section (html_model.Section) of a Report or a Comparison,
     or None when no report has more than one IPU per replica."""
     from profcompare.model import Report as _Report
-    from profcompare.render.html_model import Cell, Col, Row, Section, Table, bytes_cell
+    from profcompare.render.html_model import Cell, Column, Row, Section, Table, bytes_cell
 
     if isinstance(obj, _Report) and io_tiles_per_ipu(obj):
-        cols = tuple(Col(f"c{i}", h, i >= 2) for i, h in enumerate(_TILE_SET_HEADERS))
+        cols = tuple(Column(h, i >= 2, key=f"c{i}") for i, h in enumerate(_TILE_SET_HEADERS))
         rows = tuple(Row(tuple(Cell(c, c) for c in row)) for row in _tile_set_rows(obj))
-        table = Table("memory-per-ipu-table", cols, rows, note=_TILE_SET_NOTE.format(io=io_tiles_per_ipu(obj)))
-        return Section("memory-per-ipu", "Memory per IPU", tables=(table,))
+        table = Table(cols, rows, id="memory-per-ipu-table", note=_TILE_SET_NOTE.format(io=io_tiles_per_ipu(obj)))
+        return Section("Memory per IPU", id="memory-per-ipu", tables=(table,))
     if isinstance(obj, _Report):
         if ipu_count(obj) <= 1:
             return None
         frame = memory_per_ipu(obj)
-        cols = (Col("ipu", "IPU", True), Col("tiles", "Tiles", True),
-                *(Col(c, h, True) for h, c in zip(_HEADERS, _COLUMNS)))
+        cols = (Column("IPU", True, key="ipu"), Column("Tiles", True, key="tiles"),
+                *(Column(h, True, key=c) for h, c in zip(_HEADERS, _COLUMNS)))
         rows = tuple(Row((Cell(f"{int(r['ipu'])}", int(r["ipu"])),
                           Cell(format_count(r["tiles"]), int(r["tiles"])),
                           *(bytes_cell(r[c]) for c in _COLUMNS)))
@@ -103,18 +103,18 @@ def html_ipu_section(obj: Any) -> Any:
         if max(ipu_count(obj.base), ipu_count(obj.new)) <= 1:
             return None
         frame = compare_memory_per_ipu(obj.base, obj.new)
-        columns = [Col("ipu", "IPU", True)]
+        columns = [Column("IPU", True, key="ipu")]
         for h, c in zip(_HEADERS[:3], _COLUMNS[:3]):
-            columns += [Col(f"base_{c}", f"{h} base", True), Col(f"new_{c}", f"{h} new", True),
-                        Col(f"delta_{c}", f"{h} delta", True)]
+            columns += [Column(f"{h} base", True, key=f"base_{c}"), Column(f"{h} new", True, key=f"new_{c}"),
+                        Column(f"{h} delta", True, key=f"delta_{c}")]
         rows = tuple(Row((Cell(f"{int(r['ipu'])}", int(r["ipu"])),
                           *(cell for c in _COLUMNS[:3]
                             for cell in (bytes_cell(r[f"base_{c}"]), bytes_cell(r[f"new_{c}"]),
                                          bytes_cell(r[f"delta_{c}"], signed=True)))))
                      for r in frame.to_dict("records"))
         cols = tuple(columns)
-    table = Table("memory-per-ipu-table", cols, rows, note=_NOTE)
-    return Section("memory-per-ipu", "Memory per IPU", tables=(table,))
+    table = Table(cols, rows, id="memory-per-ipu-table", note=_NOTE)
+    return Section("Memory per IPU", id="memory-per-ipu", tables=(table,))
 
 
 __all__ = ["comparison_ipu_section", "html_ipu_section", "report_ipu_section"]

@@ -194,7 +194,7 @@ def comparison_replicas_section(base: Report, new: Report) -> Any:
         return None
     columns = (Column(COMPARISON_REPLICAS_HEADERS[0]), *(Column(h, True) for h in COMPARISON_REPLICAS_HEADERS[1:]))
     rows = tuple(tuple(Cell(c) for c in row) for row in comparison_replicas_rows(base, new))
-    return Section("Replicas and collectives", Table(columns, rows), comparison_replicas_notes(base, new))
+    return Section("Replicas and collectives", (Table.of(columns, rows),), comparison_replicas_notes(base, new))
 
 
 def report_replicas_section(report: Report) -> Any:
@@ -206,7 +206,7 @@ def report_replicas_section(report: Report) -> Any:
     columns = (Column(REPLICAS_HEADERS[0]), Column(REPLICAS_HEADERS[1], True), Column(REPLICAS_HEADERS[2]),
                *(Column(h, True) for h in REPLICAS_HEADERS[3:]))
     rows = tuple(tuple(Cell(c) for c in row) for row in replicas_rows(report))
-    return Section("Replicas and collectives", Table(columns, rows), replicas_notes(report))
+    return Section("Replicas and collectives", (Table.of(columns, rows),), replicas_notes(report))
 
 
 def report_loaded_code_section(report: Report) -> Any:
@@ -218,7 +218,7 @@ def report_loaded_code_section(report: Report) -> Any:
         return None
     columns = (Column(LOADED_CODE_HEADERS[0]), Column(LOADED_CODE_HEADERS[1], True),
                Column(LOADED_CODE_HEADERS[2], True), Column(LOADED_CODE_HEADERS[3]))
-    return Section("Code loaded at run time", Table(columns, tuple(tuple(Cell(c) for c in r) for r in rows)),
+    return Section("Code loaded at run time", (Table.of(columns, tuple(tuple(Cell(c) for c in r) for r in rows)),),
                    (LOADED_CODE_NOTE,))
 
 
@@ -227,10 +227,10 @@ def report_loaded_code_section(report: Report) -> Any:
 
 def _html_table(table_id: str, headers: tuple[str, ...], numeric: tuple[bool, ...],
                 rows: tuple[tuple[str, ...], ...], note: str) -> Any:
-    from profcompare.render.html_model import Cell, Col, Row, Table
+    from profcompare.render.html_model import Cell, Column, Row, Table
 
-    cols = tuple(Col(f"c{i}", h, n) for i, (h, n) in enumerate(zip(headers, numeric, strict=True)))
-    return Table(table_id, cols, tuple(Row(tuple(Cell(c, c) for c in row)) for row in rows), note=note)
+    cols = tuple(Column(h, n, key=f"c{i}") for i, (h, n) in enumerate(zip(headers, numeric, strict=True)))
+    return Table(cols, tuple(Row(tuple(Cell(c, c) for c in row)) for row in rows), id=table_id, note=note)
 
 
 def html_replicas_section(report: Report) -> Any:
@@ -241,7 +241,7 @@ def html_replicas_section(report: Report) -> Any:
         return None
     table = _html_table("replicas-table", REPLICAS_HEADERS, (False, True, False, True, True, True),
                         replicas_rows(report), "")
-    return Section("replicas", "Replicas and collectives", tables=(table,), notes=replicas_notes(report))
+    return Section("Replicas and collectives", id="replicas", tables=(table,), notes=replicas_notes(report))
 
 
 def html_comparison_replicas_section(base: Report, new: Report) -> Any:
@@ -252,7 +252,7 @@ def html_comparison_replicas_section(base: Report, new: Report) -> Any:
         return None
     table = _html_table("replicas-table", COMPARISON_REPLICAS_HEADERS, (False, True, True, True, True, True),
                         comparison_replicas_rows(base, new), " ".join(comparison_replicas_notes(base, new)))
-    return Section("replicas", "Replicas and collectives", tables=(table,))
+    return Section("Replicas and collectives", id="replicas", tables=(table,))
 
 
 def html_loaded_code_section(report: Report) -> Any:
@@ -263,7 +263,7 @@ def html_loaded_code_section(report: Report) -> Any:
     if not rows:
         return None
     table = _html_table("loaded-code-table", LOADED_CODE_HEADERS, (False, True, True, False), rows, LOADED_CODE_NOTE)
-    return Section("loaded-code", "Code loaded at run time", tables=(table,))
+    return Section("Code loaded at run time", id="loaded-code", tables=(table,))
 
 
 __all__ = ["collectives_cycles_note", "comparison_replicas_notes",

@@ -38,14 +38,14 @@ def report_trace_section(report: Report) -> Any:
     columns = (Column("IPU", True), Column("Run span (cycles)", True), Column("Type"), Column("Blocks", True),
                Column("Cycles (sum)", True), Column("Median block", True))
     origin = "modelled (no SyncAns: an IPU's wait is inside the step it waits in)" if report.meta.simulated else "measured"
-    return Section("Execution trace", Table(columns, tuple(rows)),
+    return Section("Execution trace", (Table.of(columns, tuple(rows)),),
                    (f"{format_count(len(report.trace))} blocks, {origin}. " + _SUMS_NOTE,))
 
 
 def html_trace_section(obj: Any) -> Any:
     """The "Execution trace" html_model.Section of a Report or a Comparison, or None when no
     report has an execution trace."""
-    from profcompare.render.html_model import Cell, Col, Row, Section, Table
+    from profcompare.render.html_model import Cell, Column, Row, Section, Table
 
     if isinstance(obj, Report):
         reports, roles = [obj], ["report"]
@@ -72,14 +72,15 @@ def html_trace_section(obj: Any) -> Any:
                                   Cell(format_count(row["blocks"]), int(row["blocks"])),
                                   Cell(f"{int(row['cycles']):,}", int(row["cycles"])),
                                   Cell(f"{row['median_cycles']:,.1f}", float(row["median_cycles"])))))
-    spans = Table("trace-spans", (Col("report", "Report"), Col("origin", "Figures"), Col("ipu", "IPU", True),
-                                  Col("span", "Run span (cycles)", True), Col("interval", "From–to"),
-                                  Col("blocks", "Blocks", True)), tuple(span_rows), sortable=False,
-                  note="The run total: from the first block's start to the last block's end, per IPU.")
-    types = Table("trace-types", (Col("report", "Report"), Col("ipu", "IPU", True), Col("type", "Type"),
-                                  Col("blocks", "Blocks", True), Col("cycles", "Cycles (sum)", True),
-                                  Col("median", "Median block", True)), tuple(type_rows), note=_SUMS_NOTE)
-    return Section("trace", "Execution trace", tables=(spans, types), charts=(chart,))
+    spans = Table((Column("Report", key="report"), Column("Figures", key="origin"), Column("IPU", True, key="ipu"),
+                                  Column("Run span (cycles)", True, key="span"), Column("From–to", key="interval"),
+                                  Column("Blocks", True,
+                                         key="blocks")), tuple(span_rows), id="trace-spans", note="The run total: from the first block's start to the last block's end, per IPU.", sortable=False)
+    types = Table((Column("Report", key="report"), Column("IPU", True, key="ipu"), Column("Type", key="type"),
+                                  Column("Blocks", True, key="blocks"), Column("Cycles (sum)", True, key="cycles"),
+                                  Column("Median block", True,
+                                         key="median")), tuple(type_rows), id="trace-types", note=_SUMS_NOTE)
+    return Section("Execution trace", id="trace", tables=(spans, types), charts=(chart,))
 
 
 __all__ = ["html_trace_section", "report_trace_section"]
