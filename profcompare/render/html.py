@@ -45,13 +45,14 @@ from profcompare.render import bar_charts, html_ledger, interactive
 from profcompare.render.ipu_sections import html_ipu_section
 from profcompare.render.replica_sections import (
     comparison_streaming_totals_note,
-    html_comparison_replicas_section,
-    html_loaded_code_section,
-    html_replicas_section,
+    comparison_replicas_section,
+    report_loaded_code_section,
+    report_replicas_section,
     streaming_totals_note,
 )
 from profcompare.render.labels import TOTAL_VS_PEAK_NOTE, VARIABLES_SUM_NOTE, live_label, phase_label
 from profcompare.render.ledger_words import TONE_LEGEND
+from profcompare.render.page.model import placed_for_page
 from profcompare.render.trace_section import html_trace_section
 from profcompare.render.format import (
     MISSING,
@@ -708,12 +709,12 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
         at = next(i for i, s in enumerate(sections) if s.id == "tiles")
         sections = (*sections[:at], ipu_section, *sections[at:])
     if isinstance(obj, Report):
-        loaded = html_loaded_code_section(obj)  # only when the program loads code
+        loaded = report_loaded_code_section(obj)  # only when the program loads code
         if loaded is not None:
             at = next(i for i, s in enumerate(sections) if s.id == "code") + 1
             sections = (*sections[:at], loaded, *sections[at:])
-    replicas_section = (html_replicas_section(obj) if isinstance(obj, Report)
-                        else html_comparison_replicas_section(obj.base, obj.new))  # only with replica groupings
+    replicas_section = (report_replicas_section(obj) if isinstance(obj, Report)
+                        else comparison_replicas_section(obj.base, obj.new))  # only with replica groupings
     if replicas_section is not None:
         at = next(i for i, s in enumerate(sections) if s.id == "execution") + 1
         sections = (*sections[:at], replicas_section, *sections[at:])
@@ -725,6 +726,7 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     else:
         variable_filter = ("liveness", (live_label(True), live_label(False)))
     data = _page_data(obj, reports, roles, variables_view, verdict)
+    sections = tuple(placed_for_page(section) for section in sections)
     return Page(title, is_comparison, report_cards(obj), sections, variables, variable_filter, data)
 
 

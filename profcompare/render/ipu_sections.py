@@ -1,16 +1,22 @@
 """The "Memory per IPU" sections of ``show`` and ``compare`` (text, markdown: through sections.py)
-and the rows the HTML page's per-IPU table shows. Present only when a report has more than one
+and of the HTML page: by tile set one section drawn by all three; per IPU still one for text and
+Markdown and one for the page (whose IPU column holds the bare number, sorted as one). Present only when a report has more than one
 IPU per replica, or I/O tiles (``show``: then by tile set, the I/O tiles as their own group), so
 single-IPU outputs without I/O tiles are unchanged."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from profcompare.analysis.memory_per_ipu import compare_memory_per_ipu, ipu_count, memory_per_ipu
 from profcompare.model import Report
 from profcompare.analysis.replicas import io_tiles_per_ipu, memory_per_tile_set
 from profcompare.render.format import format_bytes, format_count
+from profcompare.render.html_model import bytes_cell
+from profcompare.render.page.model import Cell, Column, Row, Section, Table
+
+if TYPE_CHECKING:
+    from profcompare.comparison import Comparison
 
 _HEADERS = ("Always-live", "Not-always-live (tile peaks)", "Total", "Including gaps")
 _COLUMNS = ("always_live_bytes", "not_always_live_peak_bytes", "total_bytes", "bytes_including_gaps")
@@ -35,16 +41,22 @@ def _tile_set_rows(report: Report) -> tuple[tuple[str, ...], ...]:
                  for r in frame.to_dict("records"))
 
 
-def report_ipu_section(report: Report) -> Any:
+def _tile_set_section(report: Report, io: int) -> Section:
+    """The "Memory per IPU" section of a report with ``io`` I/O tiles per IPU, by tile set: drawn
+    alike by text, Markdown and the HTML page."""
+    columns = tuple(Column(h, i >= 2, key=f"c{i}") for i, h in enumerate(_TILE_SET_HEADERS))
+    rows = tuple(Row(tuple(Cell(c) for c in row)) for row in _tile_set_rows(report))
+    table = Table(columns, rows, id="memory-per-ipu-table")
+    return Section("Memory per IPU", (table,), (_TILE_SET_NOTE.format(io=io),), id="memory-per-ipu",
+                   notes_on_table=True)
+
+
+def report_ipu_section(report: Report) -> Section | None:
     """The "Memory per IPU" Section of one report (by tile set when it has I/O tiles), or None
     with a single IPU per replica and no I/O tiles."""
-    from profcompare.render.sections.document import Cell, Column, Section, Table
-
     io = io_tiles_per_ipu(report)
     if io:
-        columns = (Column("IPU"), Column("Tile set"), *(Column(h, True) for h in _TILE_SET_HEADERS[2:]))
-        rows = tuple(tuple(Cell(c) for c in row) for row in _tile_set_rows(report))
-        return Section("Memory per IPU", (Table.of(columns, rows),), (_TILE_SET_NOTE.format(io=io),))
+        return _tile_set_section(report, io)
     if ipu_count(report) <= 1:
         return None
     frame = memory_per_ipu(report)
@@ -57,11 +69,9 @@ def report_ipu_section(report: Report) -> Any:
     return Section("Memory per IPU", (Table.of(columns, rows),), (_NOTE,))
 
 
-def comparison_ipu_section(base: Report, new: Report) -> Any:
+def comparison_ipu_section(base: Report, new: Report) -> Section | None:
     """The "Memory per IPU" Section of a comparison (base, new, delta of always-live,
     not-always-live peak and total per IPU), or None when both reports have one IPU."""
-    from profcompare.render.sections.document import Cell, Column, Section, Table
-
     if max(ipu_count(base), ipu_count(new)) <= 1:
         return None
     frame = compare_memory_per_ipu(base, new)
@@ -78,18 +88,13 @@ def comparison_ipu_section(base: Report, new: Report) -> Any:
     return Section("Memory per IPU", (Table.of(tuple(columns), tuple(rows)),), (_NOTE,))
 
 
-def html_ipu_section(obj: Any) -> Any:
-    """The HTML page's "Memory per IPU" section (html_model.Section) of a Report or a Comparison,
-    or None when no report has more than one IPU per replica."""
-    from profcompare.model import Report as _Report
-    from profcompare.render.html_model import Cell, Column, Row, Section, Table, bytes_cell
-
-    if isinstance(obj, _Report) and io_tiles_per_ipu(obj):
-        cols = tuple(Column(h, i >= 2, key=f"c{i}") for i, h in enumerate(_TILE_SET_HEADERS))
-        rows = tuple(Row(tuple(Cell(c, c) for c in row)) for row in _tile_set_rows(obj))
-        table = Table(cols, rows, id="memory-per-ipu-table", note=_TILE_SET_NOTE.format(io=io_tiles_per_ipu(obj)))
-        return Section("Memory per IPU", id="memory-per-ipu", tables=(table,))
-    if isinstance(obj, _Report):
+def html_ipu_section(obj: Report | Comparison) -> Section | None:
+    """The HTML page's "Memory per IPU" section of a Report or a Comparison, or None when no
+    report has more than one IPU per replica (the section by tile set is the one
+    :func:`report_ipu_section` builds; per IPU, the page's cells carry sort keys and bytes)."""
+    if isinstance(obj, Report) and io_tiles_per_ipu(obj):
+        return _tile_set_section(obj, io_tiles_per_ipu(obj))
+    if isinstance(obj, Report):
         if ipu_count(obj) <= 1:
             return None
         frame = memory_per_ipu(obj)

@@ -4,12 +4,16 @@ tables as one. Present only when a report has a trace."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from profcompare.analysis import trace as trace_analysis
 from profcompare.model import Report
 from profcompare.render.format import format_count
+from profcompare.render.page.model import Cell, Column, Row, Section, Table
 from profcompare.render.trace_chart import trace_chart
+
+if TYPE_CHECKING:
+    from profcompare.comparison import Comparison
 
 _SUMS_NOTE = ("Cycles per type are the sums of the blocks' lengths. Blocks overlap (a SyncAns block covers the "
               "blocks it waits for), so a run's time is its span, never the sum of its blocks.")
@@ -21,11 +25,9 @@ def _origin(report: Report) -> str:
     return "measured"
 
 
-def report_trace_section(report: Report) -> Any:
+def report_trace_section(report: Report) -> Section | None:
     """The "Execution trace" document Section of ``show`` (text, markdown): per IPU its span, then
     per block type its blocks, cycles (sum) and median block; None without a trace."""
-    from profcompare.render.sections.document import Cell, Column, Section, Table
-
     if not len(report.trace):
         return None
     spans = trace_analysis.trace_spans(report.trace).set_index("ipu")
@@ -42,11 +44,9 @@ def report_trace_section(report: Report) -> Any:
                    (f"{format_count(len(report.trace))} blocks, {origin}. " + _SUMS_NOTE,))
 
 
-def html_trace_section(obj: Any) -> Any:
+def html_trace_section(obj: Report | Comparison) -> Section | None:
     """The "Execution trace" html_model.Section of a Report or a Comparison, or None when no
     report has an execution trace."""
-    from profcompare.render.html_model import Cell, Column, Row, Section, Table
-
     if isinstance(obj, Report):
         reports, roles = [obj], ["report"]
     else:
@@ -73,13 +73,12 @@ def html_trace_section(obj: Any) -> Any:
                                   Cell(f"{int(row['cycles']):,}", int(row["cycles"])),
                                   Cell(f"{row['median_cycles']:,.1f}", float(row["median_cycles"])))))
     spans = Table((Column("Report", key="report"), Column("Figures", key="origin"), Column("IPU", True, key="ipu"),
-                                  Column("Run span (cycles)", True, key="span"), Column("From–to", key="interval"),
-                                  Column("Blocks", True,
-                                         key="blocks")), tuple(span_rows), id="trace-spans", note="The run total: from the first block's start to the last block's end, per IPU.", sortable=False)
+                   Column("Run span (cycles)", True, key="span"), Column("From–to", key="interval"),
+                   Column("Blocks", True, key="blocks")), tuple(span_rows), id="trace-spans",
+                  note="The run total: from the first block's start to the last block's end, per IPU.", sortable=False)
     types = Table((Column("Report", key="report"), Column("IPU", True, key="ipu"), Column("Type", key="type"),
-                                  Column("Blocks", True, key="blocks"), Column("Cycles (sum)", True, key="cycles"),
-                                  Column("Median block", True,
-                                         key="median")), tuple(type_rows), id="trace-types", note=_SUMS_NOTE)
+                   Column("Blocks", True, key="blocks"), Column("Cycles (sum)", True, key="cycles"),
+                   Column("Median block", True, key="median")), tuple(type_rows), id="trace-types", note=_SUMS_NOTE)
     return Section("Execution trace", id="trace", tables=(spans, types), charts=(chart,))
 
 

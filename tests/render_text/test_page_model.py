@@ -37,3 +37,18 @@ def test_text_and_markdown_draw_every_table_and_ignore_what_they_cannot_show() -
     markdown = render_markdown_document(document)
     assert "| alpha |" in markdown and "| 12 |" in markdown
     assert "tip" not in text + markdown and "page only" not in text + markdown
+
+
+def test_a_page_shows_the_notes_of_a_notes_on_table_section_as_its_tables_note() -> None:
+    from profcompare.render.page.model import placed_for_page
+
+    table = Table.of((Column("a"),), [(Cell("1"),)])
+    section = Section("S", (table,), ("One.", "Two."), notes_on_table=True)
+    placed = placed_for_page(section)
+    assert placed.notes == () and placed.tables[0].note == "One. Two." and placed.tables[1:] == ()
+    noted = Section("S", (Table(table.columns, table.rows, note="First."),), ("One.",), notes_on_table=True)
+    assert placed_for_page(noted).tables[0].note == "First. One."
+    assert placed_for_page(Section("S", (table,), ("One.",))).notes == ("One.",)
+    # text draws them as the section's notes, one paragraph each, after the table
+    text = render_document(sections.Document("t", (), (), (section,)), width=None)
+    assert text.splitlines()[-2:] == ["One.", "Two."]

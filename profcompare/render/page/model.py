@@ -10,7 +10,7 @@ row filters or charts). Nothing here imports a builder or a drawer.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, overload
 
 if TYPE_CHECKING:
@@ -118,7 +118,11 @@ class Table:
 class Section:
     """A titled part of a page or document: ``items`` (plain statements, drawn as a list before
     the tables), its tables, then ``notes``; on a page also its ``id`` (the navigation anchor), a
-    lead ``text`` and chart specifications (``charts``, which text and Markdown do not draw)."""
+    lead ``text`` and chart specifications (``charts``, which text and Markdown do not draw).
+
+    ``notes_on_table``: a page shows the notes as its first table's note, one paragraph at the
+    table, rather than as paragraphs under the title (text and Markdown draw them after the
+    tables either way)."""
 
     title: str
     tables: tuple[Table, ...] = ()
@@ -127,6 +131,7 @@ class Section:
     id: str = ""
     text: str = ""
     charts: tuple[InteractiveChart, ...] = ()
+    notes_on_table: bool = False
 
     @property
     def table(self) -> Table | None:
@@ -139,4 +144,14 @@ class Section:
         return self.items
 
 
-__all__ = ["FOLDED_ROWS", "FOLD_OVER", "TONES", "Cell", "Column", "Row", "Section", "Table", "TableFilter"]
+def placed_for_page(section: Section) -> Section:
+    """Return ``section`` as a page shows it: with ``notes_on_table``, its notes joined into its
+    first table's note (after any note the table has); otherwise ``section`` itself."""
+    if not (section.notes_on_table and section.tables and section.notes):
+        return section
+    first, *rest = section.tables
+    note = " ".join((first.note, *section.notes) if first.note else section.notes)
+    return replace(section, tables=(replace(first, note=note), *rest), notes=(), notes_on_table=False)
+
+
+__all__ = ["FOLDED_ROWS", "FOLD_OVER", "TONES", "Cell", "Column", "Row", "Section", "Table", "TableFilter", "placed_for_page"]
