@@ -239,8 +239,8 @@ def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: li
 def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
     stats: list[Mapping[str, Any]] = [analysis.tile_stats(r, worst=WORST_TILES) for r in reports]  # read by key name
     names = [r.label if role == "report" else role for role, r in zip(roles, reports, strict=True)]
-    cols: tuple[Column, ...] = (Column("Tiles", key="stat"), *(Column(n, True, key=f"r{i}") for i,
-                                       n in enumerate(names)))
+    cols: tuple[Column, ...] = (Column("Tiles", key="stat"),
+                                *(Column(n, True, key=f"r{i}") for i, n in enumerate(names)))
     lines = (
         ("tiles", "Tiles per replica", format_count),
         ("bytes_per_tile", "Tile budget", format_bytes),
@@ -432,8 +432,8 @@ def _code_section(obj: Report | Comparison, reports: list[Report], top: int) -> 
             Row((text_cell(r.name), text_cell(r.type), bytes_cell(r.code_bytes)))
             for r in view.shown_rows.itertuples(index=False)
         )
-        cols: tuple[Column, ...] = (Column("Program", key="name"), Column("Type", key="type"), Column("Code bytes",
-                                           True, key="code_bytes"))
+        cols: tuple[Column, ...] = (Column("Program", key="name"), Column("Type", key="type"),
+                                    Column("Code bytes", True, key="code_bytes"))
         footer: tuple[Row, ...] = ()
         if view.cut:
             other = view.other

@@ -216,9 +216,8 @@ def peak_section(cmp: Comparison, top: int) -> Section:
     frame = cmp.peak_composition()
     view = analysis.top_n(frame, top, "delta_bytes", label_column="parameter",
                           sum_columns=("base_bytes", "new_bytes", "delta_bytes"), key=abs)
-    columns = (Column("Parameter", key="parameter"), Column("Role", key="role"), Column("Base", True,
-                      key="base"), Column("New", True, key="new"),
-               Column("Delta", True, key="delta"))
+    columns = (Column("Parameter", key="parameter"), Column("Role", key="role"), Column("Base", True, key="base"),
+               Column("New", True, key="new"), Column("Delta", True, key="delta"))
     rows = []
     for r in view.shown_rows.to_dict("records"):
         delta = int(r["delta_bytes"])
@@ -247,9 +246,8 @@ def report_ledger_section(report: Report) -> Section:
     view = analysis.top_n(frame, LEDGER_MAX_ROWS, "bytes", label_column="parameter",
                           sum_columns=("bytes", "bytes_at_peak", "rows"))
     columns = (Column("Parameter", key="parameter"), Column("Role", key="role"), Column("Location", key="location"),
-               Column("Bytes", True, key="bytes"), Column("At peak", True, key="bytes_at_peak"), Column("Steps",
-                      key="steps"),
-               Column("Rows", True, key="rows"))
+               Column("Bytes", True, key="bytes"), Column("At peak", True, key="bytes_at_peak"),
+               Column("Steps", key="steps"), Column("Rows", True, key="rows"))
     rows = []
     for r in view.shown_rows.to_dict("records"):
         label = parameter_text(r["parameter"], r["role"])
@@ -288,8 +286,8 @@ def report_peak_section(report: Report, top: int) -> Section:
         return Section(title, id="peak", text="No program steps in this report.")
     live = report.live_at_peak()
     view = analysis.top_n(live, top, "bytes", label_column="name", sum_columns=("bytes",))
-    columns = (Column("Variable", key="name"), Column("Parameter", key="parameter"), Column("Role",
-                      key="role"), Column("Bytes", True, key="bytes"),
+    columns = (Column("Variable", key="name"), Column("Parameter", key="parameter"), Column("Role", key="role"),
+               Column("Bytes", True, key="bytes"),
                Column("First step", True, key="first_step"), Column("Last step", True, key="last_step"))
     rows = []
     for r in view.shown_rows.to_dict("records"):
