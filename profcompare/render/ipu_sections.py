@@ -1,12 +1,10 @@
 """The "Memory per IPU" sections of ``show`` and ``compare`` (text, markdown: through sections.py)
-and of the HTML page: by tile set one section drawn by all three; per IPU still one for text and
-Markdown and one for the page (whose IPU column holds the bare number, sorted as one). Present only when a report has more than one
-IPU per replica, or I/O tiles (``show``: then by tile set, the I/O tiles as their own group), so
-single-IPU outputs without I/O tiles are unchanged."""
+and of the HTML page: by tile set one section that all three draw; per IPU still one for text and
+Markdown and one for the page (whose IPU column holds the bare number, sorted as one). Present
+only when a report has more than one IPU per replica, or I/O tiles (``show``: then by tile set,
+the I/O tiles as their own group), so single-IPU outputs without I/O tiles are unchanged."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from profcompare.analysis.memory_per_ipu import compare_memory_per_ipu, ipu_count, memory_per_ipu
 from profcompare.model import Report
@@ -14,9 +12,6 @@ from profcompare.analysis.replicas import io_tiles_per_ipu, memory_per_tile_set
 from profcompare.render.format import format_bytes, format_count
 from profcompare.render.html_model import bytes_cell
 from profcompare.render.page.model import Cell, Column, Row, Section, Table
-
-if TYPE_CHECKING:
-    from profcompare.comparison import Comparison
 
 _HEADERS = ("Always-live", "Not-always-live (tile peaks)", "Total", "Including gaps")
 _COLUMNS = ("always_live_bytes", "not_always_live_peak_bytes", "total_bytes", "bytes_including_gaps")
@@ -88,38 +83,46 @@ def comparison_ipu_section(base: Report, new: Report) -> Section | None:
     return Section("Memory per IPU", (Table.of(tuple(columns), tuple(rows)),), (_NOTE,))
 
 
-def html_ipu_section(obj: Report | Comparison) -> Section | None:
-    """The HTML page's "Memory per IPU" section of a Report or a Comparison, or None when no
-    report has more than one IPU per replica (the section by tile set is the one
-    :func:`report_ipu_section` builds; per IPU, the page's cells carry sort keys and bytes)."""
-    if isinstance(obj, Report) and io_tiles_per_ipu(obj):
-        return _tile_set_section(obj, io_tiles_per_ipu(obj))
-    if isinstance(obj, Report):
-        if ipu_count(obj) <= 1:
-            return None
-        frame = memory_per_ipu(obj)
-        cols = (Column("IPU", True, key="ipu"), Column("Tiles", True, key="tiles"),
-                *(Column(h, True, key=c) for h, c in zip(_HEADERS, _COLUMNS)))
-        rows = tuple(Row((Cell(f"{int(r['ipu'])}", int(r["ipu"])),
-                          Cell(format_count(r["tiles"]), int(r["tiles"])),
-                          *(bytes_cell(r[c]) for c in _COLUMNS)))
-                     for r in frame.to_dict("records"))
-    else:
-        if max(ipu_count(obj.base), ipu_count(obj.new)) <= 1:
-            return None
-        frame = compare_memory_per_ipu(obj.base, obj.new)
-        columns = [Column("IPU", True, key="ipu")]
-        for h, c in zip(_HEADERS[:3], _COLUMNS[:3]):
-            columns += [Column(f"{h} base", True, key=f"base_{c}"), Column(f"{h} new", True, key=f"new_{c}"),
-                        Column(f"{h} delta", True, key=f"delta_{c}")]
-        rows = tuple(Row((Cell(f"{int(r['ipu'])}", int(r["ipu"])),
-                          *(cell for c in _COLUMNS[:3]
-                            for cell in (bytes_cell(r[f"base_{c}"]), bytes_cell(r[f"new_{c}"]),
-                                         bytes_cell(r[f"delta_{c}"], signed=True)))))
-                     for r in frame.to_dict("records"))
-        cols = tuple(columns)
-    table = Table(cols, rows, id="memory-per-ipu-table", note=_NOTE)
+def html_report_ipu_section(report: Report) -> Section | None:
+    """The HTML page's "Memory per IPU" section of one report, or None with a single IPU per
+    replica and no I/O tiles (by tile set it is the section :func:`report_ipu_section` builds;
+    per IPU, the page's cells carry sort keys and exact bytes)."""
+    io = io_tiles_per_ipu(report)
+    if io:
+        return _tile_set_section(report, io)
+    if ipu_count(report) <= 1:
+        return None
+    frame = memory_per_ipu(report)
+    cols = (Column("IPU", True, key="ipu"), Column("Tiles", True, key="tiles"),
+            *(Column(h, True, key=c) for h, c in zip(_HEADERS, _COLUMNS)))
+    rows = tuple(Row((Cell(f"{int(r['ipu'])}", int(r["ipu"])),
+                      Cell(format_count(r["tiles"]), int(r["tiles"])),
+                      *(bytes_cell(r[c]) for c in _COLUMNS)))
+                 for r in frame.to_dict("records"))
+    return _html_section(cols, rows)
+
+
+def html_comparison_ipu_section(base: Report, new: Report) -> Section | None:
+    """The HTML page's "Memory per IPU" section of a comparison, or None when both reports have
+    one IPU per replica."""
+    if max(ipu_count(base), ipu_count(new)) <= 1:
+        return None
+    frame = compare_memory_per_ipu(base, new)
+    columns = [Column("IPU", True, key="ipu")]
+    for h, c in zip(_HEADERS[:3], _COLUMNS[:3]):
+        columns += [Column(f"{h} base", True, key=f"base_{c}"), Column(f"{h} new", True, key=f"new_{c}"),
+                    Column(f"{h} delta", True, key=f"delta_{c}")]
+    rows = tuple(Row((Cell(f"{int(r['ipu'])}", int(r["ipu"])),
+                      *(cell for c in _COLUMNS[:3]
+                        for cell in (bytes_cell(r[f"base_{c}"]), bytes_cell(r[f"new_{c}"]),
+                                     bytes_cell(r[f"delta_{c}"], signed=True)))))
+                 for r in frame.to_dict("records"))
+    return _html_section(tuple(columns), rows)
+
+
+def _html_section(columns: tuple[Column, ...], rows: tuple[Row, ...]) -> Section:
+    table = Table(columns, rows, id="memory-per-ipu-table", note=_NOTE)
     return Section("Memory per IPU", id="memory-per-ipu", tables=(table,))
 
 
-__all__ = ["comparison_ipu_section", "html_ipu_section", "report_ipu_section"]
+__all__ = ["comparison_ipu_section", "html_comparison_ipu_section", "html_report_ipu_section", "report_ipu_section"]

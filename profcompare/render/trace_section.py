@@ -4,16 +4,11 @@ tables as one. Present only when a report has a trace."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from profcompare.analysis import trace as trace_analysis
 from profcompare.model import Report
 from profcompare.render.format import format_count
 from profcompare.render.page.model import Cell, Column, Row, Section, Table
 from profcompare.render.trace_chart import trace_chart
-
-if TYPE_CHECKING:
-    from profcompare.comparison import Comparison
 
 _SUMS_NOTE = ("Cycles per type are the sums of the blocks' lengths. Blocks overlap (a SyncAns block covers the "
               "blocks it waits for), so a run's time is its span, never the sum of its blocks.")
@@ -44,13 +39,9 @@ def report_trace_section(report: Report) -> Section | None:
                    (f"{format_count(len(report.trace))} blocks, {origin}. " + _SUMS_NOTE,))
 
 
-def html_trace_section(obj: Report | Comparison) -> Section | None:
-    """The "Execution trace" html_model.Section of a Report or a Comparison, or None when no
-    report has an execution trace."""
-    if isinstance(obj, Report):
-        reports, roles = [obj], ["report"]
-    else:
-        reports, roles = [obj.base, obj.new], ["base", "new"]
+def html_trace_section(reports: list[Report], roles: list[str]) -> Section | None:
+    """The "Execution trace" section of the HTML page of ``reports`` (one report, role
+    ``report``, or a comparison's base and new), or None when no report has an execution trace."""
     if not any(len(r.trace) for r in reports):
         return None
     chart = trace_chart(reports, roles, chart_id="chart-trace")
