@@ -310,14 +310,14 @@ def outcome_table(result: Any, *, files: bool = True) -> Any:
         sps = outcome.info.get("samples_per_step")
         rows.append((
             Cell(one_line(outcome.label)),
-            Cell(one_line(status), _STATUS_TONE.get(status, "bad")),
+            Cell(one_line(status), tone=_STATUS_TONE.get(status, "bad")),
             Cell(_seconds(timings, "compile_s")),
             Cell(_seconds(timings, "run_s")),
             Cell(_seconds(timings, "total_s")),
             Cell("" if sps is None else format_count(sps)),
             Cell(one_line(detail)),
         )[: len(columns)])
-    return Table(columns, tuple(rows))
+    return Table.of(columns, tuple(rows))
 
 
 #: sections of a comparison the terminal summary of ``run`` shows, in this order (the files hold
@@ -545,7 +545,7 @@ def run_screen(result: Any, *, lines: int | None = None) -> str:
     base = result.outcomes[0]
     note = (f"Run directory {display_path(result.directory)}/ (backend {result.backend}, {result.wall_seconds:.1f} s wall)"
             + ("; it replaced the previous run." if result.replaced else "."))
-    variants = Section("Variants", outcome_table(result, files=False), (note,))
+    variants = Section("Variants", (outcome_table(result, files=False),), (note,))
     index = result.files.get("index html")
     shown = [item for item in result.comparisons if item.comparison is not None]
     if len(result.outcomes) == 2 and len(shown) == 1:

@@ -69,9 +69,10 @@ def command(out: str) -> None:
         backend = run.backend + (", compile only" if any(info.get("execution") == "compile-only"
                                                          for _, info in run.jobs) else "")
         rows.append((Cell(one_line(run.name)), Cell(one_line(run.kind)),
-                     Cell(one_line(run.status), tones.get(run.status, "bad")), Cell(one_line(variants)),
+                     Cell(one_line(run.status), tone=tones.get(run.status, "bad")), Cell(one_line(variants)),
                      Cell(one_line(backend)), Cell(one_line(_when(run.started)))))
-    print_table(Table(tuple(Column(c) for c in ("run", "kind", "status", "variants", "backend", "started")), tuple(rows)))
+    print_table(Table.of(tuple(Column(c) for c in ("run", "kind", "status", "variants", "backend", "started")),
+                         tuple(rows)))
     if note:
         click.echo(note)
 

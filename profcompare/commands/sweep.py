@@ -37,10 +37,10 @@ def sweep_table(result: Any) -> Any:
         status = str(record["status"])
         rows.append((
             *(Cell(str(record[k])) for k in result.swept),
-            Cell(status, tones.get(status, "bad")),
+            Cell(status, tone=tones.get(status, "bad")),
             *(Cell(fmt(record[metric])) for metric, _, fmt in columns),
         ))
-    return Table(header, tuple(rows))
+    return Table.of(header, tuple(rows))
 
 
 @click.command(name="sweep", cls=KnobCommand)

@@ -87,7 +87,7 @@ def front_table(points: pd.DataFrame, headline: Sequence[str], top: int | None =
         rows.append((Cell(layout_text(record["knobs"], headline)), Cell(format_rate(record["samples_per_second"])),
                      Cell(format_bytes(record["max_tile_bytes"])),
                      *(Cell(format_bytes(record[m])) for m in LEDGER_METRICS)))
-    return Table(header, tuple(rows))
+    return Table.of(header, tuple(rows))
 
 
 #: when every evaluated layout's fullest tile lies within this fraction of the largest, the chart

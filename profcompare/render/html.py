@@ -22,8 +22,10 @@ Size: every table is cut to ``top`` rows plus an "other" row (see
 so two reports with a million variables each still give a page of a few hundred kilobytes.
 
 Data preparation (``build_page``) is kept apart from rendering (``render_page``): the first turns
-a Report or Comparison into plain dataclasses of display strings and sort keys; the second only
-fills the template.
+a Report or Comparison into plain dataclasses of display strings and sort keys (the page model,
+:mod:`profcompare.render.page.model`); the second only fills the template. What a report's page
+and a comparison's page draw differently comes through one adapter, :class:`PageSide`, chosen
+once by :func:`page_side`: the section builders take it and never ask which kind of page it is.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import jinja2
 
@@ -42,16 +44,17 @@ from profcompare.analysis import views as analysis
 from profcompare._version import __version__
 from profcompare.model import CAPABILITIES, DEVICE_PHASES, METRIC_UNITS, METRICS, Report
 from profcompare.render import bar_charts, html_ledger, interactive
-from profcompare.render.ipu_sections import html_ipu_section
+from profcompare.render.ipu_sections import html_comparison_ipu_section, html_report_ipu_section
 from profcompare.render.replica_sections import (
     comparison_streaming_totals_note,
-    html_comparison_replicas_section,
-    html_loaded_code_section,
-    html_replicas_section,
+    comparison_replicas_section,
+    report_loaded_code_section,
+    report_replicas_section,
     streaming_totals_note,
 )
 from profcompare.render.labels import TOTAL_VS_PEAK_NOTE, VARIABLES_SUM_NOTE, live_label, phase_label
 from profcompare.render.ledger_words import TONE_LEGEND
+from profcompare.render.page.model import placed_for_page
 from profcompare.render.trace_section import html_trace_section
 from profcompare.render.format import (
     MISSING,
@@ -68,7 +71,7 @@ from profcompare.render.format import (
 from profcompare.render.html_model import (
     HTML_MAX_VARIABLE_ROWS,
     Cell,
-    Col,
+    Column,
     Page,
     ReportCard,
     Row,
@@ -81,7 +84,6 @@ from profcompare.render.html_model import (
     other_diff_footer,
     pct_cell,
     report_cards,
-    roles_of,
     sort_key,
     status_cell,
     step_cell,
@@ -92,6 +94,8 @@ from profcompare.render.json_out import jsonable
 from profcompare.render.verdict_words import comparison_sentences
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from profcompare.comparison import Comparison
 
 #: How many of the fullest tiles the Tiles section lists per report.
@@ -122,20 +126,28 @@ def _confidence_cell(level: str) -> Cell:
 def summary_table(obj: Report | Comparison, *, recorded_only: bool = False) -> Table:
     """The summary-metrics table of the page (also the notebook display's table). With
     ``recorded_only`` (a report only), the metrics the report has no value for are left out."""
-    if isinstance(obj, Report):
-        summary = obj.summary()
-        confidence = obj.confidence()
-        rows = tuple(
-            Row((Cell(metric_label(m), m), Cell(format_metric(m, summary[m]), sort_key(summary[m])),
-                 _confidence_cell(confidence[m])), {"metric": m, "confidence": confidence[m]})
-            for m in METRICS
-            if not (recorded_only and is_missing(summary[m]))
-        )
-        shown = {row.data["metric"] for row in rows}
-        # the two memory totals' difference is said only where both are shown
-        both = {"total_bytes", "peak_liveness_bytes"} <= shown
-        return Table("summary-table", (Col("metric", "Metric"), Col("value", "Value", True), Col("confidence", "Confidence")),
-                     rows, sortable=False, note=(TOTAL_VS_PEAK_NOTE + " " if both else "") + CONFIDENCE_NOTE)
+    return page_side(obj).summary_table(recorded_only=recorded_only)
+
+
+def _report_summary_table(obj: Report, recorded_only: bool) -> Table:
+    summary = obj.summary()
+    confidence = obj.confidence()
+    rows = tuple(
+        Row((Cell(metric_label(m), m), Cell(format_metric(m, summary[m]), sort_key(summary[m])),
+             _confidence_cell(confidence[m])), {"metric": m, "confidence": confidence[m]})
+        for m in METRICS
+        if not (recorded_only and is_missing(summary[m]))
+    )
+    shown = {row.data["metric"] for row in rows}
+    # the two memory totals' difference is said only where both are shown
+    both = {"total_bytes", "peak_liveness_bytes"} <= shown
+    columns = (Column("Metric", key="metric"), Column("Value", True, key="value"),
+               Column("Confidence", key="confidence"))
+    return Table(columns, rows, id="summary-table", note=(TOTAL_VS_PEAK_NOTE + " " if both else "") + CONFIDENCE_NOTE,
+                 sortable=False)
+
+
+def _comparison_summary_table(obj: Comparison) -> Table:
     frame = obj.summary
     rows_list = []
     for metric in frame.index:
@@ -156,64 +168,70 @@ def summary_table(obj: Report | Comparison, *, recorded_only: bool = False) -> T
                 {"metric": str(metric), "status": status, "confidence": str(r["confidence"])},
             )
         )
-    cols: tuple[Col, ...] = (Col("metric", "Metric"), *diff_cols(""), Col("confidence", "Confidence"))
-    return Table("summary-table", cols, tuple(rows_list), sortable=False,
-                 note=TOTAL_VS_PEAK_NOTE + " " + CONFIDENCE_NOTE + " " + TONE_LEGEND)
+    cols: tuple[Column, ...] = (Column("Metric", key="metric"), *diff_cols(""), Column("Confidence", key="confidence"))
+    return Table(cols, tuple(rows_list), id="summary-table",
+                 note=TOTAL_VS_PEAK_NOTE + " " + CONFIDENCE_NOTE + " " + TONE_LEGEND, sortable=False)
 
 
-def _memory_section(obj: Report | Comparison, reports: list[Report]) -> Section:
-    if isinstance(obj, Report):
-        frame = analysis.category_breakdown(obj)
-        rows = tuple(
-            Row((text_cell(r.category), text_cell(r.group), bytes_cell(r.bytes), pct_cell(r.pct, signed=False)))
-            for r in frame.itertuples(index=False)
-        )
-        cols: tuple[Col, ...] = (
-            Col("category", "Category"),
-            Col("group", "Group"),
-            Col("bytes", "Bytes", True),
-            Col("pct", "Share", True),
-        )
-        total = int(frame["bytes"].sum())
-        footer = (Row((Cell("total"), Cell(""), bytes_cell(total), Cell(""))),)
-    else:
-        frame = obj.categories
-        rows = tuple(
-            Row((text_cell(r["category"]), text_cell(r["group"]), *diff_cells(r)), {"status": str(r["status"])})
-            for r in frame.to_dict("records")
-        )
-        cols = (Col("category", "Category"), Col("group", "Group"), *diff_cols(""))
-        base_total, new_total = int(frame["base_bytes"].sum()), int(frame["new_bytes"].sum())
-        footer = (
-            Row(
-                (
-                    Cell("total"),
-                    Cell(""),
-                    bytes_cell(base_total),
-                    bytes_cell(new_total),
-                    bytes_cell(new_total - base_total, signed=True),
-                    pct_cell(100.0 * (new_total - base_total) / base_total if base_total else None),
-                    Cell(""),
-                )
-            ),
-        )
-    table = Table("categories-table", cols, rows, footer, empty="no memory categories in the report(s)")
-    chart = bar_charts.categories_chart(reports, roles_of(obj)[1])
-    return Section("memory", "Memory", tables=(table,), charts=(chart,))
+def _memory_section(side: PageSide) -> Section:
+    table = side.categories_table()
+    chart = bar_charts.categories_chart(side.reports, side.roles)
+    return Section("Memory", id="memory", tables=(table,), charts=(chart,))
 
 
-def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: list[str]) -> Section:
-    cols: tuple[Col, ...] = (
-        Col("report", "Report"),
-        Col("always", live_label(True, title=True), True),
-        Col("peak", "Not-always-live peak", True),
-        Col("total", "Peak liveness", True),
-        Col("step", "Peak step", True),
-        Col("program", "Program at peak"),
-        Col("steps", "Program steps", True),
+def _report_categories_table(obj: Report) -> Table:
+    frame = analysis.category_breakdown(obj)
+    rows = tuple(
+        Row((text_cell(r.category), text_cell(r.group), bytes_cell(r.bytes), pct_cell(r.pct, signed=False)))
+        for r in frame.itertuples(index=False)
+    )
+    cols: tuple[Column, ...] = (
+        Column("Category", key="category"),
+        Column("Group", key="group"),
+        Column("Bytes", True, key="bytes"),
+        Column("Share", True, key="pct"),
+    )
+    total = int(frame["bytes"].sum())
+    footer = (Row((Cell("total"), Cell(""), bytes_cell(total), Cell(""))),)
+    return Table(cols, rows, id="categories-table", footer=footer, empty="no memory categories in the report(s)")
+
+
+def _comparison_categories_table(obj: Comparison) -> Table:
+    frame = obj.categories
+    rows = tuple(
+        Row((text_cell(r["category"]), text_cell(r["group"]), *diff_cells(r)), {"status": str(r["status"])})
+        for r in frame.to_dict("records")
+    )
+    cols = (Column("Category", key="category"), Column("Group", key="group"), *diff_cols(""))
+    base_total, new_total = int(frame["base_bytes"].sum()), int(frame["new_bytes"].sum())
+    footer = (
+        Row(
+            (
+                Cell("total"),
+                Cell(""),
+                bytes_cell(base_total),
+                bytes_cell(new_total),
+                bytes_cell(new_total - base_total, signed=True),
+                pct_cell(100.0 * (new_total - base_total) / base_total if base_total else None),
+                Cell(""),
+            )
+        ),
+    )
+    return Table(cols, rows, id="categories-table", footer=footer, empty="no memory categories in the report(s)")
+
+
+def _liveness_section(side: PageSide) -> Section:
+    cols: tuple[Column, ...] = (
+        Column("Report", key="report"),
+        Column(live_label(True, title=True), True, key="always"),
+        Column("Not-always-live peak", True, key="peak"),
+        Column("Peak liveness", True, key="total"),
+        Column("Peak step", True, key="step"),
+        Column("Program at peak", key="program"),
+        Column("Program steps", True, key="steps"),
     )
     rows = []
-    for role, report in zip(roles, reports, strict=True):
+    for role, report in zip(side.roles, side.reports, strict=True):
         peak = analysis.liveness_peak(report)
         label = report.label if role == "report" else f"{role}: {report.label}"
         summary = report.summary()  # the summary's figures (n/a where the report records none)
@@ -230,17 +248,17 @@ def _liveness_section(obj: Report | Comparison, reports: list[Report], roles: li
                 )
             )
         )
-    table = Table("liveness-table", cols, tuple(rows), sortable=False)
-    chart = interactive.liveness_chart(
-        reports, roles, aligned=None if isinstance(obj, Report) else obj.liveness, chart_id="chart-liveness"
-    )
-    return Section("liveness", "Liveness", tables=(table,), charts=(chart,))
+    table = Table(cols, tuple(rows), id="liveness-table", sortable=False)
+    chart = interactive.liveness_chart(side.reports, side.roles, aligned=side.aligned_liveness,
+                                       chart_id="chart-liveness")
+    return Section("Liveness", id="liveness", tables=(table,), charts=(chart,))
 
 
 def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
     stats: list[Mapping[str, Any]] = [analysis.tile_stats(r, worst=WORST_TILES) for r in reports]  # read by key name
     names = [r.label if role == "report" else role for role, r in zip(roles, reports, strict=True)]
-    cols: tuple[Col, ...] = (Col("stat", "Tiles"), *(Col(f"r{i}", n, True) for i, n in enumerate(names)))
+    cols: tuple[Column, ...] = (Column("Tiles", key="stat"),
+                                *(Column(n, True, key=f"r{i}") for i, n in enumerate(names)))
     lines = (
         ("tiles", "Tiles per replica", format_count),
         ("bytes_per_tile", "Tile budget", format_bytes),
@@ -260,7 +278,7 @@ def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
                 continue
             tone_cells.append(Cell(fmt(s[key]), sort_key(s[key]), tone))
         rows.append(Row((Cell(title), *tone_cells)))
-    tables = [Table("tile-stats-table", cols, tuple(rows), sortable=False)]
+    tables = [Table(cols, tuple(rows), id="tile-stats-table", sortable=False)]
     for i, (name, s) in enumerate(zip(names, stats, strict=True)):
         worst = s["worst_tiles"]
         worst_rows = tuple(
@@ -282,22 +300,22 @@ def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
         )
         tables.append(
             Table(
-                f"worst-tiles-{i}",
                 (
-                    Col("tile", "Tile", True),
-                    Col("ipu", "IPU", True),
-                    Col("bytes", "Bytes (incl. gaps)", True),
-                    Col("always", live_label(True, title=True), True),
-                    Col("nal", "Not-always-live peak", True),
-                    Col("pct", "Of budget", True),
+                    Column("Tile", True, key="tile"),
+                    Column("IPU", True, key="ipu"),
+                    Column("Bytes (incl. gaps)", True, key="bytes"),
+                    Column(live_label(True, title=True), True, key="always"),
+                    Column("Not-always-live peak", True, key="nal"),
+                    Column("Of budget", True, key="pct"),
                 ),
                 worst_rows,
+                id=f"worst-tiles-{i}",
                 note=f"{name}: the {len(worst_rows)} fullest tiles",
                 empty="no per-tile data",
             )
         )
     chart = interactive.tiles_chart(reports, roles, chart_id="chart-tiles")
-    return Section("tiles", "Tiles", tables=tuple(tables), charts=(chart,))
+    return Section("Tiles", id="tiles", tables=tuple(tables), charts=(chart,))
 
 
 #: Variables columns copied into the page's JSON data block (report / comparison).
@@ -312,75 +330,73 @@ def _variables_note(view: analysis.TopN) -> str:
             f"in 'other' -- `--format json` or `--format csv` write them all. {VARIABLES_SUM_NOTE}")
 
 
-def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = False) -> tuple[Table, analysis.TopN]:
-    if isinstance(obj, Report):
-        view = analysis.variables_view(obj, top=top)
-        shown = view.shown_rows
-        cols: tuple[Col, ...] = (
-            Col("name", "Variable"),
-            Col("kind", "Kind"),
-            Col("bytes", "Bytes", True),
-            Col("always_live", live_label(True, title=True)),
-            Col("dtype", "Dtype"),
-            Col("shape", "Shape"),
-            Col("tiles", "Tiles", True),
-            Col("first_step", "First step", True),
-            Col("last_step", "Last step", True),
-        )
-        rows = []
-        for r in shown.itertuples(index=False):
-            live = live_label(bool(r.always_live))
-            rows.append(
-                Row(
-                    (
-                        text_cell(r.name),
-                        text_cell(r.kind),
-                        bytes_cell(r.bytes),
-                        Cell("yes" if r.always_live else "no"),
-                        text_cell(r.dtype),
-                        text_cell(r.shape),
-                        Cell(format_count(r.tiles), sort_key(r.tiles)),
-                        step_cell(r.first_step),
-                        step_cell(r.last_step),
-                    ),
-                    {"name": str(r.name), "filter": live},
-                )
-            )
-        footer: tuple[Row, ...] = ()
-        if view.cut:
-            other = view.other
-            assert other is not None
-            footer = (
-                Row(
-                    (
-                        Cell(f"other ({view.cut:,} variables)"),
-                        Cell(""),
-                        bytes_cell(other["bytes"]),
-                        *(Cell("") for _ in range(6)),
-                    )
+def _report_variables_table(obj: Report, top: int, variables_note: bool = False) -> tuple[Table, analysis.TopN]:
+    view = analysis.variables_view(obj, top=top)
+    shown = view.shown_rows
+    cols: tuple[Column, ...] = (
+        Column("Variable", key="name"),
+        Column("Kind", key="kind"),
+        Column("Bytes", True, key="bytes"),
+        Column(live_label(True, title=True), key="always_live"),
+        Column("Dtype", key="dtype"),
+        Column("Shape", key="shape"),
+        Column("Tiles", True, key="tiles"),
+        Column("First step", True, key="first_step"),
+        Column("Last step", True, key="last_step"),
+    )
+    rows = []
+    for r in shown.itertuples(index=False):
+        live = live_label(bool(r.always_live))
+        rows.append(
+            Row(
+                (
+                    text_cell(r.name),
+                    text_cell(r.kind),
+                    bytes_cell(r.bytes),
+                    Cell("yes" if r.always_live else "no"),
+                    text_cell(r.dtype),
+                    text_cell(r.shape),
+                    Cell(format_count(r.tiles), sort_key(r.tiles)),
+                    step_cell(r.first_step),
+                    step_cell(r.last_step),
                 ),
+                {"name": str(r.name), "filter": live},
             )
-        table = Table(
-            "variables-table",
-            cols,
-            tuple(rows),
-            footer,
-            _variables_note(view) if variables_note else cut_note(view, "variables"),
-            empty="no variables in the report",
         )
-        return table, view
+    footer: tuple[Row, ...] = ()
+    if view.cut:
+        other = view.other
+        assert other is not None
+        footer = (
+            Row(
+                (
+                    Cell(f"other ({view.cut:,} variables)"),
+                    Cell(""),
+                    bytes_cell(other["bytes"]),
+                    *(Cell("") for _ in range(6)),
+                )
+            ),
+        )
+    table = Table(cols, tuple(rows), id="variables-table", footer=footer,
+                  note=_variables_note(view) if variables_note else cut_note(view, "variables"),
+                  empty="no variables in the report")
+    return table, view
+
+
+def _comparison_variables_table(obj: Comparison, top: int,
+                                variables_note: bool = False) -> tuple[Table, analysis.TopN]:
     frame = obj.variables
     view = analysis.top_n(
         frame, top, "delta_bytes", label_column="name", sum_columns=("base_bytes", "new_bytes", "delta_bytes"), key=abs
     )
     show_match = bool((frame["match"].astype(str) == "normalised").any()) if len(frame) else False
     cols = (
-        Col("name", "Variable"),
-        Col("kind", "Kind"),
+        Column("Variable", key="name"),
+        Column("Kind", key="kind"),
         *diff_cols(""),
-        Col("always_live", live_label(True, title=True)),
-        Col("shape", "Shape"),
-        *((Col("match", "Match"),) if show_match else ()),
+        Column(live_label(True, title=True), key="always_live"),
+        Column("Shape", key="shape"),
+        *((Column("Match", key="match"),) if show_match else ()),
     )
     rows = []
     for rec in view.shown_rows.to_dict("records"):
@@ -404,14 +420,9 @@ def _variables_table(obj: Report | Comparison, top: int, variables_note: bool = 
             )
         )
     footer = other_diff_footer(view, "variables", len(cols), leading=1)
-    table = Table(
-        "variables-table",
-        cols,
-        tuple(rows),
-        footer,
-        _variables_note(view) if variables_note else cut_note(view, "variables"),
-        empty="no variables in either report",
-    )
+    table = Table(cols, tuple(rows), id="variables-table", footer=footer,
+                  note=_variables_note(view) if variables_note else cut_note(view, "variables"),
+                  empty="no variables in either report")
     return table, view
 
 
@@ -434,154 +445,178 @@ def _blank(value: Any) -> str:
     return "" if is_missing(value) else str(value)
 
 
-def _code_section(obj: Report | Comparison, reports: list[Report], top: int) -> Section:
-    if isinstance(obj, Report):
-        frame = analysis.code_by_program(obj)
-        view = analysis.top_n(frame, top, "code_bytes", label_column="name", sum_columns=("code_bytes",))
-        rows = tuple(
-            Row((text_cell(r.name), text_cell(r.type), bytes_cell(r.code_bytes)))
-            for r in view.shown_rows.itertuples(index=False)
-        )
-        cols: tuple[Col, ...] = (Col("name", "Program"), Col("type", "Type"), Col("code_bytes", "Code bytes", True))
-        footer: tuple[Row, ...] = ()
-        if view.cut:
-            other = view.other
-            assert other is not None
-            footer = (Row((Cell(f"other ({view.cut:,} programs)"), Cell(""), bytes_cell(other["code_bytes"]))),)
-    else:
-        frame = obj.code
-        view = analysis.top_n(
-            frame,
-            top,
-            "delta_code_bytes",
-            label_column="name",
-            key=abs,
-            sum_columns=("base_code_bytes", "new_code_bytes", "delta_code_bytes"),
-        )
-        rows = tuple(
-            Row((text_cell(r["name"]), text_cell(r["type"]), *diff_cells(r, "code_")), {"status": str(r["status"])})
-            for r in view.shown_rows.to_dict("records")
-        )
-        cols = (Col("name", "Program"), Col("type", "Type"), *diff_cols("code"))
-        footer = other_diff_footer(view, "programs", len(cols), leading=1, suffix="code_bytes")
-    table = Table("code-table", cols, rows, footer, cut_note(view, "programs"), empty="no code data")
-    chart = bar_charts.code_chart(reports, roles_of(obj)[1], top=min(top, bar_charts.CODE_PROGRAMS))
-    return Section("code", "Code", tables=(table,), charts=(chart,))
+def _code_section(side: PageSide, top: int) -> Section:
+    table = side.code_table(top)
+    chart = bar_charts.code_chart(side.reports, side.roles, top=min(top, bar_charts.CODE_PROGRAMS))
+    return Section("Code", id="code", tables=(table,), charts=(chart,))
 
 
-def _remote_section(obj: Report | Comparison, top: int) -> Section:
+def _report_code_table(obj: Report, top: int) -> Table:
+    frame = analysis.code_by_program(obj)
+    view = analysis.top_n(frame, top, "code_bytes", label_column="name", sum_columns=("code_bytes",))
+    rows = tuple(
+        Row((text_cell(r.name), text_cell(r.type), bytes_cell(r.code_bytes)))
+        for r in view.shown_rows.itertuples(index=False)
+    )
+    cols: tuple[Column, ...] = (Column("Program", key="name"), Column("Type", key="type"),
+                                Column("Code bytes", True, key="code_bytes"))
+    footer: tuple[Row, ...] = ()
+    if view.cut:
+        other = view.other
+        assert other is not None
+        footer = (Row((Cell(f"other ({view.cut:,} programs)"), Cell(""), bytes_cell(other["code_bytes"]))),)
+    return Table(cols, rows, id="code-table", footer=footer, note=cut_note(view, "programs"), empty="no code data")
+
+
+def _comparison_code_table(obj: Comparison, top: int) -> Table:
+    frame = obj.code
+    view = analysis.top_n(
+        frame,
+        top,
+        "delta_code_bytes",
+        label_column="name",
+        key=abs,
+        sum_columns=("base_code_bytes", "new_code_bytes", "delta_code_bytes"),
+    )
+    rows = tuple(
+        Row((text_cell(r["name"]), text_cell(r["type"]), *diff_cells(r, "code_")), {"status": str(r["status"])})
+        for r in view.shown_rows.to_dict("records")
+    )
+    cols = (Column("Program", key="name"), Column("Type", key="type"), *diff_cols("code"))
+    footer = other_diff_footer(view, "programs", len(cols), leading=1, suffix="code_bytes")
+    return Table(cols, rows, id="code-table", footer=footer, note=cut_note(view, "programs"), empty="no code data")
+
+
+def _remote_section(side: PageSide, top: int) -> Section:
     text = (
         "Remote buffers live in Streaming Memory (off chip), not in tile memory; bytes are per replica. "
         "Sharded buffers (replicated tensor sharding) hold 1/replicas of the tensor on each replica."
     )
-    if isinstance(obj, Report):
-        frame = obj.remote_buffers
-        view = analysis.top_n(frame, top, "bytes", label_column="name", sum_columns=("bytes", "entries"))
-        rows = tuple(
+    totals = side.streaming_note()
+    return Section("Streaming Memory", id="streaming", tables=(side.remote_table(top),), text=text,
+                   notes=(totals,) if totals else ())
+
+
+def _report_remote_table(obj: Report, top: int) -> Table:
+    frame = obj.remote_buffers
+    view = analysis.top_n(frame, top, "bytes", label_column="name", sum_columns=("bytes", "entries"))
+    rows = tuple(
+        Row(
+            (
+                text_cell(r.name),
+                Cell(format_count(r.entries), sort_key(r.entries)),
+                text_cell(r.shape),
+                text_cell(r.dtype),
+                Cell("yes" if r.sharded else "no"),
+                bytes_cell(r.bytes),
+            )
+        )
+        for r in view.shown_rows.itertuples(index=False)
+    )
+    cols: tuple[Column, ...] = (
+        Column("Remote buffer", key="name"),
+        Column("Entries", True, key="entries"),
+        Column("Entry shape", key="shape"),
+        Column("Dtype", key="dtype"),
+        Column("Sharded", key="sharded"),
+        Column("Bytes", True, key="bytes"),
+    )
+    footer: tuple[Row, ...] = ()
+    if view.cut:
+        other = view.other
+        assert other is not None
+        footer += (
             Row(
                 (
-                    text_cell(r.name),
-                    Cell(format_count(r.entries), sort_key(r.entries)),
-                    text_cell(r.shape),
-                    text_cell(r.dtype),
-                    Cell("yes" if r.sharded else "no"),
-                    bytes_cell(r.bytes),
+                    Cell(f"other ({view.cut:,} remote buffers)"),
+                    Cell(format_count(other["entries"]), sort_key(other["entries"])),
+                    Cell(""),
+                    Cell(""),
+                    Cell(""),
+                    bytes_cell(other["bytes"]),
                 )
-            )
-            for r in view.shown_rows.itertuples(index=False)
+            ),
         )
-        cols: tuple[Col, ...] = (
-            Col("name", "Remote buffer"),
-            Col("entries", "Entries", True),
-            Col("shape", "Entry shape"),
-            Col("dtype", "Dtype"),
-            Col("sharded", "Sharded"),
-            Col("bytes", "Bytes", True),
+    if len(frame):
+        footer += (Row((Cell("total"), Cell(""), Cell(""), Cell(""), Cell(""), bytes_cell(int(frame["bytes"].sum())))),)
+    note = cut_note(view, "remote buffers") if view.cut else ""
+    return Table(cols, rows, id="remote-table", footer=footer, note=note,
+                 empty="no remote buffers (nothing in Streaming Memory)")
+
+
+def _comparison_remote_table(obj: Comparison, top: int) -> Table:
+    frame = obj.remote_buffers
+    view = analysis.top_n(
+        frame,
+        top,
+        "delta_bytes",
+        label_column="name",
+        key=abs,
+        sum_columns=("base_bytes", "new_bytes", "delta_bytes"),
+    )
+    rows = tuple(
+        Row(
+            (
+                text_cell(r["name"]),
+                # off chip: a change of Streaming Memory costs no tile memory, so it is not coloured
+                *(Cell(c.text, c.sort, None, c.title) for c in diff_cells(r)),
+                Cell(_pair(_yes_no(r["base_sharded"]), _yes_no(r["new_sharded"]), str(r["status"]))),
+                Cell(_pair(format_count(r["base_entries"]), format_count(r["new_entries"]), str(r["status"]))),
+            ),
+            {"status": str(r["status"])},
         )
-        footer: tuple[Row, ...] = ()
-        if view.cut:
-            other = view.other
-            assert other is not None
-            footer += (
-                Row(
-                    (
-                        Cell(f"other ({view.cut:,} remote buffers)"),
-                        Cell(format_count(other["entries"]), sort_key(other["entries"])),
-                        Cell(""),
-                        Cell(""),
-                        Cell(""),
-                        bytes_cell(other["bytes"]),
-                    )
-                ),
-            )
-        if len(frame):
-            footer += (Row((Cell("total"), Cell(""), Cell(""), Cell(""), Cell(""), bytes_cell(int(frame["bytes"].sum())))),)
-    else:
-        frame = obj.remote_buffers
-        view = analysis.top_n(
-            frame,
-            top,
-            "delta_bytes",
-            label_column="name",
-            key=abs,
-            sum_columns=("base_bytes", "new_bytes", "delta_bytes"),
-        )
-        rows = tuple(
+        for r in view.shown_rows.to_dict("records")
+    )
+    cols = (
+        Column("Remote buffer", key="name"),
+        *diff_cols(""),
+        Column("Sharded", key="sharded"),
+        Column("Entries", key="entries"),
+    )
+    footer = other_diff_footer(view, "remote buffers", len(cols), leading=0)
+    if len(frame):
+        b, n = int(frame["base_bytes"].sum()), int(frame["new_bytes"].sum())
+        footer += (
             Row(
                 (
-                    text_cell(r["name"]),
-                    # off chip: a change of Streaming Memory costs no tile memory, so it is not coloured
-                    *(Cell(c.text, c.sort, None, c.title) for c in diff_cells(r)),
-                    Cell(_pair(_yes_no(r["base_sharded"]), _yes_no(r["new_sharded"]), str(r["status"]))),
-                    Cell(_pair(format_count(r["base_entries"]), format_count(r["new_entries"]), str(r["status"]))),
-                ),
-                {"status": str(r["status"])},
-            )
-            for r in view.shown_rows.to_dict("records")
+                    Cell("total"),
+                    bytes_cell(b),
+                    bytes_cell(n),
+                    bytes_cell(n - b, signed=True),
+                    pct_cell(100.0 * (n - b) / b if b else None),
+                    Cell(""),
+                    Cell(""),
+                    Cell(""),
+                )
+            ),
         )
-        cols = (
-            Col("name", "Remote buffer"),
-            *diff_cols(""),
-            Col("sharded", "Sharded"),
-            Col("entries", "Entries"),
-        )
-        footer = other_diff_footer(view, "remote buffers", len(cols), leading=0)
-        if len(frame):
-            b, n = int(frame["base_bytes"].sum()), int(frame["new_bytes"].sum())
-            footer += (
-                Row(
-                    (
-                        Cell("total"),
-                        bytes_cell(b),
-                        bytes_cell(n),
-                        bytes_cell(n - b, signed=True),
-                        pct_cell(100.0 * (n - b) / b if b else None),
-                        Cell(""),
-                        Cell(""),
-                        Cell(""),
-                    )
-                ),
-            )
     note = cut_note(view, "remote buffers") if view.cut else ""
-    table = Table("remote-table", cols, rows, footer, note, empty="no remote buffers (nothing in Streaming Memory)")
-    totals = (streaming_totals_note(obj) if isinstance(obj, Report)
-              else comparison_streaming_totals_note(obj.base, obj.new))
-    return Section("streaming", "Streaming Memory", tables=(table,), text=text, notes=(totals,) if totals else ())
+    return Table(cols, rows, id="remote-table", footer=footer, note=note,
+                 empty="no remote buffers (nothing in Streaming Memory)")
 
 
-def _time_table(obj: Report | Comparison) -> Table:
+#: The rows of the time table: (row key, title, summary metric).
+_TIME_LINES = (("device", "Device time per step", "cycles_per_step"),
+               ("host", metric_label("host_seconds_per_step"), "host_seconds_per_step"),
+               ("run", metric_label("seconds_per_step"), "seconds_per_step"))
+
+
+def _report_time_table(obj: Report) -> Table:
     """Time per session.run split into device time and host/runtime time (not device time)."""
-    lines = (("device", "Device time per step", "cycles_per_step"),
-             ("host", metric_label("host_seconds_per_step"), "host_seconds_per_step"),
-             ("run", metric_label("seconds_per_step"), "seconds_per_step"))
-    if isinstance(obj, Report):
-        summary = obj.summary()
-        clock = obj.meta.target.clock_hz
-        values = {"cycles_per_step": summary["cycles_per_step"] / clock, "host_seconds_per_step":
-                  summary["host_seconds_per_step"], "seconds_per_step": summary["seconds_per_step"]}
-        rows = tuple(Row((Cell(title), Cell(format_seconds(values[metric]), sort_key(values[metric]))), {"metric": key})
-                     for key, title, metric in lines)
-        return Table("time-table", (Col("time", "Time"), Col("value", "Value", True)), rows, sortable=False)
+    lines = _TIME_LINES
+    summary = obj.summary()
+    clock = obj.meta.target.clock_hz
+    values = {"cycles_per_step": summary["cycles_per_step"] / clock, "host_seconds_per_step":
+              summary["host_seconds_per_step"], "seconds_per_step": summary["seconds_per_step"]}
+    rows = tuple(Row((Cell(title), Cell(format_seconds(values[metric]), sort_key(values[metric]))), {"metric": key})
+                 for key, title, metric in lines)
+    return Table((Column("Time", key="time"), Column("Value", True, key="value")), rows, id="time-table",
+                 sortable=False)
+
+
+def _comparison_time_table(obj: Comparison) -> Table:
+    """Base and new time per session.run split into device time and host/runtime time."""
+    lines = _TIME_LINES
     frame = obj.summary
     clocks = (obj.base.meta.target.clock_hz, obj.new.meta.target.clock_hz)
     rows_list = []
@@ -597,53 +632,59 @@ def _time_table(obj: Report | Comparison) -> Table:
                               Cell(format_seconds(new), sort_key(new)),
                               Cell(format_seconds(delta, signed=True), sort_key(delta), tone),
                               pct_cell(r["delta_pct"], tone), status_cell(status, tone)), {"metric": key}))
-    return Table("time-table", (Col("time", "Time"), *diff_cols("")), tuple(rows_list), sortable=False)
+    return Table((Column("Time", key="time"), *diff_cols("")), tuple(rows_list), id="time-table", sortable=False)
 
 
-def _execution_section(obj: Report | Comparison, reports: list[Report]) -> Section:
-    if not any(len(r.execution) for r in reports):
-        return Section("execution", "Execution", text="No execution profile in the report(s): cycles are not known.")
-    if isinstance(obj, Report):
-        frame = analysis.execution_by_phase(obj)
-        frame = frame[frame["phase"].astype(str).isin(DEVICE_PHASES)]
-        device = float(obj.summary()["cycles_per_step"])
-        rows = tuple(
-            Row((text_cell(phase_label(r.phase)), Cell(format_cycles(r.cycles), sort_key(r.cycles)),
-                 pct_cell(100.0 * r.cycles / device if device else None, signed=False)))
-            for r in frame.itertuples(index=False)
-        )
-        cols: tuple[Col, ...] = (
-            Col("phase", "Device phase"),
-            Col("cycles", "Device cycles per step", True),
-            Col("pct", "Share of device cycles", True),
-        )
-        footer = (Row((Cell(metric_label("cycles_per_step")), Cell(format_cycles(device)), Cell(""))),)
-    else:
-        frame = obj.execution
-        frame = frame[frame["phase"].astype(str).isin(DEVICE_PHASES)]
-        rows = tuple(
-            Row((text_cell(phase_label(r["phase"])), *diff_cells(r, "", "cycles", format_cycles)), {"status": str(r["status"])})
-            for r in frame.to_dict("records")
-        )
-        cols = (Col("phase", "Device phase"), *diff_cols("cycles"))
-        total = obj.summary.loc["cycles_per_step"]
-        status = "" if is_missing(total["status"]) else str(total["status"])
-        tone = metric_tone("cycles_per_step", status) if status else None
-        footer = (
-            Row(
-                (
-                    Cell(metric_label("cycles_per_step")),
-                    Cell(format_cycles(total["base"])),
-                    Cell(format_cycles(total["new"])),
-                    Cell(format_cycles(total["delta"], signed=True), None, tone),
-                    pct_cell(total["delta_pct"], tone),
-                    Cell(status, None, tone),
-                )
-            ),
-        )
-    table = Table("execution-table", cols, rows, footer, note=EXECUTION_NOTE)
-    chart = bar_charts.execution_chart(reports, roles_of(obj)[1])
-    return Section("execution", "Execution", tables=(table, _time_table(obj)), charts=(chart,))
+def _execution_section(side: PageSide) -> Section:
+    if not any(len(r.execution) for r in side.reports):
+        return Section("Execution", id="execution", text="No execution profile in the report(s): cycles are not known.")
+    chart = bar_charts.execution_chart(side.reports, side.roles)
+    return Section("Execution", id="execution", tables=(side.execution_table(), side.time_table()), charts=(chart,))
+
+
+def _report_execution_table(obj: Report) -> Table:
+    frame = analysis.execution_by_phase(obj)
+    frame = frame[frame["phase"].astype(str).isin(DEVICE_PHASES)]
+    device = float(obj.summary()["cycles_per_step"])
+    rows = tuple(
+        Row((text_cell(phase_label(r.phase)), Cell(format_cycles(r.cycles), sort_key(r.cycles)),
+             pct_cell(100.0 * r.cycles / device if device else None, signed=False)))
+        for r in frame.itertuples(index=False)
+    )
+    cols: tuple[Column, ...] = (
+        Column("Device phase", key="phase"),
+        Column("Device cycles per step", True, key="cycles"),
+        Column("Share of device cycles", True, key="pct"),
+    )
+    footer = (Row((Cell(metric_label("cycles_per_step")), Cell(format_cycles(device)), Cell(""))),)
+    return Table(cols, rows, id="execution-table", footer=footer, note=EXECUTION_NOTE)
+
+
+def _comparison_execution_table(obj: Comparison) -> Table:
+    frame = obj.execution
+    frame = frame[frame["phase"].astype(str).isin(DEVICE_PHASES)]
+    rows = tuple(
+        Row((text_cell(phase_label(r["phase"])), *diff_cells(r, "", "cycles", format_cycles)),
+            {"status": str(r["status"])})
+        for r in frame.to_dict("records")
+    )
+    cols = (Column("Device phase", key="phase"), *diff_cols("cycles"))
+    total = obj.summary.loc["cycles_per_step"]
+    status = "" if is_missing(total["status"]) else str(total["status"])
+    tone = metric_tone("cycles_per_step", status) if status else None
+    footer = (
+        Row(
+            (
+                Cell(metric_label("cycles_per_step")),
+                Cell(format_cycles(total["base"])),
+                Cell(format_cycles(total["new"])),
+                Cell(format_cycles(total["delta"], signed=True), None, tone),
+                pct_cell(total["delta_pct"], tone),
+                Cell(status, None, tone),
+            )
+        ),
+    )
+    return Table(cols, rows, id="execution-table", footer=footer, note=EXECUTION_NOTE)
 
 
 #: The note of the execution table: what is device time and what is not.
@@ -661,7 +702,7 @@ def _verdict_section(cmp: Comparison, verdict: ComparisonVerdict) -> Section:
     modelled = bool((cmp.summary["confidence"].astype(str) == "modelled").any())
     note = ("Written from the figures below; bytes per replica."
             + (" Modelled figures are estimates (see the Confidence column of the Summary)." if modelled else ""))
-    return Section("verdict", "Verdict", items=comparison_sentences(verdict), notes=(note,))
+    return Section("Verdict", id="verdict", items=comparison_sentences(verdict), notes=(note,))
 
 
 # --------------------------------------------------------------------------- page
@@ -674,66 +715,214 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     produced here. Tables are cut to ``top`` rows (variables, code, remote buffers) with an
     "other" row. Raises ProfcompareError for a negative ``top``.
     """
-    reports, roles = roles_of(obj)
-    is_comparison = not isinstance(obj, Report)
-    if isinstance(obj, Report):
-        title = f"profcompare: {obj.label}"
-    else:
-        title = f"profcompare: {obj.base.label} (base) vs {obj.new.label} (new)"
+    side = page_side(obj)
     # the variables table holds every row up to a bound, so its status filter ("grew") shows
     # every variable that grew; other tables are top-N views
-    variables, variables_view = _variables_table(obj, HTML_MAX_VARIABLE_ROWS, variables_note=True)
-    summary = Section("summary", "Summary", tables=(summary_table(obj),))
-    if isinstance(obj, Report) and unrecorded_tables(obj):
-        summary = Section("summary", "Summary", tables=(summary_table(obj, recorded_only=True),),
-                          notes=(unrecorded_note(obj),))
-    verdict: ComparisonVerdict | None = None
-    trace_section = html_trace_section(obj)  # only when a report has an execution trace
-    # the page reads top to bottom: the answer, then the views over time (execution trace and
-    # liveness), then the detail tables
-    timeline = (*(() if trace_section is None else (trace_section,)), _liveness_section(obj, reports, roles))
-    if isinstance(obj, Report):
-        # the report's ledger follows its summary
-        leading: tuple[Section, ...] = (summary, html_ledger.report_ledger_section(obj),
-                                        html_ledger.report_peak_section(obj, top), *timeline)
-    else:
-        # a comparison leads with the verdict and the ledger: what moved, per parameter; what
-        # changed the peak follows the liveness chart that shows it
-        verdict = comparison_verdict(obj)
-        leading = (_verdict_section(obj, verdict), html_ledger.moves_section(obj), html_ledger.ledger_section(obj),
-                   *timeline, html_ledger.peak_section(obj, top), summary)
-    sections = (
-        *leading,
-        _memory_section(obj, reports),
-        _tiles_section(reports, roles),
-        Section("variables", "Variables"),
-        _code_section(obj, reports, top),
-        _remote_section(obj, top),
-        _execution_section(obj, reports),
+    variables, variables_view = side.variables_table(HTML_MAX_VARIABLE_ROWS, True)
+    sections = tuple(placed_for_page(section) for section in side.sections(top) if section is not None)
+    data = _page_data(side, variables_view)
+    return Page(side.title, side.is_comparison, report_cards(obj), sections, variables, side.variable_filter(), data)
+
+
+def _timeline(side: PageSide) -> tuple[Section, ...]:
+    """The views over time: the execution trace (when a report has one), then liveness."""
+    trace_section = html_trace_section(side.reports, side.roles)
+    return (*(() if trace_section is None else (trace_section,)), _liveness_section(side))
+
+
+def _details(side: PageSide, top: int, *, loaded_code: Section | None = None) -> tuple[Section | None, ...]:
+    """The detail sections, in page order; None for a section the reports give nothing to show
+    (memory per IPU, code loaded at run time, replicas and collectives)."""
+    return (
+        _memory_section(side),
+        side.ipu_section(),  # only with more than one IPU per replica (or I/O tiles)
+        _tiles_section(side.reports, side.roles),
+        Section("Variables", id="variables"),
+        _code_section(side, top),
+        loaded_code,
+        _remote_section(side, top),
+        _execution_section(side),
+        side.replicas_section(),  # only with replica groupings
     )
-    ipu_section = html_ipu_section(obj)  # only with more than one IPU per replica (or I/O tiles)
-    if ipu_section is not None:
-        at = next(i for i, s in enumerate(sections) if s.id == "tiles")
-        sections = (*sections[:at], ipu_section, *sections[at:])
-    if isinstance(obj, Report):
-        loaded = html_loaded_code_section(obj)  # only when the program loads code
-        if loaded is not None:
-            at = next(i for i, s in enumerate(sections) if s.id == "code") + 1
-            sections = (*sections[:at], loaded, *sections[at:])
-    replicas_section = (html_replicas_section(obj) if isinstance(obj, Report)
-                        else html_comparison_replicas_section(obj.base, obj.new))  # only with replica groupings
-    if replicas_section is not None:
-        at = next(i for i, s in enumerate(sections) if s.id == "execution") + 1
-        sections = (*sections[:at], replicas_section, *sections[at:])
-    if isinstance(obj, Report):
-        sections = _recorded_sections(obj, sections)
-    if is_comparison:
-        present = set(obj.variables["status"].astype(str).unique()) if len(obj.variables) else set()
-        variable_filter = ("status", tuple(s for s in STATUS_ORDER if s in present) or STATUS_ORDER)
-    else:
-        variable_filter = ("liveness", (live_label(True), live_label(False)))
-    data = _page_data(obj, reports, roles, variables_view, verdict)
-    return Page(title, is_comparison, report_cards(obj), sections, variables, variable_filter, data)
+
+
+# --------------------------------------------------------------------------- the two kinds of page
+
+
+class PageSide(Protocol):
+    """What a report's page and a comparison's page draw differently: :func:`page_side` picks
+    one for a Report or a Comparison, and the section builders take it without asking which.
+
+    ``reports`` and ``roles`` are the page's reports and their roles (``report``, or ``base`` and
+    ``new``); the methods return the tables and sections of the kind of page it is."""
+
+    @property
+    def obj(self) -> Report | Comparison: ...
+    @property
+    def reports(self) -> list[Report]: ...
+    @property
+    def roles(self) -> list[str]: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def is_comparison(self) -> bool: ...
+    @property
+    def aligned_liveness(self) -> pd.DataFrame | None: ...
+    def summary_table(self, *, recorded_only: bool = False) -> Table: ...
+    def categories_table(self) -> Table: ...
+    def variables_table(self, top: int, variables_note: bool = False) -> tuple[Table, analysis.TopN]: ...
+    def code_table(self, top: int) -> Table: ...
+    def remote_table(self, top: int) -> Table: ...
+    def streaming_note(self) -> str | None: ...
+    def time_table(self) -> Table: ...
+    def execution_table(self) -> Table: ...
+    def replicas_section(self) -> Section | None: ...
+    def ipu_section(self) -> Section | None: ...
+    def sections(self, top: int) -> tuple[Section | None, ...]: ...
+    def variable_filter(self) -> tuple[str, tuple[str, ...]]: ...
+    def page_summary(self) -> dict[str, Any]: ...
+    def variable_fields(self) -> tuple[str, ...]: ...
+    def verdict(self) -> ComparisonVerdict | None: ...
+
+
+class _ReportSide:
+    """The page of one report: its summary and ledger first, every table of its own figures."""
+
+    is_comparison = False
+    aligned_liveness = None
+
+    def __init__(self, report: Report) -> None:
+        self.obj = self.report = report
+        self.reports, self.roles = [report], ["report"]
+        self.title = f"profcompare: {report.label}"
+
+    def summary_table(self, *, recorded_only: bool = False) -> Table:
+        return _report_summary_table(self.report, recorded_only)
+
+    def categories_table(self) -> Table:
+        return _report_categories_table(self.report)
+
+    def variables_table(self, top: int, variables_note: bool = False) -> tuple[Table, analysis.TopN]:
+        return _report_variables_table(self.report, top, variables_note)
+
+    def code_table(self, top: int) -> Table:
+        return _report_code_table(self.report, top)
+
+    def remote_table(self, top: int) -> Table:
+        return _report_remote_table(self.report, top)
+
+    def streaming_note(self) -> str | None:
+        return streaming_totals_note(self.report)
+
+    def time_table(self) -> Table:
+        return _report_time_table(self.report)
+
+    def execution_table(self) -> Table:
+        return _report_execution_table(self.report)
+
+    def replicas_section(self) -> Section | None:
+        return report_replicas_section(self.report)
+
+    def ipu_section(self) -> Section | None:
+        return html_report_ipu_section(self.report)
+
+    def sections(self, top: int) -> tuple[Section | None, ...]:
+        """The summary (what the report records), the ledger and what is live at the peak, the
+        views over time, the details; a section of tables the report does not record is left out."""
+        report = self.report
+        summary = Section("Summary", id="summary", tables=(self.summary_table(),))
+        if unrecorded_tables(report):
+            summary = Section("Summary", id="summary", tables=(self.summary_table(recorded_only=True),),
+                              notes=(unrecorded_note(report),))
+        sections = (summary, html_ledger.report_ledger_section(report), html_ledger.report_peak_section(report, top),
+                    *_timeline(self), *_details(self, top, loaded_code=report_loaded_code_section(report)))
+        return _recorded_sections(report, tuple(s for s in sections if s is not None))
+
+    def variable_filter(self) -> tuple[str, tuple[str, ...]]:
+        return ("liveness", (live_label(True), live_label(False)))
+
+    def page_summary(self) -> dict[str, Any]:
+        return {m: {"value": v, "unit": METRIC_UNITS[str(m)]} for m, v in self.report.summary().items()}
+
+    def variable_fields(self) -> tuple[str, ...]:
+        return _REPORT_VARIABLE_FIELDS
+
+    def verdict(self) -> ComparisonVerdict | None:
+        return None
+
+
+class _ComparisonSide:
+    """The page of a comparison: the verdict and the ledger first, base and new side by side."""
+
+    is_comparison = True
+
+    def __init__(self, cmp: Comparison) -> None:
+        self.obj = self.cmp = cmp
+        self.reports, self.roles = [cmp.base, cmp.new], ["base", "new"]
+        self.title = f"profcompare: {cmp.base.label} (base) vs {cmp.new.label} (new)"
+        self.aligned_liveness = cmp.liveness
+        self._verdict: ComparisonVerdict | None = None
+
+    def summary_table(self, *, recorded_only: bool = False) -> Table:
+        return _comparison_summary_table(self.cmp)
+
+    def categories_table(self) -> Table:
+        return _comparison_categories_table(self.cmp)
+
+    def variables_table(self, top: int, variables_note: bool = False) -> tuple[Table, analysis.TopN]:
+        return _comparison_variables_table(self.cmp, top, variables_note)
+
+    def code_table(self, top: int) -> Table:
+        return _comparison_code_table(self.cmp, top)
+
+    def remote_table(self, top: int) -> Table:
+        return _comparison_remote_table(self.cmp, top)
+
+    def streaming_note(self) -> str | None:
+        return comparison_streaming_totals_note(self.cmp.base, self.cmp.new)
+
+    def time_table(self) -> Table:
+        return _comparison_time_table(self.cmp)
+
+    def execution_table(self) -> Table:
+        return _comparison_execution_table(self.cmp)
+
+    def replicas_section(self) -> Section | None:
+        return comparison_replicas_section(self.cmp.base, self.cmp.new)
+
+    def ipu_section(self) -> Section | None:
+        return html_comparison_ipu_section(self.cmp.base, self.cmp.new)
+
+    def sections(self, top: int) -> tuple[Section | None, ...]:
+        """The verdict and the ledger (what moved, per parameter), the views over time, what
+        changed the peak (after the liveness chart that shows it), the summary, the details."""
+        cmp = self.cmp
+        summary = Section("Summary", id="summary", tables=(self.summary_table(),))
+        return (_verdict_section(cmp, self.verdict()), html_ledger.moves_section(cmp), html_ledger.ledger_section(cmp),
+                *_timeline(self), html_ledger.peak_section(cmp, top), summary, *_details(self, top))
+
+    def variable_filter(self) -> tuple[str, tuple[str, ...]]:
+        variables = self.cmp.variables
+        present = set(variables["status"].astype(str).unique()) if len(variables) else set()
+        return ("status", tuple(s for s in STATUS_ORDER if s in present) or STATUS_ORDER)
+
+    def page_summary(self) -> dict[str, Any]:
+        summary = self.cmp.summary
+        return {str(m): {k: summary.loc[m, k] for k in ("unit", "base", "new", "delta", "delta_pct", "status")}
+                for m in summary.index}
+
+    def variable_fields(self) -> tuple[str, ...]:
+        return _COMPARISON_VARIABLE_FIELDS
+
+    def verdict(self) -> ComparisonVerdict:
+        if self._verdict is None:
+            self._verdict = comparison_verdict(self.cmp)
+        return self._verdict
+
+
+def page_side(obj: Report | Comparison) -> PageSide:
+    """The :class:`PageSide` of a Report's page or a Comparison's (the one place that asks which)."""
+    return _ReportSide(obj) if isinstance(obj, Report) else _ComparisonSide(obj)
 
 
 #: What each optional Report table holds, in the one line that says what a report does not record.
@@ -784,27 +973,18 @@ def _recorded_sections(report: Report, sections: tuple[Section, ...]) -> tuple[S
     return tuple(s for s in sections if not (s.id in _SECTION_TABLES and lacking & set(_SECTION_TABLES[s.id])))
 
 
-def _page_data(
-    obj: Report | Comparison, reports: list[Report], roles: list[str], variables: analysis.TopN,
-    verdict: ComparisonVerdict | None = None,
-) -> dict[str, Any]:
+def _page_data(side: PageSide, variables: analysis.TopN) -> dict[str, Any]:
     """The JSON data block: metas, summary metrics and the variable rows shown (plus "other")."""
-    fields = _REPORT_VARIABLE_FIELDS if isinstance(obj, Report) else _COMPARISON_VARIABLE_FIELDS
-    if isinstance(obj, Report):
-        summary = {m: {"value": v, "unit": METRIC_UNITS[str(m)]} for m, v in obj.summary().items()}
-    else:
-        summary = {
-            str(m): {k: obj.summary.loc[m, k] for k in ("unit", "base", "new", "delta", "delta_pct", "status")}
-            for m in obj.summary.index
-        }
+    fields = side.variable_fields()
+    verdict = side.verdict()
     return jsonable(
         {
             "schema_version": 1,
-            "kind": "report" if isinstance(obj, Report) else "comparison",
+            "kind": "comparison" if side.is_comparison else "report",
             "generator": f"profcompare {__version__}",
-            "reports": {role: r.meta.to_dict() for role, r in zip(roles, reports, strict=True)},
-            "summary": summary,
-            "ledger": html_ledger.ledger_data(obj),
+            "reports": {role: r.meta.to_dict() for role, r in zip(side.roles, side.reports, strict=True)},
+            "summary": side.page_summary(),
+            "ledger": html_ledger.ledger_data(side.obj),
             **({} if verdict is None else {"verdict": _verdict_data(verdict)}),
             "variables": {
                 "shown": variables.shown,
@@ -867,7 +1047,7 @@ def render_template(name: str, **context: Any) -> str:
 
 __all__ = [
     "Cell",
-    "Col",
+    "Column",
     "HtmlRenderer",
     "Page",
     "ReportCard",

@@ -20,7 +20,7 @@ from profcompare.render import bar_charts
 from profcompare.render.format import format_bytes, format_count, is_missing, status_tone
 from profcompare.render.html_model import (
     Cell,
-    Col,
+    Column,
     Row,
     Section,
     Table,
@@ -95,15 +95,15 @@ def moves_section(cmp: Comparison) -> Section:
     if not len(everything):
         text = ("No parameter's bytes changed between the reports." if len(cmp.ledger)
                 else "Neither report attributes memory to parameters (no variables, no remote buffers).")
-        return Section("moves", title, text=text)
+        return Section(title, id="moves", text=text)
     moves = everything.head(MOVES_SHOWN)
     note = (f"The {len(moves):,} largest of {len(everything):,} (parameter, role) moves, by bytes moved (the sum of "
             "|delta| over locations); bytes per replica. Every row is in the Memory ledger below."
             if len(everything) > len(moves) else
             f"All {len(everything):,} (parameter, role) moves, largest first; bytes per replica.")
     chart = bar_charts.ledger_chart(cmp, chart_id="ledger-plot")
-    return Section("moves", title, charts=(chart,), items=tuple(move_sentence(m) for m in moves.itertuples(index=False)),
-                   notes=(note,))
+    return Section(title, id="moves", charts=(chart,),
+                   items=tuple(move_sentence(m) for m in moves.itertuples(index=False)), notes=(note,))
 
 
 def _by_parameter_table(cmp: Comparison) -> Table:
@@ -112,12 +112,12 @@ def _by_parameter_table(cmp: Comparison) -> Table:
     view = analysis.top_n(frame, LEDGER_MAX_ROWS, "delta_tile_memory", label_column="parameter", sum_columns=sums,
                           key=abs)
     columns = (
-        Col("parameter", "Parameter"),
-        *(Col(loc, location_title(loc), True) for loc in TILE_LOCATIONS),
-        Col("base", "Base tile memory", True),
-        Col("new", "New tile memory", True),
-        Col("delta", "Delta tile memory", True),
-        Col("streaming_memory", location_title("streaming_memory"), True),
+        Column("Parameter", key="parameter"),
+        *(Column(location_title(loc), True, key=loc) for loc in TILE_LOCATIONS),
+        Column("Base tile memory", True, key="base"),
+        Column("New tile memory", True, key="new"),
+        Column("Delta tile memory", True, key="delta"),
+        Column(location_title("streaming_memory"), True, key="streaming_memory"),
     )
 
     def cells(r: Any) -> tuple[Cell, ...]:
@@ -145,7 +145,7 @@ def _by_parameter_table(cmp: Comparison) -> Table:
             "Not-always-live: the most the parameter holds at once. Tile memory = always-live + not-always-live; "
             "Streaming Memory is off chip, not tile memory, and not in the tile totals. " + TONE_LEGEND + " "
             + _cut_sentence(view, "parameters"))
-    return Table("ledger-parameters", columns, tuple(rows), footer, note,
+    return Table(columns, tuple(rows), id="ledger-parameters", footer=footer, note=note,
                  empty="neither report attributes memory to parameters")
 
 
@@ -154,12 +154,12 @@ def _ledger_rows_table(cmp: Comparison) -> Table:
     view = analysis.top_n(frame, LEDGER_MAX_ROWS, "delta_bytes", label_column="parameter",
                           sum_columns=("base_bytes", "new_bytes", "delta_bytes"), key=abs)
     columns = (
-        Col("parameter", "Parameter"),
-        Col("role", "Role"),
-        Col("location", "Location"),
+        Column("Parameter", key="parameter"),
+        Column("Role", key="role"),
+        Column("Location", key="location"),
         *diff_cols(""),
-        Col("base_steps", "Base steps"),
-        Col("new_steps", "New steps"),
+        Column("Base steps", key="base_steps"),
+        Column("New steps", key="new_steps"),
     )
     rows = []
     for r in view.shown_rows.to_dict("records"):
@@ -195,15 +195,15 @@ def _ledger_rows_table(cmp: Comparison) -> Table:
     )
     note = ("Every (parameter, role, location) row, largest |diff| first; steps: the not-always-live "
             "first-last step. " + _cut_sentence(view, "rows"))
-    return Table("ledger-rows", columns, tuple(rows), footer, note, filter=filters,
-                 empty="neither report attributes memory to parameters")
+    return Table(columns, tuple(rows), id="ledger-rows", footer=footer, note=note,
+                 empty="neither report attributes memory to parameters", filter=filters)
 
 
 def ledger_section(cmp: Comparison) -> Section:
     """The ledger of a comparison: the liveness rule the reports follow, per parameter, then every
     (parameter, role, location) row."""
     rule = liveness_rule((variables_convention(cmp.base.variables), variables_convention(cmp.new.variables)))
-    return Section("ledger", "Memory ledger", tables=(_by_parameter_table(cmp), _ledger_rows_table(cmp)),
+    return Section("Memory ledger", id="ledger", tables=(_by_parameter_table(cmp), _ledger_rows_table(cmp)),
                    text=f"Liveness: {rule}" if rule else "")
 
 
@@ -212,12 +212,12 @@ def peak_section(cmp: Comparison, top: int) -> Section:
     title = "What changed the not-always-live peak"
     base_peak, new_peak = analysis.liveness_peak(cmp.base), analysis.liveness_peak(cmp.new)
     if base_peak["step"] is None and new_peak["step"] is None:
-        return Section("peak", title, text="Neither report records program steps.")
+        return Section(title, id="peak", text="Neither report records program steps.")
     frame = cmp.peak_composition()
     view = analysis.top_n(frame, top, "delta_bytes", label_column="parameter",
                           sum_columns=("base_bytes", "new_bytes", "delta_bytes"), key=abs)
-    columns = (Col("parameter", "Parameter"), Col("role", "Role"), Col("base", "Base", True), Col("new", "New", True),
-               Col("delta", "Delta", True))
+    columns = (Column("Parameter", key="parameter"), Column("Role", key="role"), Column("Base", True, key="base"),
+               Column("New", True, key="new"), Column("Delta", True, key="delta"))
     rows = []
     for r in view.shown_rows.to_dict("records"):
         delta = int(r["delta_bytes"])
@@ -232,9 +232,9 @@ def peak_section(cmp: Comparison, top: int) -> Section:
         footer = (Row((Cell(f"other ({view.cut:,} rows)"), Cell(""), bytes_cell(other["base_bytes"]),
                        bytes_cell(other["new_bytes"]), bytes_cell(other["delta_bytes"], signed=True))),)
     text = " ".join(peak_change_notes(base_peak, new_peak, int(frame["delta_bytes"].sum()) if len(frame) else 0))
-    table = Table("peak-composition", columns, tuple(rows), footer, cut_note(view, "rows"),
+    table = Table(columns, tuple(rows), id="peak-composition", footer=footer, note=cut_note(view, "rows"),
                   empty="no listed variable is live at either report's peak")
-    return Section("peak", title, tables=(table,), text=text)
+    return Section(title, id="peak", tables=(table,), text=text)
 
 
 # --------------------------------------------------------------------------- one report
@@ -245,9 +245,9 @@ def report_ledger_section(report: Report) -> Section:
     frame = report.ledger()
     view = analysis.top_n(frame, LEDGER_MAX_ROWS, "bytes", label_column="parameter",
                           sum_columns=("bytes", "bytes_at_peak", "rows"))
-    columns = (Col("parameter", "Parameter"), Col("role", "Role"), Col("location", "Location"),
-               Col("bytes", "Bytes", True), Col("bytes_at_peak", "At peak", True), Col("steps", "Steps"),
-               Col("rows", "Rows", True))
+    columns = (Column("Parameter", key="parameter"), Column("Role", key="role"), Column("Location", key="location"),
+               Column("Bytes", True, key="bytes"), Column("At peak", True, key="bytes_at_peak"),
+               Column("Steps", key="steps"), Column("Rows", True, key="rows"))
     rows = []
     for r in view.shown_rows.to_dict("records"):
         label = parameter_text(r["parameter"], r["role"])
@@ -272,10 +272,10 @@ def report_ledger_section(report: Report) -> Section:
             "rows hold at once; at peak: live at the not-always-live peak step) or Streaming Memory. "
             + (f"Unattributed (no parameter, role other): {format_bytes(unattributed)}." if unattributed
                else "Every row is attributed."))
-    table = Table("ledger-rows", columns, tuple(rows), footer, cut_note(view, "rows"),
-                  filter=TableFilter("parameter or role (substring)", (("location", "Location", locations),)),
-                  empty="nothing to attribute: no variables and no remote buffers")
-    return Section("ledger", "Memory ledger", tables=(table,), text=text)
+    table = Table(columns, tuple(rows), id="ledger-rows", footer=footer, note=cut_note(view, "rows"),
+                  empty="nothing to attribute: no variables and no remote buffers",
+                  filter=TableFilter("parameter or role (substring)", (("location", "Location", locations),)))
+    return Section("Memory ledger", id="ledger", tables=(table,), text=text)
 
 
 def report_peak_section(report: Report, top: int) -> Section:
@@ -283,11 +283,12 @@ def report_peak_section(report: Report, top: int) -> Section:
     title = "Live at the not-always-live peak"
     step = peak_step(report)
     if step is None:
-        return Section("peak", title, text="No program steps in this report.")
+        return Section(title, id="peak", text="No program steps in this report.")
     live = report.live_at_peak()
     view = analysis.top_n(live, top, "bytes", label_column="name", sum_columns=("bytes",))
-    columns = (Col("name", "Variable"), Col("parameter", "Parameter"), Col("role", "Role"), Col("bytes", "Bytes", True),
-               Col("first_step", "First step", True), Col("last_step", "Last step", True))
+    columns = (Column("Variable", key="name"), Column("Parameter", key="parameter"), Column("Role", key="role"),
+               Column("Bytes", True, key="bytes"),
+               Column("First step", True, key="first_step"), Column("Last step", True, key="last_step"))
     rows = []
     for r in view.shown_rows.to_dict("records"):
         label = parameter_text(r["parameter"], r["role"])
@@ -306,9 +307,9 @@ def report_peak_section(report: Report, top: int) -> Section:
     text = f"At {where}: {len(live):,} variables, {format_bytes(listed)} of the peak's {format_bytes(peak_bytes)}."
     if listed != peak_bytes:
         text += f" {format_bytes(peak_bytes - listed)} of the peak is not listed in the variables table."
-    table = Table("peak-live", columns, tuple(rows), footer, cut_note(view, "variables"),
+    table = Table(columns, tuple(rows), id="peak-live", footer=footer, note=cut_note(view, "variables"),
                   empty="no listed variable is live at the peak")
-    return Section("peak", title, tables=(table,), text=text)
+    return Section(title, id="peak", tables=(table,), text=text)
 
 
 def ledger_data(obj: Report | Comparison) -> dict[str, int]:

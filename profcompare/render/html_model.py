@@ -1,5 +1,6 @@
-"""The HTML page model: plain dataclasses of display strings and sort keys (Cell, Col, Row,
-Table, ReportCard, Section, Page) and the cell builders every HTML section uses.
+"""The HTML page: its header cards and the page itself (:class:`ReportCard`, :class:`Page`),
+drawn around sections of the one page model (:mod:`profcompare.render.page.model`), and the
+cell builders every HTML section uses.
 
 Building these is data preparation only; :mod:`profcompare.render.html` fills the template.
 """
@@ -8,14 +9,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 
 from profcompare.analysis import views as analysis
 from profcompare._version import __version__
 from profcompare.model import Report
-from profcompare.render import interactive
+from profcompare.render.page.model import (
+    FOLD_OVER,
+    FOLDED_ROWS,
+    Cell,
+    Column,
+    Row,
+    Section,
+    Table,
+    TableFilter,
+)
 from profcompare.render.format import (
     describe_origin,
     describe_target,
@@ -31,69 +41,8 @@ if TYPE_CHECKING:
 
 # --------------------------------------------------------------------------- page model
 
-
-@dataclass(frozen=True)
-class Cell:
-    """One table cell: the text shown, an optional sort key and tone (good | bad | None)."""
-
-    text: str
-    sort: float | str | None = None
-    tone: str | None = None
-    title: str | None = None
-
-
-@dataclass(frozen=True)
-class Col:
-    """One table column: key (also the CSS hook), title, numeric (right-aligned, numeric sort)."""
-
-    key: str
-    title: str
-    numeric: bool = False
-
-
-@dataclass(frozen=True)
-class Row:
-    """One table row: its cells plus ``data-*`` attributes the filter uses (e.g. status, name)."""
-
-    cells: tuple[Cell, ...]
-    data: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class TableFilter:
-    """Filter controls above a table: a text box matching each row's ``data-name`` (substring,
-    case-insensitive) and one select box per ``(data attribute, label, options)``."""
-
-    placeholder: str
-    selects: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
-
-
-@dataclass(frozen=True)
-class Table:
-    """A rendered table: columns, body rows, an optional footer ("other"/total) row, a note,
-    and optional filter controls."""
-
-    id: str
-    columns: tuple[Col, ...]
-    rows: tuple[Row, ...]
-    footer: tuple[Row, ...] = ()
-    note: str = ""
-    sortable: bool = True
-    empty: str = "nothing to show"
-    filter: TableFilter | None = None
-
-    @property
-    def fold(self) -> int:
-        """How many body rows the page shows before its "show all" expander: :data:`FOLDED_ROWS`
-        for a table of more than :data:`FOLD_OVER` rows, 0 (every row, no expander) otherwise."""
-        return FOLDED_ROWS if len(self.rows) > FOLD_OVER else 0
-
-
-#: A table of more than FOLD_OVER body rows shows its first FOLDED_ROWS (in its current sort
-#: order, among the rows its filter keeps) and an expander that shows them all: the variables
-#: (hundreds of rows), code and ledger rows would otherwise make the page tens of screens tall.
-FOLD_OVER = 15
-FOLDED_ROWS = 10
+# The cells, rows, tables and sections are the one page model's (every medium draws them); the
+# names are kept here for the HTML builders and for code that imports them from this module.
 
 
 @dataclass(frozen=True)
@@ -111,19 +60,6 @@ class ReportCard:
     workload: str
     config: str
     created: str
-
-
-@dataclass(frozen=True)
-class Section:
-    """A page section (one entry of the side navigation)."""
-
-    id: str
-    title: str
-    tables: tuple[Table, ...] = ()
-    text: str = ""
-    charts: tuple[interactive.InteractiveChart, ...] = ()
-    items: tuple[str, ...] = ()  # a list in plain words, shown before the tables
-    notes: tuple[str, ...] = ()  # notes under the list
 
 
 @dataclass(frozen=True)
@@ -207,13 +143,13 @@ def report_cards(obj: Report | Comparison) -> tuple[ReportCard, ...]:
     return tuple(report_card(r, role) for r, role in zip(reports, roles, strict=True))
 
 
-def diff_cols(unit_title: str) -> tuple[Col, ...]:
+def diff_cols(unit_title: str) -> tuple[Column, ...]:
     return (
-        Col("base", f"Base {unit_title}", True),
-        Col("new", f"New {unit_title}", True),
-        Col("delta", "Delta", True),
-        Col("delta_pct", "Delta %", True),
-        Col("status", "Status"),
+        Column(f"Base {unit_title}", True, key="base"),
+        Column(f"New {unit_title}", True, key="new"),
+        Column("Delta", True, key="delta"),
+        Column("Delta %", True, key="delta_pct"),
+        Column("Status", key="status"),
     )
 
 
@@ -268,3 +204,31 @@ def cut_note(top: analysis.TopN, noun: str) -> str:
     if not top.cut:
         return f"all {top.total:,} {noun} shown"
     return f"showing {top.shown:,} of {top.total:,} {noun}; the rest are summed in 'other'"
+
+
+__all__ = [
+    "FOLD_OVER",
+    "FOLDED_ROWS",
+    "HTML_MAX_VARIABLE_ROWS",
+    "Cell",
+    "Column",
+    "Page",
+    "ReportCard",
+    "Row",
+    "Section",
+    "Table",
+    "TableFilter",
+    "bytes_cell",
+    "cut_note",
+    "diff_cells",
+    "diff_cols",
+    "other_diff_footer",
+    "pct_cell",
+    "report_card",
+    "report_cards",
+    "roles_of",
+    "sort_key",
+    "status_cell",
+    "step_cell",
+    "text_cell",
+]

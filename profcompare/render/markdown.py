@@ -76,11 +76,11 @@ def render_document(document: Document) -> str:
     for section in document.sections:
         lines.append(f"### {escape(section.title)}")
         lines.append("")
-        if section.lines:
-            lines.extend(f"- {escape(line)}" for line in section.lines)
+        if section.items:
+            lines.extend(f"- {escape(line)}" for line in section.items)
             lines.append("")
-        if section.table is not None:
-            lines.extend(_table(section.table))
+        for table in section.tables:
+            lines.extend(_table(table))
             lines.append("")
         for note in section.notes:
             # markdown has no colour: a cost is in bold (see _cell), and the legend says so

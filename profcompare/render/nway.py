@@ -176,10 +176,11 @@ def render_nway_text(table: NWayTable, *, title: str, color: bool = False, width
     for row in metric_rows:
         cells = [Cell(row.label)]
         for cell in row.cells:
-            cells.append(Cell(cell.text + (f" ({cell.delta})" if cell.delta else ""), cell.tone))
+            cells.append(Cell(cell.text + (f" ({cell.delta})" if cell.delta else ""), tone=cell.tone))
         rows.append(tuple(cells))
-    verdict = Section("Verdict", None, ("Written from the figures below; bytes per replica.",), verdict_text(table))
-    section = Section("Summary metrics", Table(columns, tuple(rows)), (*notes, _legend(metric_rows)))
+    verdict = Section("Verdict", notes=("Written from the figures below; bytes per replica.",),
+                      items=verdict_text(table))
+    section = Section("Summary metrics", (Table.of(columns, tuple(rows)),), (*notes, _legend(metric_rows)))
     rule = nway_liveness_rule(table)
     facts = (("liveness", rule),) if rule else ()
     return render_document(Document(title, facts, (), (verdict, section)), color=color, width=width)

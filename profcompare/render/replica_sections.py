@@ -3,17 +3,16 @@ the "Replicas and collectives" section, the Streaming Memory totals over all rep
 "Code loaded at run time" section.
 
 One function prepares each view's rows as display strings (:func:`replicas_rows`,
-:func:`loaded_code_rows`); the text / markdown sections and the HTML page's sections only wrap
-them, so the terminal, the markdown, the HTML page and the notebook say the same figures.
+:func:`loaded_code_rows`) and one builds each section of the page model from them, which the
+terminal, the markdown and the HTML page all draw, so they say the same figures.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from profcompare.analysis import replicas
 from profcompare.model import Report
 from profcompare.render.format import format_bytes, format_count, format_cycles, format_pct, is_missing, replica_scope
+from profcompare.render.page.model import Cell, Column, Row, Section, Table
 
 #: the columns of the "Replicas and collectives" table
 REPLICAS_HEADERS = ("Replica grouping", "Groups", "Replica 0's group", "Collectives per step",
@@ -183,91 +182,44 @@ def comparison_replicas_notes(base: Report, new: Report) -> tuple[str, ...]:
     return (COMPARISON_REPLICAS_NOTE, cycles_note) if cycles_note else (COMPARISON_REPLICAS_NOTE,)
 
 
-# -- text and markdown (sections.Document) --------------------------------------------------------
+# -- the sections, drawn by text, Markdown and the HTML page alike -------------------------------------
 
 
-def comparison_replicas_section(base: Report, new: Report) -> Any:
-    """A comparison's "Replicas and collectives" Section, or None."""
-    from profcompare.render.sections.document import Cell, Column, Section, Table
-
-    if not has_comparison_replicas_view(base, new):
-        return None
-    columns = (Column(COMPARISON_REPLICAS_HEADERS[0]), *(Column(h, True) for h in COMPARISON_REPLICAS_HEADERS[1:]))
-    rows = tuple(tuple(Cell(c) for c in row) for row in comparison_replicas_rows(base, new))
-    return Section("Replicas and collectives", Table(columns, rows), comparison_replicas_notes(base, new))
+def _table(table_id: str, headers: tuple[str, ...], numeric: tuple[bool, ...],
+           rows: tuple[tuple[str, ...], ...]) -> Table:
+    columns = tuple(Column(h, n, key=f"c{i}") for i, (h, n) in enumerate(zip(headers, numeric, strict=True)))
+    return Table(columns, tuple(Row(tuple(Cell(c) for c in row)) for row in rows), id=table_id)
 
 
-def report_replicas_section(report: Report) -> Any:
-    """The "Replicas and collectives" Section of ``show``, or None (one replica, or no groupings)."""
-    from profcompare.render.sections.document import Cell, Column, Section, Table
-
+def report_replicas_section(report: Report) -> Section | None:
+    """The "Replicas and collectives" section of one report, or None (one replica, or no groupings)."""
     if not has_replicas_view(report):
         return None
-    columns = (Column(REPLICAS_HEADERS[0]), Column(REPLICAS_HEADERS[1], True), Column(REPLICAS_HEADERS[2]),
-               *(Column(h, True) for h in REPLICAS_HEADERS[3:]))
-    rows = tuple(tuple(Cell(c) for c in row) for row in replicas_rows(report))
-    return Section("Replicas and collectives", Table(columns, rows), replicas_notes(report))
+    table = _table("replicas-table", REPLICAS_HEADERS, (False, True, False, True, True, True), replicas_rows(report))
+    return Section("Replicas and collectives", (table,), replicas_notes(report), id="replicas")
 
 
-def report_loaded_code_section(report: Report) -> Any:
-    """The "Code loaded at run time" Section of ``show``, or None when no code is loaded."""
-    from profcompare.render.sections.document import Cell, Column, Section, Table
+def comparison_replicas_section(base: Report, new: Report) -> Section | None:
+    """A comparison's "Replicas and collectives" section, or None."""
+    if not has_comparison_replicas_view(base, new):
+        return None
+    table = _table("replicas-table", COMPARISON_REPLICAS_HEADERS, (False, True, True, True, True, True),
+                   comparison_replicas_rows(base, new))
+    return Section("Replicas and collectives", (table,), comparison_replicas_notes(base, new), id="replicas",
+                   notes_on_table=True)
 
+
+def report_loaded_code_section(report: Report) -> Section | None:
+    """The "Code loaded at run time" section of one report, or None when no code is loaded."""
     rows = loaded_code_rows(report)
     if not rows:
         return None
-    columns = (Column(LOADED_CODE_HEADERS[0]), Column(LOADED_CODE_HEADERS[1], True),
-               Column(LOADED_CODE_HEADERS[2], True), Column(LOADED_CODE_HEADERS[3]))
-    return Section("Code loaded at run time", Table(columns, tuple(tuple(Cell(c) for c in r) for r in rows)),
-                   (LOADED_CODE_NOTE,))
-
-
-# -- HTML (html_model) ------------------------------------------------------------------------------
-
-
-def _html_table(table_id: str, headers: tuple[str, ...], numeric: tuple[bool, ...],
-                rows: tuple[tuple[str, ...], ...], note: str) -> Any:
-    from profcompare.render.html_model import Cell, Col, Row, Table
-
-    cols = tuple(Col(f"c{i}", h, n) for i, (h, n) in enumerate(zip(headers, numeric, strict=True)))
-    return Table(table_id, cols, tuple(Row(tuple(Cell(c, c) for c in row)) for row in rows), note=note)
-
-
-def html_replicas_section(report: Report) -> Any:
-    """The HTML page's "Replicas and collectives" section, or None."""
-    from profcompare.render.html_model import Section
-
-    if not has_replicas_view(report):
-        return None
-    table = _html_table("replicas-table", REPLICAS_HEADERS, (False, True, False, True, True, True),
-                        replicas_rows(report), "")
-    return Section("replicas", "Replicas and collectives", tables=(table,), notes=replicas_notes(report))
-
-
-def html_comparison_replicas_section(base: Report, new: Report) -> Any:
-    """A comparison page's "Replicas and collectives" section, or None."""
-    from profcompare.render.html_model import Section
-
-    if not has_comparison_replicas_view(base, new):
-        return None
-    table = _html_table("replicas-table", COMPARISON_REPLICAS_HEADERS, (False, True, True, True, True, True),
-                        comparison_replicas_rows(base, new), " ".join(comparison_replicas_notes(base, new)))
-    return Section("replicas", "Replicas and collectives", tables=(table,))
-
-
-def html_loaded_code_section(report: Report) -> Any:
-    """The HTML page's "Code loaded at run time" section, or None."""
-    from profcompare.render.html_model import Section
-
-    rows = loaded_code_rows(report)
-    if not rows:
-        return None
-    table = _html_table("loaded-code-table", LOADED_CODE_HEADERS, (False, True, True, False), rows, LOADED_CODE_NOTE)
-    return Section("loaded-code", "Code loaded at run time", tables=(table,))
+    table = _table("loaded-code-table", LOADED_CODE_HEADERS, (False, True, True, False), rows)
+    return Section("Code loaded at run time", (table,), (LOADED_CODE_NOTE,), id="loaded-code", notes_on_table=True)
 
 
 __all__ = ["collectives_cycles_note", "comparison_replicas_notes",
            "comparison_streaming_totals_note", "COMPARISON_REPLICAS_HEADERS", "LOADED_CODE_HEADERS", "REPLICAS_HEADERS", "comparison_replicas_rows",
-           "comparison_replicas_section", "has_comparison_replicas_view", "html_comparison_replicas_section", "grouping_label", "has_replicas_view", "html_loaded_code_section",
-           "html_replicas_section", "loaded_code_rows", "replica_scope", "replicas_notes", "replicas_rows",
+           "comparison_replicas_section", "has_comparison_replicas_view", "grouping_label", "has_replicas_view",
+           "loaded_code_rows", "replica_scope", "replicas_notes", "replicas_rows",
            "report_loaded_code_section", "report_replicas_section", "streaming_totals_note"]

@@ -160,10 +160,10 @@ def render_document(document: Document, *, color: bool = False, width: int | Non
         out.print(Text(section.title, style="bold underline" if color else ""))
         if not color:
             out.print("-" * len(section.title))
-        for line in section.lines:
+        for line in section.items:
             _print_wrapped(out, line, width, first="- ", rest="  ", fold=section.title not in unfolded)
-        if section.table is not None:
-            _print_table(out, section.table, color, width)
+        for table in section.tables:
+            _print_table(out, table, color, width)
         for note in section.notes:
             _print_wrapped(out, note, width, style="dim")
     return out.value()

@@ -4,11 +4,10 @@ tables as one. Present only when a report has a trace."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from profcompare.analysis import trace as trace_analysis
 from profcompare.model import Report
 from profcompare.render.format import format_count
+from profcompare.render.page.model import Cell, Column, Row, Section, Table
 from profcompare.render.trace_chart import trace_chart
 
 _SUMS_NOTE = ("Cycles per type are the sums of the blocks' lengths. Blocks overlap (a SyncAns block covers the "
@@ -21,11 +20,9 @@ def _origin(report: Report) -> str:
     return "measured"
 
 
-def report_trace_section(report: Report) -> Any:
+def report_trace_section(report: Report) -> Section | None:
     """The "Execution trace" document Section of ``show`` (text, markdown): per IPU its span, then
     per block type its blocks, cycles (sum) and median block; None without a trace."""
-    from profcompare.render.sections.document import Cell, Column, Section, Table
-
     if not len(report.trace):
         return None
     spans = trace_analysis.trace_spans(report.trace).set_index("ipu")
@@ -38,19 +35,13 @@ def report_trace_section(report: Report) -> Any:
     columns = (Column("IPU", True), Column("Run span (cycles)", True), Column("Type"), Column("Blocks", True),
                Column("Cycles (sum)", True), Column("Median block", True))
     origin = "modelled (no SyncAns: an IPU's wait is inside the step it waits in)" if report.meta.simulated else "measured"
-    return Section("Execution trace", Table(columns, tuple(rows)),
+    return Section("Execution trace", (Table.of(columns, tuple(rows)),),
                    (f"{format_count(len(report.trace))} blocks, {origin}. " + _SUMS_NOTE,))
 
 
-def html_trace_section(obj: Any) -> Any:
-    """The "Execution trace" html_model.Section of a Report or a Comparison, or None when no
-    report has an execution trace."""
-    from profcompare.render.html_model import Cell, Col, Row, Section, Table
-
-    if isinstance(obj, Report):
-        reports, roles = [obj], ["report"]
-    else:
-        reports, roles = [obj.base, obj.new], ["base", "new"]
+def html_trace_section(reports: list[Report], roles: list[str]) -> Section | None:
+    """The "Execution trace" section of the HTML page of ``reports`` (one report, role
+    ``report``, or a comparison's base and new), or None when no report has an execution trace."""
     if not any(len(r.trace) for r in reports):
         return None
     chart = trace_chart(reports, roles, chart_id="chart-trace")
@@ -72,14 +63,14 @@ def html_trace_section(obj: Any) -> Any:
                                   Cell(format_count(row["blocks"]), int(row["blocks"])),
                                   Cell(f"{int(row['cycles']):,}", int(row["cycles"])),
                                   Cell(f"{row['median_cycles']:,.1f}", float(row["median_cycles"])))))
-    spans = Table("trace-spans", (Col("report", "Report"), Col("origin", "Figures"), Col("ipu", "IPU", True),
-                                  Col("span", "Run span (cycles)", True), Col("interval", "From–to"),
-                                  Col("blocks", "Blocks", True)), tuple(span_rows), sortable=False,
-                  note="The run total: from the first block's start to the last block's end, per IPU.")
-    types = Table("trace-types", (Col("report", "Report"), Col("ipu", "IPU", True), Col("type", "Type"),
-                                  Col("blocks", "Blocks", True), Col("cycles", "Cycles (sum)", True),
-                                  Col("median", "Median block", True)), tuple(type_rows), note=_SUMS_NOTE)
-    return Section("trace", "Execution trace", tables=(spans, types), charts=(chart,))
+    spans = Table((Column("Report", key="report"), Column("Figures", key="origin"), Column("IPU", True, key="ipu"),
+                   Column("Run span (cycles)", True, key="span"), Column("From–to", key="interval"),
+                   Column("Blocks", True, key="blocks")), tuple(span_rows), id="trace-spans",
+                  note="The run total: from the first block's start to the last block's end, per IPU.", sortable=False)
+    types = Table((Column("Report", key="report"), Column("IPU", True, key="ipu"), Column("Type", key="type"),
+                   Column("Blocks", True, key="blocks"), Column("Cycles (sum)", True, key="cycles"),
+                   Column("Median block", True, key="median")), tuple(type_rows), id="trace-types", note=_SUMS_NOTE)
+    return Section("Execution trace", id="trace", tables=(spans, types), charts=(chart,))
 
 
 __all__ = ["html_trace_section", "report_trace_section"]

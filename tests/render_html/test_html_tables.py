@@ -121,10 +121,10 @@ def test_ledger_table_notes_end_in_a_sentence_of_their_own(onchip: Report, offch
 def test_cell_tag_writes_escaped_cells_with_their_sort_key_and_tone() -> None:
     from markupsafe import Markup
 
-    from profcompare.render.html_model import Cell, Col
+    from profcompare.render.html_model import Cell, Column
     from profcompare.render.templates_env import cell_tag
 
-    number, text = Col("bytes", "Bytes", numeric=True), Col("name", "Name")
+    number, text = Column("Bytes", True, key="bytes"), Column("Name", key="name")
     assert cell_tag("td", Cell("1.0 KiB", 1024, "bad", "<b>"), number) == (
         '<td class="num tone-bad" data-sort="1024" title="&lt;b&gt;">1.0 KiB</td>')
     assert cell_tag("td", Cell("a<b", "a<b"), text) == "<td>a&lt;b</td>"  # sorts by its text: no data-sort

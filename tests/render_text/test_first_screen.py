@@ -160,13 +160,13 @@ def test_the_screen_names_fewer_moves_when_the_screen_is_short(comparison: Compa
 def test_the_screen_of_several_variants_drops_its_table_before_the_screen_overflows() -> None:
     from profcompare.render.sections import Cell, Column, Section, Table
 
-    table = Table((Column("variant"),), tuple((Cell(f"v{i}"),) for i in range(60)))
+    table = Table.of((Column("variant"),), tuple((Cell(f"v{i}"),) for i in range(60)))
     verdict = _nway((_variant("offchip", 7.4),))
-    short = nway_screen(verdict, sections=(Section("Variants", table),), next_steps=("open index.html",), width=80)
+    short = nway_screen(verdict, sections=(Section("Variants", (table,)),), next_steps=("open index.html",), width=80)
     assert "Variants" not in short and "open index.html" in short and len(short.splitlines()) <= SCREEN_LINES
     assert " ".join(short.split()).endswith(" ".join(nway_headline(verdict).split()))
-    small = Table((Column("variant"),), ((Cell("v0"),),))
-    assert "\nVariants\n" in nway_screen(verdict, sections=(Section("Variants", small),), width=80)
+    small = Table.of((Column("variant"),), ((Cell("v0"),),))
+    assert "\nVariants\n" in nway_screen(verdict, sections=(Section("Variants", (small,)),), width=80)
 
 
 # ------------------------------------------------------------------ --section names
@@ -237,7 +237,8 @@ def test_a_path_wider_than_the_screen_stays_whole_and_counts_the_rows_it_wraps_t
     from profcompare.render.sections import Document, Section
 
     path = "reports/20261207-120101-onchip-vs-offchip-sharded/compare-onchip-vs-offchip-sharded.html"  # 88 characters
-    document = Document("headline", (), (), (Section(NEXT_TITLE, None, (), (f"open the whole comparison: {path}",)),))
+    document = Document("headline", (), (), (Section(NEXT_TITLE, notes=(),
+                                                     items=(f"open the whole comparison: {path}",)),))
     text = render_screen(lambda level: document, (0,), width=80)
     assert text.splitlines() == ["headline", "", "Next", "----", "- open the whole comparison:", f"  {path}", "",
                                  "headline"]

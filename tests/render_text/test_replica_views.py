@@ -190,3 +190,22 @@ def test_a_comparison_sets_the_groupings_side_by_side(report) -> None:  # type: 
         assert "| " + " | ".join(row) + " |" in markdown, row
     for words in ("Replicas and collectives", "Over all replicas (per replica x replicas, exact): base "):
         assert words in text and words in page
+
+
+def test_the_terminal_and_the_page_draw_one_section(report) -> None:  # type: ignore[no-untyped-def]
+    """The replicas and the per-tile-set sections are built once: the terminal's document and the
+    HTML page hold the same section (the page with its notes at the table)."""
+    from profcompare.render.html import build_page
+    from profcompare.render.ipu_sections import report_ipu_section
+    from profcompare.render.page.model import placed_for_page
+    from profcompare.render.replica_sections import report_replicas_section
+    from profcompare.render.sections import report_document
+
+    page = {s.id: s for s in build_page(report).sections}
+    document = {s.title: s for s in report_document(report).sections}
+    built = (report_replicas_section(report), report_ipu_section(report))
+    assert [s.id for s in built if s is not None] == ["replicas", "memory-per-ipu"]
+    for section in built:
+        assert section is not None
+        assert document[section.title] == section
+        assert page[section.id] == placed_for_page(section)

@@ -41,7 +41,7 @@ def test_columns_go_in_the_stated_order_and_the_first_column_stays() -> None:
                Column("Delta %", True), Column("Status"), Column("Confidence"))
     row = (Cell("Peak liveness"), Cell("22.0 MiB"), Cell("19.9 MiB"), Cell("-2.0 MiB"), Cell("-9.3%"),
            Cell("shrank"), Cell("modelled"))
-    table = Table(columns, (row,))
+    table = Table.of(columns, (row,))
     # natural width: 13+8+8+8+7+6+10 = 60, plus 6 gaps of 3 = 78
     assert fit_table(table, 78).dropped == ()
     # squeezed: gaps of 2 (12), "Confidence" reads "Conf." (the column is then 8, its cells'
@@ -143,8 +143,8 @@ def test_without_a_width_nothing_is_shortened_or_left_out() -> None:
 
 
 def test_a_lone_table_is_fitted_and_its_cells_keep_their_colour() -> None:
-    table = Table((Column("run"), Column("status"), Column("variants")),
-                  ((Cell("r-" + "x" * 70), Cell("ok", "good"), Cell("onchip, offchip-sharded")),))
+    table = Table.of((Column("run"), Column("status"), Column("variants")),
+                     ((Cell("r-" + "x" * 70), Cell("ok", tone="good"), Cell("onchip, offchip-sharded")),))
     text = render_table(table, width=40)
     assert max(len(line) for line in text.splitlines()) <= 40
     assert "onchip," in text and "offchip-sharded" in text

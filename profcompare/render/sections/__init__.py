@@ -1,8 +1,9 @@
 """What a human-readable report says, independent of how it is drawn.
 
 The text (terminal) and markdown renderers show the same content; this package prepares it
-once, as plain frozen dataclasses (:class:`Document` -> :class:`Section` -> :class:`Table` of
-formatted :class:`Cell` strings), and each renderer only draws it. All numbers are formatted
+once, as a :class:`Document` of sections of the one page model the HTML page is drawn from too
+(:mod:`profcompare.render.page.model`: :class:`Section` -> :class:`Table` -> rows of formatted
+:class:`Cell` strings), and each renderer only draws it. All numbers are formatted
 here with :mod:`profcompare.render.format`, so both outputs read alike.
 
 Every table is cut to the top N rows; when rows were cut the table ends with one "other" row

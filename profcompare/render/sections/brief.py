@@ -21,7 +21,7 @@ NEXT_TITLE = "Next"
 
 
 def _verdict(lines: tuple[str, ...], modelled: bool) -> Section:
-    return Section("Verdict", None, ("Modelled figures are estimates.",) if modelled else (), lines)
+    return Section("Verdict", notes=("Modelled figures are estimates.",) if modelled else (), items=lines)
 
 
 def comparison_brief(cmp: Comparison, *, moves: int = MOVES_SHOWN, sections: Sequence[Section] = (),
@@ -33,7 +33,7 @@ def comparison_brief(cmp: Comparison, *, moves: int = MOVES_SHOWN, sections: Seq
     modelled = bool((cmp.summary["confidence"].astype(str) == "modelled").any())
     parts = [_verdict(comparison_sentences(verdict), modelled), _ledger_moves_section(cmp, moves), *sections]
     if next_steps:
-        parts.append(Section(NEXT_TITLE, None, (), tuple(next_steps)))
+        parts.append(Section(NEXT_TITLE, notes=(), items=tuple(next_steps)))
     return Document(headline(verdict), (), comparison_warnings(cmp), tuple(parts))
 
 
@@ -43,9 +43,9 @@ def nway_brief(verdict: NWayVerdict, *, base_status: str = "ok", sections: Seque
     headline, with the N-way verdict (each variant against the base, which fit, which is
     fastest), ``sections`` and the ``next_steps`` lines under :data:`NEXT_TITLE`; ``base_status``
     is the base variant's run status (see :func:`~profcompare.render.verdict_words.nway_headline`)."""
-    parts = [Section("Verdict", None, (), nway_sentences(verdict)), *sections]
+    parts = [Section("Verdict", notes=(), items=nway_sentences(verdict)), *sections]
     if next_steps:
-        parts.append(Section(NEXT_TITLE, None, (), tuple(next_steps)))
+        parts.append(Section(NEXT_TITLE, notes=(), items=tuple(next_steps)))
     return Document(nway_headline(verdict, base_status), (), (), tuple(parts))
 
 

@@ -56,7 +56,7 @@ from profcompare.render.sections.ledger import (
 
 def _status_cell(status: Any, *, higher_is_better: bool = False) -> Cell:
     text = _str(status)
-    return Cell(text, status_tone(text, higher_is_better=higher_is_better))
+    return Cell(text, tone=status_tone(text, higher_is_better=higher_is_better))
 
 
 def _delta_cells(base: Any, new: Any, delta: Any, pct: Any, status: Any, fmt: Any, *,
@@ -96,12 +96,12 @@ def _comparison_summary_section(cmp: Comparison) -> Section:
                 _num(fmt(r["new"])),
                 _num(fmt(r["delta"], signed=True), tone),
                 _num(format_pct(r["delta_pct"]), tone),
-                Cell(_str(r["status"]), tone),
+                Cell(_str(r["status"]), tone=tone),
                 _confidence_cell(_str(r["confidence"])),
             )
         )
-    table = Table((Column("Metric"),) + _DELTA_COLUMNS + (Column("Confidence"),), tuple(rows))
-    return Section("Summary", table, (TOTAL_VS_PEAK_NOTE, CONFIDENCE_LEGEND))
+    table = Table.of((Column("Metric"),) + _DELTA_COLUMNS + (Column("Confidence"),), tuple(rows))
+    return Section("Summary", (table,), (TOTAL_VS_PEAK_NOTE, CONFIDENCE_LEGEND))
 
 
 def _comparison_categories_section(cmp: Comparison) -> Section:
@@ -109,14 +109,15 @@ def _comparison_categories_section(cmp: Comparison) -> Section:
     if len(cats):
         cats = cats[(cats["base_bytes"] != 0) | (cats["new_bytes"] != 0)]
     if not len(cats):
-        return Section("Memory by category", None, ("No memory categories in either report.", *_missing_sides(cmp, "categories")))
+        return Section("Memory by category",
+                       notes=("No memory categories in either report.", *_missing_sides(cmp, "categories")))
     rows = tuple(
         (Cell(str(r.category)), Cell(_str(r.group)))
         + _delta_cells(r.base_bytes, r.new_bytes, r.delta_bytes, r.delta_pct, r.status, format_bytes)
         for r in cats.itertuples(index=False)
     )
-    table = Table((Column("Category"), Column("Group")) + _DELTA_COLUMNS, rows)
-    return Section("Memory by category", table, _missing_sides(cmp, "categories"))
+    table = Table.of((Column("Category"), Column("Group")) + _DELTA_COLUMNS, rows)
+    return Section("Memory by category", (table,), _missing_sides(cmp, "categories"))
 
 
 def _aggregate_row(view: TopN, label: str, n_text_columns: int, sums: Sequence[str], fmt: Any,
@@ -125,10 +126,10 @@ def _aggregate_row(view: TopN, label: str, n_text_columns: int, sums: Sequence[s
     assert other is not None
     m = "muted"
     base, new, delta = (other[c] for c in sums)
-    cells = [Cell(label, m)] + [Cell("", m) for _ in range(n_text_columns - 1)]
+    cells = [Cell(label, tone=m)] + [Cell("", tone=m) for _ in range(n_text_columns - 1)]
     cells += [_num(fmt(base), m), _num(fmt(new), m), _num(fmt(delta, signed=True), m),
-              _num(format_pct(_pct_of(delta, base)), m), Cell("", m)]
-    cells += [Cell("", m) for _ in range(trailing)]
+              _num(format_pct(_pct_of(delta, base)), m), Cell("", tone=m)]
+    cells += [Cell("", tone=m) for _ in range(trailing)]
     return tuple(cells)
 
 
@@ -212,7 +213,7 @@ def _variables_other_note(cmp: Comparison, view: TopN) -> str:
 def _comparison_variables_section(cmp: Comparison, top: int | None) -> Section:
     title = "Variables (largest changes)"
     if not len(cmp.variables):
-        return Section(title, None, ("No variables in either report.", *_missing_sides(cmp, "variables")))
+        return Section(title, notes=("No variables in either report.", *_missing_sides(cmp, "variables")))
     view = matched_changes_first(cmp, top)
     rows: list[tuple[Cell, ...]] = []
     for r in view.shown_rows.itertuples(index=False):
@@ -224,7 +225,7 @@ def _comparison_variables_section(cmp: Comparison, top: int | None) -> Section:
     if view.has_other:
         rows.append(_aggregate_row(view, _other_label(view.cut, "variables"), 2,
                                    ("base_bytes", "new_bytes", "delta_bytes"), format_bytes, trailing=1))
-    table = Table((Column("Variable"), Column("Kind")) + _DELTA_COLUMNS + (Column("Match"),), tuple(rows))
+    table = Table.of((Column("Variable"), Column("Kind")) + _DELTA_COLUMNS + (Column("Match"),), tuple(rows))
     notes = [
         "Variables found in both reports that grew or shrank first, then those in one report only (added, "
         "removed), then the unchanged; each group by |Delta|.",
@@ -233,7 +234,7 @@ def _comparison_variables_section(cmp: Comparison, top: int | None) -> Section:
     if view.has_other:
         notes.append(_variables_other_note(cmp, view))
     notes += [f"Status over all variables: {_status_counts(cmp.variables['status'])}.", *_missing_sides(cmp, "variables")]
-    return Section(title, table, tuple(notes))
+    return Section(title, (table,), tuple(notes))
 
 
 def _side_by_side(label: str, base: Any, new: Any, fmt: Any) -> tuple[Cell, ...]:
@@ -254,12 +255,12 @@ def _comparison_liveness_section(cmp: Comparison) -> Section:
         _side_by_side("Peak liveness", base["peak_liveness_bytes"], new["peak_liveness_bytes"], format_bytes),
         _side_by_side("Program steps", len(cmp.base.liveness), len(cmp.new.liveness), format_count),
     )
-    table = Table((Column("Quantity"),) + _SIDE_COLUMNS, rows)
+    table = Table.of((Column("Quantity"),) + _SIDE_COLUMNS, rows)
     notes = (
         f"Not-always-live peak: base at {peak_text(base)}, new at {peak_text(new)}.",
         *_missing_sides(cmp, "liveness"),
     )
-    return Section("Liveness", table, notes)
+    return Section("Liveness", (table,), notes)
 
 
 def _comparison_tiles_section(cmp: Comparison) -> Section:
@@ -270,18 +271,18 @@ def _comparison_tiles_section(cmp: Comparison) -> Section:
         _side_by_side(metric_label("max_tile_bytes"), base["max_bytes"], new["max_bytes"], format_bytes),
         _side_by_side("Tiles over budget", base["tiles_over_budget"], new["tiles_over_budget"], format_count),
     )
-    table = Table((Column("Quantity"),) + _SIDE_COLUMNS, rows)
+    table = Table.of((Column("Quantity"),) + _SIDE_COLUMNS, rows)
     notes = [f"Tile budget: base {format_bytes(base['bytes_per_tile'])}, new {format_bytes(new['bytes_per_tile'])}."]
     if len(cmp.tiles):
         changed = cmp.tiles[cmp.tiles["status"].astype(str) != "unchanged"]
         notes.append(f"{len(changed):,} of {len(cmp.tiles):,} tiles changed beyond the noise threshold.")
-    return Section("Tiles", table, (*notes, *_missing_sides(cmp, "tiles")))
+    return Section("Tiles", (table,), (*notes, *_missing_sides(cmp, "tiles")))
 
 
 def _comparison_code_section(cmp: Comparison, top: int | None) -> Section:
     title = "Code by program"
     if not len(cmp.code):
-        return Section(title, None, ("No code attribution in either report.", *_missing_sides(cmp, "code")))
+        return Section(title, notes=("No code attribution in either report.", *_missing_sides(cmp, "code")))
     view = cmp.top("code", top)
     rows: list[tuple[Cell, ...]] = [
         (Cell(str(r.name)), Cell(_str(r.type)))
@@ -291,8 +292,8 @@ def _comparison_code_section(cmp: Comparison, top: int | None) -> Section:
     if view.has_other:
         rows.append(_aggregate_row(view, _other_label(view.cut, "programs"), 2,
                                    ("base_code_bytes", "new_code_bytes", "delta_code_bytes"), format_bytes))
-    table = Table((Column("Program"), Column("Type")) + _DELTA_COLUMNS, tuple(rows))
-    return Section(title, table, (_cut_note(view, "programs"), *_missing_sides(cmp, "code")))
+    table = Table.of((Column("Program"), Column("Type")) + _DELTA_COLUMNS, tuple(rows))
+    return Section(title, (table,), (_cut_note(view, "programs"), *_missing_sides(cmp, "code")))
 
 
 def _sharded_text(base: Any, new: Any) -> str:
@@ -313,8 +314,8 @@ def _comparison_remote_section(cmp: Comparison, top: int | None) -> Section:
     if not len(remote):
         missing = _missing_sides(cmp, "remote_buffers")
         if len(missing) == 2:
-            return Section(title, None, ("Neither report records remote buffers.",))
-        return Section(title, None, ("Neither report keeps anything in Streaming Memory.", *missing))
+            return Section(title, notes=("Neither report records remote buffers.",))
+        return Section(title, notes=("Neither report keeps anything in Streaming Memory.", *missing))
     view = cmp.top("remote_buffers", top)
     # off chip: a change of Streaming Memory costs no tile memory, so it is not coloured
     rows: list[tuple[Cell, ...]] = [
@@ -327,7 +328,7 @@ def _comparison_remote_section(cmp: Comparison, top: int | None) -> Section:
     if view.has_other:
         rows.append(_aggregate_row(view, _other_label(view.cut, "buffers"), 1,
                                    ("base_bytes", "new_bytes", "delta_bytes"), format_bytes, trailing=1))
-    table = Table((Column("Remote buffer"),) + _DELTA_COLUMNS + (Column("Sharded"),), tuple(rows))
+    table = Table.of((Column("Remote buffer"),) + _DELTA_COLUMNS + (Column("Sharded"),), tuple(rows))
     notes = (
         _cut_note(view, "buffers"),
         (
@@ -339,14 +340,14 @@ def _comparison_remote_section(cmp: Comparison, top: int | None) -> Section:
     totals = comparison_streaming_totals_note(cmp.base, cmp.new)
     if totals:
         notes = (*notes, totals)
-    return Section(title, table, notes)
+    return Section(title, (table,), notes)
 
 
 def _comparison_execution_section(cmp: Comparison) -> Section:
     title = EXECUTION_TITLE
     execution = cmp.execution
     if not len(execution):
-        return Section(title, None, ("Neither report has an execution profile.",))
+        return Section(title, notes=("Neither report has an execution profile.",))
     device = execution[execution["phase"].astype(str).isin(DEVICE_PHASES)]
     rows = [
         (Cell(phase_label(r.phase)),)
@@ -357,15 +358,15 @@ def _comparison_execution_section(cmp: Comparison) -> Section:
     tone = metric_tone("cycles_per_step", _str(total["status"]))
     rows.append((Cell(metric_label("cycles_per_step")), _num(format_cycles(total["base"])),
                  _num(format_cycles(total["new"])), _num(format_cycles(total["delta"], signed=True), tone),
-                 _num(format_pct(total["delta_pct"]), tone), Cell(_str(total["status"]), tone)))
-    table = Table((Column("Device phase"),) + _DELTA_COLUMNS, tuple(rows))
+                 _num(format_pct(total["delta_pct"]), tone), Cell(_str(total["status"]), tone=tone)))
+    table = Table.of((Column("Device phase"),) + _DELTA_COLUMNS, tuple(rows))
     notes = [DEVICE_PHASES_NOTE]
     notes += [f"{role.capitalize()}: {time_per_run_text(cmp.summary[role], report.meta.target.clock_hz)}"
               for role, report in (("base", cmp.base), ("new", cmp.new))]
     for role, report in (("base", cmp.base), ("new", cmp.new)):
         if not len(report.execution):
             notes.append(f"The {role} report has no execution profile; its cycles read 0.")
-    return Section(title, table, tuple(notes))
+    return Section(title, (table,), tuple(notes))
 
 
 def comparison_warnings(cmp: Comparison) -> tuple[str, ...]:

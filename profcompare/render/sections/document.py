@@ -1,6 +1,6 @@
-"""The document model every text and markdown output is drawn from (:class:`Document` ->
-:class:`Section` -> :class:`Table` of formatted :class:`Cell` strings), and the cells, notes and
-header lines that the report, comparison and ledger sections share."""
+"""The document every text and markdown output is drawn from (a :class:`Document` of sections of
+the one page model, :mod:`profcompare.render.page.model`), and the cells, notes and header lines
+that the report, comparison and ledger sections share."""
 
 from __future__ import annotations
 
@@ -11,45 +11,11 @@ from profcompare.analysis.views import TopN
 from profcompare.comparison import Comparison
 from profcompare.model import Report, ReportMeta
 from profcompare.render.format import describe_report, format_bytes, is_missing
-
-#: tones a cell may carry: growth that costs ("bad"), savings ("good"), aggregate rows ("muted")
-TONES = ("bad", "good", "muted")
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One formatted table cell; ``tone`` is None or one of :data:`TONES`."""
-
-    text: str
-    tone: str | None = None
-
-
-@dataclass(frozen=True)
-class Column:
-    """A table column: its header and whether it holds numbers (drawn right-aligned)."""
-
-    header: str
-    numeric: bool = False
-
-
-@dataclass(frozen=True)
-class Table:
-    """A table of formatted cells (every row has one cell per column)."""
-
-    columns: tuple[Column, ...]
-    rows: tuple[tuple[Cell, ...], ...]
-
-
-@dataclass(frozen=True)
-class Section:
-    """A titled part of a document: plain ``lines`` (a list: one statement each), an optional
-    table, then note lines."""
-
-    title: str
-    table: Table | None = None
-    notes: tuple[str, ...] = ()
-    lines: tuple[str, ...] = ()
-
+from profcompare.render.page.model import TONES as TONES
+from profcompare.render.page.model import Cell as Cell
+from profcompare.render.page.model import Column as Column
+from profcompare.render.page.model import Section as Section
+from profcompare.render.page.model import Table as Table
 
 @dataclass(frozen=True)
 class Document:
@@ -88,7 +54,7 @@ def limit(top: int | None) -> int | None:
 
 
 def _num(text: str, tone: str | None = None) -> Cell:
-    return Cell(text, tone)
+    return Cell(text, tone=tone)
 
 
 def _other_label(cut: int, noun: str) -> str:
@@ -186,7 +152,7 @@ CONFIDENCE_LEGEND = (
 
 
 def _confidence_cell(level: str) -> Cell:
-    return Cell(level, "muted" if level == "modelled" else None)
+    return Cell(level, tone="muted" if level == "modelled" else None)
 
 
 def _live_steps(first: Any, last: Any, always_live: Any) -> str:

@@ -44,7 +44,7 @@ def _ledger_section(report: Report, top: int | None) -> Section:
     title = "Memory ledger"
     frame = report.ledger()
     if not len(frame):
-        return Section(title, None, (_empty_note(report.meta, "variables", "Nothing to attribute: no variables "
+        return Section(title, notes=(_empty_note(report.meta, "variables", "Nothing to attribute: no variables "
                                                  "and no remote buffers in this report."),))
     view = analysis.top_n(frame, top, "bytes", label_column="parameter", sum_columns=("bytes", "bytes_at_peak", "rows"))
     rows: list[tuple[Cell, ...]] = [
@@ -62,14 +62,11 @@ def _ledger_section(report: Report, top: int | None) -> Section:
     if view.has_other:
         assert view.other is not None
         m = "muted"
-        rows.append((Cell(_other_label(view.cut, "ledger rows"), m), Cell("", m), Cell("", m),
+        rows.append((Cell(_other_label(view.cut, "ledger rows"), tone=m), Cell("", tone=m), Cell("", tone=m),
                      _num(format_bytes(view.other["bytes"]), m), _num(format_bytes(view.other["bytes_at_peak"]), m),
-                     Cell("", m), _num(format_count(view.other["rows"]), m)))
-    table = Table(
-        (Column("Parameter"), Column("Role"), Column("Location"), Column("Bytes", True), Column("At peak", True),
-         Column("Steps"), Column("Rows", True)),
-        tuple(rows),
-    )
+                     Cell("", tone=m), _num(format_count(view.other["rows"]), m)))
+    table = Table.of((Column("Parameter"), Column("Role"), Column("Location"), Column("Bytes", True),
+                      Column("At peak", True), Column("Steps"), Column("Rows", True)), tuple(rows))
     unattributed = frame[(frame["parameter"] == "") & (frame["role"] == "other")]
     notes = [
         _cut_note(view, "ledger rows"),
@@ -78,7 +75,7 @@ def _ledger_section(report: Report, top: int | None) -> Section:
         (f"Unattributed (no parameter, role other): {format_bytes(unattributed_bytes(frame))} in "
          f"{_rows_text(int(unattributed['rows'].sum()))}." if len(unattributed) else "Every row is attributed."),
     ]
-    return Section(title, table, tuple(notes))
+    return Section(title, (table,), tuple(notes))
 
 
 def _live_at_peak_section(report: Report, top: int | None) -> Section:
@@ -87,12 +84,12 @@ def _live_at_peak_section(report: Report, top: int | None) -> Section:
     title = "Live at the not-always-live peak"
     step = peak_step(report)
     if step is None:
-        return Section(title, None, (_empty_note(report.meta, "liveness", "No program steps in this report."),))
+        return Section(title, notes=(_empty_note(report.meta, "liveness", "No program steps in this report."),))
     live = report.live_at_peak()
     program = report.liveness.loc[report.liveness["step"] == step, "program"]
     where = f"step {step}" + (f" ({program.iloc[0]})" if len(program) else "")
     if not len(live):
-        return Section(title, None, (f"No listed variable is live at the peak, {where}.",))
+        return Section(title, notes=(f"No listed variable is live at the peak, {where}.",))
     view = analysis.top_n(live, top, "bytes", label_column="name", sum_columns=("bytes",))
     rows: list[tuple[Cell, ...]] = [
         (
@@ -107,9 +104,9 @@ def _live_at_peak_section(report: Report, top: int | None) -> Section:
     if view.has_other:
         assert view.other is not None
         m = "muted"
-        rows.append((Cell(_other_label(view.cut, "variables"), m), Cell("", m), Cell("", m),
-                     _num(format_bytes(view.other["bytes"]), m), Cell("", m)))
-    table = Table((Column("Variable"), Column("Parameter"), Column("Role"), Column("Bytes", True),
+        rows.append((Cell(_other_label(view.cut, "variables"), tone=m), Cell("", tone=m), Cell("", tone=m),
+                     _num(format_bytes(view.other["bytes"]), m), Cell("", tone=m)))
+    table = Table.of((Column("Variable"), Column("Parameter"), Column("Role"), Column("Bytes", True),
                    Column("Live steps")), tuple(rows))
     peak_bytes = int(report.liveness["not_always_live_bytes"].max())
     listed = int(live["bytes"].sum())
@@ -119,7 +116,7 @@ def _live_at_peak_section(report: Report, top: int | None) -> Section:
     ]
     if listed != peak_bytes:
         notes.append(f"{format_bytes(peak_bytes - listed)} of the peak is not listed in the variables table.")
-    return Section(title, table, tuple(notes))
+    return Section(title, (table,), tuple(notes))
 
 
 def _ledger_moves_section(cmp: Comparison, shown: int = MOVES_SHOWN) -> Section:
@@ -128,14 +125,14 @@ def _ledger_moves_section(cmp: Comparison, shown: int = MOVES_SHOWN) -> Section:
     if not len(everything):
         note = "No parameter's bytes changed between the reports." if len(cmp.ledger) else \
             "Neither report attributes memory to parameters (no variables, no remote buffers)."
-        return Section(title, None, (note,))
+        return Section(title, notes=(note,))
     moves = everything.head(shown)
     notes = [
         (f"The {len(moves):,} largest of {len(everything):,} (parameter, role) moves, by bytes moved (the sum of "
          "|delta| over locations); bytes per replica." if len(everything) > len(moves)
          else f"All {len(everything):,} (parameter, role) moves, largest first; bytes per replica."),
     ]
-    return Section(title, None, tuple(notes), tuple(move_sentence(m) for m in moves.itertuples(index=False)))
+    return Section(title, notes=tuple(notes), items=tuple(move_sentence(m) for m in moves.itertuples(index=False)))
 
 
 def _ledger_cell(base: Any, new: Any, delta: Any) -> Cell:
@@ -158,26 +155,26 @@ def _ledger_by_parameter_section(cmp: Comparison, top: int | None) -> Section:
     title = "Ledger by parameter"
     frame = cmp.ledger_by_parameter()
     if not len(frame):
-        return Section(title, None, ("Neither report attributes memory to parameters.",))
+        return Section(title, notes=("Neither report attributes memory to parameters.",))
     sums = tuple(f"{side}_{loc}" for loc in (*LOCATIONS, "tile_memory") for side in ("base", "new", "delta"))
     view = analysis.top_n(frame, top, "delta_tile_memory", label_column="parameter", sum_columns=sums, key=abs)
 
     def cells(r: Any, muted: bool) -> tuple[Cell, ...]:
         m = "muted" if muted else None
-        out = tuple(Cell(_ledger_cell(r[f"base_{loc}"], r[f"new_{loc}"], r[f"delta_{loc}"]).text, m)
+        out = tuple(Cell(_ledger_cell(r[f"base_{loc}"], r[f"new_{loc}"], r[f"delta_{loc}"]).text, tone=m)
                     for loc in TILE_LOCATIONS)
         out += (_num(format_bytes(r["base_tile_memory"]), m), _num(format_bytes(r["new_tile_memory"]), m),
                 _num(format_bytes(r["delta_tile_memory"], signed=True), m or _tile_tone(r["delta_tile_memory"])))
         # Streaming Memory is off chip: its change is never coloured as a cost of tile memory
         return out + (Cell(_ledger_cell(r["base_streaming_memory"], r["new_streaming_memory"],
-                                        r["delta_streaming_memory"]).text, m),)
+                                        r["delta_streaming_memory"]).text, tone=m),)
 
     rows: list[tuple[Cell, ...]] = [(Cell(parameter_text(r["parameter"])),) + cells(r, False)
                                     for r in view.shown_rows.to_dict("records")]
     if view.has_other:
         other = view.other
         assert other is not None
-        rows.append((Cell(_other_label(view.cut, "parameters"), "muted"),) + cells(other, True))
+        rows.append((Cell(_other_label(view.cut, "parameters"), tone="muted"),) + cells(other, True))
     columns = (Column("Parameter"),) + tuple(Column(location_title(loc), True) for loc in TILE_LOCATIONS)
     columns += (Column("Base tile memory", True), Column("New tile memory", True), Column("Delta tile memory", True),
                 Column(location_title("streaming_memory"), True))
@@ -188,7 +185,7 @@ def _ledger_by_parameter_section(cmp: Comparison, top: int | None) -> Section:
         "is off chip, not tile memory, and not in the tile totals.",
         TONE_LEGEND,
     )
-    return Section(title, Table(columns, tuple(rows)), notes)
+    return Section(title, (Table.of(columns, tuple(rows)),), notes)
 
 
 def _peak_composition_section(cmp: Comparison, top: int | None) -> Section:
@@ -196,9 +193,9 @@ def _peak_composition_section(cmp: Comparison, top: int | None) -> Section:
     frame = cmp.peak_composition()
     base_peak, new_peak = analysis.liveness_peak(cmp.base), analysis.liveness_peak(cmp.new)
     if base_peak["step"] is None and new_peak["step"] is None:
-        return Section(title, None, ("Neither report records program steps.",))
+        return Section(title, notes=("Neither report records program steps.",))
     if not len(frame):
-        return Section(title, None, ("No listed variable is live at either report's peak.",))
+        return Section(title, notes=("No listed variable is live at either report's peak.",))
     view = analysis.top_n(frame, top, "delta_bytes", label_column="parameter",
                           sum_columns=("base_bytes", "new_bytes", "delta_bytes"), key=abs)
     rows: list[tuple[Cell, ...]] = []
@@ -211,10 +208,11 @@ def _peak_composition_section(cmp: Comparison, top: int | None) -> Section:
         other = view.other
         assert other is not None
         m = "muted"
-        rows.append((Cell(_other_label(view.cut, "rows"), m), Cell("", m), _num(format_bytes(other["base_bytes"]), m),
+        rows.append((Cell(_other_label(view.cut, "rows"), tone=m), Cell("", tone=m),
+                     _num(format_bytes(other["base_bytes"]), m),
                      _num(format_bytes(other["new_bytes"]), m),
                      _num(format_bytes(other["delta_bytes"], signed=True), m)))
-    table = Table((Column("Parameter"), Column("Role"), Column("Base", True), Column("New", True),
+    table = Table.of((Column("Parameter"), Column("Role"), Column("Base", True), Column("New", True),
                    Column("Delta", True)), tuple(rows))
     notes = (_cut_note(view, "rows"), *peak_change_notes(base_peak, new_peak, int(frame["delta_bytes"].sum())))
-    return Section(title, table, tuple(notes))
+    return Section(title, (table,), tuple(notes))

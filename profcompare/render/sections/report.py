@@ -68,24 +68,26 @@ def _summary_section(report: Report) -> Section:
     rows = tuple(
         (Cell(metric_label(m)), _num(format_metric(m, summary[m])), _confidence_cell(confidence[m])) for m in METRICS
     )
-    table = Table((Column("Metric"), Column("Value", numeric=True), Column("Confidence")), rows)
+    table = Table.of((Column("Metric"), Column("Value", numeric=True), Column("Confidence")), rows)
     notes = []
     if is_missing(summary["cycles_per_step"]):
         notes.append("Cycles and throughput need an execution profile, which this report does not have.")
     notes += [TOTAL_VS_PEAK_NOTE, CONFIDENCE_LEGEND]
-    return Section("Summary", table, tuple(notes))
+    return Section("Summary", (table,), tuple(notes))
 
 
 def _categories_section(report: Report) -> Section:
     breakdown = analysis.category_breakdown(report)
     if not len(breakdown):
-        return Section("Memory by category", None, (_empty_note(report.meta, "categories", "No memory categories in this report."),))
+        return Section("Memory by category",
+                       notes=(_empty_note(report.meta, "categories", "No memory categories in this report."),))
     rows = tuple(
         (Cell(str(r.category)), Cell(str(r.group)), _num(format_bytes(r.bytes)), _num(format_pct(r.pct, signed=False)))
         for r in breakdown.itertuples(index=False)
     )
-    table = Table((Column("Category"), Column("Group"), Column("Bytes", True), Column("Share", True)), rows)
-    return Section("Memory by category", table, (f"Total over categories: {format_bytes(breakdown['bytes'].sum())}.",))
+    table = Table.of((Column("Category"), Column("Group"), Column("Bytes", True), Column("Share", True)), rows)
+    return Section("Memory by category", (table,),
+                   (f"Total over categories: {format_bytes(breakdown['bytes'].sum())}.",))
 
 
 def _variables_table(view: TopN) -> Table:
@@ -108,8 +110,9 @@ def _variables_table(view: TopN) -> Table:
         assert other is not None
         muted = "muted"
         rows.append(
-            (Cell(_other_label(view.cut, "variables"), muted), Cell("", muted), _num(format_bytes(other["bytes"]), muted))
-            + tuple(Cell("", muted) for _ in range(5))
+            (Cell(_other_label(view.cut, "variables"), tone=muted), Cell("", tone=muted),
+             _num(format_bytes(other["bytes"]), muted))
+            + tuple(Cell("", tone=muted) for _ in range(5))
         )
     columns = (
         Column("Variable"),
@@ -121,22 +124,23 @@ def _variables_table(view: TopN) -> Table:
         Column("Tiles", True),
         Column("Live steps"),
     )
-    return Table(columns, tuple(rows))
+    return Table.of(columns, tuple(rows))
 
 
 def _variables_section(report: Report, top: int | None) -> Section:
     view = analysis.variables_view(report, top=top)
     if not view.total:
-        return Section("Largest variables", None, (_empty_note(report.meta, "variables", "No variables in this report."),))
+        return Section("Largest variables",
+                       notes=(_empty_note(report.meta, "variables", "No variables in this report."),))
     other_bytes = view.other["bytes"] if view.other is not None else None
     notes = (_cut_note(view, "variables", other_bytes), *((VARIABLES_SUM_NOTE,) if view.has_other else ()))
-    return Section("Largest variables", _variables_table(view), notes)
+    return Section("Largest variables", (_variables_table(view),), notes)
 
 
 def _liveness_section(report: Report) -> Section:
     peak = analysis.liveness_peak(report)
     if peak["step"] is None:
-        return Section("Liveness", None, (_empty_note(report.meta, "liveness", "No program steps in this report."),))
+        return Section("Liveness", notes=(_empty_note(report.meta, "liveness", "No program steps in this report."),))
     notes = (
         (
             f"Not-always-live memory peaks at {format_bytes(peak['not_always_live_bytes'])} in step {peak['step']} "
@@ -147,14 +151,14 @@ def _liveness_section(report: Report) -> Section:
             f"peak liveness (always-live + not-always-live peak): {format_bytes(peak['peak_liveness_bytes'])}."
         ),
     )
-    return Section("Liveness", None, notes)
+    return Section("Liveness", notes=notes)
 
 
 def _tiles_section(report: Report, top: int | None) -> Section:
     worst = min(top or 10, 10)
     stats = analysis.tile_stats(report, worst=worst)
     if not stats["tiles"]:
-        return Section("Tiles", None, (_empty_note(report.meta, "tiles", "No tiles in this report."),))
+        return Section("Tiles", notes=(_empty_note(report.meta, "tiles", "No tiles in this report."),))
     notes = (
         (
             f"{stats['tiles']:,} tiles of {format_bytes(stats['bytes_per_tile'])}: "
@@ -173,24 +177,22 @@ def _tiles_section(report: Report, top: int | None) -> Section:
         )
         for r in stats["worst_tiles"].itertuples(index=False)
     )
-    table = Table(
-        (
+    table = Table.of((
             Column("Tile", True),
             Column("IPU", True),
             Column("Bytes (incl. gaps)", True),
             Column("Of budget", True),
             Column("Always-live", True),
             Column("Not-always-live peak", True),
-        ),
-        rows,
-    )
-    return Section(f"Fullest tiles (top {len(rows)})", table, notes)
+        ), rows)
+    return Section(f"Fullest tiles (top {len(rows)})", (table,), notes)
 
 
 def _code_section(report: Report, top: int | None) -> Section:
     code = analysis.code_by_program(report)
     if not len(code):
-        return Section("Code by program", None, (_empty_note(report.meta, "code", "No code attribution in this report."),))
+        return Section("Code by program",
+                       notes=(_empty_note(report.meta, "code", "No code attribution in this report."),))
     view = analysis.top_n(code, top, "code_bytes", label_column="name", sum_columns=("code_bytes",))
     rows: list[tuple[Cell, ...]] = [
         (Cell(str(r.name)), Cell(_str(r.type)), _num(format_bytes(r.code_bytes)))
@@ -198,10 +200,10 @@ def _code_section(report: Report, top: int | None) -> Section:
     ]
     if view.has_other:
         assert view.other is not None
-        rows.append((Cell(_other_label(view.cut, "programs"), "muted"), Cell("", "muted"),
+        rows.append((Cell(_other_label(view.cut, "programs"), tone="muted"), Cell("", tone="muted"),
                      _num(format_bytes(view.other["code_bytes"]), "muted")))
-    table = Table((Column("Program"), Column("Type"), Column("Code bytes", True)), tuple(rows))
-    return Section("Code by program", table, (_cut_note(view, "programs"),))
+    table = Table.of((Column("Program"), Column("Type"), Column("Code bytes", True)), tuple(rows))
+    return Section("Code by program", (table,), (_cut_note(view, "programs"),))
 
 
 def _remote_section(report: Report, top: int | None) -> Section:
@@ -209,7 +211,7 @@ def _remote_section(report: Report, top: int | None) -> Section:
     title = "Streaming Memory (remote buffers)"
     if not len(remote):
         note = _empty_note(report.meta, "remote_buffers", "No remote buffers: nothing is kept in Streaming Memory.")
-        return Section(title, None, (note,))
+        return Section(title, notes=(note,))
     view = analysis.top_n(remote, top, "bytes", label_column="name", sum_columns=("bytes", "entries"))
     rows: list[tuple[Cell, ...]] = [
         (
@@ -225,13 +227,10 @@ def _remote_section(report: Report, top: int | None) -> Section:
     if view.has_other:
         assert view.other is not None
         m = "muted"
-        rows.append((Cell(_other_label(view.cut, "buffers"), m), _num(format_count(view.other["entries"]), m),
-                     Cell("", m), Cell("", m), Cell("", m), _num(format_bytes(view.other["bytes"]), m)))
-    table = Table(
-        (Column("Remote buffer"), Column("Entries", True), Column("Entry shape"), Column("Dtype"), Column("Sharded"),
-         Column("Bytes", True)),
-        tuple(rows),
-    )
+        rows.append((Cell(_other_label(view.cut, "buffers"), tone=m), _num(format_count(view.other["entries"]), m),
+                     Cell("", tone=m), Cell("", tone=m), Cell("", tone=m), _num(format_bytes(view.other["bytes"]), m)))
+    table = Table.of((Column("Remote buffer"), Column("Entries", True), Column("Entry shape"), Column("Dtype"),
+                      Column("Sharded"), Column("Bytes", True)), tuple(rows))
     notes: tuple[str, ...] = (
         (
             f"Total per replica: {format_bytes(remote['bytes'].sum())} in {len(remote):,} buffers "
@@ -241,14 +240,14 @@ def _remote_section(report: Report, top: int | None) -> Section:
     totals = streaming_totals_note(report)
     if totals:
         notes = (*notes, totals)
-    return Section(title, table, notes)
+    return Section(title, (table,), notes)
 
 
 def _execution_section(report: Report) -> Section:
     phases = analysis.execution_by_phase(report)
     title = EXECUTION_TITLE
     if not len(phases):
-        return Section(title, None, (_empty_note(report.meta, "execution", "No execution profile in this report."),))
+        return Section(title, notes=(_empty_note(report.meta, "execution", "No execution profile in this report."),))
     summary = report.summary()
     device_cycles = summary["cycles_per_step"]
     device = phases[phases["phase"].astype(str).isin(DEVICE_PHASES)]
@@ -258,11 +257,11 @@ def _execution_section(report: Report) -> Section:
         for r in device.itertuples(index=False)
     ]
     rows.append((Cell(metric_label("cycles_per_step")), _num(format_cycles(device_cycles)), _num("")))
-    table = Table((Column("Device phase"), Column("Device cycles per step", True),
+    table = Table.of((Column("Device phase"), Column("Device cycles per step", True),
                    Column("Share of device cycles", True)), tuple(rows))
     time_text = time_per_run_text(summary, report.meta.target.clock_hz)
     notes = (DEVICE_PHASES_NOTE, time_text[0].upper() + time_text[1:])
-    return Section(title, table, notes)
+    return Section(title, (table,), notes)
 
 
 def report_document(report: Report, *, top: int | None = 20) -> Document:
@@ -362,14 +361,11 @@ def variables_document(result: VariablesView) -> Document:
                             _compile_only_warning(meta, "report")) if w]
     view = result.view
     if not view.total:
-        section = Section("Variables", None, (_empty_note(meta, "variables", "No variables match."),))
+        section = Section("Variables", notes=(_empty_note(meta, "variables", "No variables match."),))
     else:
         other_bytes = view.other["bytes"] if view.other is not None else None
         selection = analysis.variables_view(result.report, top=None, sort=result.sort, filter_regex=result.filter_regex,
                                             always_live=result.always_live).rows
-        section = Section(
-            "Variables",
-            _variables_table(view),
-            (_cut_note(view, "variables", other_bytes), *selection_notes(result.report, selection, view.shown_rows)),
-        )
+        notes = (_cut_note(view, "variables", other_bytes), *selection_notes(result.report, selection, view.shown_rows))
+        section = Section("Variables", (_variables_table(view),), notes)
     return Document(f"profcompare variables: {meta.label}", tuple(facts), tuple(warnings), (section,))

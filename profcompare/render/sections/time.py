@@ -53,7 +53,7 @@ def verdict_section(cmp: Comparison) -> Section:
     modelled = bool((cmp.summary["confidence"].astype(str) == "modelled").any())
     notes = ("Written from the figures below; bytes per replica."
              + (" Modelled figures are estimates (see the Confidence column of the Summary)." if modelled else ""),)
-    return Section("Verdict", None, notes, verdict_lines(cmp))
+    return Section("Verdict", notes=notes, items=verdict_lines(cmp))
 
 
 __all__ = ["DEVICE_PHASES_NOTE", "EXECUTION_TITLE", "time_per_run_text", "verdict_lines", "verdict_section"]

@@ -1,0 +1,37 @@
+"""The page of a Report and the page of a Comparison differ through one adapter (PageSide): the
+section builders take it and never ask which kind of object the page is of."""
+
+from __future__ import annotations
+
+import inspect
+
+from profcompare import compare
+from profcompare.model import Report
+from profcompare.render import html, ipu_sections, replica_sections, trace_section
+from profcompare.render.html import build_page, page_side
+
+
+def test_the_side_names_the_pages_reports_and_their_roles(onchip: Report, offchip: Report) -> None:
+    report = page_side(onchip)
+    assert (report.reports, report.roles, report.is_comparison, report.aligned_liveness) == (
+        [onchip], ["report"], False, None)
+    assert report.title == f"profcompare: {onchip.label}"
+    cmp = compare(onchip, offchip)
+    both = page_side(cmp)
+    assert (both.reports, both.roles, both.is_comparison) == ([onchip, offchip], ["base", "new"], True)
+    assert both.aligned_liveness is cmp.liveness
+
+
+def test_each_side_orders_its_page(onchip: Report, offchip: Report) -> None:
+    assert [s.id for s in build_page(onchip).sections] == [
+        "summary", "ledger", "peak", "liveness", "memory", "tiles", "variables", "code", "streaming", "execution"]
+    assert [s.id for s in build_page(compare(onchip, offchip)).sections] == [
+        "verdict", "moves", "ledger", "liveness", "peak", "summary", "memory", "tiles", "variables", "code",
+        "streaming", "execution"]
+
+
+def test_only_page_side_asks_report_or_comparison() -> None:
+    assert inspect.getsource(html).count("isinstance(") == 1
+    assert "isinstance(" in inspect.getsource(page_side)
+    for module in (ipu_sections, replica_sections, trace_section):
+        assert "isinstance(" not in inspect.getsource(module), module.__name__
