@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from profcompare.backend.knobs import SEED_RANGE
 from profcompare.errors import WorkloadError
 
 
@@ -41,8 +42,8 @@ class Knob:
 #: Bounds shared by the workloads' knobs. Each is far past any real program, so none is ever
 #: refused, and each keeps the products the program and the compile model form (element counts,
 #: int64 bytes, seeds) representable.
-#: numpy's seeding (``np.random.seed``, ``SeedSequence`` words) takes 0 to 2**32 - 1.
-SEED_BOUNDS = (0, 2**32 - 1)
+#: numpy's seeding (``np.random.seed``) takes 0 to 2**32 - 1.
+SEED_BOUNDS = SEED_RANGE
 #: GPT-3 trained about 94k weight updates (300B tokens / 3.2M tokens a batch); a profile runs a
 #: handful. 2**20 (about 1M) is ten times a full pre-training run.
 STEPS_BOUNDS = (1, 2**20)
