@@ -106,8 +106,14 @@ def test_advise_seed_past_numpys_range_is_a_usage_error(run_cli, empty_cwd) -> N
     assert os.listdir(empty_cwd) == []
 
 
-def test_a_local_dask_cluster_is_bounded_like_jobs(run_cli, empty_cwd) -> None:
-    # was: a LocalCluster of 10**20 workers being started
+def test_a_local_dask_cluster_is_bounded_like_jobs(run_cli, empty_cwd, monkeypatch) -> None:
+    # was: a LocalCluster of 10**20 workers being started, once the space was expanded
+    from profcompare.runner.dask_engine import DaskEngine
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a Dask cluster was started")
+
+    monkeypatch.setattr(DaskEngine, "connect", refuse)
     outcome = run_cli("advise", "mnist", "--dask", "local:100000000000000000000")
     assert outcome.exit_code == 2
     assert outcome.stderr == ("profcompare: error: bad --dask 'local:100000000000000000000': local:N needs a worker "
