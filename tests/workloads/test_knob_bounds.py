@@ -179,3 +179,27 @@ def test_check_size_names_only_the_changed_knobs() -> None:
                                             r"causal mask \(even with --compile-only\); this machine has 16 GiB$"):
         check_size(_gpt(seq=40_000), defaults, memory=16 * GIB)
     check_size(_gpt(seq=2048, hidden=12288, heads=96), defaults, memory=16 * GIB)
+
+
+def test_a_sweep_grid_past_the_point_limit_is_refused_before_any_point_is_checked(empty_cwd) -> None:
+    values = ",".join(str(v) for v in range(1, 301))
+    code, _, err = _run("sweep", "onchip", "--param", f"hidden={values}", "--param", f"layers={values}")
+    assert (code, err) == (2, "profcompare: error: the --param grid has 90,000 points, more than the 65,536 a sweep "
+                              "runs; sweep fewer values\n")
+    assert os.listdir(empty_cwd) == []
+
+
+def test_an_advise_space_past_the_candidate_limit_is_refused_before_it_is_expanded(monkeypatch) -> None:
+    import workloads.gpt as gpt
+    from profcompare.advisor import space as space_module
+    from profcompare.backend.knobs import SearchContext
+
+    monkeypatch.setattr(space_module, "MAX_SPACE_CANDIDATES", 1000)
+    checked: list[object] = []
+    monkeypatch.setattr(space_module, "_candidate", lambda *args: checked.append(args))
+    hidden = [str(64 * i) for i in range(1, 11)]
+    with pytest.raises(WorkloadError) as caught:
+        space_module.expand_space(gpt.ADVISE, find_variant("resident"), SearchContext(16, 16),
+                                  set_values={"hidden": hidden})
+    assert str(caught.value).startswith("the space has 7,200 candidate layouts, more than the 1,000 advise expands; ")
+    assert checked == []
