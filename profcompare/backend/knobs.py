@@ -32,16 +32,15 @@ MAX_IPUS = 1024
 #: The largest global batch the workloads' knobs can form: micro_batch 2**16 x grad_accum 2**16
 #: x 256 replicas (see ``workloads.BATCH_BOUNDS``).
 MAX_GLOBAL_BATCH = 2**40
-#: Points one advise search (``--budget-points``) or sweep grid may run: each is a compile-only run of a second to minutes, so 2**16
-#: (65,536) is most of a day on one worker at the least, and more than any declared space holds.
+#: Points one advise search (``--budget-points``) or one sweep grid may run: each is a run of a
+#: second to minutes, so 2**16 (65,536) is most of a day on one worker at the least, and more
+#: than any declared space holds.
 MAX_SEARCH_POINTS = 2**16
 #: Candidate layouts ``advise`` expands and checks before searching (``--set`` lists multiply):
 #: each costs about 25 us and a few hundred bytes, so 2**20 is half a minute and a few hundred MB.
 MAX_SPACE_CANDIDATES = 2**20
-#: Byte counts are int64.
-MAX_BYTES = 2**63 - 1
 #: A noise threshold in percent of the base value: 1e6 % (ten thousand times the base) already
-#: calls every change noise; past it, the threshold times an int64 byte count leaves float range.
+#: calls every change noise; larger ones only overflow the threshold's float product (1e308 did).
 MAX_NOISE_PCT = 1e6
 
 
@@ -168,7 +167,6 @@ def format_knob_value(value: Any) -> str:
 
 
 __all__ = [
-    "MAX_BYTES",
     "MAX_GLOBAL_BATCH",
     "MAX_IPUS",
     "MAX_LOCAL_WORKERS",
