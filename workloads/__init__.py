@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from profcompare.backend.knobs import SEED_RANGE
 from profcompare.errors import WorkloadError
 
 
@@ -32,6 +33,28 @@ class Knob:
     #: a filesystem path (str knobs): made absolute when parsed, so it means the same in the
     #: variant's subprocess, which runs in its own directory
     path: bool = False
+    #: inclusive range of an int knob, checked when the value is parsed (before the workload's
+    #: own ``check_config``, before anything runs): ``(low, high)``; None = any integer. Every
+    #: declaration says where its bound comes from: a value past it is a typo, not a program.
+    bounds: tuple[int, int] | None = None
+
+
+#: Bounds shared by the workloads' knobs. Each is far past any real program, so none is ever
+#: refused, and each keeps the products the program and the compile model form (element counts,
+#: int64 bytes, seeds) representable.
+#: numpy's seeding (``np.random.seed``) takes 0 to 2**32 - 1.
+SEED_BOUNDS = SEED_RANGE
+#: GPT-3 trained about 94k weight updates (300B tokens / 3.2M tokens a batch); a profile runs a
+#: handful. 2**20 (about 1M) is ten times a full pre-training run.
+STEPS_BOUNDS = (1, 2**20)
+#: A micro-batch or an accumulation count: GPT-3's whole global batch is 1,536 sequences, MNIST's
+#: tutorial 8 x 8; 2**16 is 40 times the largest.
+BATCH_BOUNDS = (1, 2**16)
+#: A layer width: GPT-3 175B's hidden size is 12,288, the widest published dense models about
+#: 25k; 2**20 is 40 times that, and a 2**20 x 2**20 float32 weight (4 TiB) still counts in int64.
+WIDTH_BOUNDS = (1, 2**20)
+#: Layers: GPT-3 has 96, the deepest published networks about a thousand; 2**14 is 16 times that.
+DEPTH_BOUNDS = (1, 2**14)
 
 
 @dataclass(frozen=True)
@@ -152,11 +175,28 @@ def _parse_value(knob: Knob, value: Any) -> Any:
             if not math.isfinite(number) or number != int(number):
                 raise bad("expected an integer")
             number = int(number)
-        return int(number)
+        return _check_bounds(knob, int(number))
     number = float(number)
     if not math.isfinite(number):
         raise bad("expected a finite number")
     return number
+
+
+def _check_bounds(knob: Knob, value: int) -> int:
+    """Return ``value`` when it lies within the knob's declared ``bounds`` (one-line
+    WorkloadError naming the knob and the range otherwise)."""
+    if knob.bounds is not None:
+        low, high = knob.bounds
+        require(low <= value <= high, knob.name, value, f"integers from {low} to {high}")
+    return value
+
+
+def check_bounds(knobs: Sequence[Knob], config: Mapping[str, Any]) -> None:
+    """Raise a one-line WorkloadError for the first value of ``config`` outside its knob's
+    declared ``bounds`` (for configs built without :func:`parse_knobs`, such as a variant's)."""
+    for knob in knobs:
+        if knob.bounds is not None and knob.name in config:
+            _check_bounds(knob, config[knob.name])
 
 
 def parse_knob_value(knob: Knob, value: Any) -> Any:
@@ -209,8 +249,14 @@ def require(condition: bool, knob: str, value: Any, valid: str) -> None:
 
 
 __all__ = [
+    "BATCH_BOUNDS",
+    "DEPTH_BOUNDS",
+    "SEED_BOUNDS",
+    "STEPS_BOUNDS",
+    "WIDTH_BOUNDS",
     "Knob",
     "Workload",
+    "check_bounds",
     "WorkloadResult",
     "list_workloads",
     "find_variant",

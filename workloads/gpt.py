@@ -25,7 +25,20 @@ from profcompare.backend.knobs import (
     powers_of_two,
 )
 from profcompare.errors import WorkloadError
-from workloads import Knob, Workload, WorkloadResult, register_checker, require
+from workloads import (
+    BATCH_BOUNDS,
+    DEPTH_BOUNDS,
+    SEED_BOUNDS,
+    STEPS_BOUNDS,
+    WIDTH_BOUNDS,
+    Knob,
+    Workload,
+    WorkloadResult,
+    check_bounds,
+    register_checker,
+    require,
+)
+from workloads._gpt_limits import check_size
 
 VARIANTS = {
     "resident": "weights, gradient accumulators and Adam state in tile memory",
@@ -44,38 +57,44 @@ _LAYOUTS = {
     "phased-rts-recompute": (True, True, True, True),
 }
 
+#: assumption: the largest pod we model (IPU-POD256 = 256 replicas of one IPU)
+_MAX_REPLICAS = 256
+#: assumption: at most half of an IPU's 1,472 tiles as I/O tiles
+_MAX_IO_TILES = 736
+#: GPT-3 175B has 96 heads; 2**14 is 170 times that (heads divide hidden, so hidden bounds them too)
+_HEADS_BOUNDS = (1, 2**14)
+#: GPT-3 trained on 2,048-token sequences, the longest contexts published are about 1M tokens:
+#: 2**20. The seq x seq causal mask the program builds on the host is checked against this
+#: machine's memory separately (check_size).
+_SEQ_BOUNDS = (1, 2**20)
+#: GPT-3's vocabulary has 50,257 tokens, the largest published about 256k; 2**22 is 16 times that.
+_VOCAB_BOUNDS = (1, 2**22)
+
 KNOBS = (
-    Knob("layers", int, 2, "decoder layers"),
-    Knob("hidden", int, 64, "hidden size"),
-    Knob("heads", int, 4, "attention heads (divisible by tp; hidden divisible by heads)"),
-    Knob("seq", int, 16, "sequence length (tokens)"),
-    Knob("vocab", int, 128, "vocabulary size"),
-    Knob("micro_batch", int, 2, "sequences per micro-batch per data-parallel replica"),
-    Knob("grad_accum", int, 2, "micro-batches accumulated per weight update"),
-    Knob("tp", int, 2, "tensor-parallel replicas (a power of two)"),
-    Knob("dp", int, 2, "data-parallel replicas (a power of two)"),
-    Knob("io_tiles", int, 0, "tiles per IPU set aside as I/O tiles"),
+    Knob("layers", int, 2, "decoder layers", bounds=DEPTH_BOUNDS),
+    Knob("hidden", int, 64, "hidden size", bounds=WIDTH_BOUNDS),
+    Knob("heads", int, 4, "attention heads (divisible by tp; hidden divisible by heads)", bounds=_HEADS_BOUNDS),
+    Knob("seq", int, 16, "sequence length (tokens)", bounds=_SEQ_BOUNDS),
+    Knob("vocab", int, 128, "vocabulary size", bounds=_VOCAB_BOUNDS),
+    Knob("micro_batch", int, 2, "sequences per micro-batch per data-parallel replica", bounds=BATCH_BOUNDS),
+    Knob("grad_accum", int, 2, "micro-batches accumulated per weight update", bounds=BATCH_BOUNDS),
+    Knob("tp", int, 2, "tensor-parallel replicas (a power of two)", bounds=(1, _MAX_REPLICAS)),
+    Knob("dp", int, 2, "data-parallel replicas (a power of two)", bounds=(1, _MAX_REPLICAS)),
+    Knob("io_tiles", int, 0, "tiles per IPU set aside as I/O tiles", bounds=(0, _MAX_IO_TILES)),
     Knob("amp", float, 0.6, "available memory proportion of every matmul (PopLibs' default 0.6)"),
     # the values are checked by check_config (no ``choices``: a long metavar would widen every
     # workload's option column in `run --help`)
     Knob("state", str, "variant", "where Adam state lives: variant (the variant's choice), onchip or offchip"),
     Knob("recompute", str, "variant", "recompute decoder activations in the backward pass: variant, on or off"),
-    Knob("steps", int, 2, "training steps (weight updates) to run"),
+    Knob("steps", int, 2, "training steps (weight updates) to run", bounds=STEPS_BOUNDS),
     Knob("lr", float, 1e-3, "Adam learning rate"),
-    Knob("seed", int, 42, "seed for weights and synthetic tokens"),
+    Knob("seed", int, 42, "seed for weights and synthetic tokens", bounds=SEED_BOUNDS),
     Knob("device", str, "ipu_hw", "popxl device name", choices=("ipu_hw", "ipu_model")),
 )
 
-#: assumption: the largest pod we model (IPU-POD256 = 256 replicas of one IPU)
-_MAX_REPLICAS = 256
-#: assumption: at most half of an IPU's 1,472 tiles as I/O tiles
-_MAX_IO_TILES = 736
-
-
 def check_config(config: Mapping[str, Any]) -> None:
     """Raise a one-line WorkloadError for knob values outside their valid ranges."""
-    for name in ("layers", "hidden", "heads", "seq", "vocab", "micro_batch", "grad_accum", "steps"):
-        require(config[name] >= 1, name, config[name], "integers >= 1")
+    check_bounds(KNOBS, config)
     for name in ("tp", "dp"):
         value = config[name]
         require(1 <= value <= _MAX_REPLICAS and value & (value - 1) == 0, name, value,
@@ -92,7 +111,7 @@ def check_config(config: Mapping[str, Any]) -> None:
     require(config["recompute"] in ("variant", "on", "off"), "recompute", config["recompute"], "variant, on, off")
     require(0 < config["amp"] <= 1, "amp", config["amp"], "numbers in (0, 1]")
     require(config["lr"] > 0, "lr", config["lr"], "numbers > 0")
-    require(config["seed"] >= 0, "seed", config["seed"], "integers >= 0")
+    check_size(config, {knob.name: knob.default for knob in KNOBS})
 
 
 def layout_of(variant: str, config: Mapping[str, Any]) -> Any:

@@ -18,7 +18,19 @@ import numpy as np
 
 from profcompare.backend.knobs import AdviseSpace, Constraint, Derived, Dimension, batch_share, powers_of_two
 from profcompare.errors import WorkloadError
-from workloads import Knob, Workload, WorkloadResult, register_checker, require
+from workloads import (
+    BATCH_BOUNDS,
+    DEPTH_BOUNDS,
+    SEED_BOUNDS,
+    STEPS_BOUNDS,
+    WIDTH_BOUNDS,
+    Knob,
+    Workload,
+    WorkloadResult,
+    check_bounds,
+    register_checker,
+    require,
+)
 from workloads._mnist_limits import check_size
 from workloads.data import Dataset, load_mnist, missing_idx_files, synthetic_mnist
 
@@ -29,16 +41,22 @@ VARIANTS = {
     "offchip-sharded": "Adam state in Streaming Memory with replicated tensor sharding above sharded_threshold",
 }
 
+_MAX_REPLICAS = 64  # assumption: the largest data-parallel pod slice we model (IPU-POD64)
+#: sharded_threshold is an element count; 1e10 is the usual way to say "shard nothing", and any
+#: value up to int64's largest compares with the element counts of the program
+_MAX_THRESHOLD = 2**63 - 1
+
 KNOBS = (
-    Knob("replicas", int, 4, "data-parallel replicas (a power of two)"),
-    Knob("grad_accum", int, 8, "micro-batches accumulated per weight update"),
-    Knob("micro_batch", int, 8, "samples per micro-batch per replica"),
-    Knob("sharded_threshold", int, 512, "shard tensors with at least this many elements (sharded variants)"),
-    Knob("hidden", int, 512, "width of each hidden layer"),
-    Knob("layers", int, 3, "number of hidden layers"),
-    Knob("steps", int, 2, "training steps (weight updates) to run"),
+    Knob("replicas", int, 4, "data-parallel replicas (a power of two)", bounds=(1, _MAX_REPLICAS)),
+    Knob("grad_accum", int, 8, "micro-batches accumulated per weight update", bounds=BATCH_BOUNDS),
+    Knob("micro_batch", int, 8, "samples per micro-batch per replica", bounds=BATCH_BOUNDS),
+    Knob("sharded_threshold", int, 512, "shard tensors with at least this many elements (sharded variants)",
+         bounds=(1, _MAX_THRESHOLD)),
+    Knob("hidden", int, 512, "width of each hidden layer", bounds=WIDTH_BOUNDS),
+    Knob("layers", int, 3, "number of hidden layers", bounds=DEPTH_BOUNDS),
+    Knob("steps", int, 2, "training steps (weight updates) to run", bounds=STEPS_BOUNDS),
     Knob("lr", float, 1e-3, "Adam learning rate"),
-    Knob("seed", int, 42, "seed for weights and synthetic data"),
+    Knob("seed", int, 42, "seed for weights and synthetic data", bounds=SEED_BOUNDS),
     Knob("device", str, "ipu_hw", "popxl device name", choices=("ipu_hw", "ipu_model")),
     Knob(
         "data",
@@ -49,11 +67,10 @@ KNOBS = (
     ),
 )
 
-_MAX_REPLICAS = 64  # assumption: the largest data-parallel pod slice we model (IPU-POD64)
-
 
 def check_config(config: Mapping[str, Any]) -> None:
     """Raise a one-line WorkloadError for knob values outside their valid ranges."""
+    check_bounds(KNOBS, config)
     replicas = config["replicas"]
     require(
         1 <= replicas <= _MAX_REPLICAS and replicas & (replicas - 1) == 0,
@@ -61,10 +78,7 @@ def check_config(config: Mapping[str, Any]) -> None:
         replicas,
         "powers of two from 1 to 64 (1, 2, 4, 8, 16, 32, 64)",
     )
-    for name in ("grad_accum", "micro_batch", "sharded_threshold", "hidden", "layers", "steps"):
-        require(config[name] >= 1, name, config[name], "integers >= 1")
     require(config["lr"] > 0, "lr", config["lr"], "numbers > 0")
-    require(config["seed"] >= 0, "seed", config["seed"], "integers >= 0")
     check_size(config, {knob.name: knob.default for knob in KNOBS})
     require(
         not config["data"] or Path(config["data"]).is_dir(),

@@ -12,6 +12,7 @@ can count points per reason). Pure: no I/O, nothing runs.
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from types import MappingProxyType
 from typing import Any
 
 from profcompare.backend.knobs import (
+    MAX_SPACE_CANDIDATES,
     VARIANT,
     AdviseSpace,
     Constraint,
@@ -181,6 +183,7 @@ def expand_space(
     searched = tuple(dict.fromkeys([*dimensions, *derived]))
     defaults = {**{knob.name: knob.default for knob in workload.knobs}, **base}
     candidates: list[Candidate] = []
+    _check_space_size(dimensions, only_for)
     for variant in dimensions[VARIANT]:
         # a knob that does nothing for this variant is left out of its points (it keeps its default)
         names = [n for n in dimensions if n != VARIANT and (not only_for.get(n) or variant in only_for[n])]
@@ -195,6 +198,17 @@ def expand_space(
         raise WorkloadError(f"no layout of {space.workload} is left to run on {context.ipus} IPU(s) with global batch "
                             f"{context.global_batch}: {reasons}")
     return result
+
+
+def _check_space_size(dimensions: Mapping[str, tuple[Any, ...]], only_for: Mapping[str, tuple[str, ...]]) -> None:
+    """Raise a one-line WorkloadError when the space has more candidates than ``advise`` expands."""
+    count = 0
+    for variant in dimensions[VARIANT]:
+        count += math.prod(len(dimensions[n]) for n in dimensions
+                           if n != VARIANT and (not only_for.get(n) or variant in only_for[n]))
+    if count > MAX_SPACE_CANDIDATES:
+        raise WorkloadError(f"the space has {count:,} candidate layouts, more than the {MAX_SPACE_CANDIDATES:,} advise "
+                            "expands; give --set fewer values (or --fix a knob)")
 
 
 def _candidate(space: AdviseSpace, workload: Any, context: SearchContext, knobs: dict[str, Any],

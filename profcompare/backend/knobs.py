@@ -17,6 +17,33 @@ from typing import Any
 VARIANT = "variant"
 
 
+# The ranges of the commands' numeric options (run, sweep, advise, compare and the notebook API),
+# checked when the options are parsed: a value past one is a typo, and would otherwise fail deep
+# inside a search, start a process per unit or overflow a count.
+
+#: numpy's and Optuna's samplers take seeds from 0 to 2**32 - 1 (``np.random.seed``)
+SEED_RANGE = (0, 2**32 - 1)
+#: The most worker processes a run starts on this machine (``--jobs``, ``--dask local:N``): each is
+#: a simulator process of about 300 MB, so 1,024 of them need 300 GB, past the largest
+#: workstation. A remote Dask cluster's size is its own.
+MAX_LOCAL_WORKERS = 1024
+#: The largest IPU system built, Bow Pod1024; the workloads' replica knobs stop earlier (64, 256).
+MAX_IPUS = 1024
+#: The largest global batch the workloads' knobs can form: micro_batch 2**16 x grad_accum 2**16
+#: x 256 replicas (see ``workloads.BATCH_BOUNDS``).
+MAX_GLOBAL_BATCH = 2**40
+#: Points one advise search (``--budget-points``) or one sweep grid may run: each is a run of a
+#: second to minutes, so 2**16 (65,536) is most of a day on one worker at the least, and more
+#: than any declared space holds.
+MAX_SEARCH_POINTS = 2**16
+#: Candidate layouts ``advise`` expands and checks before searching (``--set`` lists multiply):
+#: each costs about 25 us and a few hundred bytes, so 2**20 is half a minute and a few hundred MB.
+MAX_SPACE_CANDIDATES = 2**20
+#: A noise threshold in percent of the base value: 1e6 % (ten thousand times the base) already
+#: calls every change noise; larger ones only overflow the threshold's float product (1e308 did).
+MAX_NOISE_PCT = 1e6
+
+
 class Infeasible(Exception):
     """Raised by a :class:`Derived` rule when no value fits the point; its text is the reason."""
 
@@ -140,6 +167,13 @@ def format_knob_value(value: Any) -> str:
 
 
 __all__ = [
+    "MAX_GLOBAL_BATCH",
+    "MAX_IPUS",
+    "MAX_LOCAL_WORKERS",
+    "MAX_NOISE_PCT",
+    "MAX_SEARCH_POINTS",
+    "MAX_SPACE_CANDIDATES",
+    "SEED_RANGE",
     "AdviseSpace",
     "Constraint",
     "Derived",

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from profcompare.backend.knobs import MAX_GLOBAL_BATCH, MAX_IPUS, MAX_LOCAL_WORKERS, MAX_SEARCH_POINTS, SEED_RANGE
 from profcompare.commands._common import print_table, text_width
 from profcompare.errors import WorkloadError
 
@@ -75,19 +76,19 @@ def guard_failure(asked: Any, option: str, *, on_front: bool) -> str | None:
 
 @click.command(name="advise")
 @click.argument("workload", metavar="WORKLOAD")
-@click.option("--ipus", type=click.IntRange(min=1), default=None,
+@click.option("--ipus", type=click.IntRange(1, MAX_IPUS), default=None,
               help="IPUs of the machine [default: the workload's; mnist 4, the tutorial's; gpt 16].")
-@click.option("--global-batch", "global_batch", type=click.IntRange(min=1), default=None,
+@click.option("--global-batch", "global_batch", type=click.IntRange(1, MAX_GLOBAL_BATCH), default=None,
               help="Samples per weight update, fixed for every layout [default: the workload's; mnist 256, gpt 16].")
 @click.option("--size", default=None, help="A model-size preset of the workload (gpt: tiny, gptj-6b).")
 @click.option("--set", "set_knobs", multiple=True, metavar="KNOB=V1,V2,...",
               help="Replace a knob's candidate values (any knob of the workload; repeatable), e.g. replicas=1,2.")
 @click.option("--fix", "fix_knobs", multiple=True, metavar="KNOB=V",
               help="Fix a knob to one value (repeatable), e.g. variant=offchip-sharded or hidden=1024.")
-@click.option("--budget-points", "budget", type=click.IntRange(min=1), default=None,
+@click.option("--budget-points", "budget", type=click.IntRange(1, MAX_SEARCH_POINTS), default=None,
               help="Points an NSGA-II search evaluates when the space has more than 200 [default: 100].")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the NSGA-II search.")
-@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(min=1),
+@click.option("--seed", type=click.IntRange(*SEED_RANGE), default=0, show_default=True, help="Seed of the NSGA-II search.")
+@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, MAX_LOCAL_WORKERS),
               help="Points run in parallel, each on one of --jobs warm worker processes.")
 @click.option("--dask", "dask", default=None, metavar="ADDRESS",
               help="Run the points as tasks on a Dask cluster: local:N (a LocalCluster of N worker processes here) "
@@ -97,7 +98,7 @@ def guard_failure(asked: Any, option: str, *, on_front: bool) -> str | None:
 @click.option("--name", default=None, help="Advise run directory name (default: timestamp + workload).")
 @click.option("--force", is_flag=True, help="Replace an existing advise run of the same name.")
 @click.option("--top", type=click.IntRange(min=1), default=None, help="Front rows printed [default: all].")
-@click.option("--report-pages", "report_pages", type=click.IntRange(min=0), default=5, show_default=True,
+@click.option("--report-pages", "report_pages", type=click.IntRange(0, MAX_SEARCH_POINTS), default=5, show_default=True,
               help="Front points that get a full report page (report.html) linked from advise.html.")
 @click.option("--fail-if-not-fits", "fail_not_fits", multiple=True, metavar="KNOB=V,...",
               help="Exit 1 unless some evaluated layout with these knob values fits (CI guard; repeatable).")
@@ -134,6 +135,10 @@ def command(ctx: click.Context, workload: str, ipus: int | None, global_batch: i
     fixed = {k: v[0] for k, v in fixed_lists.items()}
     guards = [(parse_layout(t, "--fail-if-not-fits"), "--fail-if-not-fits", False) for t in fail_not_fits]
     guards += [(parse_layout(t, "--fail-if-not-front"), "--fail-if-not-front", True) for t in fail_not_front]
+    if dask is not None and dask.strip():
+        from profcompare.runner.dask_engine import parse_dask_address
+
+        parse_dask_address(dask, jobs)  # a bad address or worker count fails before the space is expanded
     refuse_existing_run(out, name, force)
 
     def check_space(space: Any) -> None:

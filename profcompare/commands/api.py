@@ -92,13 +92,35 @@ def run(
     without computing values. Raises WorkloadError for bad variants or knobs and
     OutputExistsError when the run exists and not ``force``.
     """
+    from profcompare.commands.pages import run_pages
+    from profcompare.commands.run import command as run_command
+
+    check_option_ranges(run_command, {"jobs": jobs})
     names = [variants] if isinstance(variants, str) else list(variants)
     overrides = {**(knobs or {}), **knob_values}
-    from profcompare.commands.pages import run_pages
 
     result = run_variants(names, overrides=overrides, workload=workload, backend=backend, out=out, name=name, jobs=jobs, force=force,
                           execution="compile-only" if compile_only else None, pages=run_pages())
     return Run(result)
+
+
+def check_option_ranges(command: Any, options: Mapping[str, Any]) -> None:
+    """Raise a one-line WorkloadError for the first of ``options`` outside the range the click
+    ``command``'s option of the same name declares, so a notebook is held to the ranges the
+    command line is (None keeps the command's default and is not checked)."""
+    import click
+
+    from profcompare.errors import WorkloadError
+
+    for param in command.params:
+        if not isinstance(param, click.Option) or options.get(param.name or "") is None:
+            continue
+        if isinstance(param.type, (click.IntRange, click.FloatRange)):
+            value = options[param.name or ""]
+            try:
+                param.type.convert(value, param, None)
+            except click.BadParameter as error:
+                raise WorkloadError(f"bad {param.name}={value!r}: {error.message}") from None
 
 
 def advise(workload: str, **options: Any) -> Any:
@@ -106,9 +128,11 @@ def advise(workload: str, **options: Any) -> Any:
     advise run (advise.json, advise.csv, advise.html, the front's report pages) as ``profcompare
     advise`` does; ``options`` are :func:`profcompare.advisor.run_advise`'s."""
     from profcompare.advisor import run_advise
+    from profcompare.commands.advise import command as advise_command
     from profcompare.commands.pages import advise_pages
 
+    check_option_ranges(advise_command, options)
     return run_advise(workload, **{"pages": advise_pages(), **options})
 
 
-__all__ = ["Run", "advise", "run"]
+__all__ = ["Run", "advise", "check_option_ranges", "run"]

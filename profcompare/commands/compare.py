@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from profcompare.backend.knobs import MAX_NOISE_PCT
 from profcompare.commands._common import (
     BRIEF,
     SECTIONS,
@@ -47,7 +48,7 @@ from profcompare.render.base import FORMATS
                    "than 5%). The message says whether that is worse or better. Repeatable.")
 @click.option("--noise-bytes", type=click.IntRange(min=0), default=64, show_default=True,
               help="A byte change counts as unchanged only when it is at most this size (and within --noise-pct).")
-@click.option("--noise-pct", type=click.FloatRange(min=0), default=1.0, show_default=True,
+@click.option("--noise-pct", type=click.FloatRange(0, MAX_NOISE_PCT), default=1.0, show_default=True,
               help="A change counts as unchanged only when it is at most this percentage of base (and, for bytes, within --noise-bytes).")
 @csv_table_option(("variables", "ledger"))
 @view_options

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
+from profcompare.backend.knobs import MAX_LOCAL_WORKERS
 from profcompare.commands._common import (
     BRIEF,
     FULL,
@@ -188,7 +189,7 @@ def common_run_options(func: F) -> F:
             ),
             click.option("--out", default="reports", show_default=True, type=click.Path(file_okay=False), help="Output root."),
             click.option("--name", default=None, help="Run directory name (default: timestamp + what runs)."),
-            click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Jobs to run in parallel: `run` starts a subprocess per variant, `sweep` keeps that many warm "
+            click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, MAX_LOCAL_WORKERS), help="Jobs to run in parallel: `run` starts a subprocess per variant, `sweep` keeps that many warm "
                          "worker processes."),
             click.option("--force", is_flag=True, help="Replace an existing run directory of the same name."),
             click.option("--quiet", "-q", is_flag=True, help="No progress display."),

@@ -35,6 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from profcompare.backend.knobs import MAX_LOCAL_WORKERS
 from profcompare.errors import ProfcompareError
 from profcompare.runner.engine import ATTEMPTS, Engine, job_spec, prepare_job_dir, record_failure
 from profcompare.runner.child import child_environment, failed_info, import_roots
@@ -90,8 +91,9 @@ def parse_dask_address(text: str, jobs: int = 1) -> tuple[str, int | str]:
     value = text.strip()
     if value == "local" or value.startswith("local:"):
         count = value.partition(":")[2] or str(jobs)
-        if not count.isdigit() or int(count) < 1:
-            raise ProfcompareError(f"bad --dask {text!r}: local:N needs a worker count N >= 1 (e.g. local:2)")
+        if not count.isdigit() or not 1 <= int(count) <= MAX_LOCAL_WORKERS:
+            raise ProfcompareError(f"bad --dask {text!r}: local:N needs a worker count N from 1 to "
+                                   f"{MAX_LOCAL_WORKERS} (e.g. local:2)")
         return "local", int(count)
     if "://" in value:
         scheme, _, rest = value.partition("://")

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from profcompare import runner
-from profcompare.backend.knobs import format_knob_value
+from profcompare.backend.knobs import MAX_SEARCH_POINTS, format_knob_value
 from profcompare.errors import ProfcompareError, WorkloadError
 
 #: the metrics of a sweep table, in column order (units in profcompare.model.METRIC_UNITS)
@@ -91,6 +91,10 @@ def expand_grid(
         if knob.name in fixed:
             raise WorkloadError(f"knob {knob.name} is both set and swept; drop one")
         names.append(knob.name)
+    count = math.prod(len(values) for _, values in params)
+    if count > MAX_SEARCH_POINTS:
+        raise WorkloadError(f"the --param grid has {count:,} points, more than the {MAX_SEARCH_POINTS:,} a sweep runs; "
+                            "sweep fewer values")
     ref = runner.workload_ref(found)
     points: list[SweepPoint] = []
     seen: dict[str, tuple[str, ...]] = {}

@@ -137,7 +137,7 @@ def test_a_workload_refusing_a_point_prunes_it_with_the_workload_words():
     assert [(dict(c.knobs), c.reason) for c in result.candidates] == [
         ({"variant": "onchip", "layers": 1, "hidden": 8, "steps": 1}, None),
         ({"variant": "onchip", "layers": 1, "hidden": 0, "steps": 1},
-         "refused by the workload: bad value 0 for knob 'hidden': valid values are integers >= 1"),
+         "refused by the workload: bad value 0 for knob 'hidden': valid values are integers from 1 to 1048576"),
         ({"variant": "onchip", "layers": 2, "hidden": 8, "steps": 2}, None),
         ({"variant": "onchip", "layers": 2, "hidden": 0, "steps": None}, "two layers need hidden 8"),
     ]

@@ -55,7 +55,7 @@ def test_overrides_accept_text_and_numbers() -> None:
         ({"replicas": 3}, r"knob 'replicas'.*powers of two from 1 to 64"),
         ({"replicas": 0}, r"knob 'replicas'"),
         ({"replicas": "two"}, r"bad value 'two' for knob 'replicas': expected an integer"),
-        ({"grad_accum": 0}, r"knob 'grad_accum'.*integers >= 1"),
+        ({"grad_accum": 0}, r"knob 'grad_accum'.*integers from 1 to 65536"),
         ({"micro_batch": 2.5}, r"knob 'micro_batch': expected an integer"),
         ({"device": "cpu"}, r"knob 'device'; valid choices: ipu_hw, ipu_model"),
         ({"lr": -1}, r"knob 'lr'.*numbers > 0"),
