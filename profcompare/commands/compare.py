@@ -92,7 +92,7 @@ def command(
         emit(sections_text(comparison, sections, top=resolve_top(top, fmt), output=output), output, force=force)
     else:
         emit(render(fmt, comparison, top=top, output=output), output, force=force)
-    if top is not None and table == "variables":
+    if top is not None and table == "variables" and view != BRIEF:  # the first screen has no variables table
         announce_cut(fmt, min(top, len(comparison.variables)), len(comparison.variables))
     violations = check_limits(comparison, limits)
     for message in violations:

@@ -1,4 +1,4 @@
-"""The "Memory per IPU" sections of ``show`` and ``compare`` (text, markdown: through sections.py)
+"""The "Memory per IPU" sections of ``show`` and ``compare`` (text, markdown: through ``render/sections/``)
 and of the HTML page: by tile set one section that all three draw; per IPU still one for text and
 Markdown and one for the page (whose IPU column holds the bare number, sorted as one). Present
 only when a report has more than one IPU per replica, or I/O tiles (``show``: then by tile set,

@@ -59,7 +59,7 @@ were left out).
      "selection": {"sort", "filter", "always_live", "top"},
      "total": int, "shown": int, "cut": int, "other_bytes": int | null,
      "selection_totals": {rows, bytes, tensors, tensor_bytes, instance_rows, not_always_live_rows}
-                         (analysis.selection_totals: the rows overlap, the sum is not memory in use),
+                         (analysis.views.selection_totals: the rows overlap, the sum is not memory in use),
      "variables": [one object per Report.variables column, for the rows shown]}
 
 Numbers: byte, tile, entry and step figures are integers; cycles, rates and percentages are

@@ -10,7 +10,9 @@ live while the optimizer step runs.  The shapes follow the MNIST MLP (784-512-51
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -261,3 +263,12 @@ def build_report(variant: str, *, simulated: bool = True, extra_names: Sequence[
         execution=execution,
         remote_buffers=remote,
     )
+
+
+def shared_data_path(name: str) -> Path:
+    """``shared/data/<name>``: from $PROFCOMPARE_SHARED_DATA, beside the project (as CI has it) or
+    further up; a path that does not exist when none holds it (the tests that need it skip)."""
+    env = os.environ.get("PROFCOMPARE_SHARED_DATA")
+    candidates = [Path(env) / name] if env else []
+    candidates += [parent / "shared" / "data" / name for parent in Path(__file__).resolve().parents]
+    return next((path for path in candidates if path.is_file()), Path("shared") / "data" / name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from html_fixtures import build_report
+from html_fixtures import build_report, shared_data_path
 from test_browser import CHROMIUM, CHROMIUM_ARGS
 from test_trace_view import BASE_BLOCKS, NEW_BLOCKS, _with_trace
 
@@ -27,10 +27,7 @@ pytestmark = [
 ]
 
 #: the real Graph Analyser cache: shared/data beside the project (as CI has it) or further up
-GA_CACHE = next((parent / "shared" / "data" / "ga_cache_popxl_mnist_pipelining_2ipu.sqlite"
-                 for parent in Path(__file__).resolve().parents
-                 if (parent / "shared" / "data" / "ga_cache_popxl_mnist_pipelining_2ipu.sqlite").is_file()),
-                Path("shared/data/ga_cache_popxl_mnist_pipelining_2ipu.sqlite"))
+GA_CACHE = shared_data_path("ga_cache_popxl_mnist_pipelining_2ipu.sqlite")
 #: variables beyond the fixture's own: a long table, as a real run's (717 variables)
 EXTRA_VARIABLES = 700
 #: the tallest the comparison page may be at 1400x900 before any table is expanded

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from html_fixtures import shared_data_path
 
 from profcompare.model import Report
 from profcompare.render.html import summary_table
 from profcompare.render.labels import TOTAL_VS_PEAK_NOTE
 
-GA_CACHE = next((parent / "shared" / "data" / "ga_cache_popxl_mnist_pipelining_2ipu.sqlite"
-                 for parent in Path(__file__).resolve().parents
-                 if (parent / "shared" / "data" / "ga_cache_popxl_mnist_pipelining_2ipu.sqlite").is_file()),
-                Path("/nonexistent"))
+GA_CACHE = shared_data_path("ga_cache_popxl_mnist_pipelining_2ipu.sqlite")
 
 
 def test_a_report_with_both_totals_explains_how_they_differ(onchip: Report) -> None:
