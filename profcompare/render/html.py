@@ -42,7 +42,7 @@ from markupsafe import Markup
 
 from profcompare.analysis import views as analysis
 from profcompare._version import __version__
-from profcompare.model import CAPABILITIES, DEVICE_PHASES, METRIC_UNITS, METRICS, Report
+from profcompare.model import DEVICE_PHASES, METRIC_UNITS, METRICS, Report
 from profcompare.render import bar_charts, html_ledger, interactive
 from profcompare.render.ipu_sections import html_comparison_ipu_section, html_report_ipu_section
 from profcompare.render.replica_sections import (
@@ -55,6 +55,7 @@ from profcompare.render.replica_sections import (
 from profcompare.render.labels import TOTAL_VS_PEAK_NOTE, VARIABLES_SUM_NOTE, live_label, phase_label
 from profcompare.render.ledger_words import TONE_LEGEND
 from profcompare.render.page.model import placed_for_page
+from profcompare.render.sections.document import unrecorded_note, unrecorded_tables
 from profcompare.render.trace_section import html_trace_section
 from profcompare.render.format import (
     MISSING,
@@ -925,18 +926,6 @@ def page_side(obj: Report | Comparison) -> PageSide:
     return _ReportSide(obj) if isinstance(obj, Report) else _ComparisonSide(obj)
 
 
-#: What each optional Report table holds, in the one line that says what a report does not record.
-_TABLE_WORDS = {
-    "tiles": "per-tile memory",
-    "categories": "memory categories",
-    "variables": "variables",
-    "liveness": "liveness (program steps)",
-    "code": "code",
-    "execution": "an execution profile",
-    "remote_buffers": "remote buffers (Streaming Memory)",
-    "trace": "an execution trace",
-}
-
 #: The Report tables each section of a report's page draws: a section whose every table the
 #: report does not record is left out of the page (a Graph Analyser cache records only the trace).
 _SECTION_TABLES = {
@@ -950,19 +939,6 @@ _SECTION_TABLES = {
     "code": ("code",),
     "streaming": ("remote_buffers",),
 }
-
-
-def unrecorded_tables(report: Report) -> tuple[str, ...]:
-    """The optional tables ``report`` does not record (empty and not in ``meta.capabilities``),
-    in :data:`profcompare.model.CAPABILITIES` order; () for a report that records them all."""
-    return tuple(t for t in CAPABILITIES if t not in report.meta.capabilities and not len(getattr(report, t)))
-
-
-def unrecorded_note(report: Report) -> str:
-    """One line saying what ``report`` does not record and that the page leaves it out."""
-    words = [_TABLE_WORDS[t] for t in unrecorded_tables(report)]
-    listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
-    return f"This report does not record {listed}: the figures and sections that need them are left out."
 
 
 def _recorded_sections(report: Report, sections: tuple[Section, ...]) -> tuple[Section, ...]:

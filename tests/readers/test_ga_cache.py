@@ -200,3 +200,19 @@ def test_trace_rows_are_ordered_by_ipu_start_and_id_and_groups_may_loop() -> Non
     assert trace["ipu"].tolist() == [0, 0, 0, 0, 1]
     inner = trace.iloc[3]
     assert (inner["parent"], inner["program"], inner["depth"]) == ("g8", "g8", 2)
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_show_prints_what_the_cache_records_and_one_line_for_the_rest(cache: pathlib.Path, fmt: str) -> None:
+    result = CliRunner().invoke(cli, ["show", str(cache), "--format", fmt])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    # the summary holds the two figures the cache records, nothing read as n/a
+    assert "Device cycles per step" in text and "1.910 ms" in text
+    assert "n/a" not in text and "Peak liveness" not in text and "Total memory" not in text
+    assert text.count("This report does not record") == 1
+    assert ("This report does not record per-tile memory, memory categories, variables, liveness (program steps), "
+            "code or remote buffers (Streaming Memory): the figures and sections that need them are left out.") in text
+    for title in ("Memory per IPU", "Memory ledger", "Memory by category", "Largest variables", "Code by program"):
+        assert title not in text
+    assert "Execution: device cycles by phase" in text and "Execution trace" in text

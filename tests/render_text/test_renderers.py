@@ -256,7 +256,10 @@ def test_missing_table_is_not_reported_as_empty() -> None:
         liveness=full.liveness, code=full.code,
     )
     text = TextRenderer().render(partial)
-    assert "This report does not record remote buffers (Streaming Memory)." in text
+    # one line for what it lacks, and no Streaming Memory section that would read as "none"
+    assert ("This report does not record an execution profile, remote buffers (Streaming Memory) or an execution "
+            "trace: the figures and sections that need them are left out.") in text
+    assert "Streaming Memory (remote buffers)\n" not in text
     assert "This report does not record an execution profile." in text
     assert "nothing is kept in Streaming Memory" not in text
     cmp_text = TextRenderer().render(compare(partial, samples.build_report("offchip-sharded")))

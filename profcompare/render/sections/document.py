@@ -9,7 +9,7 @@ from typing import Any
 
 from profcompare.analysis.views import TopN
 from profcompare.comparison import Comparison
-from profcompare.model import Report, ReportMeta
+from profcompare.model import CAPABILITIES, Report, ReportMeta
 from profcompare.render.format import describe_report, format_bytes, is_missing
 from profcompare.render.page.model import TONES as TONES
 from profcompare.render.page.model import Cell as Cell
@@ -161,3 +161,29 @@ def _live_steps(first: Any, last: Any, always_live: Any) -> str:
     if is_missing(first) or is_missing(last):
         return ""
     return f"{int(first)}-{int(last)}"
+
+
+#: What each optional Report table holds, in the one line that says what a report does not record.
+_TABLE_WORDS = {
+    "tiles": "per-tile memory",
+    "categories": "memory categories",
+    "variables": "variables",
+    "liveness": "liveness (program steps)",
+    "code": "code",
+    "execution": "an execution profile",
+    "remote_buffers": "remote buffers (Streaming Memory)",
+    "trace": "an execution trace",
+}
+
+
+def unrecorded_tables(report: Report) -> tuple[str, ...]:
+    """The optional tables ``report`` does not record (empty and not in ``meta.capabilities``),
+    in :data:`profcompare.model.CAPABILITIES` order; () for a report that records them all."""
+    return tuple(t for t in CAPABILITIES if t not in report.meta.capabilities and not len(getattr(report, t)))
+
+
+def unrecorded_note(report: Report) -> str:
+    """One line saying what ``report`` does not record and that the outputs leave it out."""
+    words = [_TABLE_WORDS[t] for t in unrecorded_tables(report)]
+    listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+    return f"This report does not record {listed}: the figures and sections that need them are left out."

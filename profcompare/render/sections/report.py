@@ -47,6 +47,8 @@ from profcompare.render.sections.document import (
     _simulated_warning,
     _str,
     limit,
+    unrecorded_note,
+    unrecorded_tables,
 )
 from profcompare.render.sections.ledger import _ledger_section, _live_at_peak_section
 
@@ -63,17 +65,44 @@ def _workload_fact(meta: ReportMeta) -> str | None:
 
 
 def _summary_section(report: Report) -> Section:
+    """The summary metrics; for a report that does not record some tables (a Graph Analyser cache
+    records only the trace), the metrics it has a value for and one line for what it lacks."""
     summary = report.summary()
     confidence = report.confidence()
+    lacking = unrecorded_tables(report)
+    shown = [m for m in METRICS if not (lacking and is_missing(summary[m]))]
     rows = tuple(
-        (Cell(metric_label(m)), _num(format_metric(m, summary[m])), _confidence_cell(confidence[m])) for m in METRICS
+        (Cell(metric_label(m)), _num(format_metric(m, summary[m])), _confidence_cell(confidence[m])) for m in shown
     )
     table = Table.of((Column("Metric"), Column("Value", numeric=True), Column("Confidence")), rows)
-    notes = []
-    if is_missing(summary["cycles_per_step"]):
+    notes = [unrecorded_note(report)] if lacking else []
+    if is_missing(summary["cycles_per_step"]) and "execution" not in lacking:
         notes.append("Cycles and throughput need an execution profile, which this report does not have.")
-    notes += [TOTAL_VS_PEAK_NOTE, CONFIDENCE_LEGEND]
+    if {"total_bytes", "peak_liveness_bytes"} <= set(shown):  # said only where both totals are shown
+        notes.append(TOTAL_VS_PEAK_NOTE)
+    notes.append(CONFIDENCE_LEGEND)
     return Section("Summary", (table,), tuple(notes))
+
+
+#: The Report tables each section of ``show`` draws: a section whose tables the report does not
+#: record is left out (its summary says so in one line), as on the report's page.
+_SECTION_TABLES = {
+    "Memory per IPU": ("tiles",),
+    "Memory ledger": ("variables",),
+    "Live at the not-always-live peak": ("variables", "liveness"),
+    "Memory by category": ("categories",),
+    "Largest variables": ("variables",),
+    "Liveness": ("liveness",),
+    "Tiles": ("tiles",),
+    "Code by program": ("code",),
+    "Streaming Memory (remote buffers)": ("remote_buffers",),
+}
+
+
+def _recorded(report: Report, sections: tuple[Section, ...]) -> tuple[Section, ...]:
+    """``sections`` without those drawing only tables ``report`` does not record."""
+    lacking = set(unrecorded_tables(report))
+    return tuple(s for s in sections if not lacking & set(_SECTION_TABLES.get(s.title, ())))
 
 
 def _categories_section(report: Report) -> Section:
@@ -313,7 +342,7 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
     ipu_section = report_ipu_section(report)  # only with more than one IPU per replica
     if ipu_section is not None:
         sections = (sections[0], ipu_section, *sections[1:])
-    return Document(f"profcompare report: {meta.label}", tuple(facts), tuple(warnings), sections)
+    return Document(f"profcompare report: {meta.label}", tuple(facts), tuple(warnings), _recorded(report, sections))
 
 
 def selection_notes(report: Report, selection: pd.DataFrame, shown: pd.DataFrame) -> tuple[str, ...]:
