@@ -46,6 +46,7 @@ def report_repr_html(report: Report) -> str:
         cards=html.report_cards(report),
         rows=table.rows,
         comparison=False,
+        headline="",
         verdict=(),
         liveness_rule=rule or "",
         footnote=f"{_sentence(replica_scope(report.meta))} {TOTAL_VS_PEAK_NOTE} Full page: "
