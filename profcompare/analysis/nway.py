@@ -23,8 +23,8 @@ from profcompare.model import HIGHER_IS_BETTER, METRIC_UNITS, METRICS
 if TYPE_CHECKING:  # pragma: no cover
     from profcompare.model import Report
 
-#: version of the N-way JSON document (``index.json``)
-NWAY_SCHEMA_VERSION = 1
+#: version of the N-way JSON document (``index.json``; version 2 added its ``headline``)
+NWAY_SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True, eq=False)

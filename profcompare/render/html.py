@@ -92,7 +92,7 @@ from profcompare.render.html_model import (
 )
 from profcompare.comparison.verdict import ComparisonVerdict, comparison_verdict
 from profcompare.render.json_out import jsonable
-from profcompare.render.verdict_words import comparison_sentences
+from profcompare.render.verdict_words import comparison_sentences, headline
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -722,7 +722,9 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     variables, variables_view = side.variables_table(HTML_MAX_VARIABLE_ROWS, True)
     sections = tuple(placed_for_page(section) for section in side.sections(top) if section is not None)
     data = _page_data(side, variables_view)
-    return Page(side.title, side.is_comparison, report_cards(obj), sections, variables, side.variable_filter(), data)
+    verdict = side.verdict()
+    return Page(side.title, side.is_comparison, report_cards(obj), sections, variables, side.variable_filter(), data,
+                headline="" if verdict is None else headline(verdict))
 
 
 def _timeline(side: PageSide) -> tuple[Section, ...]:

@@ -74,6 +74,7 @@ class Page:
     variable_filter: tuple[str, tuple[str, ...]]  # (data attribute, options) of the select box
     data: Mapping[str, Any]
     version: str = __version__
+    headline: str = ""  # a comparison's one-sentence answer, first under the title ("" for a report)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -1,10 +1,10 @@
 """JSON output for scripts and CI (``--format json``); every document carries ``schema_version``.
 
-Shapes (schema_version 5; version 3 added the memory ledger, version 4 the verdict, the liveness
+Shapes (schema_version 6; version 3 added the memory ledger, version 4 the verdict, the liveness
 rule, ``host_seconds_per_step`` in the summary and tile-memory totals in ``ledger_by_parameter``,
 version 5 the tables the pages show that the export lacked -- ``time``, ``liveness_peak``,
 ``tile_stats``, ``memory_per_ipu``, ``replicas``, ``loaded_code``, ``streaming_memory_totals`` and
-``execution_trace``; every older key is kept):
+``execution_trace``, version 6 a comparison's ``headline``; every older key is kept):
 
 ``show``::
 
@@ -47,7 +47,8 @@ version 5 the tables the pages show that the export lacked -- ``time``, ``livene
      "memory_per_ipu": [compare_memory_per_ipu rows],
      "replicas": [replicas.compare_groupings rows],
      "base_report" / "new_report": {"liveness_peak", "tile_stats", "replicas", "loaded_code",
-                                    "streaming_memory_totals", "execution_trace"} as in ``show``}
+                                    "streaming_memory_totals", "execution_trace"} as in ``show``,
+     "headline": str (the comparison in one sentence: the line the terminal opens and closes with)}
 
 Lists of rows carry the columns of the matching Report / Comparison table. Everything is
 complete unless ``--top N`` limits the variables (the largest first; ``cut`` says how many
@@ -87,10 +88,10 @@ from profcompare.model import METRIC_UNITS, METRICS, Report, variables_conventio
 from profcompare.render.format import is_missing
 from profcompare.render.json_text import dumps_indented
 from profcompare.render.ledger_words import liveness_rule
-from profcompare.render.verdict_words import comparison_sentences
+from profcompare.render.verdict_words import comparison_sentences, headline
 from profcompare.render.sections import VariablesView, limit
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 #: metric units whose values are whole numbers
 _INTEGER_UNITS = frozenset({"bytes", "tiles"})
@@ -306,6 +307,7 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
         "replicas": frame_records(compare_groupings(cmp.base, cmp.new)),
         "base_report": _side_views(cmp.base),
         "new_report": _side_views(cmp.new),
+        "headline": headline(verdict),
     }
 
 

@@ -63,6 +63,8 @@ def _table(table: Table) -> list[str]:
 def render_document(document: Document) -> str:
     """Return ``document`` as GitHub-flavoured Markdown."""
     lines = [f"## {escape(document.title)}", ""]
+    if document.headline:
+        lines.extend([f"**{escape(document.headline)}**", ""])
     for key, value in document.facts:
         lines.append(f"- **{escape(key)}**: {escape(value)}")
     if document.facts:

@@ -24,6 +24,7 @@ from profcompare.render.labels import TOTAL_VS_PEAK_NOTE
 from profcompare.render.ledger_words import TONE_LEGEND, liveness_rule
 from profcompare.render.replica_sections import replica_scope
 from profcompare.render.sections.time import verdict_lines
+from profcompare.render.verdict_words import comparison_headline
 
 if TYPE_CHECKING:
     from profcompare.comparison import Comparison
@@ -45,6 +46,7 @@ def report_repr_html(report: Report) -> str:
         cards=html.report_cards(report),
         rows=table.rows,
         comparison=False,
+        headline="",
         verdict=(),
         liveness_rule=rule or "",
         footnote=f"{_sentence(replica_scope(report.meta))} {TOTAL_VS_PEAK_NOTE} Full page: "
@@ -53,7 +55,8 @@ def report_repr_html(report: Report) -> str:
 
 
 def comparison_repr_html(comparison: Comparison) -> str:
-    """Return an HTML fragment: base/new header lines and the summary table with delta and status."""
+    """Return an HTML fragment: the headline, base/new header lines, the verdict and the summary
+    table with delta and status."""
     table = html.summary_table(comparison)
     variables = comparison.variables
     counts = variables["status"].astype(str).value_counts() if len(variables) else None
@@ -67,6 +70,7 @@ def comparison_repr_html(comparison: Comparison) -> str:
         cards=html.report_cards(comparison),
         rows=table.rows,
         comparison=True,
+        headline=comparison_headline(comparison),
         verdict=verdict_lines(comparison),
         liveness_rule=rule or "",
         footnote=footnote,

@@ -29,7 +29,7 @@ from profcompare.comparison.verdict import nway_verdict
 from profcompare.render.format import UNTONED_METRICS, format_metric, format_pct, metric_label
 from profcompare.render.labels import TOTAL_VS_PEAK_NOTE
 from profcompare.render.ledger_words import TONE_LEGEND, liveness_rule
-from profcompare.render.verdict_words import nway_sentences
+from profcompare.render.verdict_words import nway_headline, nway_sentences
 
 #: The comparison's default noise rule (``profcompare compare``): a change within 64 bytes and
 #: within 1% of the base is not coloured.
@@ -186,11 +186,20 @@ def render_nway_text(table: NWayTable, *, title: str, color: bool = False, width
     return render_document(Document(title, facts, (), (verdict, section)), color=color, width=width)
 
 
+def table_headline(table: NWayTable) -> str:
+    """Return the N-way view in one sentence (:func:`~profcompare.render.verdict_words.nway_headline`
+    of its verdict, the base's status taken from the table): what ``run`` opens and closes with for
+    one or more than two variants, and what the run's index page and index.json show."""
+    return nway_headline(nway_verdict(table), table.statuses.get(table.base, "ok"))
+
+
 def nway_document(table: NWayTable, *, links: Mapping[str, str] | None = None, **extra: Any) -> dict[str, Any]:
-    """The JSON document of the N-way view (``index.json``): :meth:`NWayTable.to_dict` plus
-    ``links`` (variant label -> file of its comparison with the base) and ``extra`` keys."""
+    """The JSON document of the N-way view (``index.json``): :meth:`NWayTable.to_dict` plus its
+    ``headline`` (:func:`table_headline`), ``links`` (variant label -> file of its comparison with
+    the base) and ``extra`` keys."""
     document = table.to_dict()
     document["generator"] = f"profcompare {__version__}"
+    document["headline"] = table_headline(table)
     verdict = nway_verdict(table)
     document["verdict"] = {"sentences": list(nway_sentences(verdict)), "facts": verdict.to_dict()}
     rule = nway_liveness_rule(table)
@@ -240,6 +249,7 @@ def render_nway_html(
     errors: Mapping[str, str] | None = None,
     data: Mapping[str, Any] | None = None,
     data_id: str = "nway-data",
+    headline: str = "",
 ) -> str:
     """The N-way page (one self-contained HTML document, no script).
 
@@ -249,13 +259,15 @@ def render_nway_html(
     compile-only banner under the simulated one; ``extra_rows`` are
     (title, one text per variant) rows above the metrics (e.g. a sweep's knob values);
     ``errors`` maps a label to its error text; ``data`` is the JSON block (default: the
-    :func:`nway_document`), embedded with ``tojson`` under ``data_id``.
+    :func:`nway_document`), embedded with ``tojson`` under ``data_id``; ``headline`` is the
+    sentence shown first under the title ("" for none; a run's index passes :func:`table_headline`).
     """
     statuses = [table.statuses.get(label, "ok") for label in table.labels]
     metric_rows = nway_rows(table)
     document = dict(data) if data is not None else _jsonable(nway_document(table, links=links))
     return _environment().get_template("nway.html.j2").render(
         title=title,
+        headline=headline,
         facts=list(facts),
         simulated=simulated,
         compile_only=compile_only,
@@ -290,4 +302,5 @@ __all__ = [
     "render_nway_html",
     "render_nway_json",
     "render_nway_text",
+    "table_headline",
 ]

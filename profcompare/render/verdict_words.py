@@ -11,7 +11,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from profcompare.comparison.verdict import Change, ComparisonVerdict, Fit, NWayVerdict, RoleMove, VariantVerdict
+from profcompare.comparison import Comparison
+from profcompare.comparison.verdict import (Change, ComparisonVerdict, Fit, NWayVerdict, RoleMove, VariantVerdict,
+                                            comparison_verdict)
 from profcompare.model import LOCATIONS
 from profcompare.render.format import format_bytes, format_metric, format_pct, format_rate, format_seconds
 from profcompare.render.ledger_words import location_text
@@ -202,6 +204,13 @@ def headline(verdict: ComparisonVerdict) -> str:
             f"{_fit_clause(verdict.base_fit, verdict.new_fit)}")
 
 
+def comparison_headline(cmp: Comparison) -> str:
+    """Return the headline of a comparison (:func:`headline` of its verdict): the one sentence the
+    terminal opens and closes with and every other output (Markdown, HTML, JSON, notebook) shows
+    under its title."""
+    return headline(comparison_verdict(cmp))
+
+
 def nway_headline(verdict: NWayVerdict, base_status: str = "ok") -> str:
     """A run of several variants in one sentence, from the N-way figures: how many fit in tile
     memory (and which do not), which failed, which has the least peak liveness against the base
@@ -282,5 +291,5 @@ def nway_sentences(verdict: NWayVerdict) -> tuple[str, ...]:
     return tuple(lines)
 
 
-__all__ = ["BARELY_PCT", "change_words", "comparison_sentences", "headline", "move_words", "nway_headline",
+__all__ = ["BARELY_PCT", "change_words", "comparison_headline", "comparison_sentences", "headline", "move_words", "nway_headline",
            "nway_sentences", "variant_sentence"]

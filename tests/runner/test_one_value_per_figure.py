@@ -229,14 +229,16 @@ def _show_outputs(path: str, side: str) -> list[Output]:
 
 @pytest.fixture(scope="module")
 def main_job(tmp_path_factory: pytest.TempPathFactory) -> list[Output]:
-    """Every output of ``profcompare run onchip offchip-sharded`` on the simulator, and of
-    ``compare`` and ``show`` over its reports."""
+    """Every output of ``profcompare run onchip offchip-sharded`` on the simulator (its terminal
+    the first screen, as on a terminal), and of ``compare`` (whole, and its first screen) and
+    ``show`` over its reports."""
     out = tmp_path_factory.mktemp("one-value")
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("POPLAR_ENGINE_OPTIONS", raising=False)
         patch.delenv("PROFCOMPARE_BACKEND", raising=False)
+        # what a terminal shows (--brief: the first screen, opened and closed by the headline)
         terminal = _invoke("run", "onchip", "offchip-sharded", "--out", str(out), "--name", "t", "--backend", "sim",
-                           "-q")
+                           "-q", "--brief")
     run_dir = out / "t"
     base, new = str(run_dir / "onchip"), str(run_dir / "offchip-sharded")
     stem = run_dir / "compare-onchip-vs-offchip-sharded"
@@ -244,6 +246,7 @@ def main_job(tmp_path_factory: pytest.TempPathFactory) -> list[Output]:
     return [
         Output("run terminal", "text", terminal, sides),
         Output("compare text", "text", _invoke("compare", base, new), sides),
+        Output("compare terminal", "text", _invoke("compare", base, new, "--brief"), sides),
         Output("compare markdown", "markdown", stem.with_suffix(".md").read_text(), sides),
         Output("compare html", "html", stem.with_suffix(".html").read_text(), sides),
         Output("compare json", "json", stem.with_suffix(".json").read_text(), sides),
@@ -335,3 +338,43 @@ def test_a_figure_given_two_values_fails() -> None:
     problems = disagreements(figures([one, two]))
     assert problems == ["collective of r: a: 130,375; b: 131,127"]
     assert disagreements(figures([one, Output("c", "markdown", one.body, ("r",))])) == []
+
+
+def headlines(output: Output) -> list[str]:
+    """The headline sentences ``output`` shows: the terminal's first and last lines, the line under
+    a Markdown title, a page's ``#headline`` paragraph, a JSON document's ``headline``."""
+    if output.kind == "text":
+        lines = [line.strip() for line in output.body.splitlines() if line.strip()]
+        return [lines[0], lines[-1]]
+    if output.kind == "markdown":
+        lines = output.body.splitlines()
+        assert lines[0].startswith("## ") and lines[1] == "", output.name
+        first = lines[2] if len(lines) > 2 else ""
+        bold = first.startswith("**") and first.endswith("**") and len(first) > 4
+        return [unescape(first[2:-2].replace("\\", ""))] if bold else []
+    if output.kind == "html":
+        found = re.findall(r'<p id="headline" class="headline">(.*?)</p>|'
+                           r'<div class="profcompare-headline"[^>]*>(.*?)</div>', output.body, re.DOTALL)
+        return [unescape(page or notebook) for page, notebook in found]
+    return [json.loads(output.body)["headline"]]
+
+
+def test_every_output_of_the_main_job_holds_the_terminals_headline(main_job: list[Output]) -> None:
+    outputs = {output.name: output for output in main_job}
+    terminal = headlines(outputs["run terminal"])
+    # the terminal opens and closes with the headline; the comparison's every output shows it once
+    assert terminal[0] == terminal[1] == \
+        "offchip-sharded vs onchip: same peak liveness (+0.4%), 2.3x slower; both fit"
+    for name in ("compare terminal", "compare markdown", "compare html", "compare json", "notebook comparison"):
+        assert set(headlines(outputs[name])) == {terminal[0]} and headlines(outputs[name]), name
+    # the index (the N-way view) has its own headline, the same on its page and in its JSON
+    index = headlines(outputs["index json"])
+    assert headlines(outputs["index html"]) == index == \
+        ["2 variants against onchip: all 2 fit; same peak liveness (within 1%); fastest onchip (the base)"]
+    # the HTML shows it first under the title, above the verdict
+    page = outputs["compare html"].body
+    assert page.index("</h1>") < page.index('id="headline"') < page.index('id="verdict"')
+    # a report's outputs have no headline
+    for name in ("show onchip markdown", "show onchip html", "notebook onchip"):
+        assert headlines(outputs[name]) == [], name
+    assert "headline" not in json.loads(outputs["show onchip json"].body)

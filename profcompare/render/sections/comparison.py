@@ -28,6 +28,7 @@ from profcompare.model import DEVICE_PHASES, variables_convention
 from profcompare.render.ledger_words import liveness_rule, peak_text
 from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text, verdict_section
 from profcompare.render.labels import TOTAL_VS_PEAK_NOTE, phase_label
+from profcompare.render.verdict_words import comparison_headline
 from profcompare.render.sections.document import (
     CONFIDENCE_LEGEND,
     Cell,
@@ -448,4 +449,6 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20, titles: Collec
     built = (build() for title, build in builders if titles is None or title in titles)
     sections = tuple(section for section in built if section is not None)
     title = f"profcompare comparison: {base.label} (base) vs {new.label} (new)"
-    return Document(title, tuple(facts), comparison_warnings(cmp), sections)
+    # the whole document opens with the headline; a few named sections stand without it
+    headline = comparison_headline(cmp) if titles is None else ""
+    return Document(title, tuple(facts), comparison_warnings(cmp), sections, headline)

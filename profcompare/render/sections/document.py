@@ -22,13 +22,16 @@ class Document:
     """A whole human-readable report.
 
     ``facts`` are (key, value) header lines (which report, from where, for which device);
-    ``warnings`` are lines a reader must not miss (out of memory, simulated vs hardware).
+    ``warnings`` are lines a reader must not miss (out of memory, simulated vs hardware);
+    ``headline`` is the one sentence that answers the question (a comparison's
+    :func:`~profcompare.render.verdict_words.headline`), drawn first under the title; "" for none.
     """
 
     title: str
     facts: tuple[tuple[str, str], ...]
     warnings: tuple[str, ...]
     sections: tuple[Section, ...]
+    headline: str = ""
 
 
 @dataclass(frozen=True, eq=False)
