@@ -125,10 +125,6 @@ class AdviseSpace:
     headline: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
-    def knob_names(self) -> tuple[str, ...]:
-        """Every knob the space searches or derives, variant first."""
-        return (VARIANT, *(d.knob for d in self.dimensions), *(d.knob for d in self.derived))
-
 
 def layout_text(knobs: Mapping[str, Any], headline: Sequence[str] = ()) -> str:
     """``offchip-sharded, replicas=4, micro_batch=8`` (the headline knobs first, then the rest);

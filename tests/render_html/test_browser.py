@@ -64,17 +64,6 @@ def page_file(tmp_path_factory: pytest.TempPathFactory, comparison) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
 def _names(page) -> list[str]:
     return page.eval_on_selector_all(
         "#variables-table tbody tr:not([hidden])", "rows => rows.map(r => r.getAttribute('data-name'))"

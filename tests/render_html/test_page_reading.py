@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from html_fixtures import build_report, shared_data_path
-from test_browser import CHROMIUM, CHROMIUM_ARGS
+from test_browser import CHROMIUM
 from test_trace_view import BASE_BLOCKS, NEW_BLOCKS, _with_trace
 
 from profcompare.comparison import compare
@@ -32,17 +32,6 @@ GA_CACHE = shared_data_path("ga_cache_popxl_mnist_pipelining_2ipu.sqlite")
 EXTRA_VARIABLES = 700
 #: the tallest the comparison page may be at 1400x900 before any table is expanded
 MAX_HEIGHT = 12_000
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture(scope="module")
