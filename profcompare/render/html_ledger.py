@@ -59,8 +59,7 @@ _STATUSES = ("added", "removed", "grew", "shrank", "unchanged")
 
 def _cut_sentence(view: analysis.TopN, noun: str) -> str:
     """The cut note as a sentence of its own: "All 9 parameters shown (...)."."""
-    note = cut_note(view, noun) + _all_rows_hint(view)
-    return note[:1].upper() + note[1:] + "."
+    return cut_note(view, noun)[:-1] + _all_rows_hint(view) + "."
 
 
 def _all_rows_hint(view: analysis.TopN) -> str:

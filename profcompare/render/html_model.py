@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from profcompare.analysis import views as analysis
 from profcompare._version import __version__
 from profcompare.model import Report
+from profcompare.render.page.notes import cut_note as cut_note
 from profcompare.render.page.model import (
     FOLD_OVER,
     FOLDED_ROWS,
@@ -199,12 +200,6 @@ def other_diff_footer(view: analysis.TopN, noun: str, width: int, *, leading: in
 #: of HTML at the bound, leaving room in the 5 MB page budget for the ledger, the charts and BokehJS); beyond it the page says how many were left
 #: out and that ``--format json`` / ``csv`` have them all.
 HTML_MAX_VARIABLE_ROWS = 4_000
-
-
-def cut_note(top: analysis.TopN, noun: str) -> str:
-    if not top.cut:
-        return f"all {top.total:,} {noun} shown"
-    return f"showing {top.shown:,} of {top.total:,} {noun}; the rest are summed in 'other'"
 
 
 __all__ = [

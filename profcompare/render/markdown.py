@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from profcompare.render.control_chars import visible
 from profcompare.render.ledger_words import BOLD_TONE_LEGEND, TONE_LEGEND
+from profcompare.render.page.model import drawn_rows
 from profcompare.render.sections import Cell, Document, Table, build_document
 
 if TYPE_CHECKING:
@@ -54,9 +55,13 @@ def _cell(cell: Cell) -> str:
 def _table(table: Table) -> list[str]:
     header = "| " + " | ".join(escape(c.header) for c in table.columns) + " |"
     rule = "|" + "|".join("---:" if c.numeric else ":---" for c in table.columns) + "|"
+    if not table.rows and not table.footer:
+        return [f"_({escape(table.empty)})_"]
     lines = [header, rule]
-    for row in table.rows:
+    for row in drawn_rows(table):
         lines.append("| " + " | ".join(_cell(cell) for cell in row) + " |")
+    if table.note:
+        lines.extend(["", f"_{escape(table.note)}_"])
     return lines
 
 
@@ -78,6 +83,8 @@ def render_document(document: Document) -> str:
     for section in document.sections:
         lines.append(f"### {escape(section.title)}")
         lines.append("")
+        if section.text:
+            lines.extend([escape(section.text), ""])
         if section.items:
             lines.extend(f"- {escape(line)}" for line in section.items)
             lines.append("")

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import io
 from collections.abc import Collection
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
 
 from profcompare.render.control_chars import visible_document
+from profcompare.render.page.model import drawn_rows
 from profcompare.render.sections import Document, Table, build_document
 from profcompare.render.table_fit import FittedTable, fit_table, squeeze_note, wrap_text
 
@@ -121,13 +123,18 @@ def render_table(table: Table, *, color: bool = False, width: int | None = None)
 
 
 def _print_table(out: _Lines, table: Table, color: bool, width: int | None) -> None:
-    fitted = fit_table(table, width)
+    if not table.rows and not table.footer:
+        _print_wrapped(out, f"({table.empty})", width, style="dim")
+        return
+    fitted = fit_table(replace(table, rows=drawn_rows(table), footer=()), width)
     lines = table_lines(fitted, color=color)
     # one print for the whole table: rich's cost is per print call
     out.print(Text("\n").join(Text(x) if isinstance(x, str) else x for x in lines) if color else "\n".join(map(str, lines)))
     note = squeeze_note(fitted, width) if width is not None else None
     if note is not None:
         _print_wrapped(out, note, width, style="dim")
+    if table.note:
+        _print_wrapped(out, table.note, width, style="dim")
 
 
 def _print_wrapped(out: _Lines, text: str, width: int | None, *, style: str = "", first: str = "",
@@ -160,6 +167,8 @@ def render_document(document: Document, *, color: bool = False, width: int | Non
         out.print(Text(section.title, style="bold underline" if color else ""))
         if not color:
             out.print("-" * len(section.title))
+        if section.text:
+            _print_wrapped(out, section.text, width)
         for line in section.items:
             _print_wrapped(out, line, width, first="- ", rest="  ", fold=section.title not in unfolded)
         for table in section.tables:

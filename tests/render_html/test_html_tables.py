@@ -20,7 +20,7 @@ def test_report_remote_buffers_cut_to_top_have_an_other_row(offchip: Report) -> 
     remote = offchip.remote_buffers
     table = _table(build_page(offchip, top=3), "streaming")
     assert len(table.rows) == 3
-    assert "summed in 'other'" in table.note
+    assert "more in the 'other' row" in table.note
     other, total = table.footer
     cut = remote.sort_values("bytes", ascending=False).iloc[3:]
     assert other.cells[0].text == f"other ({len(cut)} remote buffers)"
@@ -32,7 +32,7 @@ def test_comparison_remote_buffers_cut_to_top_have_an_other_row(onchip: Report, 
     diff = compare(onchip, offchip)
     table = _table(build_page(diff, top=3), "streaming")
     assert len(table.rows) == 3
-    assert "summed in 'other'" in table.note
+    assert "more in the 'other' row" in table.note
     other, total = table.footer
     cut = diff.top("remote_buffers", 3).other
     assert cut is not None

@@ -27,16 +27,20 @@ def test_a_row_reads_as_its_cells_and_a_text_table_gets_rows() -> None:
 
 def test_text_and_markdown_draw_every_table_and_ignore_what_they_cannot_show() -> None:
     first = Table((Column("name", key="name"),), (Row((Cell("alpha", sort="a", title="tip"),), {"name": "alpha"}),),
-                  id="first", note="page only", sortable=False)
+                  id="first", note="a table note", sortable=False, footer=(Row((Cell("total"),)),))
     second = Table.of((Column("count", True),), [(Cell("12"),)])
-    page_section = Section("Both", (first, second), ("under",), ("item",), id="both", text="lead")
+    empty = Table((Column("x"),), (), empty="nothing recorded")
+    page_section = Section("Both", (first, second, empty), ("under",), ("item",), id="both", text="lead")
     document = sections.Document("title", (), (), (page_section,))
     text = render_document(document, width=None)
-    assert text.splitlines()[2:] == ["Both", "----", "- item", "name", "─────", "alpha", "count", "─────",
-                                     "   12", "under"]
+    # the lead text, items, each table with its footer and note, an empty table's word, the notes
+    assert text.splitlines()[2:] == ["Both", "----", "lead", "- item", "name", "─────", "alpha", "total",
+                                     "a table note", "count", "─────", "   12", "(nothing recorded)", "under"]
     markdown = render_markdown_document(document)
-    assert "| alpha |" in markdown and "| 12 |" in markdown
-    assert "tip" not in text + markdown and "page only" not in text + markdown
+    assert "| alpha |" in markdown and "| 12 |" in markdown and "| _total_ |" in markdown
+    assert "_a table note_" in markdown and "lead" in markdown and "_(nothing recorded)_" in markdown
+    # sort keys and tooltips are the page's alone
+    assert "tip" not in text + markdown
 
 
 def test_a_page_shows_the_notes_of_a_notes_on_table_section_as_its_tables_note() -> None:

@@ -144,6 +144,14 @@ class Section:
         return self.items
 
 
+def drawn_rows(table: Table) -> tuple[Row, ...]:
+    """The rows a medium without a footer draws (the terminal, Markdown): the body rows, then the
+    footer rows ("other", total) with every untoned cell muted, so they read as aggregates."""
+    footer = tuple(Row(tuple(replace(cell, tone=cell.tone or "muted") for cell in row), row.data)
+                   for row in table.footer)
+    return table.rows + footer
+
+
 def placed_for_page(section: Section) -> Section:
     """Return ``section`` as a page shows it: with ``notes_on_table``, its notes joined into its
     first table's note (after any note the table has); otherwise ``section`` itself."""
@@ -154,4 +162,4 @@ def placed_for_page(section: Section) -> Section:
     return replace(section, tables=(replace(first, note=note), *rest), notes=(), notes_on_table=False)
 
 
-__all__ = ["FOLDED_ROWS", "FOLD_OVER", "TONES", "Cell", "Column", "Row", "Section", "Table", "TableFilter", "placed_for_page"]
+__all__ = ["FOLDED_ROWS", "FOLD_OVER", "TONES", "Cell", "Column", "Row", "Section", "Table", "TableFilter", "drawn_rows", "placed_for_page"]

@@ -10,7 +10,8 @@ from typing import Any
 from profcompare.analysis.views import TopN
 from profcompare.comparison import Comparison
 from profcompare.model import CAPABILITIES, Report, ReportMeta
-from profcompare.render.format import describe_report, format_bytes, is_missing
+from profcompare.render.format import describe_report, is_missing
+from profcompare.render.page.notes import cut_note
 from profcompare.render.page.model import TONES as TONES
 from profcompare.render.page.model import Cell as Cell
 from profcompare.render.page.model import Column as Column
@@ -64,13 +65,7 @@ def _other_label(cut: int, noun: str) -> str:
     return f"other ({cut:,} {noun})"
 
 
-def _cut_note(view: TopN, noun: str, total_bytes: Any = None) -> str:
-    if not view.cut:
-        return f"All {view.total:,} {noun} shown."
-    note = f"Top {view.shown:,} of {view.total:,} {noun} shown; {view.cut:,} more in the 'other' row"
-    if total_bytes is not None:
-        note += f" ({format_bytes(total_bytes)})"
-    return note + "."
+_cut_note = cut_note
 
 
 def _pct_of(delta: Any, base: Any) -> float:
