@@ -17,11 +17,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from profcompare.advisor.advisor import ADVISE_FILES, AdviseResult, find_space, run_advise
+    from profcompare.advisor.advisor import AdviseResult, find_space, run_advise
 
 #: names imported on first use: importing :mod:`.space` (the command line's option parsing does)
 #: must not pull in pandas, the runner and the search
-_LAZY = ("ADVISE_FILES", "AdviseResult", "find_space", "run_advise")
+_LAZY = ("AdviseResult", "find_space", "run_advise")
 
 
 def __getattr__(name: str) -> Any:
@@ -32,4 +32,4 @@ def __getattr__(name: str) -> Any:
     return getattr(advisor, name)
 
 
-__all__ = ["ADVISE_FILES", "AdviseResult", "find_space", "run_advise"]
+__all__ = ["AdviseResult", "find_space", "run_advise"]

@@ -31,7 +31,6 @@ from profcompare.advisor.space import AdviseSpace, SearchContext, Space, expand_
 from profcompare.base import presenters
 from profcompare.errors import WorkloadError
 
-ADVISE_FILES = ("advise.json", "advise.csv", "advise.html")
 #: report pages written for the front's points (each is a full HTML report, about 2 MB)
 DEFAULT_REPORT_PAGES = 5
 
@@ -212,5 +211,5 @@ def run_advise(
                         time.perf_counter() - started, replaced)
 
 
-__all__ = ["ADVISE_FILES", "AdvisePages", "AdviseResult", "DEFAULT_REPORT_PAGES", "find_space",
+__all__ = ["AdvisePages", "AdviseResult", "DEFAULT_REPORT_PAGES", "find_space",
            "run_advise"]

@@ -36,7 +36,6 @@ SWEEP_METRICS: tuple[str, ...] = (
     "samples_per_second",
 )
 SWEEP_SCHEMA_VERSION = 1
-SWEEP_FILES = ("sweep.csv", "sweep.json", "sweep.html")
 
 
 def parse_param(text: str) -> tuple[str, list[str]]:
