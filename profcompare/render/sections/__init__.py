@@ -28,7 +28,6 @@ from profcompare.render.sections.comparison import (
     matched_changes_first,
 )
 from profcompare.render.sections.document import (
-    CONFIDENCE_LEGEND as CONFIDENCE_LEGEND,
     TONES,
     Cell,
     Column,
@@ -39,6 +38,7 @@ from profcompare.render.sections.document import (
     limit,
 )
 from profcompare.render.sections.report import report_document, variables_document
+from profcompare.render.sections.summary import CONFIDENCE_LEGEND as CONFIDENCE_LEGEND
 
 
 def build_document(obj: Report | Comparison | VariablesView, *, top: int | None = 20) -> Document:

@@ -14,6 +14,7 @@ from profcompare.render.ledger_words import MOVES_SHOWN
 from profcompare.render.sections.comparison import comparison_warnings
 from profcompare.render.sections.document import Document, Section
 from profcompare.render.sections.ledger import _ledger_moves_section
+from profcompare.render.sections.verdict import has_modelled_figures
 from profcompare.render.verdict_words import comparison_sentences, headline, nway_headline, nway_sentences
 
 #: the title of the section saying where to look next
@@ -30,8 +31,7 @@ def comparison_brief(cmp: Comparison, *, moves: int = MOVES_SHOWN, sections: Seq
     comparison's warnings, the verdict, the ``moves`` largest ledger moves ("Where the memory
     moved"), ``sections`` and the ``next_steps`` lines under :data:`NEXT_TITLE`."""
     verdict = comparison_verdict(cmp)
-    modelled = bool((cmp.summary["confidence"].astype(str) == "modelled").any())
-    parts = [_verdict(comparison_sentences(verdict), modelled), _ledger_moves_section(cmp, moves), *sections]
+    parts = [_verdict(comparison_sentences(verdict), has_modelled_figures(cmp)), _ledger_moves_section(cmp, moves), *sections]
     if next_steps:
         parts.append(Section(NEXT_TITLE, notes=(), items=tuple(next_steps)))
     return Document(headline(verdict), (), comparison_warnings(cmp), tuple(parts))
