@@ -26,7 +26,7 @@ SUMMARY_ID = "summary"
 
 #: What each confidence level of a figure means (docs/ipu-model.md says what the model assumes).
 CONFIDENCE_LEGEND = (
-    "Confidence: exact = follows from the program (shapes, dtypes, replicas); ~ modelled = an estimate resting "
+    "Confidence: exact = follows from the program (shapes, dtypes, replicas); modelled (marked ~) = an estimate resting "
     "on the simulator's model constants (code size, layout, cycles, time; see docs/ipu-model.md), never a "
     "measurement, so a modelled ratio is an estimate too; measured = read from a real Poplar profile."
 )
