@@ -699,7 +699,8 @@ class _ReportSide:
         """The summary (what the report records), the ledger and what is live at the peak, the
         views over time, the details; a section of tables the report does not record is left out."""
         report = self.report
-        sections = (self.summary_section(), html_ledger.report_ledger_section(report), html_ledger.report_peak_section(report, top),
+        sections = (self.summary_section(), html_ledger.report_ledger_section(report),
+                    html_ledger.report_peak_section(report, top),
                     *_timeline(self), *_details(self, top, loaded_code=report_loaded_code_section(report)))
         return _recorded_sections(report, tuple(s for s in sections if s is not None))
 
@@ -765,7 +766,8 @@ class _ComparisonSide:
         """The verdict and the ledger (what moved, per parameter), the views over time, what
         changed the peak (after the liveness chart that shows it), the summary, the details."""
         cmp = self.cmp
-        return (comparison_verdict_section(cmp, self.verdict()), html_ledger.moves_section(cmp), html_ledger.ledger_section(cmp),
+        return (comparison_verdict_section(cmp, self.verdict()), html_ledger.moves_section(cmp),
+                html_ledger.ledger_section(cmp),
                 *_timeline(self), html_ledger.peak_section(cmp, top), self.summary_section(), *_details(self, top))
 
     def variable_filter(self) -> tuple[str, tuple[str, ...]]:
