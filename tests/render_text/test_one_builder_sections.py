@@ -87,3 +87,9 @@ def test_the_document_and_the_page_show_the_same_sections(onchip: Report, compar
             if section.id in ("summary", "memory", "liveness", "verdict"):
                 assert _texts(text[section.title]) == _texts(section)
                 assert text[section.title].items == section.items
+
+
+def test_the_first_screens_verdict_has_no_figures_below_to_point_at(comparison: Comparison) -> None:
+    section = comparison_verdict_section(comparison, first_screen=True)
+    assert section.items == verdict_lines(comparison)
+    assert section.notes == ("Modelled figures are estimates.",)

@@ -28,15 +28,21 @@ def has_modelled_figures(cmp: Comparison) -> bool:
     return bool((cmp.summary["confidence"].astype(str) == "modelled").any())
 
 
-def comparison_verdict_section(cmp: Comparison, verdict: ComparisonVerdict | None = None) -> Section:
+def comparison_verdict_section(cmp: Comparison, verdict: ComparisonVerdict | None = None, *,
+                               first_screen: bool = False) -> Section:
     """The verdict of ``cmp`` as items, with a note that it is written from the figures below,
     per replica (and that modelled figures are estimates, where there are any). ``verdict``:
-    the comparison's verdict when the caller has it already (computed here otherwise)."""
+    the comparison's verdict when the caller has it already (computed here otherwise).
+    ``first_screen``: for the first screen of ``run`` and ``compare``, which shows no figures
+    below it: the note says only that modelled figures are estimates (no note without any)."""
     sentences = comparison_sentences(comparison_verdict(cmp) if verdict is None else verdict)
-    note = ("Written from the figures below; bytes per replica."
-            + (" Modelled figures are estimates (see the Confidence column of the Summary)."
-               if has_modelled_figures(cmp) else ""))
-    return Section(VERDICT_TITLE, notes=(note,), items=sentences, id=VERDICT_ID)
+    modelled = has_modelled_figures(cmp)
+    if first_screen:
+        notes = ("Modelled figures are estimates.",) if modelled else ()
+    else:
+        notes = ("Written from the figures below; bytes per replica."
+                 + (" Modelled figures are estimates (see the Confidence column of the Summary)." if modelled else ""),)
+    return Section(VERDICT_TITLE, notes=notes, items=sentences, id=VERDICT_ID)
 
 
 __all__ = ["VERDICT_ID", "VERDICT_TITLE", "comparison_verdict_section", "has_modelled_figures", "verdict_lines"]
