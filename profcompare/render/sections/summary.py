@@ -31,7 +31,7 @@ CONFIDENCE_LEGEND = (
     "measurement, so a modelled ratio is an estimate too; measured = read from a real Poplar profile."
 )
 
-#: The note saying a report has no execution profile although it records every table.
+#: The note saying a report has no execution profile (where the line on what it does not record does not say so).
 NO_EXECUTION_NOTE = "Cycles and throughput need an execution profile, which this report does not have."
 
 #: The columns of a base/new/delta/status table, by their page keys.
