@@ -31,6 +31,7 @@ once by :func:`page_side`: the section builders take it and never ask which kind
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Protocol
@@ -42,7 +43,7 @@ from markupsafe import Markup
 
 from profcompare.analysis import views as analysis
 from profcompare._version import __version__
-from profcompare.model import DEVICE_PHASES, METRIC_UNITS, METRICS, Report
+from profcompare.model import DEVICE_PHASES, METRIC_UNITS, Report
 from profcompare.render import bar_charts, html_ledger, interactive
 from profcompare.render.ipu_sections import html_comparison_ipu_section, html_report_ipu_section
 from profcompare.render.replica_sections import (
@@ -52,17 +53,19 @@ from profcompare.render.replica_sections import (
     report_replicas_section,
     streaming_totals_note,
 )
-from profcompare.render.labels import TOTAL_VS_PEAK_NOTE, VARIABLES_SUM_NOTE, live_label, phase_label
-from profcompare.render.ledger_words import TONE_LEGEND
+from profcompare.render.labels import VARIABLES_SUM_NOTE, live_label, phase_label
 from profcompare.render.page.model import placed_for_page
-from profcompare.render.sections.document import unrecorded_note, unrecorded_tables
+from profcompare.render.sections.categories import comparison_categories_section, report_categories_section
+from profcompare.render.sections.document import unrecorded_tables
+from profcompare.render.sections.liveness import comparison_liveness_section, report_liveness_section
+from profcompare.render.sections.summary import comparison_summary_section, report_summary_section
+from profcompare.render.sections.verdict import comparison_verdict_section
 from profcompare.render.trace_section import html_trace_section
 from profcompare.render.format import (
     MISSING,
     format_bytes,
     format_count,
     format_cycles,
-    format_metric,
     format_pct,
     format_seconds,
     is_missing,
@@ -110,149 +113,16 @@ STATUS_ORDER = ("added", "removed", "grew", "shrank", "unchanged")
 # --------------------------------------------------------------------------- sections
 
 
-#: The legend under every summary table (docs/ipu-model.md says what the model assumes).
-CONFIDENCE_NOTE = (
-    "exact: follows from the program (shapes, dtypes, replicas). modelled (~): an estimate resting on "
-    "the simulator's model constants (code size, layout, cycles, time), see docs/ipu-model.md; never a "
-    "measurement, so a modelled ratio is an estimate too. measured: read from a real Poplar profile."
-)
-
-
-def _confidence_cell(level: str) -> Cell:
-    """A confidence badge: modelled figures are marked ``~ modelled``."""
-    return Cell("~ modelled" if level == "modelled" else level, level, "muted" if level == "modelled" else None,
-                title=CONFIDENCE_NOTE)
-
-
-def summary_table(obj: Report | Comparison, *, recorded_only: bool = False) -> Table:
-    """The summary-metrics table of the page (also the notebook display's table). With
-    ``recorded_only`` (a report only), the metrics the report has no value for are left out."""
-    return page_side(obj).summary_table(recorded_only=recorded_only)
-
-
-def _report_summary_table(obj: Report, recorded_only: bool) -> Table:
-    summary = obj.summary()
-    confidence = obj.confidence()
-    rows = tuple(
-        Row((Cell(metric_label(m), m), Cell(format_metric(m, summary[m]), sort_key(summary[m])),
-             _confidence_cell(confidence[m])), {"metric": m, "confidence": confidence[m]})
-        for m in METRICS
-        if not (recorded_only and is_missing(summary[m]))
-    )
-    shown = {row.data["metric"] for row in rows}
-    # the two memory totals' difference is said only where both are shown
-    both = {"total_bytes", "peak_liveness_bytes"} <= shown
-    columns = (Column("Metric", key="metric"), Column("Value", True, key="value"),
-               Column("Confidence", key="confidence"))
-    return Table(columns, rows, id="summary-table", note=(TOTAL_VS_PEAK_NOTE + " " if both else "") + CONFIDENCE_NOTE,
-                 sortable=False)
-
-
-def _comparison_summary_table(obj: Comparison) -> Table:
-    frame = obj.summary
-    rows_list = []
-    for metric in frame.index:
-        r = frame.loc[metric]
-        status = "" if is_missing(r["status"]) else str(r["status"])
-        tone = metric_tone(str(metric), status) if status else None
-        rows_list.append(
-            Row(
-                (
-                    Cell(metric_label(str(metric)), str(metric)),
-                    Cell(format_metric(str(metric), r["base"]), sort_key(r["base"])),
-                    Cell(format_metric(str(metric), r["new"]), sort_key(r["new"])),
-                    Cell(format_metric(str(metric), r["delta"], signed=True), sort_key(r["delta"]), tone),
-                    pct_cell(r["delta_pct"], tone),
-                    status_cell(status, tone),
-                    _confidence_cell(str(r["confidence"])),
-                ),
-                {"metric": str(metric), "status": status, "confidence": str(r["confidence"])},
-            )
-        )
-    cols: tuple[Column, ...] = (Column("Metric", key="metric"), *diff_cols(""), Column("Confidence", key="confidence"))
-    return Table(cols, tuple(rows_list), id="summary-table",
-                 note=TOTAL_VS_PEAK_NOTE + " " + CONFIDENCE_NOTE + " " + TONE_LEGEND, sortable=False)
-
-
 def _memory_section(side: PageSide) -> Section:
-    table = side.categories_table()
-    chart = bar_charts.categories_chart(side.reports, side.roles)
-    return Section("Memory", id="memory", tables=(table,), charts=(chart,))
-
-
-def _report_categories_table(obj: Report) -> Table:
-    frame = analysis.category_breakdown(obj)
-    rows = tuple(
-        Row((text_cell(r.category), text_cell(r.group), bytes_cell(r.bytes), pct_cell(r.pct, signed=False)))
-        for r in frame.itertuples(index=False)
-    )
-    cols: tuple[Column, ...] = (
-        Column("Category", key="category"),
-        Column("Group", key="group"),
-        Column("Bytes", True, key="bytes"),
-        Column("Share", True, key="pct"),
-    )
-    total = int(frame["bytes"].sum())
-    footer = (Row((Cell("total"), Cell(""), bytes_cell(total), Cell(""))),)
-    return Table(cols, rows, id="categories-table", footer=footer, empty="no memory categories in the report(s)")
-
-
-def _comparison_categories_table(obj: Comparison) -> Table:
-    frame = obj.categories
-    rows = tuple(
-        Row((text_cell(r["category"]), text_cell(r["group"]), *diff_cells(r)), {"status": str(r["status"])})
-        for r in frame.to_dict("records")
-    )
-    cols = (Column("Category", key="category"), Column("Group", key="group"), *diff_cols(""))
-    base_total, new_total = int(frame["base_bytes"].sum()), int(frame["new_bytes"].sum())
-    footer = (
-        Row(
-            (
-                Cell("total"),
-                Cell(""),
-                bytes_cell(base_total),
-                bytes_cell(new_total),
-                bytes_cell(new_total - base_total, signed=True),
-                pct_cell(100.0 * (new_total - base_total) / base_total if base_total else None),
-                Cell(""),
-            )
-        ),
-    )
-    return Table(cols, rows, id="categories-table", footer=footer, empty="no memory categories in the report(s)")
+    """Memory by category with its chart."""
+    return replace(side.categories_section(), charts=(bar_charts.categories_chart(side.reports, side.roles),))
 
 
 def _liveness_section(side: PageSide) -> Section:
-    cols: tuple[Column, ...] = (
-        Column("Report", key="report"),
-        Column(live_label(True, title=True), True, key="always"),
-        Column("Not-always-live peak", True, key="peak"),
-        Column("Peak liveness", True, key="total"),
-        Column("Peak step", True, key="step"),
-        Column("Program at peak", key="program"),
-        Column("Program steps", True, key="steps"),
-    )
-    rows = []
-    for role, report in zip(side.roles, side.reports, strict=True):
-        peak = analysis.liveness_peak(report)
-        label = report.label if role == "report" else f"{role}: {report.label}"
-        summary = report.summary()  # the summary's figures (n/a where the report records none)
-        rows.append(
-            Row(
-                (
-                    Cell(label),
-                    bytes_cell(summary["always_live_bytes"]),
-                    bytes_cell(summary["not_always_live_peak_bytes"]),
-                    bytes_cell(summary["peak_liveness_bytes"]),
-                    Cell(MISSING if peak["step"] is None else f"{peak['step']:,}", peak["step"]),
-                    Cell(peak["program"] or MISSING),
-                    Cell(format_count(len(report.liveness)), len(report.liveness)),
-                )
-            )
-        )
-    table = Table(cols, tuple(rows), id="liveness-table", sortable=False)
+    """The liveness figures with the liveness chart (zoom, pan, hover a step)."""
     chart = interactive.liveness_chart(side.reports, side.roles, aligned=side.aligned_liveness,
                                        chart_id="chart-liveness")
-    return Section("Liveness", id="liveness", tables=(table,), charts=(chart,))
+    return replace(side.liveness_section(), charts=(chart,))
 
 
 def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
@@ -698,14 +568,6 @@ EXECUTION_NOTE = (
 )
 
 
-def _verdict_section(cmp: Comparison, verdict: ComparisonVerdict) -> Section:
-    """The verdict in words, first on a comparison's page."""
-    modelled = bool((cmp.summary["confidence"].astype(str) == "modelled").any())
-    note = ("Written from the figures below; bytes per replica."
-            + (" Modelled figures are estimates (see the Confidence column of the Summary)." if modelled else ""))
-    return Section("Verdict", id="verdict", items=comparison_sentences(verdict), notes=(note,))
-
-
 # --------------------------------------------------------------------------- page
 
 
@@ -771,8 +633,9 @@ class PageSide(Protocol):
     def is_comparison(self) -> bool: ...
     @property
     def aligned_liveness(self) -> pd.DataFrame | None: ...
-    def summary_table(self, *, recorded_only: bool = False) -> Table: ...
-    def categories_table(self) -> Table: ...
+    def summary_section(self) -> Section: ...
+    def categories_section(self) -> Section: ...
+    def liveness_section(self) -> Section: ...
     def variables_table(self, top: int, variables_note: bool = False) -> tuple[Table, analysis.TopN]: ...
     def code_table(self, top: int) -> Table: ...
     def remote_table(self, top: int) -> Table: ...
@@ -799,11 +662,14 @@ class _ReportSide:
         self.reports, self.roles = [report], ["report"]
         self.title = f"profcompare: {report.label}"
 
-    def summary_table(self, *, recorded_only: bool = False) -> Table:
-        return _report_summary_table(self.report, recorded_only)
+    def summary_section(self) -> Section:
+        return report_summary_section(self.report)
 
-    def categories_table(self) -> Table:
-        return _report_categories_table(self.report)
+    def categories_section(self) -> Section:
+        return report_categories_section(self.report)
+
+    def liveness_section(self) -> Section:
+        return report_liveness_section(self.report)
 
     def variables_table(self, top: int, variables_note: bool = False) -> tuple[Table, analysis.TopN]:
         return _report_variables_table(self.report, top, variables_note)
@@ -833,11 +699,8 @@ class _ReportSide:
         """The summary (what the report records), the ledger and what is live at the peak, the
         views over time, the details; a section of tables the report does not record is left out."""
         report = self.report
-        summary = Section("Summary", id="summary", tables=(self.summary_table(),))
-        if unrecorded_tables(report):
-            summary = Section("Summary", id="summary", tables=(self.summary_table(recorded_only=True),),
-                              notes=(unrecorded_note(report),))
-        sections = (summary, html_ledger.report_ledger_section(report), html_ledger.report_peak_section(report, top),
+        sections = (self.summary_section(), html_ledger.report_ledger_section(report),
+                    html_ledger.report_peak_section(report, top),
                     *_timeline(self), *_details(self, top, loaded_code=report_loaded_code_section(report)))
         return _recorded_sections(report, tuple(s for s in sections if s is not None))
 
@@ -866,11 +729,14 @@ class _ComparisonSide:
         self.aligned_liveness = cmp.liveness
         self._verdict: ComparisonVerdict | None = None
 
-    def summary_table(self, *, recorded_only: bool = False) -> Table:
-        return _comparison_summary_table(self.cmp)
+    def summary_section(self) -> Section:
+        return comparison_summary_section(self.cmp)
 
-    def categories_table(self) -> Table:
-        return _comparison_categories_table(self.cmp)
+    def categories_section(self) -> Section:
+        return comparison_categories_section(self.cmp)
+
+    def liveness_section(self) -> Section:
+        return comparison_liveness_section(self.cmp)
 
     def variables_table(self, top: int, variables_note: bool = False) -> tuple[Table, analysis.TopN]:
         return _comparison_variables_table(self.cmp, top, variables_note)
@@ -900,9 +766,9 @@ class _ComparisonSide:
         """The verdict and the ledger (what moved, per parameter), the views over time, what
         changed the peak (after the liveness chart that shows it), the summary, the details."""
         cmp = self.cmp
-        summary = Section("Summary", id="summary", tables=(self.summary_table(),))
-        return (_verdict_section(cmp, self.verdict()), html_ledger.moves_section(cmp), html_ledger.ledger_section(cmp),
-                *_timeline(self), html_ledger.peak_section(cmp, top), summary, *_details(self, top))
+        return (comparison_verdict_section(cmp, self.verdict()), html_ledger.moves_section(cmp),
+                html_ledger.ledger_section(cmp),
+                *_timeline(self), html_ledger.peak_section(cmp, top), self.summary_section(), *_details(self, top))
 
     def variable_filter(self) -> tuple[str, tuple[str, ...]]:
         variables = self.cmp.variables
@@ -1036,5 +902,4 @@ __all__ = [
     "render_page",
     "render_template",
     "report_cards",
-    "summary_table",
 ]

@@ -23,7 +23,8 @@ from profcompare.render.format import format_metric
 from profcompare.render.labels import TOTAL_VS_PEAK_NOTE
 from profcompare.render.ledger_words import TONE_LEGEND, liveness_rule
 from profcompare.render.replica_sections import replica_scope
-from profcompare.render.sections.time import verdict_lines
+from profcompare.render.sections.summary import comparison_summary_table, report_summary_table
+from profcompare.render.sections.verdict import verdict_lines
 from profcompare.render.verdict_words import comparison_headline
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def _sentence(text: str) -> str:
 
 def report_repr_html(report: Report) -> str:
     """Return an HTML fragment: the report's header line and its summary metrics table."""
-    table = html.summary_table(report)
+    table = report_summary_table(report)
     rule = liveness_rule((variables_convention(report.variables),))
     return html.render_template(
         "notebook.html.j2",
@@ -57,7 +58,7 @@ def report_repr_html(report: Report) -> str:
 def comparison_repr_html(comparison: Comparison) -> str:
     """Return an HTML fragment: the headline, base/new header lines, the verdict and the summary
     table with delta and status."""
-    table = html.summary_table(comparison)
+    table = comparison_summary_table(comparison)
     variables = comparison.variables
     counts = variables["status"].astype(str).value_counts() if len(variables) else None
     parts = [f"{int(counts[s]):,} {s}" for s in _COUNTED if counts is not None and s in counts.index]

@@ -159,7 +159,7 @@ def test_graph_analyser_cache_page(browser, tmp_path: Path) -> None:
     # what the cache records, and one line for what it does not
     assert page.eval_on_selector_all("main > section.section", "s => s.map(x => x.id)") == [
         "summary", "trace", "execution"]
-    assert page.locator("#summary .note").first.inner_text() == (
+    assert page.locator("#summary .section-text").inner_text() == (
         "This report does not record per-tile memory, memory categories, variables, liveness (program steps), "
         "code or remote buffers (Streaming Memory): the figures and sections that need them are left out.")
     metrics = page.eval_on_selector_all("#summary-table tbody tr", "rs => rs.map(r => r.cells[1].textContent)")

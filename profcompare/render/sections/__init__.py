@@ -12,8 +12,9 @@ Every table is cut to the top N rows; when rows were cut the table ends with one
 Modules: ``document`` (the document model, and the cells and notes every section shares),
 ``report`` (one report and the ``variables`` command), ``comparison`` (two reports) and
 ``ledger`` (the ledger sections of both) and ``brief`` (the first screen of ``run`` and
-``compare``: headline, verdict, largest moves, where to look next). Import the names below from
-this package; :data:`SECTION_NAMES` names the sections of a comparison for ``--section``.
+``compare``: headline, verdict, largest moves, where to look next). ``summary``, ``categories``,
+``liveness`` and ``verdict`` each build one section family for every medium, the HTML page
+included (a report's builder and a comparison's). Import the names below from this package; :data:`SECTION_NAMES` names the sections of a comparison for ``--section``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from profcompare.render.sections.comparison import (
     matched_changes_first,
 )
 from profcompare.render.sections.document import (
-    CONFIDENCE_LEGEND as CONFIDENCE_LEGEND,
     TONES,
     Cell,
     Column,
@@ -39,6 +39,7 @@ from profcompare.render.sections.document import (
     limit,
 )
 from profcompare.render.sections.report import report_document, variables_document
+from profcompare.render.sections.summary import CONFIDENCE_LEGEND as CONFIDENCE_LEGEND
 
 
 def build_document(obj: Report | Comparison | VariablesView, *, top: int | None = 20) -> Document:

@@ -14,14 +14,11 @@ from profcompare.render.ledger_words import MOVES_SHOWN
 from profcompare.render.sections.comparison import comparison_warnings
 from profcompare.render.sections.document import Document, Section
 from profcompare.render.sections.ledger import _ledger_moves_section
-from profcompare.render.verdict_words import comparison_sentences, headline, nway_headline, nway_sentences
+from profcompare.render.sections.verdict import comparison_verdict_section
+from profcompare.render.verdict_words import headline, nway_headline, nway_sentences
 
 #: the title of the section saying where to look next
 NEXT_TITLE = "Next"
-
-
-def _verdict(lines: tuple[str, ...], modelled: bool) -> Section:
-    return Section("Verdict", notes=("Modelled figures are estimates.",) if modelled else (), items=lines)
 
 
 def comparison_brief(cmp: Comparison, *, moves: int = MOVES_SHOWN, sections: Sequence[Section] = (),
@@ -30,8 +27,8 @@ def comparison_brief(cmp: Comparison, *, moves: int = MOVES_SHOWN, sections: Seq
     comparison's warnings, the verdict, the ``moves`` largest ledger moves ("Where the memory
     moved"), ``sections`` and the ``next_steps`` lines under :data:`NEXT_TITLE`."""
     verdict = comparison_verdict(cmp)
-    modelled = bool((cmp.summary["confidence"].astype(str) == "modelled").any())
-    parts = [_verdict(comparison_sentences(verdict), modelled), _ledger_moves_section(cmp, moves), *sections]
+    parts = [comparison_verdict_section(cmp, verdict, first_screen=True), _ledger_moves_section(cmp, moves),
+             *sections]
     if next_steps:
         parts.append(Section(NEXT_TITLE, notes=(), items=tuple(next_steps)))
     return Document(headline(verdict), (), comparison_warnings(cmp), tuple(parts))

@@ -15,7 +15,6 @@ from profcompare.render.format import (
     format_bytes,
     format_count,
     format_cycles,
-    format_metric,
     format_pct,
     is_missing,
     metric_label,
@@ -25,19 +24,17 @@ from profcompare.render.format import (
 from profcompare.render.replica_sections import comparison_replicas_section, comparison_streaming_totals_note
 from profcompare.render.ipu_sections import comparison_ipu_section
 from profcompare.model import DEVICE_PHASES, variables_convention
-from profcompare.render.ledger_words import liveness_rule, peak_text
-from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text, verdict_section
-from profcompare.render.labels import TOTAL_VS_PEAK_NOTE, phase_label
+from profcompare.render.ledger_words import liveness_rule
+from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text
+from profcompare.render.labels import phase_label
 from profcompare.render.verdict_words import comparison_headline
 from profcompare.render.sections.document import (
-    CONFIDENCE_LEGEND,
     Cell,
     Column,
     Document,
     Section,
     Table,
     _compile_only_warning,
-    _confidence_cell,
     _cut_note,
     _missing_sides,
     _num,
@@ -48,6 +45,10 @@ from profcompare.render.sections.document import (
     _str,
     limit,
 )
+from profcompare.render.sections.categories import comparison_categories_section
+from profcompare.render.sections.liveness import comparison_liveness_section
+from profcompare.render.sections.summary import comparison_summary_section
+from profcompare.render.sections.verdict import comparison_verdict_section
 from profcompare.render.sections.ledger import (
     _ledger_by_parameter_section,
     _ledger_moves_section,
@@ -79,46 +80,6 @@ _DELTA_COLUMNS = (Column("Base", True), Column("New", True), Column("Delta", Tru
 def _status_counts(statuses: pd.Series) -> str:
     counts = statuses.astype(str).value_counts()
     return ", ".join(f"{int(counts.get(s, 0)):,} {s}" for s in STATUSES)
-
-
-def _comparison_summary_section(cmp: Comparison) -> Section:
-    rows = []
-    for metric in cmp.summary.index:
-        r = cmp.summary.loc[metric]
-
-        def fmt(value: Any, *, signed: bool = False, _m: str = str(metric)) -> str:
-            return format_metric(_m, value, signed=signed)
-
-        tone = metric_tone(str(metric), _str(r["status"]))
-        rows.append(
-            (
-                Cell(metric_label(str(metric))),
-                _num(fmt(r["base"])),
-                _num(fmt(r["new"])),
-                _num(fmt(r["delta"], signed=True), tone),
-                _num(format_pct(r["delta_pct"]), tone),
-                Cell(_str(r["status"]), tone=tone),
-                _confidence_cell(_str(r["confidence"])),
-            )
-        )
-    table = Table.of((Column("Metric"),) + _DELTA_COLUMNS + (Column("Confidence"),), tuple(rows))
-    return Section("Summary", (table,), (TOTAL_VS_PEAK_NOTE, CONFIDENCE_LEGEND))
-
-
-def _comparison_categories_section(cmp: Comparison) -> Section:
-    cats = cmp.categories
-    if len(cats):
-        cats = cats[(cats["base_bytes"] != 0) | (cats["new_bytes"] != 0)]
-    if not len(cats):
-        return Section("Memory by category",
-                       notes=("No memory categories in either report.", *_missing_sides(cmp, "categories")))
-    rows = tuple(
-        (Cell(str(r.category)), Cell(_str(r.group)))
-        + _delta_cells(r.base_bytes, r.new_bytes, r.delta_bytes, r.delta_pct, r.status, format_bytes)
-        for r in cats.itertuples(index=False)
-    )
-    table = Table.of((Column("Category"), Column("Group")) + _DELTA_COLUMNS, rows)
-    return Section("Memory by category", (table,), _missing_sides(cmp, "categories"))
 
 
 def _aggregate_row(view: TopN, label: str, n_text_columns: int, sums: Sequence[str], fmt: Any,
@@ -245,23 +206,6 @@ def _side_by_side(label: str, base: Any, new: Any, fmt: Any) -> tuple[Cell, ...]
 
 
 _SIDE_COLUMNS = (Column("Base", True), Column("New", True), Column("Delta", True), Column("Delta %", True))
-
-
-def _comparison_liveness_section(cmp: Comparison) -> Section:
-    base, new = analysis.liveness_peak(cmp.base), analysis.liveness_peak(cmp.new)
-    rows = (
-        _side_by_side(metric_label("always_live_bytes"), base["always_live_bytes"], new["always_live_bytes"],
-                      format_bytes),
-        _side_by_side("Not-always-live peak", base["not_always_live_bytes"], new["not_always_live_bytes"], format_bytes),
-        _side_by_side("Peak liveness", base["peak_liveness_bytes"], new["peak_liveness_bytes"], format_bytes),
-        _side_by_side("Program steps", len(cmp.base.liveness), len(cmp.new.liveness), format_count),
-    )
-    table = Table.of((Column("Quantity"),) + _SIDE_COLUMNS, rows)
-    notes = (
-        f"Not-always-live peak: base at {peak_text(base)}, new at {peak_text(new)}.",
-        *_missing_sides(cmp, "liveness"),
-    )
-    return Section("Liveness", (table,), notes)
 
 
 def _comparison_tiles_section(cmp: Comparison) -> Section:
@@ -430,16 +374,16 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20, titles: Collec
         facts.append(("liveness", rule))
     # each section's title (as the section says it) and how to build it (None: nothing to show)
     builders: tuple[tuple[str, Callable[[], Section | None]], ...] = (
-        ("Verdict", lambda: verdict_section(cmp)),
+        ("Verdict", lambda: comparison_verdict_section(cmp)),
         ("Where the memory moved", lambda: _ledger_moves_section(cmp)),
         ("Ledger by parameter", lambda: _ledger_by_parameter_section(cmp, top)),
         ("What changed the not-always-live peak", lambda: _peak_composition_section(cmp, top)),
-        ("Summary", lambda: _comparison_summary_section(cmp)),
+        ("Summary", lambda: comparison_summary_section(cmp)),
         # only with more than one IPU per replica
         ("Memory per IPU", lambda: comparison_ipu_section(cmp.base, cmp.new)),
-        ("Memory by category", lambda: _comparison_categories_section(cmp)),
+        ("Memory by category", lambda: comparison_categories_section(cmp)),
         ("Variables (largest changes)", lambda: _comparison_variables_section(cmp, top)),
-        ("Liveness", lambda: _comparison_liveness_section(cmp)),
+        ("Liveness", lambda: comparison_liveness_section(cmp)),
         ("Tiles", lambda: _comparison_tiles_section(cmp)),
         ("Code by program", lambda: _comparison_code_section(cmp, top)),
         ("Streaming Memory (remote buffers)", lambda: _comparison_remote_section(cmp, top)),

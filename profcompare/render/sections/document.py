@@ -142,17 +142,6 @@ def _oom_warning(meta: ReportMeta, role: str) -> str | None:
     return None
 
 
-CONFIDENCE_LEGEND = (
-    "Confidence: exact = follows from the program (shapes, dtypes, replicas); modelled = rests on the "
-    "simulator's model constants (code size, layout, cycles, time; see docs/ipu-model.md), an estimate, "
-    "not a measurement; measured = read from a real Poplar profile."
-)
-
-
-def _confidence_cell(level: str) -> Cell:
-    return Cell(level, tone="muted" if level == "modelled" else None)
-
-
 def _live_steps(first: Any, last: Any, always_live: Any) -> str:
     if always_live is True:
         return "always"

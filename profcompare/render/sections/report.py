@@ -6,15 +6,13 @@ import pandas as pd
 
 from profcompare.analysis import views as analysis
 from profcompare.analysis.views import TopN
-from profcompare.model import DEVICE_PHASES, METRICS, Report, ReportMeta, variables_convention
+from profcompare.model import DEVICE_PHASES, Report, ReportMeta, variables_convention
 from profcompare.render.format import (
     describe_target,
     format_bytes,
     format_count,
     format_cycles,
-    format_metric,
     format_pct,
-    is_missing,
     metric_label,
 )
 from profcompare.render.ipu_sections import report_ipu_section
@@ -25,17 +23,15 @@ from profcompare.render.replica_sections import (
 )
 from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text
-from profcompare.render.labels import TOTAL_VS_PEAK_NOTE, VARIABLES_SUM_NOTE, phase_label
+from profcompare.render.labels import VARIABLES_SUM_NOTE, phase_label
 from profcompare.render.trace_section import report_trace_section
 from profcompare.render.sections.document import (
-    CONFIDENCE_LEGEND,
     Cell,
     Column,
     Document,
     Section,
     Table,
     VariablesView,
-    _confidence_cell,
     _cut_note,
     _empty_note,
     _live_steps,
@@ -47,10 +43,12 @@ from profcompare.render.sections.document import (
     _simulated_warning,
     _str,
     limit,
-    unrecorded_note,
     unrecorded_tables,
 )
+from profcompare.render.sections.categories import report_categories_section
 from profcompare.render.sections.ledger import _ledger_section, _live_at_peak_section
+from profcompare.render.sections.liveness import report_liveness_section
+from profcompare.render.sections.summary import report_summary_section
 
 
 def _workload_fact(meta: ReportMeta) -> str | None:
@@ -62,26 +60,6 @@ def _workload_fact(meta: ReportMeta) -> str | None:
     if meta.config:
         parts.append(", ".join(f"{k}={v}" for k, v in sorted(meta.config.items())))
     return "; ".join(parts)
-
-
-def _summary_section(report: Report) -> Section:
-    """The summary metrics; for a report that does not record some tables (a Graph Analyser cache
-    records only the trace), the metrics it has a value for and one line for what it lacks."""
-    summary = report.summary()
-    confidence = report.confidence()
-    lacking = unrecorded_tables(report)
-    shown = [m for m in METRICS if not (lacking and is_missing(summary[m]))]
-    rows = tuple(
-        (Cell(metric_label(m)), _num(format_metric(m, summary[m])), _confidence_cell(confidence[m])) for m in shown
-    )
-    table = Table.of((Column("Metric"), Column("Value", numeric=True), Column("Confidence")), rows)
-    notes = [unrecorded_note(report)] if lacking else []
-    if is_missing(summary["cycles_per_step"]) and "execution" not in lacking:
-        notes.append("Cycles and throughput need an execution profile, which this report does not have.")
-    if {"total_bytes", "peak_liveness_bytes"} <= set(shown):  # said only where both totals are shown
-        notes.append(TOTAL_VS_PEAK_NOTE)
-    notes.append(CONFIDENCE_LEGEND)
-    return Section("Summary", (table,), tuple(notes))
 
 
 #: The Report tables each section of ``show`` draws: a section whose tables the report does not
@@ -103,20 +81,6 @@ def _recorded(report: Report, sections: tuple[Section, ...]) -> tuple[Section, .
     """``sections`` without those drawing only tables ``report`` does not record."""
     lacking = set(unrecorded_tables(report))
     return tuple(s for s in sections if not lacking & set(_SECTION_TABLES.get(s.title, ())))
-
-
-def _categories_section(report: Report) -> Section:
-    breakdown = analysis.category_breakdown(report)
-    if not len(breakdown):
-        return Section("Memory by category",
-                       notes=(_empty_note(report.meta, "categories", "No memory categories in this report."),))
-    rows = tuple(
-        (Cell(str(r.category)), Cell(str(r.group)), _num(format_bytes(r.bytes)), _num(format_pct(r.pct, signed=False)))
-        for r in breakdown.itertuples(index=False)
-    )
-    table = Table.of((Column("Category"), Column("Group"), Column("Bytes", True), Column("Share", True)), rows)
-    return Section("Memory by category", (table,),
-                   (f"Total over categories: {format_bytes(breakdown['bytes'].sum())}.",))
 
 
 def _variables_table(view: TopN) -> Table:
@@ -164,23 +128,6 @@ def _variables_section(report: Report, top: int | None) -> Section:
     other_bytes = view.other["bytes"] if view.other is not None else None
     notes = (_cut_note(view, "variables", other_bytes), *((VARIABLES_SUM_NOTE,) if view.has_other else ()))
     return Section("Largest variables", (_variables_table(view),), notes)
-
-
-def _liveness_section(report: Report) -> Section:
-    peak = analysis.liveness_peak(report)
-    if peak["step"] is None:
-        return Section("Liveness", notes=(_empty_note(report.meta, "liveness", "No program steps in this report."),))
-    notes = (
-        (
-            f"Not-always-live memory peaks at {format_bytes(peak['not_always_live_bytes'])} in step {peak['step']} "
-            f"({peak['program']}, {peak['program_type']})."
-        ),
-        (
-            f"Always-live memory: {format_bytes(peak['always_live_bytes'])}; "
-            f"peak liveness (always-live + not-always-live peak): {format_bytes(peak['peak_liveness_bytes'])}."
-        ),
-    )
-    return Section("Liveness", notes=notes)
 
 
 def _tiles_section(report: Report, top: int | None) -> Section:
@@ -316,12 +263,12 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
     warnings = [w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report"),
                             _compile_only_warning(meta, "report")) if w]
     sections: tuple[Section, ...] = (
-        _summary_section(report),
+        report_summary_section(report),
         _ledger_section(report, top),
         _live_at_peak_section(report, top),
-        _categories_section(report),
+        report_categories_section(report),
         _variables_section(report, top),
-        _liveness_section(report),
+        report_liveness_section(report),
         _tiles_section(report, top),
         _code_section(report, top),
         _remote_section(report, top),

@@ -1,4 +1,4 @@
-"""The words every output uses for time and the verdict section of a comparison.
+"""The words every output uses for time.
 
 One vocabulary of time: *device cycles per step* (what Graph Analyser's execution view spans:
 the device phases), *host/runtime time per step* (outside the device's program; not device
@@ -7,15 +7,9 @@ time) and *time per session.run* = device time + host/runtime time.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from profcompare.comparison.verdict import comparison_verdict
 from profcompare.render.format import format_cycles, format_seconds, is_missing
-from profcompare.render.sections.document import Section
-from profcompare.render.verdict_words import comparison_sentences
-
-if TYPE_CHECKING:
-    from profcompare.comparison import Comparison
 
 #: Title of the execution section (text, markdown).
 EXECUTION_TITLE = "Execution: device cycles by phase"
@@ -43,17 +37,4 @@ def time_per_run_text(summary: Any, clock_hz: float) -> str:
     return f"time per session.run {format_seconds(seconds)} = {device_text} + host/runtime {format_seconds(host)}."
 
 
-def verdict_lines(cmp: Comparison) -> tuple[str, ...]:
-    """The verdict of a comparison in words (see :mod:`profcompare.render.verdict_words`)."""
-    return comparison_sentences(comparison_verdict(cmp))
-
-
-def verdict_section(cmp: Comparison) -> Section:
-    """The section every comparison opens with: the verdict in two or three sentences."""
-    modelled = bool((cmp.summary["confidence"].astype(str) == "modelled").any())
-    notes = ("Written from the figures below; bytes per replica."
-             + (" Modelled figures are estimates (see the Confidence column of the Summary)." if modelled else ""),)
-    return Section("Verdict", notes=notes, items=verdict_lines(cmp))
-
-
-__all__ = ["DEVICE_PHASES_NOTE", "EXECUTION_TITLE", "time_per_run_text", "verdict_lines", "verdict_section"]
+__all__ = ["DEVICE_PHASES_NOTE", "EXECUTION_TITLE", "time_per_run_text"]
