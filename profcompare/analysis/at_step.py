@@ -106,8 +106,8 @@ def step_curve(report: Report) -> pd.DataFrame:
             "step", kind="mergesort")
     return pd.DataFrame({
         "step": curve["step"].to_numpy(dtype=np.int64),
-        "program": curve["program"].to_numpy(dtype=object),
-        "program_type": curve["program_type"].astype(str).to_numpy(dtype=object),
+        "program": pd.Series(curve["program"].to_numpy(dtype=object), dtype=object),
+        "program_type": pd.Series(curve["program_type"].astype(str).to_numpy(dtype=object), dtype=object),
         "not_always_live_bytes": curve["not_always_live_bytes"].to_numpy(dtype=np.int64),
     })
 
@@ -192,11 +192,11 @@ def live_at(report: Report, step: int) -> pd.DataFrame:
     order = np.lexsort((rows["name"].to_numpy(dtype=object).astype(str), -rows["bytes"].to_numpy(dtype=np.int64)))
     rows = rows.take(order)
     return pd.DataFrame({
-        "name": rows["name"].to_numpy(dtype=object),
-        "parameter": rows["parameter"].to_numpy(dtype=object),
-        "role": rows["role"].astype(str).to_numpy(dtype=object),
-        "location": np.full(len(rows), "not_always_live", dtype=object),
-        "kind": rows["kind"].astype(str).to_numpy(dtype=object),
+        "name": pd.Series(rows["name"].to_numpy(dtype=object), dtype=object),
+        "parameter": pd.Series(rows["parameter"].to_numpy(dtype=object), dtype=object),
+        "role": pd.Series(rows["role"].astype(str).to_numpy(dtype=object), dtype=object),
+        "location": pd.Series(np.full(len(rows), "not_always_live", dtype=object), dtype=object),
+        "kind": pd.Series(rows["kind"].astype(str).to_numpy(dtype=object), dtype=object),
         "bytes": rows["bytes"].to_numpy(dtype=np.int64),
         "first_step": pd.array(rows["first_step"].to_numpy(), dtype="Int64"),
         "last_step": pd.array(rows["last_step"].to_numpy(), dtype="Int64"),
@@ -236,7 +236,7 @@ def top_peaks(report: Report, n: int = 3) -> pd.DataFrame:
     return pd.DataFrame({
         "rank": np.arange(1, len(chosen) + 1, dtype=np.int64),
         "step": curve["step"].to_numpy(dtype=np.int64)[chosen],
-        "program": curve["program"].to_numpy(dtype=object)[chosen],
+        "program": pd.Series(curve["program"].to_numpy(dtype=object)[chosen], dtype=object),
         "not_always_live_bytes": values[chosen],
     })
 

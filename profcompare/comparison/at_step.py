@@ -185,10 +185,10 @@ def _join_by_parameter(base: pd.DataFrame, new: pd.DataFrame, noise_bytes: float
     b, n = grouped(base), grouped(new)
     bi, ni = _align_keys(_keys(b["parameter"], b["role"]), _keys(n["parameter"], n["role"]))
     frame = pd.DataFrame({
-        "parameter": np.where(bi >= 0, _take(b["parameter"].to_numpy(dtype=object), bi, None),
-                              _take(n["parameter"].to_numpy(dtype=object), ni, None)).astype(object),
-        "role": np.where(bi >= 0, _take(b["role"].to_numpy(dtype=object), bi, None),
-                         _take(n["role"].to_numpy(dtype=object), ni, None)).astype(object),
+        "parameter": pd.Series(np.where(bi >= 0, _take(b["parameter"].to_numpy(dtype=object), bi, None),
+                                        _take(n["parameter"].to_numpy(dtype=object), ni, None)), dtype=object),
+        "role": pd.Series(np.where(bi >= 0, _take(b["role"].to_numpy(dtype=object), bi, None),
+                                   _take(n["role"].to_numpy(dtype=object), ni, None)), dtype=object),
         **_value_columns("bytes", b["bytes"].to_numpy(), n["bytes"].to_numpy(), bi, ni, noise_bytes, noise_pct,
                          "int64"),
     })
@@ -203,9 +203,9 @@ def _join_variables(base: pd.DataFrame, new: pd.DataFrame, noise_bytes: float, n
 
     bi, ni = _align_keys(keys(base), keys(new))
 
-    def pick(column: str) -> np.ndarray:
-        return np.where(ni >= 0, _take(new[column].to_numpy(dtype=object), ni, None),
-                        _take(base[column].to_numpy(dtype=object), bi, None)).astype(object)
+    def pick(column: str) -> pd.Series:
+        return pd.Series(np.where(ni >= 0, _take(new[column].to_numpy(dtype=object), ni, None),
+                                  _take(base[column].to_numpy(dtype=object), bi, None)), dtype=object)
 
     def steps(live: pd.DataFrame, column: str, index: np.ndarray) -> pd.Series:
         values = live[column].to_numpy(dtype="float64", na_value=np.nan)
@@ -214,8 +214,8 @@ def _join_variables(base: pd.DataFrame, new: pd.DataFrame, noise_bytes: float, n
 
     frame = pd.DataFrame({
         "name": pick("name"),
-        "base_name": _take(base["name"].to_numpy(dtype=object), bi, None),
-        "new_name": _take(new["name"].to_numpy(dtype=object), ni, None),
+        "base_name": pd.Series(_take(base["name"].to_numpy(dtype=object), bi, None), dtype=object),
+        "new_name": pd.Series(_take(new["name"].to_numpy(dtype=object), ni, None), dtype=object),
         "parameter": pick("parameter"),
         "role": pick("role"),
         **_value_columns("bytes", base["bytes"].to_numpy(), new["bytes"].to_numpy(), bi, ni, noise_bytes, noise_pct,
