@@ -12,7 +12,8 @@ Pure functions over a :class:`~profcompare.model.Report` (no I/O, no wording). T
 - :func:`top_peaks`: the highest local peaks of the not-always-live curve, one step per peak.
 
 The curve is the liveness table's ``not_always_live_bytes`` per step; a table with an ``ipu``
-column (one row per step and IPU) is summed over its IPUs first.
+column (one row per step and IPU) is summed over its IPUs first, and :func:`per_ipu_at` gives
+each IPU's share at a step.
 """
 
 from __future__ import annotations
@@ -90,19 +91,24 @@ def parse_selector(text: str) -> StepSelector:
 
 
 def step_curve(report: Report) -> pd.DataFrame:
-    """The not-always-live curve of ``report``, one row per step in step order.
+    """The not-always-live curve of ``report``, one row per step in step order (see
+    :func:`curve_of`)."""
+    return curve_of(report.liveness)
+
+
+def curve_of(liveness: pd.DataFrame) -> pd.DataFrame:
+    """The not-always-live curve of a liveness table, one row per step in step order.
 
     Columns: step (int64), program (str), program_type (str), not_always_live_bytes (int64,
-    summed over the IPUs when the liveness table has an ``ipu`` column). Empty without a
-    liveness table.
+    summed over the IPUs when the table has an ``ipu`` column, one row per step and IPU).
+    Empty for an empty table.
     """
-    live = report.liveness
-    if "ipu" in live.columns and len(live):
-        grouped = live.groupby("step", sort=True)
+    if "ipu" in liveness.columns and len(liveness):
+        grouped = liveness.groupby("step", sort=True)
         curve = grouped.agg(program=("program", "first"), program_type=("program_type", "first"),
                             not_always_live_bytes=("not_always_live_bytes", "sum")).reset_index()
     else:
-        curve = live[["step", "program", "program_type", "not_always_live_bytes"]].sort_values(
+        curve = liveness[["step", "program", "program_type", "not_always_live_bytes"]].sort_values(
             "step", kind="mergesort")
     return pd.DataFrame({
         "step": curve["step"].to_numpy(dtype=np.int64),
@@ -110,6 +116,19 @@ def step_curve(report: Report) -> pd.DataFrame:
         "program_type": pd.Series(curve["program_type"].astype(str).to_numpy(dtype=object), dtype=object),
         "not_always_live_bytes": curve["not_always_live_bytes"].to_numpy(dtype=np.int64),
     })
+
+
+def per_ipu_at(liveness: pd.DataFrame, step: int) -> pd.DataFrame:
+    """Not-always-live bytes of each IPU at ``step`` of a liveness table that has an ``ipu``
+    column. Columns: ipu (int64), not_always_live_bytes (int64); sorted by ipu; empty when the
+    table has no ``ipu`` column (the figure is then for the whole replica only)."""
+    if "ipu" not in liveness.columns:
+        return pd.DataFrame({"ipu": pd.Series([], dtype=np.int64),
+                             "not_always_live_bytes": pd.Series([], dtype=np.int64)})
+    rows = liveness[liveness["step"].to_numpy(dtype=np.int64) == step]
+    summed = rows.groupby("ipu", sort=True)["not_always_live_bytes"].sum()
+    return pd.DataFrame({"ipu": summed.index.to_numpy(dtype=np.int64),
+                         "not_always_live_bytes": summed.to_numpy(dtype=np.int64)})
 
 
 def _choice(curve: pd.DataFrame, position: int, how: str) -> StepChoice:
@@ -251,10 +270,12 @@ __all__ = [
     "StepSelectorError",
     "always_live_total",
     "choice_at",
+    "curve_of",
     "first_match",
     "live_at",
     "parse_selector",
     "peak_choice",
+    "per_ipu_at",
     "resolve_step",
     "step_curve",
     "top_peaks",

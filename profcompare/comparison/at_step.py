@@ -34,6 +34,7 @@ from profcompare.analysis.at_step import (
     live_at,
     parse_selector,
     peak_choice,
+    per_ipu_at,
     top_peaks,
 )
 from profcompare.comparison.comparison import Comparison
@@ -51,6 +52,9 @@ VARIABLE_COLUMNS: tuple[str, ...] = (
     "name", "base_name", "new_name", "parameter", "role", "base_bytes", "new_bytes", "delta_bytes",
     "delta_pct", "status", "base_first_step", "base_last_step", "new_first_step", "new_last_step",
 )
+
+#: Columns of :attr:`AtStepComparison.per_ipu`, in order.
+PER_IPU_COLUMNS: tuple[str, ...] = ("ipu", "base_bytes", "new_bytes", "delta_bytes")
 
 #: How many of each report's highest peaks a result lists.
 PEAKS_LISTED = 3
@@ -97,7 +101,9 @@ class AtStepComparison:
       last live steps of each side (Int64, <NA> for the missing side); largest |delta_bytes|
       first, then the larger side's bytes, then name;
     - ``base_peaks`` / ``new_peaks``: each report's :data:`PEAKS_LISTED` highest peaks
-      (:func:`profcompare.analysis.at_step.top_peaks`).
+      (:func:`profcompare.analysis.at_step.top_peaks`);
+    - ``per_ipu``: not-always-live bytes of each IPU at the two steps (:data:`PER_IPU_COLUMNS`,
+      see :func:`join_per_ipu`); empty when neither liveness table has an ``ipu`` column.
     """
 
     comparison: Comparison
@@ -108,6 +114,7 @@ class AtStepComparison:
     variables: pd.DataFrame
     base_peaks: pd.DataFrame
     new_peaks: pd.DataFrame
+    per_ipu: pd.DataFrame
 
     @property
     def largest_change(self) -> pd.Series | None:
@@ -230,6 +237,19 @@ def _join_variables(base: pd.DataFrame, new: pd.DataFrame, noise_bytes: float, n
     return frame.take(order).reset_index(drop=True)[list(VARIABLE_COLUMNS)]
 
 
+def join_per_ipu(base: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """Two :func:`~profcompare.analysis.at_step.per_ipu_at` frames side by side: an outer join
+    on ipu, a missing IPU counting 0. Columns :data:`PER_IPU_COLUMNS` (int64); sorted by ipu;
+    empty when both are."""
+    b = base.set_index("ipu")["not_always_live_bytes"]
+    n = new.set_index("ipu")["not_always_live_bytes"]
+    ipus = np.union1d(b.index.to_numpy(dtype=np.int64), n.index.to_numpy(dtype=np.int64))
+    base_bytes = b.reindex(ipus, fill_value=0).to_numpy(dtype=np.int64)
+    new_bytes = n.reindex(ipus, fill_value=0).to_numpy(dtype=np.int64)
+    return pd.DataFrame({"ipu": ipus.astype(np.int64), "base_bytes": base_bytes, "new_bytes": new_bytes,
+                         "delta_bytes": new_bytes - base_bytes})
+
+
 def compare_at(cmp: Comparison, selector: StepSelector | str) -> AtStepComparison:
     """What is live at the step ``selector`` names in each report of ``cmp``, aligned (see
     :class:`AtStepComparison` and the module docstring for how the steps are chosen). Status
@@ -249,15 +269,19 @@ def compare_at(cmp: Comparison, selector: StepSelector | str) -> AtStepCompariso
         variables=_join_variables(base_live, new_live, cmp.noise_bytes, cmp.noise_pct),
         base_peaks=top_peaks(cmp.base, PEAKS_LISTED),
         new_peaks=top_peaks(cmp.new, PEAKS_LISTED),
+        per_ipu=join_per_ipu(per_ipu_at(cmp.base.liveness, base_choice.step),
+                             per_ipu_at(cmp.new.liveness, new_choice.step)),
     )
 
 
 __all__ = [
     "BY_PARAMETER_COLUMNS",
     "PEAKS_LISTED",
+    "PER_IPU_COLUMNS",
     "VARIABLE_COLUMNS",
     "AtStepComparison",
     "StepSide",
     "compare_at",
+    "join_per_ipu",
     "resolve_steps",
 ]

@@ -10,7 +10,9 @@ Shape (``schema_version`` as :data:`profcompare.render.json_out.SCHEMA_VERSION`)
                                 "always_live_bytes", "total_bytes", "listed_bytes"}},
      "by_parameter": [AtStepComparison.by_parameter rows],
      "variables": [AtStepComparison.variables rows], "cut": {"variables": {"shown", "total", "cut"}},
-     "peaks": {"base" | "new": [top_peaks rows: rank, step, program, not_always_live_bytes]}}
+     "peaks": {"base" | "new": [top_peaks rows: rank, step, program, not_always_live_bytes]},
+     "per_ipu": [AtStepComparison.per_ipu rows: ipu, base_bytes, new_bytes, delta_bytes; [] when
+                 neither liveness table is per IPU]}
 
 Every row unless ``--top N`` limits the variables (the largest changes first).
 """
@@ -50,6 +52,7 @@ def at_step_json(result: AtStepComparison, *, top: int | None = None) -> dict[st
         "cut": {"variables": {"shown": len(variables), "total": len(result.variables),
                               "cut": len(result.variables) - len(variables)}},
         "peaks": {"base": frame_records(result.base_peaks), "new": frame_records(result.new_peaks)},
+        "per_ipu": frame_records(result.per_ipu),
     }
 
 

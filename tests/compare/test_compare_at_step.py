@@ -25,9 +25,18 @@ import pandas.testing as pdt
 import pytest
 from compare_builders import liveness, report, tiles, variables
 
-from profcompare.analysis.at_step import StepChoice, StepSelectorError, live_at, parse_selector, resolve_step, top_peaks
+from profcompare.analysis.at_step import (
+    StepChoice,
+    StepSelectorError,
+    curve_of,
+    live_at,
+    parse_selector,
+    per_ipu_at,
+    resolve_step,
+    top_peaks,
+)
 from profcompare.comparison import compare
-from profcompare.comparison.at_step import compare_at
+from profcompare.comparison.at_step import compare_at, join_per_ipu
 from profcompare.errors import ProfcompareError
 from profcompare.render.sections.at_step import at_step_headline
 
@@ -180,3 +189,32 @@ def test_parse_selector_kinds() -> None:
     assert parse_selector(" 12 ").step == 12
     assert parse_selector("peak").kind == "peak"
     assert parse_selector("layer[0-9]").kind == "regex"
+
+
+def test_a_liveness_table_per_ipu_is_summed_per_step_and_split_at_a_step() -> None:
+    # liveness with an ipu column (one row per step and IPU): the curve sums the IPUs
+    per_ipu = pd.DataFrame({
+        "step": np.array([0, 0, 1, 1, 2, 2], dtype=np.int64),
+        "ipu": np.array([0, 1, 0, 1, 0, 1], dtype=np.int64),
+        "program": pd.Series(["load", "load", "fwd", "fwd", "bwd", "bwd"], dtype=object),
+        "program_type": pd.Categorical(["StreamCopy"] * 2 + ["OnTileExecute"] * 4),
+        "not_always_live_bytes": np.array([10, 0, 30, 50, 70, 5], dtype=np.int64),
+    })
+    curve = curve_of(per_ipu)
+    assert curve["step"].tolist() == [0, 1, 2] and curve["program"].tolist() == ["load", "fwd", "bwd"]
+    assert curve["not_always_live_bytes"].tolist() == [10, 80, 75]
+    at_fwd = per_ipu_at(per_ipu, 1)
+    assert at_fwd["ipu"].tolist() == [0, 1] and at_fwd["not_always_live_bytes"].tolist() == [30, 50]
+    assert per_ipu_at(BASE.liveness, 1).empty  # type: ignore[attr-defined]  # no ipu column: whole replica only
+    other = pd.DataFrame({"ipu": np.array([1, 2], dtype=np.int64),
+                          "not_always_live_bytes": np.array([20, 9], dtype=np.int64)})
+    joined = join_per_ipu(at_fwd, other)
+    expected = pd.DataFrame({"ipu": np.array([0, 1, 2], dtype=np.int64),
+                             "base_bytes": np.array([30, 50, 0], dtype=np.int64),
+                             "new_bytes": np.array([0, 20, 9], dtype=np.int64),
+                             "delta_bytes": np.array([-30, -30, 9], dtype=np.int64)})
+    pdt.assert_frame_equal(joined, expected)
+
+
+def test_reports_without_ipu_liveness_have_no_per_ipu_rows(cmp) -> None:  # type: ignore[no-untyped-def]
+    assert compare_at(cmp, "peak").per_ipu.empty

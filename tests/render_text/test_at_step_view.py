@@ -79,3 +79,21 @@ def test_at_step_json(comparison: Comparison) -> None:
     assert data["variables"][0]["base_name"] is None and data["variables"][0]["new_first_step"] == 14
     assert len(data["by_parameter"]) == 9
     assert [p["step"] for p in data["peaks"]["base"]] == [8, 5, 1]
+
+
+def test_a_per_ipu_split_gets_its_own_section(comparison: Comparison) -> None:
+    import dataclasses
+
+    import numpy as np
+    import pandas as pd
+
+    result = compare_at(comparison, "peak")
+    assert "Not-always-live per IPU at the chosen steps" not in [s.title for s in at_step_document(result).sections]
+    split = pd.DataFrame({"ipu": np.array([0, 1], dtype=np.int64), "base_bytes": np.array([2048, 0], dtype=np.int64),
+                          "new_bytes": np.array([1024, 512], dtype=np.int64),
+                          "delta_bytes": np.array([-1024, 512], dtype=np.int64)})
+    document = at_step_document(dataclasses.replace(result, per_ipu=split))
+    section = document.sections[1]
+    assert section.title == "Not-always-live per IPU at the chosen steps"
+    assert [[c.text for c in row] for row in section.tables[0].rows] == [
+        ["0", "2.0 KiB", "1.0 KiB", "-1.0 KiB"], ["1", "0 B", "512 B", "+512 B"]]

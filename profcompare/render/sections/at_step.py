@@ -24,6 +24,7 @@ STEPS_TITLE = "Live at the chosen steps"
 BY_PARAMETER_TITLE = "Live bytes by parameter and role"
 VARIABLES_TITLE = "Live variables"
 PEAKS_TITLE = "Highest not-always-live peaks"
+PER_IPU_TITLE = "Not-always-live per IPU at the chosen steps"
 
 #: how each side's step was chosen, in words
 _HOW_WORDS = {
@@ -190,18 +191,30 @@ def _peaks_section(result: AtStepComparison) -> Section:
     return Section(PEAKS_TITLE, (table,), (note,))
 
 
+def _per_ipu_section(result: AtStepComparison) -> Section | None:
+    frame = result.per_ipu
+    if not len(frame):
+        return None
+    table = Table.of((Column("IPU", True), Column("Base", True), Column("New", True), Column("Delta", True)),
+                     ((Cell(str(int(r["ipu"]))), *_delta_cells(r["base_bytes"], r["new_bytes"]))
+                      for r in frame.to_dict("records")))
+    return Section(PER_IPU_TITLE, (table,), ("Each IPU of one replica at each report's step; an IPU a report does "
+                                             "not record reads 0 B.",))
+
+
 def at_step_document(result: AtStepComparison, *, top: int | None = 20) -> Document:
     """The document of ``compare --at``: which report is base and which new, the comparison's
     warnings, then the sections :data:`STEPS_TITLE` (opened by :func:`at_step_headline`),
-    :data:`BY_PARAMETER_TITLE`, :data:`VARIABLES_TITLE` and :data:`PEAKS_TITLE`. ``top`` cuts
+    :data:`PER_IPU_TITLE` (only where a liveness table has an ``ipu`` column), :data:`BY_PARAMETER_TITLE`, :data:`VARIABLES_TITLE` and :data:`PEAKS_TITLE`. ``top`` cuts
     the two long tables (None or 0: every row)."""
     top = limit(top)
     cmp = result.comparison
     base, new = cmp.base.meta, cmp.new.meta
     facts = _report_facts(base, "base") + _report_facts(new, "new")
     facts.append(("at", f"{result.selector} (delta = new - base; bytes per replica)"))
-    sections = (_steps_section(result), _by_parameter_section(result, top), _variables_section(result, top),
-                _peaks_section(result))
+    per_ipu = _per_ipu_section(result)
+    sections = (_steps_section(result), *((per_ipu,) if per_ipu is not None else ()),
+                _by_parameter_section(result, top), _variables_section(result, top), _peaks_section(result))
     title = f"profcompare live at a step: {base.label} (base) vs {new.label} (new)"
     return Document(title, tuple(facts), comparison_warnings(cmp), sections)
 
@@ -209,6 +222,7 @@ def at_step_document(result: AtStepComparison, *, top: int | None = 20) -> Docum
 __all__ = [
     "BY_PARAMETER_TITLE",
     "PEAKS_TITLE",
+    "PER_IPU_TITLE",
     "STEPS_TITLE",
     "VARIABLES_TITLE",
     "at_step_document",
