@@ -218,3 +218,10 @@ def test_a_liveness_table_per_ipu_is_summed_per_step_and_split_at_a_step() -> No
 
 def test_reports_without_ipu_liveness_have_no_per_ipu_rows(cmp) -> None:  # type: ignore[no-untyped-def]
     assert compare_at(cmp, "peak").per_ipu.empty
+
+
+@pytest.mark.parametrize("selector", ["peak", "0", "load"])
+def test_reports_without_liveness_are_refused(selector: str) -> None:
+    bare = compare(report("base", variables=variables([("w", 4)])), report("new", variables=variables([("w", 4)])))
+    with pytest.raises(StepSelectorError, match=r"^base records no liveness \(program steps\)$"):
+        compare_at(bare, selector)
