@@ -52,6 +52,10 @@ from profcompare.render.base import FORMATS
               help="A change counts as unchanged only when it is at most this percentage of base (and, for bytes, within --noise-bytes).")
 @csv_table_option(("variables", "ledger"))
 @view_options
+@click.option("--at", "at", metavar="peak|STEP|REGEX", default=None,
+              help="Show only what is live at one step of each report, aligned by program: 'peak' (each report's "
+                   "not-always-live peak), a base step number (new's step aligned with it), or a regular expression "
+                   "for program names (the first matching step of each report). Text, markdown or json.")
 def command(
     base: str,
     new: str,
@@ -65,6 +69,7 @@ def command(
     table: str,
     full: bool | None,
     sections: tuple[str, ...],
+    at: str | None,
 ) -> None:
     """Compare two reports: summary deltas, memory by category, the variables that changed most,
     liveness, tiles, code, Streaming Memory and cycles.
@@ -72,15 +77,19 @@ def command(
     BASE and NEW are run directories, report directories or report files. On a terminal the
     text is one screen that answers (headline, verdict, largest moves, what to open next; the
     headline again last); --full prints every table, as a file or a pipe gets by default.
+    --at shows instead what is live at one step of each report (see its help).
     """
     from profcompare.comparison import check_limits, compare, parse_limit
 
     limits = [parse_limit(text) for text in fail_if]  # bad syntax fails before any work
     check_csv_table(fmt, table, "variables")
+    selector = check_at(at, fmt, sections) if at is not None else None
     view = text_view(full, sections, fmt=fmt, output=output)
     check_output(output, force=force)
     comparison = compare(load_report(base), load_report(new), noise_bytes=noise_bytes, noise_pct=noise_pct)
-    if table == "ledger":
+    if selector is not None:
+        emit(at_step_output(comparison, selector, fmt=fmt, top=top, output=output), output, force=force)
+    elif table == "ledger":
         from profcompare.render.csv_out import ledger_csv
 
         emit(ledger_csv(comparison), output, force=force)
@@ -92,13 +101,54 @@ def command(
         emit(sections_text(comparison, sections, top=resolve_top(top, fmt), output=output), output, force=force)
     else:
         emit(render(fmt, comparison, top=top, output=output), output, force=force)
-    if top is not None and table == "variables" and view != BRIEF:  # the first screen has no variables table
+    if top is not None and table == "variables" and view != BRIEF and selector is None:  # the first screen has no variables table
         announce_cut(fmt, min(top, len(comparison.variables)), len(comparison.variables))
     violations = check_limits(comparison, limits)
     for message in violations:
         click.echo(f"profcompare: limit exceeded: {message}", err=True)
     if violations:
         raise click.exceptions.Exit(1)
+
+
+#: the formats ``--at`` writes
+AT_FORMATS = ("text", "markdown", "json")
+
+
+def check_at(at: str, fmt: str, sections: tuple[str, ...]) -> Any:
+    """Parse ``--at`` before any work (a malformed selector or an invalid regular expression is
+    refused at once) and refuse what it cannot go with: a format other than :data:`AT_FORMATS`
+    and ``--section``. Returns the parsed selector; raises ProfcompareError."""
+    from profcompare.analysis.at_step import parse_selector
+    from profcompare.errors import ProfcompareError
+
+    if fmt not in AT_FORMATS:
+        raise ProfcompareError(f"--at writes {', '.join(AT_FORMATS[:-1])} or {AT_FORMATS[-1]}, not --format {fmt} (not "
+                               "supported yet)")
+    if sections:
+        raise ProfcompareError("--at shows what is live at one step; drop --section")
+    return parse_selector(at)
+
+
+def at_step_output(comparison: Any, selector: Any, *, fmt: str, top: int | None, output: str | None) -> str:
+    """What ``compare --at`` writes: the aligned live-at-step view of ``comparison`` in ``fmt``
+    (text fitted and coloured as :func:`~profcompare.commands._common.text_style` says)."""
+    from profcompare.comparison.at_step import compare_at
+
+    result = compare_at(comparison, selector)
+    if fmt == "json":
+        from profcompare.render.at_step_json import at_step_json_text
+
+        return at_step_json_text(result, top=top)
+    from profcompare.render.sections.at_step import at_step_document
+
+    document = at_step_document(result, top=resolve_top(top, fmt))
+    if fmt == "markdown":
+        from profcompare.render.markdown import render_document as markdown_document
+
+        return markdown_document(document)
+    from profcompare.render.text import render_document
+
+    return render_document(document, **text_style(output))
 
 
 def run_page(base: str, new: str) -> Path | None:
