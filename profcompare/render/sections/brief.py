@@ -13,7 +13,7 @@ from profcompare.comparison.verdict import NWayVerdict, comparison_verdict
 from profcompare.render.ledger_words import MOVES_SHOWN
 from profcompare.render.sections.comparison import comparison_warnings
 from profcompare.render.sections.document import Document, Section
-from profcompare.render.sections.ledger import _ledger_moves_section
+from profcompare.render.sections.ledger import comparison_moves_section
 from profcompare.render.verdict_words import comparison_sentences, headline, nway_headline, nway_sentences
 
 #: the title of the section saying where to look next
@@ -31,7 +31,7 @@ def comparison_brief(cmp: Comparison, *, moves: int = MOVES_SHOWN, sections: Seq
     moved"), ``sections`` and the ``next_steps`` lines under :data:`NEXT_TITLE`."""
     verdict = comparison_verdict(cmp)
     modelled = bool((cmp.summary["confidence"].astype(str) == "modelled").any())
-    parts = [_verdict(comparison_sentences(verdict), modelled), _ledger_moves_section(cmp, moves), *sections]
+    parts = [_verdict(comparison_sentences(verdict), modelled), comparison_moves_section(cmp, moves), *sections]
     if next_steps:
         parts.append(Section(NEXT_TITLE, notes=(), items=tuple(next_steps)))
     return Document(headline(verdict), (), comparison_warnings(cmp), tuple(parts))

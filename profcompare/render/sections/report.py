@@ -50,7 +50,7 @@ from profcompare.render.sections.document import (
     unrecorded_note,
     unrecorded_tables,
 )
-from profcompare.render.sections.ledger import _ledger_section, _live_at_peak_section
+from profcompare.render.sections.ledger import report_ledger_section, report_peak_section
 
 
 def _workload_fact(meta: ReportMeta) -> str | None:
@@ -317,8 +317,8 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
                             _compile_only_warning(meta, "report")) if w]
     sections: tuple[Section, ...] = (
         _summary_section(report),
-        _ledger_section(report, top),
-        _live_at_peak_section(report, top),
+        report_ledger_section(report, top),
+        report_peak_section(report, top),
         _categories_section(report),
         _variables_section(report, top),
         _liveness_section(report),
