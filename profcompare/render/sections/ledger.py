@@ -138,7 +138,9 @@ def comparison_by_parameter_table(cmp: Comparison, top: int | None) -> Table:
     if view.cut:
         other = view.other
         assert other is not None
-        footer = (Row((Cell(f"other ({view.cut:,} parameters)"), *_by_parameter_cells(other))),)
+        # an aggregate: its change is no one parameter's cost, so it is not coloured
+        cells = tuple(replace(cell, tone=None) for cell in _by_parameter_cells(other))
+        footer = (Row((Cell(f"other ({view.cut:,} parameters)"), *cells)),)
     note = ("Per parameter (roles summed), per location: base -> new (delta); one figure when unchanged. "
             "Not-always-live: the most the parameter holds at once. Tile memory = always-live + not-always-live; "
             "Streaming Memory is off chip, not tile memory, and not in the tile totals. "

@@ -25,7 +25,6 @@ from profcompare.render.html_model import (
     bytes_cell,
     cut_note,
     diff_cells,
-    diff_cols,
     sort_key,
     text_cell,
 )
@@ -119,7 +118,11 @@ def comparison_ledger_rows_table(cmp: Comparison, top: int | None) -> Table:
         Column("Parameter", key="parameter"),
         Column("Role", key="role"),
         Column("Location", key="location"),
-        *diff_cols(""),
+        Column("Base", True, key="base"),
+        Column("New", True, key="new"),
+        Column("Delta", True, key="delta"),
+        Column("Delta %", True, key="delta_pct"),
+        Column("Status", key="status"),
         Column("Base steps", key="base_steps"),
         Column("New steps", key="new_steps"),
     )
