@@ -55,12 +55,11 @@ def test_moves_in_plain_words(diff: Comparison) -> None:
     assert section.notes == ("All 4 (parameter, role) moves, largest first; bytes per replica.",)
 
 
-def test_moves_cut_say_where_every_move_is(diff: Comparison) -> None:
+def test_moves_cut_say_how_many_there_are(diff: Comparison) -> None:
     section = comparison_moves_section(diff, 2)
     assert len(section.items) == 2
     assert section.notes == ("The 2 largest of 4 (parameter, role) moves, by bytes moved (the sum of |delta| over "
-                             "locations); bytes per replica (every row: --format csv --table ledger, or --format "
-                             "json).",)
+                             "locations); bytes per replica.",)
 
 
 def test_ledger_by_parameter_table(diff: Comparison) -> None:

@@ -38,7 +38,6 @@ from profcompare.render.sections.ledger_peak import (
 from profcompare.render.sections.ledger_rows import (
     COMPARISON_EMPTY,
     LEDGER_MAX_ROWS,
-    ALL_ROWS_HINT,
     comparison_ledger_rows_table,
     cut_sentence,
     ledger_data,
@@ -61,9 +60,10 @@ def comparison_moves_section(cmp: Comparison, shown: int = MOVES_SHOWN) -> Secti
                 else "Neither report attributes memory to parameters (no variables, no remote buffers).")
         return Section(MOVES_TITLE, id="moves", text=text)
     moves = everything.head(shown)
+    # a short note: the first screen of run and compare shows it (every move is in the ledger below)
     if len(everything) > len(moves):
         note = (f"The {len(moves):,} largest of {len(everything):,} (parameter, role) moves, by bytes moved (the sum "
-                f"of |delta| over locations); bytes per replica{ALL_ROWS_HINT}.")
+                "of |delta| over locations); bytes per replica.")
     else:
         note = f"All {len(everything):,} (parameter, role) moves, largest first; bytes per replica."
     return Section(MOVES_TITLE, id="moves", items=tuple(move_sentence(m) for m in moves.itertuples(index=False)),
