@@ -151,8 +151,8 @@ def test_show_lists_the_ledger_and_what_is_live_at_the_peak(pair: tuple[Report, 
     live = _section(document, "Live at the not-always-live peak")
     assert live.table is not None
     assert [[c.text for c in row] for row in live.table.rows] == [
-        ["fc1/w/adam_m/staging", "fc1.weight", "remote_staging", "781.2 KiB", "2", "3"],
-        ["fc1/out", "(no parameter)", "activation", "97.7 KiB", "1", "2"],
+        ["fc1/w/adam_m/staging", "fc1.weight", "remote_staging", "781.2 KiB", "2-3"],
+        ["fc1/out", "(no parameter)", "activation", "97.7 KiB", "1-2"],
     ]
     assert live.text == "At step 2 (p2): 2 variables, 878.9 KiB of the peak's 878.9 KiB."
     assert live.table.note == "All 2 variables shown."

@@ -10,8 +10,8 @@ from profcompare.analysis.ledger import peak_step
 from profcompare.comparison import Comparison
 from profcompare.model import Report
 from profcompare.render.format import format_bytes, status_tone
-from profcompare.render.html_model import Cell, Column, Row, Section, Table, bytes_cell, cut_note, step_cell, text_cell
-from profcompare.render.ledger_words import parameter_text, peak_change_notes
+from profcompare.render.html_model import Cell, Column, Row, Section, Table, bytes_cell, cut_note, sort_key, text_cell
+from profcompare.render.ledger_words import parameter_text, peak_change_notes, steps_text
 from profcompare.render.sections.document import _str
 
 #: the titles of the two sections (one per report, one per comparison)
@@ -21,27 +21,27 @@ COMPARISON_PEAK_TITLE = "What changed the not-always-live peak"
 
 def report_peak_section(report: Report, top: int | None) -> Section:
     """The variables live at ``report``'s not-always-live peak step, largest first, cut to ``top``
-    (None: all): Variable, Parameter, Role, Bytes, First step, Last step; the lead says where the
-    peak is and how much of it the variables listed hold."""
+    (None: all): Variable, Parameter, Role, Bytes, Live steps (first-last, sorted by the first);
+    the lead says where the peak is and how much of it the variables listed hold."""
     step = peak_step(report)
     if step is None:
         return Section(REPORT_PEAK_TITLE, id="peak", text="No program steps in this report.")
     live = report.live_at_peak()
     view = analysis.top_n(live, top, "bytes", label_column="name", sum_columns=("bytes",))
     columns = (Column("Variable", key="name"), Column("Parameter", key="parameter"), Column("Role", key="role"),
-               Column("Bytes", True, key="bytes"),
-               Column("First step", True, key="first_step"), Column("Last step", True, key="last_step"))
+               Column("Bytes", True, key="bytes"), Column("Live steps", key="steps"))
     rows = []
     for r in view.shown_rows.to_dict("records"):
         label = parameter_text(r["parameter"], r["role"])
         rows.append(Row((text_cell(r["name"]), Cell(label, label), text_cell(_str(r["role"])), bytes_cell(r["bytes"]),
-                         step_cell(r["first_step"]), step_cell(r["last_step"])), {"name": str(r["name"])}))
+                         Cell(steps_text(r["first_step"], r["last_step"]), sort_key(r["first_step"]))),
+                        {"name": str(r["name"])}))
     footer: tuple[Row, ...] = ()
     if view.cut:
         other = view.other
         assert other is not None
         footer = (Row((Cell(f"other ({view.cut:,} variables)"), Cell(""), Cell(""), bytes_cell(other["bytes"]),
-                       Cell(""), Cell(""))),)
+                       Cell(""))),)
     program = report.liveness.loc[report.liveness["step"] == step, "program"]
     where = f"step {step:,}" + (f" ({program.iloc[0]})" if len(program) else "")
     peak_bytes = int(report.liveness["not_always_live_bytes"].max())
