@@ -155,3 +155,5 @@ def test_the_page_and_the_terminal_draw_one_ledger(onchip: Report, offchip: Repo
     assert report_page["peak"] == report["peak"]
     assert report_page["ledger"].text == f"Liveness: {rule} {report['ledger'].text}"
     assert report["ledger"].text.endswith(" or Streaming Memory. Every row is attributed.")
+    # the page's data says how many ledger rows its table leaves out (none here)
+    assert build_page(diff).data["ledger"] == {"total": len(diff.ledger), "shown": len(diff.ledger), "cut": 0}
