@@ -322,17 +322,17 @@ def outcome_table(result: Any, *, files: bool = True) -> Any:
 
 
 #: sections of a comparison the terminal summary of ``run`` shows, in this order (the files hold
-#: all of them): the verdict, then the ledger (moves, by parameter, what changed the
+#: all of them): the verdict, then the ledger (moves, the memory ledger, what changed the
 #: not-always-live peak), as in every comparison; the raw per-variable table comes last, for experts
-SUMMARY_SECTIONS = ("Verdict", "Where the memory moved", "Ledger by parameter", "What changed the not-always-live peak",
+SUMMARY_SECTIONS = ("Verdict", "Where the memory moved", "Memory ledger", "What changed the not-always-live peak",
                     "Summary", "Memory by category", "Variables (largest changes)")
 
 
 def comparison_summary_text(comparison: Any, *, top: int) -> str:
     """The terminal summary of one comparison: header (with the liveness rule), warnings, then
     :data:`SUMMARY_SECTIONS` of the text renderer: the verdict, the largest ledger moves, the
-    ledger by parameter, what changed the not-always-live peak, and the summary, category and
-    largest-variable-change tables (colour and width only on a terminal)."""
+    memory ledger (by parameter, then every row), what changed the not-always-live peak, and the
+    summary, category and largest-variable-change tables (colour and width only on a terminal)."""
     import os
 
     from profcompare.render.sections import comparison_document

@@ -1,7 +1,7 @@
 """The HTML renderer: one self-contained page for a report or a comparison of two.
 
 The page has the sections a PopVision user knows (Summary, Memory, Liveness, Tiles, Variables,
-Code, Streaming Memory, Execution) and the memory ledger (:mod:`profcompare.render.html_ledger`):
+Code, Streaming Memory, Execution) and the memory ledger (:mod:`profcompare.render.sections.ledger`):
 a comparison's page leads with where each parameter's bytes moved, a report's page shows its
 ledger after the summary. Comparisons show base and new side by side with a diff column;
 PopVision calls them source and target. Everything the page needs is inside the file:
@@ -43,8 +43,8 @@ from markupsafe import Markup
 
 from profcompare.analysis import views as analysis
 from profcompare._version import __version__
-from profcompare.model import DEVICE_PHASES, METRIC_UNITS, Report
-from profcompare.render import bar_charts, html_ledger, interactive
+from profcompare.model import DEVICE_PHASES, METRIC_UNITS, Report, variables_convention
+from profcompare.render import bar_charts, interactive
 from profcompare.render.ipu_sections import html_comparison_ipu_section, html_report_ipu_section
 from profcompare.render.replica_sections import (
     comparison_streaming_totals_note,
@@ -54,6 +54,17 @@ from profcompare.render.replica_sections import (
     streaming_totals_note,
 )
 from profcompare.render.labels import VARIABLES_SUM_NOTE, live_label, phase_label
+from profcompare.render.ledger_words import liveness_rule
+from profcompare.render.sections.ledger import (
+    LEDGER_MAX_ROWS,
+    comparison_ledger_section,
+    comparison_moves_section,
+    comparison_peak_section,
+    ledger_data,
+    report_ledger_section,
+    report_peak_section,
+    with_liveness_rule,
+)
 from profcompare.render.page.model import placed_for_page
 from profcompare.render.sections.categories import comparison_categories_section, report_categories_section
 from profcompare.render.sections.document import unrecorded_tables
@@ -699,8 +710,10 @@ class _ReportSide:
         """The summary (what the report records), the ledger and what is live at the peak, the
         views over time, the details; a section of tables the report does not record is left out."""
         report = self.report
-        sections = (self.summary_section(), html_ledger.report_ledger_section(report),
-                    html_ledger.report_peak_section(report, top),
+        # the page has no header line for the liveness rule: the ledger states it
+        ledger = with_liveness_rule(report_ledger_section(report, LEDGER_MAX_ROWS),
+                                    liveness_rule((variables_convention(report.variables),)))
+        sections = (self.summary_section(), ledger, report_peak_section(report, top),
                     *_timeline(self), *_details(self, top, loaded_code=report_loaded_code_section(report)))
         return _recorded_sections(report, tuple(s for s in sections if s is not None))
 
@@ -766,9 +779,13 @@ class _ComparisonSide:
         """The verdict and the ledger (what moved, per parameter), the views over time, what
         changed the peak (after the liveness chart that shows it), the summary, the details."""
         cmp = self.cmp
-        return (comparison_verdict_section(cmp, self.verdict()), html_ledger.moves_section(cmp),
-                html_ledger.ledger_section(cmp),
-                *_timeline(self), html_ledger.peak_section(cmp, top), self.summary_section(), *_details(self, top))
+        moves = comparison_moves_section(cmp)
+        if moves.items:
+            moves = replace(moves, charts=(bar_charts.ledger_chart(cmp, chart_id="ledger-plot"),))
+        rule = liveness_rule((variables_convention(cmp.base.variables), variables_convention(cmp.new.variables)))
+        ledger = with_liveness_rule(comparison_ledger_section(cmp, LEDGER_MAX_ROWS), rule)
+        return (comparison_verdict_section(cmp, self.verdict()), moves, ledger,
+                *_timeline(self), comparison_peak_section(cmp, top), self.summary_section(), *_details(self, top))
 
     def variable_filter(self) -> tuple[str, tuple[str, ...]]:
         variables = self.cmp.variables
@@ -828,7 +845,7 @@ def _page_data(side: PageSide, variables: analysis.TopN) -> dict[str, Any]:
             "generator": f"profcompare {__version__}",
             "reports": {role: r.meta.to_dict() for role, r in zip(side.roles, side.reports, strict=True)},
             "summary": side.page_summary(),
-            "ledger": html_ledger.ledger_data(side.obj),
+            "ledger": ledger_data(side.obj),
             **({} if verdict is None else {"verdict": _verdict_data(verdict)}),
             "variables": {
                 "shown": variables.shown,

@@ -10,7 +10,7 @@ from __future__ import annotations
 SECTION_NAMES: dict[str, str] = {
     "verdict": "Verdict",
     "moves": "Where the memory moved",
-    "ledger": "Ledger by parameter",
+    "ledger": "Memory ledger",
     "peak": "What changed the not-always-live peak",
     "summary": "Summary",
     "ipus": "Memory per IPU",

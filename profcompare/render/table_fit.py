@@ -45,6 +45,7 @@ NAME_MIN_HARD = 12
 #: in the tables of run, runs and sweep: the timings, the backend, cycles per step (samples per
 #: second says it), code (part of always-live) and host/runtime time (part of time per session.run)
 DROP_ORDER = ("Confidence", "Match", "Group", "Delta %", "Base total", "New total", "Share", "Of budget", "Rows",
+              "Base steps", "New steps",
               "Dtype", "Tiles", "Status", "compile s", "run s", "samples/step", "backend", "cycles/step", "code",
               "Device cycles per step", "Code", "Host/runtime time per step")
 

@@ -16,7 +16,7 @@ from html_fixtures import build_report
 from profcompare.comparison import compare
 from profcompare.model import Report, make_frame
 from profcompare.render.html import HtmlRenderer
-from profcompare.render.html_ledger import LEDGER_MAX_ROWS
+from profcompare.render.sections.ledger import LEDGER_MAX_ROWS
 from profcompare.render.html_model import HTML_MAX_VARIABLE_ROWS
 
 VARIABLES = 1_000_000

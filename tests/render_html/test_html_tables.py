@@ -114,7 +114,7 @@ def test_ledger_table_notes_end_in_a_sentence_of_their_own(onchip: Report, offch
     by_parameter, rows = _table(page, "ledger", 0), _table(page, "ledger", 1)
     parameters = len(diff.ledger_by_parameter())
     # every parameter and every ledger row fit under the page's bounds: the note says so as a sentence
-    assert by_parameter.note.endswith(f"time). All {parameters} parameters shown.")
+    assert by_parameter.note.endswith(f"not in the tile totals. All {parameters} parameters shown.")
     assert rows.note.endswith(f"first-last step. All {len(diff.ledger)} rows shown.")
 
 
@@ -130,3 +130,30 @@ def test_cell_tag_writes_escaped_cells_with_their_sort_key_and_tone() -> None:
     assert cell_tag("td", Cell("a<b", "a<b"), text) == "<td>a&lt;b</td>"  # sorts by its text: no data-sort
     assert cell_tag("td", Cell("x", "y&z", "good"), text) == '<td class="tone-good" data-sort="y&amp;z">x</td>'
     assert cell_tag("td", Cell(Markup("<i>kept</i>")), number) == '<td class="num"><i>kept</i></td>'
+
+
+def test_the_page_and_the_terminal_draw_one_ledger(onchip: Report, offchip: Report) -> None:
+    from profcompare.render.ledger_words import liveness_rule
+    from profcompare.render.sections import comparison_document, report_document
+    from profcompare.render.sections.ledger import LEDGER_MAX_ROWS
+
+    diff = compare(onchip, offchip)
+    page = {s.id: s for s in build_page(diff, top=5).sections}
+    document = {s.id: s for s in comparison_document(diff, top=LEDGER_MAX_ROWS).sections}
+    # the same tables, rows and notes; the page adds the chart of the moves and states the liveness rule
+    assert page["ledger"].tables == document["ledger"].tables and page["ledger"].notes == document["ledger"].notes
+    assert page["moves"].items == document["moves"].items and not document["moves"].charts
+    assert [c.id for c in page["moves"].charts] == ["ledger-plot"]
+    rule = liveness_rule(("always_live",))
+    assert page["ledger"].text == f"Liveness: {rule}" and document["ledger"].text == ""
+    document = {s.id: s for s in comparison_document(diff, top=5).sections}
+    assert page["peak"] == document["peak"]
+    assert [s.title for s in (page["moves"], page["ledger"], page["peak"])] == [
+        "Where the memory moved", "Memory ledger", "What changed the not-always-live peak"]
+    report_page = {s.id: s for s in build_page(offchip, top=5).sections}
+    report = {s.id: s for s in report_document(offchip, top=5).sections}
+    assert report_page["peak"] == report["peak"]
+    assert report_page["ledger"].text == f"Liveness: {rule} {report['ledger'].text}"
+    assert report["ledger"].text.endswith(" or Streaming Memory. Every row is attributed.")
+    # the page's data says how many ledger rows its table leaves out (none here)
+    assert build_page(diff).data["ledger"] == {"total": len(diff.ledger), "shown": len(diff.ledger), "cut": 0}

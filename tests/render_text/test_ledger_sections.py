@@ -1,5 +1,6 @@
-"""The ledger in text and markdown: a comparison leads with the ledger moves, the ledger by
-parameter and what changed the peak; ``show`` lists the ledger and what is live at the peak."""
+"""The ledger in text and markdown: a comparison leads with the ledger moves, the memory ledger
+(per parameter, then every row) and what changed the peak; ``show`` lists the ledger and what
+is live at the peak. The page draws the same sections (tests/render_html)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ from render_text_helpers import ledger_pair
 from profcompare.comparison import Comparison, compare
 from profcompare.model import Report
 from profcompare.render.json_out import JsonRenderer
+from profcompare.render.ledger_words import BOLD_TONE_LEGEND, TONE_LEGEND
 from profcompare.render.markdown import MarkdownRenderer
+from profcompare.render.page.model import drawn_rows
 from profcompare.render.sections import comparison_document, report_document
+from profcompare.render.sections.ledger import comparison_moves_section
 from profcompare.render.text import TextRenderer
 
 
@@ -33,9 +37,10 @@ def _section(document, title):  # type: ignore[no-untyped-def]
 
 def test_comparison_leads_with_the_ledger_before_the_variables(diff: Comparison) -> None:
     titles = [s.title for s in comparison_document(diff).sections]
-    assert titles[:5] == ["Verdict", "Where the memory moved", "Ledger by parameter",
+    assert titles[:5] == ["Verdict", "Where the memory moved", "Memory ledger",
                           "What changed the not-always-live peak", "Summary"]
-    assert titles.index("Ledger by parameter") < titles.index("Variables (largest changes)")
+    assert titles.index("Memory ledger") < titles.index("Variables (largest changes)")
+    assert [s.id for s in comparison_document(diff).sections[1:4]] == ["moves", "ledger", "peak"]
 
 
 def test_moves_in_plain_words(diff: Comparison) -> None:
@@ -50,9 +55,17 @@ def test_moves_in_plain_words(diff: Comparison) -> None:
     assert section.notes == ("All 4 (parameter, role) moves, largest first; bytes per replica.",)
 
 
+def test_moves_cut_say_how_many_there_are(diff: Comparison) -> None:
+    section = comparison_moves_section(diff, 2)
+    assert len(section.items) == 2
+    assert section.notes == ("The 2 largest of 4 (parameter, role) moves, by bytes moved (the sum of |delta| over "
+                             "locations); bytes per replica.",)
+
+
 def test_ledger_by_parameter_table(diff: Comparison) -> None:
-    table = _section(comparison_document(diff), "Ledger by parameter").table
-    assert table is not None
+    section = _section(comparison_document(diff), "Memory ledger")
+    table = section.table
+    assert table is not None and table.id == "ledger-parameters"
     assert [c.header for c in table.columns] == ["Parameter", "Always-live", "Not-always-live", "Base tile memory",
                                                  "New tile memory", "Delta tile memory", "Streaming Memory"]
     rows = [[cell.text for cell in row] for row in table.rows]
@@ -67,13 +80,45 @@ def test_ledger_by_parameter_table(diff: Comparison) -> None:
     # a change is coloured by what it costs in tile memory; Streaming Memory (off chip) never is
     assert [row[5].tone for row in table.rows] == ["good", "bad", "bad"]
     assert table.rows[0][6].tone is None
+    assert table.note.endswith("not in the tile totals. All 3 parameters shown.")
+    assert section.notes == (TONE_LEGEND,)
+
+
+def test_comparison_ledger_lists_every_row(diff: Comparison) -> None:
+    table = _section(comparison_document(diff), "Memory ledger").tables[1]
+    assert table.id == "ledger-rows"
+    assert [c.header for c in table.columns] == ["Parameter", "Role", "Location", "Base", "New", "Delta",
+                                                 "Delta %", "Status", "Base steps", "New steps"]
+    rows = [[cell.text for cell in row] for row in table.rows]
+    assert rows == [
+        ["fc1.weight", "optimizer_state", "always-live", "3.1 MiB", "0 B", "-3.1 MiB", "-100.0%", "removed", "", ""],
+        ["fc1.weight", "optimizer_state", "Streaming Memory", "0 B", "781.2 KiB", "+781.2 KiB", "n/a", "added", "",
+         ""],
+        ["fc1.weight", "remote_staging", "not-always-live", "0 B", "781.2 KiB", "+781.2 KiB", "n/a", "added", "",
+         "2-3"],
+        ["<b>x|y</b>", "weight", "always-live", "0 B", "1000 B", "+1000 B", "n/a", "added", "", ""],
+        ["(no parameter)", "other", "always-live", "0 B", "4 B", "+4 B", "n/a", "added", "", ""],
+        ["(no parameter)", "activation", "not-always-live", "97.7 KiB", "97.7 KiB", "0 B", "0.0%", "unchanged",
+         "1-2", "1-2"],
+        ["fc1.weight", "weight", "always-live", "3.1 MiB", "3.1 MiB", "0 B", "0.0%", "unchanged", "", ""],
+    ]
+    # Streaming Memory is off chip: its change is not coloured as a cost
+    assert [row[5].tone for row in table.rows[:3]] == ["good", None, "bad"]
+    assert table.note == ("Every (parameter, role, location) row, largest |delta| first; steps: the not-always-live "
+                          "first-last step. All 7 rows shown.")
 
 
 def test_ledger_by_parameter_cuts_to_top_with_an_other_row(diff: Comparison) -> None:
-    table = _section(comparison_document(diff, top=1), "Ledger by parameter").table
-    assert table is not None
-    assert [row[0].text for row in table.rows] == ["fc1.weight", "other (2 parameters)"]
-    assert table.rows[-1][5].text == "+1004 B" and table.rows[-1][5].tone == "muted"
+    section = _section(comparison_document(diff, top=1), "Memory ledger")
+    table, rows = section.tables
+    assert [row[0].text for row in table.rows] == ["fc1.weight"]
+    assert [row[0].text for row in table.footer] == ["other (2 parameters)"]
+    # the other row reads as an aggregate (muted), its change not coloured as one parameter's cost
+    assert table.footer[0][5].text == "+1004 B" and drawn_rows(table)[-1][5].tone == "muted"
+    assert table.note.endswith("Top 1 of 3 parameters shown; 2 more in the 'other' row (every row: --format csv "
+                               "--table ledger, or --format json).")
+    assert [[c.text for c in row] for row in rows.footer] == [
+        ["other (6 rows)", "", "", "3.1 MiB", "4.7 MiB", "+1.5 MiB", "", "", "", ""]]
 
 
 def test_peak_composition_explains_the_peak(diff: Comparison) -> None:
@@ -83,9 +128,10 @@ def test_peak_composition_explains_the_peak(diff: Comparison) -> None:
     assert rows == [["fc1.weight", "remote_staging", "0 B", "781.2 KiB", "+781.2 KiB"],
                     ["(no parameter)", "activation", "97.7 KiB", "97.7 KiB", "0 B"]]
     assert section.table.rows[0][-1].tone == "bad"
-    assert "base at step 1 (p1), new at step 2 (p2)" in section.notes[1]
-    assert section.notes[2] == ("These rows change the peak by +781.2 KiB; the not-always-live peak changed by "
-                                "+781.2 KiB.")
+    assert section.text == ("Tile memory live at each report's own peak: base at step 1 (p1), new at step 2 (p2). "
+                            "These rows change the peak by +781.2 KiB; the not-always-live peak changed by "
+                            "+781.2 KiB.")
+    assert section.table.note == "All 2 rows shown."
 
 
 def test_show_lists_the_ledger_and_what_is_live_at_the_peak(pair: tuple[Report, Report]) -> None:
@@ -100,14 +146,16 @@ def test_show_lists_the_ledger_and_what_is_live_at_the_peak(pair: tuple[Report, 
         ["<b>x|y</b>", "weight", "always-live", "1000 B", "1000 B", "", "1"],
         ["(no parameter)", "other", "always-live", "4 B", "4 B", "", "1"],
     ]
-    assert "Unattributed (no parameter, role other): 4 B in 1 row." in ledger.notes
+    assert ledger.text.endswith(" Unattributed (no parameter, role other): 4 B in 1 row.")
+    assert ledger.table.note == "All 6 rows shown."
     live = _section(document, "Live at the not-always-live peak")
     assert live.table is not None
     assert [[c.text for c in row] for row in live.table.rows] == [
         ["fc1/w/adam_m/staging", "fc1.weight", "remote_staging", "781.2 KiB", "2-3"],
         ["fc1/out", "(no parameter)", "activation", "97.7 KiB", "1-2"],
     ]
-    assert "At step 2 (p2): 2 variables, 878.9 KiB of the peak's 878.9 KiB." in live.notes
+    assert live.text == "At step 2 (p2): 2 variables, 878.9 KiB of the peak's 878.9 KiB."
+    assert live.table.note == "All 2 variables shown."
 
 
 def test_markdown_escapes_parameter_names(diff: Comparison, pair: tuple[Report, Report]) -> None:
@@ -116,6 +164,8 @@ def test_markdown_escapes_parameter_names(diff: Comparison, pair: tuple[Report, 
         assert "&lt;b&gt;x\\|y&lt;/b&gt;" in text
     assert "- fc1.weight optimizer\\_state: 3.1 MiB always-live -&gt; 781.2 KiB Streaming Memory" in \
         MarkdownRenderer().render(diff)
+    # markdown has no colour: the ledger's legend says a cost is in bold
+    assert f"_{BOLD_TONE_LEGEND}_" in MarkdownRenderer().render(diff)
 
 
 def test_text_prints_the_moves_as_a_list(diff: Comparison) -> None:

@@ -233,14 +233,14 @@ def test_run_prints_the_sections_the_readme_lists_in_order(main_job: dict[str, A
     terminal = main_job["terminal"]
     positions = [terminal.index(f"\n{title}\n") for title in SUMMARY_SECTIONS]
     assert positions == sorted(positions)
-    assert SUMMARY_SECTIONS == ("Verdict", "Where the memory moved", "Ledger by parameter",
+    assert SUMMARY_SECTIONS == ("Verdict", "Where the memory moved", "Memory ledger",
                                 "What changed the not-always-live peak", "Summary", "Memory by category",
                                 "Variables (largest changes)")
     readme = " ".join((ROOT / "README.md").read_text().split())
     promise = readme[readme.index("it prints the whole comparison, in this order:"):]
     promise = promise[:promise.index("(the files hold every section)")]
     words = {"Verdict": "the verdict", "Where the memory moved": "where the memory moved",
-             "Ledger by parameter": "the ledger by parameter",
+             "Memory ledger": "the memory ledger",
              "What changed the not-always-live peak": "what changed the not-always-live peak",
              "Summary": "the summary", "Memory by category": "memory by category",
              "Variables (largest changes)": "the largest variable changes"}

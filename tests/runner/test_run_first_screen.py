@@ -165,7 +165,7 @@ def test_section_prints_the_named_sections_of_each_comparison(fake_registry: obj
                    "--section", "ledger"])
     assert result.exit_code == 1  # fake-oom-allowed ran out of memory
     out = result.stdout
-    assert out.count("\nLedger by parameter\n") == 2 and "\nVerdict\n" not in out and "\nVariants\n" not in out
+    assert out.count("\nMemory ledger\n") == 2 and "\nVerdict\n" not in out and "\nVariants\n" not in out
     assert out.index("fake-small (base) vs fake-big (new)") < out.index("fake-small (base) vs fake-oom-allowed (new)")
 
 

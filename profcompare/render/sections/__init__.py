@@ -11,10 +11,12 @@ Every table is cut to the top N rows; when rows were cut the table ends with one
 
 Modules: ``document`` (the document model, and the cells and notes every section shares),
 ``report`` (one report and the ``variables`` command), ``comparison`` (two reports) and
-``ledger`` (the ledger sections of both) and ``brief`` (the first screen of ``run`` and
-``compare``: headline, verdict, largest moves, where to look next). ``summary``, ``categories``,
-``liveness`` and ``verdict`` each build one section family for every medium, the HTML page
-included (a report's builder and a comparison's). Import the names below from this package; :data:`SECTION_NAMES` names the sections of a comparison for ``--section``.
+``ledger`` (the ledger sections of both; with ``ledger_rows`` and ``ledger_peak``) and ``brief``
+(the first screen of ``run`` and ``compare``: headline, verdict, largest moves, where to look
+next). ``summary``, ``categories``, ``liveness``, ``verdict`` and the ledger modules each build
+one section family for every medium, the HTML page included (a report's builder and a
+comparison's). Import the names below from this package; :data:`SECTION_NAMES` names the
+sections of a comparison for ``--section``.
 """
 
 from __future__ import annotations

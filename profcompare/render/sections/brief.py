@@ -13,7 +13,7 @@ from profcompare.comparison.verdict import NWayVerdict, comparison_verdict
 from profcompare.render.ledger_words import MOVES_SHOWN
 from profcompare.render.sections.comparison import comparison_warnings
 from profcompare.render.sections.document import Document, Section
-from profcompare.render.sections.ledger import _ledger_moves_section
+from profcompare.render.sections.ledger import comparison_moves_section
 from profcompare.render.sections.verdict import comparison_verdict_section
 from profcompare.render.verdict_words import headline, nway_headline, nway_sentences
 
@@ -27,7 +27,7 @@ def comparison_brief(cmp: Comparison, *, moves: int = MOVES_SHOWN, sections: Seq
     comparison's warnings, the verdict, the ``moves`` largest ledger moves ("Where the memory
     moved"), ``sections`` and the ``next_steps`` lines under :data:`NEXT_TITLE`."""
     verdict = comparison_verdict(cmp)
-    parts = [comparison_verdict_section(cmp, verdict, first_screen=True), _ledger_moves_section(cmp, moves),
+    parts = [comparison_verdict_section(cmp, verdict, first_screen=True), comparison_moves_section(cmp, moves),
              *sections]
     if next_steps:
         parts.append(Section(NEXT_TITLE, notes=(), items=tuple(next_steps)))

@@ -50,9 +50,9 @@ from profcompare.render.sections.liveness import comparison_liveness_section
 from profcompare.render.sections.summary import comparison_summary_section
 from profcompare.render.sections.verdict import comparison_verdict_section
 from profcompare.render.sections.ledger import (
-    _ledger_by_parameter_section,
-    _ledger_moves_section,
-    _peak_composition_section,
+    comparison_ledger_section,
+    comparison_moves_section,
+    comparison_peak_section,
 )
 
 
@@ -348,7 +348,7 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20, titles: Collec
     """Return the document for a comparison (``compare``): which report is base and which new,
     the liveness rule the reports follow, warnings, and sections led by the Verdict (what moved
     where, what it did to peak tile memory and to time), then the ledger (Where the memory moved,
-    Ledger by parameter, What changed the not-always-live peak), then Summary, Memory by
+    Memory ledger, What changed the not-always-live peak), then Summary, Memory by
     category, Variables (largest changes), Liveness, Tiles, Code by program, Streaming Memory
     (remote buffers), Execution: device cycles by phase.
     ``top`` cuts the long tables (None or 0 = all rows). ``titles``, when given, keeps only the
@@ -375,9 +375,9 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20, titles: Collec
     # each section's title (as the section says it) and how to build it (None: nothing to show)
     builders: tuple[tuple[str, Callable[[], Section | None]], ...] = (
         ("Verdict", lambda: comparison_verdict_section(cmp)),
-        ("Where the memory moved", lambda: _ledger_moves_section(cmp)),
-        ("Ledger by parameter", lambda: _ledger_by_parameter_section(cmp, top)),
-        ("What changed the not-always-live peak", lambda: _peak_composition_section(cmp, top)),
+        ("Where the memory moved", lambda: comparison_moves_section(cmp)),
+        ("Memory ledger", lambda: comparison_ledger_section(cmp, top)),
+        ("What changed the not-always-live peak", lambda: comparison_peak_section(cmp, top)),
         ("Summary", lambda: comparison_summary_section(cmp)),
         # only with more than one IPU per replica
         ("Memory per IPU", lambda: comparison_ipu_section(cmp.base, cmp.new)),

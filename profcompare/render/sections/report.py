@@ -46,7 +46,7 @@ from profcompare.render.sections.document import (
     unrecorded_tables,
 )
 from profcompare.render.sections.categories import report_categories_section
-from profcompare.render.sections.ledger import _ledger_section, _live_at_peak_section
+from profcompare.render.sections.ledger import report_ledger_section, report_peak_section
 from profcompare.render.sections.liveness import report_liveness_section
 from profcompare.render.sections.summary import report_summary_section
 
@@ -264,8 +264,8 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
                             _compile_only_warning(meta, "report")) if w]
     sections: tuple[Section, ...] = (
         report_summary_section(report),
-        _ledger_section(report, top),
-        _live_at_peak_section(report, top),
+        report_ledger_section(report, top),
+        report_peak_section(report, top),
         report_categories_section(report),
         _variables_section(report, top),
         report_liveness_section(report),
