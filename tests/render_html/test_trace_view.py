@@ -118,10 +118,11 @@ def test_the_page_section_has_spans_and_cycles_per_type(base: Report) -> None:
     html = render_page(build_page(base))
     assert 'id="trace"' in html and "Execution trace" in html and 'id="chart-trace"' in html
     assert ESCAPE_NAME not in html  # only escaped, in the chart's JSON
+    assert "6 blocks, modelled (no SyncAns: an IPU" in html  # the simulator's trace
     spans = _rows(html, "trace-spans")
-    # report, figures, IPU, span, from-to, blocks
-    assert [r[2:] for r in spans] == [["0", "400", "0–400", "4"], ["1", "300", "0–300", "2"]]
-    types = {(r[1], r[2]): r[3:] for r in _rows(html, "trace-types")}
+    # IPU, span, from-to, blocks
+    assert spans == [["0", "400", "0–400", "4"], ["1", "300", "0–300", "2"]]
+    types = {(r[0], r[1]): r[2:] for r in _rows(html, "trace-types")}
     assert types[("0", "SyncAns")] == ["1", "400", "400.0"]
     assert types[("0", "StreamCopyBegin")] == ["1", "270", "270.0"]
     assert types[("1", "OnTileExecute")] == ["1", "250", "250.0"]
@@ -147,6 +148,11 @@ def test_a_comparison_puts_both_runs_on_one_time_axis(base: Report, new: Report)
     assert "Both runs share the time axis" in chart.caption
     html = render_page(build_page(compare(base, new)))
     assert html.count('id="chart-trace"') == 1
+    # each row names its report: base's two IPUs, then new's one
+    assert _rows(html, "trace-spans") == [[f"base: {base.label}", "0", "400", "0–400", "4"],
+                                          [f"base: {base.label}", "1", "300", "0–300", "2"],
+                                          [f"new: {new.label}", "0", "200", "0–200", "2"]]
+    assert "Base: 6 blocks, modelled (no SyncAns" in html and "New: 2 blocks, modelled (no SyncAns" in html
 
 
 def test_notebook_figures(base: Report, new: Report) -> None:
