@@ -35,6 +35,12 @@ _TIME_LINES = (("device", "Device time per step", "cycles_per_step"),
                ("run", metric_label("seconds_per_step"), "seconds_per_step"))
 
 
+def _time_lines(without_host: bool) -> tuple[tuple[str, str, str], ...]:
+    """The time table's rows; without the host/runtime row where no profile records that time
+    (the table's note says so: a row of n/a would tell nothing)."""
+    return tuple(line for line in _TIME_LINES if not (without_host and line[0] == "host"))
+
+
 def _clock_text(clock_hz: float) -> str:
     return f"{clock_hz / 1e9:.3f} GHz"
 
@@ -79,9 +85,9 @@ def _report_time_table(report: Report) -> Table:
     values = {"cycles_per_step": summary["cycles_per_step"] / clock,
               "host_seconds_per_step": summary["host_seconds_per_step"],
               "seconds_per_step": summary["seconds_per_step"]}
-    rows = tuple(Row((Cell(title), Cell(format_seconds(values[metric]), sort_key(values[metric]))), {"metric": key})
-                 for key, title, metric in _TIME_LINES)
     no_host = ("report",) if is_missing(summary["host_seconds_per_step"]) else ()
+    rows = tuple(Row((Cell(title), Cell(format_seconds(values[metric]), sort_key(values[metric]))), {"metric": key})
+                 for key, title, metric in _time_lines(len(no_host) == 1))
     return Table((Column("Time", key="time"), Column("Value", True, key="value")), rows, id="time-table",
                  note=_time_note({"report": clock}, no_host), sortable=False)
 
@@ -122,8 +128,11 @@ def _comparison_execution_table(cmp: Comparison) -> Table:
 def _comparison_time_table(cmp: Comparison) -> Table:
     frame = cmp.summary
     clocks = {"base": cmp.base.meta.target.clock_hz, "new": cmp.new.meta.target.clock_hz}
+    host = frame.loc["host_seconds_per_step"]
+    no_host = tuple(role for role in ("base", "new") if is_missing(host[role]) and not is_missing(
+        frame.loc["cycles_per_step", role]))
     rows = []
-    for key, title, metric in _TIME_LINES:
+    for key, title, metric in _time_lines(len(no_host) == 2):
         r = frame.loc[metric]
         base, new = float(r["base"]), float(r["new"])
         if metric == "cycles_per_step":
@@ -135,9 +144,6 @@ def _comparison_time_table(cmp: Comparison) -> Table:
                          Cell(format_seconds(new), sort_key(new)),
                          Cell(format_seconds(delta, signed=True), sort_key(delta), tone),
                          pct_cell(r["delta_pct"], tone), status_cell(status, tone)), {"metric": key}))
-    host = frame.loc["host_seconds_per_step"]
-    no_host = tuple(role for role in ("base", "new") if is_missing(host[role]) and not is_missing(
-        frame.loc["cycles_per_step", role]))
     columns = (Column("Time", key="time"), Column("Base", True, key="base"), Column("New", True, key="new"),
                *diff_cols("")[2:])
     return Table(columns, tuple(rows), id="time-table",
