@@ -67,7 +67,7 @@ def report_trace_section(report: Report) -> Section | None:
 
 def comparison_trace_section(cmp: Comparison) -> Section | None:
     """The "Execution trace" section of a comparison: the tables of
-    :func:`report_trace_section` for base and new, each row naming its report; None when
+    :func:`report_trace_section` for base and new, each row naming its role; None when
     neither report has a trace."""
     sides = (("base", cmp.base), ("new", cmp.new))
     if not any(len(report.trace) for _, report in sides):
@@ -79,7 +79,7 @@ def comparison_trace_section(cmp: Comparison) -> Section | None:
         if not len(report.trace):
             said.append(f"The {role} report has no execution trace.")
             continue
-        who = (Cell(f"{role}: {report.label}"),)
+        who = (Cell(role),)  # the header says which report is base and which new
         spans += _span_rows(report, who)
         types += _type_rows(report, who)
         said.append(f"{role.capitalize()}: {_what(report)}.")
