@@ -30,9 +30,10 @@ _TILE_SET_NOTE = ("Per IPU of one replica and tile set: the I/O tiles (the first
 
 
 def _ipu_cell(ipu: object) -> Cell:
-    """``IPU 0``, sorted by its number."""
+    """``IPU 0``; its sort key zero-padded, so that a page sorting the column as text puts IPU 2
+    before IPU 10."""
     number = int(ipu)  # type: ignore[call-overload]
-    return Cell(f"IPU {number}", number)
+    return Cell(f"IPU {number}", f"{number:04d}")
 
 
 def _section(columns: tuple[Column, ...], rows: tuple[Row, ...], note: str) -> Section:
@@ -42,7 +43,7 @@ def _section(columns: tuple[Column, ...], rows: tuple[Row, ...], note: str) -> S
 
 def _tile_set_section(report: Report, io: int) -> Section:
     """Memory per IPU and tile set of a report with ``io`` I/O tiles per IPU."""
-    columns = (Column("IPU", True, key="ipu"), Column("Tile set", key="tile_set"), Column("Tiles", True, key="tiles"),
+    columns = (Column("IPU", key="ipu"), Column("Tile set", key="tile_set"), Column("Tiles", True, key="tiles"),
                *(Column(h, True, key=c) for h, c in zip(_HEADERS, _COLUMNS, strict=True)),
                Column("Fullest tile", True, key="max_tile_bytes"))
     rows = tuple(Row((_ipu_cell(r["ipu"]), Cell(str(r["tile_set"])), Cell(format_count(r["tiles"]), int(r["tiles"])),
@@ -60,7 +61,7 @@ def report_ipu_section(report: Report) -> Section | None:
         return _tile_set_section(report, io)
     if ipu_count(report) <= 1:
         return None
-    columns = (Column("IPU", True, key="ipu"), Column("Tiles", True, key="tiles"),
+    columns = (Column("IPU", key="ipu"), Column("Tiles", True, key="tiles"),
                *(Column(h, True, key=c) for h, c in zip(_HEADERS, _COLUMNS, strict=True)))
     rows = tuple(Row((_ipu_cell(r["ipu"]), Cell(format_count(r["tiles"]), int(r["tiles"])),
                       *(bytes_cell(r[c]) for c in _COLUMNS)))
@@ -75,7 +76,7 @@ def comparison_ipu_section(cmp: Comparison) -> Section | None:
     base, new = cmp.base, cmp.new
     if max(ipu_count(base), ipu_count(new)) <= 1:
         return None
-    columns = [Column("IPU", True, key="ipu")]
+    columns = [Column("IPU", key="ipu")]
     for h, c in zip(_HEADERS[:3], _COLUMNS[:3], strict=True):
         columns += [Column(f"{h} base", True, key=f"base_{c}"), Column(f"{h} new", True, key=f"new_{c}"),
                     Column(f"{h} delta", True, key=f"delta_{c}")]
