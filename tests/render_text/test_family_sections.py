@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from profcompare.comparison import Comparison
+from profcompare.comparison import Comparison, compare
 from profcompare.model import Report
 from profcompare.render.html import build_page
 from profcompare.render.page.model import Table
@@ -95,3 +95,18 @@ def test_the_document_and_the_page_hold_one_section(onchip: Report, comparison: 
 def test_the_section_names_give_the_one_titles() -> None:
     assert (SECTION_NAMES["tiles"], SECTION_NAMES["execution"], SECTION_NAMES["trace"]) == (
         "Tiles", "Execution", "Execution trace")
+
+
+def test_a_side_without_tiles_or_execution_reads_n_a(onchip: Report) -> None:
+    bare = Report.build(onchip.meta.replace(capabilities=onchip.meta.capabilities - {"tiles", "execution"}),
+                        categories=onchip.categories)
+    cmp = compare(onchip, bare)
+    tiles = comparison_tiles_section(cmp, top=3)
+    assert _texts(tiles.tables[0])[2] == ["Max tile memory", "103.3 KiB", "n/a", "n/a", "n/a"]
+    assert [t.id for t in tiles.tables] == ["tile-stats-table", "worst-tiles-0"]  # no empty table for new
+    assert tiles.notes[-1] == "The new report does not record per-tile memory; its figures read n/a."
+    execution = comparison_execution_section(cmp)
+    time = execution.tables[1]
+    assert [row.data["metric"] for row in time.rows] == ["device", "run"]  # no side records host time
+    assert _texts(time)[0] == ["Device time per step", "0.632 ms", "n/a", "n/a", "n/a", "n/a"]
+    assert execution.notes == ("The new report has no execution profile; its cycles read 0.",)

@@ -129,10 +129,10 @@ def _comparison_time_table(cmp: Comparison) -> Table:
     frame = cmp.summary
     clocks = {"base": cmp.base.meta.target.clock_hz, "new": cmp.new.meta.target.clock_hz}
     host = frame.loc["host_seconds_per_step"]
-    no_host = tuple(role for role in ("base", "new") if is_missing(host[role]) and not is_missing(
-        frame.loc["cycles_per_step", role]))
+    timed = tuple(role for role in ("base", "new") if not is_missing(frame.loc["cycles_per_step", role]))
+    no_host = tuple(role for role in timed if is_missing(host[role]))
     rows = []
-    for key, title, metric in _time_lines(len(no_host) == 2):
+    for key, title, metric in _time_lines(all(is_missing(host[role]) for role in ("base", "new"))):
         r = frame.loc[metric]
         base, new = float(r["base"]), float(r["new"])
         if metric == "cycles_per_step":

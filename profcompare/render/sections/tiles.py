@@ -17,7 +17,7 @@ from profcompare.render.format import MISSING, format_bytes, format_count, forma
 from profcompare.render.html_model import bytes_cell, pct_cell, sort_key
 from profcompare.render.labels import live_label
 from profcompare.render.page.model import Cell, Column, Row, Section, Table
-from profcompare.render.sections.document import _empty_note, _missing_sides, _pct_of
+from profcompare.render.sections.document import _empty_note, _pct_of
 
 #: The one title of the section in every output.
 TILES_TITLE = "Tiles"
@@ -118,7 +118,9 @@ def comparison_tiles_section(cmp: Comparison, top: int | None = None) -> Section
     if len(cmp.tiles):
         changed = cmp.tiles[cmp.tiles["status"].astype(str) != "unchanged"]
         notes.append(f"{len(changed):,} of {len(cmp.tiles):,} tiles changed beyond the noise threshold.")
-    return Section(TILES_TITLE, tuple(tables), (*notes, *_missing_sides(cmp, "tiles")), id="tiles")
+    notes += [f"The {role} report does not record per-tile memory; its figures read n/a."
+              for role, report in (("base", cmp.base), ("new", cmp.new)) if "tiles" not in report.meta.capabilities]
+    return Section(TILES_TITLE, tuple(tables), tuple(notes), id="tiles")
 
 
 __all__ = ["TILES_TITLE", "WORST_TILES", "comparison_tiles_section", "report_tiles_section"]
