@@ -30,7 +30,6 @@ once by :func:`page_side`: the section builders take it and never ask which kind
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from functools import cache
 from importlib import resources
@@ -43,17 +42,10 @@ from markupsafe import Markup
 
 from profcompare.analysis import views as analysis
 from profcompare._version import __version__
-from profcompare.model import DEVICE_PHASES, METRIC_UNITS, Report, variables_convention
+from profcompare.model import METRIC_UNITS, Report, variables_convention
 from profcompare.render import bar_charts, interactive
-from profcompare.render.ipu_sections import html_comparison_ipu_section, html_report_ipu_section
-from profcompare.render.replica_sections import (
-    comparison_streaming_totals_note,
-    comparison_replicas_section,
-    report_loaded_code_section,
-    report_replicas_section,
-    streaming_totals_note,
-)
-from profcompare.render.labels import VARIABLES_SUM_NOTE, live_label, phase_label
+from profcompare.render.replica_sections import comparison_streaming_totals_note, streaming_totals_note
+from profcompare.render.labels import VARIABLES_SUM_NOTE, live_label
 from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.sections.ledger import (
     LEDGER_MAX_ROWS,
@@ -71,17 +63,19 @@ from profcompare.render.sections.document import unrecorded_tables
 from profcompare.render.sections.liveness import comparison_liveness_section, report_liveness_section
 from profcompare.render.sections.summary import comparison_summary_section, report_summary_section
 from profcompare.render.sections.verdict import comparison_verdict_section
-from profcompare.render.trace_section import html_trace_section
+from profcompare.render.sections.execution import comparison_execution_section, report_execution_section
+from profcompare.render.sections.ipus import comparison_ipu_section, report_ipu_section
+from profcompare.render.sections.replicas import (
+    comparison_replicas_section,
+    report_loaded_code_section,
+    report_replicas_section,
+)
+from profcompare.render.sections.tiles import comparison_tiles_section, report_tiles_section
+from profcompare.render.sections.trace import comparison_trace_section, report_trace_section
+from profcompare.render.trace_chart import trace_chart
 from profcompare.render.format import (
-    MISSING,
-    format_bytes,
     format_count,
-    format_cycles,
-    format_pct,
-    format_seconds,
     is_missing,
-    metric_label,
-    metric_tone,
 )
 from profcompare.render.html_model import (
     HTML_MAX_VARIABLE_ROWS,
@@ -100,7 +94,6 @@ from profcompare.render.html_model import (
     pct_cell,
     report_cards,
     sort_key,
-    status_cell,
     step_cell,
     text_cell,
 )
@@ -112,9 +105,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from profcompare.comparison import Comparison
-
-#: How many of the fullest tiles the Tiles section lists per report.
-WORST_TILES = 10
 
 #: Statuses a comparison row can have, in the order the filter menu lists them.
 STATUS_ORDER = ("added", "removed", "grew", "shrank", "unchanged")
@@ -136,68 +126,10 @@ def _liveness_section(side: PageSide) -> Section:
     return replace(side.liveness_section(), charts=(chart,))
 
 
-def _tiles_section(reports: list[Report], roles: list[str]) -> Section:
-    stats: list[Mapping[str, Any]] = [analysis.tile_stats(r, worst=WORST_TILES) for r in reports]  # read by key name
-    names = [r.label if role == "report" else role for role, r in zip(roles, reports, strict=True)]
-    cols: tuple[Column, ...] = (Column("Tiles", key="stat"),
-                                *(Column(n, True, key=f"r{i}") for i, n in enumerate(names)))
-    lines = (
-        ("tiles", "Tiles per replica", format_count),
-        ("bytes_per_tile", "Tile budget", format_bytes),
-        ("max_bytes", "Max tile memory", format_bytes),
-        ("median_bytes", "Median tile memory", format_bytes),
-        ("min_bytes", "Min tile memory", format_bytes),
-        ("tiles_over_budget", "Tiles over budget", format_count),
-    )
-    rows = []
-    for key, title, fmt in lines:
-        tone_cells = []
-        for s in stats:
-            tone = "bad" if key == "tiles_over_budget" and s[key] > 0 else None
-            if not s["tiles"] and key != "bytes_per_tile":
-                # no per-tile memory recorded: n/a, as the summary says, never a figure of 0
-                tone_cells.append(Cell(MISSING, None))
-                continue
-            tone_cells.append(Cell(fmt(s[key]), sort_key(s[key]), tone))
-        rows.append(Row((Cell(title), *tone_cells)))
-    tables = [Table(cols, tuple(rows), id="tile-stats-table", sortable=False)]
-    for i, (name, s) in enumerate(zip(names, stats, strict=True)):
-        worst = s["worst_tiles"]
-        worst_rows = tuple(
-            Row(
-                (
-                    Cell(f"{int(w.tile)}", int(w.tile)),
-                    Cell(f"{int(w.ipu)}", int(w.ipu)),
-                    bytes_cell(w.bytes),
-                    bytes_cell(w.always_live_bytes),
-                    bytes_cell(w.not_always_live_peak_bytes),
-                    Cell(
-                        format_pct(w.pct_of_budget, signed=False),
-                        sort_key(w.pct_of_budget),
-                        "bad" if w.pct_of_budget > 100 else None,
-                    ),
-                )
-            )
-            for w in worst.itertuples(index=False)
-        )
-        tables.append(
-            Table(
-                (
-                    Column("Tile", True, key="tile"),
-                    Column("IPU", True, key="ipu"),
-                    Column("Bytes (incl. gaps)", True, key="bytes"),
-                    Column(live_label(True, title=True), True, key="always"),
-                    Column("Not-always-live peak", True, key="nal"),
-                    Column("Of budget", True, key="pct"),
-                ),
-                worst_rows,
-                id=f"worst-tiles-{i}",
-                note=f"{name}: the {len(worst_rows)} fullest tiles",
-                empty="no per-tile data",
-            )
-        )
-    chart = interactive.tiles_chart(reports, roles, chart_id="chart-tiles")
-    return Section("Tiles", id="tiles", tables=tuple(tables), charts=(chart,))
+def _tiles_section(side: PageSide, top: int) -> Section:
+    """The Tiles section with the per-tile chart of the page's reports."""
+    chart = interactive.tiles_chart(side.reports, side.roles, chart_id="chart-tiles")
+    return replace(side.tiles_section(top), charts=(chart,))
 
 
 #: Variables columns copied into the page's JSON data block (report / comparison).
@@ -477,106 +409,12 @@ def _comparison_remote_table(obj: Comparison, top: int) -> Table:
                  empty="no remote buffers (nothing in Streaming Memory)")
 
 
-#: The rows of the time table: (row key, title, summary metric).
-_TIME_LINES = (("device", "Device time per step", "cycles_per_step"),
-               ("host", metric_label("host_seconds_per_step"), "host_seconds_per_step"),
-               ("run", metric_label("seconds_per_step"), "seconds_per_step"))
-
-
-def _report_time_table(obj: Report) -> Table:
-    """Time per session.run split into device time and host/runtime time (not device time)."""
-    lines = _TIME_LINES
-    summary = obj.summary()
-    clock = obj.meta.target.clock_hz
-    values = {"cycles_per_step": summary["cycles_per_step"] / clock, "host_seconds_per_step":
-              summary["host_seconds_per_step"], "seconds_per_step": summary["seconds_per_step"]}
-    rows = tuple(Row((Cell(title), Cell(format_seconds(values[metric]), sort_key(values[metric]))), {"metric": key})
-                 for key, title, metric in lines)
-    return Table((Column("Time", key="time"), Column("Value", True, key="value")), rows, id="time-table",
-                 sortable=False)
-
-
-def _comparison_time_table(obj: Comparison) -> Table:
-    """Base and new time per session.run split into device time and host/runtime time."""
-    lines = _TIME_LINES
-    frame = obj.summary
-    clocks = (obj.base.meta.target.clock_hz, obj.new.meta.target.clock_hz)
-    rows_list = []
-    for key, title, metric in lines:
-        r = frame.loc[metric]
-        base, new = float(r["base"]), float(r["new"])
-        if metric == "cycles_per_step":
-            base, new = base / clocks[0], new / clocks[1]
-        delta = new - base
-        status = "" if is_missing(r["status"]) else str(r["status"])
-        tone = metric_tone(metric, status) if status else None
-        rows_list.append(Row((Cell(title), Cell(format_seconds(base), sort_key(base)),
-                              Cell(format_seconds(new), sort_key(new)),
-                              Cell(format_seconds(delta, signed=True), sort_key(delta), tone),
-                              pct_cell(r["delta_pct"], tone), status_cell(status, tone)), {"metric": key}))
-    return Table((Column("Time", key="time"), *diff_cols("")), tuple(rows_list), id="time-table", sortable=False)
-
-
 def _execution_section(side: PageSide) -> Section:
+    """The Execution section with the execution chart (when a report has an execution profile)."""
+    section = side.execution_section()
     if not any(len(r.execution) for r in side.reports):
-        return Section("Execution", id="execution", text="No execution profile in the report(s): cycles are not known.")
-    chart = bar_charts.execution_chart(side.reports, side.roles)
-    return Section("Execution", id="execution", tables=(side.execution_table(), side.time_table()), charts=(chart,))
-
-
-def _report_execution_table(obj: Report) -> Table:
-    frame = analysis.execution_by_phase(obj)
-    frame = frame[frame["phase"].astype(str).isin(DEVICE_PHASES)]
-    device = float(obj.summary()["cycles_per_step"])
-    rows = tuple(
-        Row((text_cell(phase_label(r.phase)), Cell(format_cycles(r.cycles), sort_key(r.cycles)),
-             pct_cell(100.0 * r.cycles / device if device else None, signed=False)))
-        for r in frame.itertuples(index=False)
-    )
-    cols: tuple[Column, ...] = (
-        Column("Device phase", key="phase"),
-        Column("Device cycles per step", True, key="cycles"),
-        Column("Share of device cycles", True, key="pct"),
-    )
-    footer = (Row((Cell(metric_label("cycles_per_step")), Cell(format_cycles(device)), Cell(""))),)
-    return Table(cols, rows, id="execution-table", footer=footer, note=EXECUTION_NOTE)
-
-
-def _comparison_execution_table(obj: Comparison) -> Table:
-    frame = obj.execution
-    frame = frame[frame["phase"].astype(str).isin(DEVICE_PHASES)]
-    rows = tuple(
-        Row((text_cell(phase_label(r["phase"])), *diff_cells(r, "", "cycles", format_cycles)),
-            {"status": str(r["status"])})
-        for r in frame.to_dict("records")
-    )
-    cols = (Column("Device phase", key="phase"), *diff_cols("cycles"))
-    total = obj.summary.loc["cycles_per_step"]
-    status = "" if is_missing(total["status"]) else str(total["status"])
-    tone = metric_tone("cycles_per_step", status) if status else None
-    footer = (
-        Row(
-            (
-                Cell(metric_label("cycles_per_step")),
-                Cell(format_cycles(total["base"])),
-                Cell(format_cycles(total["new"])),
-                Cell(format_cycles(total["delta"], signed=True), None, tone),
-                pct_cell(total["delta_pct"], tone),
-                Cell(status, None, tone),
-            )
-        ),
-    )
-    return Table(cols, rows, id="execution-table", footer=footer, note=EXECUTION_NOTE)
-
-
-#: The note of the execution table: what is device time and what is not.
-EXECUTION_NOTE = (
-    "Device phases only; their span is the device cycles per step (what Graph Analyser's execution view spans). "
-    "Each cycle counts once, under one phase, so the phases add up to it (where phases overlap, the first of "
-    "compute, exchange, host I/O, Streaming Memory, collective; sync is the waiting no other phase covers). "
-    "Host/runtime time is not device time: it is in the time table below, where time per session.run = device "
-    "time + host/runtime time."
-)
+        return section
+    return replace(section, charts=(bar_charts.execution_chart(side.reports, side.roles),))
 
 
 # --------------------------------------------------------------------------- page
@@ -602,8 +440,10 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
 
 def _timeline(side: PageSide) -> tuple[Section, ...]:
     """The views over time: the execution trace (when a report has one), then liveness."""
-    trace_section = html_trace_section(side.reports, side.roles)
-    return (*(() if trace_section is None else (trace_section,)), _liveness_section(side))
+    trace = side.trace_section()
+    if trace is not None:
+        trace = replace(trace, charts=(trace_chart(side.reports, side.roles, chart_id="chart-trace"),))
+    return (*(() if trace is None else (trace,)), _liveness_section(side))
 
 
 def _details(side: PageSide, top: int, *, loaded_code: Section | None = None) -> tuple[Section | None, ...]:
@@ -612,7 +452,7 @@ def _details(side: PageSide, top: int, *, loaded_code: Section | None = None) ->
     return (
         _memory_section(side),
         side.ipu_section(),  # only with more than one IPU per replica (or I/O tiles)
-        _tiles_section(side.reports, side.roles),
+        _tiles_section(side, top),
         Section("Variables", id="variables"),
         _code_section(side, top),
         loaded_code,
@@ -651,8 +491,9 @@ class PageSide(Protocol):
     def code_table(self, top: int) -> Table: ...
     def remote_table(self, top: int) -> Table: ...
     def streaming_note(self) -> str | None: ...
-    def time_table(self) -> Table: ...
-    def execution_table(self) -> Table: ...
+    def tiles_section(self, top: int) -> Section: ...
+    def execution_section(self) -> Section: ...
+    def trace_section(self) -> Section | None: ...
     def replicas_section(self) -> Section | None: ...
     def ipu_section(self) -> Section | None: ...
     def sections(self, top: int) -> tuple[Section | None, ...]: ...
@@ -694,17 +535,20 @@ class _ReportSide:
     def streaming_note(self) -> str | None:
         return streaming_totals_note(self.report)
 
-    def time_table(self) -> Table:
-        return _report_time_table(self.report)
+    def tiles_section(self, top: int) -> Section:
+        return report_tiles_section(self.report, top)
 
-    def execution_table(self) -> Table:
-        return _report_execution_table(self.report)
+    def execution_section(self) -> Section:
+        return report_execution_section(self.report)
+
+    def trace_section(self) -> Section | None:
+        return report_trace_section(self.report)
 
     def replicas_section(self) -> Section | None:
         return report_replicas_section(self.report)
 
     def ipu_section(self) -> Section | None:
-        return html_report_ipu_section(self.report)
+        return report_ipu_section(self.report)
 
     def sections(self, top: int) -> tuple[Section | None, ...]:
         """The summary (what the report records), the ledger and what is live at the peak, the
@@ -763,17 +607,20 @@ class _ComparisonSide:
     def streaming_note(self) -> str | None:
         return comparison_streaming_totals_note(self.cmp.base, self.cmp.new)
 
-    def time_table(self) -> Table:
-        return _comparison_time_table(self.cmp)
+    def tiles_section(self, top: int) -> Section:
+        return comparison_tiles_section(self.cmp, top)
 
-    def execution_table(self) -> Table:
-        return _comparison_execution_table(self.cmp)
+    def execution_section(self) -> Section:
+        return comparison_execution_section(self.cmp)
+
+    def trace_section(self) -> Section | None:
+        return comparison_trace_section(self.cmp)
 
     def replicas_section(self) -> Section | None:
-        return comparison_replicas_section(self.cmp.base, self.cmp.new)
+        return comparison_replicas_section(self.cmp)
 
     def ipu_section(self) -> Section | None:
-        return html_comparison_ipu_section(self.cmp.base, self.cmp.new)
+        return comparison_ipu_section(self.cmp)
 
     def sections(self, top: int) -> tuple[Section | None, ...]:
         """The verdict and the ledger (what moved, per parameter), the views over time, what

@@ -19,10 +19,9 @@ from matplotlib.figure import Figure
 from profcompare.base import presenters
 from profcompare.model import Report, variables_convention
 from profcompare.render import html, plots
-from profcompare.render.format import format_metric
+from profcompare.render.format import format_metric, replica_scope
 from profcompare.render.labels import TOTAL_VS_PEAK_NOTE
 from profcompare.render.ledger_words import TONE_LEGEND, liveness_rule
-from profcompare.render.replica_sections import replica_scope
 from profcompare.render.sections.summary import comparison_summary_table, report_summary_table
 from profcompare.render.sections.verdict import verdict_lines
 from profcompare.render.verdict_words import comparison_headline

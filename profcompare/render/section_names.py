@@ -20,7 +20,8 @@ SECTION_NAMES: dict[str, str] = {
     "tiles": "Tiles",
     "code": "Code by program",
     "streaming": "Streaming Memory (remote buffers)",
-    "execution": "Execution: device cycles by phase",
+    "execution": "Execution",
+    "trace": "Execution trace",
     "replicas": "Replicas and collectives",
 }
 

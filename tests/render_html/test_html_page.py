@@ -277,7 +277,7 @@ def test_report_without_optional_tables_renders(onchip: Report) -> None:
     bare = Report.build(onchip.meta, tiles=onchip.tiles, categories=onchip.categories)
     page = HtmlRenderer().render(bare)
     text = " ".join(" ".join(_parse(page).text).split())
-    assert "No execution profile in the report(s)" in text
+    assert "Execution No execution profile in this report." in text
     assert "no remote buffers (nothing in Streaming Memory)" in text
     assert "no variables in the report" in text
 

@@ -7,7 +7,8 @@ import inspect
 
 from profcompare import compare
 from profcompare.model import Report
-from profcompare.render import html, ipu_sections, replica_sections, trace_section
+from profcompare.render import html
+from profcompare.render.sections import execution, ipus, replicas, tiles, trace
 from profcompare.render.html import build_page, page_side
 
 
@@ -33,5 +34,5 @@ def test_each_side_orders_its_page(onchip: Report, offchip: Report) -> None:
 def test_only_page_side_asks_report_or_comparison() -> None:
     assert inspect.getsource(html).count("isinstance(") == 1
     assert "isinstance(" in inspect.getsource(page_side)
-    for module in (ipu_sections, replica_sections, trace_section):
+    for module in (execution, ipus, replicas, tiles, trace):
         assert "isinstance(" not in inspect.getsource(module), module.__name__

@@ -118,10 +118,11 @@ def test_the_page_section_has_spans_and_cycles_per_type(base: Report) -> None:
     html = render_page(build_page(base))
     assert 'id="trace"' in html and "Execution trace" in html and 'id="chart-trace"' in html
     assert ESCAPE_NAME not in html  # only escaped, in the chart's JSON
+    assert "6 blocks, modelled (no SyncAns: an IPU" in html  # the simulator's trace
     spans = _rows(html, "trace-spans")
-    # report, figures, IPU, span, from-to, blocks
-    assert [r[2:] for r in spans] == [["0", "400", "0–400", "4"], ["1", "300", "0–300", "2"]]
-    types = {(r[1], r[2]): r[3:] for r in _rows(html, "trace-types")}
+    # IPU, span, from-to, blocks
+    assert spans == [["0", "400", "0–400", "4"], ["1", "300", "0–300", "2"]]
+    types = {(r[0], r[1]): r[2:] for r in _rows(html, "trace-types")}
     assert types[("0", "SyncAns")] == ["1", "400", "400.0"]
     assert types[("0", "StreamCopyBegin")] == ["1", "270", "270.0"]
     assert types[("1", "OnTileExecute")] == ["1", "250", "250.0"]
@@ -147,6 +148,10 @@ def test_a_comparison_puts_both_runs_on_one_time_axis(base: Report, new: Report)
     assert "Both runs share the time axis" in chart.caption
     html = render_page(build_page(compare(base, new)))
     assert html.count('id="chart-trace"') == 1
+    # each row names its report: base's two IPUs, then new's one
+    assert _rows(html, "trace-spans") == [["base", "0", "400", "0–400", "4"], ["base", "1", "300", "0–300", "2"],
+                                          ["new", "0", "200", "0–200", "2"]]
+    assert "Base: 6 blocks, modelled (no SyncAns" in html and "New: 2 blocks, modelled (no SyncAns" in html
 
 
 def test_notebook_figures(base: Report, new: Report) -> None:
@@ -170,3 +175,22 @@ def test_the_stream_copy_parts_differ_in_lightness() -> None:
     parts = [lightness(TYPE_COLOURS[t]) for t in ("StreamCopyBegin", "StreamCopy", "StreamCopyEnd")]
     assert parts == sorted(parts, reverse=True)
     assert min(a - b for a, b in zip(parts, parts[1:])) >= 0.2
+
+
+def test_the_terminal_and_the_page_draw_one_trace_section(base: Report, new: Report) -> None:
+    """The trace's tables are built once: ``show`` and ``compare`` (text, Markdown) hold the
+    section the page holds, the page adding only its chart; ``--section trace`` names it."""
+    from dataclasses import replace
+
+    from profcompare.render.section_names import SECTION_NAMES
+    from profcompare.render.sections import comparison_document, report_document
+
+    for obj, document in ((base, report_document(base)), (compare(base, new), comparison_document(compare(base, new)))):
+        page = {s.id: s for s in build_page(obj).sections}["trace"]
+        drawn = next(s for s in document.sections if s.id == "trace")
+        assert drawn.title == SECTION_NAMES["trace"] == "Execution trace"
+        assert [c.id for c in page.charts] == ["chart-trace"]
+        assert replace(page, charts=()) == drawn
+    section = comparison_document(compare(base, new), titles={"Execution trace"}).sections
+    assert [s.title for s in section] == ["Execution trace"]
+    assert [c.text for c in section[0].tables[1].rows[0]] == ["base", "0", "SyncAns", "1", "400", "400.0"]

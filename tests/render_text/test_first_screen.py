@@ -177,7 +177,7 @@ def test_every_section_of_a_comparison_has_a_name_in_document_order(comparison: 
     named = [title for title in SECTION_NAMES.values() if title in titles]
     assert named == titles  # every section is named, in the order the document draws them
     assert len(set(SECTION_NAMES.values())) == len(SECTION_NAMES)
-    from profcompare.render.sections.time import EXECUTION_TITLE
+    from profcompare.render.sections.execution import EXECUTION_TITLE
 
     assert SECTION_NAMES["execution"] == EXECUTION_TITLE
 

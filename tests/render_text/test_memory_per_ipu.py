@@ -72,3 +72,28 @@ def test_compare_text_and_html_show_memory_per_ipu():
     assert 'id="memory-per-ipu"' in html
     assert 'id="memory-per-ipu"' not in HtmlRenderer().render(compare(one, one))
     assert "Memory per IPU" not in TextRenderer().render(compare(one, one))
+
+
+def test_one_memory_per_ipu_section_for_every_output():
+    """The section is built once: the terminal's document and the page hold the same one (the
+    page with its note at the table); its IPU cells sort by number, its bytes carry exact counts."""
+    from dataclasses import replace
+
+    from profcompare.render.html import build_page
+    from profcompare.render.sections import comparison_document, report_document
+    from profcompare.render.sections.ipus import comparison_ipu_section, report_ipu_section
+
+    one, two = _report(False), _report(True)
+    section = report_ipu_section(two)
+    assert section is not None and section.table is not None
+    assert [(row[0].text, row[0].sort) for row in section.table.rows] == [("IPU 0", "0000"), ("IPU 1", "0001")]
+    assert [row[3].title for row in section.table.rows] == ["8,192 B", "4,096 B"]  # not-always-live (tile peaks)
+    cmp = compare(one, two)
+    both = comparison_ipu_section(cmp)
+    assert both is not None and both.table is not None
+    assert [c.text for c in both.table.rows[1]][4:7] == ["0 B", "4.0 KiB", "+4.0 KiB"]
+    for obj, document, built in ((two, report_document(two), section), (cmp, comparison_document(cmp), both)):
+        page = {s.id: s for s in build_page(obj).sections}["memory-per-ipu"]
+        assert next(s for s in document.sections if s.id == "memory-per-ipu") == built
+        note = " ".join(built.notes)
+        assert page == replace(built, tables=(replace(built.tables[0], note=note),), notes=(), notes_on_table=False)

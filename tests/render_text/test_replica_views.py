@@ -37,7 +37,7 @@ from profcompare.readers.store import read_report, write_report
 from profcompare.render.html import HtmlRenderer
 from profcompare.render.markdown import MarkdownRenderer
 from profcompare.render.notebook import report_repr_html
-from profcompare.render.replica_sections import replica_scope
+from profcompare.render.format import replica_scope
 from profcompare.render.text import TextRenderer
 from workloads import find_variant, parse_knobs
 from workloads.gpt import layout_of, shape_of
@@ -175,10 +175,12 @@ def test_a_comparison_sets_the_groupings_side_by_side(report) -> None:  # type: 
     """phased all-reduces each of the 21 gradients over the data-parallel groups; phased-rts
     reduce-scatters, slices and all-gathers each (3 x 21): the tensor-parallel ones are the same."""
     from profcompare.comparison import compare
-    from profcompare.render.replica_sections import comparison_replicas_rows
+    from profcompare.render.sections.replicas import comparison_replicas_section
 
     cmp = compare(_gpt("phased"), report)
-    rows = comparison_replicas_rows(cmp.base, cmp.new)
+    section = comparison_replicas_section(cmp)
+    assert section is not None and section.table is not None
+    rows = [tuple(cell.text for cell in row) for row in section.table.rows]
     assert [r[:3] for r in rows] == [("stride 1, size 2", "26", "26"), ("stride 2, size 2", "21", "63")]
     assert rows[0][5] == "0"  # the same collectives on the same data: the same modelled cycles
     text = TextRenderer(color=False, width=250).render(cmp)
@@ -196,9 +198,9 @@ def test_the_terminal_and_the_page_draw_one_section(report) -> None:  # type: ig
     """The replicas and the per-tile-set sections are built once: the terminal's document and the
     HTML page hold the same section (the page with its notes at the table)."""
     from profcompare.render.html import build_page
-    from profcompare.render.ipu_sections import report_ipu_section
+    from profcompare.render.sections.ipus import report_ipu_section
     from profcompare.render.page.model import placed_for_page
-    from profcompare.render.replica_sections import report_replicas_section
+    from profcompare.render.sections.replicas import report_replicas_section
     from profcompare.render.sections import report_document
 
     page = {s.id: s for s in build_page(report).sections}

@@ -13,20 +13,13 @@ from profcompare.comparison import STATUSES, Comparison
 from profcompare.render.format import (
     describe_target,
     format_bytes,
-    format_count,
-    format_cycles,
     format_pct,
     is_missing,
-    metric_label,
-    metric_tone,
     status_tone,
 )
-from profcompare.render.replica_sections import comparison_replicas_section, comparison_streaming_totals_note
-from profcompare.render.ipu_sections import comparison_ipu_section
-from profcompare.model import DEVICE_PHASES, variables_convention
+from profcompare.render.replica_sections import comparison_streaming_totals_note
+from profcompare.model import variables_convention
 from profcompare.render.ledger_words import liveness_rule
-from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text
-from profcompare.render.labels import phase_label
 from profcompare.render.verdict_words import comparison_headline
 from profcompare.render.sections.document import (
     Cell,
@@ -49,11 +42,16 @@ from profcompare.render.sections.categories import comparison_categories_section
 from profcompare.render.sections.liveness import comparison_liveness_section
 from profcompare.render.sections.summary import comparison_summary_section
 from profcompare.render.sections.verdict import comparison_verdict_section
+from profcompare.render.sections.execution import EXECUTION_TITLE, comparison_execution_section
+from profcompare.render.sections.ipus import comparison_ipu_section
 from profcompare.render.sections.ledger import (
     comparison_ledger_section,
     comparison_moves_section,
     comparison_peak_section,
 )
+from profcompare.render.sections.replicas import comparison_replicas_section
+from profcompare.render.sections.tiles import comparison_tiles_section
+from profcompare.render.sections.trace import TRACE_TITLE, comparison_trace_section
 
 
 def _status_cell(status: Any, *, higher_is_better: bool = False) -> Cell:
@@ -208,20 +206,6 @@ def _side_by_side(label: str, base: Any, new: Any, fmt: Any) -> tuple[Cell, ...]
 _SIDE_COLUMNS = (Column("Base", True), Column("New", True), Column("Delta", True), Column("Delta %", True))
 
 
-def _comparison_tiles_section(cmp: Comparison) -> Section:
-    base, new = analysis.tile_stats(cmp.base, worst=1), analysis.tile_stats(cmp.new, worst=1)
-    rows = (
-        _side_by_side("Min tile memory", base["min_bytes"], new["min_bytes"], format_bytes),
-        _side_by_side("Median tile memory", base["median_bytes"], new["median_bytes"], format_bytes),
-        _side_by_side(metric_label("max_tile_bytes"), base["max_bytes"], new["max_bytes"], format_bytes),
-        _side_by_side("Tiles over budget", base["tiles_over_budget"], new["tiles_over_budget"], format_count),
-    )
-    table = Table.of((Column("Quantity"),) + _SIDE_COLUMNS, rows)
-    notes = [f"Tile budget: base {format_bytes(base['bytes_per_tile'])}, new {format_bytes(new['bytes_per_tile'])}."]
-    if len(cmp.tiles):
-        changed = cmp.tiles[cmp.tiles["status"].astype(str) != "unchanged"]
-        notes.append(f"{len(changed):,} of {len(cmp.tiles):,} tiles changed beyond the noise threshold.")
-    return Section("Tiles", (table,), (*notes, *_missing_sides(cmp, "tiles")))
 
 
 def _comparison_code_section(cmp: Comparison, top: int | None) -> Section:
@@ -288,32 +272,6 @@ def _comparison_remote_section(cmp: Comparison, top: int | None) -> Section:
     return Section(title, (table,), notes)
 
 
-def _comparison_execution_section(cmp: Comparison) -> Section:
-    title = EXECUTION_TITLE
-    execution = cmp.execution
-    if not len(execution):
-        return Section(title, notes=("Neither report has an execution profile.",))
-    device = execution[execution["phase"].astype(str).isin(DEVICE_PHASES)]
-    rows = [
-        (Cell(phase_label(r.phase)),)
-        + _delta_cells(r.base_cycles, r.new_cycles, r.delta_cycles, r.delta_pct, r.status, format_cycles)
-        for r in device.itertuples(index=False)
-    ]
-    total = cmp.summary.loc["cycles_per_step"]
-    tone = metric_tone("cycles_per_step", _str(total["status"]))
-    rows.append((Cell(metric_label("cycles_per_step")), _num(format_cycles(total["base"])),
-                 _num(format_cycles(total["new"])), _num(format_cycles(total["delta"], signed=True), tone),
-                 _num(format_pct(total["delta_pct"]), tone), Cell(_str(total["status"]), tone=tone)))
-    table = Table.of((Column("Device phase"),) + _DELTA_COLUMNS, tuple(rows))
-    notes = [DEVICE_PHASES_NOTE]
-    notes += [f"{role.capitalize()}: {time_per_run_text(cmp.summary[role], report.meta.target.clock_hz)}"
-              for role, report in (("base", cmp.base), ("new", cmp.new))]
-    for role, report in (("base", cmp.base), ("new", cmp.new)):
-        if not len(report.execution):
-            notes.append(f"The {role} report has no execution profile; its cycles read 0.")
-    return Section(title, (table,), tuple(notes))
-
-
 def comparison_warnings(cmp: Comparison) -> tuple[str, ...]:
     """Return the lines a reader of a comparison must not miss (oom, simulated, different devices)."""
     base, new = cmp.base.meta, cmp.new.meta
@@ -350,7 +308,7 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20, titles: Collec
     where, what it did to peak tile memory and to time), then the ledger (Where the memory moved,
     Memory ledger, What changed the not-always-live peak), then Summary, Memory by
     category, Variables (largest changes), Liveness, Tiles, Code by program, Streaming Memory
-    (remote buffers), Execution: device cycles by phase.
+    (remote buffers), Execution, Execution trace, Replicas and collectives.
     ``top`` cuts the long tables (None or 0 = all rows). ``titles``, when given, keeps only the
     sections of those titles, in the order above, and builds no other (a summary that shows a few
     sections does not pay for the rest).
@@ -380,15 +338,16 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20, titles: Collec
         ("What changed the not-always-live peak", lambda: comparison_peak_section(cmp, top)),
         ("Summary", lambda: comparison_summary_section(cmp)),
         # only with more than one IPU per replica
-        ("Memory per IPU", lambda: comparison_ipu_section(cmp.base, cmp.new)),
+        ("Memory per IPU", lambda: comparison_ipu_section(cmp)),
         ("Memory by category", lambda: comparison_categories_section(cmp)),
         ("Variables (largest changes)", lambda: _comparison_variables_section(cmp, top)),
         ("Liveness", lambda: comparison_liveness_section(cmp)),
-        ("Tiles", lambda: _comparison_tiles_section(cmp)),
+        ("Tiles", lambda: comparison_tiles_section(cmp, top)),
         ("Code by program", lambda: _comparison_code_section(cmp, top)),
         ("Streaming Memory (remote buffers)", lambda: _comparison_remote_section(cmp, top)),
-        (EXECUTION_TITLE, lambda: _comparison_execution_section(cmp)),
-        ("Replicas and collectives", lambda: comparison_replicas_section(cmp.base, cmp.new)),  # with replica groupings
+        (EXECUTION_TITLE, lambda: comparison_execution_section(cmp)),
+        (TRACE_TITLE, lambda: comparison_trace_section(cmp)),  # only with an execution trace
+        ("Replicas and collectives", lambda: comparison_replicas_section(cmp)),  # with replica groupings
     )
     built = (build() for title, build in builders if titles is None or title in titles)
     sections = tuple(section for section in built if section is not None)

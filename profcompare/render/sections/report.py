@@ -6,25 +6,15 @@ import pandas as pd
 
 from profcompare.analysis import views as analysis
 from profcompare.analysis.views import TopN
-from profcompare.model import DEVICE_PHASES, Report, ReportMeta, variables_convention
+from profcompare.model import Report, ReportMeta, variables_convention
 from profcompare.render.format import (
     describe_target,
     format_bytes,
     format_count,
-    format_cycles,
-    format_pct,
-    metric_label,
 )
-from profcompare.render.ipu_sections import report_ipu_section
-from profcompare.render.replica_sections import (
-    report_loaded_code_section,
-    report_replicas_section,
-    streaming_totals_note,
-)
+from profcompare.render.replica_sections import streaming_totals_note
 from profcompare.render.ledger_words import liveness_rule
-from profcompare.render.sections.time import DEVICE_PHASES_NOTE, EXECUTION_TITLE, time_per_run_text
-from profcompare.render.labels import VARIABLES_SUM_NOTE, phase_label
-from profcompare.render.trace_section import report_trace_section
+from profcompare.render.labels import VARIABLES_SUM_NOTE
 from profcompare.render.sections.document import (
     Cell,
     Column,
@@ -49,6 +39,11 @@ from profcompare.render.sections.categories import report_categories_section
 from profcompare.render.sections.ledger import report_ledger_section, report_peak_section
 from profcompare.render.sections.liveness import report_liveness_section
 from profcompare.render.sections.summary import report_summary_section
+from profcompare.render.sections.execution import report_execution_section
+from profcompare.render.sections.ipus import report_ipu_section
+from profcompare.render.sections.replicas import report_loaded_code_section, report_replicas_section
+from profcompare.render.sections.tiles import report_tiles_section
+from profcompare.render.sections.trace import report_trace_section
 
 
 def _workload_fact(meta: ReportMeta) -> str | None:
@@ -130,38 +125,6 @@ def _variables_section(report: Report, top: int | None) -> Section:
     return Section("Largest variables", (_variables_table(view),), notes)
 
 
-def _tiles_section(report: Report, top: int | None) -> Section:
-    worst = min(top or 10, 10)
-    stats = analysis.tile_stats(report, worst=worst)
-    if not stats["tiles"]:
-        return Section("Tiles", notes=(_empty_note(report.meta, "tiles", "No tiles in this report."),))
-    notes = (
-        (
-            f"{stats['tiles']:,} tiles of {format_bytes(stats['bytes_per_tile'])}: "
-            f"min {format_bytes(stats['min_bytes'])}, median {format_bytes(stats['median_bytes'])}, "
-            f"max {format_bytes(stats['max_bytes'])}; {stats['tiles_over_budget']:,} over budget."
-        ),
-    )
-    rows = tuple(
-        (
-            _num(str(int(r.tile))),
-            _num(str(int(r.ipu))),
-            _num(format_bytes(r.bytes), "bad" if r.bytes > stats["bytes_per_tile"] else None),
-            _num(format_pct(r.pct_of_budget, signed=False)),
-            _num(format_bytes(r.always_live_bytes)),
-            _num(format_bytes(r.not_always_live_peak_bytes)),
-        )
-        for r in stats["worst_tiles"].itertuples(index=False)
-    )
-    table = Table.of((
-            Column("Tile", True),
-            Column("IPU", True),
-            Column("Bytes (incl. gaps)", True),
-            Column("Of budget", True),
-            Column("Always-live", True),
-            Column("Not-always-live peak", True),
-        ), rows)
-    return Section(f"Fullest tiles (top {len(rows)})", (table,), notes)
 
 
 def _code_section(report: Report, top: int | None) -> Section:
@@ -219,33 +182,12 @@ def _remote_section(report: Report, top: int | None) -> Section:
     return Section(title, (table,), notes)
 
 
-def _execution_section(report: Report) -> Section:
-    phases = analysis.execution_by_phase(report)
-    title = EXECUTION_TITLE
-    if not len(phases):
-        return Section(title, notes=(_empty_note(report.meta, "execution", "No execution profile in this report."),))
-    summary = report.summary()
-    device_cycles = summary["cycles_per_step"]
-    device = phases[phases["phase"].astype(str).isin(DEVICE_PHASES)]
-    rows = [
-        (Cell(phase_label(r.phase)), _num(format_cycles(r.cycles)),
-         _num(format_pct(100.0 * r.cycles / device_cycles if device_cycles else float("nan"), signed=False)))
-        for r in device.itertuples(index=False)
-    ]
-    rows.append((Cell(metric_label("cycles_per_step")), _num(format_cycles(device_cycles)), _num("")))
-    table = Table.of((Column("Device phase"), Column("Device cycles per step", True),
-                   Column("Share of device cycles", True)), tuple(rows))
-    time_text = time_per_run_text(summary, report.meta.target.clock_hz)
-    notes = (DEVICE_PHASES_NOTE, time_text[0].upper() + time_text[1:])
-    return Section(title, (table,), notes)
-
-
 def report_document(report: Report, *, top: int | None = 20) -> Document:
     """Return the document for one report (``show``): header facts, warnings and sections.
 
     Sections: Summary, Memory ledger, Live at the not-always-live peak, Memory by category,
-    Largest variables, Liveness, Fullest tiles, Code by program, Streaming Memory (remote
-    buffers), Execution: device cycles by phase. ``top`` cuts the
+    Largest variables, Liveness, Tiles, Code by program, Streaming Memory (remote
+    buffers), Execution. ``top`` cuts the
     long tables (None or 0 = all rows).
     """
     top = limit(top)
@@ -269,10 +211,10 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
         report_categories_section(report),
         _variables_section(report, top),
         report_liveness_section(report),
-        _tiles_section(report, top),
+        report_tiles_section(report, top),
         _code_section(report, top),
         _remote_section(report, top),
-        _execution_section(report),
+        report_execution_section(report),
     )
     trace_section = report_trace_section(report)  # only with an execution trace
     if trace_section is not None:
