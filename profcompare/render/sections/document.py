@@ -87,6 +87,7 @@ _TABLE_WHAT = {
     "code": "code attribution",
     "execution": "an execution profile",
     "remote_buffers": "remote buffers (Streaming Memory)",
+    "programs": "a program tree",
 }
 
 
@@ -171,6 +172,7 @@ _TABLE_WORDS = {
     "execution": "an execution profile",
     "remote_buffers": "remote buffers (Streaming Memory)",
     "trace": "an execution trace",
+    "programs": "a program tree",
 }
 
 
