@@ -624,8 +624,9 @@ def _programs(compilation: Any) -> pd.DataFrame:
 
     def key(program: Any) -> int:
         pid = getattr(program, "_id", None)
-        usable = isinstance(pid, (int, np.integer)) and not isinstance(pid, bool) and pid >= 0
-        return int(pid) if usable else id(program)
+        if isinstance(pid, (int, np.integer)) and not isinstance(pid, bool) and pid >= 0:
+            return int(pid)
+        return id(program)
 
     def children(program: Any) -> list[Any]:
         return list(getattr(program, "children", None) or ())
