@@ -1,6 +1,6 @@
 """The Report model: the contract every reader fills and every consumer relies on.
 
-A :class:`Report` is a frozen dataclass that owns one :class:`ReportMeta` and seven pandas
+A :class:`Report` is a frozen dataclass that owns one :class:`ReportMeta` and nine pandas
 DataFrames. Their columns, dtypes and units are declared once, in :data:`SCHEMAS`, and checked
 when a Report is built, so a reader that produces a wrong column fails at construction (in
 our tests), never later in a user's notebook.
@@ -64,6 +64,17 @@ Tables (``name: dtype`` -- meaning):
     program: object(str) -- the program the block executes (for a block inside a group, the group's);
     parent: object(str) -- the group (program-tree node) the block sits in, "" at the top level;
     depth: int64 -- how many groups enclose it (0 at the top level)
+
+``programs`` -- optional; the program tree (Graph Analyser's Program Tree): one row per program,
+    in tree order (depth first, a program's children after it in their order)
+    id: int64 -- the program's id, unique in the report (pva's program id; the simulator's row number);
+    parent: Int64 (nullable) -- the id of the program whose child it is (an earlier row), <NA> for a root;
+    depth: int64 -- how many programs enclose it (0 for a root);
+    kind: category -- the program type (:data:`PROGRAM_KINDS`: Sequence, Repeat, Call,
+    OnTileExecute, DoExchange, StreamCopyBegin, ... or another pva program type);
+    name: object(str) -- the program's name; op: object(str) -- the popxl/PopART op it lowers,
+    "" where none or unknown; ipu: Int64 (nullable) -- the IPU it runs on within the replica,
+    <NA> when it spans several or the source does not say
 
 ``remote_buffers`` -- optional; Streaming Memory (not tile memory), per replica
     name: object(str); entries: int64; shape: object(str) (one entry's element shape);
@@ -203,6 +214,27 @@ CAPABILITIES: tuple[str, ...] = (
     "execution",
     "remote_buffers",
     "trace",
+    "programs",
+)
+
+#: Program types of the ``programs`` table the simulator writes (pva's ``Program.Type`` names and
+#: Poplar's control programs; reference/pva.md). A reader may give other pva program types.
+PROGRAM_KINDS: tuple[str, ...] = (
+    "Sequence",
+    "Repeat",
+    "Call",
+    "If",
+    "Switch",
+    "OnTileExecute",
+    "DoExchange",
+    "GlobalExchange",
+    "StreamCopyBegin",
+    "StreamCopyMid",
+    "StreamCopyEnd",
+    "RemoteLoad",
+    "RemoteStore",
+    "Sync",
+    "WriteUndef",
 )
 
 #: Block types of Graph Analyser's execution trace (its names; pva's ``Sync`` program type is
@@ -309,6 +341,15 @@ SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
             ("parent", "object", "", "enclosing group of the program tree; '' at the top level"),
             ("depth", "int64", "", "number of enclosing groups"),
         ),
+        "programs": _cols(
+            ("id", "int64", "", "program id, unique in the report"),
+            ("parent", "Int64", "", "id of the enclosing program; <NA> for a root"),
+            ("depth", "int64", "", "number of enclosing programs (0 for a root)"),
+            ("kind", "category", "", "program type: Sequence, Repeat, Call, OnTileExecute, ..."),
+            ("name", "object", "", "program name"),
+            ("op", "object", "", "popxl/PopART op it lowers; '' for none"),
+            ("ipu", "Int64", "", "IPU within the replica; <NA> when several or unknown"),
+        ),
     }
 )
 
@@ -354,6 +395,7 @@ EXACT_SIMULATED_COLUMNS: Mapping[str, frozenset[str]] = MappingProxyType({
     "categories": frozenset({"category", "group"}),
     "tiles": frozenset({"tile", "ipu"}),
     "trace": frozenset({"ipu", "type", "name", "program", "parent", "depth"}),
+    "programs": frozenset({"id", "parent", "depth", "kind", "name", "op", "ipu"}),
 })
 
 
@@ -564,6 +606,18 @@ def trace_from_blocks(blocks: Sequence[tuple[int, int, int, str, str, str, str, 
     parent, depth), in the order given."""
     names = ("ipu", "cycles_from", "cycles_to", "type", "name", "program", "parent", "depth")
     return make_frame("trace", {name: list(values) for name, values in zip(names, zip(*blocks))} if blocks else None)
+
+
+def programs_from_rows(rows: Sequence[tuple[int, int | None, int, str, str, str, int | None]]) -> pd.DataFrame:
+    """The ``programs`` table of ``rows``, each (id, parent, depth, kind, name, op, ipu), in the
+    order given (tree order); a parent or IPU of None is <NA>."""
+    names = ("id", "parent", "depth", "kind", "name", "op", "ipu")
+    if not rows:
+        return make_frame("programs")
+    columns: dict[str, Any] = {name: list(values) for name, values in zip(names, zip(*rows))}
+    for name in ("parent", "ipu"):
+        columns[name] = pd.array(columns[name], dtype="Int64")
+    return make_frame("programs", columns)
 
 
 def _default_index(series: pd.Series) -> pd.Series:
@@ -833,6 +887,8 @@ class Report:
     remote_buffers: pd.DataFrame
     #: the execution trace (optional; readers and the simulator that do not give one leave it empty)
     trace: pd.DataFrame = field(default_factory=lambda: empty_frame("trace"))
+    #: the program tree (optional; readers whose source has none leave it empty)
+    programs: pd.DataFrame = field(default_factory=lambda: empty_frame("programs"))
 
     def __post_init__(self) -> None:
         if not isinstance(self.meta, ReportMeta):
@@ -1003,6 +1059,8 @@ class Report:
 
 __all__ = [
     "trace_from_blocks",
+    "programs_from_rows",
+    "PROGRAM_KINDS",
     "CAPABILITIES",
     "CONFIDENCES",
     "EXACT_SIMULATED_COLUMNS",

@@ -141,6 +141,28 @@ def check_ordered(table: str, frame: pd.DataFrame, low: str, high: str) -> None:
         _fail(f"{table}: row {row} has {low} {int(a[row])} > {high} {int(b[row])}")
 
 
+def check_program_tree(frame: pd.DataFrame) -> None:
+    """Program rows form a tree in tree order: ids unique, each parent an earlier row's id, each
+    depth its parent's + 1 (0 for a root)."""
+    if not len(frame):
+        return
+    check_unique("programs", frame, "id")
+    ids = frame["id"].to_numpy()
+    parents = frame["parent"].to_numpy(dtype="int64", na_value=-1)
+    depths = frame["depth"].to_numpy()
+    depth_of: dict[int, int] = {}
+    for row, (pid, parent, depth) in enumerate(zip(ids.tolist(), parents.tolist(), depths.tolist())):
+        if parent < 0:
+            expected = 0
+        elif parent not in depth_of:
+            _fail(f"programs.parent: row {row} has {parent}, not the id of an earlier row")
+        else:
+            expected = depth_of[parent] + 1
+        if depth != expected:
+            _fail(f"programs.depth: row {row} has {depth}, expected {expected}")
+        depth_of[pid] = depth
+
+
 def check_tiles(frame: pd.DataFrame, tiles_per_replica: int, ipus_per_replica: int) -> None:
     """Tile rows: gaps only add, indices unique and inside the replica."""
     if not len(frame):
@@ -254,7 +276,7 @@ def check_report_values(report: Any) -> None:
     check_meta(meta)
     check_target(meta.target)
     target = meta.target
-    for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers", "trace"):
+    for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers", "trace", "programs"):
         check_integer_columns(table, getattr(report, table))
     check_tiles(report.tiles, target.tiles_per_ipu * target.ipus_per_replica, target.ipus_per_replica)
     if len(report.categories):
@@ -264,6 +286,13 @@ def check_report_values(report: Any) -> None:
     check_ordered("variables", report.variables, "first_step", "last_step")
     check_ordered("execution", report.execution, "cycles_from", "cycles_to")
     check_ordered("trace", report.trace, "cycles_from", "cycles_to")
+    programs = getattr(report, "programs", None)
+    if programs is not None:
+        check_program_tree(programs)
+        ipu = programs["ipu"].to_numpy(dtype="int64", na_value=0)
+        if len(ipu) and ipu.max() >= target.ipus_per_replica:
+            row = _first_bad_row(ipu >= target.ipus_per_replica)
+            _fail(f"programs.ipu: row {row} has {int(ipu[row])} (the target has {target.ipus_per_replica} per replica)")
     if len(report.trace):
         ipus = report.trace["ipu"].to_numpy()
         if ipus.min() < 0 or ipus.max() >= target.ipus_per_replica:
@@ -279,6 +308,7 @@ __all__ = [
     "check_integer_columns",
     "check_meta",
     "check_ordered",
+    "check_program_tree",
     "check_report_values",
     "check_target",
     "check_text_column",

@@ -28,6 +28,11 @@ Tables (columns, in order):
     (cycles per step, i.e. per run of the main program)
 ``remote_buffers`` -- name, base_bytes, new_bytes, delta_bytes, delta_pct, status, base_entries,
     new_entries, base_sharded, new_sharded
+``programs`` -- the two program trees aligned, in tree order: depth, kind, name, op, base_name,
+    new_name, base_id, new_id, base_programs, new_programs, delta_programs (programs in the
+    subtree), status in :data:`~profcompare.comparison.programs.PROGRAM_STATUSES` (added,
+    removed, changed: a subtree whose programs differ, unchanged); paired by the path of (kind,
+    normalised name) from the root (:func:`~profcompare.comparison.programs.compare_programs`)
 
 Details every consumer may rely on:
 
@@ -72,6 +77,7 @@ from profcompare.comparison.comparison import Comparison
 from profcompare.comparison.join import MATCHES, NOT_AVAILABLE, STATUSES, noise_threshold
 from profcompare.comparison.limits import Limit, check_limits, parse_limit
 from profcompare.comparison.liveness import _compare_liveness
+from profcompare.comparison.programs import PROGRAM_STATUSES, _compare_programs, compare_programs
 from profcompare.comparison.tables import (
     _compare_categories,
     _compare_code,
@@ -132,17 +138,20 @@ def compare(base: Report, new: Report, *, noise_bytes: int = 64, noise_pct: floa
         noise_bytes=noise_bytes,
         noise_pct=float(noise_pct),
         ledger=_compare_ledger(base, new, noise_bytes, noise_pct),
+        programs=_compare_programs(base, new),
     )
 
 
 __all__ = [
     "MATCHES",
     "NOT_AVAILABLE",
+    "PROGRAM_STATUSES",
     "STATUSES",
     "Comparison",
     "Limit",
     "check_limits",
     "compare",
+    "compare_programs",
     "ledger_by_parameter",
     "ledger_moves",
     "peak_composition",

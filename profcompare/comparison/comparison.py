@@ -12,6 +12,7 @@ import pandas as pd
 
 from profcompare.base import presenters
 from profcompare.analysis.views import TopN, top_n
+from profcompare.comparison.programs import compare_programs
 from profcompare.comparison.tables import _empty_ledger_diff
 from profcompare.errors import ProfcompareError
 from profcompare.analysis.ledger import ledger_by_parameter, ledger_moves, peak_composition
@@ -20,6 +21,13 @@ from profcompare.model import Report
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+
+def _empty_programs_diff() -> pd.DataFrame:
+    """The ``programs`` table of two reports without program trees (its columns, no rows)."""
+    from profcompare.model import make_frame
+
+    return compare_programs(make_frame("programs"), make_frame("programs"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,6 +47,8 @@ class Comparison:
     noise_bytes: int
     noise_pct: float
     ledger: pd.DataFrame = dataclasses.field(default_factory=lambda: _empty_ledger_diff())
+    #: the two program trees aligned (profcompare.comparison.programs.compare_programs)
+    programs: pd.DataFrame = dataclasses.field(default_factory=lambda: _empty_programs_diff())
 
     def ledger_moves(self, n: int | None = 8) -> pd.DataFrame:
         """How each (parameter, role)'s bytes moved between locations, largest move first.

@@ -10,7 +10,9 @@ cycles_from, cycles_to, step_ids, tile_balance, stream_copy_destination``). Rows
 What the cache holds is measured, but it is execution only: no tile memory, no variables, no
 target. The Report has the ``trace`` table and an ``execution`` table built from it (every block
 but the groups and the SyncAns blocks, which overlap the blocks they wait for), and says
-"measured, execution only" in its producer. The target is not in the file: see
+"measured, execution only" in its producer. The cache records no program tree: its grouping
+nodes are one per executed group (the same program many times over, no program ids, types or
+control programs), so ``programs`` is left empty and is not among the capabilities. The target is not in the file: see
 :data:`ASSUMED_TARGET`.
 """
 

@@ -34,11 +34,19 @@ from profcompare.errors import (
     ReportFormatError,
     SdkUnavailableError,
 )
-from profcompare.model import CATEGORY_GROUPS, Report, ReportMeta, Target, make_frame, trace_from_blocks
+from profcompare.model import (
+    CATEGORY_GROUPS,
+    Report,
+    ReportMeta,
+    Target,
+    make_frame,
+    programs_from_rows,
+    trace_from_blocks,
+)
 from profcompare.readers.name_attribution import attribute_names
 
 #: ``progress(part, done, total)``: told which part of the profile is being read ("tiles",
-#: "liveness", "code", "execution") and how far along it is.
+#: "liveness", "code", "programs", "execution") and how far along it is.
 Progress = Callable[[str, int, int], None]
 
 #: libpva ``IPU.Architecture`` names -> our Target.architecture. ``Ipu2`` is confirmed
@@ -295,6 +303,11 @@ def report_from_pva(raw: Any, *, source: str, not_always_live_variables: bool = 
     else:
         code_frame = make_frame("code")
 
+    tell("programs", 0, 1)
+    programs = _guarded("program tree", lambda: _programs(compilation), make_frame("programs"))
+    if len(programs):
+        capabilities.add("programs")
+
     tell("execution", 0, 1)
     execution = _guarded("execution profile", lambda: _execution(getattr(raw, "execution", None)),
                          make_frame("execution"))
@@ -329,6 +342,7 @@ def report_from_pva(raw: Any, *, source: str, not_always_live_variables: bool = 
         code=code_frame,
         execution=execution,
         trace=trace,
+        programs=programs,
     )
 
 
@@ -586,6 +600,52 @@ def _code(compilation: Any, tell: Progress) -> pd.DataFrame | None:
                 code_bytes.append(exchange)
     tell("code", total, total)
     return make_frame("code", {"name": names, "type": types, "category": categories, "code_bytes": code_bytes})
+
+
+def _programs(compilation: Any) -> pd.DataFrame:
+    """The ``programs`` table: the tree of ``compilation.programs`` (reference/pva.md), in tree order.
+
+    pva lists every program, children included, so the roots are the programs no other program
+    lists among its ``children``. A program listed under several parents (a function called from
+    several places) is one row, under the first parent the walk meets; a cycle is not followed.
+    Columns and the pva attribute each comes from:
+
+    - id: ``program._id`` (pva's unique program id) when every program has one, else the row number;
+    - parent, depth: from the ``program.children`` lists;
+    - kind: ``program.type.name`` (``pva.Program.Type``); name: ``program.name``;
+    - op: pva's Program does not name the op it lowers (``OperationAnalysis(...).operations[i].programs()``
+      would, with debug.cbor; not read here): ``""``;
+    - ipu: pva's Program gives no IPU: <NA>.
+    """
+    listed = getattr(compilation, "programs", None)
+    if listed is None:
+        return make_frame("programs")
+    listed = list(listed)
+
+    def key(program: Any) -> int:
+        pid = getattr(program, "_id", None)
+        if isinstance(pid, (int, np.integer)) and not isinstance(pid, bool) and pid >= 0:
+            return int(pid)
+        return id(program)
+
+    def children(program: Any) -> list[Any]:
+        return list(getattr(program, "children", None) or ())
+
+    pva_ids = all(key(p) == getattr(p, "_id", None) for p in listed) and len({key(p) for p in listed}) == len(listed)
+    as_child = {key(c) for p in listed for c in children(p)}
+    rows: list[tuple[int, int | None, int, str, str, str, int | None]] = []
+    row_id: dict[int, int] = {}
+    for root in (p for p in listed if key(p) not in as_child):
+        todo: list[tuple[Any, int | None, int]] = [(root, None, 0)]
+        while todo:
+            program, parent, depth = todo.pop()
+            k = key(program)
+            if k in row_id:
+                continue  # already under an earlier parent (or a cycle)
+            row_id[k] = k if pva_ids else len(rows)
+            rows.append((row_id[k], parent, depth, _name(program.type), str(program.name), "", None))
+            todo.extend((child, row_id[k], depth + 1) for child in reversed(children(program)))
+    return programs_from_rows(rows)
 
 
 def _interval(ipu: Any) -> tuple[int | None, int | None]:

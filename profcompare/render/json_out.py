@@ -27,7 +27,8 @@ version 5 the tables the pages show that the export lacked -- ``time``, ``livene
                                  collectives, cycles (every phase of their steps)}]},
      "loaded_code": [replicas.loaded_code rows],
      "streaming_memory_totals": {replicas.StreamingTotals fields},
-     "execution_trace": {"spans": [trace_spans rows], "types": [type_totals rows, per IPU]}}
+     "execution_trace": {"spans": [trace_spans rows], "types": [type_totals rows, per IPU]},
+     "programs": [Report.programs rows: the program tree, in tree order]}
 
 ``compare``::
 
@@ -48,7 +49,8 @@ version 5 the tables the pages show that the export lacked -- ``time``, ``livene
      "replicas": [replicas.compare_groupings rows],
      "base_report" / "new_report": {"liveness_peak", "tile_stats", "replicas", "loaded_code",
                                     "streaming_memory_totals", "execution_trace"} as in ``show``,
-     "headline": str (the comparison in one sentence: the line the terminal opens and closes with)}
+     "headline": str (the comparison in one sentence: the line the terminal opens and closes with),
+     "programs": [Comparison.programs rows: the two program trees aligned, in tree order]}
 
 Lists of rows carry the columns of the matching Report / Comparison table. Everything is
 complete unless ``--top N`` limits the variables (the largest first; ``cut`` says how many
@@ -259,6 +261,7 @@ def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
         "streaming_memory": frame_records(report.remote_buffers),
         "time": _time(report),
         **_report_views(report),
+        "programs": frame_records(report.programs),
     }
 
 
@@ -308,6 +311,7 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
         "base_report": _side_views(cmp.base),
         "new_report": _side_views(cmp.new),
         "headline": headline(verdict),
+        "programs": frame_records(cmp.programs),
     }
 
 

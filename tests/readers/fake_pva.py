@@ -28,8 +28,10 @@ def tile(including: int, excluding: int, always: int, not_always: int, categorie
 
 
 def program(name: str, type_name: str, *, children: list[NS] | None = None, control: list[int] | None = None,
-            exchange: list[int] | None = None) -> NS:
+            exchange: list[int] | None = None, pid: int | None = None) -> NS:
     attrs: dict[str, Any] = {"name": name, "type": enum(type_name), "children": children or []}
+    if pid is not None:
+        attrs["_id"] = pid
     if control is not None:
         attrs["controlCodeByTile"] = control
     if exchange is not None:
@@ -47,10 +49,10 @@ def liveness_step(prog: NS, nal_bytes: int, variables: list[NS]) -> NS:
 
 def build_report_tree(*, with_execution: bool = True) -> NS:
     """A 2-IPU replica (2 tiles per IPU), replicated twice, with liveness, code and two runs."""
-    fwd = program("fwd/matmul", "OnTileExecute", control=[10, 10, 10, 10])
-    exch = program("fwd/exchange", "DoExchange", control=[1, 1, 1, 1], exchange=[100, 100, 50, 50])
-    seq = program("main", "Sequence", children=[fwd, exch], control=[99, 99, 99, 99])
-    copy = program("host/copy", "StreamCopyMid", control=[2, 2, 0, 0], exchange=[7, 7, 0, 0])
+    fwd = program("fwd/matmul", "OnTileExecute", control=[10, 10, 10, 10], pid=11)
+    exch = program("fwd/exchange", "DoExchange", control=[1, 1, 1, 1], exchange=[100, 100, 50, 50], pid=12)
+    seq = program("main", "Sequence", children=[fwd, exch], control=[99, 99, 99, 99], pid=10)
+    copy = program("host/copy", "StreamCopyMid", control=[2, 2, 0, 0], exchange=[7, 7, 0, 0], pid=13)
     tiles = [
         tile(1000, 900, 600, 300, {"vertexCode": 100, "controlCode": 20, "constant": 5, "stack": 64}),
         tile(1100, 950, 650, 300, {"vertexCode": 110, "controlCode": 20, "constant": 5, "stack": 64}),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from profcompare.model import Report, ReportMeta, Target, make_frame
+from profcompare.model import Report, ReportMeta, Target, make_frame, programs_from_rows
 
 ODD_NAMES = ["</script><b>x</b>", "Ünïcødé/变量/🙂", "quote\"and'apostrophe", "semi;colon -- DROP TABLE x", "tab\tnewline\n"]
 
@@ -116,6 +116,15 @@ def build_report(*, variables: int = 40, steps: int = 30) -> Report:
             "depth": [1, 0, 1, 1, 0],
         },
     )
+    # a program tree: two roots, nesting, a program on no known IPU, a hostile name
+    programs = programs_from_rows([
+        (0, None, 0, "Sequence", "WeightsFromHost", "", None),
+        (1, 0, 1, "StreamCopyMid", "WeightsFromHost/w/Mid", "", 0),
+        (2, None, 0, "Sequence", "main", "", None),
+        (3, 2, 1, "Sequence", "matmul/1", "matmul/1", 0),
+        (4, 3, 2, "OnTileExecute", "matmul/1/Convolve", "matmul/1", 0),
+        (5, 2, 1, "Call", "x</script><b>y</b>", "call", 1),
+    ])
     meta = ReportMeta(
         source="",
         format="store",
@@ -132,12 +141,12 @@ def build_report(*, variables: int = 40, steps: int = 30) -> Report:
         created="2024-01-02T03:04:05+00:00",
     )
     return Report.build(meta, tiles=tile_frame, categories=categories, variables=variables_frame, liveness=liveness,
-                        code=code, execution=execution, remote_buffers=remote, trace=trace)
+                        code=code, execution=execution, remote_buffers=remote, trace=trace, programs=programs)
 
 
 def assert_reports_equal(left: Report, right: Report, *, ignore_meta: tuple[str, ...] = ("source",)) -> None:
     """Every table equal (pandas.testing, dtypes included) and meta equal except ``ignore_meta``."""
-    for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers", "trace"):
+    for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers", "trace", "programs"):
         pd.testing.assert_frame_equal(getattr(left, table), getattr(right, table), obj=table)
     blank = {k: {"format": "store", "workload": None, "variant": None, "created": None}.get(k, "") for k in ignore_meta}
     assert left.meta.replace(**blank) == right.meta.replace(**blank)

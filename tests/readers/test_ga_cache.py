@@ -215,7 +215,18 @@ def test_show_prints_what_the_cache_records_and_one_line_for_the_rest(cache: pat
     assert "n/a" not in text and "Peak liveness" not in text and "Total memory" not in text
     assert text.count("This report does not record") == 1
     assert ("This report does not record per-tile memory, memory categories, variables, liveness (program steps), "
-            "code or remote buffers (Streaming Memory): the figures and sections that need them are left out.") in text
+            "code, remote buffers (Streaming Memory) or a program tree: the figures and sections that need them are "
+            "left out.") in text
     for title in ("Memory per IPU", "Memory ledger", "Memory by category", "Largest variables", "Code by program"):
         assert title not in text
     assert re.search(r"^(### )?Execution$", result.output, re.MULTILINE) and "Execution trace" in text
+
+
+def test_the_cache_records_no_program_tree_and_the_outputs_say_so(report: pc.Report) -> None:
+    # its FlameGraphNode groups are the trace's (one per executed group, 590 of 40 names), not
+    # the program tree: the table stays empty and is not among the capabilities
+    from profcompare.render.sections.document import unrecorded_note, unrecorded_tables
+
+    assert report.programs.empty and "programs" not in report.meta.capabilities
+    assert "programs" in unrecorded_tables(report)
+    assert "a program tree" in unrecorded_note(report)

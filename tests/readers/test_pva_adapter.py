@@ -13,7 +13,7 @@ from fake_pva import FakePva, build_report_tree, enum
 from readers_builders import assert_reports_equal
 
 from profcompare.errors import OutputExistsError, ReportFormatError, SdkUnavailableError
-from profcompare.model import Target, make_frame
+from profcompare.model import Target, make_frame, programs_from_rows
 from profcompare.readers import open_report, store
 from profcompare.readers.pva import export_pva, read_pva, report_from_pva
 
@@ -38,7 +38,8 @@ def test_reads_every_table_from_the_object_tree(profile: pathlib.Path) -> None:
     assert meta.target == Target("Mk2", num_ipus=4, tiles_per_ipu=2, bytes_per_tile=638976, clock_hz=1.33e9,
                                  num_replicas=2, ipus_per_replica=2)
     assert meta.oom is True  # tile 3 overflowed
-    assert meta.capabilities == {"tiles", "categories", "variables", "liveness", "code", "execution", "trace"}
+    assert meta.capabilities == {"tiles", "categories", "variables", "liveness", "code", "execution", "trace",
+                                 "programs"}
 
     pd.testing.assert_frame_equal(report.tiles, make_frame("tiles", {
         "tile": [0, 1, 2, 3], "ipu": [0, 0, 1, 1],
@@ -236,3 +237,44 @@ def test_poplar_sqlite_without_pop_extension_is_sniffed(tmp_path: pathlib.Path, 
     monkeypatch.setitem(sys.modules, "pva", fake)
     assert open_report(path).meta.format == "pva"
 
+
+
+def test_the_program_tree_comes_from_the_programs_children(profile: pathlib.Path) -> None:
+    # pva lists every program, children too: "main" (children fwd/matmul, fwd/exchange) and
+    # host/copy are the roots; ids are pva's _id; pva names no op and no IPU
+    report = read_pva(profile, pva_module=FakePva())
+    pd.testing.assert_frame_equal(report.programs, programs_from_rows([
+        (10, None, 0, "Sequence", "main", "", None),
+        (11, 10, 1, "OnTileExecute", "fwd/matmul", "", None),
+        (12, 10, 1, "DoExchange", "fwd/exchange", "", None),
+        (13, None, 0, "StreamCopyMid", "host/copy", "", None),
+    ]))
+
+
+def test_a_program_under_two_parents_is_one_row_and_ids_fall_back_to_rows(profile: pathlib.Path) -> None:
+    from fake_pva import program
+
+    # a shared body (a function called from two Call programs), no _id anywhere, and a cycle
+    body = program("body", "Sequence", children=[program("body/compute", "OnTileExecute")])
+    first, second = program("call/1", "Call", children=[body]), program("call/2", "Call", children=[body])
+    loop = program("loop", "Repeat")
+    loop.children = [loop]
+    main = program("main", "Sequence", children=[first, second, loop])
+    tree = build_report_tree()
+    tree.compilation.programs = [main, first, second, body, body.children[0], loop]
+    report = read_pva(profile, pva_module=FakePva(tree))
+    pd.testing.assert_frame_equal(report.programs, programs_from_rows([
+        (0, None, 0, "Sequence", "main", "", None),
+        (1, 0, 1, "Call", "call/1", "", None),
+        (2, 1, 2, "Sequence", "body", "", None),
+        (3, 2, 3, "OnTileExecute", "body/compute", "", None),
+        (4, 0, 1, "Call", "call/2", "", None),
+        (5, 0, 1, "Repeat", "loop", "", None),
+    ]))
+
+
+def test_a_profile_without_programs_does_not_record_a_tree(profile: pathlib.Path) -> None:
+    tree = build_report_tree()
+    del tree.compilation.programs
+    report = read_pva(profile, pva_module=FakePva(tree))
+    assert report.programs.empty and "programs" not in report.meta.capabilities

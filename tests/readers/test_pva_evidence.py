@@ -108,12 +108,16 @@ def test_a_runtime_error_in_the_execution_walk_costs_only_that_table(profile: pa
     assert len(report.tiles) == 4 and "code" in report.meta.capabilities
 
 
-def test_a_runtime_error_in_the_program_walk_costs_only_the_code(profile: pathlib.Path) -> None:
+def test_a_runtime_error_in_the_program_walk_costs_only_the_code_and_the_tree(profile: pathlib.Path) -> None:
     tree = build_report_tree()
     tree.compilation.programs = _Exploding()
-    with pytest.warns(ProfileWarning, match="per-program code could not be read"):
+    with pytest.warns(ProfileWarning) as caught:
         report = read_pva(profile, pva_module=FakePva(tree))
+    messages = [str(w.message) for w in caught]
+    assert any("per-program code could not be read" in m for m in messages)
+    assert any("program tree could not be read" in m for m in messages)
     assert report.code.empty and "code" not in report.meta.capabilities
+    assert report.programs.empty and "programs" not in report.meta.capabilities
     assert "execution" in report.meta.capabilities
 
 

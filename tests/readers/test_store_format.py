@@ -148,7 +148,7 @@ def test_edited_schema_version_in_meta_is_corruption(report: Report, tmp_path: p
     # meta is verified before any of it is parsed: an edited version is an edit, not a newer file
     path = store.write_report(report, tmp_path / "profile.sqlite")
     con = sqlite3.connect(path)
-    con.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    con.execute(f"UPDATE meta SET value = '{store.SCHEMA_VERSION + 1}' WHERE key = 'schema_version'")
     con.commit()
     con.close()
     with pytest.raises(ReportFormatError, match="checksum mismatch in meta"):

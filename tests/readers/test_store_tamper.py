@@ -88,35 +88,51 @@ def _drop_columns(con: sqlite3.Connection, table: str, frame: pd.DataFrame, colu
     con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = ?", (check.value, table))
 
 
-def _drop_trace(con: sqlite3.Connection) -> None:
-    """Remove the trace table (version 4) with its view, catalogue, dictionary and checksum rows."""
-    con.execute("DROP VIEW trace_text")
-    con.execute("DROP TABLE trace")
-    for table in ("columns", "dictionary", "checksums"):
-        con.execute(f"DELETE FROM {table} WHERE table_name = 'trace'")
+def _drop_table(con: sqlite3.Connection, table: str) -> None:
+    """Remove a Report table with its view, catalogue, dictionary, packed and checksum rows."""
+    con.execute(f"DROP VIEW IF EXISTS {table}_text")
+    con.execute(f"DROP TABLE {table}")
+    for meta_table in ("columns", "dictionary", "checksums"):
+        con.execute(f"DELETE FROM {meta_table} WHERE table_name = ?", (table,))
+    if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'packed'").fetchone():
+        con.execute("DELETE FROM packed WHERE table_name = ?", (table,))
     rows = con.execute("SELECT table_name, column_name, code, value FROM dictionary "
                        "ORDER BY table_name, column_name, code").fetchall()
     con.execute("UPDATE checksums SET rows = ?, crc32 = ? WHERE table_name = 'dictionary'",
                 (len(rows), store._dictionary_checksum(rows)))
 
 
-def _downgrade_to_version_3(path: pathlib.Path) -> None:
-    """Rewrite a store as schema version 3 wrote it: no trace table (it came with version 4)."""
+def _drop_trace(con: sqlite3.Connection) -> None:
+    """Remove the tables newer than version 3: the trace (version 4) and the programs (version 7)."""
+    _drop_table(con, "trace")
+    _drop_table(con, "programs")
+
+
+def _downgrade_to_version_without(path: pathlib.Path, version: int, tables: tuple[str, ...]) -> None:
+    """Rewrite a store as schema ``version`` wrote it: without ``tables`` (which came later),
+    catalogue, meta and checksums resealed as that writer sealed them."""
     con = sqlite3.connect(path)
-    _drop_trace(con)
+    for table in tables:
+        _drop_table(con, table)
     rows = con.execute("SELECT table_name, position, column_name, storage, dtype, categories_dtype, ordered "
                        "FROM columns ORDER BY table_name, position").fetchall()
     con.execute("UPDATE checksums SET rows = ?, crc32 = ? WHERE table_name = 'columns'",
                 (len(rows), store._catalogue_checksum(rows)))
-    con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    con.execute(f"UPDATE meta SET value = '{version}' WHERE key = 'schema_version'")
     items = con.execute("SELECT key, value FROM meta").fetchall()
     con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'meta'", (store._meta_checksum(items),))
     others = [r for r in con.execute("SELECT table_name, rows, crc32 FROM checksums") if r[0] != "checksums"]
     con.execute("UPDATE checksums SET rows = ?, crc32 = ? WHERE table_name = 'checksums'",
                 (len(others), store._checksums_checksum(others)))
-    con.execute("PRAGMA user_version = 3")
+    con.execute(f"PRAGMA user_version = {version}")
     con.commit()
     con.close()
+
+
+def _downgrade_to_version_3(path: pathlib.Path) -> None:
+    """Rewrite a store as schema version 3 wrote it: no trace table (it came with version 4) nor
+    programs (version 7)."""
+    _downgrade_to_version_without(path, 3, ("trace", "programs"))
 
 
 def _downgrade_to_version_2(path: pathlib.Path, report: Report) -> None:
@@ -156,6 +172,49 @@ def _downgrade_to_version_1(path: pathlib.Path, report: Report) -> None:
     con.execute("PRAGMA user_version = 1")
     con.commit()
     con.close()
+
+
+def _as_written_by_version_6(report: Report) -> Report:
+    """``report`` as a version 6 writer saw it: the capabilities of its time (no ``programs``)."""
+    return report.with_meta(report.meta.replace(capabilities=report.meta.capabilities - {"programs"}))
+
+
+def test_version_6_stores_open_with_an_empty_program_tree(report: Report, tmp_path: pathlib.Path) -> None:
+    assert store.SCHEMA_VERSION == 7 and store.TABLES_SINCE["programs"] == 7
+    old = _as_written_by_version_6(report.with_meta(report.meta.replace(
+        capabilities=report.meta.capabilities | {"programs"})))
+    path = store.write_report(old, tmp_path / "profile.sqlite")
+    _downgrade_to_version_without(path, 6, ("programs",))
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 6
+    assert not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'programs'").fetchone()
+    con.close()
+    back = store.read_report(path)
+    assert len(report.programs) == 6  # the fixture has a program tree; the old file has none
+    assert back.programs.empty and list(back.programs.columns) == ["id", "parent", "depth", "kind", "name", "op", "ipu"]
+    assert "programs" not in back.meta.capabilities  # so the outputs say it is not recorded
+    pd.testing.assert_frame_equal(back.trace, report.trace)
+    pd.testing.assert_frame_equal(back.variables, report.variables)
+
+
+def test_a_programs_table_in_a_version_6_store_is_refused(report: Report, path: pathlib.Path) -> None:
+    _edit(path, "PRAGMA user_version = 6", "UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    con = sqlite3.connect(path)
+    items = con.execute("SELECT key, value FROM meta").fetchall()
+    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'meta'", (store._meta_checksum(items),))
+    others = [r for r in con.execute("SELECT table_name, rows, crc32 FROM checksums") if r[0] != "checksums"]
+    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'checksums'", (store._checksums_checksum(others),))
+    con.commit()
+    con.close()
+    with pytest.raises(ReportFormatError, match="table programs in a version 6 store"):
+        store.read_report(path)
+
+
+def test_the_program_tree_round_trips(report: Report, path: pathlib.Path) -> None:
+    back = store.read_report(path)
+    pd.testing.assert_frame_equal(back.programs, report.programs)
+    assert back.programs["parent"].tolist()[:3] == [pd.NA, 0, pd.NA]
+    assert back.programs["name"].tolist()[5] == "x</script><b>y</b>"
 
 
 def test_version_3_stores_open_with_an_empty_trace(report: Report, path: pathlib.Path) -> None:

@@ -37,6 +37,7 @@ from profcompare.emulator.compile.placement import (
     timeline_execution_frame,
     timeline_holds,
 )
+from profcompare.emulator.compile.program_tree import program_tree
 from profcompare.emulator.compile.programs import ProgramSteps, lower_to_steps
 from profcompare.emulator.compile.trace import HostCopyShape, step_places as trace_places, trace_frame
 from profcompare.emulator.program import LoweredProgram
@@ -121,7 +122,8 @@ class CompiledProgram:
                  if self.step_places[0] else None)
         return Report(meta=meta, tiles=r.tiles, categories=r.categories, variables=r.variables,
                       liveness=r.liveness, code=r.code, execution=execution,
-                      remote_buffers=r.remote_buffers, **({"trace": trace} if trace is not None else {}))
+                      remote_buffers=r.remote_buffers, programs=r.programs,
+                      **({"trace": trace} if trace is not None else {}))
 
 
 def program_steps(program: LoweredProgram, costs: CostModel) -> ProgramSteps:
@@ -193,6 +195,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
 
     # one walk of the program attributes both the variables and the remote buffers
     provenance = trace(program, steps)
+    places = trace_places(program, steps, ipus_per_replica)
     rep = Report.build(
         meta,
         tiles=_report.tiles_frame(mem, device.tiles_per_ipu),
@@ -201,9 +204,9 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         liveness=_report.liveness_frame(steps, totals),
         code=code.table,
         remote_buffers=_report.remote_buffers_frame(program, steps, provenance),
+        programs=program_tree(program, steps, places[0]),
     )
     runtime = math.ceil(device.run_overhead_seconds * device.clock_hz)
-    places = trace_places(program, steps, ipus_per_replica)
     first = first_host_transfer(steps)
     opening = (first, run_opening_cycles(device)) if first is not None else None
     if opening is not None:

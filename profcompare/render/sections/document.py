@@ -87,6 +87,7 @@ _TABLE_WHAT = {
     "code": "code attribution",
     "execution": "an execution profile",
     "remote_buffers": "remote buffers (Streaming Memory)",
+    "programs": "a program tree",
 }
 
 
@@ -160,6 +161,7 @@ _TABLE_WORDS = {
     "execution": "an execution profile",
     "remote_buffers": "remote buffers (Streaming Memory)",
     "trace": "an execution trace",
+    "programs": "a program tree",
 }
 
 
