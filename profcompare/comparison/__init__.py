@@ -28,6 +28,9 @@ Tables (columns, in order):
     (cycles per step, i.e. per run of the main program)
 ``remote_buffers`` -- name, base_bytes, new_bytes, delta_bytes, delta_pct, status, base_entries,
     new_entries, base_sharded, new_sharded
+``config_differences`` (a property, from the two reports' meta) -- setting, base, new (the values
+    as a user reads them; None where a side does not record the setting), kind (intended |
+    unexpected), moves_figures, note; see :mod:`profcompare.comparison.config_diff`
 
 Details every consumer may rely on:
 
