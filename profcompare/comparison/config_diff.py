@@ -68,7 +68,7 @@ def _plain(value: Any) -> str:
         return ", ".join(f"{k}={_plain(v)}" for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))) or "none"
     if isinstance(value, (list, tuple)):
         return ", ".join(_plain(v) for v in value) or "none"
-    return str(value)
+    return str(value) if value != "" else "(empty)"
 
 
 def _state_text(value: Any) -> str:
@@ -164,7 +164,7 @@ SETTINGS: Mapping[str, Setting] = {
     "steps": Setting("unexpected", False, "How many weight updates ran: the losses differ, figures per step "
                      "do not."),
     "data": Setting("unexpected", False, "The training data moves the losses; profiles do not depend on the "
-                    "input values."),
+                    "input values.", lambda value: str(value) or "synthetic"),
 }
 
 #: A layout key the workload declares but profcompare does not know (intended, can move figures).
@@ -297,7 +297,8 @@ def config_differences(base: ReportMeta, new: ReportMeta) -> pd.DataFrame:
     ``kind`` ("intended" | "unexpected"), ``moves_figures`` (bool: the difference can move memory
     or time figures; the seed, the learning rate, the steps, the data and the execution mode do
     not), ``note`` (one sentence: what the setting is or what it moves). Intended rows first, then
-    unexpected ones, each in :data:`SETTINGS` order, then settings it does not name by name.
+    unexpected ones, each in :data:`SETTINGS` order, then the settings it does not name in the
+    order the reports hold them (knobs in the workload's order, then session options).
     Empty (with these columns) when nothing differs.
     """
     both = {name: bool(getattr(base, name)) and bool(getattr(new, name))
@@ -306,7 +307,7 @@ def config_differences(base: ReportMeta, new: ReportMeta) -> pd.DataFrame:
              for meta in (base, new)]
     order = {name: position for position, name in enumerate(SETTINGS)}
     rows: list[dict[str, Any]] = []
-    for name in dict.fromkeys([*sides[0], *sides[1]]):
+    for seen, name in enumerate(dict.fromkeys([*sides[0], *sides[1]])):
         old, now = sides[0].get(name), sides[1].get(name)
         if old is not None and now is not None and _same(old[0], now[0]):
             continue
@@ -318,7 +319,7 @@ def config_differences(base: ReportMeta, new: ReportMeta) -> pd.DataFrame:
             "kind": known.kind,
             "moves_figures": known.moves_figures,
             "note": known.note,
-            "_order": (KINDS.index(known.kind), order.get(name, len(order)), name),
+            "_order": (KINDS.index(known.kind), order.get(name, len(order) + seen)),
         })
     rows.sort(key=lambda row: row.pop("_order"))
     # object columns built as such: pandas would read the text as its string dtype, None as NaN
@@ -336,10 +337,18 @@ def config_warnings(differences: pd.DataFrame) -> tuple[str, ...]:
             continue
         base = "not recorded" if row.base is None else row.base
         new = "not recorded" if row.new is None else row.new
-        setting = str(row.setting)
-        sentences.append(f"{setting[:1].upper()}{setting[1:]} differs ({base} in base, {new} in new); "
+        sentences.append(f"{_upper_first(str(row.setting))} differs ({base} in base, {new} in new); "
                          f"{_lower_first(str(row.note))}")
     return tuple(sentences)
+
+
+def _upper_first(setting: str) -> str:
+    """``setting`` with its first letter in upper case, unless its first word is a knob's or an
+    option's own spelling (``micro_batch``, ``opt.x``), which stays as the user types it."""
+    first = setting.split(" ", 1)[0]
+    if "_" in first or "." in first:
+        return setting
+    return setting[:1].upper() + setting[1:]
 
 
 def _lower_first(sentence: str) -> str:
