@@ -196,3 +196,15 @@ def test_index_json_lists_each_variants_differences_from_the_base(sim_run: Any) 
     ]
     written = (Path(sim_run.directory) / "index.json").read_text()
     assert '"config_differences"' in written
+
+
+def test_phased_vs_phased_rts_on_the_simulator(tmp_path: Path) -> None:
+    run = pc.run(["phased", "phased-rts"], workload="gpt", backend="sim", out=tmp_path, name="g", compile_only=True,
+                 steps=1)
+    assert dict(run.reports["phased-rts"].meta.layout) == {
+        "phased": True, "optimizer_state": "offchip", "rts": True, "recompute": False, "tp": 2, "dp": 2,
+        "replicas": 4, "io_tiles": 0, "amp": 0.6}
+    assert rows(run.compare().config_differences) == [
+        ("variant", "phased", "phased-rts", "intended", True, VARIANT_NOTE),
+        ("replicated tensor sharding", "off", "on", "intended", True, RTS_NOTE),
+    ]

@@ -87,9 +87,15 @@ def _addons_generation(backend: str) -> str | None:
 
 def _layout(workload: Any, variant: str, config: dict[str, Any]) -> dict[str, Any] | None:
     """The layout the variant chooses with ``config`` (``Workload.layout``; None for a workload
-    that does not declare one). Recorded before the run, so an out-of-memory run has it too."""
+    that does not declare one, or when it cannot be resolved: the run then says why). Recorded
+    before the run, so an out-of-memory run has it too."""
     resolve = getattr(workload, "layout", None)
-    return None if resolve is None else dict(resolve(variant, dict(config)))
+    if resolve is None:
+        return None
+    try:
+        return dict(resolve(variant, dict(config)))
+    except Exception:  # noqa: BLE001 - the workload's own run reports a bad variant or config
+        return None
 
 
 def _execution_mode(backend: str) -> str:
