@@ -29,7 +29,7 @@ Tables (columns, in order):
 ``remote_buffers`` -- name, base_bytes, new_bytes, delta_bytes, delta_pct, status, base_entries,
     new_entries, base_sharded, new_sharded
 ``config_differences`` (a property, from the two reports' meta) -- setting, base, new (the values
-    as a user reads them; None where a side does not record the setting), kind (intended |
+    as a user reads them; None where a side does not set it), kind (intended |
     unexpected), moves_figures, note; see :mod:`profcompare.comparison.config_diff`
 
 Details every consumer may rely on:

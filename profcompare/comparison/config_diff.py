@@ -21,7 +21,10 @@ recorded" would hide what matters). When both sides record a layout, the knobs i
 (``state``, ``sharded_threshold``, ``replicas``, ``tp``, ``dp``, ``io_tiles``, ``amp``,
 ``recompute``) are read from it, not from ``config``, whose raw values (``state=variant``) say
 less. A setting with several sources (replicas: the target, the layout, the config) is one row,
-from the first source that has it.
+from the first source that has it. An optional field one side does not record (an older store's
+popxl-addons generation) is no difference; a layout key, knob or option one side does not set
+(the RTS threshold of an unsharded variant) is one, "not set" on that side. Samples per step
+that differ only with the data-parallel replicas (the same share per replica) are intended.
 """
 
 from __future__ import annotations
@@ -167,6 +170,9 @@ SETTINGS: Mapping[str, Setting] = {
                     "input values.", lambda value: str(value) or "synthetic"),
 }
 
+#: Samples per step when they changed with the data-parallel replicas only (same per replica)
+_SAMPLES_WITH_REPLICAS = Setting("intended", True, "Samples one step consumes: they change with the "
+                                 "data-parallel replicas, each replica's share is the same.", _grouped)
 #: A layout key the workload declares but profcompare does not know (intended, can move figures).
 _OTHER_LAYOUT = Setting("intended", True, "A layout setting the workload declares.")
 #: A knob profcompare does not know: it may move the figures.
@@ -201,6 +207,11 @@ _KNOB_NAMES: Mapping[str, str] = {
     "io_tiles": "I/O tiles per IPU",
     "amp": "matmul available memory proportion",
 }
+#: Settings read from optional fields of the meta: a side without one does not record it (an older
+#: store, a Poplar profile), which says nothing of its value, so no row is listed. A layout key,
+#: knob or option set on one side only is listed ("not set" on the other).
+_UNKNOWN_WHEN_MISSING = frozenset({"variant", "workload", "samples per step", "popxl-addons generation",
+                                   "I/O tiles per IPU"})
 #: session options that are a setting of their own
 _SESSION_NAMES: Mapping[str, str] = {"numIOTiles": "I/O tiles per IPU"}
 _AMP_OPTION = ("matmulOptions", "availableMemoryProportion")
@@ -271,6 +282,18 @@ def _session_settings(options: Mapping[str, Any], put: Callable[..., None]) -> N
             put(f"session option {option}", value, _SESSION_OPTION)
 
 
+def _batch_follows_replicas(base: ReportMeta, new: ReportMeta) -> bool:
+    """True when both sides' samples per step differ yet agree per data-parallel replica (the
+    layout's ``dp``, else every replica): the batch grew or shrank with the replicas."""
+    per_replica = []
+    for meta in (base, new):
+        if meta.samples_per_step is None:
+            return False
+        replicas = meta.layout.get("dp", meta.target.num_replicas)
+        per_replica.append(meta.samples_per_step / replicas if replicas else None)
+    return base.samples_per_step != new.samples_per_step and per_replica[0] == per_replica[1]
+
+
 def _number(value: Any) -> Any:
     """A number given as text (dict session options hold strings) as a float, else ``value``."""
     try:
@@ -293,7 +316,8 @@ def config_differences(base: ReportMeta, new: ReportMeta) -> pd.DataFrame:
     docstring for which settings and where they are read).
 
     Columns: ``setting`` (str), ``base`` and ``new`` (object: the value as a user reads it, e.g.
-    "on chip", "512 elements", "1.33 GHz"; None where that side does not record the setting),
+    "on chip", "512 elements", "1.33 GHz"; None where that side does not set it: a layout key,
+    knob or option of the other side only),
     ``kind`` ("intended" | "unexpected"), ``moves_figures`` (bool: the difference can move memory
     or time figures; the seed, the learning rate, the steps, the data and the execution mode do
     not), ``note`` (one sentence: what the setting is or what it moves). Intended rows first, then
@@ -305,12 +329,17 @@ def config_differences(base: ReportMeta, new: ReportMeta) -> pd.DataFrame:
             for name in ("layout", "config", "session_options")}
     sides = [_settings(meta, layout=both["layout"], config=both["config"], session=both["session_options"])
              for meta in (base, new)]
+    if _batch_follows_replicas(base, new):
+        for side in sides:
+            side["samples per step"] = (side["samples per step"][0], _SAMPLES_WITH_REPLICAS)
     order = {name: position for position, name in enumerate(SETTINGS)}
     rows: list[dict[str, Any]] = []
     for seen, name in enumerate(dict.fromkeys([*sides[0], *sides[1]])):
         old, now = sides[0].get(name), sides[1].get(name)
         if old is not None and now is not None and _same(old[0], now[0]):
             continue
+        if (old is None or now is None) and name in _UNKNOWN_WHEN_MISSING:
+            continue  # one side cannot say: not a difference anyone chose
         known = old[1] if old is not None else now[1]  # type: ignore[index]  # one side has it
         rows.append({
             "setting": name,
@@ -335,8 +364,8 @@ def config_warnings(differences: pd.DataFrame) -> tuple[str, ...]:
     for row in differences.itertuples(index=False):
         if row.kind != "unexpected" or not row.moves_figures:
             continue
-        base = "not recorded" if row.base is None else row.base
-        new = "not recorded" if row.new is None else row.new
+        base = "not set" if row.base is None else row.base
+        new = "not set" if row.new is None else row.new
         sentences.append(f"{_upper_first(str(row.setting))} differs ({base} in base, {new} in new); "
                          f"{_lower_first(str(row.note))}")
     return tuple(sentences)

@@ -52,7 +52,7 @@ also lists its ``config_differences``, what differs in the two sides' configurat
                                     "streaming_memory_totals", "execution_trace"} as in ``show``,
      "headline": str (the comparison in one sentence: the line the terminal opens and closes with),
      "config_differences": [Comparison.config_differences rows: setting, base, new (values as text,
-                            null where a side does not record it), kind (intended | unexpected),
+                            null where a side does not set it), kind (intended | unexpected),
                             moves_figures, note; intended rows first]}
 
 Lists of rows carry the columns of the matching Report / Comparison table. Everything is

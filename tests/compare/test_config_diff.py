@@ -208,3 +208,27 @@ def test_phased_vs_phased_rts_on_the_simulator(tmp_path: Path) -> None:
         ("variant", "phased", "phased-rts", "intended", True, VARIANT_NOTE),
         ("replicated tensor sharding", "off", "on", "intended", True, RTS_NOTE),
     ]
+
+
+def test_a_batch_that_follows_the_replicas_is_intended() -> None:
+    eight = Target("Mk2", 8, 1472, 638_976, 1.33e9, num_replicas=8)
+    frame = config_differences(meta(), meta(target=eight, samples_per_step=512))
+    assert [(r.setting, r.base, r.new, r.kind, r.moves_figures) for r in frame.itertuples()] == [
+        ("replicas", "4", "8", "intended", True),
+        ("samples per step", "256", "512", "intended", True),
+    ]
+    assert config_warnings(frame) == ()
+    # a batch that changed per replica too is unexpected, and warns
+    frame = config_differences(meta(), meta(target=eight, samples_per_step=1024))
+    assert [(r.setting, r.kind) for r in frame.itertuples()] == [("replicas", "intended"),
+                                                                 ("samples per step", "unexpected")]
+    assert config_warnings(frame) == ("Samples per step differs (256 in base, 1,024 in new); samples one step "
+                                      "consumes: throughput (samples/s) moves, and with it the batch's memory "
+                                      "and time.",)
+
+
+def test_a_field_one_side_does_not_record_is_no_difference() -> None:
+    # an older store: no popxl-addons generation, no I/O tiles, no samples per step
+    older = meta(samples_per_step=None)
+    newer = meta(addons_generation="3.4", replication={"io_tiles_per_ipu": 0})
+    assert len(config_differences(older, newer)) == 0

@@ -48,13 +48,13 @@ def test_layout_rows_first_then_unexpected_ones_with_their_warnings(onchip: Repo
         ["replicated tensor sharding", "off", "on", "intended",
          "Whether the optimizer state and its update are sharded over the replicas (RTS): each replica holds a "
          "slice."],
-        ["RTS threshold", "not recorded", "512 elements", "intended",
+        ["RTS threshold", "not set", "512 elements", "intended",
          "Tensors with at least this many elements are sharded over the replicas."],
         ["clock", "1.33 GHz", "1.85 GHz", "unexpected (moves figures)",
          "The clock converts cycles to seconds: time figures move, memory does not."],
         ["micro_batch", "8", "16", "unexpected (moves figures)",
          "The micro-batch: activation bytes and compute time per step move."],
-        ["seed", "not recorded", "1", "unexpected",
+        ["seed", "not set", "1", "unexpected",
          "The seed moves the initial weights, the synthetic data and so the losses; memory and time figures do "
          "not depend on it."],
     ]

@@ -12,8 +12,8 @@ TITLE = "What differs"
 SECTION_ID = "config"
 TABLE_ID = "config-table"
 COLUMNS = (Column("Setting"), Column("Base"), Column("New"), Column("Kind"), Column("Note"))
-#: what a side that does not record a setting shows
-NOT_RECORDED = "not recorded"
+#: what a side that does not set a setting shows (a layout key, knob or option of the other side only)
+NOT_SET = "not set"
 NOTE = ("Intended: the layout knobs the variants choose. Unexpected: everything else, which should "
         "be the same on both sides for the figures to show the layout alone.")
 EMPTY = "No setting differs between the two reports."
@@ -29,12 +29,12 @@ def _kind_cell(kind: str, moves_figures: bool) -> Cell:
 
 def comparison_config_section(cmp: Comparison) -> Section:
     """The "What differs" section of ``cmp``: one row per differing setting (Setting, Base, New,
-    Kind, Note; "not recorded" where a side lacks the setting), the warnings of
+    Kind, Note; "not set" where a side lacks the setting), the warnings of
     :meth:`~profcompare.comparison.Comparison.config_warnings` as its notes."""
     rows = tuple(
         Row((Cell(str(r.setting)),
-             Cell(NOT_RECORDED if r.base is None else str(r.base)),
-             Cell(NOT_RECORDED if r.new is None else str(r.new)),
+             Cell(NOT_SET if r.base is None else str(r.base)),
+             Cell(NOT_SET if r.new is None else str(r.new)),
              _kind_cell(str(r.kind), bool(r.moves_figures)),
              Cell(str(r.note))),
             {"name": str(r.setting), "kind": str(r.kind)})
