@@ -812,6 +812,11 @@ class ReportMeta:
     #: over: ``stride``, ``group_size``, ``num_groups`` and, for one run of the main program,
     #: ``collectives`` executed and their device ``cycles``); see profcompare.analysis.replicas
     replication: Mapping[str, Any] = field(default_factory=dict)
+    #: the layout the variant chose, as its workload resolves it (reports of a workload run; empty
+    #: otherwise): setting -> bool, int, float or str, e.g. ``optimizer_state`` ("onchip" |
+    #: "offchip"), ``rts``, ``sharded_threshold``, ``replicas``, ``phased``, ``recompute``, ``tp``,
+    #: ``dp``, ``io_tiles``; what a comparison lists as the intended differences of configuration
+    layout: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.format not in ("store", "pva", "ga_cache"):
@@ -823,6 +828,7 @@ class ReportMeta:
         object.__setattr__(self, "config", MappingProxyType(dict(self.config)))
         object.__setattr__(self, "session_options", MappingProxyType(dict(self.session_options)))
         object.__setattr__(self, "replication", MappingProxyType(dict(self.replication)))
+        object.__setattr__(self, "layout", MappingProxyType(dict(self.layout)))
         check_meta(self)
 
     @property
@@ -862,6 +868,7 @@ class ReportMeta:
             "execution": self.execution,
             "session_options": dict(self.session_options),
             "replication": dict(self.replication),
+            "layout": dict(self.layout),
         }
 
     def replace(self, **changes: Any) -> ReportMeta:

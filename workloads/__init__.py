@@ -59,13 +59,17 @@ DEPTH_BOUNDS = (1, 2**14)
 
 @dataclass(frozen=True)
 class Workload:
-    """A workload: its variants (name -> one-line description), knobs and ``run(variant, config)``."""
+    """A workload: its variants (name -> one-line description), knobs, ``run(variant, config)``
+    and, optionally, ``layout(variant, config)``: the layout the variant chooses with ``config``
+    applied (setting -> bool, int, float or str; the runner records it in run.json and a report's
+    ``meta.layout``, where a comparison reads the intended differences of two runs)."""
 
     name: str
     description: str
     variants: Mapping[str, str]
     knobs: tuple[Knob, ...]
     run: Callable[[str, Mapping[str, Any]], "WorkloadResult"]
+    layout: Callable[[str, Mapping[str, Any]], Mapping[str, Any]] | None = None
 
     def knob(self, name: str) -> Knob:
         """Return the knob called ``name`` (WorkloadError listing the knobs otherwise)."""

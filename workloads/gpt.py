@@ -118,6 +118,13 @@ def layout_of(variant: str, config: Mapping[str, Any]) -> Any:
     """Return the ``Layout`` of ``variant`` with the ``state`` and ``recompute`` knobs applied."""
     from workloads._gpt_program import Layout
 
+    phased, offchip, rts, recompute = _resolved(variant, config)
+    return Layout(phased=phased, state_offchip=offchip, rts=rts, recompute=recompute)
+
+
+def _resolved(variant: str, config: Mapping[str, Any]) -> tuple[bool, bool, bool, bool]:
+    """(phased, Adam state off chip, RTS, recompute) of ``variant`` with the ``state`` and
+    ``recompute`` knobs applied (WorkloadError for RTS with the state on chip)."""
     phased, offchip, rts, recompute = _LAYOUTS[variant]
     if config["state"] != "variant":
         offchip = config["state"] == "offchip"
@@ -126,7 +133,28 @@ def layout_of(variant: str, config: Mapping[str, Any]) -> Any:
     if rts and not offchip:
         raise WorkloadError(f"variant {variant!r} shards Adam state in Streaming Memory: it needs state=offchip "
                             "(or state=variant)")
-    return Layout(phased=phased, state_offchip=offchip, rts=rts, recompute=recompute)
+    return phased, offchip, rts, recompute
+
+
+def layout(variant: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The layout ``variant`` chooses with ``config`` (the ``state`` and ``recompute`` knobs
+    applied): ``phased``, ``optimizer_state`` ("onchip" | "offchip"), ``rts``, ``recompute``,
+    ``tp``, ``dp``, ``replicas`` (tp x dp), ``io_tiles`` and ``amp`` (the matmuls' available
+    memory proportion)."""
+    if variant not in VARIANTS:
+        raise WorkloadError(f"unknown gpt variant {variant!r}; valid variants: {', '.join(VARIANTS)}")
+    phased, offchip, rts, recompute = _resolved(variant, config)
+    return {
+        "phased": phased,
+        "optimizer_state": "offchip" if offchip else "onchip",
+        "rts": rts,
+        "recompute": recompute,
+        "tp": int(config["tp"]),
+        "dp": int(config["dp"]),
+        "replicas": int(config["tp"]) * int(config["dp"]),
+        "io_tiles": int(config["io_tiles"]),
+        "amp": float(config["amp"]),
+    }
 
 
 def shape_of(config: Mapping[str, Any]) -> Any:
@@ -201,6 +229,7 @@ WORKLOAD = Workload(
     variants=VARIANTS,
     knobs=KNOBS,
     run=run,
+    layout=layout,
 )
 
 register_checker(WORKLOAD.name, check_config)

@@ -166,6 +166,30 @@ def run(variant: str, config: Mapping[str, Any]) -> WorkloadResult:
     )
 
 
+#: variant -> (Adam state in Streaming Memory, sharded over the replicas)
+_LAYOUTS = {
+    "onchip": (False, False),
+    "onchip-sharded": (False, True),
+    "offchip": (True, False),
+    "offchip-sharded": (True, True),
+}
+
+
+def layout(variant: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The layout ``variant`` chooses with ``config``: ``optimizer_state`` ("onchip" | "offchip"),
+    ``rts`` (Adam state sharded over the replicas), ``sharded_threshold`` (elements; only when
+    sharded), ``replicas`` and ``io_tiles`` (none: the program sets no I/O tiles)."""
+    if variant not in _LAYOUTS:
+        raise_unknown_variant(variant)
+    offchip, rts = _LAYOUTS[variant]
+    chosen: dict[str, Any] = {"optimizer_state": "offchip" if offchip else "onchip", "rts": rts}
+    if rts:
+        chosen["sharded_threshold"] = int(config["sharded_threshold"])
+    chosen["replicas"] = int(config["replicas"])
+    chosen["io_tiles"] = 0
+    return chosen
+
+
 def raise_unknown_variant(variant: str) -> None:
     """Raise the WorkloadError for a variant this workload does not have."""
     from profcompare.errors import WorkloadError
@@ -182,6 +206,7 @@ WORKLOAD = Workload(
     variants=VARIANTS,
     knobs=KNOBS,
     run=run,
+    layout=layout,
 )
 
 register_checker(WORKLOAD.name, check_config)

@@ -21,7 +21,7 @@ from profcompare.errors import ProfcompareError
 from profcompare.model import HIGHER_IS_BETTER, METRIC_UNITS, METRICS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from profcompare.model import Report
+    from profcompare.model import Report, ReportMeta
 
 #: version of the N-way JSON document (``index.json``; version 2 added its ``headline``)
 NWAY_SCHEMA_VERSION = 2
@@ -40,6 +40,8 @@ class NWayTable:
     ``ledger``: the memory ledger side by side (:meth:`profcompare.model.Report.ledger`): index
     (parameter, role, location), one float64 bytes column per label (0 where the variant has no
     such row, NaN without a report), rows sorted by parameter, role, location; empty when not known.
+    ``metas``: label -> the report's meta, for the variants with a report (what differs in their
+    configuration from the base's; empty when the table was built from values).
     """
 
     labels: tuple[str, ...]
@@ -50,6 +52,7 @@ class NWayTable:
     statuses: Mapping[str, str] = field(default_factory=dict)
     extra: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     ledger: pd.DataFrame = field(default_factory=pd.DataFrame)
+    metas: Mapping[str, ReportMeta] = field(default_factory=dict)
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -148,6 +151,7 @@ def nway_table(
         statuses=dict(statuses or {}),
         extra={k: dict(v) for k, v in (extra or {}).items()},
         ledger=_ledger_side_by_side(items, labels),
+        metas={label: report.meta for label, report in items if report is not None},
     )
 
 

@@ -264,6 +264,11 @@ def check_meta(meta: Any) -> None:
         if not 1 <= samples <= MAX_INTEGER:
             _fail(f"meta.samples_per_step must be between 1 and 2**53, got {samples!r}")
     _check_replication(getattr(meta, "replication", {}))
+    for key, value in getattr(meta, "layout", {}).items():
+        if not isinstance(key, str):
+            _fail("meta.layout keys must be strings")
+        if not isinstance(value, (bool, np.bool_, int, np.integer, float, str)):
+            _fail(f"meta.layout.{key} must be a boolean, number or string, got {value!r}")
     if any(not isinstance(k, str) for k in meta.config):
         _fail("meta.config keys must be strings")
     if _depth(dict(meta.config), MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH:

@@ -33,6 +33,9 @@ Tables (columns, in order):
     subtree), status in :data:`~profcompare.comparison.programs.PROGRAM_STATUSES` (added,
     removed, changed: a subtree whose programs differ, unchanged); paired by the path of (kind,
     normalised name) from the root (:func:`~profcompare.comparison.programs.compare_programs`)
+``config_differences`` (a property, from the two reports' meta) -- setting, base, new (the values
+    as a user reads them; None where a side does not set it), kind (intended |
+    unexpected), moves_figures, note; see :mod:`profcompare.comparison.config_diff`
 
 Details every consumer may rely on:
 

@@ -13,10 +13,11 @@ import pandas as pd
 from profcompare.base import presenters
 from profcompare.analysis.views import TopN, top_n
 from profcompare.comparison.programs import compare_programs
+from profcompare.comparison.config_diff import config_differences, config_warnings
 from profcompare.comparison.tables import _empty_ledger_diff
 from profcompare.errors import ProfcompareError
 from profcompare.analysis.ledger import ledger_by_parameter, ledger_moves, peak_composition
-from profcompare.perf.memo import memoized_copy
+from profcompare.perf.memo import kept_copy, memoized_copy
 from profcompare.model import Report
 
 if TYPE_CHECKING:
@@ -49,6 +50,20 @@ class Comparison:
     ledger: pd.DataFrame = dataclasses.field(default_factory=lambda: _empty_ledger_diff())
     #: the two program trees aligned (profcompare.comparison.programs.compare_programs)
     programs: pd.DataFrame = dataclasses.field(default_factory=lambda: _empty_programs_diff())
+
+    @property
+    def config_differences(self) -> pd.DataFrame:
+        """What differs in the two reports' configuration, one row per setting: setting, base,
+        new, kind (intended: the layout knobs; unexpected: the rest), moves_figures, note;
+        intended rows first (:func:`profcompare.comparison.config_diff.config_differences`).
+        Empty when the configurations agree."""
+        return kept_copy(self, "_memo_config_differences",
+                         lambda: config_differences(self.base.meta, self.new.meta))
+
+    def config_warnings(self) -> tuple[str, ...]:
+        """One sentence per unexpected difference of configuration that can move the figures
+        (the model size, the target, the SDK or simulator version, ...); empty when none."""
+        return config_warnings(self.config_differences)
 
     def ledger_moves(self, n: int | None = 8) -> pd.DataFrame:
         """How each (parameter, role)'s bytes moved between locations, largest move first.

@@ -3,8 +3,8 @@
 :func:`open_report` is the one entry point users need. It accepts
 
 * a run directory ``reports/<run>/<variant>/`` holding ``run.json`` and the backend's report
-  (``profile.sqlite`` or ``profile.pop``); ``meta.workload``, ``variant``, ``config`` and
-  ``samples_per_step`` then come from ``run.json``;
+  (``profile.sqlite`` or ``profile.pop``); ``meta.workload``, ``variant``, ``config``,
+  ``layout`` and ``samples_per_step`` then come from ``run.json``;
 * a report directory: ours (``profile.sqlite``) or Poplar's autoReport layout, with
   ``profile.pop`` directly inside or inside one engine-named subdirectory (``training/``,
   ``inference/``, ``tf_report__...``);
@@ -49,7 +49,7 @@ def open_report(path: str | os.PathLike[str], *, code: bool = True, progress: Pr
 
     See the module docstring for what is accepted. Returns the Report with ``meta.source`` set
     to the report file read; with a ``run.json`` beside it, ``meta.workload``, ``variant``,
-    ``config`` and ``samples_per_step`` come from the run (and an ``oom`` run is flagged oom).
+    ``config``, ``layout`` and ``samples_per_step`` come from the run (and an ``oom`` run is flagged oom).
     ``code`` and ``progress`` apply to Poplar profiles (see :func:`profcompare.readers.pva.read_pva`):
     ``code=False`` skips the slow per-program code of big profiles. What the file system
     refuses (a name too long, a directory that cannot be listed) is a ReportFormatError too.
@@ -206,7 +206,7 @@ def _read_poplar(file: pathlib.Path, root: pathlib.Path, *, code: bool = True, p
 
 
 def _apply_run(report: Report, run: Mapping[str, Any], path: pathlib.Path) -> Report:
-    """The report with workload, variant, config and samples_per_step taken from ``run.json``.
+    """The report with workload, variant, config, layout and samples_per_step taken from ``run.json``.
 
     Every value is checked like the report's own (a ReportFormatError naming ``path``): a
     run description cannot smuggle in what a report could not hold.
@@ -223,6 +223,11 @@ def _apply_run(report: Report, run: Mapping[str, Any], path: pathlib.Path) -> Re
         if not isinstance(config, dict):
             raise ReportFormatError(f"{path}: config must be an object, got {type(config).__name__}")
         changes["config"] = config
+    layout = run.get("layout")
+    if layout is not None:
+        if not isinstance(layout, dict):
+            raise ReportFormatError(f"{path}: layout must be an object, got {type(layout).__name__}")
+        changes["layout"] = layout
     samples = run.get("samples_per_step")
     if samples is not None:
         if isinstance(samples, bool) or not isinstance(samples, int):

@@ -167,7 +167,7 @@ _META_FIELDS = (
     "created",
 )
 #: meta fields added later: written always, optional when read (older stores lack them)
-_OPTIONAL_META_FIELDS = ("addons_generation", "execution", "session_options", "replication")
+_OPTIONAL_META_FIELDS = ("addons_generation", "execution", "session_options", "replication", "layout")
 
 
 @dataclass(frozen=True)
@@ -286,6 +286,7 @@ def _meta_items(meta: ReportMeta) -> list[tuple[str, str]]:
         "execution": meta.execution,
         "session_options": dict(meta.session_options),
         "replication": dict(meta.replication),
+        "layout": dict(meta.layout),
     }
     items = []
     for key in (*_META_FIELDS, *_OPTIONAL_META_FIELDS):
@@ -1249,6 +1250,9 @@ def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
     if not isinstance(replication, dict):
         raise ReportFormatError(f"{file}: corrupt report (meta.replication is {_json_kind(replication)}, "
                                 "expected an object)")
+    layout = {} if meta["layout"] is None else meta["layout"]
+    if not isinstance(layout, dict):
+        raise ReportFormatError(f"{file}: corrupt report (meta.layout is {_json_kind(layout)}, expected an object)")
     config = meta["config"]
     if not isinstance(config, dict):
         raise ReportFormatError(f"{file}: corrupt report (meta.config is not an object)")
@@ -1275,6 +1279,7 @@ def _decode_meta(file: pathlib.Path, values: Mapping[str, str]) -> ReportMeta:
         execution="numeric" if meta["execution"] is None else meta["execution"],
         session_options=session_options,
         replication=replication,
+        layout=layout,
     )
 
 

@@ -4,7 +4,9 @@ Shapes (schema_version 6; version 3 added the memory ledger, version 4 the verdi
 rule, ``host_seconds_per_step`` in the summary and tile-memory totals in ``ledger_by_parameter``,
 version 5 the tables the pages show that the export lacked -- ``time``, ``liveness_peak``,
 ``tile_stats``, ``memory_per_ipu``, ``replicas``, ``loaded_code``, ``streaming_memory_totals`` and
-``execution_trace``, version 6 a comparison's ``headline``; every older key is kept):
+``execution_trace``, version 6 a comparison's ``headline``; every older key is kept; a comparison
+also lists its ``config_differences``, what differs in the two sides' configuration, and every
+``meta`` its ``layout``):
 
 ``show``::
 
@@ -50,7 +52,10 @@ version 5 the tables the pages show that the export lacked -- ``time``, ``livene
      "base_report" / "new_report": {"liveness_peak", "tile_stats", "replicas", "loaded_code",
                                     "streaming_memory_totals", "execution_trace"} as in ``show``,
      "headline": str (the comparison in one sentence: the line the terminal opens and closes with),
-     "programs": [Comparison.programs rows: the two program trees aligned, in tree order]}
+     "programs": [Comparison.programs rows: the two program trees aligned, in tree order],
+     "config_differences": [Comparison.config_differences rows: setting, base, new (values as text,
+                            null where a side does not set it), kind (intended | unexpected),
+                            moves_figures, note; intended rows first]}
 
 Lists of rows carry the columns of the matching Report / Comparison table. Everything is
 complete unless ``--top N`` limits the variables (the largest first; ``cut`` says how many
@@ -312,6 +317,7 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
         "new_report": _side_views(cmp.new),
         "headline": headline(verdict),
         "programs": frame_records(cmp.programs),
+        "config_differences": frame_records(cmp.config_differences),
     }
 
 

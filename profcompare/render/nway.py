@@ -25,8 +25,10 @@ from markupsafe import Markup
 from profcompare._version import __version__
 from profcompare.model import HIGHER_IS_BETTER, METRIC_UNITS
 from profcompare.analysis.nway import NWayTable
+from profcompare.comparison.config_diff import config_differences
 from profcompare.comparison.verdict import nway_verdict
 from profcompare.render.format import UNTONED_METRICS, format_metric, format_pct, metric_label
+from profcompare.render.json_out import frame_records
 from profcompare.render.labels import TOTAL_VS_PEAK_NOTE
 from profcompare.render.ledger_words import TONE_LEGEND, liveness_rule
 from profcompare.render.verdict_words import nway_headline, nway_sentences
@@ -196,8 +198,10 @@ def table_headline(table: NWayTable) -> str:
 def nway_document(table: NWayTable, *, links: Mapping[str, str] | None = None, **extra: Any) -> dict[str, Any]:
     """The JSON document of the N-way view (``index.json``): :meth:`NWayTable.to_dict` plus its
     ``headline`` (:func:`table_headline`), ``links`` (variant label -> file of its comparison with
-    the base) and ``extra`` keys."""
+    the base), each variant's ``config_differences`` from the base (when both have a report) and
+    ``extra`` keys."""
     document = table.to_dict()
+    _add_config_differences(document, table)
     document["generator"] = f"profcompare {__version__}"
     document["headline"] = table_headline(table)
     verdict = nway_verdict(table)
@@ -209,6 +213,19 @@ def nway_document(table: NWayTable, *, links: Mapping[str, str] | None = None, *
         document["comparisons"] = dict(links)
     document.update(extra)
     return document
+
+
+def _add_config_differences(document: dict[str, Any], table: NWayTable) -> None:
+    """Give every variant of ``document`` (but the base) with a report its ``config_differences``
+    from the base: the :func:`~profcompare.comparison.config_diff.config_differences` rows (none
+    when the base has no report)."""
+    base = table.metas.get(table.base)
+    if base is None:
+        return
+    for variant in document["variants"]:
+        meta = table.metas.get(variant["label"])
+        if meta is not None and variant["label"] != table.base:
+            variant["config_differences"] = frame_records(config_differences(base, meta))
 
 
 def render_nway_json(table: NWayTable, *, links: Mapping[str, str] | None = None, **extra: Any) -> str:

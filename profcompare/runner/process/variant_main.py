@@ -85,6 +85,19 @@ def _addons_generation(backend: str) -> str | None:
         return None
 
 
+def _layout(workload: Any, variant: str, config: dict[str, Any]) -> dict[str, Any] | None:
+    """The layout the variant chooses with ``config`` (``Workload.layout``; None for a workload
+    that does not declare one, or when it cannot be resolved: the run then says why). Recorded
+    before the run, so an out-of-memory run has it too."""
+    resolve = getattr(workload, "layout", None)
+    if resolve is None:
+        return None
+    try:
+        return dict(resolve(variant, dict(config)))
+    except Exception:  # noqa: BLE001 - the workload's own run reports a bad variant or config
+        return None
+
+
 def _execution_mode(backend: str) -> str:
     """How the program executes: numeric, or compile-only ($PROFCOMPARE_SIM_EXECUTION; the
     SDK always runs the program numerically)."""
@@ -253,6 +266,7 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
         "variant": spec["variant"],
         "backend": spec["backend"],
         "config": spec["config"],
+        "layout": None,
         "samples_per_step": None,
         "status": "failed",
         "error": None,
@@ -272,6 +286,7 @@ def run(spec: dict[str, Any], emit: Callable[[str], None]) -> dict[str, Any]:
         emit("building")
         _instrument_session(emit, timings, marks, sessions)
         workload = _load_workload(spec["workload_ref"])
+        info["layout"] = _layout(workload, spec["variant"], spec["config"])
         result = workload.run(spec["variant"], dict(spec["config"]))
         info["status"] = "ok"
         info["backend"] = getattr(result, "backend", spec["backend"]) or spec["backend"]
