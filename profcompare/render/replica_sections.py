@@ -1,6 +1,5 @@
 """What replica and which replica groups the figures are for, in every output: the scope line,
-the "Replicas and collectives" section, the Streaming Memory totals over all replicas and the
-"Code loaded at run time" section.
+the "Replicas and collectives" section and the "Code loaded at run time" section.
 
 One function prepares each view's rows as display strings (:func:`replicas_rows`,
 :func:`loaded_code_rows`) and one builds each section of the page model from them, which the
@@ -72,31 +71,6 @@ def replicas_notes(report: Report) -> tuple[str, ...]:
 def has_replicas_view(report: Report) -> bool:
     """Whether a report records the replica groupings of more than one replica."""
     return int(report.meta.target.num_replicas or 1) > 1 and bool(replicas.groupings(report))
-
-
-def streaming_totals_note(report: Report) -> str | None:
-    """Streaming Memory over all replicas, in one sentence (None for one replica or no buffer)."""
-    totals = replicas.streaming_totals(report)
-    if totals.replicas <= 1 or not totals.per_replica:
-        return None
-    text = (f"All {totals.replicas} replicas: {format_bytes(totals.all_replicas)} = "
-            f"{format_bytes(totals.per_replica)} per replica x {totals.replicas} (exact: each replica holds its "
-            "own remote buffers")
-    if totals.sharded_per_replica:
-        text += (f"; the replica-sharded ones, {format_bytes(totals.sharded_per_replica)} per replica, "
-                 f"are a different shard on each replica, {format_bytes(totals.sharded_all_replicas)} in all")
-    return text + ")."
-
-
-def comparison_streaming_totals_note(base: Report, new: Report) -> str | None:
-    """Streaming Memory over all replicas of both reports, in one sentence (None when neither
-    has more than one replica and a buffer)."""
-    b, n = replicas.streaming_totals(base), replicas.streaming_totals(new)
-    if max(b.replicas, n.replicas) <= 1 or not (b.per_replica or n.per_replica):
-        return None
-    return (f"Over all replicas (per replica x replicas, exact): base {format_bytes(b.all_replicas)} "
-            f"({b.replicas} x {format_bytes(b.per_replica)}), new {format_bytes(n.all_replicas)} "
-            f"({n.replicas} x {format_bytes(n.per_replica)}).")
 
 
 def loaded_code_rows(report: Report) -> tuple[tuple[str, ...], ...]:
@@ -219,7 +193,7 @@ def report_loaded_code_section(report: Report) -> Section | None:
 
 
 __all__ = ["collectives_cycles_note", "comparison_replicas_notes",
-           "comparison_streaming_totals_note", "COMPARISON_REPLICAS_HEADERS", "LOADED_CODE_HEADERS", "REPLICAS_HEADERS", "comparison_replicas_rows",
+           "COMPARISON_REPLICAS_HEADERS", "LOADED_CODE_HEADERS", "REPLICAS_HEADERS", "comparison_replicas_rows",
            "comparison_replicas_section", "has_comparison_replicas_view", "grouping_label", "has_replicas_view",
            "loaded_code_rows", "replica_scope", "replicas_notes", "replicas_rows",
-           "report_loaded_code_section", "report_replicas_section", "streaming_totals_note"]
+           "report_loaded_code_section", "report_replicas_section"]

@@ -15,11 +15,11 @@ SECTION_NAMES: dict[str, str] = {
     "summary": "Summary",
     "ipus": "Memory per IPU",
     "categories": "Memory by category",
-    "variables": "Variables (largest changes)",
+    "variables": "Variables",
     "liveness": "Liveness",
     "tiles": "Tiles",
     "code": "Code by program",
-    "streaming": "Streaming Memory (remote buffers)",
+    "streaming": "Streaming Memory",
     "execution": "Execution: device cycles by phase",
     "replicas": "Replicas and collectives",
 }

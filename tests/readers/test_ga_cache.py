@@ -213,6 +213,6 @@ def test_show_prints_what_the_cache_records_and_one_line_for_the_rest(cache: pat
     assert text.count("This report does not record") == 1
     assert ("This report does not record per-tile memory, memory categories, variables, liveness (program steps), "
             "code or remote buffers (Streaming Memory): the figures and sections that need them are left out.") in text
-    for title in ("Memory per IPU", "Memory ledger", "Memory by category", "Largest variables", "Code by program"):
+    for title in ("Memory per IPU", "Memory ledger", "Memory by category", "Variables", "Code by program"):
         assert title not in text
     assert "Execution: device cycles by phase" in text and "Execution trace" in text

@@ -21,12 +21,7 @@ from __future__ import annotations
 from profcompare.comparison import Comparison
 from profcompare.model import Report
 from profcompare.render.section_names import SECTION_NAMES
-from profcompare.render.sections.comparison import (
-    comparison_document,
-    comparison_variables_view,
-    comparison_warnings,
-    matched_changes_first,
-)
+from profcompare.render.sections.comparison import comparison_document, comparison_warnings
 from profcompare.render.sections.document import (
     CONFIDENCE_LEGEND as CONFIDENCE_LEGEND,
     TONES,
@@ -39,6 +34,7 @@ from profcompare.render.sections.document import (
     limit,
 )
 from profcompare.render.sections.report import report_document, variables_document
+from profcompare.render.sections.variables import comparison_variables_view, matched_changes_first
 
 
 def build_document(obj: Report | Comparison | VariablesView, *, top: int | None = 20) -> Document:
