@@ -55,6 +55,7 @@ from profcompare.render.sections.code import comparison_code_section, report_cod
 from profcompare.render.sections.streaming import comparison_streaming_section, report_streaming_section
 from profcompare.render.sections.variables import (
     VARIABLES_ID,
+    VARIABLES_TITLE,
     comparison_variables_section,
     matched_changes_first,
     report_variables_section,
@@ -495,7 +496,7 @@ def _details(side: PageSide, top: int, *, loaded_code: Section | None = None) ->
         _memory_section(side),
         side.ipu_section(),  # only with more than one IPU per replica (or I/O tiles)
         _tiles_section(side.reports, side.roles),
-        Section("Variables", id=VARIABLES_ID),  # its table comes from build_page
+        Section(VARIABLES_TITLE, id=VARIABLES_ID),  # its table comes from build_page
         _code_section(side, top),
         loaded_code,
         side.streaming_section(top),
