@@ -12,7 +12,9 @@ Every table is cut to the top N rows; when rows were cut the table ends with one
 Modules: ``document`` (the document model, and the cells and notes every section shares),
 ``report`` (one report and the ``variables`` command), ``comparison`` (two reports) and
 ``ledger`` (the ledger sections of both) and ``brief`` (the first screen of ``run`` and
-``compare``: headline, verdict, largest moves, where to look next). Import the names below from
+``compare``: headline, verdict, largest moves, where to look next); ``variables``, ``code`` and
+``streaming`` build one section each for a report and for a comparison, which the HTML page
+draws too, from what their tables share (``listing``). Import the names below from
 this package; :data:`SECTION_NAMES` names the sections of a comparison for ``--section``.
 """
 

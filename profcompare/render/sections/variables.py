@@ -81,16 +81,13 @@ def report_variables_section(report: Report, top: int | None = None, *, view: To
         )
         for r in view.shown_rows.itertuples(index=False)
     )
+    other = view.other
     footer: tuple[Row, ...] = ()
-    notes: tuple[str, ...] = ()
-    if view.total:
-        other = view.other
-        other_bytes = None if other is None else other["bytes"]
-        notes = (cut_note(view, "variables", other_bytes), *((VARIABLES_SUM_NOTE,) if view.has_other else ()))
-    if view.has_other:
-        assert view.other is not None
-        footer = (Row((Cell(other_label(view, "variables")), Cell(""), bytes_cell(view.other["bytes"]),
+    notes: tuple[str, ...] = (cut_note(view, "variables"),) if view.total else ()
+    if other is not None:
+        footer = (Row((Cell(other_label(view, "variables")), Cell(""), bytes_cell(other["bytes"]),
                        *(Cell("") for _ in range(len(_REPORT_COLUMNS) - 3)))),)
+        notes = (cut_note(view, "variables", other["bytes"]), VARIABLES_SUM_NOTE)
     table = Table(_REPORT_COLUMNS, rows, id=VARIABLES_TABLE_ID, footer=footer,
                   empty=empty_word(report.meta, "variables", "No variables in this report."))
     return Section(VARIABLES_TITLE, (table,), notes, id=VARIABLES_ID, notes_on_table=True)
