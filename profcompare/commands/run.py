@@ -325,7 +325,7 @@ def outcome_table(result: Any, *, files: bool = True) -> Any:
 #: all of them): the verdict, then the ledger (moves, the memory ledger, what changed the
 #: not-always-live peak), as in every comparison; the raw per-variable table comes last, for experts
 SUMMARY_SECTIONS = ("Verdict", "Where the memory moved", "Memory ledger", "What changed the not-always-live peak",
-                    "Summary", "Memory by category", "Variables (largest changes)")
+                    "Summary", "Memory by category", "Variables")
 
 
 def comparison_summary_text(comparison: Any, *, top: int) -> str:

@@ -1,7 +1,7 @@
 """The HTML renderer: one self-contained page for a report or a comparison of two.
 
 The page has the sections a PopVision user knows (Summary, Memory, Liveness, Tiles, Variables,
-Code, Streaming Memory, Execution) and the memory ledger (:mod:`profcompare.render.sections.ledger`):
+Code by program, Streaming Memory, Execution) and the memory ledger (:mod:`profcompare.render.sections.ledger`):
 a comparison's page leads with where each parameter's bytes moved, a report's page shows its
 ledger after the summary. Comparisons show base and new side by side with a diff column;
 PopVision calls them source and target. Everything the page needs is inside the file:
@@ -44,8 +44,7 @@ from profcompare.analysis import views as analysis
 from profcompare._version import __version__
 from profcompare.model import METRIC_UNITS, Report, variables_convention
 from profcompare.render import bar_charts, interactive
-from profcompare.render.replica_sections import comparison_streaming_totals_note, streaming_totals_note
-from profcompare.render.labels import VARIABLES_SUM_NOTE, live_label
+from profcompare.render.labels import live_label
 from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.sections.ledger import (
     LEDGER_MAX_ROWS,
@@ -73,9 +72,14 @@ from profcompare.render.sections.replicas import (
 from profcompare.render.sections.tiles import comparison_tiles_section, report_tiles_section
 from profcompare.render.sections.trace import comparison_trace_section, report_trace_section
 from profcompare.render.trace_chart import trace_chart
-from profcompare.render.format import (
-    format_count,
-    is_missing,
+from profcompare.render.sections.code import comparison_code_section, report_code_section
+from profcompare.render.sections.streaming import comparison_streaming_section, report_streaming_section
+from profcompare.render.sections.variables import (
+    VARIABLES_ID,
+    VARIABLES_TITLE,
+    comparison_variables_section,
+    matched_changes_first,
+    report_variables_section,
 )
 from profcompare.render.html_model import (
     HTML_MAX_VARIABLE_ROWS,
@@ -86,16 +90,8 @@ from profcompare.render.html_model import (
     Row,
     Section,
     Table,
-    bytes_cell,
     cut_note,
-    diff_cells,
-    diff_cols,
-    other_diff_footer,
-    pct_cell,
     report_cards,
-    sort_key,
-    step_cell,
-    text_cell,
 )
 from profcompare.comparison.verdict import ComparisonVerdict, comparison_verdict
 from profcompare.render.json_out import jsonable
@@ -137,276 +133,22 @@ _REPORT_VARIABLE_FIELDS = ("name", "kind", "bytes", "always_live", "dtype", "sha
 _COMPARISON_VARIABLE_FIELDS = ("name", "kind", "base_bytes", "new_bytes", "delta_bytes", "delta_pct", "status", "match")
 
 
-def _variables_note(view: analysis.TopN) -> str:
-    if not view.cut:
-        return f"all {view.total:,} variables (the status filter applies to every one of them)"
-    return (f"{view.shown:,} of {view.total:,} variables on this page (its bound); the {view.cut:,} smallest are summed "
-            f"in 'other' -- `--format json` or `--format csv` write them all. {VARIABLES_SUM_NOTE}")
-
-
-def _report_variables_table(obj: Report, top: int, variables_note: bool = False) -> tuple[Table, analysis.TopN]:
-    view = analysis.variables_view(obj, top=top)
-    shown = view.shown_rows
-    cols: tuple[Column, ...] = (
-        Column("Variable", key="name"),
-        Column("Kind", key="kind"),
-        Column("Bytes", True, key="bytes"),
-        Column(live_label(True, title=True), key="always_live"),
-        Column("Dtype", key="dtype"),
-        Column("Shape", key="shape"),
-        Column("Tiles", True, key="tiles"),
-        Column("First step", True, key="first_step"),
-        Column("Last step", True, key="last_step"),
-    )
-    rows = []
-    for r in shown.itertuples(index=False):
-        live = live_label(bool(r.always_live))
-        rows.append(
-            Row(
-                (
-                    text_cell(r.name),
-                    text_cell(r.kind),
-                    bytes_cell(r.bytes),
-                    Cell("yes" if r.always_live else "no"),
-                    text_cell(r.dtype),
-                    text_cell(r.shape),
-                    Cell(format_count(r.tiles), sort_key(r.tiles)),
-                    step_cell(r.first_step),
-                    step_cell(r.last_step),
-                ),
-                {"name": str(r.name), "filter": live},
-            )
-        )
-    footer: tuple[Row, ...] = ()
-    if view.cut:
-        other = view.other
-        assert other is not None
-        footer = (
-            Row(
-                (
-                    Cell(f"other ({view.cut:,} variables)"),
-                    Cell(""),
-                    bytes_cell(other["bytes"]),
-                    *(Cell("") for _ in range(6)),
-                )
-            ),
-        )
-    table = Table(cols, tuple(rows), id="variables-table", footer=footer,
-                  note=_variables_note(view) if variables_note else cut_note(view, "variables"),
-                  empty="no variables in the report")
-    return table, view
-
-
-def _comparison_variables_table(obj: Comparison, top: int,
-                                variables_note: bool = False) -> tuple[Table, analysis.TopN]:
-    frame = obj.variables
-    view = analysis.top_n(
-        frame, top, "delta_bytes", label_column="name", sum_columns=("base_bytes", "new_bytes", "delta_bytes"), key=abs
-    )
-    show_match = bool((frame["match"].astype(str) == "normalised").any()) if len(frame) else False
-    cols = (
-        Column("Variable", key="name"),
-        Column("Kind", key="kind"),
-        *diff_cols(""),
-        Column(live_label(True, title=True), key="always_live"),
-        Column("Shape", key="shape"),
-        *((Column("Match", key="match"),) if show_match else ()),
-    )
-    rows = []
-    for rec in view.shown_rows.to_dict("records"):
-        status = str(rec["status"])
-        live = _pair(_yes_no(rec["base_always_live"]), _yes_no(rec["new_always_live"]), status)
-        shape = _pair(_blank(rec["base_shape"]), _blank(rec["new_shape"]), status)
-        name_title = None
-        if rec["match"] == "normalised":
-            name_title = f"base: {rec['base_name']}; new: {rec['new_name']}"
-        rows.append(
-            Row(
-                (
-                    Cell(str(rec["name"]), str(rec["name"]), None, name_title),
-                    text_cell(rec["kind"]),
-                    *diff_cells(rec),
-                    Cell(live),
-                    Cell(shape),
-                    *((text_cell(rec["match"]),) if show_match else ()),
-                ),
-                {"name": str(rec["name"]), "filter": status},
-            )
-        )
-    footer = other_diff_footer(view, "variables", len(cols), leading=1)
-    table = Table(cols, tuple(rows), id="variables-table", footer=footer,
-                  note=_variables_note(view) if variables_note else cut_note(view, "variables"),
-                  empty="no variables in either report")
-    return table, view
-
-
-def _pair(base: str, new: str, status: str) -> str:
-    """One side's value for added/removed rows, ``base → new`` when they differ, else the value."""
-    if status == "added":
-        return new
-    if status == "removed":
-        return base
-    return base if base == new else f"{base} → {new}"
-
-
-def _yes_no(value: Any) -> str:
-    if is_missing(value):
-        return "–"
-    return "yes" if bool(value) else "no"
-
-
-def _blank(value: Any) -> str:
-    return "" if is_missing(value) else str(value)
-
-
 def _code_section(side: PageSide, top: int) -> Section:
-    table = side.code_table(top)
+    """The "Code by program" section with its bar chart of the programs of the most code."""
     chart = bar_charts.code_chart(side.reports, side.roles, top=min(top, bar_charts.CODE_PROGRAMS))
-    return Section("Code", id="code", tables=(table,), charts=(chart,))
+    return replace(side.code_section(top), charts=(chart,))
 
 
-def _report_code_table(obj: Report, top: int) -> Table:
-    frame = analysis.code_by_program(obj)
-    view = analysis.top_n(frame, top, "code_bytes", label_column="name", sum_columns=("code_bytes",))
-    rows = tuple(
-        Row((text_cell(r.name), text_cell(r.type), bytes_cell(r.code_bytes)))
-        for r in view.shown_rows.itertuples(index=False)
-    )
-    cols: tuple[Column, ...] = (Column("Program", key="name"), Column("Type", key="type"),
-                                Column("Code bytes", True, key="code_bytes"))
-    footer: tuple[Row, ...] = ()
-    if view.cut:
-        other = view.other
-        assert other is not None
-        footer = (Row((Cell(f"other ({view.cut:,} programs)"), Cell(""), bytes_cell(other["code_bytes"]))),)
-    return Table(cols, rows, id="code-table", footer=footer, note=cut_note(view, "programs"), empty="no code data")
-
-
-def _comparison_code_table(obj: Comparison, top: int) -> Table:
-    frame = obj.code
-    view = analysis.top_n(
-        frame,
-        top,
-        "delta_code_bytes",
-        label_column="name",
-        key=abs,
-        sum_columns=("base_code_bytes", "new_code_bytes", "delta_code_bytes"),
-    )
-    rows = tuple(
-        Row((text_cell(r["name"]), text_cell(r["type"]), *diff_cells(r, "code_")), {"status": str(r["status"])})
-        for r in view.shown_rows.to_dict("records")
-    )
-    cols = (Column("Program", key="name"), Column("Type", key="type"), *diff_cols("code"))
-    footer = other_diff_footer(view, "programs", len(cols), leading=1, suffix="code_bytes")
-    return Table(cols, rows, id="code-table", footer=footer, note=cut_note(view, "programs"), empty="no code data")
-
-
-def _remote_section(side: PageSide, top: int) -> Section:
-    text = (
-        "Remote buffers live in Streaming Memory (off chip), not in tile memory; bytes are per replica. "
-        "Sharded buffers (replicated tensor sharding) hold 1/replicas of the tensor on each replica."
-    )
-    totals = side.streaming_note()
-    return Section("Streaming Memory", id="streaming", tables=(side.remote_table(top),), text=text,
-                   notes=(totals,) if totals else ())
-
-
-def _report_remote_table(obj: Report, top: int) -> Table:
-    frame = obj.remote_buffers
-    view = analysis.top_n(frame, top, "bytes", label_column="name", sum_columns=("bytes", "entries"))
-    rows = tuple(
-        Row(
-            (
-                text_cell(r.name),
-                Cell(format_count(r.entries), sort_key(r.entries)),
-                text_cell(r.shape),
-                text_cell(r.dtype),
-                Cell("yes" if r.sharded else "no"),
-                bytes_cell(r.bytes),
-            )
-        )
-        for r in view.shown_rows.itertuples(index=False)
-    )
-    cols: tuple[Column, ...] = (
-        Column("Remote buffer", key="name"),
-        Column("Entries", True, key="entries"),
-        Column("Entry shape", key="shape"),
-        Column("Dtype", key="dtype"),
-        Column("Sharded", key="sharded"),
-        Column("Bytes", True, key="bytes"),
-    )
-    footer: tuple[Row, ...] = ()
-    if view.cut:
-        other = view.other
-        assert other is not None
-        footer += (
-            Row(
-                (
-                    Cell(f"other ({view.cut:,} remote buffers)"),
-                    Cell(format_count(other["entries"]), sort_key(other["entries"])),
-                    Cell(""),
-                    Cell(""),
-                    Cell(""),
-                    bytes_cell(other["bytes"]),
-                )
-            ),
-        )
-    if len(frame):
-        footer += (Row((Cell("total"), Cell(""), Cell(""), Cell(""), Cell(""), bytes_cell(int(frame["bytes"].sum())))),)
-    note = cut_note(view, "remote buffers") if view.cut else ""
-    return Table(cols, rows, id="remote-table", footer=footer, note=note,
-                 empty="no remote buffers (nothing in Streaming Memory)")
-
-
-def _comparison_remote_table(obj: Comparison, top: int) -> Table:
-    frame = obj.remote_buffers
-    view = analysis.top_n(
-        frame,
-        top,
-        "delta_bytes",
-        label_column="name",
-        key=abs,
-        sum_columns=("base_bytes", "new_bytes", "delta_bytes"),
-    )
-    rows = tuple(
-        Row(
-            (
-                text_cell(r["name"]),
-                # off chip: a change of Streaming Memory costs no tile memory, so it is not coloured
-                *(Cell(c.text, c.sort, None, c.title) for c in diff_cells(r)),
-                Cell(_pair(_yes_no(r["base_sharded"]), _yes_no(r["new_sharded"]), str(r["status"]))),
-                Cell(_pair(format_count(r["base_entries"]), format_count(r["new_entries"]), str(r["status"]))),
-            ),
-            {"status": str(r["status"])},
-        )
-        for r in view.shown_rows.to_dict("records")
-    )
-    cols = (
-        Column("Remote buffer", key="name"),
-        *diff_cols(""),
-        Column("Sharded", key="sharded"),
-        Column("Entries", key="entries"),
-    )
-    footer = other_diff_footer(view, "remote buffers", len(cols), leading=0)
-    if len(frame):
-        b, n = int(frame["base_bytes"].sum()), int(frame["new_bytes"].sum())
-        footer += (
-            Row(
-                (
-                    Cell("total"),
-                    bytes_cell(b),
-                    bytes_cell(n),
-                    bytes_cell(n - b, signed=True),
-                    pct_cell(100.0 * (n - b) / b if b else None),
-                    Cell(""),
-                    Cell(""),
-                    Cell(""),
-                )
-            ),
-        )
-    note = cut_note(view, "remote buffers") if view.cut else ""
-    return Table(cols, rows, id="remote-table", footer=footer, note=note,
-                 empty="no remote buffers (nothing in Streaming Memory)")
+def _variables_on_page(section: Section, view: analysis.TopN) -> Section:
+    """The Variables section as the page shows it: its notes at its table, and when the page's
+    bound cut the variables, where to find them all."""
+    section = placed_for_page(section)
+    table = section.table
+    if table is None or not view.cut:
+        return section
+    bound = (f"This page holds at most {HTML_MAX_VARIABLE_ROWS:,} variables; the filter applies to these. "
+             "`--format json` or `--format csv` write them all.")
+    return replace(section, tables=(replace(table, note=f"{table.note} {bound}".strip()),))
 
 
 def _execution_section(side: PageSide) -> Section:
@@ -429,13 +171,17 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     """
     side = page_side(obj)
     # the variables table holds every row up to a bound, so its status filter ("grew") shows
-    # every variable that grew; other tables are top-N views
-    variables, variables_view = side.variables_table(HTML_MAX_VARIABLE_ROWS, True)
-    sections = tuple(placed_for_page(section) for section in side.sections(top) if section is not None)
+    # every variable that grew; other tables are top-N views. The template draws it under the
+    # filter controls, in the place of the section's table.
+    variables_view = side.variables_view(HTML_MAX_VARIABLE_ROWS)
+    variables = _variables_on_page(side.variables_section(variables_view), variables_view)
+    assert variables.table is not None
+    sections = tuple(replace(variables, tables=()) if section.id == VARIABLES_ID else placed_for_page(section)
+                     for section in side.sections(top) if section is not None)
     data = _page_data(side, variables_view)
     verdict = side.verdict()
-    return Page(side.title, side.is_comparison, report_cards(obj), sections, variables, side.variable_filter(), data,
-                headline="" if verdict is None else headline(verdict))
+    return Page(side.title, side.is_comparison, report_cards(obj), sections, variables.table, side.variable_filter(),
+                data, headline="" if verdict is None else headline(verdict))
 
 
 def _timeline(side: PageSide) -> tuple[Section, ...]:
@@ -453,10 +199,10 @@ def _details(side: PageSide, top: int, *, loaded_code: Section | None = None) ->
         _memory_section(side),
         side.ipu_section(),  # only with more than one IPU per replica (or I/O tiles)
         _tiles_section(side, top),
-        Section("Variables", id="variables"),
+        Section(VARIABLES_TITLE, id=VARIABLES_ID),  # its table comes from build_page
         _code_section(side, top),
         loaded_code,
-        _remote_section(side, top),
+        side.streaming_section(top),
         _execution_section(side),
         side.replicas_section(),  # only with replica groupings
     )
@@ -487,10 +233,10 @@ class PageSide(Protocol):
     def summary_section(self) -> Section: ...
     def categories_section(self) -> Section: ...
     def liveness_section(self) -> Section: ...
-    def variables_table(self, top: int, variables_note: bool = False) -> tuple[Table, analysis.TopN]: ...
-    def code_table(self, top: int) -> Table: ...
-    def remote_table(self, top: int) -> Table: ...
-    def streaming_note(self) -> str | None: ...
+    def variables_view(self, top: int) -> analysis.TopN: ...
+    def variables_section(self, view: analysis.TopN) -> Section: ...
+    def code_section(self, top: int) -> Section: ...
+    def streaming_section(self, top: int) -> Section: ...
     def tiles_section(self, top: int) -> Section: ...
     def execution_section(self) -> Section: ...
     def trace_section(self) -> Section | None: ...
@@ -523,17 +269,17 @@ class _ReportSide:
     def liveness_section(self) -> Section:
         return report_liveness_section(self.report)
 
-    def variables_table(self, top: int, variables_note: bool = False) -> tuple[Table, analysis.TopN]:
-        return _report_variables_table(self.report, top, variables_note)
+    def variables_view(self, top: int) -> analysis.TopN:
+        return analysis.variables_view(self.report, top=top)
 
-    def code_table(self, top: int) -> Table:
-        return _report_code_table(self.report, top)
+    def variables_section(self, view: analysis.TopN) -> Section:
+        return report_variables_section(self.report, view=view)
 
-    def remote_table(self, top: int) -> Table:
-        return _report_remote_table(self.report, top)
+    def code_section(self, top: int) -> Section:
+        return report_code_section(self.report, top)
 
-    def streaming_note(self) -> str | None:
-        return streaming_totals_note(self.report)
+    def streaming_section(self, top: int) -> Section:
+        return report_streaming_section(self.report, top)
 
     def tiles_section(self, top: int) -> Section:
         return report_tiles_section(self.report, top)
@@ -595,17 +341,17 @@ class _ComparisonSide:
     def liveness_section(self) -> Section:
         return comparison_liveness_section(self.cmp)
 
-    def variables_table(self, top: int, variables_note: bool = False) -> tuple[Table, analysis.TopN]:
-        return _comparison_variables_table(self.cmp, top, variables_note)
+    def variables_view(self, top: int) -> analysis.TopN:
+        return matched_changes_first(self.cmp, top)
 
-    def code_table(self, top: int) -> Table:
-        return _comparison_code_table(self.cmp, top)
+    def variables_section(self, view: analysis.TopN) -> Section:
+        return comparison_variables_section(self.cmp, view=view)
 
-    def remote_table(self, top: int) -> Table:
-        return _comparison_remote_table(self.cmp, top)
+    def code_section(self, top: int) -> Section:
+        return comparison_code_section(self.cmp, top)
 
-    def streaming_note(self) -> str | None:
-        return comparison_streaming_totals_note(self.cmp.base, self.cmp.new)
+    def streaming_section(self, top: int) -> Section:
+        return comparison_streaming_section(self.cmp, top)
 
     def tiles_section(self, top: int) -> Section:
         return comparison_tiles_section(self.cmp, top)

@@ -94,7 +94,9 @@ def test_million_variable_comparison_renders_small_with_bounded_work() -> None:
     size = len(page.encode("utf-8"))
     assert size < 5_000_000, f"page is {size:,} bytes"
     total = len(comparison.variables)
-    assert f"{HTML_MAX_VARIABLE_ROWS:,} of {total:,} variables on this page (its bound)" in page
+    assert (f"Top {HTML_MAX_VARIABLE_ROWS:,} of {total:,} variables shown; {total - HTML_MAX_VARIABLE_ROWS:,} more in "
+            "the &#39;other&#39; row.") in page
+    assert f"This page holds at most {HTML_MAX_VARIABLE_ROWS:,} variables" in page
     body = page[page.index('id="variables-table"') :]
     body = body[body.index("<tbody>") : body.index("</tbody>")]
     assert body.count("<tr") == HTML_MAX_VARIABLE_ROWS  # the page bound, whatever --top

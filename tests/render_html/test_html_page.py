@@ -15,6 +15,7 @@ from profcompare.comparison import compare
 from profcompare.model import METRICS, Report
 from profcompare.render.base import get_renderer
 from profcompare.render.html import HtmlRenderer
+from profcompare.render.sections import matched_changes_first
 
 
 @pytest.fixture(scope="module")
@@ -237,15 +238,15 @@ def test_variable_table_is_cut_at_its_row_bound_with_other_row(comparison, monke
     body = table[table.index("<tbody>") : table.index("</tbody>")]
     assert body.count("<tr") == 5
     total = len(comparison.variables)
-    assert (f"5 of {total:,} variables on this page (its bound); the {total - 5:,} smallest are summed in "
-            "&#39;other&#39; -- `--format json` or `--format csv` write them all") in page
+    assert (f"Top 5 of {total:,} variables shown; {total - 5:,} more in the &#39;other&#39; row") in page
+    assert "This page holds at most 5 variables; the filter applies to these. `--format json` or `--format csv` " \
+           "write them all." in page
     assert f"other ({total - 5:,} variables)" in table
-    # rows are the largest absolute changes first
+    # rows are the variables found in both reports that changed first, then the added and
+    # removed, then the unchanged, each by absolute change, as in every medium
     names = re.findall(r'<tr data-name="([^"]*)"', body)
-    expected = comparison.variables.reindex(
-        comparison.variables["delta_bytes"].abs().sort_values(ascending=False, kind="stable").index
-    )["name"]
-    assert names == [htmllib.escape(n) for n in expected.head(5)]
+    expected = matched_changes_first(comparison, 5).shown_rows["name"]
+    assert names == [htmllib.escape(n) for n in expected]
 
 
 def test_single_report_page_has_no_deltas(offchip: Report) -> None:
@@ -264,7 +265,7 @@ def test_single_report_page_has_no_deltas(offchip: Report) -> None:
     assert summary.count(">exact<") == int((levels == "exact").sum()) == 2
     data = _data(page)
     assert data["kind"] == "report" and list(data["reports"]) == ["report"]
-    assert f"all {len(offchip.variables):,} variables (the status filter applies to every one of them)" in text
+    assert f"All {len(offchip.variables):,} variables shown." in text
     library = next(text for attrs, text in parsed.scripts if attrs.get("data-library"))
     assert not re.search(r"<svg\b", page.replace(library, ""))
     charts = re.findall(r'<script type="application/json" class="chart-data" data-chart="([^"]+)"', page)
@@ -278,8 +279,8 @@ def test_report_without_optional_tables_renders(onchip: Report) -> None:
     page = HtmlRenderer().render(bare)
     text = " ".join(" ".join(_parse(page).text).split())
     assert "Execution No execution profile in this report." in text
-    assert "no remote buffers (nothing in Streaming Memory)" in text
-    assert "no variables in the report" in text
+    assert "no remote buffers: nothing is kept in Streaming Memory" in text
+    assert "no variables in this report" in text
 
 
 def test_rendering_is_deterministic(comparison) -> None:

@@ -48,7 +48,8 @@ def test_comparison_remote_buffers_cut_to_top_have_an_other_row(onchip: Report, 
 def test_remote_buffers_all_shown_have_only_the_total_row(offchip: Report) -> None:
     table = _table(build_page(offchip, top=50), "streaming")
     assert [row.cells[0].text for row in table.footer] == ["total"]
-    assert table.note == ""
+    assert table.note.startswith(f"All {len(offchip.remote_buffers)} remote buffers shown. Total per replica: 1.3 MiB in 8 "
+                                 "buffers (8 replica-sharded). All 4 replicas: 5.3 MiB = 1.3 MiB per replica x 4")
 
 
 def test_fullest_tiles_show_the_tile_index_without_thousands_separator(onchip: Report) -> None:

@@ -138,7 +138,7 @@ def test_without_a_width_nothing_is_shortened_or_left_out() -> None:
         text = TextRenderer().render(obj, top=12)
         assert "\u2026" not in text and "To fit" not in text
     wide = TextRenderer().render(OBJECTS["compare"], top=12)
-    assert "Confidence" in wide and "Match" in wide and LONG in wide
+    assert "Confidence" in wide and "Always-live" in wide and LONG in wide
     assert max(len(line) for line in wide.splitlines()) > 200  # tables at their natural width
 
 

@@ -128,7 +128,7 @@ def test_four_variant_run_writes_an_index_and_prints_one_table(fake_registry: ob
     # the terminal: the side-by-side table once, no per-pair report
     out = result.output
     assert out.count("variants side by side") == 1
-    assert "Variables (largest changes)" not in out and "Memory by category" not in out
+    assert "Variables" not in out and "Memory by category" not in out
     assert re.search(r"Model state in tile memory\s+\S+ \S+\s+\S+ \S+ \(\+\d", out)
     assert "index.html" in out and "index.json" in out
 
@@ -136,7 +136,7 @@ def test_four_variant_run_writes_an_index_and_prints_one_table(fake_registry: ob
 def test_two_variant_run_keeps_the_pairwise_terminal_diff_and_writes_an_index(fake_registry: object, tmp_path: Path) -> None:
     result = _run(["fake-small", "fake-big", "--out", str(tmp_path), "--name", "r"])
     assert result.exit_code == 0, result.output
-    assert "Variables (largest changes)" in result.output and "variants side by side" not in result.output
+    assert "Variables" in result.output and "variants side by side" not in result.output
     document = json.loads((tmp_path / "r" / "index.json").read_text())
     assert [v["label"] for v in document["variants"]] == ["fake-small", "fake-big"]
     assert ">comparison</a>" in (tmp_path / "r" / "index.html").read_text()

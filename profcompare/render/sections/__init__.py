@@ -13,10 +13,11 @@ Modules: ``document`` (the document model, and the cells and notes every section
 ``report`` (one report and the ``variables`` command), ``comparison`` (two reports) and
 ``ledger`` (the ledger sections of both; with ``ledger_rows`` and ``ledger_peak``) and ``brief``
 (the first screen of ``run`` and ``compare``: headline, verdict, largest moves, where to look
-next). ``summary``, ``categories``, ``liveness``, ``verdict`` and the ledger modules each build
-one section family for every medium, the HTML page included (a report's builder and a
-comparison's). Import the names below from this package; :data:`SECTION_NAMES` names the
-sections of a comparison for ``--section``.
+next). Every other module builds one section family for every medium, the HTML page included
+(a report's builder and a comparison's): ``summary``, ``categories``, ``liveness``,
+``verdict``, ``variables``, ``code``, ``streaming`` (with what their tables share, ``listing``),
+``tiles``, ``execution``, ``ipus``, ``replicas``, ``trace``. Import the names below from this
+package; :data:`SECTION_NAMES` names the sections of a comparison for ``--section``.
 """
 
 from __future__ import annotations
@@ -24,12 +25,7 @@ from __future__ import annotations
 from profcompare.comparison import Comparison
 from profcompare.model import Report
 from profcompare.render.section_names import SECTION_NAMES
-from profcompare.render.sections.comparison import (
-    comparison_document,
-    comparison_variables_view,
-    comparison_warnings,
-    matched_changes_first,
-)
+from profcompare.render.sections.comparison import comparison_document, comparison_warnings
 from profcompare.render.sections.document import (
     TONES,
     Cell,
@@ -42,6 +38,7 @@ from profcompare.render.sections.document import (
 )
 from profcompare.render.sections.report import report_document, variables_document
 from profcompare.render.sections.summary import CONFIDENCE_LEGEND as CONFIDENCE_LEGEND
+from profcompare.render.sections.variables import comparison_variables_view, matched_changes_first
 
 
 def build_document(obj: Report | Comparison | VariablesView, *, top: int | None = 20) -> Document:

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from typing import Any
 
-import pandas as pd
-
-from profcompare.analysis import views as analysis
-from profcompare.analysis.views import TopN
-from profcompare.comparison import STATUSES, Comparison
+from profcompare.comparison import Comparison
 from profcompare.render.format import (
     describe_target,
     format_bytes,
@@ -17,7 +13,6 @@ from profcompare.render.format import (
     is_missing,
     status_tone,
 )
-from profcompare.render.replica_sections import comparison_streaming_totals_note
 from profcompare.model import variables_convention
 from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.verdict_words import comparison_headline
@@ -26,13 +21,9 @@ from profcompare.render.sections.document import (
     Column,
     Document,
     Section,
-    Table,
     _compile_only_warning,
-    _cut_note,
-    _missing_sides,
     _num,
     _oom_warning,
-    _other_label,
     _pct_of,
     _report_facts,
     _str,
@@ -44,6 +35,7 @@ from profcompare.render.sections.summary import comparison_summary_section
 from profcompare.render.sections.verdict import comparison_verdict_section
 from profcompare.render.sections.execution import EXECUTION_TITLE, comparison_execution_section
 from profcompare.render.sections.ipus import comparison_ipu_section
+from profcompare.render.sections.code import CODE_TITLE, comparison_code_section
 from profcompare.render.sections.ledger import (
     comparison_ledger_section,
     comparison_moves_section,
@@ -52,6 +44,8 @@ from profcompare.render.sections.ledger import (
 from profcompare.render.sections.replicas import comparison_replicas_section
 from profcompare.render.sections.tiles import comparison_tiles_section
 from profcompare.render.sections.trace import TRACE_TITLE, comparison_trace_section
+from profcompare.render.sections.streaming import STREAMING_TITLE, comparison_streaming_section
+from profcompare.render.sections.variables import VARIABLES_TITLE, comparison_variables_section
 
 
 def _status_cell(status: Any, *, higher_is_better: bool = False) -> Cell:
@@ -75,126 +69,6 @@ _DELTA_COLUMNS = (Column("Base", True), Column("New", True), Column("Delta", Tru
                   Column("Status"))
 
 
-def _status_counts(statuses: pd.Series) -> str:
-    counts = statuses.astype(str).value_counts()
-    return ", ".join(f"{int(counts.get(s, 0)):,} {s}" for s in STATUSES)
-
-
-def _aggregate_row(view: TopN, label: str, n_text_columns: int, sums: Sequence[str], fmt: Any,
-                   trailing: int = 0) -> tuple[Cell, ...]:
-    other = view.other
-    assert other is not None
-    m = "muted"
-    base, new, delta = (other[c] for c in sums)
-    cells = [Cell(label, tone=m)] + [Cell("", tone=m) for _ in range(n_text_columns - 1)]
-    cells += [_num(fmt(base), m), _num(fmt(new), m), _num(fmt(delta, signed=True), m),
-              _num(format_pct(_pct_of(delta, base)), m), Cell("", tone=m)]
-    cells += [Cell("", tone=m) for _ in range(trailing)]
-    return tuple(cells)
-
-
-def comparison_variables_view(cmp: Comparison, top: int | None) -> TopN:
-    """Return the variable diff cut to the ``top`` largest changes (by |delta_bytes|, then name).
-
-    Rows are :attr:`Comparison.variables` rows; the "other" row sums base_bytes, new_bytes and
-    delta_bytes of the cut rows. ``top`` None or 0 keeps all rows.
-    """
-    return cmp.top("variables", limit(top))
-
-
-#: the order of the variables table: changes of matched pairs (0), then variables in one report
-#: only (1), then the unchanged (2); within each, the largest |delta_bytes| first
-_VARIABLE_GROUPS = {"grew": 0, "shrank": 0, "added": 1, "removed": 1}
-
-
-def _ranked_variables(cmp: Comparison) -> pd.DataFrame:
-    """:attr:`Comparison.variables` in the order of :func:`matched_changes_first` (index 0..n-1)."""
-    frame = cmp.variables
-    order = pd.DataFrame({
-        "group": frame["status"].astype(str).map(_VARIABLE_GROUPS).fillna(2).to_numpy(),
-        "magnitude": -frame["delta_bytes"].abs().to_numpy(dtype="float64"),
-        "name": frame["name"].astype(str).to_numpy(),
-    }).sort_values(["group", "magnitude", "name"], kind="mergesort").index.to_numpy()
-    return frame.iloc[order].reset_index(drop=True)
-
-
-def matched_changes_first(cmp: Comparison, top: int | None) -> TopN:
-    """Return the variable diff ordered for reading and cut to ``top`` rows: the variables found
-    in both reports that grew or shrank first, then those in one report only (added, removed),
-    then the unchanged; within each group by |delta_bytes| descending, then name.
-
-    Rows are :attr:`Comparison.variables` rows; the "other" row sums base_bytes, new_bytes and
-    delta_bytes of the cut rows (its delta_pct recomputed from the sums). ``top`` None or 0
-    keeps all rows.
-    """
-    ranked = _ranked_variables(cmp)
-    ranked.insert(len(ranked.columns), "_rank", range(len(ranked)))
-    view = analysis.top_n(ranked, limit(top), "_rank", label_column="name", ascending=True,
-                          sum_columns=("base_bytes", "new_bytes", "delta_bytes"))
-    rows = view.rows.drop(columns="_rank")
-    if view.cut:
-        last = rows.index[-1]
-        base_sum, delta_sum = float(rows.at[last, "base_bytes"]), float(rows.at[last, "delta_bytes"])
-        rows.at[last, "delta_pct"] = 100.0 * delta_sum / base_sum if base_sum else float("nan")
-    return TopN(rows=rows, shown=view.shown, total=view.total, cut=view.cut)
-
-
-def _match_text(r: Any) -> str:
-    match = _str(r.match)
-    if match == "normalised" and _str(r.base_name) and _str(r.new_name) and r.base_name != r.new_name:
-        return f"normalised (base: {r.base_name})"
-    return match
-
-
-def _variables_other_note(cmp: Comparison, view: TopN) -> str:
-    """Why the "other" row's bytes can exceed the memory in use beside it: it sums the sizes of
-    the variables left out, and those overlap in memory (not-always-live variables live at
-    different steps share addresses; a tensor of a graph called from several sites is listed
-    once per call)."""
-    rest = _ranked_variables(cmp).iloc[view.shown:]
-    not_always = int(((rest["base_always_live"] == False) | (rest["new_always_live"] == False))  # noqa: E712
-                     .fillna(False).to_numpy(dtype=bool).sum())
-    names = rest["name"].astype(str)
-    instances = int((analysis.call_instance_stems(names) != names).sum())
-    reasons = []
-    if not_always:
-        reasons.append(f"{not_always:,} are not-always-live, each live over its own steps (variables live at "
-                       "different steps share addresses)")
-    if instances:
-        reasons.append(f"{instances:,} are call instances (name@1, name@2, ...) of a tensor listed once per call")
-    peak = cmp.summary.loc["peak_liveness_bytes"]
-    text = f"The 'other' row sums the sizes of the {view.cut:,} variables not shown"
-    if reasons:
-        text += ", which is not memory in use: " + " and ".join(reasons)
-    return (text + f". Memory in use is peak liveness, {format_bytes(peak['base'])} -> {format_bytes(peak['new'])} "
-            "(see the Summary).")
-
-
-def _comparison_variables_section(cmp: Comparison, top: int | None) -> Section:
-    title = "Variables (largest changes)"
-    if not len(cmp.variables):
-        return Section(title, notes=("No variables in either report.", *_missing_sides(cmp, "variables")))
-    view = matched_changes_first(cmp, top)
-    rows: list[tuple[Cell, ...]] = []
-    for r in view.shown_rows.itertuples(index=False):
-        rows.append(
-            (Cell(str(r.name)), Cell(_str(r.kind)))
-            + _delta_cells(r.base_bytes, r.new_bytes, r.delta_bytes, r.delta_pct, r.status, format_bytes)
-            + (Cell(_match_text(r)),)
-        )
-    if view.has_other:
-        rows.append(_aggregate_row(view, _other_label(view.cut, "variables"), 2,
-                                   ("base_bytes", "new_bytes", "delta_bytes"), format_bytes, trailing=1))
-    table = Table.of((Column("Variable"), Column("Kind")) + _DELTA_COLUMNS + (Column("Match"),), tuple(rows))
-    notes = [
-        "Variables found in both reports that grew or shrank first, then those in one report only (added, "
-        "removed), then the unchanged; each group by |Delta|.",
-        _cut_note(view, "variables"),
-    ]
-    if view.has_other:
-        notes.append(_variables_other_note(cmp, view))
-    notes += [f"Status over all variables: {_status_counts(cmp.variables['status'])}.", *_missing_sides(cmp, "variables")]
-    return Section(title, (table,), tuple(notes))
 
 
 def _side_by_side(label: str, base: Any, new: Any, fmt: Any) -> tuple[Cell, ...]:
@@ -208,68 +82,6 @@ _SIDE_COLUMNS = (Column("Base", True), Column("New", True), Column("Delta", True
 
 
 
-def _comparison_code_section(cmp: Comparison, top: int | None) -> Section:
-    title = "Code by program"
-    if not len(cmp.code):
-        return Section(title, notes=("No code attribution in either report.", *_missing_sides(cmp, "code")))
-    view = cmp.top("code", top)
-    rows: list[tuple[Cell, ...]] = [
-        (Cell(str(r.name)), Cell(_str(r.type)))
-        + _delta_cells(r.base_code_bytes, r.new_code_bytes, r.delta_code_bytes, r.delta_pct, r.status, format_bytes)
-        for r in view.shown_rows.itertuples(index=False)
-    ]
-    if view.has_other:
-        rows.append(_aggregate_row(view, _other_label(view.cut, "programs"), 2,
-                                   ("base_code_bytes", "new_code_bytes", "delta_code_bytes"), format_bytes))
-    table = Table.of((Column("Program"), Column("Type")) + _DELTA_COLUMNS, tuple(rows))
-    return Section(title, (table,), (_cut_note(view, "programs"), *_missing_sides(cmp, "code")))
-
-
-def _sharded_text(base: Any, new: Any) -> str:
-    def one(v: Any) -> str:
-        return "-" if is_missing(v) else ("yes" if bool(v) else "no")
-
-    if is_missing(base):
-        return one(new)
-    if is_missing(new):
-        return one(base)
-    b, n = one(base), one(new)
-    return b if b == n else f"{b} -> {n}"
-
-
-def _comparison_remote_section(cmp: Comparison, top: int | None) -> Section:
-    title = "Streaming Memory (remote buffers)"
-    remote = cmp.remote_buffers
-    if not len(remote):
-        missing = _missing_sides(cmp, "remote_buffers")
-        if len(missing) == 2:
-            return Section(title, notes=("Neither report records remote buffers.",))
-        return Section(title, notes=("Neither report keeps anything in Streaming Memory.", *missing))
-    view = cmp.top("remote_buffers", top)
-    # off chip: a change of Streaming Memory costs no tile memory, so it is not coloured
-    rows: list[tuple[Cell, ...]] = [
-        (Cell(str(r.name)),)
-        + tuple(Cell(c.text) for c in _delta_cells(r.base_bytes, r.new_bytes, r.delta_bytes, r.delta_pct, r.status,
-                                                    format_bytes))
-        + (Cell(_sharded_text(r.base_sharded, r.new_sharded)),)
-        for r in view.shown_rows.itertuples(index=False)
-    ]
-    if view.has_other:
-        rows.append(_aggregate_row(view, _other_label(view.cut, "buffers"), 1,
-                                   ("base_bytes", "new_bytes", "delta_bytes"), format_bytes, trailing=1))
-    table = Table.of((Column("Remote buffer"),) + _DELTA_COLUMNS + (Column("Sharded"),), tuple(rows))
-    notes = (
-        _cut_note(view, "buffers"),
-        (
-            "Streaming Memory is not tile memory: moving state there frees tile memory at the cost of "
-            "remote transfers."
-        ),
-        *_missing_sides(cmp, "remote_buffers"),
-    )
-    totals = comparison_streaming_totals_note(cmp.base, cmp.new)
-    if totals:
-        notes = (*notes, totals)
-    return Section(title, (table,), notes)
 
 
 def comparison_warnings(cmp: Comparison) -> tuple[str, ...]:
@@ -307,8 +119,8 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20, titles: Collec
     the liveness rule the reports follow, warnings, and sections led by the Verdict (what moved
     where, what it did to peak tile memory and to time), then the ledger (Where the memory moved,
     Memory ledger, What changed the not-always-live peak), then Summary, Memory by
-    category, Variables (largest changes), Liveness, Tiles, Code by program, Streaming Memory
-    (remote buffers), Execution, Execution trace, Replicas and collectives.
+    category, Variables, Liveness, Tiles, Code by program, Streaming Memory, Execution,
+    Execution trace, Replicas and collectives.
     ``top`` cuts the long tables (None or 0 = all rows). ``titles``, when given, keeps only the
     sections of those titles, in the order above, and builds no other (a summary that shows a few
     sections does not pay for the rest).
@@ -340,11 +152,11 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20, titles: Collec
         # only with more than one IPU per replica
         ("Memory per IPU", lambda: comparison_ipu_section(cmp)),
         ("Memory by category", lambda: comparison_categories_section(cmp)),
-        ("Variables (largest changes)", lambda: _comparison_variables_section(cmp, top)),
+        (VARIABLES_TITLE, lambda: comparison_variables_section(cmp, top)),
         ("Liveness", lambda: comparison_liveness_section(cmp)),
         ("Tiles", lambda: comparison_tiles_section(cmp, top)),
-        ("Code by program", lambda: _comparison_code_section(cmp, top)),
-        ("Streaming Memory (remote buffers)", lambda: _comparison_remote_section(cmp, top)),
+        (CODE_TITLE, lambda: comparison_code_section(cmp, top)),
+        (STREAMING_TITLE, lambda: comparison_streaming_section(cmp, top)),
         (EXECUTION_TITLE, lambda: comparison_execution_section(cmp)),
         (TRACE_TITLE, lambda: comparison_trace_section(cmp)),  # only with an execution trace
         ("Replicas and collectives", lambda: comparison_replicas_section(cmp)),  # with replica groupings

@@ -2,36 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 from profcompare.analysis import views as analysis
-from profcompare.analysis.views import TopN
 from profcompare.model import Report, ReportMeta, variables_convention
 from profcompare.render.format import (
     describe_target,
     format_bytes,
-    format_count,
 )
-from profcompare.render.replica_sections import streaming_totals_note
 from profcompare.render.ledger_words import liveness_rule
-from profcompare.render.labels import VARIABLES_SUM_NOTE
 from profcompare.render.sections.document import (
-    Cell,
-    Column,
     Document,
     Section,
-    Table,
     VariablesView,
     _cut_note,
     _empty_note,
-    _live_steps,
-    _num,
     _oom_warning,
-    _other_label,
     _report_facts,
     _compile_only_warning,
     _simulated_warning,
-    _str,
     limit,
     unrecorded_tables,
 )
@@ -44,6 +35,9 @@ from profcompare.render.sections.ipus import report_ipu_section
 from profcompare.render.sections.replicas import report_loaded_code_section, report_replicas_section
 from profcompare.render.sections.tiles import report_tiles_section
 from profcompare.render.sections.trace import report_trace_section
+from profcompare.render.sections.code import CODE_TITLE, report_code_section
+from profcompare.render.sections.streaming import STREAMING_TITLE, report_streaming_section
+from profcompare.render.sections.variables import VARIABLES_TITLE, report_variables_section
 
 
 def _workload_fact(meta: ReportMeta) -> str | None:
@@ -64,11 +58,11 @@ _SECTION_TABLES = {
     "Memory ledger": ("variables",),
     "Live at the not-always-live peak": ("variables", "liveness"),
     "Memory by category": ("categories",),
-    "Largest variables": ("variables",),
+    VARIABLES_TITLE: ("variables",),
     "Liveness": ("liveness",),
     "Tiles": ("tiles",),
-    "Code by program": ("code",),
-    "Streaming Memory (remote buffers)": ("remote_buffers",),
+    CODE_TITLE: ("code",),
+    STREAMING_TITLE: ("remote_buffers",),
 }
 
 
@@ -78,116 +72,11 @@ def _recorded(report: Report, sections: tuple[Section, ...]) -> tuple[Section, .
     return tuple(s for s in sections if not lacking & set(_SECTION_TABLES.get(s.title, ())))
 
 
-def _variables_table(view: TopN) -> Table:
-    rows: list[tuple[Cell, ...]] = []
-    for r in view.shown_rows.itertuples(index=False):
-        rows.append(
-            (
-                Cell(str(r.name)),
-                Cell(_str(r.kind)),
-                _num(format_bytes(r.bytes)),
-                Cell("yes" if bool(r.always_live) else "no"),
-                Cell(_str(r.dtype)),
-                Cell(_str(r.shape)),
-                _num(format_count(r.tiles)),
-                Cell(_live_steps(r.first_step, r.last_step, bool(r.always_live))),
-            )
-        )
-    if view.has_other:
-        other = view.other
-        assert other is not None
-        muted = "muted"
-        rows.append(
-            (Cell(_other_label(view.cut, "variables"), tone=muted), Cell("", tone=muted),
-             _num(format_bytes(other["bytes"]), muted))
-            + tuple(Cell("", tone=muted) for _ in range(5))
-        )
-    columns = (
-        Column("Variable"),
-        Column("Kind"),
-        Column("Bytes", True),
-        Column("Always-live"),
-        Column("Dtype"),
-        Column("Shape"),
-        Column("Tiles", True),
-        Column("Live steps"),
-    )
-    return Table.of(columns, tuple(rows))
-
-
-def _variables_section(report: Report, top: int | None) -> Section:
-    view = analysis.variables_view(report, top=top)
-    if not view.total:
-        return Section("Largest variables",
-                       notes=(_empty_note(report.meta, "variables", "No variables in this report."),))
-    other_bytes = view.other["bytes"] if view.other is not None else None
-    notes = (_cut_note(view, "variables", other_bytes), *((VARIABLES_SUM_NOTE,) if view.has_other else ()))
-    return Section("Largest variables", (_variables_table(view),), notes)
-
-
-
-
-def _code_section(report: Report, top: int | None) -> Section:
-    code = analysis.code_by_program(report)
-    if not len(code):
-        return Section("Code by program",
-                       notes=(_empty_note(report.meta, "code", "No code attribution in this report."),))
-    view = analysis.top_n(code, top, "code_bytes", label_column="name", sum_columns=("code_bytes",))
-    rows: list[tuple[Cell, ...]] = [
-        (Cell(str(r.name)), Cell(_str(r.type)), _num(format_bytes(r.code_bytes)))
-        for r in view.shown_rows.itertuples(index=False)
-    ]
-    if view.has_other:
-        assert view.other is not None
-        rows.append((Cell(_other_label(view.cut, "programs"), tone="muted"), Cell("", tone="muted"),
-                     _num(format_bytes(view.other["code_bytes"]), "muted")))
-    table = Table.of((Column("Program"), Column("Type"), Column("Code bytes", True)), tuple(rows))
-    return Section("Code by program", (table,), (_cut_note(view, "programs"),))
-
-
-def _remote_section(report: Report, top: int | None) -> Section:
-    remote = report.remote_buffers
-    title = "Streaming Memory (remote buffers)"
-    if not len(remote):
-        note = _empty_note(report.meta, "remote_buffers", "No remote buffers: nothing is kept in Streaming Memory.")
-        return Section(title, notes=(note,))
-    view = analysis.top_n(remote, top, "bytes", label_column="name", sum_columns=("bytes", "entries"))
-    rows: list[tuple[Cell, ...]] = [
-        (
-            Cell(str(r.name)),
-            _num(format_count(r.entries)),
-            Cell(_str(r.shape)),
-            Cell(_str(r.dtype)),
-            Cell("yes" if bool(r.sharded) else "no"),
-            _num(format_bytes(r.bytes)),
-        )
-        for r in view.shown_rows.itertuples(index=False)
-    ]
-    if view.has_other:
-        assert view.other is not None
-        m = "muted"
-        rows.append((Cell(_other_label(view.cut, "buffers"), tone=m), _num(format_count(view.other["entries"]), m),
-                     Cell("", tone=m), Cell("", tone=m), Cell("", tone=m), _num(format_bytes(view.other["bytes"]), m)))
-    table = Table.of((Column("Remote buffer"), Column("Entries", True), Column("Entry shape"), Column("Dtype"),
-                      Column("Sharded"), Column("Bytes", True)), tuple(rows))
-    notes: tuple[str, ...] = (
-        (
-            f"Total per replica: {format_bytes(remote['bytes'].sum())} in {len(remote):,} buffers "
-            f"({int(remote['sharded'].sum()):,} replica-sharded). Streaming Memory is not tile memory."
-        ),
-    )
-    totals = streaming_totals_note(report)
-    if totals:
-        notes = (*notes, totals)
-    return Section(title, (table,), notes)
-
-
 def report_document(report: Report, *, top: int | None = 20) -> Document:
     """Return the document for one report (``show``): header facts, warnings and sections.
 
     Sections: Summary, Memory ledger, Live at the not-always-live peak, Memory by category,
-    Largest variables, Liveness, Tiles, Code by program, Streaming Memory (remote
-    buffers), Execution. ``top`` cuts the
+    Variables, Liveness, Tiles, Code by program, Streaming Memory, Execution. ``top`` cuts the
     long tables (None or 0 = all rows).
     """
     top = limit(top)
@@ -209,11 +98,11 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
         report_ledger_section(report, top),
         report_peak_section(report, top),
         report_categories_section(report),
-        _variables_section(report, top),
+        report_variables_section(report, top),
         report_liveness_section(report),
         report_tiles_section(report, top),
-        _code_section(report, top),
-        _remote_section(report, top),
+        report_code_section(report, top),
+        report_streaming_section(report, top),
         report_execution_section(report),
     )
     trace_section = report_trace_section(report)  # only with an execution trace
@@ -223,7 +112,7 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
     # collectives after the execution
     loaded = report_loaded_code_section(report)
     if loaded is not None:
-        at = next(i for i, s in enumerate(sections) if s.title == "Code by program") + 1
+        at = next(i for i, s in enumerate(sections) if s.title == CODE_TITLE) + 1
         sections = (*sections[:at], loaded, *sections[at:])
     replicas_section = report_replicas_section(report)
     if replicas_section is not None:
@@ -279,11 +168,11 @@ def variables_document(result: VariablesView) -> Document:
                             _compile_only_warning(meta, "report")) if w]
     view = result.view
     if not view.total:
-        section = Section("Variables", notes=(_empty_note(meta, "variables", "No variables match."),))
+        section = Section(VARIABLES_TITLE, notes=(_empty_note(meta, "variables", "No variables match."),))
     else:
         other_bytes = view.other["bytes"] if view.other is not None else None
         selection = analysis.variables_view(result.report, top=None, sort=result.sort, filter_regex=result.filter_regex,
                                             always_live=result.always_live).rows
         notes = (_cut_note(view, "variables", other_bytes), *selection_notes(result.report, selection, view.shown_rows))
-        section = Section("Variables", (_variables_table(view),), notes)
+        section = replace(report_variables_section(result.report, view=view), notes=notes)
     return Document(f"profcompare variables: {meta.label}", tuple(facts), tuple(warnings), (section,))
