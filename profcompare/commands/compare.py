@@ -184,9 +184,8 @@ def next_steps(base: str, new: str) -> tuple[str, ...]:
 def sections_text(comparison: Any, names: tuple[str, ...], *, top: int | None, output: str | None) -> str:
     """The text of the named sections of ``comparison`` only (``--section``): its title line
     (which report is base, which new), its warnings, then those sections in document order."""
-    from profcompare.render.section_names import SECTION_NAMES
     from profcompare.render.sections import Document, comparison_document
     from profcompare.render.text import render_document
 
-    document = comparison_document(comparison, top=top, titles={SECTION_NAMES[name] for name in names})
+    document = comparison_document(comparison, top=top, names=names)
     return render_document(Document(document.title, (), document.warnings, document.sections), **text_style(output))

@@ -321,11 +321,11 @@ def outcome_table(result: Any, *, files: bool = True) -> Any:
     return Table.of(columns, tuple(rows))
 
 
-#: sections of a comparison the terminal summary of ``run`` shows, in this order (the files hold
-#: all of them): the verdict, then the ledger (moves, the memory ledger, what changed the
-#: not-always-live peak), as in every comparison; the raw per-variable table comes last, for experts
-SUMMARY_SECTIONS = ("Verdict", "Where the memory moved", "Memory ledger", "What changed the not-always-live peak",
-                    "Summary", "Memory by category", "Variables")
+#: sections of a comparison the terminal summary of ``run`` shows, by their ``--section`` names, in
+#: the order of every comparison (the files hold all of them): the verdict, what differs in the
+#: two configurations, then the ledger (moves, the memory ledger, what changed the not-always-live
+#: peak); the raw per-variable table comes last, for experts
+SUMMARY_SECTIONS = ("verdict", "config", "moves", "ledger", "peak", "summary", "categories", "variables")
 
 
 def comparison_summary_text(comparison: Any, *, top: int) -> str:
@@ -338,7 +338,7 @@ def comparison_summary_text(comparison: Any, *, top: int) -> str:
     from profcompare.render.sections import comparison_document
     from profcompare.render.text import render_document
 
-    document = comparison_document(comparison, top=min(top, 10), titles=SUMMARY_SECTIONS)  # builds only these
+    document = comparison_document(comparison, top=min(top, 10), names=SUMMARY_SECTIONS)  # builds only these
     tty = stdout_is_tty()
     color = tty and "NO_COLOR" not in os.environ
     return render_document(document, color=color, width=text_width())

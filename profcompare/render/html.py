@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import jinja2
 
@@ -42,45 +42,10 @@ from markupsafe import Markup
 
 from profcompare.analysis import views as analysis
 from profcompare._version import __version__
+from profcompare.comparison import Comparison
+from profcompare.comparison.verdict import ComparisonVerdict, comparison_verdict
 from profcompare.model import METRIC_UNITS, Report, variables_convention
 from profcompare.render import bar_charts, interactive
-from profcompare.render.labels import live_label
-from profcompare.render.ledger_words import liveness_rule
-from profcompare.render.sections.ledger import (
-    LEDGER_MAX_ROWS,
-    comparison_ledger_section,
-    comparison_moves_section,
-    comparison_peak_section,
-    ledger_data,
-    report_ledger_section,
-    report_peak_section,
-    with_liveness_rule,
-)
-from profcompare.render.page.model import placed_for_page
-from profcompare.render.sections.categories import comparison_categories_section, report_categories_section
-from profcompare.render.sections.document import unrecorded_tables
-from profcompare.render.sections.liveness import comparison_liveness_section, report_liveness_section
-from profcompare.render.sections.summary import comparison_summary_section, report_summary_section
-from profcompare.render.sections.verdict import comparison_verdict_section
-from profcompare.render.sections.execution import comparison_execution_section, report_execution_section
-from profcompare.render.sections.ipus import comparison_ipu_section, report_ipu_section
-from profcompare.render.sections.replicas import (
-    comparison_replicas_section,
-    report_loaded_code_section,
-    report_replicas_section,
-)
-from profcompare.render.sections.tiles import comparison_tiles_section, report_tiles_section
-from profcompare.render.sections.trace import comparison_trace_section, report_trace_section
-from profcompare.render.trace_chart import trace_chart
-from profcompare.render.sections.code import comparison_code_section, report_code_section
-from profcompare.render.sections.streaming import comparison_streaming_section, report_streaming_section
-from profcompare.render.sections.variables import (
-    VARIABLES_ID,
-    VARIABLES_TITLE,
-    comparison_variables_section,
-    matched_changes_first,
-    report_variables_section,
-)
 from profcompare.render.html_model import (
     HTML_MAX_VARIABLE_ROWS,
     Cell,
@@ -93,14 +58,19 @@ from profcompare.render.html_model import (
     cut_note,
     report_cards,
 )
-from profcompare.comparison.verdict import ComparisonVerdict, comparison_verdict
+from profcompare.render.interactive import InteractiveChart
 from profcompare.render.json_out import jsonable
+from profcompare.render.labels import live_label
+from profcompare.render.ledger_words import liveness_rule
+from profcompare.render.page.model import placed_for_page
+from profcompare.render.sections.ledger import LEDGER_MAX_ROWS, ledger_data, with_liveness_rule
+from profcompare.render.sections.order import RowLimits, comparison_sections, report_sections
+from profcompare.render.sections.variables import VARIABLES_ID, matched_changes_first
+from profcompare.render.trace_chart import trace_chart
 from profcompare.render.verdict_words import comparison_sentences, headline
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from profcompare.comparison import Comparison
 
 #: Statuses a comparison row can have, in the order the filter menu lists them.
 STATUS_ORDER = ("added", "removed", "grew", "shrank", "unchanged")
@@ -110,33 +80,9 @@ STATUS_ORDER = ("added", "removed", "grew", "shrank", "unchanged")
 # --------------------------------------------------------------------------- sections
 
 
-def _memory_section(side: PageSide) -> Section:
-    """Memory by category with its chart."""
-    return replace(side.categories_section(), charts=(bar_charts.categories_chart(side.reports, side.roles),))
-
-
-def _liveness_section(side: PageSide) -> Section:
-    """The liveness figures with the liveness chart (zoom, pan, hover a step)."""
-    chart = interactive.liveness_chart(side.reports, side.roles, aligned=side.aligned_liveness,
-                                       chart_id="chart-liveness")
-    return replace(side.liveness_section(), charts=(chart,))
-
-
-def _tiles_section(side: PageSide, top: int) -> Section:
-    """The Tiles section with the per-tile chart of the page's reports."""
-    chart = interactive.tiles_chart(side.reports, side.roles, chart_id="chart-tiles")
-    return replace(side.tiles_section(top), charts=(chart,))
-
-
 #: Variables columns copied into the page's JSON data block (report / comparison).
 _REPORT_VARIABLE_FIELDS = ("name", "kind", "bytes", "always_live", "dtype", "shape")
 _COMPARISON_VARIABLE_FIELDS = ("name", "kind", "base_bytes", "new_bytes", "delta_bytes", "delta_pct", "status", "match")
-
-
-def _code_section(side: PageSide, top: int) -> Section:
-    """The "Code by program" section with its bar chart of the programs of the most code."""
-    chart = bar_charts.code_chart(side.reports, side.roles, top=min(top, bar_charts.CODE_PROGRAMS))
-    return replace(side.code_section(top), charts=(chart,))
 
 
 def _variables_on_page(section: Section, view: analysis.TopN) -> Section:
@@ -151,12 +97,34 @@ def _variables_on_page(section: Section, view: analysis.TopN) -> Section:
     return replace(section, tables=(replace(table, note=f"{table.note} {bound}".strip()),))
 
 
-def _execution_section(side: PageSide) -> Section:
-    """The Execution section with the execution chart (when a report has an execution profile)."""
-    section = side.execution_section()
-    if not any(len(r.execution) for r in side.reports):
-        return section
-    return replace(section, charts=(bar_charts.execution_chart(side.reports, side.roles),))
+def _charts(side: PageSide, section: Section, top: int) -> tuple[InteractiveChart, ...]:
+    """The charts the page draws in ``section`` (by its id): the section builders make none, so
+    a terminal never pays for them."""
+    reports, roles = side.reports, side.roles
+    if section.id == "moves" and section.items and side.is_comparison:
+        return (bar_charts.ledger_chart(cast(Comparison, side.obj), chart_id="ledger-plot"),)
+    if section.id == "trace":
+        return (trace_chart(reports, roles, chart_id="chart-trace"),)
+    if section.id == "liveness":
+        return (interactive.liveness_chart(reports, roles, aligned=side.aligned_liveness, chart_id="chart-liveness"),)
+    if section.id == "memory":
+        return (bar_charts.categories_chart(reports, roles),)
+    if section.id == "tiles":
+        return (interactive.tiles_chart(reports, roles, chart_id="chart-tiles"),)
+    if section.id == "code":
+        return (bar_charts.code_chart(reports, roles, top=min(top, bar_charts.CODE_PROGRAMS)),)
+    if section.id == "execution" and any(len(r.execution) for r in reports):
+        return (bar_charts.execution_chart(reports, roles),)
+    return ()
+
+
+def _on_page(side: PageSide, section: Section, top: int) -> Section:
+    """``section`` as the page draws it: with its charts, its notes at its first table where it
+    asks for that, and the ledger stating the liveness rule (the page has no header lines)."""
+    if section.id == "ledger":
+        section = with_liveness_rule(section, side.liveness_rule)
+    charts = _charts(side, section, top)
+    return placed_for_page(replace(section, charts=charts) if charts else section)
 
 
 # --------------------------------------------------------------------------- page
@@ -166,46 +134,26 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     """Prepare everything the HTML page shows for a report or a comparison.
 
     Returns a :class:`Page` of display strings, sort keys and chart JSON; no HTML is
-    produced here. Tables are cut to ``top`` rows (variables, code, remote buffers) with an
-    "other" row. Raises ProfcompareError for a negative ``top``.
+    produced here. The sections are those every medium shows
+    (:mod:`profcompare.render.sections.order`), with the page's row limits: ``top`` rows for the
+    top-N tables (code, Streaming Memory, the fullest tiles, what changed the peak) with an
+    "other" row, up to :data:`HTML_MAX_VARIABLE_ROWS` variables and :data:`LEDGER_MAX_ROWS` ledger
+    rows behind a filter and an expander. Raises ProfcompareError for a negative ``top``.
     """
     side = page_side(obj)
     # the variables table holds every row up to a bound, so its status filter ("grew") shows
     # every variable that grew; other tables are top-N views. The template draws it under the
     # filter controls, in the place of the section's table.
     variables_view = side.variables_view(HTML_MAX_VARIABLE_ROWS)
-    variables = _variables_on_page(side.variables_section(variables_view), variables_view)
-    assert variables.table is not None
-    sections = tuple(replace(variables, tables=()) if section.id == VARIABLES_ID else placed_for_page(section)
-                     for section in side.sections(top) if section is not None)
+    rows = RowLimits(top, LEDGER_MAX_ROWS, HTML_MAX_VARIABLE_ROWS)
+    sections = tuple(_on_page(side, section, top) for section in side.sections(rows, variables_view))
+    variables = next((s for s in sections if s.id == VARIABLES_ID), None)
+    table = (_variables_on_page(variables, variables_view).table if variables is not None else None) or Table((), ())
+    sections = tuple(replace(s, tables=()) if s.id == VARIABLES_ID else s for s in sections)
     data = _page_data(side, variables_view)
     verdict = side.verdict()
-    return Page(side.title, side.is_comparison, report_cards(obj), sections, variables.table, side.variable_filter(),
+    return Page(side.title, side.is_comparison, report_cards(obj), sections, table, side.variable_filter(),
                 data, headline="" if verdict is None else headline(verdict))
-
-
-def _timeline(side: PageSide) -> tuple[Section, ...]:
-    """The views over time: the execution trace (when a report has one), then liveness."""
-    trace = side.trace_section()
-    if trace is not None:
-        trace = replace(trace, charts=(trace_chart(side.reports, side.roles, chart_id="chart-trace"),))
-    return (*(() if trace is None else (trace,)), _liveness_section(side))
-
-
-def _details(side: PageSide, top: int, *, loaded_code: Section | None = None) -> tuple[Section | None, ...]:
-    """The detail sections, in page order; None for a section the reports give nothing to show
-    (memory per IPU, code loaded at run time, replicas and collectives)."""
-    return (
-        _memory_section(side),
-        side.ipu_section(),  # only with more than one IPU per replica (or I/O tiles)
-        _tiles_section(side, top),
-        Section(VARIABLES_TITLE, id=VARIABLES_ID),  # its table comes from build_page
-        _code_section(side, top),
-        loaded_code,
-        side.streaming_section(top),
-        _execution_section(side),
-        side.replicas_section(),  # only with replica groupings
-    )
 
 
 # --------------------------------------------------------------------------- the two kinds of page
@@ -213,10 +161,11 @@ def _details(side: PageSide, top: int, *, loaded_code: Section | None = None) ->
 
 class PageSide(Protocol):
     """What a report's page and a comparison's page draw differently: :func:`page_side` picks
-    one for a Report or a Comparison, and the section builders take it without asking which.
+    one for a Report or a Comparison, and the page builder takes it without asking which.
 
     ``reports`` and ``roles`` are the page's reports and their roles (``report``, or ``base`` and
-    ``new``); the methods return the tables and sections of the kind of page it is."""
+    ``new``); ``sections`` are those every medium shows, in order
+    (:mod:`profcompare.render.sections.order`)."""
 
     @property
     def obj(self) -> Report | Comparison: ...
@@ -230,19 +179,10 @@ class PageSide(Protocol):
     def is_comparison(self) -> bool: ...
     @property
     def aligned_liveness(self) -> pd.DataFrame | None: ...
-    def summary_section(self) -> Section: ...
-    def categories_section(self) -> Section: ...
-    def liveness_section(self) -> Section: ...
+    @property
+    def liveness_rule(self) -> str | None: ...
     def variables_view(self, top: int) -> analysis.TopN: ...
-    def variables_section(self, view: analysis.TopN) -> Section: ...
-    def code_section(self, top: int) -> Section: ...
-    def streaming_section(self, top: int) -> Section: ...
-    def tiles_section(self, top: int) -> Section: ...
-    def execution_section(self) -> Section: ...
-    def trace_section(self) -> Section | None: ...
-    def replicas_section(self) -> Section | None: ...
-    def ipu_section(self) -> Section | None: ...
-    def sections(self, top: int) -> tuple[Section | None, ...]: ...
+    def sections(self, rows: RowLimits, variables: analysis.TopN) -> tuple[Section, ...]: ...
     def variable_filter(self) -> tuple[str, tuple[str, ...]]: ...
     def page_summary(self) -> dict[str, Any]: ...
     def variable_fields(self) -> tuple[str, ...]: ...
@@ -259,53 +199,13 @@ class _ReportSide:
         self.obj = self.report = report
         self.reports, self.roles = [report], ["report"]
         self.title = f"profcompare: {report.label}"
-
-    def summary_section(self) -> Section:
-        return report_summary_section(self.report)
-
-    def categories_section(self) -> Section:
-        return report_categories_section(self.report)
-
-    def liveness_section(self) -> Section:
-        return report_liveness_section(self.report)
+        self.liveness_rule = liveness_rule((variables_convention(report.variables),))
 
     def variables_view(self, top: int) -> analysis.TopN:
         return analysis.variables_view(self.report, top=top)
 
-    def variables_section(self, view: analysis.TopN) -> Section:
-        return report_variables_section(self.report, view=view)
-
-    def code_section(self, top: int) -> Section:
-        return report_code_section(self.report, top)
-
-    def streaming_section(self, top: int) -> Section:
-        return report_streaming_section(self.report, top)
-
-    def tiles_section(self, top: int) -> Section:
-        return report_tiles_section(self.report, top)
-
-    def execution_section(self) -> Section:
-        return report_execution_section(self.report)
-
-    def trace_section(self) -> Section | None:
-        return report_trace_section(self.report)
-
-    def replicas_section(self) -> Section | None:
-        return report_replicas_section(self.report)
-
-    def ipu_section(self) -> Section | None:
-        return report_ipu_section(self.report)
-
-    def sections(self, top: int) -> tuple[Section | None, ...]:
-        """The summary (what the report records), the ledger and what is live at the peak, the
-        views over time, the details; a section of tables the report does not record is left out."""
-        report = self.report
-        # the page has no header line for the liveness rule: the ledger states it
-        ledger = with_liveness_rule(report_ledger_section(report, LEDGER_MAX_ROWS),
-                                    liveness_rule((variables_convention(report.variables),)))
-        sections = (self.summary_section(), ledger, report_peak_section(report, top),
-                    *_timeline(self), *_details(self, top, loaded_code=report_loaded_code_section(report)))
-        return _recorded_sections(report, tuple(s for s in sections if s is not None))
+    def sections(self, rows: RowLimits, variables: analysis.TopN) -> tuple[Section, ...]:
+        return report_sections(self.report, rows, variables=variables)
 
     def variable_filter(self) -> tuple[str, tuple[str, ...]]:
         return ("liveness", (live_label(True), live_label(False)))
@@ -330,55 +230,15 @@ class _ComparisonSide:
         self.reports, self.roles = [cmp.base, cmp.new], ["base", "new"]
         self.title = f"profcompare: {cmp.base.label} (base) vs {cmp.new.label} (new)"
         self.aligned_liveness = cmp.liveness
+        self.liveness_rule = liveness_rule((variables_convention(cmp.base.variables),
+                                            variables_convention(cmp.new.variables)))
         self._verdict: ComparisonVerdict | None = None
-
-    def summary_section(self) -> Section:
-        return comparison_summary_section(self.cmp)
-
-    def categories_section(self) -> Section:
-        return comparison_categories_section(self.cmp)
-
-    def liveness_section(self) -> Section:
-        return comparison_liveness_section(self.cmp)
 
     def variables_view(self, top: int) -> analysis.TopN:
         return matched_changes_first(self.cmp, top)
 
-    def variables_section(self, view: analysis.TopN) -> Section:
-        return comparison_variables_section(self.cmp, view=view)
-
-    def code_section(self, top: int) -> Section:
-        return comparison_code_section(self.cmp, top)
-
-    def streaming_section(self, top: int) -> Section:
-        return comparison_streaming_section(self.cmp, top)
-
-    def tiles_section(self, top: int) -> Section:
-        return comparison_tiles_section(self.cmp, top)
-
-    def execution_section(self) -> Section:
-        return comparison_execution_section(self.cmp)
-
-    def trace_section(self) -> Section | None:
-        return comparison_trace_section(self.cmp)
-
-    def replicas_section(self) -> Section | None:
-        return comparison_replicas_section(self.cmp)
-
-    def ipu_section(self) -> Section | None:
-        return comparison_ipu_section(self.cmp)
-
-    def sections(self, top: int) -> tuple[Section | None, ...]:
-        """The verdict and the ledger (what moved, per parameter), the views over time, what
-        changed the peak (after the liveness chart that shows it), the summary, the details."""
-        cmp = self.cmp
-        moves = comparison_moves_section(cmp)
-        if moves.items:
-            moves = replace(moves, charts=(bar_charts.ledger_chart(cmp, chart_id="ledger-plot"),))
-        rule = liveness_rule((variables_convention(cmp.base.variables), variables_convention(cmp.new.variables)))
-        ledger = with_liveness_rule(comparison_ledger_section(cmp, LEDGER_MAX_ROWS), rule)
-        return (comparison_verdict_section(cmp, self.verdict()), moves, ledger,
-                *_timeline(self), comparison_peak_section(cmp, top), self.summary_section(), *_details(self, top))
+    def sections(self, rows: RowLimits, variables: analysis.TopN) -> tuple[Section, ...]:
+        return comparison_sections(self.cmp, rows, verdict=self.verdict(), variables=variables)
 
     def variable_filter(self) -> tuple[str, tuple[str, ...]]:
         variables = self.cmp.variables
@@ -402,29 +262,6 @@ class _ComparisonSide:
 def page_side(obj: Report | Comparison) -> PageSide:
     """The :class:`PageSide` of a Report's page or a Comparison's (the one place that asks which)."""
     return _ReportSide(obj) if isinstance(obj, Report) else _ComparisonSide(obj)
-
-
-#: The Report tables each section of a report's page draws: a section whose every table the
-#: report does not record is left out of the page (a Graph Analyser cache records only the trace).
-_SECTION_TABLES = {
-    "ledger": ("variables",),
-    "peak": ("variables", "liveness"),
-    "liveness": ("liveness",),
-    "memory": ("categories",),
-    "memory-per-ipu": ("tiles",),
-    "tiles": ("tiles",),
-    "variables": ("variables",),
-    "code": ("code",),
-    "streaming": ("remote_buffers",),
-}
-
-
-def _recorded_sections(report: Report, sections: tuple[Section, ...]) -> tuple[Section, ...]:
-    """``sections`` without those drawing only tables ``report`` does not record."""
-    lacking = set(unrecorded_tables(report))
-    if not lacking:
-        return sections
-    return tuple(s for s in sections if not (s.id in _SECTION_TABLES and lacking & set(_SECTION_TABLES[s.id])))
 
 
 def _page_data(side: PageSide, variables: analysis.TopN) -> dict[str, Any]:

@@ -5,23 +5,24 @@ Plain constants, so the command line can list them without importing the render 
 
 from __future__ import annotations
 
-#: each section of a comparison: its name on the command line -> its title, in the order of the
-#: document (:func:`profcompare.render.sections.comparison_document` builds them)
+#: each section of a comparison: its name on the command line -> its title, in the order every
+#: medium shows them (:func:`profcompare.render.sections.order.comparison_sections` builds them)
 SECTION_NAMES: dict[str, str] = {
     "verdict": "Verdict",
+    "config": "What differs",
     "moves": "Where the memory moved",
     "ledger": "Memory ledger",
+    "trace": "Execution trace",
+    "liveness": "Liveness",
     "peak": "What changed the not-always-live peak",
     "summary": "Summary",
-    "ipus": "Memory per IPU",
     "categories": "Memory by category",
-    "variables": "Variables",
-    "liveness": "Liveness",
+    "ipus": "Memory per IPU",
     "tiles": "Tiles",
+    "variables": "Variables",
     "code": "Code by program",
     "streaming": "Streaming Memory",
     "execution": "Execution",
-    "trace": "Execution trace",
     "replicas": "Replicas and collectives",
 }
 

@@ -171,7 +171,9 @@ def render_document(document: Document, *, color: bool = False, width: int | Non
             _print_wrapped(out, section.text, width)
         for line in section.items:
             _print_wrapped(out, line, width, first="- ", rest="  ", fold=section.title not in unfolded)
-        for table in section.tables:
+        for index, table in enumerate(section.tables):
+            if index:
+                out.print()  # a blank line between two tables of a section
             _print_table(out, table, color, width)
         for note in section.notes:
             _print_wrapped(out, note, width, style="dim")

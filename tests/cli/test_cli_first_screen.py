@@ -102,7 +102,7 @@ def test_section_prints_the_named_sections_in_document_order(run_cli: Run, termi
 
 
 @pytest.mark.parametrize(("args", "pattern"), [
-    (("--section", "nope"), r"Invalid value for '--section': 'nope' is not one of 'verdict', 'moves', "),
+    (("--section", "nope"), r"Invalid value for '--section': 'nope' is not one of 'verdict', 'config', 'moves', "),
     (("--section", "verdict", "--full"), r"--section prints the named sections only; drop --full"),
     (("--section", "verdict", "--brief"), r"--section prints the named sections only; drop --brief"),
     (("--section", "verdict", "--format", "json"), r"--section chooses what the text shows; --format json is always "

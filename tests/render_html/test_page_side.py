@@ -10,6 +10,7 @@ from profcompare.model import Report
 from profcompare.render import html
 from profcompare.render.sections import execution, ipus, replicas, tiles, trace
 from profcompare.render.html import build_page, page_side
+from profcompare.render.sections import comparison_document, report_document
 
 
 def test_the_side_names_the_pages_reports_and_their_roles(onchip: Report, offchip: Report) -> None:
@@ -24,11 +25,17 @@ def test_the_side_names_the_pages_reports_and_their_roles(onchip: Report, offchi
 
 
 def test_each_side_orders_its_page(onchip: Report, offchip: Report) -> None:
-    assert [s.id for s in build_page(onchip).sections] == [
+    # every medium draws the same sections in the same order
+    report_page = [s.id for s in build_page(onchip).sections]
+    assert report_page == [
         "summary", "ledger", "peak", "liveness", "memory", "tiles", "variables", "code", "streaming", "execution"]
-    assert [s.id for s in build_page(compare(onchip, offchip)).sections] == [
-        "verdict", "moves", "ledger", "liveness", "peak", "summary", "memory", "tiles", "variables", "code",
+    assert [s.id for s in report_document(onchip).sections] == report_page
+    cmp = compare(onchip, offchip)
+    comparison_page = [s.id for s in build_page(cmp).sections]
+    assert comparison_page == [
+        "verdict", "config", "moves", "ledger", "liveness", "peak", "summary", "memory", "tiles", "variables", "code",
         "streaming", "execution"]
+    assert [s.id for s in comparison_document(cmp).sections] == comparison_page
 
 
 def test_only_page_side_asks_report_or_comparison() -> None:

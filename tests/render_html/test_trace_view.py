@@ -191,6 +191,6 @@ def test_the_terminal_and_the_page_draw_one_trace_section(base: Report, new: Rep
         assert drawn.title == SECTION_NAMES["trace"] == "Execution trace"
         assert [c.id for c in page.charts] == ["chart-trace"]
         assert replace(page, charts=()) == drawn
-    section = comparison_document(compare(base, new), titles={"Execution trace"}).sections
+    section = comparison_document(compare(base, new), names={"trace"}).sections
     assert [s.title for s in section] == ["Execution trace"]
     assert [c.text for c in section[0].tables[1].rows[0]] == ["base", "0", "SyncAns", "1", "400", "400.0"]

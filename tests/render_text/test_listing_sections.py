@@ -178,7 +178,7 @@ def test_the_page_holds_the_variables_table_under_its_filter(comparison: Compari
 
 
 def test_terminal_and_markdown_draw_the_footer_rows(comparison: Comparison) -> None:
-    document = comparison_document(comparison, top=3, titles={"Streaming Memory"})
+    document = comparison_document(comparison, top=3, names={"streaming"})
     text = render_text(document)
     assert "other (5 remote buffers)       0 B   459.5 KiB   +459.5 KiB       n/a" in text
     assert "total                          0 B     1.3 MiB     +1.3 MiB       n/a" in text

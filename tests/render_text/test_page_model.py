@@ -35,7 +35,7 @@ def test_text_and_markdown_draw_every_table_and_ignore_what_they_cannot_show() -
     text = render_document(document, width=None)
     # the lead text, items, each table with its footer and note, an empty table's word, the notes
     assert text.splitlines()[2:] == ["Both", "----", "lead", "- item", "name", "─────", "alpha", "total",
-                                     "a table note", "count", "─────", "   12", "(nothing recorded)", "under"]
+                                     "a table note", "", "count", "─────", "   12", "", "(nothing recorded)", "under"]
     markdown = render_markdown_document(document)
     assert "| alpha |" in markdown and "| 12 |" in markdown and "| _total_ |" in markdown
     assert "_a table note_" in markdown and "lead" in markdown and "_(nothing recorded)_" in markdown

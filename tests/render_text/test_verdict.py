@@ -105,12 +105,12 @@ def test_every_comparison_document_opens_with_the_verdict(comparison: Comparison
     assert document.sections[0].lines == comparison_sentences(comparison_verdict(comparison))
 
 
-def test_a_document_of_some_titles_holds_those_sections_of_the_full_one(comparison: Comparison) -> None:
+def test_a_document_of_some_sections_holds_those_sections_of_the_full_one(comparison: Comparison) -> None:
     full = comparison_document(comparison, top=10)
-    wanted = ("Summary", "Verdict", "Variables", "no such section")
-    some = comparison_document(comparison, top=10, titles=wanted)
+    wanted = ("summary", "verdict", "variables", "no such section")
+    some = comparison_document(comparison, top=10, names=wanted)
     assert [s.title for s in some.sections] == ["Verdict", "Summary", "Variables"]  # the full order
-    assert some.sections == tuple(s for s in full.sections if s.title in wanted)
+    assert some.sections == tuple(s for s in full.sections if s.title in ("Verdict", "Summary", "Variables"))
     assert (some.title, some.facts, some.warnings) == (full.title, full.facts, full.warnings)
 
 
@@ -134,3 +134,15 @@ def test_nway_verdict_says_which_does_not_fit(onchip, offchip, status: str) -> N
     lines = nway_sentences(nway_verdict(table))
     assert lines[0].endswith("; does NOT fit in tile memory.")
     assert lines[-1].startswith("Fit in tile memory: onchip; over budget: offchip-sharded.")
+
+
+def test_each_section_name_builds_its_section_and_the_names_follow_the_document_order(
+        comparison: Comparison) -> None:
+    from profcompare.render.section_names import SECTION_NAMES
+
+    full = [s.title for s in comparison_document(comparison, top=10).sections]
+    # the sample has no trace, one IPU per replica and no replica groupings
+    assert full == [title for name, title in SECTION_NAMES.items() if name not in ("trace", "ipus", "replicas")]
+    for name, title in SECTION_NAMES.items():
+        titles = [s.title for s in comparison_document(comparison, top=10, names={name}).sections]
+        assert titles == ([] if name in ("trace", "ipus", "replicas") else [title]), name

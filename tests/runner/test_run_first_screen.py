@@ -172,7 +172,7 @@ def test_section_prints_the_named_sections_of_each_comparison(fake_registry: obj
 def test_a_bad_section_fails_before_anything_runs(fake_registry: object, tmp_path: Path) -> None:
     result = _run(["fake-small", "fake-big", "--out", str(tmp_path), "--name", "r", "--section", "nope"])
     assert result.exit_code == 2
-    assert "Invalid value for '--section': 'nope' is not one of 'verdict', 'moves'," in result.output
+    assert "Invalid value for '--section': 'nope' is not one of 'verdict', 'config', 'moves'," in result.output
     both = _run(["fake-small", "fake-big", "--out", str(tmp_path), "--name", "r", "--section", "moves", "--full"])
     assert both.exit_code == 2 and "--section prints the named sections only; drop --full" in both.output
     assert not (tmp_path / "r").exists()

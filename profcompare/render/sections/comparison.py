@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from typing import Any
 
 from profcompare.comparison import Comparison
@@ -15,12 +15,12 @@ from profcompare.render.format import (
 )
 from profcompare.model import variables_convention
 from profcompare.render.ledger_words import liveness_rule
+from profcompare.render.sections.order import RowLimits, comparison_sections
 from profcompare.render.verdict_words import comparison_headline
 from profcompare.render.sections.document import (
     Cell,
     Column,
     Document,
-    Section,
     _compile_only_warning,
     _num,
     _oom_warning,
@@ -29,23 +29,6 @@ from profcompare.render.sections.document import (
     _str,
     limit,
 )
-from profcompare.render.sections.categories import comparison_categories_section
-from profcompare.render.sections.liveness import comparison_liveness_section
-from profcompare.render.sections.summary import comparison_summary_section
-from profcompare.render.sections.verdict import comparison_verdict_section
-from profcompare.render.sections.execution import EXECUTION_TITLE, comparison_execution_section
-from profcompare.render.sections.ipus import comparison_ipu_section
-from profcompare.render.sections.code import CODE_TITLE, comparison_code_section
-from profcompare.render.sections.ledger import (
-    comparison_ledger_section,
-    comparison_moves_section,
-    comparison_peak_section,
-)
-from profcompare.render.sections.replicas import comparison_replicas_section
-from profcompare.render.sections.tiles import comparison_tiles_section
-from profcompare.render.sections.trace import TRACE_TITLE, comparison_trace_section
-from profcompare.render.sections.streaming import STREAMING_TITLE, comparison_streaming_section
-from profcompare.render.sections.variables import VARIABLES_TITLE, comparison_variables_section
 
 
 def _status_cell(status: Any, *, higher_is_better: bool = False) -> Cell:
@@ -114,16 +97,13 @@ def comparison_warnings(cmp: Comparison) -> tuple[str, ...]:
     return tuple(warnings)
 
 
-def comparison_document(cmp: Comparison, *, top: int | None = 20, titles: Collection[str] | None = None) -> Document:
+def comparison_document(cmp: Comparison, *, top: int | None = 20, names: Collection[str] | None = None) -> Document:
     """Return the document for a comparison (``compare``): which report is base and which new,
-    the liveness rule the reports follow, warnings, and sections led by the Verdict (what moved
-    where, what it did to peak tile memory and to time), then the ledger (Where the memory moved,
-    Memory ledger, What changed the not-always-live peak), then Summary, Memory by
-    category, Variables, Liveness, Tiles, Code by program, Streaming Memory, Execution,
-    Execution trace, Replicas and collectives.
-    ``top`` cuts the long tables (None or 0 = all rows). ``titles``, when given, keeps only the
-    sections of those titles, in the order above, and builds no other (a summary that shows a few
-    sections does not pay for the rest).
+    the liveness rule the reports follow, warnings, and the sections of
+    :func:`~profcompare.render.sections.order.comparison_sections`, led by the Verdict.
+    ``top`` cuts the long tables (None or 0 = all rows). ``names`` (``--section`` names), when
+    given, keeps only those sections, in their order, and builds no other (a summary that shows
+    a few sections does not pay for the rest).
     """
     top = limit(top)
     base, new = cmp.base.meta, cmp.new.meta
@@ -142,28 +122,8 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20, titles: Collec
     rule = liveness_rule((variables_convention(cmp.base.variables), variables_convention(cmp.new.variables)))
     if rule:
         facts.append(("liveness", rule))
-    # each section's title (as the section says it) and how to build it (None: nothing to show)
-    builders: tuple[tuple[str, Callable[[], Section | None]], ...] = (
-        ("Verdict", lambda: comparison_verdict_section(cmp)),
-        ("Where the memory moved", lambda: comparison_moves_section(cmp)),
-        ("Memory ledger", lambda: comparison_ledger_section(cmp, top)),
-        ("What changed the not-always-live peak", lambda: comparison_peak_section(cmp, top)),
-        ("Summary", lambda: comparison_summary_section(cmp)),
-        # only with more than one IPU per replica
-        ("Memory per IPU", lambda: comparison_ipu_section(cmp)),
-        ("Memory by category", lambda: comparison_categories_section(cmp)),
-        (VARIABLES_TITLE, lambda: comparison_variables_section(cmp, top)),
-        ("Liveness", lambda: comparison_liveness_section(cmp)),
-        ("Tiles", lambda: comparison_tiles_section(cmp, top)),
-        (CODE_TITLE, lambda: comparison_code_section(cmp, top)),
-        (STREAMING_TITLE, lambda: comparison_streaming_section(cmp, top)),
-        (EXECUTION_TITLE, lambda: comparison_execution_section(cmp)),
-        (TRACE_TITLE, lambda: comparison_trace_section(cmp)),  # only with an execution trace
-        ("Replicas and collectives", lambda: comparison_replicas_section(cmp)),  # with replica groupings
-    )
-    built = (build() for title, build in builders if titles is None or title in titles)
-    sections = tuple(section for section in built if section is not None)
+    sections = comparison_sections(cmp, RowLimits.every(top), names=names)
     title = f"profcompare comparison: {base.label} (base) vs {new.label} (new)"
     # the whole document opens with the headline; a few named sections stand without it
-    headline = comparison_headline(cmp) if titles is None else ""
+    headline = comparison_headline(cmp) if names is None else ""
     return Document(title, tuple(facts), comparison_warnings(cmp), sections, headline)

@@ -13,6 +13,7 @@ from profcompare.render.format import (
     format_bytes,
 )
 from profcompare.render.ledger_words import liveness_rule
+from profcompare.render.sections.order import RowLimits, report_sections
 from profcompare.render.sections.document import (
     Document,
     Section,
@@ -24,19 +25,7 @@ from profcompare.render.sections.document import (
     _compile_only_warning,
     _simulated_warning,
     limit,
-    unrecorded_tables,
 )
-from profcompare.render.sections.categories import report_categories_section
-from profcompare.render.sections.ledger import report_ledger_section, report_peak_section
-from profcompare.render.sections.liveness import report_liveness_section
-from profcompare.render.sections.summary import report_summary_section
-from profcompare.render.sections.execution import report_execution_section
-from profcompare.render.sections.ipus import report_ipu_section
-from profcompare.render.sections.replicas import report_loaded_code_section, report_replicas_section
-from profcompare.render.sections.tiles import report_tiles_section
-from profcompare.render.sections.trace import report_trace_section
-from profcompare.render.sections.code import CODE_TITLE, report_code_section
-from profcompare.render.sections.streaming import STREAMING_TITLE, report_streaming_section
 from profcompare.render.sections.variables import VARIABLES_TITLE, report_variables_section
 
 
@@ -51,33 +40,11 @@ def _workload_fact(meta: ReportMeta) -> str | None:
     return "; ".join(parts)
 
 
-#: The Report tables each section of ``show`` draws: a section whose tables the report does not
-#: record is left out (its summary says so in one line), as on the report's page.
-_SECTION_TABLES = {
-    "Memory per IPU": ("tiles",),
-    "Memory ledger": ("variables",),
-    "Live at the not-always-live peak": ("variables", "liveness"),
-    "Memory by category": ("categories",),
-    VARIABLES_TITLE: ("variables",),
-    "Liveness": ("liveness",),
-    "Tiles": ("tiles",),
-    CODE_TITLE: ("code",),
-    STREAMING_TITLE: ("remote_buffers",),
-}
-
-
-def _recorded(report: Report, sections: tuple[Section, ...]) -> tuple[Section, ...]:
-    """``sections`` without those drawing only tables ``report`` does not record."""
-    lacking = set(unrecorded_tables(report))
-    return tuple(s for s in sections if not lacking & set(_SECTION_TABLES.get(s.title, ())))
-
-
 def report_document(report: Report, *, top: int | None = 20) -> Document:
     """Return the document for one report (``show``): header facts, warnings and sections.
 
-    Sections: Summary, Memory ledger, Live at the not-always-live peak, Memory by category,
-    Variables, Liveness, Tiles, Code by program, Streaming Memory, Execution. ``top`` cuts the
-    long tables (None or 0 = all rows).
+    Sections: those of :func:`~profcompare.render.sections.order.report_sections`. ``top`` cuts
+    the long tables (None or 0 = all rows).
     """
     top = limit(top)
     meta = report.meta
@@ -93,34 +60,8 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
         facts.append(("liveness", rule))
     warnings = [w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report"),
                             _compile_only_warning(meta, "report")) if w]
-    sections: tuple[Section, ...] = (
-        report_summary_section(report),
-        report_ledger_section(report, top),
-        report_peak_section(report, top),
-        report_categories_section(report),
-        report_variables_section(report, top),
-        report_liveness_section(report),
-        report_tiles_section(report, top),
-        report_code_section(report, top),
-        report_streaming_section(report, top),
-        report_execution_section(report),
-    )
-    trace_section = report_trace_section(report)  # only with an execution trace
-    if trace_section is not None:
-        sections = (*sections, trace_section)
-    # code loaded by remote_code_load after the code table; the replica groupings and their
-    # collectives after the execution
-    loaded = report_loaded_code_section(report)
-    if loaded is not None:
-        at = next(i for i, s in enumerate(sections) if s.title == CODE_TITLE) + 1
-        sections = (*sections[:at], loaded, *sections[at:])
-    replicas_section = report_replicas_section(report)
-    if replicas_section is not None:
-        sections = (*sections, replicas_section)
-    ipu_section = report_ipu_section(report)  # only with more than one IPU per replica
-    if ipu_section is not None:
-        sections = (sections[0], ipu_section, *sections[1:])
-    return Document(f"profcompare report: {meta.label}", tuple(facts), tuple(warnings), _recorded(report, sections))
+    return Document(f"profcompare report: {meta.label}", tuple(facts), tuple(warnings),
+                    report_sections(report, RowLimits.every(top)))
 
 
 def selection_notes(report: Report, selection: pd.DataFrame, shown: pd.DataFrame) -> tuple[str, ...]:
