@@ -146,19 +146,24 @@ def top_option(default: int = 20, *, views: str = "text, markdown and html") -> 
 
 def csv_table_option(tables: Sequence[str]) -> Callable[[F], F]:
     """Return the ``--table NAME`` option: which table ``--format csv`` writes (CSV holds one
-    table; json holds them all). ``tables[0]`` is the default."""
+    table; json holds them all): one of ``tables`` (complete tables of raw figures; ``tables[0]``
+    is the default) or the id of a table the HTML page shows (e.g. ``code-table``), as the page
+    draws it, its footer rows last."""
     return click.option(
         "--table",
         "table",
-        type=click.Choice(list(tables)),
+        metavar="NAME",
         default=tables[0],
         show_default=True,
-        help="The table --format csv writes (json holds every table): " + ", ".join(tables) + ".",
+        help="The table --format csv writes (json holds every table): " + ", ".join(tables)
+             + ", or the id of a table the HTML page shows (code-table, tile-stats-table, ...; a wrong id lists them).",
     )
 
 
 def check_csv_table(fmt: str, table: str, default: str) -> None:
-    """Refuse (ProfcompareError) ``--table`` with a format other than csv."""
+    """Refuse (ProfcompareError) ``--table`` with a format other than csv, or an empty name."""
+    if not table.strip():
+        raise ProfcompareError("--table needs a table name")
     if table != default and fmt != "csv":
         raise ProfcompareError(f"--table {table} applies to --format csv; --format json holds every table")
 

@@ -93,6 +93,10 @@ def command(
         from profcompare.render.csv_out import ledger_csv
 
         emit(ledger_csv(comparison), output, force=force)
+    elif table != "variables":
+        from profcompare.render.csv_out import page_table_csv
+
+        emit(page_table_csv(comparison, table, top=top), output, force=force)
     elif view == BRIEF:
         from profcompare.render.screen import comparison_screen
 

@@ -41,4 +41,9 @@ def command(report: str, fmt: str, output: str | None, force: bool, top: int | N
 
         emit(ledger_csv(loaded), output, force=force)
         return
+    if table != "summary":
+        from profcompare.render.csv_out import page_table_csv
+
+        emit(page_table_csv(loaded, table, top=top), output, force=force)
+        return
     emit(render(fmt, loaded, top=top, output=output), output, force=force)

@@ -10,6 +10,8 @@
   which is new is not in the CSV; use ``--format json`` for the metadata.
 - ``variables``: the selected variables, with every Report ``variables`` column.
 - ``show --table ledger`` / ``compare --table ledger``: the memory ledger (:func:`ledger_csv`).
+- ``show --table ID`` / ``compare --table ID``: the table of that id on the HTML page, as the page
+  draws it (:func:`page_table_csv`): headers, rows, then the footer rows ("other", "total").
 
 Bytes are integers; missing values are empty fields. Exports are complete by default; rows
 cut by ``--top`` are left out (no synthetic "other" row, and the CLI says on stderr how many),
@@ -31,7 +33,10 @@ from profcompare.model import METRIC_UNITS, METRICS, Report
 from profcompare.render.control_chars import visible
 from profcompare.render.format import is_missing
 from profcompare.render.json_out import frame_records, metric_value
+from profcompare.errors import ProfcompareError
+from profcompare.render.page.export import find_table, table_ids, table_rows
 from profcompare.render.sections import VariablesView, comparison_variables_view, limit
+from profcompare.render.sections.order import RowLimits, comparison_sections, report_sections
 
 
 def _field(value: Any) -> Any:
@@ -80,6 +85,22 @@ def ledger_csv(obj: Report | Comparison) -> str:
     return _frame_csv(obj.ledger() if isinstance(obj, Report) else obj.ledger)
 
 
+def page_table_csv(obj: Report | Comparison, table_id: str, *, top: int | None = None) -> str:
+    """Return the page table ``table_id`` of a report's or a comparison's page as CSV, as the
+    page draws it (:meth:`RowLimits.page <profcompare.render.sections.order.RowLimits.page>`):
+    its column headers, its rows, then its footer rows ("other", "total"); a figure is its exact
+    value. Raises ProfcompareError, naming the page's tables, when no table has that id."""
+    if isinstance(obj, Comparison):
+        sections = comparison_sections(obj, RowLimits.page(top))
+    else:
+        sections = report_sections(obj, RowLimits.page(top))
+    table = find_table(sections, table_id)
+    if table is None:
+        raise ProfcompareError(f"no table {table_id!r} on this page; its tables: {', '.join(table_ids(sections))}")
+    header, rows = table_rows(table)
+    return _write(header, rows)
+
+
 def variables_csv(result: VariablesView) -> str:
     """Return the selected variables as CSV (the Report variables columns)."""
     return _frame_csv(result.view.shown_rows)
@@ -103,4 +124,4 @@ class CsvRenderer:
         raise TypeError(f"cannot render a {type(obj).__name__} as CSV")
 
 
-__all__ = ["CsvRenderer", "comparison_csv", "ledger_csv", "report_csv", "variables_csv"]
+__all__ = ["CsvRenderer", "comparison_csv", "ledger_csv", "page_table_csv", "report_csv", "variables_csv"]

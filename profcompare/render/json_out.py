@@ -1,12 +1,20 @@
 """JSON output for scripts and CI (``--format json``); every document carries ``schema_version``.
 
-Shapes (schema_version 6; version 3 added the memory ledger, version 4 the verdict, the liveness
+Shapes (schema_version 7; version 3 added the memory ledger, version 4 the verdict, the liveness
 rule, ``host_seconds_per_step`` in the summary and tile-memory totals in ``ledger_by_parameter``,
 version 5 the tables the pages show that the export lacked -- ``time``, ``liveness_peak``,
 ``tile_stats``, ``memory_per_ipu``, ``replicas``, ``loaded_code``, ``streaming_memory_totals`` and
-``execution_trace``, version 6 a comparison's ``headline``; every older key is kept; a comparison
-also lists its ``config_differences``, what differs in the two sides' configuration, and every
-``meta`` its ``layout``):
+``execution_trace``, version 6 a comparison's ``headline``, version 7 the program tree
+(``programs``), a comparison's ``config_differences`` (what differs in the two sides'
+configuration), every ``meta``'s ``layout`` and ``sections``; every older key is kept).
+
+``sections`` holds the sections exactly as the HTML page draws them, with the page's row limits
+(:meth:`~profcompare.render.sections.order.RowLimits.page`): one object per section (``id``,
+``title``, ``text``, ``items``, ``notes``, ``tables``), each table with its ``id``, ``columns``
+(headers), ``keys``, ``numeric``, body ``rows``, ``footer`` rows ("other", "total") and ``note``;
+a figure is its exact value (bytes, cycles, percent), text as shown otherwise
+(:mod:`profcompare.render.page.export`). The raw tables above stay complete; ``sections`` is
+what a reader of the page sees, figure for figure:
 
 ``show``::
 
@@ -97,8 +105,10 @@ from profcompare.render.json_text import dumps_indented
 from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.verdict_words import comparison_sentences, headline
 from profcompare.render.sections import VariablesView, limit
+from profcompare.render.page.export import sections_data
+from profcompare.render.sections.order import RowLimits, comparison_sections, report_sections
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 #: metric units whose values are whole numbers
 _INTEGER_UNITS = frozenset({"bytes", "tiles"})
@@ -267,6 +277,7 @@ def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
         "time": _time(report),
         **_report_views(report),
         "programs": frame_records(report.programs),
+        "sections": sections_data(report_sections(report, RowLimits.page(top))),
     }
 
 
@@ -317,6 +328,7 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
         "new_report": _side_views(cmp.new),
         "headline": headline(verdict),
         "programs": frame_records(cmp.programs),
+        "sections": sections_data(comparison_sections(cmp, RowLimits.page(top), verdict=verdict)),
         "config_differences": frame_records(cmp.config_differences),
     }
 

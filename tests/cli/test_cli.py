@@ -78,7 +78,7 @@ def test_show_every_format(run_cli: Run, onchip_path: str, fmt: str) -> None:
 def test_show_json_matches_the_report(run_cli: Run, onchip_path: str) -> None:
     data = json.loads(run_cli("show", onchip_path, "--format", "json").stdout)
     summary = open_report(onchip_path).summary()
-    assert data["schema_version"] == 6
+    assert data["schema_version"] == 7
     assert data["meta"]["source"] == onchip_path
     peak = data["summary"]["peak_liveness_bytes"]
     assert peak == {"value": int(summary["peak_liveness_bytes"]), "unit": "bytes", "confidence": "modelled"}
@@ -403,3 +403,12 @@ def test_ledger_as_csv(run_cli: Run, onchip_path: str, offchip_path: str) -> Non
     assert refused.exit_code == 2
     assert refused.stderr.strip().splitlines() == [
         "profcompare: error: --table ledger applies to --format csv; --format json holds every table"]
+    # any table of the page, by its id, as the page draws it
+    code = run_cli("compare", onchip_path, offchip_path, "--format", "csv", "--table", "code-table", "--top", "3")
+    assert code.exit_code == 0, code.stderr
+    lines = list(csv.reader(io.StringIO(code.stdout)))
+    assert lines[0] == ["Program", "Type", "Base", "New", "Delta", "Delta %", "Status"]
+    assert len(lines) == 1 + 3 + 1 and lines[-1][0].startswith("other (")
+    wrong = run_cli("show", offchip_path, "--format", "csv", "--table", "nope")
+    assert wrong.exit_code == 2 and len(wrong.stderr.strip().splitlines()) == 1
+    assert wrong.stderr.startswith("profcompare: error: no table 'nope' on this page; its tables: summary-table, ")

@@ -164,7 +164,7 @@ def test_markdown_says_which_report_is_base_and_new(comparison: Comparison) -> N
 def test_show_json_shape(offchip: Report) -> None:
     data = json.loads(get_renderer("json").render(offchip))
     assert list(data)[:3] == ["schema_version", "meta", "summary"]
-    assert data["schema_version"] == 6
+    assert data["schema_version"] == 7
     assert data["meta"]["label"] == "offchip-sharded"
     assert data["meta"]["simulated"] is True
     assert list(data["summary"]) == list(METRICS)
@@ -188,7 +188,7 @@ def test_show_json_nan_is_null() -> None:
 def test_compare_json_shape(comparison: Comparison) -> None:
     data = json.loads(get_renderer("json").render(comparison, top=4))
     assert list(data)[:7] == ["schema_version", "base", "new", "verdict", "liveness_rule", "summary", "ledger_moves"]
-    assert data["schema_version"] == 6
+    assert data["schema_version"] == 7
     assert data["base"]["label"] == "onchip" and data["new"]["label"] == "offchip-sharded"
     assert list(data["summary"]) == list(METRICS)
     peak = data["summary"]["peak_liveness_bytes"]
@@ -304,7 +304,7 @@ def test_show_json_holds_every_table_the_page_shows(offchip: Report) -> None:
     assert list(data)[:len(_V4_SHOW_KEYS)] == list(_V4_SHOW_KEYS)
     assert list(data)[len(_V4_SHOW_KEYS):] == ["time", "liveness_peak", "tile_stats", "memory_per_ipu", "replicas",
                                                "loaded_code", "streaming_memory_totals", "execution_trace",
-                                               "programs"]
+                                               "programs", "sections"]
     summary = offchip.summary()
     assert data["time"] == {"clock_hz": 1.33e9, "device_seconds_per_step": summary["cycles_per_step"] / 1.33e9,
                             "host_seconds_per_step": None, "seconds_per_step": summary["seconds_per_step"]}
@@ -338,7 +338,7 @@ def test_compare_json_holds_every_table_the_page_shows(comparison: Comparison) -
     data = json.loads(get_renderer("json").render(comparison))
     assert list(data)[:len(_V4_COMPARE_KEYS)] == list(_V4_COMPARE_KEYS)
     assert list(data)[len(_V4_COMPARE_KEYS):] == ["time", "memory_per_ipu", "replicas", "base_report", "new_report",
-                                                   "headline", "programs", "config_differences"]
+                                                   "headline", "programs", "sections", "config_differences"]
     seconds = data["time"]["seconds_per_step"]
     assert (seconds["base"], seconds["new"]) == (data["summary"]["seconds_per_step"]["base"],
                                                  data["summary"]["seconds_per_step"]["new"])

@@ -22,6 +22,7 @@ from profcompare.analysis.views import TopN
 from profcompare.comparison import Comparison
 from profcompare.comparison.verdict import ComparisonVerdict
 from profcompare.model import Report
+from profcompare.render.html_model import HTML_MAX_VARIABLE_ROWS
 from profcompare.render.page.model import Section
 from profcompare.render.sections.categories import comparison_categories_section, report_categories_section
 from profcompare.render.sections.code import comparison_code_section, report_code_section
@@ -30,6 +31,7 @@ from profcompare.render.sections.document import unrecorded_tables
 from profcompare.render.sections.execution import comparison_execution_section, report_execution_section
 from profcompare.render.sections.ipus import comparison_ipu_section, report_ipu_section
 from profcompare.render.sections.ledger import (
+    LEDGER_MAX_ROWS,
     comparison_ledger_section,
     comparison_moves_section,
     comparison_peak_section,
@@ -64,6 +66,17 @@ class RowLimits:
     def every(cls, top: int | None) -> RowLimits:
         """One limit, ``top``, for every table (the terminal and Markdown)."""
         return cls(top, top, top)
+
+    @classmethod
+    def page(cls, top: int | None = None) -> RowLimits:
+        """The HTML page's limits (and the JSON export's ``sections``): ``top`` rows (default
+        :data:`PAGE_TOP`) for the top-N tables, :data:`LEDGER_MAX_ROWS` ledger rows and
+        :data:`HTML_MAX_VARIABLE_ROWS` variables, behind the page's filters and expanders."""
+        return cls(top or PAGE_TOP, LEDGER_MAX_ROWS, HTML_MAX_VARIABLE_ROWS)
+
+
+#: Rows of a top-N table on a page when ``--top`` does not say.
+PAGE_TOP = 20
 
 
 #: The Report tables each section draws: a section whose tables a report does not record is
