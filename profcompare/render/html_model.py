@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 
-from profcompare.analysis import views as analysis
 from profcompare._version import __version__
 from profcompare.model import Report
 from profcompare.render.page.notes import cut_note as cut_note
@@ -87,11 +86,6 @@ def sort_key(value: Any) -> float | None:
         return None
     number = float(value)
     return number if math.isfinite(number) else None
-
-
-def step_cell(value: Any) -> Cell:
-    """A program-step number (blank for always-live variables, which have none)."""
-    return Cell("" if is_missing(value) else f"{int(value):,}", sort_key(value))
 
 
 def bytes_cell(value: Any, *, signed: bool = False, tone: str | None = None) -> Cell:
@@ -178,24 +172,6 @@ def diff_cells(
     )
 
 
-def other_diff_footer(view: analysis.TopN, noun: str, width: int, *, leading: int, suffix: str = "bytes") -> tuple[Row, ...]:
-    """The footer of a cut comparison table: one "other" row with the base/new/delta sums of
-    the rows left out, ``leading`` blank cells before them and blanks up to ``width`` cells;
-    no row when nothing was cut."""
-    if not view.cut:
-        return ()
-    other = view.other
-    assert other is not None
-    cells = (
-        Cell(f"other ({view.cut:,} {noun})"),
-        *(Cell("") for _ in range(leading)),
-        bytes_cell(other[f"base_{suffix}"]),
-        bytes_cell(other[f"new_{suffix}"]),
-        bytes_cell(other[f"delta_{suffix}"], signed=True),
-    )
-    return (Row((*cells, *(Cell("") for _ in range(width - len(cells))))),)
-
-
 #: Rows of the variables table embedded in a page: every variable up to this bound (about 1.7 MB
 #: of HTML at the bound, leaving room in the 5 MB page budget for the ledger, the charts and BokehJS); beyond it the page says how many were left
 #: out and that ``--format json`` / ``csv`` have them all.
@@ -218,13 +194,11 @@ __all__ = [
     "cut_note",
     "diff_cells",
     "diff_cols",
-    "other_diff_footer",
     "pct_cell",
     "report_card",
     "report_cards",
     "roles_of",
     "sort_key",
     "status_cell",
-    "step_cell",
     "text_cell",
 ]

@@ -3,68 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
 
 from profcompare.comparison import Comparison
 from profcompare.render.format import (
     describe_target,
     format_bytes,
-    format_pct,
-    is_missing,
-    status_tone,
 )
 from profcompare.model import variables_convention
 from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.sections.order import RowLimits, comparison_sections
 from profcompare.render.verdict_words import comparison_headline
 from profcompare.render.sections.document import (
-    Cell,
-    Column,
     Document,
     _compile_only_warning,
-    _num,
     _oom_warning,
-    _pct_of,
     _report_facts,
-    _str,
     limit,
 )
-
-
-def _status_cell(status: Any, *, higher_is_better: bool = False) -> Cell:
-    text = _str(status)
-    return Cell(text, tone=status_tone(text, higher_is_better=higher_is_better))
-
-
-def _delta_cells(base: Any, new: Any, delta: Any, pct: Any, status: Any, fmt: Any, *,
-                 higher_is_better: bool = False) -> tuple[Cell, ...]:
-    tone = status_tone(_str(status), higher_is_better=higher_is_better)
-    return (
-        _num(fmt(base)),
-        _num(fmt(new)),
-        _num(fmt(delta, signed=True), tone),
-        _num(format_pct(pct), tone),
-        _status_cell(status, higher_is_better=higher_is_better),
-    )
-
-
-_DELTA_COLUMNS = (Column("Base", True), Column("New", True), Column("Delta", True), Column("Delta %", True),
-                  Column("Status"))
-
-
-
-
-def _side_by_side(label: str, base: Any, new: Any, fmt: Any) -> tuple[Cell, ...]:
-    delta = float("nan") if is_missing(base) or is_missing(new) else float(new) - float(base)
-    return (Cell(label), _num(fmt(base)), _num(fmt(new)), _num(fmt(delta, signed=True)),
-            _num(format_pct(_pct_of(delta, base))))
-
-
-_SIDE_COLUMNS = (Column("Base", True), Column("New", True), Column("Delta", True), Column("Delta %", True))
-
-
-
-
 
 
 def comparison_warnings(cmp: Comparison) -> tuple[str, ...]:

@@ -61,10 +61,6 @@ def _num(text: str, tone: str | None = None) -> Cell:
     return Cell(text, tone=tone)
 
 
-def _other_label(cut: int, noun: str) -> str:
-    return f"other ({cut:,} {noun})"
-
-
 _cut_note = cut_note
 
 
