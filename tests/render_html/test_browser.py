@@ -193,7 +193,7 @@ def test_ledger_leads_the_diff_and_sorts_and_filters(browser, page_file: Path, c
     # the verdict comes first, then the ledger (moves, ledger), the liveness over time and what
     # changed its peak, then the summary
     sections = page.eval_on_selector_all("main > section.section", "s => s.map(x => x.id)")
-    assert sections[:6] == ["verdict", "moves", "ledger", "liveness", "peak", "summary"]
+    assert sections[:7] == ["verdict", "config", "moves", "ledger", "liveness", "peak", "summary"]
     moves = comparison.ledger_moves(None)
     items = [t.strip() for t in page.locator("#moves ol.moves li").all_inner_texts()]
     assert items == [move_sentence(m) for m in moves.head(MOVES_SHOWN).itertuples(index=False)]

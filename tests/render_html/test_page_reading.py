@@ -69,7 +69,7 @@ def test_comparison_page_reads_top_to_bottom(browser, long_comparison, tmp_path:
     path.write_text(HtmlRenderer().render(long_comparison, top=20), encoding="utf-8")
     page, messages = _open(browser, path, 1400)
     sections = page.eval_on_selector_all("main > section.section", "s => s.map(x => x.id)")
-    assert sections[:7] == ["verdict", "moves", "ledger", "trace", "liveness", "peak", "summary"]
+    assert sections[:8] == ["verdict", "config", "moves", "ledger", "trace", "liveness", "peak", "summary"]
 
     # a few screens tall before any expander is opened, with every table's rows in the page
     height = page.evaluate("document.documentElement.scrollHeight")
@@ -161,7 +161,8 @@ def test_graph_analyser_cache_page(browser, tmp_path: Path) -> None:
         "summary", "trace", "execution"]
     assert page.locator("#summary .section-text").inner_text() == (
         "This report does not record per-tile memory, memory categories, variables, liveness (program steps), "
-        "code or remote buffers (Streaming Memory): the figures and sections that need them are left out.")
+        "code, remote buffers (Streaming Memory) or a program tree: the figures and sections that need them are "
+        "left out.")
     metrics = page.eval_on_selector_all("#summary-table tbody tr", "rs => rs.map(r => r.cells[1].textContent)")
     assert metrics == ["2,540,750", "1.910 ms"]
     assert "n/a" not in page.inner_text("#summary")
