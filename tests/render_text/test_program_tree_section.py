@@ -14,7 +14,13 @@ from profcompare.render.html import build_page
 from profcompare.render.page.model import Section, Table, TableFilter, placed_for_page
 from profcompare.render.section_names import SECTION_NAMES
 from profcompare.render.sections import comparison_document, report_document
-from profcompare.render.sections.order import PAGE_PROGRAMS, RowLimits, comparison_sections, report_sections
+from profcompare.render.sections.order import (
+    PAGE_PROGRAMS,
+    RowLimits,
+    _comparison_builders,
+    comparison_sections,
+    report_sections,
+)
 from profcompare.render.sections.programs import (
     TREE_SENTENCE,
     comparison_programs_section,
@@ -196,6 +202,9 @@ def test_no_tree_no_section(base: Report, cmp: Comparison) -> None:
     assert one is not None and {row.data["status"] for row in one.table.rows} == {"added"}  # type: ignore[union-attr]
     assert SECTION_NAMES["programs"] == "Program tree"
     assert list(SECTION_NAMES).index("programs") == list(SECTION_NAMES).index("trace") + 1
+    assert [name for name, build in _comparison_builders(cmp, RowLimits(), None, None)] == list(SECTION_NAMES)
+    assert [s.id for s in comparison_sections(cmp, RowLimits(), names={"trace", "programs", "liveness"})] == [
+        "programs", "liveness"]
     assert (RowLimits.page().programs, RowLimits.every(5).programs, PAGE_PROGRAMS) == (200, 5, 200)
 
 
