@@ -117,11 +117,21 @@ def test_a_long_tree_shows_its_top_and_counts_the_rest(base: Report) -> None:
     assert section.notes == ("Top 4 of 7 programs shown; 3 more in the 'other' row. Shown: every program down to "
                              "depth 1 (0: a root).", TREE_SENTENCE)
     # room for the roots, not their children: the roots alone
-    keep, level = tree_top([0, 1, 2, 1, 0, 1], 3)
-    assert (keep.tolist(), level) == ([True, False, False, False, True, False], 0)
+    # one row more: the first program of the next level too
+    section = report_programs_section(base, 5)
+    assert section is not None
+    assert [row[0].text for row in section.table.rows] == [  # type: ignore[union-attr]
+        "main", "└ matmul/100", f"{_}{_}└ matmul/100/Convolve", "└ relu", "└ copy/Begin"]
+    assert _texts(section.table, footer=True) == [["other (2 programs)", "", "", ""]]
+    assert section.notes[0] == ("Top 5 of 7 programs shown; 2 more in the 'other' row. Shown: every program down to "
+                                "depth 1 (0: a root), then the first 1 at depth 2.")
+    # a wide level: the roots, then the first children that fit
+    cut = tree_top([0, 1, 1, 1, 0, 1], 3)
+    assert (cut.keep.tolist(), cut.level, cut.partial) == ([True, True, False, False, True, False], 0, 1)
     # not even the roots fit: the first roots
-    keep, level = tree_top([0, 0, 0], 2)
-    assert (keep.tolist(), level) == ([True, True, False], None)
+    cut = tree_top([0, 0, 0], 2)
+    assert (cut.keep.tolist(), cut.level, cut.partial) == ([True, True, False], -1, 2)
+    assert tree_top([0, 1], None).keep.tolist() == [True, True]
 
 
 def test_the_terminal_draws_the_cut_tree(base: Report) -> None:

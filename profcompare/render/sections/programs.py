@@ -3,7 +3,8 @@ drawn alike by the terminal, the Markdown and the HTML page: the programs in tre
 name indented under the program that encloses it.
 
 A long tree is shown from its top: every program down to the deepest level that keeps the table
-within its row limit, and for a comparison first the programs where the two trees differ (each
+within its row limit, the rows left filled with the first programs of the next level, and for a
+comparison first the programs where the two trees differ (each
 added or removed subtree's root and the changed programs enclosing it), so a reader sees where the
 trees part. Whatever is shown, every shown program's parent is shown too, and an "other" row
 counts the rest.
@@ -12,6 +13,7 @@ counts the rest.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -61,31 +63,39 @@ def _first(mask: np.ndarray, count: int) -> np.ndarray:
     return np.asarray(kept, dtype=bool)
 
 
-def tree_top(depths: Sequence[int] | np.ndarray, top: int | None,
-             first: np.ndarray | None = None) -> tuple[np.ndarray, int | None]:
-    """Which rows of a tree (``depths``, in tree order) a table of at most ``top`` rows shows,
-    and the deepest level shown in full (None: every row is shown).
+@dataclass(frozen=True, eq=False)
+class TreeCut:
+    """What a table of a long tree shows: ``keep`` (one flag per row, in tree order), ``level``
+    (the deepest depth shown in full; -1 when not even every root is) and ``partial`` (how many
+    programs of depth ``level + 1`` the rest of the table's rows hold, its first in tree order)."""
+
+    keep: np.ndarray
+    level: int
+    partial: int = 0
+
+
+def tree_top(depths: Sequence[int] | np.ndarray, top: int | None, first: np.ndarray | None = None) -> TreeCut:
+    """Which rows of a tree (``depths``, in tree order) a table of at most ``top`` rows (None:
+    every row) shows.
 
     ``first``: rows to keep before any other (a set closed under parents, e.g. where two trees
     differ), cut to ``top`` in tree order. Then every row down to the deepest level that keeps the
-    table within ``top`` rows; where not even the roots fit, the first roots that do. A row shown
-    has its parent shown: tree order puts a parent before its children."""
+    table within ``top`` rows, and the rows left fill with the first programs of the next level.
+    A row shown has its parent shown: tree order puts a parent before its children."""
     depth = np.asarray(depths, dtype=np.int64)
-    must = np.zeros(len(depth), dtype=bool) if first is None else np.asarray(first, dtype=bool)
+    deepest = int(depth.max()) if len(depth) else 0
     bound = limit(top)
     if bound is None or len(depth) <= bound:
-        return np.ones(len(depth), dtype=bool), None
-    must = _first(must, bound)
-    level: int | None = None
-    keep = must
-    for d in range(int(depth.max()) + 1):
-        wider = must | (depth <= d)
+        return TreeCut(np.ones(len(depth), dtype=bool), deepest)
+    keep = _first(np.zeros(len(depth), dtype=bool) if first is None else np.asarray(first, dtype=bool), bound)
+    level = -1
+    for d in range(deepest + 1):
+        wider = keep | (depth <= d)
         if int(wider.sum()) > bound:
             break
         keep, level = wider, d
-    if level is None:
-        keep = must | _first((depth == 0) & ~must, bound - int(must.sum()))
-    return keep, level
+    fill = _first((depth == level + 1) & ~keep, bound - int(keep.sum()))
+    return TreeCut(keep | fill, level, int(fill.sum()))
 
 
 def _view(shown: int, total: int) -> TopN:
@@ -93,14 +103,18 @@ def _view(shown: int, total: int) -> TopN:
     return TopN(pd.DataFrame(), shown, total, total - shown)
 
 
-def _notes(shown: int, total: int, level: int | None, differing: bool) -> tuple[str, ...]:
+def _notes(shown: int, total: int, cut: TreeCut, differing: bool) -> tuple[str, ...]:
     """The cut note (with how deep the tree is shown) and what the tree is."""
-    cut = cut_note(_view(shown, total), "programs")
+    note = cut_note(_view(shown, total), "programs")
     if shown < total:
-        top = f"every program down to depth {level} (0: a root)" if level is not None else "as many roots as fit"
-        lead = "each added or removed subtree's root and the programs enclosing it, then " if differing else ""
-        cut += f" Shown: {lead}{top}."
-    return (cut, TREE_SENTENCE)
+        parts = [f"every program down to depth {cut.level} (0: a root)"] if cut.level >= 0 else []
+        if cut.partial:
+            parts.append(f"the first {cut.partial:,} at depth {cut.level + 1}" if cut.level >= 0
+                         else f"the first {cut.partial:,} roots")
+        if differing:
+            parts.insert(0, "each added or removed subtree's root and the programs enclosing it")
+        note += f" Shown: {', then '.join(parts)}." if parts else ""
+    return (note, TREE_SENTENCE)
 
 
 def report_programs_section(report: Report, top: int | None = 20) -> Section | None:
@@ -110,7 +124,8 @@ def report_programs_section(report: Report, top: int | None = 20) -> Section | N
     programs = report.programs
     if not len(programs):
         return None
-    keep, level = tree_top(programs["depth"].to_numpy(), top)
+    cut = tree_top(programs["depth"].to_numpy(), top)
+    keep = cut.keep
     rows = []
     for r in programs[keep].to_dict("records"):
         name = str(r["name"])
@@ -122,7 +137,7 @@ def report_programs_section(report: Report, top: int | None = 20) -> Section | N
     footer = (Row((Cell(f"other ({left:,} programs)"), Cell(""), Cell(""), Cell(""))),) if left else ()
     table = Table(_REPORT_COLUMNS, tuple(rows), id=PROGRAMS_TABLE_ID, footer=footer, sortable=False,
                   filter=TableFilter("program name (substring)"))
-    return Section(PROGRAMS_TITLE, (table,), _notes(len(rows), len(programs), level, False), id=PROGRAMS_ID,
+    return Section(PROGRAMS_TITLE, (table,), _notes(len(rows), len(programs), cut, False), id=PROGRAMS_ID,
                    notes_on_table=True)
 
 
@@ -155,7 +170,9 @@ def comparison_programs_section(cmp: Comparison, top: int | None = 20) -> Sectio
     frame = cmp.programs
     if not len(frame):
         return None
-    keep, level = tree_top(frame["depth"].to_numpy(), top, _differing(frame))
+    differing = _differing(frame)
+    cut = tree_top(frame["depth"].to_numpy(), top, differing)
+    keep = cut.keep
     rows = []
     for r in frame[keep].to_dict("records"):
         name, status = str(r["name"]), str(r["status"])
@@ -177,10 +194,9 @@ def comparison_programs_section(cmp: Comparison, top: int | None = 20) -> Sectio
     table = Table(_COMPARISON_COLUMNS, tuple(rows), id=PROGRAMS_TABLE_ID, footer=footer, sortable=False,
                   filter=TableFilter("program name (substring)",
                                      (("status", "Status", tuple(s for s in (*_DIFFERING, "unchanged") if s in present)),)))
-    differing = bool(_differing(frame).any())
-    notes = _notes(len(rows), len(frame), level, differing and len(rows) < len(frame)) + _missing_sides(cmp, "programs")
+    notes = _notes(len(rows), len(frame), cut, bool(differing.any())) + _missing_sides(cmp, "programs")
     return Section(PROGRAMS_TITLE, (table,), notes, id=PROGRAMS_ID, notes_on_table=True)
 
 
-__all__ = ["PROGRAMS_ID", "PROGRAMS_TABLE_ID", "PROGRAMS_TITLE", "TREE_SENTENCE", "comparison_programs_section",
+__all__ = ["PROGRAMS_ID", "PROGRAMS_TABLE_ID", "PROGRAMS_TITLE", "TREE_SENTENCE", "TreeCut", "comparison_programs_section",
            "indented", "report_programs_section", "tree_top"]
