@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from profcompare.comparison import Comparison, compare
@@ -124,10 +125,17 @@ def test_a_long_tree_shows_its_top_and_counts_the_rest(base: Report) -> None:
         "main", "└ matmul/100", f"{_}{_}└ matmul/100/Convolve", "└ relu", "└ copy/Begin"]
     assert _texts(section.table, footer=True) == [["other (2 programs)", "", "", ""]]
     assert section.notes[0] == ("Top 5 of 7 programs shown; 2 more in the 'other' row. Shown: every program down to "
-                                "depth 1 (0: a root), then the first 1 at depth 2.")
+                                "depth 1 (0: a root) and 1 of the 3 at depth 2.")
     # a wide level: the roots, then the first children that fit
     cut = tree_top([0, 1, 1, 1, 0, 1], 3)
-    assert (cut.keep.tolist(), cut.level, cut.partial) == ([True, True, False, False, True, False], 0, 1)
+    assert (cut.keep.tolist(), cut.level, cut.partial, cut.next_level) == (
+        [True, True, False, False, True, False], 0, 1, 4)
+    # after the roots the enclosing rows, then each level with its first-put rows first
+    cut = tree_top([0, 1, 1, 2, 1, 0, 1], 4, enclosing=np.array(
+        [True, False, True, False, False, False, False]), first=np.array(
+        [False, False, False, True, False, False, True]))
+    # roots 0 and 5, the enclosing 2, then at depth 1 the first-put 6 before 1 and 4
+    assert cut.keep.tolist() == [True, False, True, False, False, True, True]
     # not even the roots fit: the first roots
     cut = tree_top([0, 0, 0], 2)
     assert (cut.keep.tolist(), cut.level, cut.partial) == ([True, True, False], -1, 2)
@@ -181,8 +189,8 @@ def test_two_trees_aligned_with_an_added_subtree(cmp: Comparison) -> None:
 
 
 def test_a_cut_comparison_keeps_where_the_trees_part_then_the_top(cmp: Comparison) -> None:
-    # where they part: main, matmul/102, its Reduce, relu, gelu, WeightsFromHost; then depth <= 1
-    # adds the copy: 7 rows
+    # the roots (main, WeightsFromHost), the changed matmul/102, at depth 1 the removed relu and
+    # the added gelu before the copy, at depth 2 the added Reduce first: 7 rows
     section = comparison_programs_section(cmp, 7)
     assert section is not None
     assert _texts(section.table) == [
@@ -196,9 +204,15 @@ def test_a_cut_comparison_keeps_where_the_trees_part_then_the_top(cmp: Compariso
     ]
     # left out: Convolve and Sync (both sides), relu's and gelu's children (one side each)
     assert _texts(section.table, footer=True) == [["other (4 programs)", "", "3", "3", "0", ""]]
-    assert section.notes[0] == ("Top 7 of 11 programs shown; 4 more in the 'other' row. Shown: each added or "
-                                "removed subtree's root and the programs enclosing it, then every program down "
-                                "to depth 1 (0: a root).")
+    assert section.notes[0] == ("Top 7 of 11 programs shown; 4 more in the 'other' row. Shown: every program down "
+                                "to depth 1 (0: a root) and 1 of the 5 at depth 2. Where the trees differ comes "
+                                "first: the programs enclosing a difference, then at each depth the added and "
+                                "removed programs.")
+    # a smaller table: the roots, the changed matmul, then the removed and the added subtree
+    small = comparison_programs_section(cmp, 5)
+    assert small is not None
+    assert [row[0].text for row in small.table.rows] == [  # type: ignore[union-attr]
+        "main", "└ matmul/102", "└ relu", "└ gelu", "WeightsFromHost"]
 
 
 def test_no_tree_no_section(base: Report, cmp: Comparison) -> None:

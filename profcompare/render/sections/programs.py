@@ -2,12 +2,10 @@
 drawn alike by the terminal, the Markdown and the HTML page: the programs in tree order, each
 name indented under the program that encloses it.
 
-A long tree is shown from its top: every program down to the deepest level that keeps the table
-within its row limit, the rows left filled with the first programs of the next level, and for a
-comparison first the programs where the two trees differ (each
-added or removed subtree's root and the changed programs enclosing it), so a reader sees where the
-trees part. Whatever is shown, every shown program's parent is shown too, and an "other" row
-counts the rest.
+A long tree is shown from its top, level by level, until the table holds its row limit: the roots,
+then for a comparison the programs enclosing a difference of the two trees, then each level in
+tree order, the added or removed programs first, so a reader sees where the trees part. Every
+shown program's parent is shown too, and an "other" row counts the rest.
 """
 
 from __future__ import annotations
@@ -57,45 +55,69 @@ def indented(name: str, depth: int) -> str:
     return _INDENT * (depth - 1) + _BRANCH + name
 
 
-def _first(mask: np.ndarray, count: int) -> np.ndarray:
-    """``mask`` keeping only its first ``count`` True entries."""
-    kept = mask & (np.cumsum(mask) <= count)
-    return np.asarray(kept, dtype=bool)
-
-
 @dataclass(frozen=True, eq=False)
 class TreeCut:
     """What a table of a long tree shows: ``keep`` (one flag per row, in tree order), ``level``
-    (the deepest depth shown in full; -1 when not even every root is) and ``partial`` (how many
-    programs of depth ``level + 1`` the rest of the table's rows hold, its first in tree order)."""
+    (the deepest depth shown in full; -1 when not even every root is), and of depth ``level + 1``
+    how many programs are shown (``partial``) of how many (``next_level``)."""
 
     keep: np.ndarray
     level: int
     partial: int = 0
+    next_level: int = 0
 
 
-def tree_top(depths: Sequence[int] | np.ndarray, top: int | None, first: np.ndarray | None = None) -> TreeCut:
+def _parents(depth: np.ndarray) -> np.ndarray:
+    """The row of each row's parent in a tree in tree order (-1 for a root)."""
+    parents = np.full(len(depth), -1, dtype=np.int64)
+    path: list[int] = []  # the rows enclosing the current one, one per depth
+    for row, d in enumerate(depth.tolist()):
+        del path[d:]
+        parents[row] = path[-1] if path else -1
+        path.append(row)
+    return parents
+
+
+def tree_top(depths: Sequence[int] | np.ndarray, top: int | None, *, enclosing: np.ndarray | None = None,
+             first: np.ndarray | None = None) -> TreeCut:
     """Which rows of a tree (``depths``, in tree order) a table of at most ``top`` rows (None:
-    every row) shows.
-
-    ``first``: rows to keep before any other (a set closed under parents, e.g. where two trees
-    differ), cut to ``top`` in tree order. Then every row down to the deepest level that keeps the
-    table within ``top`` rows, and the rows left fill with the first programs of the next level.
-    A row shown has its parent shown: tree order puts a parent before its children."""
+    every row) shows: the roots, then the ``enclosing`` rows (a set closed under parents, e.g. the
+    programs enclosing a difference of two trees), shallowest first, then the tree level by level,
+    at each level the ``first`` rows (e.g. added or removed programs) before the others, each in
+    tree order, until the table is full. A row shown has its parent shown."""
     depth = np.asarray(depths, dtype=np.int64)
+    none = np.zeros(len(depth), dtype=bool)
+    enclosing = none if enclosing is None else np.asarray(enclosing, dtype=bool)
+    first = none if first is None else np.asarray(first, dtype=bool)
     deepest = int(depth.max()) if len(depth) else 0
     bound = limit(top)
     if bound is None or len(depth) <= bound:
         return TreeCut(np.ones(len(depth), dtype=bool), deepest)
-    keep = _first(np.zeros(len(depth), dtype=bool) if first is None else np.asarray(first, dtype=bool), bound)
-    level = -1
-    for d in range(deepest + 1):
-        wider = keep | (depth <= d)
-        if int(wider.sum()) > bound:
+    parents = _parents(depth)
+    keep = none.copy()
+    rows = np.arange(len(depth))
+
+    def take(candidates: np.ndarray) -> None:
+        """Keep ``candidates`` (row numbers, in the order to keep them) while the table has room."""
+        room = bound - int(keep.sum())
+        keep[candidates[:max(room, 0)]] = True
+
+    def level_rows(d: int) -> np.ndarray:
+        """The rows of depth ``d`` not kept whose parent is: the ``first`` or ``enclosing`` ones first."""
+        at = rows[(depth == d) & ~keep & ((parents < 0) | keep[np.maximum(parents, 0)])]
+        return np.concatenate([at[(first | enclosing)[at]], at[~(first | enclosing)[at]]])
+
+    take(level_rows(0))
+    for row in rows[enclosing][np.argsort(depth[enclosing], kind="stable")]:
+        if int(keep.sum()) >= bound:
             break
-        keep, level = wider, d
-    fill = _first((depth == level + 1) & ~keep, bound - int(keep.sum()))
-    return TreeCut(keep | fill, level, int(fill.sum()))
+        keep[row] = keep[row] or parents[row] < 0 or bool(keep[parents[row]])
+    for d in range(1, deepest + 1):
+        take(level_rows(d))
+    full = [d for d in range(deepest + 1) if keep[depth <= d].all()]
+    level = full[-1] if full else -1
+    below = depth == level + 1
+    return TreeCut(keep, level, int(keep[below].sum()), int(below.sum()))
 
 
 def _view(shown: int, total: int) -> TopN:
@@ -107,13 +129,14 @@ def _notes(shown: int, total: int, cut: TreeCut, differing: bool) -> tuple[str, 
     """The cut note (with how deep the tree is shown) and what the tree is."""
     note = cut_note(_view(shown, total), "programs")
     if shown < total:
-        parts = [f"every program down to depth {cut.level} (0: a root)"] if cut.level >= 0 else []
-        if cut.partial:
-            parts.append(f"the first {cut.partial:,} at depth {cut.level + 1}" if cut.level >= 0
-                         else f"the first {cut.partial:,} roots")
+        part = f"{cut.partial:,} of the {cut.next_level:,}"
+        shown_where = f"every program down to depth {cut.level} (0: a root)" if cut.level >= 0 else f"{part} roots"
+        if cut.level >= 0 and cut.partial:
+            shown_where += f" and {part} at depth {cut.level + 1}"
+        note += f" Shown: {shown_where}."
         if differing:
-            parts.insert(0, "each added or removed subtree's root and the programs enclosing it")
-        note += f" Shown: {', then '.join(parts)}." if parts else ""
+            note += (" Where the trees differ comes first: the programs enclosing a difference, then at each depth "
+                     "the added and removed programs.")
     return (note, TREE_SENTENCE)
 
 
@@ -171,7 +194,8 @@ def comparison_programs_section(cmp: Comparison, top: int | None = 20) -> Sectio
     if not len(frame):
         return None
     differing = _differing(frame)
-    cut = tree_top(frame["depth"].to_numpy(), top, differing)
+    cut = tree_top(frame["depth"].to_numpy(), top, enclosing=(frame["status"] == "changed").to_numpy(),
+                   first=differing)
     keep = cut.keep
     rows = []
     for r in frame[keep].to_dict("records"):
