@@ -9,8 +9,8 @@ charts, by section id).
 
 Order: what answers the question first (a comparison's verdict, what differs in the two
 configurations, where the memory moved and the memory ledger), then the views over time (the
-execution trace and liveness, and what changed the not-always-live peak), then the summary and
-the detail tables.
+execution trace, the program tree it runs, liveness, and what changed the not-always-live peak),
+then the summary and the detail tables.
 """
 
 from __future__ import annotations
