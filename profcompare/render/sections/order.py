@@ -9,8 +9,8 @@ charts, by section id).
 
 Order: what answers the question first (a comparison's verdict, what differs in the two
 configurations, where the memory moved and the memory ledger), then the views over time (the
-execution trace and liveness, and what changed the not-always-live peak), then the summary and
-the detail tables.
+execution trace, the program tree it runs, liveness, and what changed the not-always-live peak),
+then the summary and the detail tables.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from profcompare.render.sections.ledger import (
     report_peak_section,
 )
 from profcompare.render.sections.liveness import comparison_liveness_section, report_liveness_section
+from profcompare.render.sections.programs import comparison_programs_section, report_programs_section
 from profcompare.render.sections.replicas import (
     comparison_replicas_section,
     report_loaded_code_section,
@@ -56,27 +57,32 @@ from profcompare.render.sections.verdict import comparison_verdict_section
 class RowLimits:
     """How many rows a medium's tables hold (None: every row): ``top`` for the top-N tables
     (code, Streaming Memory, what changed the peak, the fullest tiles), ``ledger`` for the memory
-    ledger's tables, ``variables`` for the variables table."""
+    ledger's tables, ``variables`` for the variables table, ``programs`` for the program tree."""
 
     top: int | None = 20
     ledger: int | None = 20
     variables: int | None = 20
+    programs: int | None = 20
 
     @classmethod
     def every(cls, top: int | None) -> RowLimits:
         """One limit, ``top``, for every table (the terminal and Markdown)."""
-        return cls(top, top, top)
+        return cls(top, top, top, top)
 
     @classmethod
     def page(cls, top: int | None = None) -> RowLimits:
         """The HTML page's limits (and the JSON export's ``sections``): ``top`` rows (default
         :data:`PAGE_TOP`) for the top-N tables, :data:`LEDGER_MAX_ROWS` ledger rows and
-        :data:`HTML_MAX_VARIABLE_ROWS` variables, behind the page's filters and expanders."""
-        return cls(top or PAGE_TOP, LEDGER_MAX_ROWS, HTML_MAX_VARIABLE_ROWS)
+        :data:`HTML_MAX_VARIABLE_ROWS` variables and :data:`PAGE_PROGRAMS` programs of the program
+        tree, behind the page's filters and expanders."""
+        return cls(top or PAGE_TOP, LEDGER_MAX_ROWS, HTML_MAX_VARIABLE_ROWS, PAGE_PROGRAMS)
 
 
 #: Rows of a top-N table on a page when ``--top`` does not say.
 PAGE_TOP = 20
+
+#: Rows of the program tree on a page: the top of a tree, behind the page's filter and expander.
+PAGE_PROGRAMS = 200
 
 
 #: The Report tables each section draws: a section whose tables a report does not record is
@@ -91,6 +97,7 @@ SECTION_TABLES: dict[str, tuple[str, ...]] = {
     "variables": ("variables",),
     "code": ("code",),
     "streaming": ("remote_buffers",),
+    "programs": ("programs",),
 }
 
 
@@ -104,7 +111,7 @@ def recorded_sections(report: Report, sections: tuple[Section, ...]) -> tuple[Se
 
 def report_sections(report: Report, rows: RowLimits, *, variables: TopN | None = None) -> tuple[Section, ...]:
     """Every section of one report, in order: the summary, the memory ledger and what is live at
-    the peak, the execution trace and liveness, then memory by category, memory per IPU, tiles,
+    the peak, the execution trace, the program tree and liveness, then memory by category, memory per IPU, tiles,
     variables (``variables``: rows already cut, e.g. the page's), code (and code loaded at run
     time), Streaming Memory, execution, replicas and collectives. A section a report gives
     nothing to show, or whose tables it does not record, is left out."""
@@ -113,6 +120,7 @@ def report_sections(report: Report, rows: RowLimits, *, variables: TopN | None =
         report_ledger_section(report, rows.ledger),
         report_peak_section(report, rows.top),
         report_trace_section(report),  # only with an execution trace
+        report_programs_section(report, rows.programs),  # only with a program tree
         report_liveness_section(report),
         report_categories_section(report),
         report_ipu_section(report),  # only with more than one IPU per replica (or I/O tiles)
@@ -137,6 +145,7 @@ def _comparison_builders(cmp: Comparison, rows: RowLimits, verdict: ComparisonVe
         ("moves", lambda: comparison_moves_section(cmp)),
         ("ledger", lambda: comparison_ledger_section(cmp, rows.ledger)),
         ("trace", lambda: comparison_trace_section(cmp)),  # only with an execution trace
+        ("programs", lambda: comparison_programs_section(cmp, rows.programs)),  # only with a program tree
         ("liveness", lambda: comparison_liveness_section(cmp)),
         ("peak", lambda: comparison_peak_section(cmp, rows.top)),
         ("summary", lambda: comparison_summary_section(cmp)),
@@ -155,7 +164,8 @@ def comparison_sections(cmp: Comparison, rows: RowLimits, *, names: Collection[s
                         verdict: ComparisonVerdict | None = None,
                         variables: TopN | None = None) -> tuple[Section, ...]:
     """Every section of a comparison, in order: the verdict, what differs in the two
-    configurations, where the memory moved, the memory ledger, the execution trace and liveness,
+    configurations, where the memory moved, the memory ledger, the execution trace, the program
+    tree and liveness,
     what changed the not-always-live peak, the summary, then memory by category, memory per IPU,
     tiles, variables, code, Streaming Memory, execution, replicas and collectives. ``names`` (the
     ``--section`` names) keeps only those sections and builds no other; a section the reports
@@ -166,5 +176,5 @@ def comparison_sections(cmp: Comparison, rows: RowLimits, *, names: Collection[s
     return tuple(section for section in built if section is not None)
 
 
-__all__ = ["SECTION_TABLES", "RowLimits", "comparison_sections", "recorded_sections",
+__all__ = ["PAGE_PROGRAMS", "SECTION_TABLES", "RowLimits", "comparison_sections", "recorded_sections",
            "report_sections"]
