@@ -122,7 +122,7 @@ class CompiledProgram:
                  if self.step_places[0] else None)
         return Report(meta=meta, tiles=r.tiles, categories=r.categories, variables=r.variables,
                       liveness=r.liveness, code=r.code, execution=execution,
-                      remote_buffers=r.remote_buffers, programs=r.programs,
+                      remote_buffers=r.remote_buffers, programs=r.programs, operations=r.operations,
                       **({"trace": trace} if trace is not None else {}))
 
 
