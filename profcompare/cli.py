@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "compare",
     "show",
     "variables",
+    "ops",
     "export",
     "workloads",
     "runs",

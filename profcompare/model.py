@@ -1,6 +1,6 @@
 """The Report model: the contract every reader fills and every consumer relies on.
 
-A :class:`Report` is a frozen dataclass that owns one :class:`ReportMeta` and nine pandas
+A :class:`Report` is a frozen dataclass that owns one :class:`ReportMeta` and ten pandas
 DataFrames. Their columns, dtypes and units are declared once, in :data:`SCHEMAS`, and checked
 when a Report is built, so a reader that produces a wrong column fails at construction (in
 our tests), never later in a user's notebook.
@@ -75,6 +75,23 @@ Tables (``name: dtype`` -- meaning):
     name: object(str) -- the program's name; op: object(str) -- the popxl/PopART op it lowers,
     "" where none or unknown; ipu: Int64 (nullable) -- the IPU it runs on within the replica,
     <NA> when it spans several or the source does not say
+
+``operations`` -- optional; one row per popxl/PopART op (Graph Analyser's Operations summary),
+    then at most one remainder row named :data:`UNATTRIBUTED_OPERATION` holding what no op is
+    given, so that the column sums equal the report's totals (see the simulator's
+    compile/operations.py and the pva reader for where each column comes from)
+    name: object(str) -- the op's name (its debug name where it has one, else its id);
+    debug_name: object(str) -- the debug name the framework recorded ("" when none);
+    type: category -- the op type (MatMul, Gelu, ...; "" when unknown);
+    layer: object(str) -- the debug layer (popart, poptorch, ...; "" when none);
+    ipu: Int64 (nullable) -- the IPU within the replica it runs on, <NA> when several or unknown;
+    code_bytes: int64 -- code the op adds (control and exchange code; vertex code is shared);
+    vertex_state_bytes: int64 -- vertex state (and copy descriptors) the op adds;
+    exchange_code_bytes: int64 -- the part of ``code_bytes`` that is exchange code;
+    cycles: Int64 (nullable) -- device cycles of the op's steps in one run of the main program;
+    flops: Int64 (nullable) -- floating-point operations of the op in one run;
+    tiles: Int64 (nullable) -- tiles its programs use;
+    source: object(str) -- "file:line" where the debug information has it, else ""
 
 ``remote_buffers`` -- optional; Streaming Memory (not tile memory), per replica
     name: object(str); entries: int64; shape: object(str) (one entry's element shape);
@@ -215,7 +232,11 @@ CAPABILITIES: tuple[str, ...] = (
     "remote_buffers",
     "trace",
     "programs",
+    "operations",
 )
+
+#: Name of the ``operations`` row holding the code, vertex state and cycles no op is given.
+UNATTRIBUTED_OPERATION = "(not attributed to an op)"
 
 #: Program types of the ``programs`` table the simulator writes (pva's ``Program.Type`` names and
 #: Poplar's control programs; reference/pva.md). A reader may give other pva program types.
@@ -350,6 +371,20 @@ SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
             ("op", "object", "", "popxl/PopART op it lowers; '' for none"),
             ("ipu", "Int64", "", "IPU within the replica; <NA> when several or unknown"),
         ),
+        "operations": _cols(
+            ("name", "object", "", "op name (debug name, else id); the remainder row is UNATTRIBUTED_OPERATION"),
+            ("debug_name", "object", "", "debug name the framework recorded; '' for none"),
+            ("type", "category", "", "op type (MatMul, Gelu, ...); '' when unknown"),
+            ("layer", "object", "", "debug layer (popart, poptorch, ...); '' for none"),
+            ("ipu", "Int64", "", "IPU within the replica; <NA> when several or unknown"),
+            ("code_bytes", "int64", "bytes", "control and exchange code the op adds"),
+            ("vertex_state_bytes", "int64", "bytes", "vertex state and copy descriptors the op adds"),
+            ("exchange_code_bytes", "int64", "bytes", "exchange code the op adds (part of code_bytes)"),
+            ("cycles", "Int64", "cycles", "device cycles in one run of the main program; <NA> when unknown"),
+            ("flops", "Int64", "", "floating-point operations in one run; <NA> when unknown"),
+            ("tiles", "Int64", "tiles", "tiles its programs use; <NA> when unknown"),
+            ("source", "object", "", "source location file:line; '' when unknown"),
+        ),
     }
 )
 
@@ -396,6 +431,7 @@ EXACT_SIMULATED_COLUMNS: Mapping[str, frozenset[str]] = MappingProxyType({
     "tiles": frozenset({"tile", "ipu"}),
     "trace": frozenset({"ipu", "type", "name", "program", "parent", "depth"}),
     "programs": frozenset({"id", "parent", "depth", "kind", "name", "op", "ipu"}),
+    "operations": frozenset({"name", "debug_name", "type", "layer", "flops", "source"}),
 })
 
 
@@ -618,6 +654,20 @@ def programs_from_rows(rows: Sequence[tuple[int, int | None, int, str, str, str,
     for name in ("parent", "ipu"):
         columns[name] = pd.array(columns[name], dtype="Int64")
     return make_frame("programs", columns)
+
+
+def operations_from_rows(rows: Sequence[tuple[str, str, str, str, int | None, int, int, int, int | None,
+                                               int | None, int | None, str]]) -> pd.DataFrame:
+    """The ``operations`` table of ``rows``, each (name, debug_name, type, layer, ipu, code_bytes,
+    vertex_state_bytes, exchange_code_bytes, cycles, flops, tiles, source), in the order given;
+    an IPU, cycles, FLOPs or tiles of None is <NA>."""
+    names = tuple(column.name for column in SCHEMAS["operations"])
+    if not rows:
+        return make_frame("operations")
+    columns: dict[str, Any] = {name: list(values) for name, values in zip(names, zip(*rows))}
+    for name in ("ipu", "cycles", "flops", "tiles"):
+        columns[name] = pd.array(columns[name], dtype="Int64")
+    return make_frame("operations", columns)
 
 
 def _default_index(series: pd.Series) -> pd.Series:
@@ -896,6 +946,8 @@ class Report:
     trace: pd.DataFrame = field(default_factory=lambda: empty_frame("trace"))
     #: the program tree (optional; readers whose source has none leave it empty)
     programs: pd.DataFrame = field(default_factory=lambda: empty_frame("programs"))
+    #: one row per op (optional; readers whose source has no ops leave it empty)
+    operations: pd.DataFrame = field(default_factory=lambda: empty_frame("operations"))
 
     def __post_init__(self) -> None:
         if not isinstance(self.meta, ReportMeta):
@@ -1067,6 +1119,8 @@ class Report:
 __all__ = [
     "trace_from_blocks",
     "programs_from_rows",
+    "operations_from_rows",
+    "UNATTRIBUTED_OPERATION",
     "PROGRAM_KINDS",
     "CAPABILITIES",
     "CONFIDENCES",

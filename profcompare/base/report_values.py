@@ -281,7 +281,8 @@ def check_report_values(report: Any) -> None:
     check_meta(meta)
     check_target(meta.target)
     target = meta.target
-    for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers", "trace", "programs"):
+    for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers", "trace", "programs",
+                  "operations"):
         check_integer_columns(table, getattr(report, table))
     check_tiles(report.tiles, target.tiles_per_ipu * target.ipus_per_replica, target.ipus_per_replica)
     if len(report.categories):
@@ -298,6 +299,13 @@ def check_report_values(report: Any) -> None:
         if len(ipu) and ipu.max() >= target.ipus_per_replica:
             row = _first_bad_row(ipu >= target.ipus_per_replica)
             _fail(f"programs.ipu: row {row} has {int(ipu[row])} (the target has {target.ipus_per_replica} per replica)")
+    operations = getattr(report, "operations", None)
+    if operations is not None and len(operations):
+        ipu = operations["ipu"].to_numpy(dtype="int64", na_value=0)
+        if ipu.max() >= target.ipus_per_replica:
+            row = _first_bad_row(ipu >= target.ipus_per_replica)
+            _fail(f"operations.ipu: row {row} has {int(ipu[row])} (the target has {target.ipus_per_replica} per replica)")
+        check_text_column("operations", "name", operations["name"])
     if len(report.trace):
         ipus = report.trace["ipu"].to_numpy()
         if ipus.min() < 0 or ipus.max() >= target.ipus_per_replica:

@@ -33,6 +33,10 @@ Tables (columns, in order):
     subtree), status in :data:`~profcompare.comparison.programs.PROGRAM_STATUSES` (added,
     removed, changed: a subtree whose programs differ, unchanged); paired by the path of (kind,
     normalised name) from the root (:func:`~profcompare.comparison.programs.compare_programs`)
+``operations`` -- one row per op of either report: name, type, base_code_bytes, new_code_bytes,
+    delta_code_bytes, base_cycles, new_cycles, delta_cycles (Int64, <NA> where a side does not
+    record cycles), status; paired by name, then by normalised name
+    (:func:`~profcompare.comparison.operations.compare_operations`)
 ``config_differences`` (a property, from the two reports' meta) -- setting, base, new (the values
     as a user reads them; None where a side does not set it), kind (intended |
     unexpected), moves_figures, note; see :mod:`profcompare.comparison.config_diff`
@@ -80,6 +84,7 @@ from profcompare.comparison.comparison import Comparison
 from profcompare.comparison.join import MATCHES, NOT_AVAILABLE, STATUSES, noise_threshold
 from profcompare.comparison.limits import Limit, check_limits, parse_limit
 from profcompare.comparison.liveness import _compare_liveness
+from profcompare.comparison.operations import _compare_operations, compare_operations
 from profcompare.comparison.programs import PROGRAM_STATUSES, _compare_programs, compare_programs
 from profcompare.comparison.tables import (
     _compare_categories,
@@ -142,6 +147,7 @@ def compare(base: Report, new: Report, *, noise_bytes: int = 64, noise_pct: floa
         noise_pct=float(noise_pct),
         ledger=_compare_ledger(base, new, noise_bytes, noise_pct),
         programs=_compare_programs(base, new),
+        operations=_compare_operations(base, new, noise_bytes, noise_pct),
     )
 
 
@@ -154,6 +160,7 @@ __all__ = [
     "Limit",
     "check_limits",
     "compare",
+    "compare_operations",
     "compare_programs",
     "ledger_by_parameter",
     "ledger_moves",

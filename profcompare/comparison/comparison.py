@@ -12,6 +12,7 @@ import pandas as pd
 
 from profcompare.base import presenters
 from profcompare.analysis.views import TopN, top_n
+from profcompare.comparison.operations import compare_operations
 from profcompare.comparison.programs import compare_programs
 from profcompare.comparison.config_diff import config_differences, config_warnings
 from profcompare.comparison.tables import _empty_ledger_diff
@@ -29,6 +30,13 @@ def _empty_programs_diff() -> pd.DataFrame:
     from profcompare.model import make_frame
 
     return compare_programs(make_frame("programs"), make_frame("programs"))
+
+
+def _empty_operations_diff() -> pd.DataFrame:
+    """The ``operations`` table of two reports without operations (its columns, no rows)."""
+    from profcompare.model import make_frame
+
+    return compare_operations(make_frame("operations"), make_frame("operations"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,6 +58,8 @@ class Comparison:
     ledger: pd.DataFrame = dataclasses.field(default_factory=lambda: _empty_ledger_diff())
     #: the two program trees aligned (profcompare.comparison.programs.compare_programs)
     programs: pd.DataFrame = dataclasses.field(default_factory=lambda: _empty_programs_diff())
+    #: the two reports' ops paired (profcompare.comparison.operations.compare_operations)
+    operations: pd.DataFrame = dataclasses.field(default_factory=lambda: _empty_operations_diff())
 
     @property
     def config_differences(self) -> pd.DataFrame:

@@ -20,6 +20,7 @@ import math
 import os
 import pathlib
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any, cast
@@ -39,14 +40,16 @@ from profcompare.model import (
     Report,
     ReportMeta,
     Target,
+    UNATTRIBUTED_OPERATION,
     make_frame,
+    operations_from_rows,
     programs_from_rows,
     trace_from_blocks,
 )
 from profcompare.readers.name_attribution import attribute_names
 
 #: ``progress(part, done, total)``: told which part of the profile is being read ("tiles",
-#: "liveness", "code", "programs", "execution") and how far along it is.
+#: "liveness", "code", "programs", "operations", "execution") and how far along it is.
 Progress = Callable[[str, int, int], None]
 
 #: libpva ``IPU.Architecture`` names -> our Target.architecture. ``Ipu2`` is confirmed
@@ -200,8 +203,9 @@ def read_pva(
     except Exception as exc:  # noqa: BLE001 - pybind raises RuntimeError, IndexError, ...: all mean "unreadable"
         raise ReportFormatError(f"{profile}: pva cannot open it: {exc}") from None
     try:
+        analysis = getattr(pva, "OperationAnalysis", None) if debug_path is not None else None
         return report_from_pva(raw, source=str(profile), not_always_live_variables=not_always_live_variables,
-                               code=code, progress=progress)
+                               code=code, progress=progress, operation_analysis=analysis)
     except ProfcompareError as exc:
         if isinstance(exc, ReportFormatError):
             raise
@@ -272,8 +276,11 @@ def _guarded(part: str, read: Callable[[], Any], empty: Any) -> Any:
 
 
 def report_from_pva(raw: Any, *, source: str, not_always_live_variables: bool = True, code: bool = True,
-                    progress: Progress | None = None) -> Report:
-    """Build a Report from an opened ``pva.Report`` object tree (see :func:`read_pva`)."""
+                    progress: Progress | None = None, operation_analysis: Callable[[Any], Any] | None = None
+                    ) -> Report:
+    """Build a Report from an opened ``pva.Report`` object tree (see :func:`read_pva`).
+    ``operation_analysis`` is pva's ``OperationAnalysis`` (given when debug.cbor was opened with
+    the profile): without it the ``operations`` table is empty and not in the capabilities."""
     tell = progress or (lambda part, done, total: None)
     compilation = raw.compilation
     target = _target(compilation.target)
@@ -307,6 +314,13 @@ def report_from_pva(raw: Any, *, source: str, not_always_live_variables: bool = 
     programs = _guarded("program tree", lambda: _programs(compilation), make_frame("programs"))
     if len(programs):
         capabilities.add("programs")
+
+    operations = make_frame("operations")
+    if operation_analysis is not None:
+        tell("operations", 0, 1)
+        operations = _guarded("operations", lambda: _operations(operation_analysis(raw), categories), operations)
+    if len(operations):
+        capabilities.add("operations")
 
     tell("execution", 0, 1)
     execution = _guarded("execution profile", lambda: _execution(getattr(raw, "execution", None)),
@@ -343,6 +357,7 @@ def report_from_pva(raw: Any, *, source: str, not_always_live_variables: bool = 
         execution=execution,
         trace=trace,
         programs=programs,
+        operations=operations,
     )
 
 
@@ -646,6 +661,109 @@ def _programs(compilation: Any) -> pd.DataFrame:
             rows.append((row_id[k], parent, depth, _name(program.type), str(program.name), "", None))
             todo.extend((child, row_id[k], depth + 1) for child in reversed(children(program)))
     return programs_from_rows(rows)
+
+
+#: Categories the operations' ``vertex_state_bytes`` reconcile with (as the simulator's).
+_VERTEX_STATE_CATEGORIES = ("vertexInstanceState", "copyDescriptor")
+
+
+def _json_object(text: Any) -> dict[str, Any]:
+    """A debug context's JSON text as a dict ({} when absent or not a JSON object)."""
+    import json
+
+    if not isinstance(text, str) or not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _operations(analysis: Any, categories: pd.DataFrame) -> pd.DataFrame:
+    """The ``operations`` table from pva's ``OperationAnalysis(report).operations`` (needs
+    debug.cbor; reference/pva.md "OperationAnalysis"). Operations repeat: one row per
+    ``debugContext.id``, the first met. Columns and the pva attribute each comes from:
+
+    - name: ``operation.name`` (repeated names get ``@1``, ``@2``, ...; an empty one is
+      ``(debug context <id>)``);
+    - debug_name: the ``op_name`` / ``opName`` key of ``debugContext.json`` (PopTorch / ONNX layers), else "";
+    - type: the ``op_type`` / ``opType`` key of ``debugContext.json``, else "";
+    - layer: the ``"layer"`` field of the JSON text ``debugContext.layer`` (the text itself when it
+      is not JSON);
+    - ipu: not given by an operation: <NA>;
+    - code_bytes: over ``operation.programs()``, ``controlCodeByTile`` of the programs without
+      children plus ``codeBytesByTile`` of the exchange programs (as the ``code`` table counts them);
+    - exchange_code_bytes: that ``codeBytesByTile`` part;
+    - vertex_state_bytes: over its OnTileExecute programs, ``computeset.vertices``'
+      ``type.size`` x the sum of ``countByTile``;
+    - cycles, flops: the SDK records no per-operation cycles of a run nor FLOPs here: <NA>;
+    - tiles: tiles where one of its programs has control or exchange code or vertices;
+    - source: ``debugContext.location.fileName``:``lineNumber``, "" when absent.
+
+    The remainder row holds what the operations leave of the report's code bytes, vertex state
+    (vertexInstanceState + copyDescriptor) and exchange code (never below 0: a program shared by
+    operations is counted for each).
+    """
+    rows: list[tuple[str, str, str, str, int | None, int, int, int, int | None, int | None, int | None, str]] = []
+    seen: set[Any] = set()
+    for operation in list(getattr(analysis, "operations", None) or ()):
+        context = getattr(operation, "debugContext", None)
+        context_id = getattr(context, "id", None)
+        if context_id is not None:
+            if context_id in seen:
+                continue
+            seen.add(context_id)
+        custom = _json_object(getattr(context, "json", None))
+        layer_text = getattr(context, "layer", None)
+        layer = _json_object(layer_text).get("layer", layer_text if isinstance(layer_text, str) else "")
+        location = getattr(context, "location", None)
+        file_name = getattr(location, "fileName", None)
+        line = getattr(location, "lineNumber", None)
+        source = f"{file_name}:{line}" if file_name else ""
+        code = exchange = vertex_state = 0
+        used: set[int] = set()
+        programs = operation.programs() if callable(getattr(operation, "programs", None)) else ()
+        for program in programs or ():
+            ptype = _name(program.type)
+            per_tile: list[Iterable[Any] | None] = []
+            if not list(getattr(program, "children", None) or ()):
+                control = getattr(program, "controlCodeByTile", None)
+                code += _sum(control)
+                per_tile.append(control)
+            if ptype in EXCHANGE_CODE_CATEGORY:
+                exchange_by_tile = getattr(program, "codeBytesByTile", None)
+                exchange += _sum(exchange_by_tile)
+                per_tile.append(exchange_by_tile)
+            if ptype == "OnTileExecute":
+                for vertex in getattr(getattr(program, "computeset", None), "vertices", None) or ():
+                    counts = list(getattr(vertex, "countByTile", None) or ())
+                    vertex_state += _int(getattr(getattr(vertex, "type", None), "size", None)) * _sum(counts)
+                    per_tile.append(counts)
+            for values in per_tile:
+                used.update(t for t, v in enumerate(values or ()) if int(v))
+        rows.append((str(getattr(operation, "name", "") or ""), str(custom.get("op_name", custom.get("opName", ""))),
+                     str(custom.get("op_type", custom.get("opType", ""))), str(layer or ""), None,
+                     code + exchange, vertex_state, exchange, None, None, len(used), source))
+        if context_id is not None and not rows[-1][0]:
+            rows[-1] = (f"(debug context {context_id})", *rows[-1][1:])
+    names = Counter(row[0] for row in rows)
+    count: Counter[str] = Counter()
+    for index, row in enumerate(rows):
+        if names[row[0]] > 1:
+            count[row[0]] += 1
+            rows[index] = (f"{row[0]}@{count[row[0]]}", *row[1:])
+    if not rows:
+        return make_frame("operations")
+    by_name = dict(zip(categories["category"].astype(str), categories["bytes"].astype("int64").tolist()))
+    code_total = sum(v for name, v in by_name.items() if CATEGORY_GROUPS.get(name) == "code")
+    vertex_total = sum(by_name.get(name, 0) for name in _VERTEX_STATE_CATEGORIES)
+    exchange_total = sum(by_name.get(name, 0) for name in EXCHANGE_CODE_CATEGORY.values())
+    left = (max(0, code_total - sum(r[5] for r in rows)), max(0, vertex_total - sum(r[6] for r in rows)),
+            max(0, exchange_total - sum(r[7] for r in rows)))
+    if any(left):
+        rows.append((UNATTRIBUTED_OPERATION, "", "", "", None, *left, None, None, None, ""))
+    return operations_from_rows(rows)
 
 
 def _interval(ipu: Any) -> tuple[int | None, int | None]:

@@ -38,7 +38,8 @@ what a reader of the page sees, figure for figure:
      "loaded_code": [replicas.loaded_code rows],
      "streaming_memory_totals": {replicas.StreamingTotals fields},
      "execution_trace": {"spans": [trace_spans rows], "types": [type_totals rows, per IPU]},
-     "programs": [Report.programs rows: the program tree, in tree order]}
+     "programs": [Report.programs rows: the program tree, in tree order],
+     "operations": [Report.operations rows: one per op, then the "(not attributed to an op)" row]}
 
 ``compare``::
 
@@ -61,6 +62,7 @@ what a reader of the page sees, figure for figure:
                                     "streaming_memory_totals", "execution_trace"} as in ``show``,
      "headline": str (the comparison in one sentence: the line the terminal opens and closes with),
      "programs": [Comparison.programs rows: the two program trees aligned, in tree order],
+     "operations": [Comparison.operations rows: the two reports' ops paired],
      "config_differences": [Comparison.config_differences rows: setting, base, new (values as text,
                             null where a side does not set it), kind (intended | unexpected),
                             moves_figures, note; intended rows first]}
@@ -277,6 +279,7 @@ def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
         "time": _time(report),
         **_report_views(report),
         "programs": frame_records(report.programs),
+        "operations": frame_records(report.operations),
         "sections": sections_data(report_sections(report, RowLimits.page(top))),
     }
 
@@ -328,6 +331,7 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
         "new_report": _side_views(cmp.new),
         "headline": headline(verdict),
         "programs": frame_records(cmp.programs),
+        "operations": frame_records(cmp.operations),
         "sections": sections_data(comparison_sections(cmp, RowLimits.page(top), verdict=verdict)),
         "config_differences": frame_records(cmp.config_differences),
     }

@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from profcompare.model import Report, ReportMeta, Target, make_frame, programs_from_rows
+from profcompare.model import (
+    UNATTRIBUTED_OPERATION,
+    Report,
+    ReportMeta,
+    Target,
+    make_frame,
+    operations_from_rows,
+    programs_from_rows,
+)
 
 ODD_NAMES = ["</script><b>x</b>", "Ünïcødé/变量/🙂", "quote\"and'apostrophe", "semi;colon -- DROP TABLE x", "tab\tnewline\n"]
 
@@ -125,6 +133,12 @@ def build_report(*, variables: int = 40, steps: int = 30) -> Report:
         (4, 3, 2, "OnTileExecute", "matmul/1/Convolve", "matmul/1", 0),
         (5, 2, 1, "Call", "x</script><b>y</b>", "call", 1),
     ])
+    # operations: one with everything, one with unknowns, a hostile name, the remainder row
+    operations = operations_from_rows([
+        ("matmul/1", "matmul/1", "MatMul", "popart", 0, 4096, 256, 1024, 5000, 2 * 512 * 784 * 8, 4, "model.py:12"),
+        ("x</script><b>y</b>", "", "Gelu", "", None, 128, 0, 0, None, None, None, ""),
+        (UNATTRIBUTED_OPERATION, "", "", "", None, 900, 12, 40, 77, None, None, ""),
+    ])
     meta = ReportMeta(
         source="",
         format="store",
@@ -141,12 +155,14 @@ def build_report(*, variables: int = 40, steps: int = 30) -> Report:
         created="2024-01-02T03:04:05+00:00",
     )
     return Report.build(meta, tiles=tile_frame, categories=categories, variables=variables_frame, liveness=liveness,
-                        code=code, execution=execution, remote_buffers=remote, trace=trace, programs=programs)
+                        code=code, execution=execution, remote_buffers=remote, trace=trace, programs=programs,
+                        operations=operations)
 
 
 def assert_reports_equal(left: Report, right: Report, *, ignore_meta: tuple[str, ...] = ("source",)) -> None:
     """Every table equal (pandas.testing, dtypes included) and meta equal except ``ignore_meta``."""
-    for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers", "trace", "programs"):
+    for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers", "trace", "programs",
+                  "operations"):
         pd.testing.assert_frame_equal(getattr(left, table), getattr(right, table), obj=table)
     blank = {k: {"format": "store", "workload": None, "variant": None, "created": None}.get(k, "") for k in ignore_meta}
     assert left.meta.replace(**blank) == right.meta.replace(**blank)

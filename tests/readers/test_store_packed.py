@@ -132,14 +132,15 @@ def test_deltas_restore_every_int64_exactly(values: list[int]) -> None:
 def _as_version_5(path: pathlib.Path) -> None:
     """Rewrite every ``deltas`` part of store ``path`` as the ``values`` part version 5 has, and
     mark the file version 5 (meta and checksums resealed): the layout version 5 writers made,
-    without the program tree (version 7)."""
+    without the program tree (version 7) and the operations (version 8)."""
     con = sqlite3.connect(path)
     try:
-        con.execute("DROP VIEW IF EXISTS programs_text")
-        con.execute("DROP TABLE programs")
-        for table in ("columns", "dictionary", "checksums", "packed"):
-            con.execute(f"DELETE FROM {table} WHERE table_name = 'programs'")
-        con.execute("UPDATE checksums SET rows = rows - 1 WHERE table_name = 'checksums'")
+        for newer in ("programs", "operations"):
+            con.execute(f"DROP VIEW IF EXISTS {newer}_text")
+            con.execute(f"DROP TABLE {newer}")
+            for table in ("columns", "dictionary", "checksums", "packed"):
+                con.execute(f"DELETE FROM {table} WHERE table_name = ?", (newer,))
+            con.execute("UPDATE checksums SET rows = rows - 1 WHERE table_name = 'checksums'")
         catalogue = con.execute("SELECT table_name, position, column_name, storage, dtype, categories_dtype, ordered "
                                 "FROM columns ORDER BY table_name, position").fetchall()
         con.execute("UPDATE checksums SET rows = ?, crc32 = ? WHERE table_name = 'columns'",
@@ -170,7 +171,8 @@ def _as_version_5(path: pathlib.Path) -> None:
 def test_version_5_stores_without_deltas_still_open(report: Report, tmp_path: pathlib.Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store, "PACKED_FROM_ROWS", 0)
-    grown = dataclasses.replace(_growing_report(report), programs=make_frame("programs"))
+    grown = dataclasses.replace(_growing_report(report), programs=make_frame("programs"),
+                                operations=make_frame("operations"))
     path = store.write_report(grown, tmp_path / "profile.sqlite")
     _as_version_5(path)
     assert _parts(path, "liveness", "not_always_live_bytes") == {"values"}

@@ -103,9 +103,11 @@ def _drop_table(con: sqlite3.Connection, table: str) -> None:
 
 
 def _drop_trace(con: sqlite3.Connection) -> None:
-    """Remove the tables newer than version 3: the trace (version 4) and the programs (version 7)."""
+    """Remove the tables newer than version 3: the trace (version 4), the programs (version 7) and
+    the operations (version 8)."""
     _drop_table(con, "trace")
     _drop_table(con, "programs")
+    _drop_table(con, "operations")
 
 
 def _downgrade_to_version_without(path: pathlib.Path, version: int, tables: tuple[str, ...]) -> None:
@@ -131,8 +133,8 @@ def _downgrade_to_version_without(path: pathlib.Path, version: int, tables: tupl
 
 def _downgrade_to_version_3(path: pathlib.Path) -> None:
     """Rewrite a store as schema version 3 wrote it: no trace table (it came with version 4) nor
-    programs (version 7)."""
-    _downgrade_to_version_without(path, 3, ("trace", "programs"))
+    programs (version 7) nor operations (version 8)."""
+    _downgrade_to_version_without(path, 3, ("trace", "programs", "operations"))
 
 
 def _downgrade_to_version_2(path: pathlib.Path, report: Report) -> None:
@@ -175,16 +177,17 @@ def _downgrade_to_version_1(path: pathlib.Path, report: Report) -> None:
 
 
 def _as_written_by_version_6(report: Report) -> Report:
-    """``report`` as a version 6 writer saw it: the capabilities of its time (no ``programs``)."""
-    return report.with_meta(report.meta.replace(capabilities=report.meta.capabilities - {"programs"}))
+    """``report`` as a version 6 writer saw it: the capabilities of its time (no ``programs`` nor
+    ``operations``)."""
+    return report.with_meta(report.meta.replace(capabilities=report.meta.capabilities - {"programs", "operations"}))
 
 
 def test_version_6_stores_open_with_an_empty_program_tree(report: Report, tmp_path: pathlib.Path) -> None:
-    assert store.SCHEMA_VERSION == 7 and store.TABLES_SINCE["programs"] == 7
+    assert store.TABLES_SINCE["programs"] == 7
     old = _as_written_by_version_6(report.with_meta(report.meta.replace(
         capabilities=report.meta.capabilities | {"programs"})))
     path = store.write_report(old, tmp_path / "profile.sqlite")
-    _downgrade_to_version_without(path, 6, ("programs",))
+    _downgrade_to_version_without(path, 6, ("programs", "operations"))
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA user_version").fetchone()[0] == 6
     assert not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'programs'").fetchone()
@@ -195,6 +198,46 @@ def test_version_6_stores_open_with_an_empty_program_tree(report: Report, tmp_pa
     assert "programs" not in back.meta.capabilities  # so the outputs say it is not recorded
     pd.testing.assert_frame_equal(back.trace, report.trace)
     pd.testing.assert_frame_equal(back.variables, report.variables)
+
+
+def test_version_7_stores_open_with_no_operations(report: Report, tmp_path: pathlib.Path) -> None:
+    assert store.SCHEMA_VERSION == 8 and store.TABLES_SINCE["operations"] == 8
+    old = report.with_meta(report.meta.replace(capabilities=report.meta.capabilities | {"programs"}))
+    path = store.write_report(old, tmp_path / "profile.sqlite")
+    _downgrade_to_version_without(path, 7, ("operations",))
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 7
+    assert not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'operations'").fetchone()
+    con.close()
+    back = store.read_report(path)
+    assert len(report.operations) == 3  # the fixture has operations; the old file has none
+    assert back.operations.empty
+    assert list(back.operations.columns) == ["name", "debug_name", "type", "layer", "ipu", "code_bytes",
+                                             "vertex_state_bytes", "exchange_code_bytes", "cycles", "flops",
+                                             "tiles", "source"]
+    assert "operations" not in back.meta.capabilities  # so the outputs say it is not recorded
+    pd.testing.assert_frame_equal(back.programs, report.programs)
+
+
+def test_an_operations_table_in_a_version_7_store_is_refused(report: Report, path: pathlib.Path) -> None:
+    _edit(path, "PRAGMA user_version = 7", "UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    con = sqlite3.connect(path)
+    items = con.execute("SELECT key, value FROM meta").fetchall()
+    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'meta'", (store._meta_checksum(items),))
+    others = [r for r in con.execute("SELECT table_name, rows, crc32 FROM checksums") if r[0] != "checksums"]
+    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'checksums'", (store._checksums_checksum(others),))
+    con.commit()
+    con.close()
+    with pytest.raises(ReportFormatError, match="table operations in a version 7 store"):
+        store.read_report(path)
+
+
+def test_the_operations_round_trip(report: Report, path: pathlib.Path) -> None:
+    back = store.read_report(path)
+    pd.testing.assert_frame_equal(back.operations, report.operations)
+    assert back.operations["name"].tolist() == ["matmul/1", "x</script><b>y</b>", "(not attributed to an op)"]
+    assert back.operations["cycles"].tolist() == [5000, pd.NA, 77]
+    assert back.operations["source"].tolist()[0] == "model.py:12"
 
 
 def test_a_programs_table_in_a_version_6_store_is_refused(report: Report, path: pathlib.Path) -> None:

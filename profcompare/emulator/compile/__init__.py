@@ -37,6 +37,7 @@ from profcompare.emulator.compile.placement import (
     timeline_execution_frame,
     timeline_holds,
 )
+from profcompare.emulator.compile.operations import operations_frame
 from profcompare.emulator.compile.program_tree import program_tree
 from profcompare.emulator.compile.programs import ProgramSteps, lower_to_steps
 from profcompare.emulator.compile.trace import HostCopyShape, step_places as trace_places, trace_frame
@@ -122,7 +123,7 @@ class CompiledProgram:
                  if self.step_places[0] else None)
         return Report(meta=meta, tiles=r.tiles, categories=r.categories, variables=r.variables,
                       liveness=r.liveness, code=r.code, execution=execution,
-                      remote_buffers=r.remote_buffers, programs=r.programs,
+                      remote_buffers=r.remote_buffers, programs=r.programs, operations=r.operations,
                       **({"trace": trace} if trace is not None else {}))
 
 
@@ -196,16 +197,6 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
     # one walk of the program attributes both the variables and the remote buffers
     provenance = trace(program, steps)
     places = trace_places(program, steps, ipus_per_replica)
-    rep = Report.build(
-        meta,
-        tiles=_report.tiles_frame(mem, device.tiles_per_ipu),
-        categories=_report.categories_frame(mem),
-        variables=_report.variables_frame(storage, inst, program, steps, provenance),
-        liveness=_report.liveness_frame(steps, totals),
-        code=code.table,
-        remote_buffers=_report.remote_buffers_frame(program, steps, provenance),
-        programs=program_tree(program, steps, places[0]),
-    )
     runtime = math.ceil(device.run_overhead_seconds * device.clock_hz)
     first = first_host_transfer(steps)
     opening = (first, run_opening_cycles(device)) if first is not None else None
@@ -224,6 +215,19 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         timeline = (rows, critical)
         phases = {p: int(critical[i]) for i, p in enumerate(PHASES)}
         phases["runtime"] = phases.get("runtime", 0) + runtime
+    categories = _report.categories_frame(mem)
+    device_cycles = sum(v for p, v in phases.items() if p != "runtime")
+    rep = Report.build(
+        meta,
+        tiles=_report.tiles_frame(mem, device.tiles_per_ipu),
+        categories=categories,
+        variables=_report.variables_frame(storage, inst, program, steps, provenance),
+        liveness=_report.liveness_frame(steps, totals),
+        code=code.table,
+        remote_buffers=_report.remote_buffers_frame(program, steps, provenance),
+        programs=program_tree(program, steps, places[0]),
+        operations=operations_frame(program, steps, code, cyc, categories, device_cycles, places[0]),
+    )
     return CompiledProgram(
         report=rep,
         device=device,

@@ -56,6 +56,11 @@ class CodeModel:
     #: graph id -> category -> bytes per tile of the code of a graph loaded by remote_code_load
     #: (not in ``categories`` nor ``table``: it is not always live, loaded_code.py)
     loaded: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
+    #: op id -> the always-live bytes its steps add: (code, vertex state and copy descriptors,
+    #: exchange code -- part of code); vertex code is shared by ops and given to none
+    op_bytes: Mapping[str, tuple[int, int, int]] = field(default_factory=dict)
+    #: op id -> how many tiles its steps take part on
+    op_tiles: Mapping[str, int] = field(default_factory=dict)
 
     def loaded_tile_bytes(self) -> dict[str, np.ndarray]:
         """Graph id -> bytes per tile (int64) of its loaded code, all categories summed."""
@@ -207,12 +212,24 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
         graph = program.ops[st.op].graph if st.op else ""
         return graph if graph in loaded else None
 
+    op_bytes: dict[str, list[int]] = {}
+    op_tiles: dict[str, np.ndarray] = {}
+
+    def add_to_op(st, code: int = 0, vertex_state: int = 0, exchange: int = 0) -> None:
+        if st.op:
+            tally = op_bytes.setdefault(st.op, [0, 0, 0])
+            tally[0] += code
+            tally[1] += vertex_state
+            tally[2] += exchange
+
     def add_code(st, graph: str | None, cat: str, mask: np.ndarray, per_tile: int, suffix: str = "") -> None:
         if graph is not None and cat in loaded[graph]:
             loaded[graph][cat] += mask * per_tile
             return
         always[cat] += mask * per_tile
-        row(st.name + suffix, st.type, cat, int(mask.sum()) * per_tile)
+        nbytes = int(mask.sum()) * per_tile
+        row(st.name + suffix, st.type, cat, nbytes)
+        add_to_op(st, code=nbytes, exchange=nbytes if cat != "controlCode" else 0)
 
     def code_load_mask(st) -> np.ndarray:
         # the Copy writes the loaded graph's code on every tile that holds some of it
@@ -243,6 +260,9 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
             mask = code_load_mask(st)
         n = int(mask.sum())
         participating[st.index] = n
+        if st.op:
+            seen = op_tiles.get(st.op)
+            op_tiles[st.op] = mask.copy() if seen is None else (seen | mask)
         if st.type in ("Sync", "Call"):
             continue  # a barrier or a call: the per-step control code every tile holds (below)
         add_code(st, graph, "controlCode", mask, device.control_code_bytes_per_participating_step)
@@ -258,8 +278,10 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
                 v = np.where(mask, np.clip(largest // device.datapath_bytes, 1, workers), 0)
             vstate += v * device.vertex_state_bytes
             vertices_total += int(v.sum())
+            add_to_op(st, vertex_state=int(v.sum()) * device.vertex_state_bytes)
             if st.role in ("copy_in", "copy_out"):
                 copy_desc += copied * device.copy_descriptor_bytes
+                add_to_op(st, vertex_state=int(copied.sum()) * device.copy_descriptor_bytes)
         if st.type == "DoExchange":
             add_code(st, graph, "internalExchangeCode", mask, device.internal_exchange_code_bytes)
         elif st.role in EXCHANGE_INSIDE_ROLES:
@@ -300,4 +322,6 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
         "copyDescriptor": copy_desc,
     }
     table = make_frame("code", {"name": rows_name, "type": rows_type, "category": rows_cat, "code_bytes": rows_bytes})
-    return CodeModel(cats, table, participating, vertices_total, loaded)
+    return CodeModel(cats, table, participating, vertices_total, loaded,
+                     {op: (c, v, x) for op, (c, v, x) in op_bytes.items()},
+                     {op: int(mask.sum()) for op, mask in op_tiles.items()})

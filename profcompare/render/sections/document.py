@@ -84,6 +84,7 @@ _TABLE_WHAT = {
     "execution": "an execution profile",
     "remote_buffers": "remote buffers (Streaming Memory)",
     "programs": "a program tree",
+    "operations": "operations",
 }
 
 
@@ -158,6 +159,7 @@ _TABLE_WORDS = {
     "remote_buffers": "remote buffers (Streaming Memory)",
     "trace": "an execution trace",
     "programs": "a program tree",
+    "operations": "operations",
 }
 
 

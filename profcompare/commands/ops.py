@@ -1,0 +1,40 @@
+"""``profcompare ops REPORT [NEW]``: the operations of one report, or of two paired."""
+
+from __future__ import annotations
+
+import click
+
+from profcompare.commands._common import (
+    announce_cut,
+    check_output,
+    emit,
+    format_option,
+    load_report,
+    output_options,
+    resolve_top,
+    text_style,
+    top_option,
+)
+from profcompare.render.operations_out import OPERATIONS_FORMATS
+
+
+@click.command(name="ops")
+@click.argument("report", type=click.Path())
+@click.argument("new", type=click.Path(), required=False)
+@top_option(30, views="text and markdown")
+@format_option(OPERATIONS_FORMATS)
+@output_options(html=False)
+def command(report: str, new: str | None, top: int | None, fmt: str, output: str | None, force: bool) -> None:
+    """List the operations of REPORT (code, vertex state and exchange code bytes, cycles of one
+    run, FLOPs, tiles), the most code first; with NEW, pair the two reports' ops and show how
+    their code and cycles changed (new - base), the largest changes first."""
+    from profcompare.comparison import compare
+    from profcompare.render.operations_out import render_operations
+
+    check_output(output, force=force)
+    base = load_report(report)
+    obj = compare(base, load_report(new)) if new is not None else base
+    limit = resolve_top(top, fmt, default=30)
+    style = text_style(output) if fmt == "text" else {}
+    emit(render_operations(fmt, obj, top=limit, **style), output, force=force)
+    announce_cut(fmt, min(limit or len(obj.operations), len(obj.operations)), len(obj.operations), "ops")

@@ -1,0 +1,79 @@
+"""The simulated operations table (Report.operations): one op counted by hand from the code and
+cycle rules (code.py, cycles.py), and the columns reconciling with the report's totals."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from profcompare.emulator.compile import compile_program
+from profcompare.emulator.compile.operations import totals
+from profcompare.emulator.compile.synthetic import ProgramBuilder
+from profcompare.emulator.lowering import lower
+from profcompare.emulator.targets import MK2
+from profcompare.model import CATEGORY_GROUPS, operations_from_rows
+from workloads import mnist
+from workloads._mnist_program import build_program
+
+TINY = MK2.replace(tiles_per_ipu=4)
+
+
+def _gelu_program():
+    """x = host_load; y = gelu(x) (8 x 64 float32: 512 B on each of the 4 tiles); host_store(y)."""
+    b = ProgramBuilder()
+    (x,) = b.op("HostLoad", [], [("x", (8, 64), "float32")], attrs={"stream": "x"}, name="load_x")
+    (y,) = b.op("Gelu", [x], [("y", (8, 64), "float32")], flops=8 * 64 * 6, name="gelu")
+    b.op("HostStore", [y], attrs={"stream": "y"}, name="store_y")
+    return b.build()
+
+
+def test_one_op_counted_by_hand():
+    cp = compile_program(_gelu_program(), TINY)
+    assert (TINY.control_code_bytes_per_participating_step, TINY.vertex_state_bytes,
+            TINY.host_exchange_code_bytes, TINY.worker_contexts) == (24, 16, 96, 6)
+    # gelu: one OnTileExecute on the 4 tiles: 24 B of control code each = 96 B; 512 B per tile
+    # gives min(512 / 8, 6) = 6 vertices of 16 B on each tile = 384 B; its Sync adds no code.
+    # Cycles: the compute set 626 (242 launch + the worst tile's elementwise work) + the internal
+    # sync 94 = 720. A host load or store: Begin, Mid and End, 24 B of control code on each of
+    # the 4 tiles = 96 B per step, 288 B, plus the Mid's 96 B of host exchange code per tile = 384 B.
+    expected = operations_from_rows([
+        ("load_x", "load_x", "HostLoad", "", 0, 288 + 384, 0, 384, 9421 + 1605 + 9870, 0, 4, ""),
+        ("gelu", "gelu", "Gelu", "", 0, 96, 384, 0, 626 + 94, 3072, 4, ""),
+        ("store_y", "store_y", "HostStore", "", 0, 288 + 384, 0, 384, 9421 + 1605 + 9870, 0, 4, ""),
+        # the base control code (1,856 B: base + one branch per step on every tile) and the
+        # nonlinearity codelet (1,280 B) are no op's; nor the run's opening copies and wait
+        ("(not attributed to an op)", "", "", "", None, 1856 + 1280, 0, 0, cp.opening[1], None, None, ""),
+    ])
+    pd.testing.assert_frame_equal(cp.report.operations, expected)
+    assert cp.opening[1] == 467868
+    assert "operations" in cp.report.meta.capabilities
+
+
+def _category_sum(report, names) -> int:
+    categories = report.categories.set_index("category")["bytes"]
+    return int(sum(int(categories.get(name, 0)) for name in names))
+
+
+@pytest.mark.parametrize("variant", ["onchip", "offchip-sharded"])
+def test_the_mnist_operations_reconcile_with_the_report(variant):
+    config = {k.name: k.default for k in mnist.KNOBS}
+    config.update({"replicas": 4, "grad_accum": 2, "micro_batch": 4, "hidden": 64, "layers": 1,
+                   "sharded_threshold": 64})
+    cp = compile_program(lower(build_program(variant, config).ir, "ipu_hw"))
+    report = cp.with_execution(2)
+    ops = report.operations
+    sums = totals(ops)
+    summary = report.summary()
+    assert sums["code_bytes"] == summary["code_bytes"] == _category_sum(
+        report, [c for c, g in CATEGORY_GROUPS.items() if g == "code"])
+    assert sums["vertex_state_bytes"] == _category_sum(report, ["vertexInstanceState", "copyDescriptor"])
+    assert sums["exchange_code_bytes"] == _category_sum(
+        report, ["internalExchangeCode", "hostExchangeCode", "globalExchangeCode"])
+    assert sums["cycles"] == summary["cycles_per_step"] == cp.cycles_per_step
+    # one row per op that has steps, each name distinct, the remainder last
+    assert not ops["name"].duplicated().any()
+    assert ops["name"].iloc[-1] == "(not attributed to an op)"
+    assert ops["cycles"].iloc[-1] == cp.opening[1]
+    matmul = ops.set_index("name").loc["Net_subgraph(0)/fc1/matmul"]
+    # 4 x 784 @ 784 x 64 per micro-batch, run twice (gradient accumulation 2)
+    assert (matmul["type"], int(matmul["flops"])) == ("MatMul", 2 * 2 * 4 * 784 * 64)

@@ -1,0 +1,40 @@
+"""The operations in the JSON exports: ``show`` lists Report.operations, ``compare`` lists
+Comparison.operations, row for row."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from render_text_helpers import samples
+
+from profcompare.comparison import compare
+from profcompare.model import operations_from_rows
+from profcompare.render.base import get_renderer
+
+OPS = operations_from_rows([
+    ("fc1/matmul", "fc1/matmul", "MatMul", "", 0, 4096, 256, 1024, 5000, 802816, 4, "model.py:12"),
+    ("(not attributed to an op)", "", "", "", None, 3136, 0, 0, 100, None, None, ""),
+])
+
+
+def test_show_json_lists_the_operations() -> None:
+    report = dataclasses.replace(samples.build_report("onchip"), operations=OPS)
+    data = json.loads(get_renderer("json").render(report))
+    assert data["operations"] == [
+        {"name": "fc1/matmul", "debug_name": "fc1/matmul", "type": "MatMul", "layer": "", "ipu": 0,
+         "code_bytes": 4096, "vertex_state_bytes": 256, "exchange_code_bytes": 1024, "cycles": 5000,
+         "flops": 802816, "tiles": 4, "source": "model.py:12"},
+        {"name": "(not attributed to an op)", "debug_name": "", "type": "", "layer": "", "ipu": None,
+         "code_bytes": 3136, "vertex_state_bytes": 0, "exchange_code_bytes": 0, "cycles": 100, "flops": None,
+         "tiles": None, "source": ""},
+    ]
+
+
+def test_compare_json_lists_the_paired_operations() -> None:
+    base = dataclasses.replace(samples.build_report("onchip"), operations=OPS)
+    new = dataclasses.replace(samples.build_report("offchip-sharded"), operations=OPS.iloc[1:].reset_index(drop=True))
+    data = json.loads(get_renderer("json").render(compare(base, new)))
+    assert [(r["name"], r["status"], r["base_code_bytes"], r["new_code_bytes"], r["delta_cycles"])
+            for r in data["operations"]] == [
+        ("fc1/matmul", "removed", 4096, 0, -5000), ("(not attributed to an op)", "unchanged", 3136, 3136, 0)]
