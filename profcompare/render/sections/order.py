@@ -39,6 +39,7 @@ from profcompare.render.sections.ledger import (
     report_peak_section,
 )
 from profcompare.render.sections.liveness import comparison_liveness_section, report_liveness_section
+from profcompare.render.sections.operations import comparison_operations_section, report_operations_section
 from profcompare.render.sections.programs import comparison_programs_section, report_programs_section
 from profcompare.render.sections.replicas import (
     comparison_replicas_section,
@@ -98,6 +99,7 @@ SECTION_TABLES: dict[str, tuple[str, ...]] = {
     "code": ("code",),
     "streaming": ("remote_buffers",),
     "programs": ("programs",),
+    "operations": ("operations",),
 }
 
 
@@ -111,16 +113,15 @@ def recorded_sections(report: Report, sections: tuple[Section, ...]) -> tuple[Se
 
 def report_sections(report: Report, rows: RowLimits, *, variables: TopN | None = None) -> tuple[Section, ...]:
     """Every section of one report, in order: the summary, the memory ledger and what is live at
-    the peak, the execution trace, the program tree and liveness, then memory by category, memory per IPU, tiles,
+    the peak, the execution trace and liveness, then memory by category, memory per IPU, tiles,
     variables (``variables``: rows already cut, e.g. the page's), code (and code loaded at run
-    time), Streaming Memory, execution, replicas and collectives. A section a report gives
+    time), operations, the program tree, Streaming Memory, execution, replicas and collectives. A section a report gives
     nothing to show, or whose tables it does not record, is left out."""
     built = (
         report_summary_section(report),
         report_ledger_section(report, rows.ledger),
         report_peak_section(report, rows.top),
         report_trace_section(report),  # only with an execution trace
-        report_programs_section(report, rows.programs),  # only with a program tree
         report_liveness_section(report),
         report_categories_section(report),
         report_ipu_section(report),  # only with more than one IPU per replica (or I/O tiles)
@@ -128,6 +129,8 @@ def report_sections(report: Report, rows: RowLimits, *, variables: TopN | None =
         report_variables_section(report, rows.variables, view=variables),
         report_code_section(report, rows.top),
         report_loaded_code_section(report),  # only with code loaded by remote_code_load
+        report_operations_section(report, rows.top) if len(report.operations) else None,
+        report_programs_section(report, rows.programs),  # only with a program tree
         report_streaming_section(report, rows.top),
         report_execution_section(report),
         report_replicas_section(report),  # only with replica groupings
@@ -145,7 +148,6 @@ def _comparison_builders(cmp: Comparison, rows: RowLimits, verdict: ComparisonVe
         ("moves", lambda: comparison_moves_section(cmp)),
         ("ledger", lambda: comparison_ledger_section(cmp, rows.ledger)),
         ("trace", lambda: comparison_trace_section(cmp)),  # only with an execution trace
-        ("programs", lambda: comparison_programs_section(cmp, rows.programs)),  # only with a program tree
         ("liveness", lambda: comparison_liveness_section(cmp)),
         ("peak", lambda: comparison_peak_section(cmp, rows.top)),
         ("summary", lambda: comparison_summary_section(cmp)),
@@ -154,6 +156,9 @@ def _comparison_builders(cmp: Comparison, rows: RowLimits, verdict: ComparisonVe
         ("tiles", lambda: comparison_tiles_section(cmp, rows.top)),
         ("variables", lambda: comparison_variables_section(cmp, rows.variables, view=variables)),
         ("code", lambda: comparison_code_section(cmp, rows.top)),
+        # only where a report records operations, a program tree
+        ("operations", lambda: comparison_operations_section(cmp, rows.top) if len(cmp.operations) else None),
+        ("programs", lambda: comparison_programs_section(cmp, rows.programs)),
         ("streaming", lambda: comparison_streaming_section(cmp, rows.top)),
         ("execution", lambda: comparison_execution_section(cmp)),
         ("replicas", lambda: comparison_replicas_section(cmp)),  # only with replica groupings
@@ -164,10 +169,10 @@ def comparison_sections(cmp: Comparison, rows: RowLimits, *, names: Collection[s
                         verdict: ComparisonVerdict | None = None,
                         variables: TopN | None = None) -> tuple[Section, ...]:
     """Every section of a comparison, in order: the verdict, what differs in the two
-    configurations, where the memory moved, the memory ledger, the execution trace, the program
-    tree and liveness,
+    configurations, where the memory moved, the memory ledger, the execution trace and liveness,
     what changed the not-always-live peak, the summary, then memory by category, memory per IPU,
-    tiles, variables, code, Streaming Memory, execution, replicas and collectives. ``names`` (the
+    tiles, variables, code, operations, the program tree, Streaming Memory, execution, replicas
+    and collectives. ``names`` (the
     ``--section`` names) keeps only those sections and builds no other; a section the reports
     give nothing to show is left out. ``verdict`` and ``variables`` pass in what the caller has
     already computed."""
