@@ -228,6 +228,33 @@ def _add_config_differences(document: dict[str, Any], table: NWayTable) -> None:
             variant["config_differences"] = frame_records(config_differences(base, meta))
 
 
+#: the title of the index row saying what differs in each variant's configuration from the base's
+DIFFERS_TITLE = "What differs from the base"
+
+
+def differences_row(table: NWayTable) -> tuple[str, tuple[str, ...]]:
+    """The index row of what differs in each variant's configuration from the base's (one text per
+    variant, in column order): its differing settings as ``setting: value``, an unexpected one
+    marked; "(the base)" for the base, "same configuration" when nothing differs, "" for a
+    variant without a report (or when the base has none)."""
+    base = table.metas.get(table.base)
+    texts = []
+    for label in table.labels:
+        meta = table.metas.get(label)
+        if label == table.base:
+            texts.append("(the base)")
+        elif base is None or meta is None:
+            texts.append("")
+        else:
+            rows = config_differences(base, meta)
+            rows = rows[rows["setting"].astype(str) != "variant"]  # the column title names it
+            parts = [f"{r.setting}: {'not set' if r.new is None else r.new}"
+                     + (" (unexpected)" if str(r.kind) == "unexpected" else "")
+                     for r in rows.itertuples(index=False)]
+            texts.append("; ".join(parts) if parts else "same configuration")
+    return DIFFERS_TITLE, tuple(texts)
+
+
 def render_nway_json(table: NWayTable, *, links: Mapping[str, str] | None = None, **extra: Any) -> str:
     """``index.json``: :func:`nway_document` as indented JSON (NaN written as null)."""
     return json.dumps(_jsonable(nway_document(table, links=links, **extra)), indent=2, allow_nan=False) + "\n"
@@ -312,7 +339,9 @@ __all__ = [
     "NWayCell",
     "NWayRow",
     "LedgerRow",
+    "DIFFERS_TITLE",
     "column_title",
+    "differences_row",
     "ledger_rows",
     "nway_document",
     "nway_rows",

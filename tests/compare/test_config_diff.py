@@ -232,3 +232,18 @@ def test_a_field_one_side_does_not_record_is_no_difference() -> None:
     older = meta(samples_per_step=None)
     newer = meta(addons_generation="3.4", replication={"io_tiles_per_ipu": 0})
     assert len(config_differences(older, newer)) == 0
+
+
+def test_the_index_page_says_what_differs_in_each_variant(sim_run: Any) -> None:
+    from profcompare.render.nway import DIFFERS_TITLE, differences_row
+
+    table = nway_table(sim_run.reports, base="onchip")
+    assert differences_row(table) == (DIFFERS_TITLE, (
+        "(the base)",
+        "optimizer state: Streaming Memory; replicated tensor sharding: on; RTS threshold: 512 elements"))
+    page = (Path(sim_run.directory) / "index.html").read_text()
+    assert f"<td>{DIFFERS_TITLE}</td>" in page and "RTS threshold: 512 elements" in page
+    # an unexpected difference is marked; a variant without a report says nothing
+    other = nway_table([("a", Report.build(meta())), ("b", Report.build(meta(config={**MNIST_CONFIG, "seed": 7}))),
+                        ("c", None)], base="a")
+    assert differences_row(other)[1] == ("(the base)", "seed: 7 (unexpected)", "")
