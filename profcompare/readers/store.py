@@ -77,7 +77,7 @@ from profcompare.base.report_values import check_report_values
 
 #: Version of the layout written by :func:`write_report`. Readers accept every version up to
 #: this one; anything newer raises :class:`~profcompare.errors.UnsupportedReportVersion`.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: From this schema version on, a report table of more than :data:`PACKED_FROM_ROWS` rows is
 #: stored *packed*: column by column, each column's encoded values one compressed array in the
@@ -107,6 +107,9 @@ COLUMNS_SINCE: Mapping[tuple[str, str], int] = {
     # version 3: the attribution of the memory ledger (older stores read as unattributed)
     ("variables", "parameter"): 3, ("variables", "role"): 3, ("variables", "which"): 3,
     ("remote_buffers", "parameter"): 3, ("remote_buffers", "role"): 3, ("remote_buffers", "which"): 3,
+    # version 8: memory by region and gaps per tile (older stores read them as unknown)
+    ("tiles", "non_interleaved_bytes"): 8, ("tiles", "interleaved_bytes"): 8,
+    ("tiles", "overflow_bytes"): 8, ("tiles", "gap_bytes"): 8,
 }
 
 #: Tables added after schema version 1, with the version that added them. Older stores read
