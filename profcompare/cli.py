@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "compare",
     "show",
     "variables",
+    "tiles",
     "export",
     "workloads",
     "runs",
