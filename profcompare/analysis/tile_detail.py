@@ -191,32 +191,42 @@ def _kib(value: float) -> str:
 
 
 def why_fullest(report: Report) -> str:
-    """One sentence saying why the fullest tile is the fullest, from the figures: its bytes and
-    how many times the median tile it holds, then the part (always-live or not-always-live)
-    that exceeds the median tile's most, with, for not-always-live memory, the replica's peak
+    """One sentence saying why the fullest tile is the fullest, from the figures: its bytes
+    (with its gaps when they are the largest part of them) and how many times the median tile it
+    holds, then the part -- not-always-live peak, always-live memory or gaps -- that exceeds the
+    median tile's most (ties in that order), with, for not-always-live memory, the replica's peak
     step, and for always-live memory the tile's largest category when recorded; over budget, by
     how much. Raises :class:`TileDetailError` for a report without tiles."""
     detail = tile_detail(report)
     tiles = report.tiles
-    median_al = float(tiles["always_live_bytes"].median())
-    median_nal = float(tiles["not_always_live_peak_bytes"].median())
-    excess_nal = detail.not_always_live_peak_bytes - median_nal
-    excess_al = detail.always_live_bytes - median_al
+    gap = int(detail.regions["gap"] or 0)
+    medians = {
+        "not_always_live": float(tiles["not_always_live_peak_bytes"].median()),
+        "always_live": float(tiles["always_live_bytes"].median()),
+        "gap": float((tiles["bytes_including_gaps"] - tiles["bytes_excluding_gaps"]).median()),
+    }
+    held = {"not_always_live": detail.not_always_live_peak_bytes, "always_live": detail.always_live_bytes,
+            "gap": gap}
+    part = max(held, key=lambda k: held[k] - medians[k])  # the first of the largest on a tie
     head = f"tile {detail.tile} is the fullest: {_kib(detail.bytes)}"
+    if part != "gap" and gap > max(detail.always_live_bytes, detail.not_always_live_peak_bytes):
+        head += f" ({_kib(gap)} of it gaps)"
     if detail.median_bytes:
         head += f", {detail.times_median:.1f}x the median tile ({_kib(detail.median_bytes)})"
-    if excess_nal >= excess_al:
-        reason = (f"it holds {_kib(detail.not_always_live_peak_bytes)} of not-always-live memory at its peak "
-                  f"against a median of {_kib(median_nal)}")
+    if part == "not_always_live":
+        reason = (f"it holds {_kib(held[part])} of not-always-live memory at its peak "
+                  f"against a median of {_kib(medians[part])}")
         if detail.peak_step is not None:
             reason += (f"; the replica's not-always-live memory peaks at step {detail.peak_step}"
                        f" ({detail.peak_program})")
-    else:
-        reason = (f"it holds {_kib(detail.always_live_bytes)} of always-live memory against a median of "
-                  f"{_kib(median_al)}")
+    elif part == "always_live":
+        reason = f"it holds {_kib(held[part])} of always-live memory against a median of {_kib(medians[part])}"
         largest = next(iter(detail.categories), None)
         if largest is not None:
             reason += f"; its largest category is {largest} ({_kib(detail.categories[largest])})"
+    else:
+        reason = (f"{_kib(gap)} of it are gaps (address space its data spans but does not use) against a median "
+                  f"of {_kib(medians[part])}")
     sentence = f"{head}; {reason}"
     if detail.over_budget:
         sentence += f"; it is {_kib(detail.bytes - detail.bytes_per_tile)} over its {_kib(detail.bytes_per_tile)} budget"

@@ -118,6 +118,34 @@ def test_a_tile_full_of_always_live_memory_names_its_largest_category(base: Repo
         "it is 500 B over its 1,000 B budget.")
 
 
+def _with_tile_1(base: Report, including: int, gap: int) -> Report:
+    tiles = base.tiles.copy()
+    tiles.loc[1, "bytes_including_gaps"] = including
+    tiles["gap_bytes"] = pd.array([20, gap, 0, 0], dtype="Int64")
+    return dataclasses.replace(base, tiles=tiles)
+
+
+def test_a_tile_full_of_gaps_says_so(base: Report) -> None:
+    # tile 1 spans 1,040 B of data + 2,000 B of gaps: gaps (20, 2,000, 0, 0), median 10 B, exceed
+    # their median by 1,990 B, more than its peak (600 B) or always-live memory (100 B) do
+    gappy = _with_tile_1(base, 3040, 2000)
+    assert td.why_fullest(gappy) == (
+        "tile 1 is the fullest: 3.0 KiB, 8.7x the median tile (350 B); 2.0 KiB of it are gaps (address space its "
+        "data spans but does not use) against a median of 10 B; it is 2.0 KiB over its 1,000 B budget.")
+
+
+def test_gaps_larger_than_the_data_are_named_when_every_tile_has_them(base: Report) -> None:
+    # every tile has 5,000 B of gaps more: they are the largest part of tile 1 (5,060 of 6,100 B), not
+    # what sets it apart (their median is 5,010 B); the median tile is (5,300 + 5,400) / 2 = 5,350 B
+    tiles = base.tiles.copy()
+    tiles["bytes_including_gaps"] += 5000
+    tiles["gap_bytes"] = tiles["gap_bytes"] + 5000
+    assert td.why_fullest(dataclasses.replace(base, tiles=tiles)) == (
+        "tile 1 is the fullest: 6.0 KiB (4.9 KiB of it gaps), 1.1x the median tile (5.2 KiB); it holds 740 B of "
+        "not-always-live memory at its peak against a median of 140 B; the replica's not-always-live memory peaks "
+        "at step 1 (layer/matmul); it is 5.0 KiB over its 1,000 B budget.")
+
+
 def test_bad_tiles_are_refused(base: Report) -> None:
     with pytest.raises(td.TileDetailError, match=r"tile 4 is not in .*: its tiles are 0 to 3"):
         td.tile_detail(base, 4)
