@@ -206,7 +206,7 @@ def comparison_tile_detail_section(cmp: Comparison, tile: int | None = None, top
              if len(report.tiles)]
     crossed = analysis.crossed_budget(cmp)
     items.append(_crossed_sentence(cmp, crossed))
-    columns = (Column("Tile", True, key="tile"), Column("Figure", key="figure"), Column("Base", True, key="base"),
+    columns = (Column("Tile", key="tile"), Column("Figure", key="figure"), Column("Base", True, key="base"),
                Column("New", True, key="new"), Column("Delta", True, key="delta"))
     detail = Table(columns, tuple(row for focus in foci for row in _focus_rows(focus)), id="tile-detail-table",
                    sortable=False, note="Delta = new - base; n/a where a report does not record the figure.")
