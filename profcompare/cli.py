@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "show",
     "variables",
     "ops",
+    "tiles",
     "export",
     "workloads",
     "runs",

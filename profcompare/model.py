@@ -17,6 +17,11 @@ Tables (``name: dtype`` -- meaning):
     bytes_excluding_gaps: int64 -- bytes allocated
     always_live_bytes: int64 -- bytes live for the whole program
     not_always_live_peak_bytes: int64 -- max over program steps of not-always-live bytes
+    non_interleaved_bytes, interleaved_bytes, overflow_bytes: Int64 (nullable) -- the bytes
+    allocated (excluding gaps) in the non-interleaved region, in the interleaved region and
+    beyond the tile's capacity, as PopVision's "Breakdown by Region"; the three add up to
+    bytes_excluding_gaps; <NA> when the source does not record them
+    gap_bytes: Int64 (nullable) -- bytes_including_gaps - bytes_excluding_gaps; <NA> when unknown
     <category>: int64 -- one optional column per memory category in :data:`CATEGORY_GROUPS`
 
 ``categories`` -- memory category totals over all tiles of one replica
@@ -199,6 +204,10 @@ OPTIMIZER_STATE_WHICH: tuple[str, ...] = ("", "first_order", "second_order", "st
 #: (live over a range of program steps) or Streaming Memory (off chip, remote buffers).
 LOCATIONS: tuple[str, ...] = ("always_live", "not_always_live", "streaming_memory")
 
+#: The ``tiles`` columns of memory by region (PopVision's "Breakdown by Region") and gaps, each
+#: <NA> on a tile whose source does not record it.
+TILE_REGION_COLUMNS: tuple[str, ...] = ("non_interleaved_bytes", "interleaved_bytes", "overflow_bytes", "gap_bytes")
+
 #: Columns with a default when a reader does not give them: the attribution (unattributed).
 COLUMN_DEFAULTS: Mapping[tuple[str, str], Any] = MappingProxyType({
     ("variables", "parameter"): "", ("variables", "role"): "other", ("variables", "which"): "",
@@ -299,6 +308,10 @@ SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
             ("bytes_excluding_gaps", "int64", "bytes", "bytes allocated"),
             ("always_live_bytes", "int64", "bytes", "bytes live for the whole program"),
             ("not_always_live_peak_bytes", "int64", "bytes", "peak not-always-live bytes"),
+            ("non_interleaved_bytes", "Int64", "bytes", "allocated in the non-interleaved region; <NA> unknown"),
+            ("interleaved_bytes", "Int64", "bytes", "allocated in the interleaved region; <NA> unknown"),
+            ("overflow_bytes", "Int64", "bytes", "allocated beyond the tile's capacity; <NA> unknown"),
+            ("gap_bytes", "Int64", "bytes", "including minus excluding gaps; <NA> unknown"),
         ),
         "categories": _cols(
             ("category", "object", "", "PopVision memory category"),

@@ -393,6 +393,7 @@ def _tiles(compilation: Any, target: Target) -> tuple[pd.DataFrame, pd.DataFrame
         return make_frame("tiles"), make_frame("categories"), False
     present = category_names(getattr(tiles[0].memory, "category", None))
     including, excluding, always, not_always, overflowed = [], [], [], [], []
+    overflow_excluding: list[int | None] = []
     per_category: dict[str, list[int]] = {c: [] for c in present}
     for tile in tiles:
         memory = tile.memory
@@ -401,6 +402,8 @@ def _tiles(compilation: Any, target: Target) -> tuple[pd.DataFrame, pd.DataFrame
         always.append(int(memory.alwaysLiveBytes))
         not_always.append(int(memory.notAlwaysLiveBytes))
         overflowed.append(_int(getattr(getattr(memory, "overflowed", None), "includingGaps", None)))
+        beyond = getattr(getattr(memory, "overflowed", None), "excludingGaps", None)
+        overflow_excluding.append(None if beyond is None else int(beyond))
         cats = getattr(memory, "category", None)
         for c in present:
             per_category[c].append(_int(getattr(getattr(cats, c, None), "total", None)))
@@ -425,6 +428,11 @@ def _tiles(compilation: Any, target: Target) -> tuple[pd.DataFrame, pd.DataFrame
             "bytes_excluding_gaps": excluding,
             "always_live_bytes": always,
             "not_always_live_peak_bytes": not_always,
+            # Regions (reference/pva.md 1.2, 2.2): pva gives a tile's overflow
+            # (memory.overflowed.excludingGaps) and its two totals, hence its gaps; no attribute
+            # for the non-interleaved / interleaved split is documented, so those stay <NA>.
+            "overflow_bytes": pd.array(overflow_excluding, dtype="Int64"),
+            "gap_bytes": np.asarray(including, dtype=np.int64) - np.asarray(excluding, dtype=np.int64),
             **known,
         },
     )

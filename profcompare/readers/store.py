@@ -107,6 +107,9 @@ COLUMNS_SINCE: Mapping[tuple[str, str], int] = {
     # version 3: the attribution of the memory ledger (older stores read as unattributed)
     ("variables", "parameter"): 3, ("variables", "role"): 3, ("variables", "which"): 3,
     ("remote_buffers", "parameter"): 3, ("remote_buffers", "role"): 3, ("remote_buffers", "which"): 3,
+    # version 8: memory by region and gaps per tile (older stores read them as unknown)
+    ("tiles", "non_interleaved_bytes"): 8, ("tiles", "interleaved_bytes"): 8,
+    ("tiles", "overflow_bytes"): 8, ("tiles", "gap_bytes"): 8,
 }
 
 #: Tables added after schema version 1, with the version that added them. Older stores read

@@ -178,6 +178,41 @@ def test_flexible_data_overflowing_a_full_non_interleaved_region_by_hand():
     assert roomy.tiles["bytes_including_gaps"].tolist() == [BOUNDARY + 256] * 4
 
 
+def _regions(tiles) -> list[list[int]]:
+    """Each tile's (non-interleaved, interleaved, overflow, gap) bytes."""
+    return tiles[["non_interleaved_bytes", "interleaved_bytes", "overflow_bytes", "gap_bytes"]].astype(int).values.tolist()
+
+
+def test_memory_by_region_of_the_matmul_by_hand():
+    tiles = compile_program(_matmul_program(), TINY).report.tiles
+    ni = int(_non_interleaved(tiles)[0])
+    # at the peak (the matmul): the operands and copies (896 B) fill the free non-interleaved
+    # space, y's 256 B are the interleaved partials; the span is the boundary plus 256, so the
+    # gap is the free space left below the boundary
+    assert _regions(tiles) == [[ni + 896, 256, 0, BOUNDARY - ni - 896]] * 4
+    assert (tiles["non_interleaved_bytes"] + tiles["interleaved_bytes"] + tiles["overflow_bytes"]
+            == tiles["bytes_excluding_gaps"]).all()
+
+
+def test_memory_beyond_the_tile_is_overflow_by_hand():
+    roomy = compile_program(_matmul_program(), TINY).report
+    ni = int(_non_interleaved(roomy.tiles)[0])
+    # the span is ni + 900 + 256 = ni + 1,156 (the boundary plus y); a tile of ni + 1,100 B holds
+    # all but the top 56 B, which are y's: 56 B overflow, 200 B of y stay interleaved
+    device = TINY.replace(non_interleaved_bytes=ni + 900, bytes_per_tile=ni + 1100)
+    tiles = compile_program(_matmul_program(), device).report.tiles
+    assert tiles["bytes_including_gaps"].tolist() == [ni + 1156] * 4
+    assert _regions(tiles) == [[ni + 896, 200, 56, 4]] * 4
+
+
+def test_memory_by_region_of_flexible_data_overflowing_the_region_by_hand():
+    ni = int(_non_interleaved(compile_program(_near_full_program(), TINY).report.tiles)[0])
+    tiles = compile_program(_near_full_program(), TINY.replace(non_interleaved_bytes=ni + 200)).report.tiles
+    # at the peak (the matmul, 640 B): flexible constants 768 + x and copies 384 = 1,152, of which
+    # 200 fit below the boundary; interleaved: y 256 + the 952 B above the full region = 1,208
+    assert _regions(tiles) == [[ni + 200, 1208, 0, 0]] * 4
+
+
 def test_a_tile_without_interleaved_data_spans_its_non_interleaved_bytes():
     b = ProgramBuilder()
     (x,) = b.op("HostLoad", [], [("x", (128,), "float32")], attrs={"stream": "x"}, name="load_x")

@@ -23,7 +23,7 @@ from unittest import mock
 import numpy as np
 
 from profcompare.errors import ProfcompareError
-from profcompare.model import TABLES, Report
+from profcompare.model import TABLES, TILE_REGION_COLUMNS, Report
 from profcompare.readers import store
 
 _ODD_VALUES = (-1, 0, 1, 2**31, 2**53 + 1, 2**63 - 1, -(2**63), 3.5, float("nan"), "", "x" * 5000,
@@ -100,6 +100,21 @@ def edit_store(path: pathlib.Path, *statements: str, parameters: tuple[Any, ...]
         con.commit()
     finally:
         con.close()
+
+
+def drop_tile_regions(con: sqlite3.Connection) -> None:
+    """Remove the region columns of ``tiles`` (schema version 8) from an open store, SQL columns,
+    catalogue and packed parts, as a writer before version 8 wrote it (the catalogue resealed, the
+    other checksums left stale: :func:`reseal` them)."""
+    con.execute("DROP VIEW IF EXISTS tiles_text")
+    for column in TILE_REGION_COLUMNS:
+        con.execute(f"ALTER TABLE tiles DROP COLUMN {column}")
+        con.execute("DELETE FROM columns WHERE table_name = 'tiles' AND column_name = ?", (column,))
+        con.execute("DELETE FROM packed WHERE table_name = 'tiles' AND column_name = ?", (column,))
+    catalogue = con.execute("SELECT table_name, position, column_name, storage, dtype, categories_dtype, ordered "
+                            "FROM columns ORDER BY table_name, position").fetchall()
+    con.execute("UPDATE checksums SET rows = ?, crc32 = ? WHERE table_name = 'columns'",
+                (len(catalogue), store._catalogue_checksum(catalogue)))
 
 
 def reseal(path: pathlib.Path) -> None:

@@ -45,6 +45,7 @@ def test_reads_every_table_from_the_object_tree(profile: pathlib.Path) -> None:
         "tile": [0, 1, 2, 3], "ipu": [0, 0, 1, 1],
         "bytes_including_gaps": [1000, 1100, 700, 640000], "bytes_excluding_gaps": [900, 950, 690, 700],
         "always_live_bytes": [600, 650, 500, 500], "not_always_live_peak_bytes": [300, 300, 190, 200],
+        "overflow_bytes": [0, 0, 0, 1], "gap_bytes": [100, 150, 10, 639_300],
         "vertexCode": [100, 110, 90, 90], "controlCode": [20, 20, 20, 20], "constant": [5, 5, 0, 0],
         "stack": [64, 64, 64, 64],
         # bytes excluding gaps no category claims: 900 - (100 + 20 + 5 + 64) = 711, ...
@@ -104,6 +105,15 @@ def test_reads_every_table_from_the_object_tree(profile: pathlib.Path) -> None:
     assert summary["cycles_per_step"] == (810 + 780) / 2
 
 
+def test_tile_regions_are_the_overflow_and_gaps_pva_records(profile: pathlib.Path) -> None:
+    tiles = read_pva(profile, pva_module=FakePva()).tiles
+    # gaps = total.includingGaps - total.excludingGaps; overflow = memory.overflowed.excludingGaps
+    assert tiles["gap_bytes"].tolist() == [100, 150, 10, 639_300]
+    assert tiles["overflow_bytes"].tolist() == [0, 0, 0, 1]
+    # pva documents no attribute for the non-interleaved / interleaved split: unknown
+    assert tiles["non_interleaved_bytes"].isna().all() and tiles["interleaved_bytes"].isna().all()
+
+
 def test_debug_file_is_passed_to_pva(profile: pathlib.Path) -> None:
     debug = profile.with_name("debug.cbor")
     debug.write_bytes(b"\xa0")
@@ -143,7 +153,10 @@ def test_minimal_tree_uses_defaults_for_unconfirmed_attributes(profile: pathlib.
     assert report.meta.producer == "Poplar unknown"
     assert report.meta.capabilities == {"tiles", "liveness"}
     assert list(report.tiles.columns) == ["tile", "ipu", "bytes_including_gaps", "bytes_excluding_gaps",
-                                          "always_live_bytes", "not_always_live_peak_bytes"]
+                                          "always_live_bytes", "not_always_live_peak_bytes",
+                                          "non_interleaved_bytes", "interleaved_bytes", "overflow_bytes", "gap_bytes"]
+    # a tile without memory.overflowed: its overflow is unknown, its gaps follow from the totals
+    assert report.tiles["overflow_bytes"].isna().all() and report.tiles["gap_bytes"].notna().all()
     assert report.variables.empty and report.code.empty and report.categories.empty
     assert report.meta.oom is False
 

@@ -12,7 +12,7 @@ import zlib
 import numpy as np
 import pytest
 from store_mutations import edit_store as _edit
-from store_mutations import reseal
+from store_mutations import drop_tile_regions, reseal
 from readers_builders import assert_reports_equal
 
 from profcompare.errors import ReportFormatError
@@ -132,9 +132,10 @@ def test_deltas_restore_every_int64_exactly(values: list[int]) -> None:
 def _as_version_5(path: pathlib.Path) -> None:
     """Rewrite every ``deltas`` part of store ``path`` as the ``values`` part version 5 has, and
     mark the file version 5 (meta and checksums resealed): the layout version 5 writers made,
-    without the program tree (version 7) and the operations (version 8)."""
+    without the program tree (version 7), the operations and the tile regions (version 8)."""
     con = sqlite3.connect(path)
     try:
+        drop_tile_regions(con)
         for newer in ("programs", "operations"):
             con.execute(f"DROP VIEW IF EXISTS {newer}_text")
             con.execute(f"DROP TABLE {newer}")
@@ -183,6 +184,10 @@ def test_deltas_in_a_version_5_store_are_refused(report: Report, tmp_path: pathl
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store, "PACKED_FROM_ROWS", 0)
     path = store.write_report(_growing_report(report), tmp_path / "profile.sqlite")
+    con = sqlite3.connect(path)
+    drop_tile_regions(con)
+    con.commit()
+    con.close()
     _edit(path, "PRAGMA user_version = 5", "UPDATE meta SET value = '5' WHERE key = 'schema_version'")
     reseal(path)
     with pytest.raises(ReportFormatError, match="packed columns of liveness do not match its catalogue"):

@@ -3,6 +3,7 @@ nothing is sized from an edited count (no MemoryError, no RecursionError)."""
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import sqlite3
 
@@ -11,7 +12,7 @@ import pytest
 from store_mutations import edit_store as _edit
 
 from profcompare.errors import ReportFormatError
-from profcompare.model import Report
+from profcompare.model import TILE_REGION_COLUMNS, Report
 from profcompare.readers import store
 
 
@@ -110,10 +111,13 @@ def _drop_trace(con: sqlite3.Connection) -> None:
     _drop_table(con, "operations")
 
 
-def _downgrade_to_version_without(path: pathlib.Path, version: int, tables: tuple[str, ...]) -> None:
-    """Rewrite a store as schema ``version`` wrote it: without ``tables`` (which came later),
-    catalogue, meta and checksums resealed as that writer sealed them."""
+def _downgrade_to_version_without(path: pathlib.Path, version: int, tables: tuple[str, ...], report: Report) -> None:
+    """Rewrite a store as schema ``version`` wrote it: without ``tables`` (which came later) and,
+    before version 8, without the region columns of ``tiles``; catalogue, meta and checksums
+    resealed as that writer sealed them."""
     con = sqlite3.connect(path)
+    if version < 8:
+        _drop_columns(con, "tiles", report.tiles, TILE_REGION_COLUMNS)
     for table in tables:
         _drop_table(con, table)
     rows = con.execute("SELECT table_name, position, column_name, storage, dtype, categories_dtype, ordered "
@@ -131,10 +135,10 @@ def _downgrade_to_version_without(path: pathlib.Path, version: int, tables: tupl
     con.close()
 
 
-def _downgrade_to_version_3(path: pathlib.Path) -> None:
+def _downgrade_to_version_3(path: pathlib.Path, report: Report) -> None:
     """Rewrite a store as schema version 3 wrote it: no trace table (it came with version 4) nor
-    programs (version 7) nor operations (version 8)."""
-    _downgrade_to_version_without(path, 3, ("trace", "programs", "operations"))
+    programs (version 7) nor operations and tile regions (version 8)."""
+    _downgrade_to_version_without(path, 3, ("trace", "programs", "operations"), report)
 
 
 def _downgrade_to_version_2(path: pathlib.Path, report: Report) -> None:
@@ -142,6 +146,7 @@ def _downgrade_to_version_2(path: pathlib.Path, report: Report) -> None:
     which came with version 3) and no trace."""
     con = sqlite3.connect(path)
     _drop_trace(con)
+    _drop_columns(con, "tiles", report.tiles, TILE_REGION_COLUMNS)
     _drop_columns(con, "variables", report.variables, _ATTRIBUTION)
     _drop_columns(con, "remote_buffers", report.remote_buffers, _ATTRIBUTION)
     rows = con.execute("SELECT table_name, position, column_name, storage, dtype, categories_dtype, ordered "
@@ -164,6 +169,7 @@ def _downgrade_to_version_1(path: pathlib.Path, report: Report) -> None:
     execution intervals (cycles_from / cycles_to came with version 2), no attribution, no trace."""
     con = sqlite3.connect(path)
     _drop_trace(con)
+    _drop_columns(con, "tiles", report.tiles, TILE_REGION_COLUMNS)
     _drop_columns(con, "execution", report.execution, ("cycles_from", "cycles_to"))
     _drop_columns(con, "variables", report.variables, _ATTRIBUTION)
     _drop_columns(con, "remote_buffers", report.remote_buffers, _ATTRIBUTION)
@@ -187,7 +193,7 @@ def test_version_6_stores_open_with_an_empty_program_tree(report: Report, tmp_pa
     old = _as_written_by_version_6(report.with_meta(report.meta.replace(
         capabilities=report.meta.capabilities | {"programs"})))
     path = store.write_report(old, tmp_path / "profile.sqlite")
-    _downgrade_to_version_without(path, 6, ("programs", "operations"))
+    _downgrade_to_version_without(path, 6, ("programs", "operations"), old)
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA user_version").fetchone()[0] == 6
     assert not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'programs'").fetchone()
@@ -204,7 +210,7 @@ def test_version_7_stores_open_with_no_operations(report: Report, tmp_path: path
     assert store.SCHEMA_VERSION == 8 and store.TABLES_SINCE["operations"] == 8
     old = report.with_meta(report.meta.replace(capabilities=report.meta.capabilities | {"programs"}))
     path = store.write_report(old, tmp_path / "profile.sqlite")
-    _downgrade_to_version_without(path, 7, ("operations",))
+    _downgrade_to_version_without(path, 7, ("operations",), old)
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA user_version").fetchone()[0] == 7
     assert not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'operations'").fetchone()
@@ -220,14 +226,7 @@ def test_version_7_stores_open_with_no_operations(report: Report, tmp_path: path
 
 
 def test_an_operations_table_in_a_version_7_store_is_refused(report: Report, path: pathlib.Path) -> None:
-    _edit(path, "PRAGMA user_version = 7", "UPDATE meta SET value = '7' WHERE key = 'schema_version'")
-    con = sqlite3.connect(path)
-    items = con.execute("SELECT key, value FROM meta").fetchall()
-    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'meta'", (store._meta_checksum(items),))
-    others = [r for r in con.execute("SELECT table_name, rows, crc32 FROM checksums") if r[0] != "checksums"]
-    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'checksums'", (store._checksums_checksum(others),))
-    con.commit()
-    con.close()
+    _downgrade_to_version_without(path, 7, (), report)  # the operations kept
     with pytest.raises(ReportFormatError, match="table operations in a version 7 store"):
         store.read_report(path)
 
@@ -240,15 +239,43 @@ def test_the_operations_round_trip(report: Report, path: pathlib.Path) -> None:
     assert back.operations["source"].tolist()[0] == "model.py:12"
 
 
-def test_a_programs_table_in_a_version_6_store_is_refused(report: Report, path: pathlib.Path) -> None:
-    _edit(path, "PRAGMA user_version = 6", "UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+def _with_regions(report: Report) -> Report:
+    """``report`` with every tile's memory by region known: 1,000 B non-interleaved, 200 B
+    interleaved, no overflow and 24 B of gaps."""
+    tiles = report.tiles.copy()
+    for column, value in zip(TILE_REGION_COLUMNS, (1_000, 200, 0, 24), strict=True):
+        tiles[column] = pd.array([value] * len(tiles), dtype="Int64")
+    return dataclasses.replace(report, tiles=tiles)
+
+
+def test_tile_regions_round_trip(report: Report, tmp_path: pathlib.Path) -> None:
+    assert store.COLUMNS_SINCE[("tiles", "gap_bytes")] == 8 <= store.SCHEMA_VERSION
+    with_regions = _with_regions(report)
+    back = store.read_report(store.write_report(with_regions, tmp_path / "profile.sqlite"))
+    pd.testing.assert_frame_equal(back.tiles, with_regions.tiles)
+    assert back.tiles["interleaved_bytes"].tolist()[0] == 200
+
+
+def test_version_7_stores_open_with_unknown_tile_regions(report: Report, tmp_path: pathlib.Path) -> None:
+    with_regions = _with_regions(report)
+    path = store.write_report(with_regions, tmp_path / "profile.sqlite")
+    _downgrade_to_version_without(path, 7, ("operations",), with_regions)
     con = sqlite3.connect(path)
-    items = con.execute("SELECT key, value FROM meta").fetchall()
-    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'meta'", (store._meta_checksum(items),))
-    others = [r for r in con.execute("SELECT table_name, rows, crc32 FROM checksums") if r[0] != "checksums"]
-    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'checksums'", (store._checksums_checksum(others),))
-    con.commit()
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 7
+    stored = [row[1] for row in con.execute("PRAGMA table_info(tiles)")]
     con.close()
+    assert "gap_bytes" not in stored and "non_interleaved_bytes" not in stored
+    back = store.read_report(path)
+    assert list(back.tiles.columns) == list(with_regions.tiles.columns)
+    for column in TILE_REGION_COLUMNS:
+        assert back.tiles[column].dtype == "Int64" and back.tiles[column].isna().all(), column
+    pd.testing.assert_frame_equal(back.tiles.drop(columns=list(TILE_REGION_COLUMNS)),
+                                  report.tiles.drop(columns=list(TILE_REGION_COLUMNS)))
+    pd.testing.assert_frame_equal(back.programs, report.programs)
+
+
+def test_a_programs_table_in_a_version_6_store_is_refused(report: Report, path: pathlib.Path) -> None:
+    _downgrade_to_version_without(path, 6, ("operations",), report)  # the programs kept
     with pytest.raises(ReportFormatError, match="table programs in a version 6 store"):
         store.read_report(path)
 
@@ -262,21 +289,14 @@ def test_the_program_tree_round_trips(report: Report, path: pathlib.Path) -> Non
 
 def test_version_3_stores_open_with_an_empty_trace(report: Report, path: pathlib.Path) -> None:
     assert len(report.trace)  # the fixture has a trace
-    _downgrade_to_version_3(path)
+    _downgrade_to_version_3(path, report)
     back = store.read_report(path)
     assert back.trace.empty and list(back.trace.columns) == list(report.trace.columns)
     pd.testing.assert_frame_equal(back.execution, report.execution)
 
 
 def test_a_trace_table_in_a_version_3_store_is_refused(report: Report, path: pathlib.Path) -> None:
-    _edit(path, "PRAGMA user_version = 3", "UPDATE meta SET value = '3' WHERE key = 'schema_version'")
-    con = sqlite3.connect(path)
-    items = con.execute("SELECT key, value FROM meta").fetchall()
-    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'meta'", (store._meta_checksum(items),))
-    others = [r for r in con.execute("SELECT table_name, rows, crc32 FROM checksums") if r[0] != "checksums"]
-    con.execute("UPDATE checksums SET crc32 = ? WHERE table_name = 'checksums'", (store._checksums_checksum(others),))
-    con.commit()
-    con.close()
+    _downgrade_to_version_without(path, 3, (), report)  # every table kept
     with pytest.raises(ReportFormatError, match="table trace in a version 3 store"):
         store.read_report(path)
 

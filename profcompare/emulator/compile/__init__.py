@@ -165,14 +165,15 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         steps.op_class[o] in ("host_load", "host_store", "remote_load", "remote_store") for o in program.ops)
     # each tile's span from the data live together at each step (memory.RegionParts)
     parts = region_parts(storage, device, code.categories, has_host)
-    peak_all, peak_il, peak_flex, peak_span = tile_peaks_and_span(
+    peak_all, peak_il, peak_flex, peak_span, il_at_peak = tile_peaks_and_span(
         inst, storage.tile_bytes, storage.interleaved, n_exec, None if loaded else parts.span)
     peak_code = None
     if loaded:
         is_code = loaded_code_rows(storage)[inst.row]
         _, peak_il, peak_flex = tile_peaks(select(inst, ~is_code), storage.tile_bytes, storage.interleaved, n_exec)
         peak_code = tile_peaks(select(inst, is_code), storage.tile_bytes, storage.interleaved, n_exec)[0]
-    mem = tile_memory(storage, device, code.categories, peak_all, peak_il, peak_flex, has_host, peak_code, peak_span)
+    mem = tile_memory(storage, device, code.categories, peak_all, peak_il, peak_flex, has_host, peak_code, peak_span,
+                      il_at_peak)
     cyc = static_cycles(steps, costs, loaded_code_bytes={lc.graph: lc.streaming_memory_bytes for lc in loaded})
     over = mem.including_gaps > device.bytes_per_tile
     worst = int(np.argmax(mem.including_gaps)) if len(mem.including_gaps) else 0

@@ -346,14 +346,16 @@ SpanOf = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 def tile_peaks_and_span(inst: Instances, tile_bytes: TileBytes | np.ndarray, interleaved: np.ndarray,
                         num_steps: int, span: SpanOf | None, block: int = 1024
-                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
     """Per-tile peaks over steps of not-always-live bytes.
 
     ``tile_bytes`` holds the bytes per tile of every storage row (one pattern per distinct
     mapping; a dense (rows, tiles) matrix is compressed first) and ``interleaved`` is a bool per
     row. Returns int64 arrays of length tiles: the peak of all not-always-live bytes, the peak of
     those in the interleaved class, the peak of the rest (each peak taken separately) and the
-    peak of ``span`` (None without one).
+    peak of ``span`` (None without one), and the interleaved-class bytes live at each tile's
+    peak of all not-always-live bytes (the first live set reaching it): what splits the peak
+    into regions (memory.py).
 
     Rows are grouped in classes of equal pattern and interleaving; the live set of a step is a
     vector of live instances per class. Only the live sets at candidate steps
@@ -368,10 +370,11 @@ def tile_peaks_and_span(inst: Instances, tile_bytes: TileBytes | np.ndarray, int
     peak_all = np.zeros(num_tiles, dtype=np.int64)
     peak_il = np.zeros(num_tiles, dtype=np.int64)
     peak_flex = np.zeros(num_tiles, dtype=np.int64)
+    il_at_peak = np.zeros(num_tiles, dtype=np.int64)
     nothing = np.zeros((1, num_tiles), dtype=np.float64)
     peak_span = None if span is None else np.rint(span(nothing, nothing)[0]).astype(np.int64)
     if not len(inst.row) or num_steps == 0:
-        return peak_all, peak_il, peak_flex, peak_span
+        return peak_all, peak_il, peak_flex, peak_span, il_at_peak
     il = np.asarray(interleaved, dtype=bool)
     cls_key = tile_bytes.pattern_of * 2 + il
     classes, inst_cls = np.unique(cls_key[inst.row], return_inverse=True)
@@ -416,7 +419,13 @@ def tile_peaks_and_span(inst: Instances, tile_bytes: TileBytes | np.ndarray, int
         v_flex = u @ p_flex
         peak_il = np.maximum(peak_il, np.rint(v_il.max(axis=0)).astype(np.int64))
         peak_flex = np.maximum(peak_flex, np.rint(v_flex.max(axis=0)).astype(np.int64))
-        peak_all = np.maximum(peak_all, np.rint((v_il + v_flex).max(axis=0)).astype(np.int64))
+        total = v_il + v_flex
+        at = total.argmax(axis=0)
+        columns = np.arange(num_tiles)
+        chunk_peak = np.rint(total[at, columns]).astype(np.int64)
+        higher = chunk_peak > peak_all
+        il_at_peak = np.where(higher, np.rint(v_il[at, columns]).astype(np.int64), il_at_peak)
+        peak_all = np.maximum(peak_all, chunk_peak)
         if peak_span is not None and span is not None:
             peak_span = np.maximum(peak_span, np.rint(span(v_il, v_flex).max(axis=0)).astype(np.int64))
-    return peak_all, peak_il, peak_flex, peak_span
+    return peak_all, peak_il, peak_flex, peak_span, il_at_peak

@@ -227,6 +227,11 @@ class TileMemory:
     excluding_gaps: np.ndarray
     always_live: np.ndarray
     not_always_live_peak: np.ndarray
+    #: bytes allocated per region at the tile's not-always-live peak (:func:`regions_at_peak`);
+    #: each None when not computed
+    non_interleaved: np.ndarray | None = None
+    interleaved: np.ndarray | None = None
+    overflow: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -280,10 +285,34 @@ def region_parts(storage: Storage, device: DeviceSpec, code_categories: Mapping[
     return _always_live(storage, device, code_categories, has_host_transfers)[1]
 
 
+def regions_at_peak(parts: RegionParts, excluding: np.ndarray, including: np.ndarray, nal_il_at_peak: np.ndarray,
+                    nal_peak: np.ndarray, bytes_per_tile: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bytes allocated per tile in (non-interleaved, interleaved, overflow), which add up to
+    ``excluding`` (the always-live bytes plus the not-always-live peak).
+
+    The data live at the tile's not-always-live peak is placed as :meth:`RegionParts.span` places
+    it: ``nal_il_at_peak`` of the peak in the interleaved region, the rest of the peak with the
+    always-live data that may go anywhere filling the non-interleaved region up to the boundary,
+    then the interleaved one. The overflow is what lies beyond the tile's capacity: the span
+    (``including``) minus ``bytes_per_tile``, taken from the top of the span (the interleaved
+    region when the tile has interleaved data: the model's gaps are below the boundary, so all
+    of it is allocated bytes), so a tile overflows exactly when it is over budget.
+    """
+    flex_all = parts.flex_always + (nal_peak - nal_il_at_peak)
+    ni_free = np.maximum(0, parts.boundary - parts.ni_required)
+    il_used = parts.il_always + nal_il_at_peak + (flex_all - np.minimum(flex_all, ni_free))
+    il_used = np.minimum(il_used, excluding)
+    ni_used = excluding - il_used
+    beyond = np.clip(including - bytes_per_tile, 0, excluding)
+    from_il = np.minimum(beyond, il_used)
+    from_ni = beyond - from_il
+    return ((ni_used - from_ni).astype(np.int64), (il_used - from_il).astype(np.int64), beyond.astype(np.int64))
+
+
 def tile_memory(storage: Storage, device: DeviceSpec, code_categories: Mapping[str, np.ndarray],
                 nal_peak: np.ndarray, nal_il_peak: np.ndarray, nal_flex_peak: np.ndarray,
                 has_host_transfers: bool, nal_code_peak: np.ndarray | None = None,
-                span_peak: np.ndarray | None = None) -> TileMemory:
+                span_peak: np.ndarray | None = None, nal_il_at_peak: np.ndarray | None = None) -> TileMemory:
     """Assemble the categories per tile and apply the region/gap model (module docstring).
 
     ``nal_peak`` is the joint not-always-live peak per tile, counted in ``variable``; it includes
@@ -293,8 +322,11 @@ def tile_memory(storage: Storage, device: DeviceSpec, code_categories: Mapping[s
     like all code. ``span_peak`` (:meth:`RegionParts.span` at each step, its peak over steps;
     without loaded code) gives bytes including gaps from the data live together at each step;
     without it the span is taken from the separate class peaks, an upper bound.
+    ``nal_il_at_peak`` (the interleaved-class bytes live at each tile's peak) splits the memory
+    by region (:func:`regions_at_peak`); None leaves the regions uncomputed.
     """
     cats, parts = _always_live(storage, device, code_categories, has_host_transfers)
+    always_parts = parts
     cats["variable"] = cats["variable"] + nal_peak
     excluding = np.zeros(storage.tile_bytes.num_tiles, dtype=np.int64)
     for arr in cats.values():
@@ -308,4 +340,11 @@ def tile_memory(storage: Storage, device: DeviceSpec, code_categories: Mapping[s
         including = parts.span(nal_il_peak, nal_flex_peak)
     # the separate class peaks may exceed the joint peak; never report less than allocated
     including = np.maximum(including, excluding)
-    return TileMemory(cats, including.astype(np.int64), excluding, always_live, nal_peak.astype(np.int64))
+    if nal_il_at_peak is None:
+        return TileMemory(cats, including.astype(np.int64), excluding, always_live, nal_peak.astype(np.int64))
+    # loaded code is counted with the data that may go anywhere (an approximation: code must be
+    # non-interleaved, but which of it is live at the peak step is not tracked)
+    ni, il, overflow = regions_at_peak(always_parts, excluding, including, np.asarray(nal_il_at_peak, dtype=np.int64),
+                                       np.asarray(nal_peak, dtype=np.int64), device.bytes_per_tile)
+    return TileMemory(cats, including.astype(np.int64), excluding, always_live, nal_peak.astype(np.int64),
+                      ni, il, overflow)

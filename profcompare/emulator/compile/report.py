@@ -16,7 +16,8 @@ from profcompare.model import CATEGORY_GROUPS, PHASES, format_shape, make_frame
 
 
 def tiles_frame(mem: TileMemory, tiles_per_ipu: int) -> pd.DataFrame:
-    """The ``tiles`` table: one row per tile with totals and one column per category."""
+    """The ``tiles`` table: one row per tile with totals, memory by region and gaps, and one
+    column per category."""
     n = len(mem.including_gaps)
     tile = np.arange(n, dtype=np.int64)
     data: dict[str, object] = {
@@ -26,7 +27,11 @@ def tiles_frame(mem: TileMemory, tiles_per_ipu: int) -> pd.DataFrame:
         "bytes_excluding_gaps": mem.excluding_gaps,
         "always_live_bytes": mem.always_live,
         "not_always_live_peak_bytes": mem.not_always_live_peak,
+        "gap_bytes": mem.including_gaps - mem.excluding_gaps,
     }
+    if mem.non_interleaved is not None and mem.interleaved is not None and mem.overflow is not None:
+        data.update(non_interleaved_bytes=mem.non_interleaved, interleaved_bytes=mem.interleaved,
+                    overflow_bytes=mem.overflow)
     for name in CATEGORY_GROUPS:
         if name in mem.categories:
             data[name] = mem.categories[name]

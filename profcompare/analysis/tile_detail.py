@@ -1,0 +1,394 @@
+"""One tile explained: its memory by region, liveness and category, what was live at the peak,
+and why the fullest tile is the fullest; for a comparison the same side by side, the tiles that
+crossed the budget and a histogram of tile bytes.
+
+Pure functions of a :class:`~profcompare.model.Report` or a
+:class:`~profcompare.comparison.Comparison` (no I/O, no formatting). A tile's "bytes" are
+``bytes_including_gaps``, as the Tiles section and ``max_tile_bytes`` count them.
+
+What the Report records and what it does not:
+
+- per tile: the totals, always-live and not-always-live peak bytes, the region columns (<NA>
+  when the source does not record them) and, when the reader gives them, one column per memory
+  category;
+- per variable: its bytes over the replica and how many tiles hold part of it (``tiles``), but
+  not which tiles. So the variables a tile's detail lists are those live at the replica's
+  not-always-live peak step (the liveness table), each with its tile count: the candidates for
+  the tile's peak, never a claim that they sit on that tile (:attr:`TileDetail.placement_recorded`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from profcompare.errors import ProfcompareError
+from profcompare.model import CATEGORY_GROUPS, TILE_REGION_COLUMNS, Report
+
+if TYPE_CHECKING:  # a comparison is only read here (layers import downward)
+    from profcompare.comparison import Comparison
+
+#: The regions of a tile, in the order tables list them: (key, tiles column).
+REGIONS: tuple[tuple[str, str], ...] = (
+    ("non_interleaved", "non_interleaved_bytes"),
+    ("interleaved", "interleaved_bytes"),
+    ("overflow", "overflow_bytes"),
+    ("gap", "gap_bytes"),
+)
+
+#: How many bins :func:`tile_histogram` cuts the tile bytes into by default.
+HISTOGRAM_BINS = 10
+
+
+class TileDetailError(ProfcompareError):
+    """A tile detail that cannot be given: a report without per-tile memory, or a tile number
+    outside the report's tiles."""
+
+
+def _empty_live_variables() -> pd.DataFrame:
+    return pd.DataFrame({"name": pd.Series([], dtype=object), "bytes": pd.Series([], dtype="int64"),
+                         "kind": pd.Series([], dtype=object), "tiles": pd.Series([], dtype="int64")})
+
+
+@dataclass(frozen=True)
+class TileDetail:
+    """Everything a report records about one tile of one replica.
+
+    Bytes are int64 byte counts; ``regions`` maps each key of :data:`REGIONS` to its bytes, None
+    where the report does not record it (the gaps are always known: bytes including minus
+    excluding gaps). ``categories`` holds the tile's bytes per memory
+    category (largest first), empty when the report has no per-tile categories. ``peak_step`` /
+    ``peak_program`` are the replica's not-always-live peak step and its program (None / "" without
+    a liveness table): per-tile peak steps are not recorded. ``live_variables`` (columns name,
+    kind: str; bytes: int64 bytes over the replica; tiles: int64 tiles holding part of it) lists the
+    not-always-live variables live at that step, largest first. ``median_bytes`` is the median
+    tile of the report and ``bytes_per_tile`` its budget.
+    """
+
+    tile: int
+    ipu: int
+    bytes: int
+    bytes_excluding_gaps: int
+    always_live_bytes: int
+    not_always_live_peak_bytes: int
+    bytes_per_tile: int
+    median_bytes: float
+    regions: Mapping[str, int | None]
+    categories: Mapping[str, int]
+    peak_step: int | None
+    peak_program: str
+    live_variables: pd.DataFrame = field(default_factory=_empty_live_variables, compare=False)
+    #: whether the report says which tiles hold each variable (no reader records it today)
+    placement_recorded: bool = False
+
+    @property
+    def over_budget(self) -> bool:
+        """True when the tile's bytes exceed the budget."""
+        return self.bytes > self.bytes_per_tile
+
+    @property
+    def pct_of_budget(self) -> float:
+        """The tile's bytes in percent of the budget (NaN for a zero budget)."""
+        return 100.0 * self.bytes / self.bytes_per_tile if self.bytes_per_tile else float("nan")
+
+    @property
+    def times_median(self) -> float:
+        """The tile's bytes over the median tile's (NaN when the median is 0)."""
+        return self.bytes / self.median_bytes if self.median_bytes else float("nan")
+
+
+def _check_tiles(report: Report) -> pd.DataFrame:
+    tiles = report.tiles
+    if not len(tiles):
+        raise TileDetailError(f"{report.label} records no per-tile memory")
+    return tiles
+
+
+def fullest_tile(report: Report) -> int:
+    """The tile with the most bytes (including gaps; the lowest tile number on a tie).
+    Raises :class:`TileDetailError` for a report without tiles."""
+    tiles = _check_tiles(report)
+    used = tiles["bytes_including_gaps"].to_numpy(dtype="int64")
+    return int(tiles["tile"].to_numpy(dtype="int64")[int(np.argmax(used))])
+
+
+def peak_step(report: Report) -> tuple[int | None, str]:
+    """The replica's not-always-live peak step and its program: the first step of the largest
+    ``not_always_live_bytes`` of the liveness table; (None, "") without one."""
+    liveness = report.liveness
+    if not len(liveness):
+        return None, ""
+    row = liveness.iloc[int(np.argmax(liveness["not_always_live_bytes"].to_numpy(dtype="int64")))]
+    return int(row["step"]), str(row["program"])
+
+
+def live_variables_at(report: Report, step: int | None) -> pd.DataFrame:
+    """The not-always-live variables live at ``step`` (``first_step <= step <= last_step``),
+    largest first then by name: columns name, kind (str), bytes, tiles (int64). Empty for None."""
+    variables = report.variables
+    if step is None or not len(variables):
+        return _empty_live_variables()
+    first = variables["first_step"].to_numpy(dtype="float64", na_value=np.nan)
+    last = variables["last_step"].to_numpy(dtype="float64", na_value=np.nan)
+    live = variables[(~variables["always_live"].to_numpy(dtype=bool)) & (first <= step) & (last >= step)]
+    frame = pd.DataFrame({
+        "name": pd.Series(live["name"].astype(str).to_numpy(dtype=object), dtype=object),
+        "bytes": live["bytes"].to_numpy(dtype="int64"),
+        "kind": pd.Series(live["kind"].astype(str).to_numpy(dtype=object), dtype=object),
+        "tiles": live["tiles"].to_numpy(dtype="int64"),
+    })
+    return frame.sort_values(["bytes", "name"], ascending=[False, True], kind="stable").reset_index(drop=True)
+
+
+def _optional(value: object) -> int | None:
+    return None if pd.isna(value) else int(value)  # type: ignore[call-overload]
+
+
+def tile_detail(report: Report, tile: int | None = None) -> TileDetail:
+    """The :class:`TileDetail` of ``tile`` (None: the fullest tile). Raises
+    :class:`TileDetailError` for a report without tiles or a tile it does not have."""
+    tiles = _check_tiles(report)
+    if tile is None:
+        tile = fullest_tile(report)
+    numbers = tiles["tile"].to_numpy(dtype="int64")
+    where = np.flatnonzero(numbers == tile)
+    if not len(where):
+        raise TileDetailError(
+            f"tile {tile} is not in {report.label}: its tiles are {int(numbers.min())} to {int(numbers.max())}")
+    row = tiles.iloc[int(where[0])]
+    regions = {key: _optional(row[column]) for key, column in REGIONS}
+    if regions["gap"] is None:  # the gaps follow from the two totals whoever wrote the report
+        regions["gap"] = int(row["bytes_including_gaps"]) - int(row["bytes_excluding_gaps"])
+    present = [c for c in tiles.columns if c in CATEGORY_GROUPS]
+    categories = sorted(((c, int(row[c])) for c in present), key=lambda item: (-item[1], item[0]))
+    step, program = peak_step(report)
+    return TileDetail(
+        tile=int(tile),
+        ipu=int(row["ipu"]),
+        bytes=int(row["bytes_including_gaps"]),
+        bytes_excluding_gaps=int(row["bytes_excluding_gaps"]),
+        always_live_bytes=int(row["always_live_bytes"]),
+        not_always_live_peak_bytes=int(row["not_always_live_peak_bytes"]),
+        bytes_per_tile=int(report.meta.target.bytes_per_tile),
+        median_bytes=float(tiles["bytes_including_gaps"].median()),
+        regions=MappingProxyType(regions),
+        categories=MappingProxyType(dict(categories)),
+        peak_step=step,
+        peak_program=program,
+        live_variables=live_variables_at(report, step),
+    )
+
+
+def _kib(value: float) -> str:
+    """Bytes in KiB with one decimal (the sentence's own unit, so that it reads the same in
+    every output), or exact bytes below 1 KiB."""
+    return f"{value:,.0f} B" if abs(value) < 1024 else f"{value / 1024:,.1f} KiB"
+
+
+def why_fullest(report: Report) -> str:
+    """One sentence saying why the fullest tile is the fullest, from the figures: its bytes
+    (with its gaps when they are the largest part of them) and how many times the median tile it
+    holds, then the part -- not-always-live peak, always-live memory or gaps -- that exceeds the
+    median tile's most (ties in that order), with, for not-always-live memory, the replica's peak
+    step, and for always-live memory the tile's largest category when recorded; over budget, by
+    how much. Raises :class:`TileDetailError` for a report without tiles."""
+    detail = tile_detail(report)
+    tiles = report.tiles
+    gap = int(detail.regions["gap"] or 0)
+    medians = {
+        "not_always_live": float(tiles["not_always_live_peak_bytes"].median()),
+        "always_live": float(tiles["always_live_bytes"].median()),
+        "gap": float((tiles["bytes_including_gaps"] - tiles["bytes_excluding_gaps"]).median()),
+    }
+    held = {"not_always_live": detail.not_always_live_peak_bytes, "always_live": detail.always_live_bytes,
+            "gap": gap}
+    part = max(held, key=lambda k: held[k] - medians[k])  # the first of the largest on a tie
+    head = f"tile {detail.tile} is the fullest: {_kib(detail.bytes)}"
+    if part != "gap" and gap > max(detail.always_live_bytes, detail.not_always_live_peak_bytes):
+        head += f" ({_kib(gap)} of it gaps)"
+    if detail.median_bytes:
+        head += f", {detail.times_median:.1f}x the median tile ({_kib(detail.median_bytes)})"
+    if part == "not_always_live":
+        reason = (f"it holds {_kib(held[part])} of not-always-live memory at its peak "
+                  f"against a median of {_kib(medians[part])}")
+        if detail.peak_step is not None:
+            reason += (f"; the replica's not-always-live memory peaks at step {detail.peak_step}"
+                       f" ({detail.peak_program})")
+    elif part == "always_live":
+        reason = f"it holds {_kib(held[part])} of always-live memory against a median of {_kib(medians[part])}"
+        largest = next(iter(detail.categories), None)
+        if largest is not None:
+            reason += f"; its largest category is {largest} ({_kib(detail.categories[largest])})"
+    else:
+        reason = (f"{_kib(gap)} of it are gaps (address space its data spans but does not use) against a median "
+                  f"of {_kib(medians[part])}")
+    sentence = f"{head}; {reason}"
+    if detail.over_budget:
+        sentence += f"; it is {_kib(detail.bytes - detail.bytes_per_tile)} over its {_kib(detail.bytes_per_tile)} budget"
+    return sentence + "."
+
+
+@dataclass(frozen=True)
+class TileFocus:
+    """One tile of a comparison shown side by side: ``reasons`` say why it is shown ("fullest in
+    base", "fullest in new", "largest change", "asked for"), ``base`` / ``new`` its detail on
+    each side (None where that report has no such tile), and ``figures`` the side-by-side table:
+    columns figure (str: bytes, bytes_excluding_gaps, always_live_bytes,
+    not_always_live_peak_bytes, the tiles region columns, then the categories of either side),
+    base, new, delta (Int64 bytes, <NA> where a side does not record the figure)."""
+
+    tile: int
+    reasons: tuple[str, ...]
+    base: TileDetail | None
+    new: TileDetail | None
+    figures: pd.DataFrame = field(compare=False)
+
+
+def _figures(detail: TileDetail | None) -> dict[str, int | None]:
+    if detail is None:
+        return {}
+    out: dict[str, int | None] = {
+        "bytes": detail.bytes,
+        "bytes_excluding_gaps": detail.bytes_excluding_gaps,
+        "always_live_bytes": detail.always_live_bytes,
+        "not_always_live_peak_bytes": detail.not_always_live_peak_bytes,
+    }
+    out.update({column: detail.regions[key] for key, column in REGIONS})
+    out.update(detail.categories)
+    return out
+
+
+def side_by_side(base: TileDetail | None, new: TileDetail | None) -> pd.DataFrame:
+    """The figures of one tile on both sides with their delta (see :class:`TileFocus`)."""
+    b, n = _figures(base), _figures(new)
+    fixed = ["bytes", "bytes_excluding_gaps", "always_live_bytes", "not_always_live_peak_bytes",
+             *TILE_REGION_COLUMNS]
+    cats = [c for c in CATEGORY_GROUPS if c in b or c in n]
+    names = fixed + cats
+    base_values = pd.array([b.get(k) for k in names], dtype="Int64")
+    new_values = pd.array([n.get(k) for k in names], dtype="Int64")
+    return pd.DataFrame({"figure": pd.Series(names, dtype=object), "base": base_values, "new": new_values,
+                         "delta": new_values - base_values})
+
+
+def _detail_or_none(report: Report, tile: int) -> TileDetail | None:
+    try:
+        return tile_detail(report, tile)
+    except TileDetailError:
+        return None
+
+
+def most_changed_tile(cmp: Comparison) -> int | None:
+    """The tile whose bytes changed most (largest |delta_bytes|, the lowest tile on a tie); None
+    when no tile changed or the comparison has no tiles."""
+    tiles = cmp.tiles
+    if not len(tiles):
+        return None
+    change = np.abs(tiles["delta_bytes"].to_numpy(dtype="int64"))
+    if not change.max():
+        return None
+    return int(tiles["tile"].to_numpy(dtype="int64")[int(np.argmax(change))])
+
+
+def compare_tiles_detail(cmp: Comparison, tile: int | None = None) -> tuple[TileFocus, ...]:
+    """The tiles of a comparison worth explaining, side by side: with ``tile``, that one tile
+    (reason "asked for"); otherwise each side's fullest tile and the tile whose bytes changed
+    most, one :class:`TileFocus` per distinct tile in that order, its reasons joined. Raises
+    :class:`TileDetailError` when neither report has tiles, or ``tile`` is in neither."""
+    has_base, has_new = bool(len(cmp.base.tiles)), bool(len(cmp.new.tiles))
+    if not (has_base or has_new):
+        raise TileDetailError("neither report records per-tile memory")
+    if tile is not None:
+        base, new = _detail_or_none(cmp.base, tile), _detail_or_none(cmp.new, tile)
+        if base is None and new is None:
+            tile_detail(cmp.base if has_base else cmp.new, tile)  # raises, naming the range
+        return (TileFocus(tile, ("asked for",), base, new, side_by_side(base, new)),)
+    picks: list[tuple[int, str]] = []
+    if has_base:
+        picks.append((fullest_tile(cmp.base), "fullest in base"))
+    if has_new:
+        picks.append((fullest_tile(cmp.new), "fullest in new"))
+    changed = most_changed_tile(cmp)
+    if changed is not None:
+        picks.append((changed, "largest change"))
+    reasons: dict[int, list[str]] = {}
+    for number, reason in picks:
+        reasons.setdefault(number, []).append(reason)
+    foci = []
+    for number, why in reasons.items():
+        base, new = _detail_or_none(cmp.base, number), _detail_or_none(cmp.new, number)
+        foci.append(TileFocus(number, tuple(why), base, new, side_by_side(base, new)))
+    return tuple(foci)
+
+
+def crossed_budget(cmp: Comparison) -> pd.DataFrame:
+    """The tiles over budget on one side only: columns tile, ipu, base_bytes, new_bytes,
+    delta_bytes (int64 bytes; 0 on a side without the tile) and crossing (str: "over in new" for
+    a tile within budget in base and over it in new, "under in new" for the reverse); the
+    tiles going over first, then by tile. Each side's budget is its own ``bytes_per_tile``."""
+    tiles = cmp.tiles
+    base_budget = int(cmp.base.meta.target.bytes_per_tile)
+    new_budget = int(cmp.new.meta.target.bytes_per_tile)
+    base_bytes = tiles["base_bytes"].to_numpy(dtype="int64")
+    new_bytes = tiles["new_bytes"].to_numpy(dtype="int64")
+    over_base, over_new = base_bytes > base_budget, new_bytes > new_budget
+    crossing = np.where(over_new & ~over_base, "over in new", np.where(over_base & ~over_new, "under in new", ""))
+    keep = crossing != ""
+    frame = pd.DataFrame({
+        "tile": tiles["tile"].to_numpy(dtype="int64")[keep],
+        "ipu": tiles["ipu"].to_numpy(dtype="int64")[keep],
+        "base_bytes": base_bytes[keep],
+        "new_bytes": new_bytes[keep],
+        "delta_bytes": (new_bytes - base_bytes)[keep],
+        "crossing": pd.Series(crossing[keep], dtype=object),
+    })
+    order = np.lexsort((frame["tile"].to_numpy(), (frame["crossing"] != "over in new").to_numpy()))
+    return frame.iloc[order].reset_index(drop=True)
+
+
+def tile_histogram(base: Report, new: Report | None = None, bins: int = HISTOGRAM_BINS) -> pd.DataFrame:
+    """How many tiles hold how many bytes (including gaps): ``bins`` bins of equal integer width
+    from 0 to the largest tile of either report, each [from, to) except the last, which holds
+    its upper edge. Columns from_bytes, to_bytes (int64 bytes), base_tiles (int64) and, with
+    ``new``, new_tiles and delta_tiles (int64). Empty (those columns) when no report has tiles."""
+    sides = [("base", base)] + ([("new", new)] if new is not None else [])
+    values = {name: r.tiles["bytes_including_gaps"].to_numpy(dtype="int64") for name, r in sides}
+    columns = ["from_bytes", "to_bytes", *(f"{name}_tiles" for name, _ in sides)]
+    if new is not None:
+        columns.append("delta_tiles")
+    top = max((int(v.max()) for v in values.values() if len(v)), default=0)
+    if bins <= 0 or not any(len(v) for v in values.values()):
+        return pd.DataFrame({c: pd.Series([], dtype="int64") for c in columns})
+    width = max(1, -(-top // bins)) if top else 1
+    edges = np.arange(bins + 1, dtype=np.int64) * width
+    frame = pd.DataFrame({"from_bytes": edges[:-1], "to_bytes": edges[1:]})
+    for name, v in values.items():
+        index = np.minimum(v // width, bins - 1)
+        frame[f"{name}_tiles"] = np.bincount(index, minlength=bins).astype("int64")
+    if new is not None:
+        frame["delta_tiles"] = frame["new_tiles"] - frame["base_tiles"]
+    return frame[columns]
+
+
+__all__ = [
+    "HISTOGRAM_BINS",
+    "REGIONS",
+    "TileDetail",
+    "TileDetailError",
+    "TileFocus",
+    "compare_tiles_detail",
+    "crossed_budget",
+    "fullest_tile",
+    "live_variables_at",
+    "most_changed_tile",
+    "peak_step",
+    "side_by_side",
+    "tile_detail",
+    "tile_histogram",
+    "why_fullest",
+]
