@@ -15,7 +15,11 @@ from profcompare.commands._common import (
     text_style,
     top_option,
 )
-from profcompare.render.operations_out import OPERATIONS_FORMATS
+
+
+#: the formats ``ops`` writes (the render layer's operations_out draws each; importing it here
+#: would load pandas for every command's --help)
+OPERATIONS_FORMATS = ("text", "markdown", "json", "csv")
 
 
 @click.command(name="ops")

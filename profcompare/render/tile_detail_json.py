@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from profcompare.analysis import tile_detail as analysis
+from profcompare.comparison import tile_detail as compared
 from profcompare.comparison import Comparison
 from profcompare.model import Report
 from profcompare.render.json_out import SCHEMA_VERSION, frame_records, jsonable
@@ -55,7 +56,7 @@ def detail_json(detail: analysis.TileDetail | None) -> dict[str, Any] | None:
 def tile_detail_json(obj: Report | Comparison, tile: int | None = None) -> dict[str, Any]:
     """The ``tiles --format json`` document of a report or a comparison (module docstring)."""
     if isinstance(obj, Comparison):
-        foci = analysis.compare_tiles_detail(obj, tile)
+        foci = compared.compare_tiles_detail(obj, tile)
         return jsonable({
             "schema_version": SCHEMA_VERSION,
             "base": obj.base.meta.to_dict(),
@@ -64,7 +65,7 @@ def tile_detail_json(obj: Report | Comparison, tile: int | None = None) -> dict[
                             for side, r in (("base", obj.base), ("new", obj.new))},
             "tiles": [{"tile": f.tile, "reasons": list(f.reasons), "base": detail_json(f.base),
                        "new": detail_json(f.new), "figures": frame_records(f.figures)} for f in foci],
-            "crossed_budget": frame_records(analysis.crossed_budget(obj)),
+            "crossed_budget": frame_records(compared.crossed_budget(obj)),
             "histogram": frame_records(analysis.tile_histogram(obj.base, obj.new)),
         })
     detail = analysis.tile_detail(obj, tile)

@@ -12,6 +12,7 @@ from analysis_builders import report
 
 from profcompare.analysis import tile_detail as td
 from profcompare.comparison import compare
+from profcompare.comparison import tile_detail as ctd
 from profcompare.model import Report, make_frame
 
 # steps: 0 load, 1 layer/matmul, 2 update
@@ -153,11 +154,11 @@ def test_bad_tiles_are_refused(base: Report) -> None:
     with pytest.raises(td.TileDetailError, match="records no per-tile memory"):
         td.why_fullest(empty)
     with pytest.raises(td.TileDetailError, match="neither report records per-tile memory"):
-        td.compare_tiles_detail(compare(empty, empty))
+        ctd.compare_tiles_detail(compare(empty, empty))
 
 
 def test_each_sides_fullest_tile_and_the_largest_change_side_by_side(base: Report, new: Report) -> None:
-    foci = td.compare_tiles_detail(compare(base, new))
+    foci = ctd.compare_tiles_detail(compare(base, new))
     # tile 0 is new's fullest and changed most (400 -> 1,050 B, +650; tile 1 -200)
     assert [(f.tile, f.reasons) for f in foci] == [(1, ("fullest in base",)),
                                                    (0, ("fullest in new", "largest change"))]
@@ -170,19 +171,19 @@ def test_each_sides_fullest_tile_and_the_largest_change_side_by_side(base: Repor
     assert figures.loc["overflow_bytes"].tolist()[0] == 100 and figures.loc["overflow_bytes"].isna().tolist()[1:] == [True, True]
     assert figures.loc["gap_bytes"].tolist() == [60, 0, -60]
     assert figures.loc["variable"].tolist() == [890, 750, -140]
-    asked = td.compare_tiles_detail(compare(base, new), tile=3)
+    asked = ctd.compare_tiles_detail(compare(base, new), tile=3)
     assert [(f.tile, f.reasons) for f in asked] == [(3, ("asked for",))]
     with pytest.raises(td.TileDetailError, match="tile 7 is not in"):
-        td.compare_tiles_detail(compare(base, new), tile=7)
+        ctd.compare_tiles_detail(compare(base, new), tile=7)
 
 
 def test_tiles_that_crossed_the_budget(base: Report, new: Report) -> None:
-    crossed = td.crossed_budget(compare(base, new))
+    crossed = ctd.crossed_budget(compare(base, new))
     expected = pd.DataFrame({"tile": [0, 1], "ipu": [0, 0], "base_bytes": [400, 1100], "new_bytes": [1050, 900],
                              "delta_bytes": [650, -200],
                              "crossing": pd.Series(["over in new", "under in new"], dtype=object)})
     pd.testing.assert_frame_equal(crossed, expected)
-    assert td.crossed_budget(compare(base, base)).empty
+    assert ctd.crossed_budget(compare(base, base)).empty
 
 
 def test_histogram_of_tile_bytes_base_over_new(base: Report, new: Report) -> None:

@@ -106,3 +106,10 @@ def test_bad_input_is_a_one_line_error(run_cli: Run, stores: tuple[str, str], tm
     _one_line_error(run_cli("ops", stores[0], str(tmp_path / "gone")), r"gone: no such file or directory")
     out = run_cli("ops", stores[0], "--format", "html")
     assert out.exit_code == 2  # type: ignore[attr-defined]
+
+
+def test_the_command_offers_the_formats_the_renderer_draws() -> None:
+    from profcompare.commands import ops
+    from profcompare.render import operations_out
+
+    assert ops.OPERATIONS_FORMATS == operations_out.OPERATIONS_FORMATS

@@ -108,12 +108,15 @@ def test_four_variant_run_writes_an_index_and_prints_one_table(fake_registry: ob
     page = (run_dir / "index.html").read_text()
     parsed = _Table()
     parsed.feed(page)
-    header, status, links, *metric_rows = parsed.rows
+    header, status, links, differs, *metric_rows = parsed.rows
     assert header == ["Metric", "fake-small BASE", "fake-big", "fake-broken", "fake-oom-allowed"]
     assert status == ["Status", "ok", "ok", "failed", "oom"]
     assert links == ["Comparison with the base", "(base)", "comparison", "–", "comparison"]
     assert parsed.links == ["compare-fake-small-vs-fake-big.html", "compare-fake-small-vs-fake-oom-allowed.html"]
     assert all((run_dir / link).is_file() for link in parsed.links)
+    # what differs in each variant's configuration from the base's: the fakes differ in their
+    # target's bytes per tile only where a variant sets it
+    assert differs[:3] == ["What differs from the base", "(the base)", "same configuration"]
     assert len(metric_rows) == len(METRICS)
     row = next(r for r in metric_rows if r[0] == "Model state in tile memory")
     pct = document["variants"][1]["metrics"]["variable_bytes"]["delta_pct"]

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from profcompare.analysis import tile_detail as analysis
+from profcompare.comparison import tile_detail as compared
 from profcompare.comparison import Comparison
 from profcompare.model import CATEGORY_GROUPS, Report
 from profcompare.render.format import MISSING, format_bytes, format_count, format_pct, is_missing
@@ -74,7 +75,7 @@ def _limit(top: int | None) -> int:
 
 def _detail_table(detail: analysis.TileDetail) -> Table:
     """One tile's figures: bytes, liveness, regions and categories, with its share of the budget."""
-    figures = analysis.side_by_side(detail, None)
+    figures = compared.side_by_side(detail, None)
     rows = [Row((Cell(_label(str(f.figure))), _value_cell(f.base)), {"figure": str(f.figure)})
             for f in figures.itertuples(index=False)]
     pct = detail.pct_of_budget
@@ -157,7 +158,7 @@ def report_tile_detail_section(report: Report, tile: int | None = None, top: int
     return Section(TILE_DETAIL_TITLE, tables, tuple(notes), items, id="tile-detail")
 
 
-def _focus_rows(focus: analysis.TileFocus) -> list[Row]:
+def _focus_rows(focus: compared.TileFocus) -> list[Row]:
     rows = []
     label = f"{focus.tile} ({', '.join(focus.reasons)})"
     for index, f in enumerate(focus.figures.itertuples(index=False)):
@@ -201,10 +202,10 @@ def comparison_tile_detail_section(cmp: Comparison, tile: int | None = None, top
     step (``top`` per side; None: :data:`LIVE_VARIABLES`); the histogram base over new. Raises
     :class:`~profcompare.analysis.tile_detail.TileDetailError` when neither report has tiles or
     ``tile`` is in neither."""
-    foci = analysis.compare_tiles_detail(cmp, tile)
+    foci = compared.compare_tiles_detail(cmp, tile)
     items = [f"{side}: {analysis.why_fullest(report)}" for side, report in (("base", cmp.base), ("new", cmp.new))
              if len(report.tiles)]
-    crossed = analysis.crossed_budget(cmp)
+    crossed = compared.crossed_budget(cmp)
     items.append(_crossed_sentence(cmp, crossed))
     columns = (Column("Tile", key="tile"), Column("Figure", key="figure"), Column("Base", True, key="base"),
                Column("New", True, key="new"), Column("Delta", True, key="delta"))
