@@ -13,7 +13,7 @@ from profcompare.model import Report
 from profcompare.render.html_model import bytes_cell, diff_cells, pct_cell, text_cell
 from profcompare.render.page.model import Cell, Column, Row, Section, Table
 from profcompare.render.sections.document import _missing_sides
-from profcompare.render.sections.summary import DIFF_COLUMNS
+from profcompare.render.sections.listing import DIFF_COLUMNS
 
 if TYPE_CHECKING:
     from profcompare.comparison import Comparison

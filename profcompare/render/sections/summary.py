@@ -14,6 +14,7 @@ from profcompare.render.format import format_metric, format_pct, is_missing, met
 from profcompare.render.html_model import sort_key
 from profcompare.render.labels import TOTAL_VS_PEAK_NOTE
 from profcompare.render.ledger_words import TONE_LEGEND
+from profcompare.render.sections.listing import DIFF_COLUMNS
 from profcompare.render.page.model import Cell, Column, Row, Section, Table
 from profcompare.render.sections.document import unrecorded_note, unrecorded_tables
 
@@ -34,14 +35,6 @@ CONFIDENCE_LEGEND = (
 #: The note saying a report has no execution profile (where the line on what it does not record does not say so).
 NO_EXECUTION_NOTE = "Cycles and throughput need an execution profile, which this report does not have."
 
-#: The columns of a base/new/delta/status table, by their page keys.
-DIFF_COLUMNS = (
-    Column("Base", True, key="base"),
-    Column("New", True, key="new"),
-    Column("Delta", True, key="delta"),
-    Column("Delta %", True, key="delta_pct"),
-    Column("Status", key="status"),
-)
 
 
 def confidence_cell(level: str) -> Cell:
@@ -123,7 +116,6 @@ def comparison_summary_section(cmp: Comparison) -> Section:
 
 __all__ = [
     "CONFIDENCE_LEGEND",
-    "DIFF_COLUMNS",
     "NO_EXECUTION_NOTE",
     "SUMMARY_ID",
     "SUMMARY_TITLE",
