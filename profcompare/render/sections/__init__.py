@@ -25,7 +25,8 @@ from __future__ import annotations
 from profcompare.comparison import Comparison
 from profcompare.model import Report
 from profcompare.render.section_names import SECTION_NAMES
-from profcompare.render.sections.comparison import comparison_document, comparison_warnings
+from profcompare.render.sections.comparison import comparison_document
+from profcompare.render.sections.header import comparison_warnings
 from profcompare.render.sections.document import (
     TONES,
     Cell,

@@ -13,11 +13,11 @@ from typing import Any
 import pandas as pd
 
 from profcompare.comparison.at_step import AtStepComparison, StepSide
-from profcompare.model import ReportMeta
-from profcompare.render.format import describe_report, format_bytes, format_pct, is_missing, status_tone
+from profcompare.render.format import format_bytes, format_pct, is_missing, status_tone
 from profcompare.render.labels import parameter_label
 from profcompare.render.page.model import Cell, Column, Section, Table
-from profcompare.render.sections import Document, comparison_warnings, limit
+from profcompare.render.sections import Document, limit
+from profcompare.render.sections.header import comparison_header
 
 #: the section titles, in document order
 STEPS_TITLE = "Live at the chosen steps"
@@ -202,13 +202,6 @@ def _per_ipu_section(result: AtStepComparison) -> Section | None:
                                              "not record reads 0 B.",))
 
 
-def _facts(meta: ReportMeta, role: str) -> list[tuple[str, str]]:
-    facts = [(role, describe_report(meta))]
-    if meta.source:
-        facts.append((f"{role} source", meta.source))
-    return facts
-
-
 def at_step_document(result: AtStepComparison, *, top: int | None = 20) -> Document:
     """The document of ``compare --at``: which report is base and which new, the comparison's
     warnings, then the sections :data:`STEPS_TITLE` (opened by :func:`at_step_headline`),
@@ -217,13 +210,13 @@ def at_step_document(result: AtStepComparison, *, top: int | None = 20) -> Docum
     top = limit(top)
     cmp = result.comparison
     base, new = cmp.base.meta, cmp.new.meta
-    facts = _facts(base, "base") + _facts(new, "new")
+    facts, warnings = comparison_header(cmp)
     facts.append(("at", f"{result.selector} (delta = new - base; bytes per replica)"))
     per_ipu = _per_ipu_section(result)
     sections = (_steps_section(result), *((per_ipu,) if per_ipu is not None else ()),
                 _by_parameter_section(result, top), _variables_section(result, top), _peaks_section(result))
     title = f"profcompare live at a step: {base.label} (base) vs {new.label} (new)"
-    return Document(title, tuple(facts), comparison_warnings(cmp), sections)
+    return Document(title, tuple(facts), warnings, sections)
 
 
 __all__ = [

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from profcompare.comparison import Comparison
 from profcompare.comparison.verdict import NWayVerdict, comparison_verdict
 from profcompare.render.ledger_words import MOVES_SHOWN
-from profcompare.render.sections.comparison import comparison_warnings
+from profcompare.render.sections.header import comparison_warnings
 from profcompare.render.sections.document import Document, Section
 from profcompare.render.sections.ledger import comparison_moves_section
 from profcompare.render.sections.verdict import comparison_verdict_section

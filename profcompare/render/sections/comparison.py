@@ -13,43 +13,8 @@ from profcompare.model import variables_convention
 from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.sections.order import RowLimits, comparison_sections
 from profcompare.render.verdict_words import comparison_headline
-from profcompare.render.sections.document import (
-    Document,
-    _compile_only_warning,
-    _oom_warning,
-    _report_facts,
-    limit,
-)
-
-
-def comparison_warnings(cmp: Comparison) -> tuple[str, ...]:
-    """Return the lines a reader of a comparison must not miss (oom, simulated, different devices)."""
-    base, new = cmp.base.meta, cmp.new.meta
-    warnings: list[str] = []
-    for meta, role in ((base, "base"), (new, "new")):
-        w = _oom_warning(meta, role)
-        if w:
-            warnings.append(w)
-    if base.simulated and new.simulated:
-        warnings.append(
-            "SIMULATED: both reports come from the profcompare simulator's model of a Poplar compile, "
-            "not from Poplar; treat absolute figures as estimates."
-        )
-    elif base.simulated != new.simulated:
-        sim_role = "base" if base.simulated else "new"
-        warnings.append(
-            f"SIMULATED vs Poplar: the {sim_role} report is simulated and the other comes from Poplar; "
-            "deltas mix real changes with the simulator's error."
-        )
-    for meta, role in ((base, "base"), (new, "new")):
-        w = _compile_only_warning(meta, role)
-        if w:
-            warnings.append(w)
-    if base.target != new.target:
-        warnings.append(
-            f"Different targets: base {describe_target(base)}; new {describe_target(new)}."
-        )
-    return tuple(warnings)
+from profcompare.render.sections.document import Document, limit
+from profcompare.render.sections.header import comparison_header
 
 
 def comparison_document(cmp: Comparison, *, top: int | None = 20, names: Collection[str] | None = None) -> Document:
@@ -62,7 +27,7 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20, names: Collect
     """
     top = limit(top)
     base, new = cmp.base.meta, cmp.new.meta
-    facts = _report_facts(base, "base") + _report_facts(new, "new")
+    facts, warnings = comparison_header(cmp)
     facts.append(
         (
             "delta",
@@ -81,4 +46,4 @@ def comparison_document(cmp: Comparison, *, top: int | None = 20, names: Collect
     title = f"profcompare comparison: {base.label} (base) vs {new.label} (new)"
     # the whole document opens with the headline; a few named sections stand without it
     headline = comparison_headline(cmp) if names is None else ""
-    return Document(title, tuple(facts), comparison_warnings(cmp), sections, headline)
+    return Document(title, tuple(facts), warnings, sections, headline)

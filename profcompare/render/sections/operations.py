@@ -19,13 +19,10 @@ from profcompare.render.format import format_count, format_cycles, is_missing, s
 from profcompare.render.html_model import bytes_cell, sort_key, status_cell, text_cell
 from profcompare.render.page.model import Cell, Column, Row, Section, Table
 from profcompare.render.page.notes import cut_note
+from profcompare.render.sections.header import comparison_header, report_header
 from profcompare.render.sections.document import (
     Document,
-    _compile_only_warning,
     _missing_sides,
-    _oom_warning,
-    _report_facts,
-    _simulated_warning,
     limit,
 )
 from profcompare.render.sections.listing import empty_word, other_label
@@ -145,19 +142,12 @@ def operations_document(obj: Report | Comparison, *, top: int | None = 20) -> Do
     """Return the document of ``profcompare ops``: which report(s), their warnings and the
     Operations section of a report or a comparison, cut to ``top`` rows (None or 0: all)."""
     if isinstance(obj, Comparison):
-        base, new = obj.base.meta, obj.new.meta
-        facts = _report_facts(base, "base") + _report_facts(new, "new")
+        facts, warnings = comparison_header(obj)
         facts.append(("delta", "new - base"))
-        warnings = tuple(w for meta, role in ((base, "base"), (new, "new"))
-                         for w in (_oom_warning(meta, role), _simulated_warning(meta, role),
-                                   _compile_only_warning(meta, role)) if w)
-        title = f"profcompare ops: {base.label} (base) vs {new.label} (new)"
+        title = f"profcompare ops: {obj.base.label} (base) vs {obj.new.label} (new)"
         return Document(title, tuple(facts), warnings, (comparison_operations_section(obj, top),))
-    meta = obj.meta
-    warnings = tuple(w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report"),
-                                 _compile_only_warning(meta, "report")) if w)
-    return Document(f"profcompare ops: {meta.label}", tuple(_report_facts(meta)), warnings,
-                    (report_operations_section(obj, top),))
+    facts, warnings = report_header(obj)
+    return Document(f"profcompare ops: {obj.label}", tuple(facts), warnings, (report_operations_section(obj, top),))
 
 
 __all__ = [

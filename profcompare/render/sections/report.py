@@ -13,6 +13,7 @@ from profcompare.render.format import (
     format_bytes,
 )
 from profcompare.render.ledger_words import liveness_rule
+from profcompare.render.sections.header import report_warnings
 from profcompare.render.sections.order import RowLimits, report_sections
 from profcompare.render.sections.document import (
     Document,
@@ -20,10 +21,7 @@ from profcompare.render.sections.document import (
     VariablesView,
     _cut_note,
     _empty_note,
-    _oom_warning,
     _report_facts,
-    _compile_only_warning,
-    _simulated_warning,
     limit,
 )
 from profcompare.render.sections.variables import VARIABLES_TITLE, report_variables_section
@@ -58,8 +56,7 @@ def report_document(report: Report, *, top: int | None = 20) -> Document:
     rule = liveness_rule((variables_convention(report.variables),))
     if rule:
         facts.append(("liveness", rule))
-    warnings = [w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report"),
-                            _compile_only_warning(meta, "report")) if w]
+    warnings = report_warnings(report)
     return Document(f"profcompare report: {meta.label}", tuple(facts), tuple(warnings),
                     report_sections(report, RowLimits.every(top)))
 
@@ -105,8 +102,7 @@ def variables_document(result: VariablesView) -> Document:
     if result.always_live is not None:
         how.append("always-live only" if result.always_live else "not-always-live only")
     facts.append(("selection", ", ".join(how)))
-    warnings = [w for w in (_oom_warning(meta, "report"), _simulated_warning(meta, "report"),
-                            _compile_only_warning(meta, "report")) if w]
+    warnings = report_warnings(result.report)
     view = result.view
     if not view.total:
         section = Section(VARIABLES_TITLE, notes=(_empty_note(meta, "variables", "No variables match."),))

@@ -24,7 +24,8 @@ from profcompare.render.format import MISSING, format_bytes, format_count, forma
 from profcompare.render.html_model import bytes_cell, sort_key
 from profcompare.render.labels import live_label
 from profcompare.render.page.model import Cell, Column, Row, Section, Table
-from profcompare.render.sections.document import Document, _report_facts, _simulated_warning
+from profcompare.render.sections.document import Document
+from profcompare.render.sections.header import comparison_header, report_header
 
 #: The one title of the section in every output.
 TILE_DETAIL_TITLE = "Tile detail"
@@ -228,16 +229,14 @@ def tile_detail_document(obj: Report | Comparison, tile: int | None = None, top:
     """The document of the ``tiles`` command: which report(s), simulation warnings and the
     "Tile detail" section of a report or a comparison."""
     if isinstance(obj, Comparison):
-        facts = _report_facts(obj.base.meta, "base") + _report_facts(obj.new.meta, "new")
-        warnings = [w for w in (_simulated_warning(obj.base.meta, "base"), _simulated_warning(obj.new.meta, "new")) if w]
+        facts, warnings = comparison_header(obj)
         section = comparison_tile_detail_section(obj, tile, top)
         title = f"profcompare tiles: {obj.base.label} -> {obj.new.label}"
     else:
-        facts = _report_facts(obj.meta)
-        warnings = [w for w in (_simulated_warning(obj.meta, "report"),) if w]
+        facts, warnings = report_header(obj)
         section = report_tile_detail_section(obj, tile, top)
         title = f"profcompare tiles: {obj.label}"
-    return Document(title, tuple(facts), tuple(warnings), (section,))
+    return Document(title, tuple(facts), warnings, (section,))
 
 
 __all__ = [
