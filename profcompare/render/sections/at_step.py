@@ -15,6 +15,7 @@ import pandas as pd
 from profcompare.comparison.at_step import AtStepComparison, StepSide
 from profcompare.render.format import format_bytes, format_pct, is_missing, status_tone
 from profcompare.render.labels import parameter_label
+from profcompare.render.html_model import bytes_cell, status_cell
 from profcompare.render.page.model import Cell, Column, Section, Table
 from profcompare.render.sections import Document, limit
 from profcompare.render.sections.header import comparison_header
@@ -66,9 +67,10 @@ def _side_line(role: str, side: StepSide, selector: str) -> str:
 
 
 def _delta_cells(base: Any, new: Any) -> tuple[Cell, Cell, Cell]:
+    """Base, new and delta bytes (exact figures as sort keys, as every table's): growth costs."""
     delta = int(new) - int(base)
     tone = "bad" if delta > 0 else ("good" if delta < 0 else None)
-    return Cell(format_bytes(base)), Cell(format_bytes(new)), Cell(format_bytes(delta, signed=True), tone=tone)
+    return bytes_cell(base), bytes_cell(new), bytes_cell(delta, signed=True, tone=tone)
 
 
 def _steps_section(result: AtStepComparison) -> Section:
@@ -96,7 +98,7 @@ def _steps_section(result: AtStepComparison) -> Section:
 
 def _status_cell(status: Any) -> Cell:
     text = "" if is_missing(status) else str(status)
-    return Cell(text, tone=status_tone(text))
+    return status_cell(text, status_tone(text))
 
 
 def _cut(frame: pd.DataFrame, top: int | None) -> tuple[pd.DataFrame, pd.DataFrame]:
