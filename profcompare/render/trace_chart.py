@@ -64,7 +64,7 @@ TYPE_COLOURS: Mapping[str, str] = MappingProxyType({
 OTHER_COLOUR = "#607d8b"
 
 #: Levels of enclosing programs drawn above a lane, and the most flame bars drawn before the short
-#: ones are merged per time bin (the main job's comparison draws about 900).
+#: ones are merged per time bin (the main job's comparison draws 828).
 MAX_FLAME_DEPTH = flame.MAX_FLAME_DEPTH
 MAX_FLAME_SPANS = 3000
 #: Flame bars by level, outermost first: neutral tones, apart from every block type's colour.
