@@ -17,6 +17,8 @@ a step's name in each op), so the tree is used only for the levels above that an
   Analyser's cache keeps only the nearest group, so its trace gives one level);
 - a block without a ``parent`` (pva's trace) is looked up by its ``program`` name: its enclosing
   programs are those above the tree's program of that name; a name the tree lacks is top level;
+- a program named as the program enclosing it (the simulator's op group and the op's Call step)
+  is one level with it;
 - when a name has several places in the tree, a run of blocks of it takes the place that shares
   the most enclosing programs with the run before it (the first such place in tree order on a
   tie): an op inside a called graph follows the call whose copies ran just before it.
@@ -65,7 +67,9 @@ def _tree_places(programs: pd.DataFrame) -> tuple[dict[str, list[Chain]], dict[s
     chain: list[Chain | None] = [None] * len(ids)
     for k in np.argsort(programs["depth"].to_numpy(dtype="int64"), kind="stable").tolist():
         p = row_of.get(int(parents[k]))
-        chain[k] = () if p is None or chain[p] is None else (*chain[p], names[p])  # type: ignore[misc]
+        outer = () if p is None else chain[p] or ()
+        # a program named as the one enclosing it (an op's group and the op's Call step) is one level
+        chain[k] = outer if p is None or outer[-1:] == (names[p],) else (*outer, names[p])
     above: dict[str, list[Chain]] = {}
     with_children: dict[str, list[Chain]] = {}
     leaves: dict[str, list[Chain]] = {}

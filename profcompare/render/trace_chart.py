@@ -64,13 +64,13 @@ TYPE_COLOURS: Mapping[str, str] = MappingProxyType({
 OTHER_COLOUR = "#607d8b"
 
 #: Levels of enclosing programs drawn above a lane, and the most flame bars drawn before the short
-#: ones are merged per time bin (the main job's comparison draws 828).
+#: ones are merged per time bin (the main job's comparison draws 763).
 MAX_FLAME_DEPTH = flame.MAX_FLAME_DEPTH
 MAX_FLAME_SPANS = 3000
 #: Flame bars by level, outermost first: neutral tones, apart from every block type's colour.
 FLAME_COLOURS = ("#cfd8dc", "#b0bec5", "#90a4ae", "#78909c")
 #: Height of one flame row, in lanes (a lane is 1).
-FLAME_ROW = 0.3
+FLAME_ROW = 0.22
 
 # where a block sits in its lane (lane centre 0, lanes 1 apart): SyncAns a band at the bottom
 _BLOCK = (-0.22, 0.4)
@@ -118,7 +118,7 @@ def flame_row(centre: float, rows: int, depth: int) -> tuple[float, float]:
     """(bottom, top) of the flame row of ``depth`` above a lane centred at ``centre`` with ``rows``
     rows: the outermost on top, the deepest just over the blocks."""
     bottom = centre + _BLOCK[1] + 0.06 + (rows - 1 - depth) * FLAME_ROW
-    return bottom, bottom + FLAME_ROW - 0.05
+    return bottom, bottom + FLAME_ROW - 0.04
 
 
 def _flame_note(spans: Sequence[pd.DataFrame], width: int) -> str:

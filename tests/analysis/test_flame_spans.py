@@ -111,6 +111,18 @@ def test_a_name_in_several_places_follows_the_run_before_it() -> None:
                                      [3, 5, 20, "add", 1], [3, 25, 30, "add", 1]]
 
 
+def test_a_program_named_as_its_enclosing_one_is_one_level_with_it() -> None:
+    # the simulator's tree: an op's group holds the op's Call step of the same name
+    tree = programs_from_rows([
+        (0, None, 0, "Sequence", "main", "", None),
+        (1, 0, 1, "Sequence", "call", "call", None), (2, 1, 2, "Call", "call", "call", None),
+        (3, 2, 3, "Sequence", "add", "add", None), (4, 3, 4, "OnTileExecute", "add/x", "add", None),
+    ])
+    trace = trace_from_blocks([(0, 0, 5, "OnTileExecute", "x", "add/x", "add", 1)])
+    assert flame_spans(trace, tree, 0).values.tolist() == [[0, 0, 5, "main", 1], [1, 0, 5, "call", 1],
+                                                           [2, 0, 5, "add", 1]]
+
+
 def test_short_spans_are_merged_per_time_bin() -> None:
     spans = _frame([(0, 0, 1000, "main", 9), (1, 0, 10, "a", 1), (1, 12, 20, "b", 2), (1, 30, 200, "c", 3),
                     (1, 210, 215, "d", 3)])

@@ -201,13 +201,13 @@ def test_the_groups_are_flame_rows_above_each_lane(grouped_base: Report) -> None
     assert bars["left"] == [0.0, 130.0, 0.0] and bars["right"] == [130.0, 400.0, 300.0]
     assert bars["cycles"] == ["0–130 (130 cycles)", "130–400 (270 cycles)", "0–300 (300 cycles)"]
     assert bars["blocks"] == ["2", "1", "2"] and bars["level"] == ["1", "1", "1"]
-    # one flame row (0.3 of a lane) over each lane: IPU 0's blocks stay at 0, IPU 1's move down to -1.3
-    assert bars["bottom"] == pytest.approx([0.46, 0.46, -0.84]) and bars["top"] == pytest.approx([0.71, 0.71, -0.59])
+    # one flame row (0.22 of a lane) over each lane: IPU 0's blocks stay at 0, IPU 1's move down to -1.22
+    assert bars["bottom"] == pytest.approx([0.46, 0.46, -0.76]) and bars["top"] == pytest.approx([0.64, 0.64, -0.58])
     on_tile = next(s for name, s in sources.items() if name.startswith("chart-trace:blocks:")
                    and s["type"][0] == "OnTileExecute")
-    assert on_tile["bottom"] == pytest.approx([-0.22, -1.52])
+    assert on_tile["bottom"] == pytest.approx([-0.22, -1.44])
     assert FLAME_COLOURS[0] in json.dumps(item)
-    assert _find(item, "height") == 260  # 232 without the rows
+    assert _find(item, "height") == 252  # 232 without the rows
 
 
 def _find(item: object, key: str) -> object:
@@ -250,7 +250,7 @@ def test_the_notebook_figure_draws_the_flame_rows(grouped_base: Report, grouped_
               == tuple(int(FLAME_COLOURS[0][i:i + 2], 16) for i in (1, 3, 5))]
     assert sum(len(c.get_paths()) for c in flames) == 5
     # the lanes move down by one flame row each
-    assert [round(t, 2) for t in ax.get_yticks()] == [0.0, -1.3, -2.6]
+    assert [round(t, 2) for t in ax.get_yticks()] == [0.0, -1.22, -2.44]
     # names of wide bars are plain text (no mathtext, no markup)
     assert ESCAPE_NAME in [t.get_text() for t in ax.texts]
 
