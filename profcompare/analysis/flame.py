@@ -100,48 +100,49 @@ def flame_spans(trace: pd.DataFrame, programs: pd.DataFrame, ipu: int, *,
     below ``max_depth``), ``cycles_from`` / ``cycles_to`` (int64 cycles: its first block's start,
     its last block's end), ``name`` (the program's name) and ``blocks`` (int64, how many blocks it
     encloses), sorted by depth then start. Empty when no block has an enclosing program."""
-    lane = trace[(trace["ipu"].to_numpy() == ipu) & (trace["type"].astype(str).to_numpy() != WAITING_TYPE)]
-    if not len(lane) or max_depth < 1:
+    keep = np.flatnonzero((trace["ipu"].to_numpy() == ipu) & (trace["type"] != WAITING_TYPE).to_numpy())
+    if not len(keep) or max_depth < 1:
         return _empty()
-    order = np.argsort(lane["cycles_from"].to_numpy(dtype="int64"), kind="stable")
-    lane = lane.iloc[order]
-    parent = lane["parent"].astype(str).to_numpy(dtype=object)
-    in_group = parent != ""
-    # the key a block is placed by: its group's name, else its own program's name
-    key = np.where(in_group, parent, lane["program"].astype(str).to_numpy(dtype=object))
+    keep = keep[np.argsort(trace["cycles_from"].to_numpy(dtype="int64")[keep], kind="stable")]
+    a = trace["cycles_from"].to_numpy(dtype="int64")[keep]
+    z = trace["cycles_to"].to_numpy(dtype="int64")[keep]
+    parent = trace["parent"].to_numpy(dtype=object)[keep]
+    # the key a block is placed by: its group's name, else its own program's name (codes: the
+    # groups first, then the programs)
+    parent_codes, parent_names = pd.factorize(parent)
+    program_codes, program_names = pd.factorize(trace["program"].to_numpy(dtype=object)[keep])
+    codes = np.where(parent != "", parent_codes, len(parent_names) + program_codes)
     above, groups = _tree_places(programs)
-
-    def places(is_group: bool, name: str) -> list[Chain]:
-        if is_group:
-            return groups.get(name) or [(name,)]
-        return above.get(name) or [()]
-
-    # runs of consecutive blocks placed by the same key; only runs of a name with several places
-    # are resolved one by one (by the run before them), the rest by a lookup per distinct key
-    codes, uniques = pd.factorize(np.where(in_group, "g", "p").astype(object) + key)
+    keys = [(True, str(n)) for n in parent_names] + [(False, str(n)) for n in program_names]
+    # every distinct chain of enclosing names gets an id; each key its candidate chains' ids
+    chain_ids: dict[Chain, int] = {}
+    candidates: list[list[int]] = []
+    for is_group, name in keys:
+        places = (groups.get(name) or [(name,)]) if is_group else (above.get(name) or [()])
+        candidates.append([chain_ids.setdefault(c, len(chain_ids)) for c in places])
+    # runs of consecutive blocks of one key take its first place; only runs of a name with several
+    # places are resolved one by one, by the run before them
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
     run_code = codes[starts]
-    candidates = [places(u[0] == "g", u[1:]) for u in uniques]
-    run_chain: list[Chain] = [candidates[c][0] for c in run_code.tolist()]
-    for r in np.flatnonzero([len(candidates[c]) > 1 for c in run_code.tolist()]).tolist():
-        before = run_chain[r - 1] if r else ()
-        run_chain[r] = max(candidates[run_code[r]], key=lambda c: _shared(c, before))
+    run_chain = np.array([c[0] for c in candidates], dtype="int64")[run_code]
+    chains = list(chain_ids)
+    several = np.array([len(c) > 1 for c in candidates], dtype=bool)
+    for r in np.flatnonzero(several[run_code]).tolist():
+        before = chains[run_chain[r - 1]] if r else ()
+        run_chain[r] = max(candidates[run_code[r]], key=lambda c: _shared(chains[c], before))
     # every distinct prefix (level d of a chain with everything above it) gets one code
-    chain_codes, distinct = pd.factorize(pd.Series(run_chain, dtype=object))
-    prefix_code = np.full((len(distinct), max_depth), -1, dtype="int64")
+    prefix_code = np.full((len(chains), max_depth), -1, dtype="int64")
     prefix_ids: dict[Hashable, int] = {}
     prefix_names: list[str] = []
-    for i, chain in enumerate(distinct):
+    for i, chain in enumerate(chains):
         for d in range(min(len(chain), max_depth)):
             prefix = chain[: d + 1]
             if prefix not in prefix_ids:
                 prefix_ids[prefix] = len(prefix_names)
                 prefix_names.append(chain[d])
             prefix_code[i, d] = prefix_ids[prefix]
-    run_of_block = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(lane)]))
-    level = prefix_code[chain_codes[run_of_block]]  # (blocks, max_depth)
-    a = lane["cycles_from"].to_numpy(dtype="int64")
-    z = lane["cycles_to"].to_numpy(dtype="int64")
+    run_of_block = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(keep)]))
+    level = prefix_code[run_chain[run_of_block]]  # (blocks, max_depth)
     names_of = np.asarray(prefix_names, dtype=object)
     frames = []
     for d in range(max_depth):
@@ -176,14 +177,23 @@ def bin_small_spans(spans: pd.DataFrame, min_cycles: int, origin: int = 0) -> pd
     short = spans[length < min_cycles]
     if not len(short):
         return spans
-    bins = (short["cycles_from"].to_numpy(dtype="int64") - origin) // min_cycles
-    merged = short.groupby([short["depth"].to_numpy(), bins], sort=True).agg(
-        depth=("depth", "first"), cycles_from=("cycles_from", "min"), cycles_to=("cycles_to", "max"),
-        name=("name", "first"), count=("name", "size"), blocks=("blocks", "sum"))
-    many = merged["count"].to_numpy() > 1
-    merged["name"] = np.where(many, [f"{n:,} groups under {min_cycles:,} cycles" for n in merged["count"].tolist()],
-                              merged["name"].to_numpy(dtype=object))
-    out = pd.concat([spans[length >= min_cycles], merged[list(FLAME_COLUMNS)]], ignore_index=True)
+    a = short["cycles_from"].to_numpy(dtype="int64")
+    depth = short["depth"].to_numpy(dtype="int64")
+    bins = (a - origin) // min_cycles
+    by_bin = np.lexsort((a, bins, depth))
+    depth, bins, a = depth[by_bin], bins[by_bin], a[by_bin]
+    first = np.flatnonzero(np.r_[True, (depth[1:] != depth[:-1]) | (bins[1:] != bins[:-1])])
+    count = np.diff(np.r_[first, len(by_bin)])
+    names = short["name"].to_numpy(dtype=object)[by_bin][first]
+    merged_name = f"groups under {min_cycles:,} cycles"
+    merged = pd.DataFrame({
+        "depth": depth[first],
+        "cycles_from": a[first],
+        "cycles_to": np.maximum.reduceat(short["cycles_to"].to_numpy(dtype="int64")[by_bin], first),
+        "name": [f"{n:,} {merged_name}" if n > 1 else name for n, name in zip(count.tolist(), names.tolist())],
+        "blocks": np.add.reduceat(short["blocks"].to_numpy(dtype="int64")[by_bin], first),
+    })
+    out = pd.concat([spans[length >= min_cycles], merged], ignore_index=True)
     out = out.astype({c: object if c == "name" else "int64" for c in FLAME_COLUMNS})
     return out.sort_values(["depth", "cycles_from"], kind="stable").reset_index(drop=True)
 
