@@ -27,11 +27,15 @@ What is left out: SyncAns blocks (they overlap the blocks they wait for, so they
 or split their groups); levels deeper than ``max_depth``. One execution is told from the next
 only when something else runs between them: consecutive runs of the same program (a Repeat of a
 single Sequence) read as one span.
+
+Cost: numpy over the blocks (factorize, run starts, reduceat per level); Python work is per
+distinct name, per tree row and per run of blocks of a name with several places in the tree
+(about 0.1 s for a 100,000-block IPU: benchmarks/bench_html.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 
 import numpy as np
 import pandas as pd
@@ -203,10 +207,4 @@ def flame_depth(spans: pd.DataFrame) -> int:
     return int(spans["depth"].max()) + 1 if len(spans) else 0
 
 
-def lane_spans(trace: pd.DataFrame, programs: pd.DataFrame, ipus: Sequence[int], *,
-               max_depth: int = MAX_FLAME_DEPTH) -> dict[int, pd.DataFrame]:
-    """:func:`flame_spans` of each IPU of ``ipus``."""
-    return {int(ipu): flame_spans(trace, programs, int(ipu), max_depth=max_depth) for ipu in ipus}
-
-
-__all__ = ["FLAME_COLUMNS", "MAX_FLAME_DEPTH", "bin_small_spans", "flame_depth", "flame_spans", "lane_spans"]
+__all__ = ["FLAME_COLUMNS", "MAX_FLAME_DEPTH", "bin_small_spans", "flame_depth", "flame_spans"]
