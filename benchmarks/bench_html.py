@@ -6,8 +6,8 @@ Usage::
 
 Builds two synthetic reports in memory (``make_scale_reports.py``: 1472 tiles, ``--variables``
 variables with liveness intervals, ``--steps`` liveness steps; the second a perturbation of the
-first; each with an execution trace of ``--trace-blocks`` blocks, one in ten a SyncAns over the
-next blocks), compares them and renders the HTML page. Prints:
+first; each with an execution trace of ``--trace-blocks`` blocks in op groups of eight, one in
+ten a SyncAns over the next blocks), compares them and renders the HTML page. Prints:
 
 * the render time (build the page model + fill the template), median of ``--repeat``;
 * the page size and what it is made of (the inlined charting library, each chart's JSON, the
@@ -52,7 +52,8 @@ def _chromium() -> str | None:
 
 def _with_trace(report, blocks: int, seed: int):  # type: ignore[no-untyped-def]
     """``report`` with a synthetic trace of ``blocks`` blocks on its IPU: compute, exchange and
-    sync blocks back to back (100-5,000 cycles), every tenth a SyncAns over the next ones."""
+    sync blocks back to back (100-5,000 cycles), every tenth a SyncAns over the next ones, in
+    groups of eight."""
     import numpy as np
 
     from profcompare.model import TABLES, Report, make_frame
@@ -68,9 +69,11 @@ def _with_trace(report, blocks: int, seed: int):  # type: ignore[no-untyped-def]
     types[waiting] = "SyncAns"
     ends[waiting] = np.minimum(starts[waiting] + 3 * lengths[waiting], ends[-1])
     names = np.char.add("prog", (np.arange(blocks) % 997).astype(str)).astype(object)
+    # runs of 8 blocks in one op's group (the SyncAns too), 300 ops over and over: the flame rows' input
+    groups = np.char.add("op", (np.arange(blocks) // 8 % 300).astype(str)).astype(object)
     trace = make_frame("trace", {"ipu": np.zeros(blocks, dtype=np.int64), "cycles_from": starts, "cycles_to": ends,
-                                 "type": types, "name": names, "program": names, "parent": np.full(blocks, "", dtype=object),
-                                 "depth": np.zeros(blocks, dtype=np.int64)})
+                                 "type": types, "name": names, "program": names, "parent": groups,
+                                 "depth": np.ones(blocks, dtype=np.int64)})
     tables = {t: getattr(report, t) for t in TABLES if t != "trace"}
     return Report(meta=report.meta.replace(capabilities=report.meta.capabilities | {"trace"}), trace=trace, **tables)
 

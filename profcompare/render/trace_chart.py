@@ -12,6 +12,13 @@ A larger one is drawn as :data:`OVERVIEW_BINS` time bins per lane (each bar as h
 of the bin its blocks keep busy, coloured by the type busiest in it, hover: the bin's cycles per
 type) with the :data:`OVERVIEW_BLOCKS` longest blocks drawn individually over it; the page says so under
 the chart. Names reach the page through Bokeh's JSON and its text tooltips (never as markup).
+
+Flame rows: above each lane, one thin row per level of the programs that enclose its blocks
+(analysis/flame.py: the outermost on top, at most :data:`MAX_FLAME_DEPTH` levels), each bar one
+execution of a program from its first block's start to its last block's end, in neutral tones
+(:data:`FLAME_COLOURS`, by level), its name on hover. A lane whose blocks have no enclosing
+program has no rows. Beyond :data:`MAX_FLAME_SPANS` bars (all lanes together), bars shorter than
+one of :data:`OVERVIEW_BINS` time bins are merged per bin, and the note under the chart says so.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from profcompare.analysis import flame
 from profcompare.analysis import trace as trace_analysis
 from profcompare.render import bokeh_doc
 from profcompare.render.format import format_count
@@ -55,6 +63,15 @@ TYPE_COLOURS: Mapping[str, str] = MappingProxyType({
 })
 OTHER_COLOUR = "#607d8b"
 
+#: Levels of enclosing programs drawn above a lane, and the most flame bars drawn before the short
+#: ones are merged per time bin (the main job's comparison draws 763).
+MAX_FLAME_DEPTH = flame.MAX_FLAME_DEPTH
+MAX_FLAME_SPANS = 3000
+#: Flame bars by level, outermost first: neutral tones, apart from every block type's colour.
+FLAME_COLOURS = ("#cfd8dc", "#b0bec5", "#90a4ae", "#78909c")
+#: Height of one flame row, in lanes (a lane is 1).
+FLAME_ROW = 0.22
+
 # where a block sits in its lane (lane centre 0, lanes 1 apart): SyncAns a band at the bottom
 _BLOCK = (-0.22, 0.4)
 _WAIT = (-0.42, -0.28)
@@ -74,13 +91,87 @@ def _lanes(reports: Sequence[Report], labels: Sequence[str]) -> list[tuple[int, 
     return lanes
 
 
+def lane_flames(reports: Sequence[Report], lanes: Sequence[tuple[int, int, str]], *, bins: int = OVERVIEW_BINS,
+                max_spans: int = MAX_FLAME_SPANS) -> tuple[list[pd.DataFrame], int]:
+    """The flame spans of every lane (analysis/flame.py) and the bin width in cycles their short
+    spans were merged at (0 when there were at most ``max_spans`` spans and none was merged)."""
+    spans = [flame.flame_spans(reports[k].trace, reports[k].programs, ipu) for k, ipu, _label in lanes]
+    if sum(len(s) for s in spans) <= max_spans:
+        return spans, 0
+    traced = [r.trace for r in reports if len(r.trace)]
+    start = min(int(t["cycles_from"].min()) for t in traced)
+    end = max(int(t["cycles_to"].max()) for t in traced)
+    width = max(2, -(-(end - start) // max(bins, 1)))
+    return [flame.bin_small_spans(s, width, start) for s in spans], width
+
+
+def lane_centres(rows: Sequence[int]) -> list[float]:
+    """The y of each lane's block bars (0 for the first, lanes downwards), ``rows[i]`` flame rows
+    above lane i."""
+    centres: list[float] = []
+    for position, count in enumerate(rows):
+        centres.append(0.0 if not position else centres[-1] - 1 - count * FLAME_ROW)
+    return centres
+
+
+def flame_row(centre: float, rows: int, depth: int) -> tuple[float, float]:
+    """(bottom, top) of the flame row of ``depth`` above a lane centred at ``centre`` with ``rows``
+    rows: the outermost on top, the deepest just over the blocks."""
+    bottom = centre + _BLOCK[1] + 0.06 + (rows - 1 - depth) * FLAME_ROW
+    return bottom, bottom + FLAME_ROW - 0.04
+
+
+def _flame_note(spans: Sequence[pd.DataFrame], width: int) -> str:
+    drawn = sum(len(s) for s in spans)
+    if not drawn:
+        return ""
+    note = (f"Above each lane, {format_count(drawn)} bars of the programs enclosing its blocks, up to "
+            f"{MAX_FLAME_DEPTH} levels from the outermost (deeper levels are not drawn).")
+    if width:
+        note += f" Bars shorter than {width:,} cycles are merged per time bin of that width."
+    return note
+
+
+def _draw_flames(fig: bokeh_doc.Figure, chart_id: str, spans: Sequence[pd.DataFrame], centres: Sequence[float],
+                 lanes: Sequence[tuple[int, int, str]], labels: Sequence[str]) -> None:
+    """The flame bars of every lane, one data source, their name, level and cycles on hover."""
+    parts = []
+    for lane, part in enumerate(spans):
+        if len(part):
+            parts.append(part.assign(lane=lane))
+    if not parts:
+        return
+    bars = pd.concat(parts, ignore_index=True)
+    rows = {lane: flame.flame_depth(part) for lane, part in enumerate(spans)}
+    depth = bars["depth"].to_numpy(dtype="int64")
+    lane_of_bar = bars["lane"].to_numpy(dtype="int64")
+    placed = [flame_row(centres[lane], rows[lane], d) for lane, d in zip(lane_of_bar.tolist(), depth.tolist())]
+    a = bars["cycles_from"].to_numpy(dtype="int64")
+    z = bars["cycles_to"].to_numpy(dtype="int64")
+    source = bokeh_doc.data_source({
+        "left": a.astype("float64"), "right": np.maximum(z, a + 1).astype("float64"),
+        "bottom": [p[0] for p in placed], "top": [p[1] for p in placed],
+        "colour": [FLAME_COLOURS[d % len(FLAME_COLOURS)] for d in depth.tolist()],
+        "name": [_short(str(v)) for v in bars["name"]],
+        "level": [str(d + 1) for d in depth.tolist()],
+        "cycles": _cycles_text(a, z),
+        "blocks": [format_count(int(n)) for n in bars["blocks"]],
+        "report": [labels[lanes[lane][0]] for lane in lane_of_bar.tolist()],
+    }, name=f"{chart_id}:flame")
+    glyph = fig.glyph("Quad", source, legend_label="enclosing programs", left="left", right="right",
+                      bottom="bottom", top="top", line_color="#ffffff", line_width=0.5,
+                      fill_color=bokeh_doc.field("colour"), fill_alpha=0.95)
+    fig.hover([glyph], [("program", "@name"), ("level", "@level"), ("cycles", "@cycles"), ("blocks", "@blocks"),
+                        ("report", "@report")], point_policy="follow_mouse")
+
+
 def _cycles_text(start: np.ndarray, end: np.ndarray) -> list[str]:
     return [f"{a:,}–{b:,} ({b - a:,} cycles)" for a, b in zip(start.tolist(), end.tolist())]
 
 
 def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: str = "chart-trace",
                 max_blocks: int = MAX_BLOCKS, bins: int = OVERVIEW_BINS,
-                overview_blocks: int = OVERVIEW_BLOCKS) -> InteractiveChart:
+                overview_blocks: int = OVERVIEW_BLOCKS, max_flame_spans: int = MAX_FLAME_SPANS) -> InteractiveChart:
     """The interactive execution-trace chart of ``reports`` (one, or [base, new]); see the module docstring."""
     labels = _labels(reports, roles)
     total = sum(len(r.trace) for r in reports)
@@ -90,9 +181,12 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
     lane_of = {(k, ipu): position for position, (k, ipu, _label) in enumerate(lanes)}
     start = min(int(r.trace["cycles_from"].min()) for r in reports if len(r.trace))
     end = max(int(r.trace["cycles_to"].max()) for r in reports if len(r.trace))
-    fig = _figure(chart_id, len(lanes), start, end)
-    fig.yaxis.set(ticker=bokeh_doc.Model("FixedTicker", ticks=[-float(p) for p in range(len(lanes))], minor_ticks=[]),
-                  major_label_overrides=bokeh_doc.Map((-float(p), _short(label))
+    spans, merged_width = lane_flames(reports, lanes, bins=bins, max_spans=max_flame_spans)
+    rows = [flame.flame_depth(s) for s in spans]
+    centres = lane_centres(rows)
+    fig = _figure(chart_id, centres, rows, start, end)
+    fig.yaxis.set(ticker=bokeh_doc.Model("FixedTicker", ticks=list(centres), minor_ticks=[]),
+                  major_label_overrides=bokeh_doc.Map((centres[p], _short(label))
                                                       for p, (_k, _i, label) in enumerate(lanes)))
     frames = []
     for index, report in enumerate(reports):
@@ -104,7 +198,7 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
     if overview:
         lengths = (blocks["cycles_to"] - blocks["cycles_from"]).to_numpy()
         keep = np.sort(np.argsort(-lengths, kind="stable")[:min(max_blocks, overview_blocks)])
-        _draw_overview(fig, chart_id, reports, lane_of, bins, start, end)
+        _draw_overview(fig, chart_id, reports, lane_of, centres, bins, start, end)
         shortest = int(lengths[keep].min()) if len(keep) else 0
         blocks = blocks.iloc[keep]
         notes.append(f"{format_count(total)} blocks: too many to draw one by one, so each lane shows {bins:,} time "
@@ -118,7 +212,8 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
     types = sorted(blocks["type"].astype(str).unique(), key=lambda t: (t == "SyncAns", t))
     for position, block_type in enumerate(types):
         part = blocks[(blocks["type"].astype(str) == block_type).to_numpy()]
-        lane = np.array([lane_of[(int(k), int(i))] for k, i in zip(part["report"], part["ipu"])], dtype="float64")
+        lane = np.array([-centres[lane_of[(int(k), int(i))]] for k, i in zip(part["report"], part["ipu"])],
+                        dtype="float64")
         low, high = _WAIT if block_type == trace_analysis.WAITING_TYPE else _BLOCK
         a = part["cycles_from"].to_numpy(dtype="int64")
         z = part["cycles_to"].to_numpy(dtype="int64")
@@ -135,6 +230,9 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
         hover_renderers.append(fig.glyph("Quad", source, legend_label=block_type, left="left", right="right",
                                          bottom="bottom", top="top", line_color=None, fill_color=colour_of(block_type),
                                          fill_alpha=0.6 if block_type == trace_analysis.WAITING_TYPE else 0.95))
+    _draw_flames(fig, chart_id, spans, centres, lanes, labels)
+    if _flame_note(spans, merged_width):
+        notes.append(_flame_note(spans, merged_width))
     fig.hover(hover_renderers, [
         ("block", "@name"), ("type", "@type"), ("cycles", "@cycles"), ("program", "@program"),
         ("group", "@parent"), ("report", "@report"),
@@ -145,19 +243,24 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
                "lane. Drag to zoom down to single syncs, or turn the mouse wheel over the chart; pan and reset are "
                "in the toolbar; hover a block for its name, type, cycles and program; click a legend entry to hide "
                "a type.")
+    if any(rows):
+        caption += (" The grey rows above a lane are the programs enclosing its blocks, the outermost on top; "
+                    "hover one for its name.")
     if len(reports) > 1:
         caption += " Both runs share the time axis, the base's lanes above the new's."
     return InteractiveChart(chart_id, _json_item(fig), caption, " ".join(notes))
 
 
-def _figure(chart_id: str, lanes: int, start: int, end: int) -> bokeh_doc.Figure:
+def _figure(chart_id: str, centres: Sequence[float], rows: Sequence[int], start: int, end: int) -> bokeh_doc.Figure:
+    top = 0.6 + (rows[0] if rows else 0) * FLAME_ROW
+    bottom = (centres[-1] if centres else 0.0) - 0.55
     fig = bokeh_doc.Figure(
         chart_id,
-        height=140 + 46 * lanes,
+        height=round(140 + 46 * (top - bottom - 0.15)),
         x_label="cycles",
         x_range=bokeh_doc.fixed_range(start, max(end, start + 1), name=f"{chart_id}:x",
                                       bounds=(start, max(end, start + 1))),
-        y_range=bokeh_doc.fixed_range(-lanes + 0.45, 0.6),
+        y_range=bokeh_doc.fixed_range(bottom, top),
         wheel_zoom=True,
     )
     fig.ygrid.set(grid_line_color=None)
@@ -165,7 +268,7 @@ def _figure(chart_id: str, lanes: int, start: int, end: int) -> bokeh_doc.Figure
 
 
 def _draw_overview(fig: bokeh_doc.Figure, chart_id: str, reports: Sequence[Report], lane_of: Mapping[tuple[int, int], int],
-                   bins: int, start: int, end: int) -> None:
+                   centres: Sequence[float], bins: int, start: int, end: int) -> None:
     """The binned view of every lane: bars as high as the busy share of their bin (SyncAns left
     out: it overlaps what runs), coloured by the busiest type, with the cycles per type on hover."""
     cols: dict[str, list[Any]] = {k: [] for k in ("left", "right", "bottom", "top", "colour", "where", "busy")}
@@ -176,7 +279,7 @@ def _draw_overview(fig: bokeh_doc.Figure, chart_id: str, reports: Sequence[Repor
         width = (ov.edges[1:] - ov.edges[:-1]).astype("float64")
         working = [t for t, name in enumerate(ov.types) if name != trace_analysis.WAITING_TYPE]
         for i, ipu in enumerate(ov.ipus):
-            lane = float(lane_of[(index, ipu)])
+            lane = -centres[lane_of[(index, ipu)]]
             busy = ov.busy[i]
             doing = busy[working].sum(axis=0) if working else np.zeros(busy.shape[1], dtype="int64")
             share = np.minimum(doing / width, 1.0)
@@ -198,4 +301,6 @@ def _draw_overview(fig: bokeh_doc.Figure, chart_id: str, reports: Sequence[Repor
     fig.hover([bars], [("bin", "@where"), ("cycles per type", "@busy")], point_policy="follow_mouse")
 
 
-__all__ = ["MAX_BLOCKS", "OVERVIEW_BINS", "OVERVIEW_BLOCKS", "OTHER_COLOUR", "TYPE_COLOURS", "colour_of", "trace_chart"]
+__all__ = ["FLAME_COLOURS", "FLAME_ROW", "MAX_BLOCKS", "MAX_FLAME_DEPTH", "MAX_FLAME_SPANS", "OVERVIEW_BINS",
+           "OVERVIEW_BLOCKS", "OTHER_COLOUR", "TYPE_COLOURS", "colour_of", "flame_row", "lane_centres", "lane_flames",
+           "trace_chart"]

@@ -17,14 +17,17 @@ from test_interactive import _sources
 from profcompare.comparison import compare
 from profcompare.model import Report, make_frame
 from profcompare.render.html import build_page, render_page
-from profcompare.render.trace_chart import TYPE_COLOURS, trace_chart
+from profcompare.render.trace_chart import FLAME_COLOURS, TYPE_COLOURS, trace_chart
 
 
-def _with_trace(report: Report, blocks: list[tuple[int, int, int, str, str]]) -> Report:
-    """``report`` with a trace of (ipu, from, to, type, name) blocks at the top level."""
+def _with_trace(report: Report, blocks: list[tuple[int, int, int, str, str]],
+                groups: dict[str, str] | None = None) -> Report:
+    """``report`` with a trace of (ipu, from, to, type, name) blocks, each in the group ``groups``
+    names for its name (at the top level without one)."""
     ipu, start, end, types, names = (list(c) for c in zip(*blocks, strict=True))
+    parents = [(groups or {}).get(n, "") for n in names]
     trace = make_frame("trace", {"ipu": ipu, "cycles_from": start, "cycles_to": end, "type": types, "name": names,
-                                 "program": names, "parent": [""] * len(names), "depth": [0] * len(names)})
+                                 "program": names, "parent": parents, "depth": [int(bool(p)) for p in parents]})
     target = dataclasses.replace(report.meta.target, ipus_per_replica=2, num_ipus=2 * report.meta.target.num_replicas)
     return Report.build(report.meta.replace(capabilities=report.meta.capabilities | {"trace"}, target=target),
                         **{t: getattr(report, t) for t in ("tiles", "categories", "variables", "liveness", "code",
@@ -42,9 +45,24 @@ def base(onchip: Report) -> Report:
     return _with_trace(onchip, BASE_BLOCKS)
 
 
+#: The fixture blocks' groups (SyncAns in none, as Graph Analyser draws it).
+GROUPS = {"Convolve": "matmul", "Internal Sync": "matmul", ESCAPE_NAME: ESCAPE_NAME, "ExchangePre": "reduce",
+          "Reduce": "reduce", "IpuCopy": "copy"}
+
+
 @pytest.fixture(scope="module")
 def new(offchip: Report) -> Report:
     return _with_trace(offchip, NEW_BLOCKS)
+
+
+@pytest.fixture(scope="module")
+def grouped_base(onchip: Report) -> Report:
+    return _with_trace(onchip, BASE_BLOCKS, GROUPS)
+
+
+@pytest.fixture(scope="module")
+def grouped_new(offchip: Report) -> Report:
+    return _with_trace(offchip, NEW_BLOCKS, GROUPS)
 
 
 def test_every_block_is_drawn_with_its_hover_fields(base: Report) -> None:
@@ -162,6 +180,79 @@ def test_notebook_figures(base: Report, new: Report) -> None:
     bars = [c for c in fig.axes[0].collections]
     assert sum(len(c.get_paths()) for c in bars) == len(BASE_BLOCKS) + len(NEW_BLOCKS)
     assert np.isfinite(fig.axes[0].get_xlim()).all()
+
+
+def test_a_trace_without_groups_has_no_flame_rows(base: Report) -> None:
+    chart = trace_chart([base], ["report"])
+    assert not [name for name in _sources(json.loads(json.dumps(chart.item))) if name.endswith(":flame")]
+    assert "enclosing" not in chart.caption and "enclosing" not in chart.note
+
+
+def test_the_groups_are_flame_rows_above_each_lane(grouped_base: Report) -> None:
+    chart = trace_chart([grouped_base], ["report"])
+    assert chart.note == ("All 6 blocks drawn. Above each lane, 3 bars of the programs enclosing its blocks, up to 4 "
+                          "levels from the outermost (deeper levels are not drawn).")
+    assert "The grey rows above a lane are the programs enclosing its blocks" in chart.caption
+    item = json.loads(json.dumps(chart.item))
+    sources = _sources(item)
+    bars = sources["chart-trace:flame"]
+    # IPU 0: matmul (Convolve, Internal Sync) then the escaped name's group; IPU 1: reduce; SyncAns in none
+    assert bars["name"] == ["matmul", ESCAPE_NAME, "reduce"]  # text for the tooltip, not markup
+    assert bars["left"] == [0.0, 130.0, 0.0] and bars["right"] == [130.0, 400.0, 300.0]
+    assert bars["cycles"] == ["0–130 (130 cycles)", "130–400 (270 cycles)", "0–300 (300 cycles)"]
+    assert bars["blocks"] == ["2", "1", "2"] and bars["level"] == ["1", "1", "1"]
+    # one flame row (0.22 of a lane) over each lane: IPU 0's blocks stay at 0, IPU 1's move down to -1.22
+    assert bars["bottom"] == pytest.approx([0.46, 0.46, -0.76]) and bars["top"] == pytest.approx([0.64, 0.64, -0.58])
+    on_tile = next(s for name, s in sources.items() if name.startswith("chart-trace:blocks:")
+                   and s["type"][0] == "OnTileExecute")
+    assert on_tile["bottom"] == pytest.approx([-0.22, -1.44])
+    assert FLAME_COLOURS[0] in json.dumps(item)
+    assert _find(item, "height") == 252  # 232 without the rows
+
+
+def _find(item: object, key: str) -> object:
+    """The first value of ``key`` in the chart's JSON (depth first)."""
+    if isinstance(item, dict):
+        if key in item:
+            return item[key]
+        values = item.values()
+    elif isinstance(item, list):
+        values = item
+    else:
+        return None
+    for v in values:
+        found = _find(v, key)
+        if found is not None:
+            return found
+    return None
+
+
+def test_many_flame_bars_are_merged_per_time_bin(grouped_base: Report) -> None:
+    chart = trace_chart([grouped_base], ["report"], bins=2, max_flame_spans=1)
+    assert chart.note.endswith("Bars shorter than 200 cycles are merged per time bin of that width.")
+
+
+def test_both_runs_of_a_comparison_get_flame_rows(grouped_base: Report, grouped_new: Report) -> None:
+    chart = trace_chart([grouped_base, grouped_new], ["base", "new"])
+    bars = _sources(json.loads(json.dumps(chart.item)))["chart-trace:flame"]
+    assert list(zip(bars["report"], bars["name"], strict=True)) == [
+        (f"base: {grouped_base.label}", "matmul"), (f"base: {grouped_base.label}", ESCAPE_NAME),
+        (f"base: {grouped_base.label}", "reduce"), (f"new: {grouped_new.label}", "matmul"),
+        (f"new: {grouped_new.label}", "copy")]
+    html = render_page(build_page(compare(grouped_base, grouped_new)))
+    assert ESCAPE_NAME not in html
+
+
+def test_the_notebook_figure_draws_the_flame_rows(grouped_base: Report, grouped_new: Report) -> None:
+    fig = compare(grouped_base, grouped_new).plot_trace()
+    ax = fig.axes[0]
+    flames = [c for c in ax.collections if tuple(np.round(c.get_facecolor()[0][:3] * 255).astype(int))
+              == tuple(int(FLAME_COLOURS[0][i:i + 2], 16) for i in (1, 3, 5))]
+    assert sum(len(c.get_paths()) for c in flames) == 5
+    # the lanes move down by one flame row each
+    assert [round(t, 2) for t in ax.get_yticks()] == [0.0, -1.22, -2.44]
+    # names of wide bars are plain text (no mathtext, no markup)
+    assert ESCAPE_NAME in [t.get_text() for t in ax.texts]
 
 
 def test_the_stream_copy_parts_differ_in_lightness() -> None:
