@@ -52,9 +52,9 @@ def main() -> None:
     document = Document("bench", (), (), (Section("Variables", table),))
     print(f"{args.rows:,} rows, median of {args.repeat}")
     for width in (80, 200, None):
-        fit = _median(args.repeat, lambda: fit_table(table, width))
-        plain = _median(args.repeat, lambda: render_document(document, width=width))
-        colour = _median(args.repeat, lambda: render_document(document, width=width, color=True))
+        fit = _median(args.repeat, lambda w=width: fit_table(table, w))
+        plain = _median(args.repeat, lambda w=width: render_document(document, width=w))
+        colour = _median(args.repeat, lambda w=width: render_document(document, width=w, color=True))
         dropped = ", ".join(fit_table(table, width).dropped) or "none"
         print(f"width {str(width or 'unbounded'):>9}: fit {fit:6.2f} s, text {plain:6.2f} s, "
               f"coloured {colour:6.2f} s; left out: {dropped}")
