@@ -46,6 +46,9 @@ def row_tag(row: Any, columns: Any) -> Markup:
 def _row_html(row: Any, columns: Any, extra: str) -> str:
     """One ``<tr>`` of ``row`` (``extra``: more attributes, e.g. `` hidden``)."""
     attributes = "".join(f' data-{escape(key)}="{escape(value)}"' for key, value in row.data.items())
+    classes = getattr(row, "classes", ())
+    if classes:
+        attributes = f' class="{escape(" ".join(classes))}"' + attributes
     cells = "".join(cell_tag("td", cell, column) for cell, column in zip(row.cells, columns, strict=False))
     return f"<tr{attributes}{extra}>{cells}</tr>"
 

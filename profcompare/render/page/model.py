@@ -56,11 +56,13 @@ class Row:
 
     ``members``: rows a page holds hidden right after this one, to be shown on demand (the
     programs a folded run of the program tree stands for); the terminal, Markdown and the
-    exports draw the row alone."""
+    exports draw the row alone. ``classes``: CSS classes a page gives the row (e.g.
+    ``status-added``: a mark beside what its text already says)."""
 
     cells: tuple[Cell, ...]
     data: Mapping[str, str] = field(default_factory=dict)
     members: tuple[Row, ...] = ()
+    classes: tuple[str, ...] = ()
 
     def __iter__(self) -> Iterator[Cell]:
         return iter(self.cells)

@@ -371,20 +371,21 @@ def comparison_programs_section(cmp: Comparison, top: int | None = 20) -> Sectio
             title = (f"base: {base_name}; new: {new_name}" if not is_missing(base_name) and not is_missing(new_name)
                      and base_name != new_name else names[head])
             rows.append(Row(_comparison_cells(names[head], title, _kind_cell(kinds[head], kinds[head], names[head]),
-                                              int(base_sizes[head]), int(new_sizes[head]), status, d), data))
+                                              int(base_sizes[head]), int(new_sizes[head]), status, d), data,
+                            classes=(f"status-{status}",)))
             continue
         member_names = [names[m] for m in unit.members]
         label = run_name(member_names, unit.period)
         data["name"] = label
         members = tuple(Row(_comparison_cells(names[m], names[m], _kind_cell(kinds[m], kinds[m], names[m]),
                                               int(base_sizes[m]), int(new_sizes[m]), status, d + 1),
-                            _member_data(data["id"], k, d + 1, names[m], status))
+                            _member_data(data["id"], k, d + 1, names[m], status), classes=(f"status-{status}",))
                         for k, m in enumerate(unit.members)) if index in listed else ()
         at = list(unit.members)
         kind = _kind_cell(run_kind([kinds[m] for m in at], unit.period), kinds[head], names[head])
         rows.append(Row(_comparison_cells(label, _fold_title(member_names, index in listed), kind,
                                           int(base_sizes[at].sum()), int(new_sizes[at].sum()), status, d),
-                        data, members))
+                        data, members, (f"status-{status}",)))
     left = frame[~folded.shown]
     footer: tuple[Row, ...] = ()
     if len(left):
