@@ -127,9 +127,9 @@ def test_toggles_search_and_expand_all(browser, deep_page: Path) -> None:  # typ
     page.fill(f"{box} input.filter-text", "")
     # the search left the path to the match open
     assert _shown(page) == ["main", "stage/0", "block/0", "deep/0", "needle", "6 × copy/…/Mid", "tail"]
-    page.click("div.tree-controls button:has-text('Collapse all')")
+    page.click(".tree-controls button:has-text('Collapse all')")
     assert _shown(page) == ["main"]
-    page.click("div.tree-controls button:has-text('Expand all')")
+    page.click(".tree-controls button:has-text('Expand all')")
     every = page.eval_on_selector_all("#programs-table tbody tr", "rows => rows.length")
     assert page.eval_on_selector_all("#programs-table tbody tr:not([hidden])", "rows => rows.length") == every == 13
     assert problems == []

@@ -39,7 +39,6 @@ from profcompare.render.page.model import Cell, Column, Row, Section, Table, Tab
 from profcompare.render.page.notes import cut_note
 from profcompare.render.sections.document import _missing_sides, limit
 from profcompare.render.sections.program_runs import (
-    MIN_REPEATS,
     TIMES,
     Unit,
     fold_runs,
@@ -76,9 +75,7 @@ _DIFFERING = ("added", "removed", "changed")
 #: the most members of folded runs a page lists (hidden until opened): a run past it stays folded
 PAGE_MEMBERS = 300
 #: the sentence saying what a folded row is, when the table has one
-FOLD_SENTENCE = (f"A row \"n {TIMES} name\" folds a run of like siblings: one group of 1 to 3 programs repeated "
-                 f"n times (at least {MIN_REPEATS}), alike in kind, name (but for digits and middle parts) and "
-                 "status; its figures sum the run's subtrees, and the HTML page lists its programs under it.")
+FOLD_SENTENCE = f"\"n {TIMES} name\": 1 to 3 like siblings repeated n times, their subtrees summed."
 
 
 def indented(name: str, depth: int) -> str:

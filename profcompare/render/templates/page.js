@@ -278,7 +278,7 @@
     refresh();
   }
   Array.prototype.forEach.call(document.querySelectorAll("table.tree"), setupTree);
-  Array.prototype.forEach.call(document.querySelectorAll("div.tree-controls"), function (box) {
+  Array.prototype.forEach.call(document.querySelectorAll(".tree-controls"), function (box) {
     var target = document.getElementById(box.getAttribute("data-table"));
     if (!target || !target.profcompareTree) { return; }
     box.hidden = false;
