@@ -15,7 +15,10 @@ from profcompare.render.sections.programs import (
     comparison_programs_section,
     report_programs_section,
 )
+from profcompare.render.markdown import render_document as render_markdown
+from profcompare.render.sections import report_document
 from profcompare.render.templates_env import row_tag
+from profcompare.render.text import render_document as render_text
 
 _ = "\u00a0"
 
@@ -89,6 +92,11 @@ def test_a_run_of_five_like_siblings_is_one_row_with_the_sums() -> None:
     html = str(row_tag(run, table.columns))
     assert html.count("<tr") == 6 and html.count(" hidden>") == 5
     assert section.notes == ("All 14 programs shown.", FOLD_SENTENCE, TREE_SENTENCE)
+    # the terminal and the Markdown draw the folded row, not its members
+    document = report_document(_report(FIVE), top=20)
+    assert "| └ 5 × relu/# | Sequence |  | 0 | 10 |" in render_markdown(document).splitlines()
+    text = render_text(document)
+    assert "└ 5 × relu/#" in text and "relu/3" not in text
     # the exports carry the folded row as every medium does
     assert table_data(table)["rows"][1] == ["└ 5 × relu/#", "Sequence", "", 0, 10]
     assert table_rows(table)[1][1] == ["└ 5 × relu/#", "Sequence", "", 0, 10]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import SupportsInt, cast
 
 import numpy as np
 import pandas as pd
@@ -242,10 +243,9 @@ def _kind_cell(kind: str, first_kind: str, first_name: str) -> Cell:
 
 def _report_cells(name: str, title: str, kind: Cell, op: str, ipu: object, size: int, depth: int) -> tuple[Cell, ...]:
     """The cells of a report's row: program, kind, op, IPU, programs of its subtree."""
-    known = not is_missing(ipu) and ipu is not None
+    number = None if ipu is None or is_missing(ipu) else int(cast(SupportsInt, ipu))
     return (Cell(indented(name, depth), title=title), kind, Cell(op),
-            Cell(str(int(ipu)) if known else "", int(ipu) if known else None),  # type: ignore[call-overload]
-            _count_cell(size))
+            Cell("" if number is None else str(number), number), _count_cell(size))
 
 
 def _any_fold_shown(folded: _Folded) -> bool:
