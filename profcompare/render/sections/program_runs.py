@@ -43,34 +43,40 @@ def name_pattern(name: str) -> str:
     """The pattern two alike programs' names share: digits as ``#``, and the parts between the
     first and the last ``/``-part as one ``…`` (``WeightsFromHost/fc1.bias/Begin`` ->
     ``WeightsFromHost/…/Begin``, ``matmul/100`` -> ``matmul/#``)."""
-    parts = _DIGITS.sub("#", name).split("/")
-    if len(parts) >= 3:
-        parts = [parts[0], ELLIPSIS, parts[-1]]
-    return "/".join(parts)
+    normal = _DIGITS.sub("#", name)
+    if normal.count("/") < 2:
+        return normal
+    return normal.partition("/")[0] + "/" + ELLIPSIS + "/" + normal.rpartition("/")[2]
+
+
+def name_patterns(names: Sequence[str]) -> list[str]:
+    """:func:`name_pattern` of every name."""
+    return [name_pattern(str(name)) for name in names]
 
 
 def parents_of(depth: Sequence[int] | np.ndarray) -> np.ndarray:
     """The row of each row's parent in a tree in tree order (-1 for a root)."""
-    parents = np.full(len(depth), -1, dtype=np.int64)
+    parents = [-1] * len(depth)
     path: list[int] = []  # the rows enclosing the current one, one per depth
     for row, d in enumerate(np.asarray(depth, dtype=np.int64).tolist()):
         del path[d:]
-        parents[row] = path[-1] if path else -1
+        if path:
+            parents[row] = path[-1]
         path.append(row)
-    return parents
+    return np.asarray(parents, dtype=np.int64)
 
 
 def subtree_ends(depth: Sequence[int] | np.ndarray) -> np.ndarray:
     """For each row of a tree in tree order, the row after its subtree (its subtree is rows
     ``row .. end - 1``)."""
-    d = np.asarray(depth, dtype=np.int64)
-    ends = np.full(len(d), len(d), dtype=np.int64)
+    levels = np.asarray(depth, dtype=np.int64).tolist()
+    ends = [len(levels)] * len(levels)
     open_rows: list[int] = []
-    for row, level in enumerate(d.tolist()):
-        while open_rows and d[open_rows[-1]] >= level:
+    for row, level in enumerate(levels):
+        while open_rows and levels[open_rows[-1]] >= level:
             ends[open_rows.pop()] = row
         open_rows.append(row)
-    return ends
+    return np.asarray(ends, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,8 @@ def _run_at(keys: Sequence[Hashable | None], start: int, status: Sequence[Hashab
     (period, length); (0, 1) for none."""
     best = (0, 1)
     for period in range(1, MAX_PERIOD + 1):
+        if start + period >= len(keys) or keys[start + period] != keys[start]:
+            continue  # the group does not even start again
         group = keys[start:start + period]
         if len(group) < period or any(k is None for k in group) or len(set(status[start:start + period])) > 1:
             break
@@ -177,5 +185,5 @@ def run_kind(kinds: Sequence[str], period: int) -> str:
     return _braced(list(kinds[:period]), "")
 
 
-__all__ = ["ELLIPSIS", "MAX_PERIOD", "MIN_REPEATS", "TIMES", "Unit", "fold_runs", "name_pattern", "parents_of",
+__all__ = ["ELLIPSIS", "MAX_PERIOD", "MIN_REPEATS", "TIMES", "Unit", "fold_runs", "name_pattern", "name_patterns", "parents_of",
            "run_kind", "run_name", "subtree_ends"]

@@ -43,7 +43,7 @@ from profcompare.render.sections.program_runs import (
     TIMES,
     Unit,
     fold_runs,
-    name_pattern,
+    name_patterns,
     parents_of,
     run_kind,
     run_name,
@@ -274,7 +274,7 @@ def report_programs_section(report: Report, top: int | None = 20) -> Section | N
     ops = programs["op"].astype(str).tolist()
     ipus = programs["ipu"].tolist()
     sizes = _subtree_sizes(depth)
-    folded = _fold_and_cut(depth, [(k, name_pattern(n)) for k, n in zip(kinds, names, strict=True)], top)
+    folded = _fold_and_cut(depth, list(zip(kinds, name_patterns(names), strict=True)), top)
     listed = _budget_rows(folded)
     rows = []
     for index, unit in enumerate(folded.units):
@@ -349,9 +349,10 @@ def comparison_programs_section(cmp: Comparison, top: int | None = 20) -> Sectio
     kinds = frame["kind"].astype(str).tolist()
     names = frame["name"].astype(str).tolist()
     statuses = frame["status"].astype(str).tolist()
+    base_names, new_names = frame["base_name"].tolist(), frame["new_name"].tolist()
     base_sizes = frame["base_programs"].to_numpy(dtype=np.int64)
     new_sizes = frame["new_programs"].to_numpy(dtype=np.int64)
-    keys = [None if st == "changed" else (k, name_pattern(n), st) for k, n, st in zip(kinds, names, statuses, strict=True)]
+    keys = [None if st == "changed" else (k, n, st) for k, n, st in zip(kinds, name_patterns(names), statuses, strict=True)]
     changed = np.asarray([st == "changed" for st in statuses], dtype=bool)
     folded = _fold_and_cut(depth, keys, top, status=statuses, enclosing=changed, first=differing)
     listed = _budget_rows(folded)
@@ -363,8 +364,7 @@ def comparison_programs_section(cmp: Comparison, top: int | None = 20) -> Sectio
         d, status = int(depth[head]), statuses[head]
         data = {"name": names[head], "status": status, **_tree_data(folded, index, d, d == 0 or status == "changed")}
         if not unit.folded:
-            r = frame.iloc[head]
-            base_name, new_name = r["base_name"], r["new_name"]
+            base_name, new_name = base_names[head], new_names[head]
             title = (f"base: {base_name}; new: {new_name}" if not is_missing(base_name) and not is_missing(new_name)
                      and base_name != new_name else names[head])
             rows.append(Row(_comparison_cells(names[head], title, _kind_cell(kinds[head], kinds[head], names[head]),
