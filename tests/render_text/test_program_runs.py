@@ -156,3 +156,17 @@ def test_changed_programs_never_fold() -> None:
 def test_kinds_take_the_trace_s_colours(kind: str, name: str, colour: str | None) -> None:
     from profcompare.render.trace_chart import program_colour
     assert program_colour(kind, name) == colour
+
+
+def test_a_page_lists_members_up_to_its_budget() -> None:
+    # two runs of 200 like roots (the second group of another kind): the first run's members are
+    # listed, the second's would pass PAGE_MEMBERS (300) and are not
+    rows = [(i, None, 0, "OnTileExecute", f"step/{i}", "", None) for i in range(200)]
+    rows += [(200 + i, None, 0, "DoExchange", f"ex/{i}", "", None) for i in range(200)]
+    section = report_programs_section(_report(rows), None)
+    assert section is not None and section.table is not None
+    first, second = section.table.rows
+    assert (len(first.members), len(second.members)) == (200, 0)
+    assert second[0].title == ("200 programs, from ex/0 to ex/199 (not listed in this page: over 300 folded "
+                               "programs)")
+    assert section.notes[-1] == "The HTML page lists the programs of folded runs up to 300; 1 run stays folded there."

@@ -253,10 +253,22 @@ def _any_fold_shown(folded: _Folded) -> bool:
     return any(unit.folded and keep for unit, keep in zip(folded.units, folded.cut.keep.tolist(), strict=True))
 
 
+def _unlisted_note(folded: _Folded, listed: set[int]) -> tuple[str, ...]:
+    """A note when a shown folded run's programs are not in the page (past :data:`PAGE_MEMBERS`)."""
+    unlisted = sum(1 for index, unit in enumerate(folded.units)
+                   if unit.folded and folded.cut.keep[index] and index not in listed)
+    if not unlisted:
+        return ()
+    return (f"The HTML page lists the programs of folded runs up to {PAGE_MEMBERS:,}; "
+            f"{unlisted:,} {'run stays' if unlisted == 1 else 'runs stay'} folded there.",)
+
+
 def _shared(values: Sequence[object]) -> object:
     """The one value all ``values`` have, else None."""
     first = values[0]
-    return first if all(v == first or (is_missing(v) and is_missing(first)) for v in values) else None
+    if is_missing(first):
+        return first if all(is_missing(v) for v in values) else None
+    return first if all(not is_missing(v) and v == first for v in values) else None
 
 
 def report_programs_section(report: Report, top: int | None = 20) -> Section | None:
@@ -302,7 +314,7 @@ def report_programs_section(report: Report, top: int | None = 20) -> Section | N
     footer = (Row((Cell(f"other ({left:,} programs)"), Cell(""), Cell(""), Cell(""), _count_cell(left))),) if left else ()
     table = Table(_REPORT_COLUMNS, tuple(rows), id=PROGRAMS_TABLE_ID, footer=footer, sortable=False,
                   filter=TableFilter("program name (substring)"), tree=True)
-    notes = _notes(int(folded.shown.sum()), len(programs), folded.cut, False, _any_fold_shown(folded))
+    notes = _notes(int(folded.shown.sum()), len(programs), folded.cut, False, _any_fold_shown(folded)) + _unlisted_note(folded, listed)
     return Section(PROGRAMS_TITLE, (table,), notes, id=PROGRAMS_ID, notes_on_table=True)
 
 
@@ -394,7 +406,8 @@ def comparison_programs_section(cmp: Comparison, top: int | None = 20) -> Sectio
                   filter=TableFilter("program name (substring)",
                                      (("status", "Status", tuple(s for s in (*_DIFFERING, "unchanged") if s in present)),)),
                   tree=True)
-    notes = _notes(int(folded.shown.sum()), len(frame), folded.cut, bool(differing.any()), _any_fold_shown(folded))
+    notes = (_notes(int(folded.shown.sum()), len(frame), folded.cut, bool(differing.any()), _any_fold_shown(folded))
+             + _unlisted_note(folded, listed))
     return Section(PROGRAMS_TITLE, (table,), notes + _missing_sides(cmp, "programs"), id=PROGRAMS_ID,
                    notes_on_table=True)
 
