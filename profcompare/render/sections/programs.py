@@ -73,6 +73,9 @@ _COMPARISON_COLUMNS = (Column("Program", key="name"), Column("Kind", key="kind")
                        Column("Delta", True, key="delta_programs"), Column("Status", key="status"))
 _DIFFERING = ("added", "removed", "changed")
 
+#: a page opens the rows above this depth (the roots), and in a comparison every program
+#: enclosing a difference; the rest start closed
+OPEN_DEPTH = 1
 #: the most members of folded runs a page lists (hidden until opened): a run past it stays folded
 PAGE_MEMBERS = 300
 #: the sentence saying what a folded row is, when the table has one
@@ -294,7 +297,7 @@ def report_programs_section(report: Report, top: int | None = 20) -> Section | N
             continue
         head = unit.members[0]
         d = int(depth[head])
-        data = {"name": names[head], **_tree_data(folded, index, d, d == 0)}
+        data = {"name": names[head], **_tree_data(folded, index, d, d < OPEN_DEPTH)}
         if not unit.folded:
             rows.append(Row(_report_cells(names[head], names[head], _kind_cell(kinds[head], kinds[head], names[head]),
                                           ops[head], ipus[head], int(sizes[head]), d), data))
@@ -374,7 +377,7 @@ def comparison_programs_section(cmp: Comparison, top: int | None = 20) -> Sectio
             continue
         head = unit.members[0]
         d, status = int(depth[head]), statuses[head]
-        data = {"name": names[head], "status": status, **_tree_data(folded, index, d, d == 0 or status == "changed")}
+        data = {"name": names[head], "status": status, **_tree_data(folded, index, d, d < OPEN_DEPTH or status == "changed")}
         if not unit.folded:
             base_name, new_name = base_names[head], new_names[head]
             title = (f"base: {base_name}; new: {new_name}" if not is_missing(base_name) and not is_missing(new_name)
