@@ -222,6 +222,7 @@ def _fold_title(names: Sequence[str], listed: bool) -> str:
 
 
 def _member_data(unit_id: str, k: int, depth: int, name: str, status: str | None = None) -> dict[str, str]:
+    """The page attributes of the ``k``-th program of the folded row ``unit_id``: a child of that row."""
     data = {"name": name} if status is None else {"name": name, "status": status}
     data.update({"id": f"{unit_id}.{k}", "parent": unit_id, "depth": str(depth), "open": "false", "member": "true"})
     return data
