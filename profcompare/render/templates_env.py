@@ -29,16 +29,28 @@ def cell_tag(tag: str, cell: Any, column: Any) -> Markup:
         attributes += f' data-sort="{escape(cell.sort)}"'
     if cell.title:
         attributes += f' title="{escape(cell.title)}"'
-    return Markup(f"<{tag}{attributes}>{escape(cell.text)}</{tag}>")
+    swatch = getattr(cell, "swatch", None)
+    mark = f'<span class="swatch" style="background-color:{escape(swatch)}" aria-hidden="true"></span>' if swatch else ""
+    return Markup(f"<{tag}{attributes}>{mark}{escape(cell.text)}</{tag}>")
 
 
 def row_tag(row: Any, columns: Any) -> Markup:
     """One body row of a table as HTML: ``<tr data-status="grew">`` (the row's ``data-*``
-    attributes, escaped), its cells by :func:`cell_tag`, ``</tr>``. Written in Python for the
-    reason cell_tag is: a page holds hundreds of rows."""
+    attributes, escaped), its cells by :func:`cell_tag`, ``</tr>``, then its ``members`` (a
+    folded run's programs) as hidden rows alike. Written in Python for the reason cell_tag is: a
+    page holds hundreds of rows."""
+    return Markup(_row_html(row, columns, "") + "".join(_row_html(member, columns, " hidden")
+                                                         for member in getattr(row, "members", ())))
+
+
+def _row_html(row: Any, columns: Any, extra: str) -> str:
+    """One ``<tr>`` of ``row`` (``extra``: more attributes, e.g. `` hidden``)."""
     attributes = "".join(f' data-{escape(key)}="{escape(value)}"' for key, value in row.data.items())
+    classes = getattr(row, "classes", ())
+    if classes:
+        attributes = f' class="{escape(" ".join(classes))}"' + attributes
     cells = "".join(cell_tag("td", cell, column) for cell, column in zip(row.cells, columns, strict=False))
-    return Markup(f"<tr{attributes}>{cells}</tr>")
+    return f"<tr{attributes}{extra}>{cells}</tr>"
 
 
 #: where each template's compiled code is kept: beside the templates, as Python keeps a

@@ -82,6 +82,31 @@ def colour_of(block_type: str) -> str:
     return TYPE_COLOURS.get(block_type, OTHER_COLOUR)
 
 
+#: program kinds (``Report.programs``) the trace names otherwise: pva's StreamCopyMid is the
+#: trace's StreamCopy (a Sync goes by its name, :func:`trace_type_of_program`)
+TRACE_TYPE_OF_PROGRAM_KIND: Mapping[str, str] = MappingProxyType({"StreamCopyMid": "StreamCopy"})
+#: program kinds that only group other programs and are no block of the trace
+GROUPING_KINDS = frozenset({"Sequence"})
+
+
+def trace_type_of_program(kind: str, name: str) -> str:
+    """The trace block type of a program of ``kind`` named ``name``: a Sync is ExternalSync or
+    InternalSync after the last part of its name (``matmul/Internal Sync``), as Graph Analyser
+    labels it; StreamCopyMid is StreamCopy; any other kind keeps its name."""
+    if kind == "Sync":
+        last = name.rsplit("/", 1)[-1].strip().lower()
+        return "ExternalSync" if last.startswith("external") else "InternalSync" if last.startswith("internal") else kind
+    return TRACE_TYPE_OF_PROGRAM_KIND.get(kind, kind)
+
+
+def program_colour(kind: str, name: str = "") -> str | None:
+    """The colour the trace draws a program of ``kind`` (named ``name``) in; None for a Sequence,
+    which only groups programs."""
+    if kind in GROUPING_KINDS:
+        return None
+    return colour_of(trace_type_of_program(kind, name))
+
+
 def _lanes(reports: Sequence[Report], labels: Sequence[str]) -> list[tuple[int, int, str]]:
     """(report index, ipu, lane label) top to bottom."""
     lanes = []
@@ -301,6 +326,6 @@ def _draw_overview(fig: bokeh_doc.Figure, chart_id: str, reports: Sequence[Repor
     fig.hover([bars], [("bin", "@where"), ("cycles per type", "@busy")], point_policy="follow_mouse")
 
 
-__all__ = ["FLAME_COLOURS", "FLAME_ROW", "MAX_BLOCKS", "MAX_FLAME_DEPTH", "MAX_FLAME_SPANS", "OVERVIEW_BINS",
-           "OVERVIEW_BLOCKS", "OTHER_COLOUR", "TYPE_COLOURS", "colour_of", "flame_row", "lane_centres", "lane_flames",
-           "trace_chart"]
+__all__ = ["FLAME_COLOURS", "FLAME_ROW", "GROUPING_KINDS", "MAX_BLOCKS", "MAX_FLAME_DEPTH", "MAX_FLAME_SPANS",
+           "OVERVIEW_BINS", "OVERVIEW_BLOCKS", "OTHER_COLOUR", "TRACE_TYPE_OF_PROGRAM_KIND", "TYPE_COLOURS", "colour_of",
+           "flame_row", "lane_centres", "lane_flames", "program_colour", "trace_chart", "trace_type_of_program"]

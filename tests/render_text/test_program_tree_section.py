@@ -63,18 +63,25 @@ def test_a_report_s_tree_in_order_indented_by_depth(base: Report) -> None:
     assert (section.title, section.id, section.charts) == ("Program tree", "programs", ())
     table = section.table
     assert table is not None and table.id == "programs-table" and not table.sortable
-    assert [c.header for c in table.columns] == ["Program", "Kind", "Op", "IPU"]
+    assert [c.header for c in table.columns] == ["Program", "Kind", "Op", "IPU", "Programs"]
     assert _texts(table) == [
-        ["main", "Sequence", "", ""],
-        ["└ matmul/100", "Sequence", "matmul", "0"],
-        [f"{_}{_}└ matmul/100/Convolve", "OnTileExecute", "matmul", "0"],
-        [f"{_}{_}└ matmul/100/Internal Sync", "Sync", "matmul", "0"],
-        ["└ relu", "Sequence", "relu", "0"],
-        [f"{_}{_}└ relu", "OnTileExecute", "relu", "0"],
-        ["└ copy/Begin", "StreamCopyBegin", "", "0"],
+        ["main", "Sequence", "", "", "7"],
+        ["└ matmul/100", "Sequence", "matmul", "0", "3"],
+        [f"{_}{_}└ matmul/100/Convolve", "OnTileExecute", "matmul", "0", "1"],
+        [f"{_}{_}└ matmul/100/Internal Sync", "Sync", "matmul", "0", "1"],
+        ["└ relu", "Sequence", "relu", "0", "2"],
+        [f"{_}{_}└ relu", "OnTileExecute", "relu", "0", "1"],
+        ["└ copy/Begin", "StreamCopyBegin", "", "0", "1"],
     ]
     assert not table.footer
-    assert [dict(row.data) for row in table.rows[:2]] == [{"name": "main"}, {"name": "matmul/100"}]
+    # the page's tree: ids, parents, depths, the roots open
+    assert [dict(row.data) for row in table.rows[:3]] == [
+        {"name": "main", "id": "p0", "parent": "", "depth": "0", "open": "true"},
+        {"name": "matmul/100", "id": "p1", "parent": "p0", "depth": "1", "open": "false"},
+        {"name": "matmul/100/Convolve", "id": "p2", "parent": "p1", "depth": "2", "open": "false"}]
+    assert table.tree
+    # the kind's swatch is the trace's colour of its block type; a Sequence has none
+    assert [row[1].swatch for row in table.rows] == [None, None, "#3b6fb6", "#e57373", None, "#3b6fb6", "#a5d6a7"]
     assert table.filter == TableFilter("program name (substring)")
     assert section.notes == ("All 7 programs shown.", TREE_SENTENCE)
     assert TREE_SENTENCE == ("Poplar's program tree: the programs the compiled graph runs, nested as Poplar nests "
@@ -87,12 +94,12 @@ def test_a_long_tree_shows_its_top_and_counts_the_rest(base: Report) -> None:
     section = report_programs_section(base, 4)
     assert section is not None
     assert _texts(section.table) == [
-        ["main", "Sequence", "", ""],
-        ["└ matmul/100", "Sequence", "matmul", "0"],
-        ["└ relu", "Sequence", "relu", "0"],
-        ["└ copy/Begin", "StreamCopyBegin", "", "0"],
+        ["main", "Sequence", "", "", "7"],
+        ["└ matmul/100", "Sequence", "matmul", "0", "3"],
+        ["└ relu", "Sequence", "relu", "0", "2"],
+        ["└ copy/Begin", "StreamCopyBegin", "", "0", "1"],
     ]
-    assert _texts(section.table, footer=True) == [["other (3 programs)", "", "", ""]]
+    assert _texts(section.table, footer=True) == [["other (3 programs)", "", "", "", "3"]]
     assert section.notes == ("Top 4 of 7 programs shown; 3 more in the 'other' row. Shown: every program down to "
                              "depth 1 (0: a root).", TREE_SENTENCE)
     # room for the roots, not their children: the roots alone
@@ -101,7 +108,7 @@ def test_a_long_tree_shows_its_top_and_counts_the_rest(base: Report) -> None:
     assert section is not None
     assert [row[0].text for row in section.table.rows] == [  # type: ignore[union-attr]
         "main", "└ matmul/100", f"{_}{_}└ matmul/100/Convolve", "└ relu", "└ copy/Begin"]
-    assert _texts(section.table, footer=True) == [["other (2 programs)", "", "", ""]]
+    assert _texts(section.table, footer=True) == [["other (2 programs)", "", "", "", "2"]]
     assert section.notes[0] == ("Top 5 of 7 programs shown; 2 more in the 'other' row. Shown: every program down to "
                                 "depth 1 (0: a root) and 1 of the 3 at depth 2.")
     # a wide level: the roots, then the first children that fit
@@ -124,13 +131,13 @@ def test_the_terminal_draws_the_cut_tree(base: Report) -> None:
     drawn = render_text(report_document(base, top=4))
     at = drawn.index("Program tree\n------------\n")
     assert drawn[at:].split("\n")[2:9] == [
-        "Program              Kind              Op       IPU",
-        "───────────────────────────────────────────────────",
-        "main                 Sequence",
-        "└ matmul/100         Sequence          matmul     0",
-        "└ relu               Sequence          relu       0",
-        "└ copy/Begin         StreamCopyBegin              0",
-        "other (3 programs)",
+        "Program              Kind              Op       IPU   Programs",
+        "──────────────────────────────────────────────────────────────",
+        "main                 Sequence                                7",
+        "└ matmul/100         Sequence          matmul     0          3",
+        "└ relu               Sequence          relu       0          2",
+        "└ copy/Begin         StreamCopyBegin              0          1",
+        "other (3 programs)                                           3",
     ]
     # after the execution trace's place, before liveness
     ids = [s.id for s in report_sections(base, RowLimits.every(4))]
@@ -159,7 +166,10 @@ def test_two_trees_aligned_with_an_added_subtree(cmp: Comparison) -> None:
     # tones as the other listings: added costs, removed frees, changed is not coloured
     assert [(row[4].tone, row[5].tone) for row in table.rows[:2]] == [(None, None)] * 2
     assert (table.rows[7][5].tone, table.rows[5][5].tone) == ("bad", "good")
-    assert dict(table.rows[7].data) == {"name": "gelu", "status": "added"}
+    assert dict(table.rows[7].data) == {"name": "gelu", "status": "added", "id": "p7", "parent": "p0", "depth": "1",
+                                        "open": "false"}
+    # a page opens the roots and the programs enclosing a difference
+    assert [row.data["open"] for row in table.rows] == ["true", "true"] + ["false"] * 8 + ["true"]
     assert table.rows[1][0].title == "base: matmul/100; new: matmul/102"
     assert table.filter == TableFilter("program name (substring)",
                                        (("status", "Status", ("added", "removed", "changed", "unchanged")),))

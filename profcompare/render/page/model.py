@@ -23,12 +23,15 @@ TONES = ("bad", "good", "muted")
 @dataclass(frozen=True)
 class Cell:
     """One table cell: the text shown, the key a page sorts it by (None: by its text), its tone
-    (None or one of :data:`TONES`) and a tooltip (``title``, e.g. the exact byte count)."""
+    (None or one of :data:`TONES`), a tooltip (``title``, e.g. the exact byte count) and a
+    ``swatch``: a colour (``#rrggbb``) a page draws as a small square before the text, e.g. the
+    colour the execution trace gives a program's kind (the text still says the kind)."""
 
     text: str
     sort: float | str | None = None
     tone: str | None = None
     title: str | None = None
+    swatch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -49,10 +52,17 @@ class Column:
 @dataclass(frozen=True)
 class Row:
     """One table row: its cells plus the ``data-*`` attributes a page's filter matches (e.g.
-    status, name). A row reads as the sequence of its cells (``row[0]``, ``for cell in row``)."""
+    status, name). A row reads as the sequence of its cells (``row[0]``, ``for cell in row``).
+
+    ``members``: rows a page holds hidden right after this one, to be shown on demand (the
+    programs a folded run of the program tree stands for); the terminal, Markdown and the
+    exports draw the row alone. ``classes``: CSS classes a page gives the row (e.g.
+    ``status-added``: a mark beside what its text already says)."""
 
     cells: tuple[Cell, ...]
     data: Mapping[str, str] = field(default_factory=dict)
+    members: tuple[Row, ...] = ()
+    classes: tuple[str, ...] = ()
 
     def __iter__(self) -> Iterator[Cell]:
         return iter(self.cells)
@@ -89,8 +99,10 @@ FOLDED_ROWS = 10
 @dataclass(frozen=True)
 class Table:
     """A table: columns, body rows (one cell per column), an optional footer ("other"/total)
-    row, a note, and for a page its id, whether it sorts, what it says when empty and its
-    filter controls."""
+    row, a note, and for a page its id, whether it sorts, what it says when empty, its filter
+    controls and whether its rows are a ``tree`` (rows carrying ``data-id``, ``data-parent`` and
+    ``data-depth``; a page gives each row with children a toggle that hides or shows them, and
+    "Expand all" / "Collapse all" buttons)."""
 
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
@@ -100,6 +112,7 @@ class Table:
     sortable: bool = True
     empty: str = "nothing to show"
     filter: TableFilter | None = None
+    tree: bool = False
 
     @classmethod
     def of(cls, columns: Iterable[Column], rows: Iterable[Sequence[Cell]]) -> Table:

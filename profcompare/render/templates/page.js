@@ -186,6 +186,109 @@
     });
   });
 
+  // ---- tree tables (the program tree): rows carry data-id, data-parent, data-depth and data-open;
+  // a row with children gets a toggle (a button with aria-expanded) that hides or shows them.
+  // A row is shown when every row above it is open and, while a filter is set, when it matches
+  // or encloses a match (the filter opens the rows enclosing a match; those not matching are
+  // marked as context). Folded runs' members are children of their run's row.
+  function setupTree(table) {
+    var rows = Array.prototype.slice.call(table.tBodies[0].rows).filter(function (r) {
+      return r.hasAttribute("data-id");
+    });
+    var byId = {};
+    var children = {};
+    var open = {};
+    var toggles = {};
+    var matched = null;  // while a filter is set: id -> "match" | "context"
+    rows.forEach(function (row) {
+      var id = row.getAttribute("data-id");
+      byId[id] = row;
+      open[id] = row.getAttribute("data-open") === "true";
+      var parent = row.getAttribute("data-parent");
+      if (parent) { (children[parent] = children[parent] || []).push(row); }
+    });
+    function parentOf(row) { return byId[row.getAttribute("data-parent") || ""] || null; }
+    function shown(row) {
+      for (var up = parentOf(row); up; up = parentOf(up)) {
+        if (!open[up.getAttribute("data-id")]) { return false; }
+      }
+      return !matched || Object.prototype.hasOwnProperty.call(matched, row.getAttribute("data-id"));
+    }
+    function refresh() {
+      rows.forEach(function (row) {
+        var id = row.getAttribute("data-id");
+        row.hidden = !shown(row);
+        row.classList.toggle("context", matched !== null && matched[id] === "context");
+        if (toggles[id]) { toggles[id].setAttribute("aria-expanded", open[id] ? "true" : "false"); }
+      });
+      fold(table);
+    }
+    rows.forEach(function (row) {
+      var id = row.getAttribute("data-id");
+      var cell = row.cells[0];
+      var text = cell && cell.firstChild && cell.firstChild.nodeType === 3 ? cell.firstChild : null;
+      var mark;
+      if (children[id]) {
+        mark = document.createElement("button");
+        mark.type = "button";
+        mark.className = "tree-toggle";
+        mark.setAttribute("aria-label", "programs under " + (row.getAttribute("data-name") || ""));
+        mark.addEventListener("click", function () {
+          open[id] = !open[id];
+          refresh();
+        });
+        toggles[id] = mark;
+      } else {
+        mark = document.createElement("span");
+        mark.className = "tree-leaf";
+      }
+      if (!cell) { return; }
+      // after the indentation ("  └ "), before the name
+      var indent = text ? text.data.match(/^[\u00a0]*(\u2514 )?/)[0].length : 0;
+      cell.insertBefore(mark, indent && text ? text.splitText(indent) : cell.firstChild);
+    });
+    table.profcompareTree = {
+      filter: function (keep) {
+        // keep: a row -> whether it matches; null clears the filter
+        if (!keep) {
+          matched = null;
+        } else {
+          matched = {};
+          rows.forEach(function (row) {
+            if (!keep(row)) { return; }
+            matched[row.getAttribute("data-id")] = "match";
+            for (var up = parentOf(row); up; up = parentOf(up)) {
+              var upId = up.getAttribute("data-id");
+              open[upId] = true;
+              if (!matched[upId]) { matched[upId] = "context"; }
+            }
+          });
+        }
+        refresh();
+        return matched ? Object.keys(matched).filter(function (k) { return matched[k] === "match"; }).length : rows.length;
+      },
+      setAll: function (value) {
+        rows.forEach(function (row) { open[row.getAttribute("data-id")] = value; });
+        var button = document.getElementById(table.id + "-expander");
+        if (button) { button.setAttribute("aria-expanded", value ? "true" : "false"); }
+        refresh();
+      },
+      size: rows.length
+    };
+    refresh();
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("table.tree"), setupTree);
+  Array.prototype.forEach.call(document.querySelectorAll(".tree-controls"), function (box) {
+    var target = document.getElementById(box.getAttribute("data-table"));
+    if (!target || !target.profcompareTree) { return; }
+    box.hidden = false;
+    Array.prototype.forEach.call(box.querySelectorAll("button.tree-all"), function (button) {
+      button.addEventListener("click", function () {
+        target.profcompareTree.setAll(button.getAttribute("data-open") === "true");
+      });
+    });
+  });
+
   // ---- filters above other tables (the memory ledger): text in data-name, selects on data-<attr> ----
   Array.prototype.forEach.call(document.querySelectorAll("div.table-filter"), function (box) {
     var target = document.getElementById(box.getAttribute("data-table"));
@@ -198,16 +301,27 @@
       var rows = Array.prototype.slice.call(target.tBodies[0].rows).filter(function (r) {
         return !r.classList.contains("empty");
       });
-      var shown = 0;
-      rows.forEach(function (row) {
+      function matches(row) {
         var keep = !needle || (row.getAttribute("data-name") || "").toLowerCase().indexOf(needle) !== -1;
         selects.forEach(function (sel) {
           if (sel.value && row.getAttribute("data-" + sel.getAttribute("data-attr")) !== sel.value) { keep = false; }
         });
+        return keep;
+      }
+      var filtered = needle || selects.some(function (sel) { return sel.value; });
+      var shown = 0;
+      if (target.profcompareTree) {
+        // a tree shows the matches with the rows enclosing them (it folds itself)
+        shown = target.profcompareTree.filter(filtered ? matches : null);
+        counter.textContent = filtered ? shown.toLocaleString("en-US") + " of " + rows.length.toLocaleString("en-US") +
+          " rows match" : "";
+        return;
+      }
+      rows.forEach(function (row) {
+        var keep = matches(row);
         row.hidden = !keep;
         if (keep) { shown += 1; }
       });
-      var filtered = needle || selects.some(function (sel) { return sel.value; });
       counter.textContent = filtered ? shown.toLocaleString("en-US") + " of " + rows.length.toLocaleString("en-US") +
         " rows match" : "";
       fold(target);
