@@ -102,8 +102,9 @@ def test_renderer_is_registered_and_declares_html() -> None:
 def test_hostile_variable_name_is_escaped_everywhere(diff_html: str) -> None:
     # the raw markup of the name must never reach the page as markup
     assert "<b>x</b>" not in diff_html
-    # the six charts' JSON, the page's JSON, the charting library and our code, nothing else
-    assert diff_html.count("</script>") == 9
+    # the eight charts' JSON (the tile map and tile histogram among them), the page's JSON, the
+    # charting library and our code, nothing else
+    assert diff_html.count("</script>") == 11
     parsed = _parse(diff_html)
     assert "b" not in parsed.tags
     assert [(attrs.get("type"), attrs.get("data-chart") or attrs.get("id") or attrs.get("data-library"))
