@@ -55,7 +55,7 @@ IO_OUTLINE_COLOUR = "#000000"
 HOVER_CATEGORIES = 3
 
 #: Pixels per row of cells, and the most the map may be tall before rows get thinner.
-_ROW_PX = 10
+_ROW_PX = 8
 _MAX_PLOT_PX = 420
 
 
@@ -148,13 +148,15 @@ def tile_map_data(obj: Report | Comparison) -> TileMapData:
     return TileMapData(cells, scale, isinstance(obj, Comparison), rows_per_ipu, ipus)
 
 
-def _breakdown(report: Report, tiles: np.ndarray, prefix: str) -> tuple[dict[str, object], list[tuple[str, str]]]:
-    """Hover columns and tooltips of ``report``'s figures of ``tiles`` (0 where it lacks a tile):
-    always-live and not-always-live peak, memory by region where recorded, largest categories."""
+def _breakdown(report: Report, tiles: np.ndarray, side: str) -> tuple[dict[str, object], list[tuple[str, str]]]:
+    """Hover columns and tooltips of ``report``'s figures of ``tiles`` (NaN where it lacks a tile):
+    always-live and not-always-live peak, memory by region where recorded, largest categories;
+    ``side`` ("new", or "" for a report's own map) prefixes their names."""
     frame = report.tiles.set_index("tile").reindex(tiles)
     columns: dict[str, object] = {}
     tips: list[tuple[str, str]] = []
-    who = f"{prefix} " if prefix else ""
+    prefix = f"{side}_" if side else ""
+    who = f"{side} " if side else ""
     for key, column, label in (("al", "always_live_bytes", "always-live"),
                                ("nal", "not_always_live_peak_bytes", "not-always-live peak")):
         columns[f"{prefix}{key}"] = frame[column].to_numpy(dtype="float64", na_value=np.nan)
@@ -202,7 +204,7 @@ def tile_map_chart(obj: Report | Comparison, *, chart_id: str = "chart-tile-map"
         fields["new"] = frame["new_bytes"].to_numpy(dtype="float64")
         fields["delta"] = frame["delta_bytes"].to_numpy(dtype="float64")
         tips += [("bytes (incl. gaps)", "base @base{0,0} B, new @new{0,0} B, delta @delta{+0,0} B")]
-        extra, more = _breakdown(obj.new, tiles, "new_")
+        extra, more = _breakdown(obj.new, tiles, "new")
     else:
         fields["bytes"] = cells["value"].to_numpy(dtype="float64")
         tips += [("bytes (incl. gaps)", "@bytes{0,0} B")]
@@ -265,7 +267,7 @@ def histogram_chart(hist: pd.DataFrame, roles: tuple[str, ...], *, chart_id: str
     high = hist["to_bytes"].to_numpy(dtype="float64")
     scale, unit = _unit(float(high.max()))
     colours = ("#4c72b0", "#dd8452")
-    fig = bokeh_doc.Figure(chart_id, height=190, x_label=f"tile bytes (incl. gaps), {unit}", y_label="tiles",
+    fig = bokeh_doc.Figure(chart_id, height=160, x_label=f"tile bytes (incl. gaps), {unit}", y_label="tiles",
                            x_range=bokeh_doc.fixed_range(0.0, float(high.max()) / scale),
                            y_range=bokeh_doc.data_range(f"{chart_id}:y", start=0, range_padding=0.08))
     fig.xgrid.set(grid_line_color=None)

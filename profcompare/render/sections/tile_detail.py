@@ -36,6 +36,10 @@ HISTOGRAM_TABLE_ID = "tile-histogram-table"
 #: How many live variables the section lists per report when ``top`` does not say.
 LIVE_VARIABLES = 10
 
+#: At most this many variables per report in the section as the pages and full views show it
+#: (among many other sections: ``profcompare tiles`` lists :data:`LIVE_VARIABLES` or ``--top``).
+SECTION_VARIABLES = 5
+
 #: What each figure of a tile is called in a table (categories keep PopVision's names).
 FIGURE_LABELS: dict[str, str] = {
     "bytes": "Bytes (incl. gaps)",
@@ -268,18 +272,18 @@ def comparison_tile_detail_section(cmp: Comparison, tile: int | None = None, top
 
 def report_tile_detail_page_section(report: Report, top: int | None = None) -> Section | None:
     """The "Tile detail" section of a report's page and full views (its fullest tile), at most
-    :data:`LIVE_VARIABLES` variables; None for a report without per-tile memory."""
+    :data:`SECTION_VARIABLES` variables; None for a report without per-tile memory."""
     if not len(report.tiles):
         return None
-    return report_tile_detail_section(report, None, min(_limit(top), LIVE_VARIABLES))
+    return report_tile_detail_section(report, None, min(_limit(top), SECTION_VARIABLES))
 
 
 def comparison_tile_detail_page_section(cmp: Comparison, top: int | None = None) -> Section | None:
     """The "Tile detail" section of a comparison's page and full views, at most
-    :data:`LIVE_VARIABLES` variables per side; None when neither report has per-tile memory."""
+    :data:`SECTION_VARIABLES` variables per side; None when neither report has per-tile memory."""
     if not (len(cmp.base.tiles) or len(cmp.new.tiles)):
         return None
-    return comparison_tile_detail_section(cmp, None, min(_limit(top), LIVE_VARIABLES))
+    return comparison_tile_detail_section(cmp, None, min(_limit(top), SECTION_VARIABLES))
 
 
 def tile_detail_document(obj: Report | Comparison, tile: int | None = None, top: int | None = None) -> Document:
@@ -304,6 +308,7 @@ __all__ = [
     "PLACEMENT_NOTE",
     "PVA_PLACEMENT_NOTE",
     "REGIONS_NOTE",
+    "SECTION_VARIABLES",
     "TILE_DETAIL_TITLE",
     "comparison_tile_detail_page_section",
     "comparison_tile_detail_section",
