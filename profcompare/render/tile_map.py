@@ -176,8 +176,9 @@ def _breakdown(report: Report, tiles: np.ndarray, side: str) -> tuple[dict[str, 
         for r in range(len(values)):
             parts = [f"{names[k]} {format_bytes(values[r, k])}" for k in order[r] if values[r, k] > 0]
             texts.append(", ".join(parts) or "–")
-        columns[f"{prefix}top"] = texts
-        tips.append((f"{who}largest categories", f"@{prefix}top"))
+        # not "top": a report's map has no prefix, and "top" is the cells' upper edge
+        columns[f"{prefix}categories"] = texts
+        tips.append((f"{who}largest categories", f"@{prefix}categories"))
     return columns, tips
 
 
@@ -226,12 +227,6 @@ def tile_map_chart(obj: Report | Comparison, *, chart_id: str = "chart-tile-map"
                                          "bottom": -row[io] - 1.0}, name=f"{chart_id}:io")
         fig.glyph("Quad", outline, left="left", right="right", bottom="bottom", top="top",
                   line_color=IO_OUTLINE_COLOUR, line_width=1.0, fill_alpha=0.0)
-    if data.ipus > 1:
-        starts = np.arange(data.ipus) * (data.rows_per_ipu + 1)
-        labels = bokeh_doc.data_source({"x": np.zeros(data.ipus), "y": -starts.astype("float64") - 0.5,
-                                        "text": [f"IPU {i}" for i in range(data.ipus)]}, name=f"{chart_id}:ipus")
-        fig.glyph("Text", labels, x="x", y="y", text="text", x_offset=-2, text_color="#333333",
-                  text_font_size="7pt", text_baseline="middle")
     fig.hover([cells_renderer], tips, point_policy="follow_mouse")
     return InteractiveChart(chart_id, _json_item(fig), _caption(obj, data), _note(obj, data))
 
@@ -254,7 +249,9 @@ def _note(obj: Report | Comparison, data: TileMapData) -> str:
         over = int((data.cells["value"] > data.scale).sum())
         scale = (f"Colour from white (0 B) to dark blue ({format_bytes(data.scale)}, the budget); "
                  f"{over:,} tile{'s' if over != 1 else ''} over the budget in red.")
-    return f"{len(data.cells):,} tiles. {scale}{outlined} {LAYOUT_NOTE}"
+    ipus = (f" IPU 0 on top, then IPU 1{' to ' + str(data.ipus - 1) if data.ipus > 2 else ''}, each after a blank "
+            "row." if data.ipus > 1 else "")
+    return f"{len(data.cells):,} tiles. {scale}{outlined}{ipus} {LAYOUT_NOTE}"
 
 
 def histogram_chart(hist: pd.DataFrame, roles: tuple[str, ...], *, chart_id: str = "chart-tile-histogram") -> InteractiveChart:

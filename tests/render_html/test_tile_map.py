@@ -103,3 +103,24 @@ def test_the_histogram_chart_gives_its_counts_in_words(base: Report, new: Report
 def test_a_report_without_tiles_draws_an_empty_map() -> None:
     empty = dataclasses.replace(_report([500] * 200), tiles=make_frame("tiles"))
     assert tile_map.tile_map_chart(empty).note == "no per-tile data"
+
+
+def test_a_reports_map_keeps_its_cells_edges_and_names_its_ipus(base: Report) -> None:
+    chart = tile_map.tile_map_chart(base)
+    source = next(m for m in _models(chart.item) if m.get("attributes", {}).get("name") == "chart-tile-map:tiles")
+    columns = dict(source["attributes"]["data"]["entries"])
+    assert columns["top"]["dtype"] == "float64"  # the cells' upper edges, never a hover text
+    assert len(columns["categories"]) == 200
+    assert "IPU 0 on top, then IPU 1, each after a blank row." in chart.note
+
+
+def _models(value):  # type: ignore[no-untyped-def]
+    """Every serialized Bokeh model in a JSON item."""
+    if isinstance(value, dict):
+        if value.get("type") == "object":
+            yield value
+        for inner in value.values():
+            yield from _models(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _models(inner)
