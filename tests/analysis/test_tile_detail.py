@@ -263,3 +263,14 @@ def test_variables_on_a_tile_and_the_tiles_peak() -> None:
 def test_without_placement_the_replicas_live_set_is_listed(base: Report) -> None:
     assert not td.placement_recorded(base)
     assert td.variables_on_tile(base, 1).empty
+
+
+def test_two_overlapping_variables_by_hand() -> None:
+    """A on tiles 0-3 and B on tiles 2-5, 100 B a tile each, live together: tile 2 lists A and B
+    with 100 B each, tile 5 only B."""
+    placed = _placed()
+    keep = placed.variables["name"] != "W"
+    only_ab = dataclasses.replace(placed, variables=placed.variables[keep].reset_index(drop=True),
+                                  variable_tiles=placed.variable_tiles.iloc[:2].reset_index(drop=True))
+    assert _listed(td.tile_detail(only_ab, 2)) == [("A", 100), ("B", 100)]
+    assert _listed(td.tile_detail(only_ab, 5)) == [("B", 100)]
