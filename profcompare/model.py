@@ -98,6 +98,16 @@ Tables (``name: dtype`` -- meaning):
     tiles: Int64 (nullable) -- tiles its programs use;
     source: object(str) -- "file:line" where the debug information has it, else ""
 
+``variable_tiles`` -- optional; which tiles hold each variable: one row per run of consecutive
+    tiles on which a variable holds the same bytes (a variable mapped over tiles 0-3 with 100 B
+    each is one row; a mapping that wraps round its IPU's tiles is two)
+    variable: object(str) -- the variable's ``variables.name``;
+    ipu: int64 -- the IPU (within the replica) of the run's tiles;
+    first_tile, last_tile: int64 -- the run's first and last tile (inclusive, within the replica);
+    bytes_per_tile: int64 -- the bytes the variable holds on each tile of the run.
+    Empty when the source does not record the placement (Poplar profiles read through pva,
+    stores written before version 9)
+
 ``remote_buffers`` -- optional; Streaming Memory (not tile memory), per replica
     name: object(str); entries: int64; shape: object(str) (one entry's element shape);
     dtype: category; sharded: bool; bytes: int64 (entries x elements x itemsize);
@@ -398,6 +408,13 @@ SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
             ("tiles", "Int64", "tiles", "tiles its programs use; <NA> when unknown"),
             ("source", "object", "", "source location file:line; '' when unknown"),
         ),
+        "variable_tiles": _cols(
+            ("variable", "object", "", "variables.name of the variable"),
+            ("ipu", "int64", "", "IPU index within the replica"),
+            ("first_tile", "int64", "", "first tile of the run, within the replica"),
+            ("last_tile", "int64", "", "last tile of the run (inclusive)"),
+            ("bytes_per_tile", "int64", "bytes", "bytes of the variable on each tile of the run"),
+        ),
     }
 )
 
@@ -445,6 +462,7 @@ EXACT_SIMULATED_COLUMNS: Mapping[str, frozenset[str]] = MappingProxyType({
     "trace": frozenset({"ipu", "type", "name", "program", "parent", "depth"}),
     "programs": frozenset({"id", "parent", "depth", "kind", "name", "op", "ipu"}),
     "operations": frozenset({"name", "debug_name", "type", "layer", "flops", "source"}),
+    "variable_tiles": frozenset({"variable", "ipu"}),
 })
 
 
@@ -961,6 +979,8 @@ class Report:
     programs: pd.DataFrame = field(default_factory=lambda: empty_frame("programs"))
     #: one row per op (optional; readers whose source has no ops leave it empty)
     operations: pd.DataFrame = field(default_factory=lambda: empty_frame("operations"))
+    #: which tiles hold each variable (optional; readers whose source does not say leave it empty)
+    variable_tiles: pd.DataFrame = field(default_factory=lambda: empty_frame("variable_tiles"))
 
     def __post_init__(self) -> None:
         if not isinstance(self.meta, ReportMeta):

@@ -10,8 +10,12 @@ What the Report records and what it does not:
 - per tile: the totals, always-live and not-always-live peak bytes, the region columns (<NA>
   when the source does not record them) and, when the reader gives them, one column per memory
   category;
-- per variable: its bytes over the replica and how many tiles hold part of it (``tiles``), but
-  not which tiles. So the variables a tile's detail lists are those live at the replica's
+- per variable: its bytes over the replica and how many tiles hold part of it (``tiles``);
+- which tiles hold each variable (``variable_tiles``), where the source records it (the
+  simulator does; Poplar profiles read through pva and stores before version 9 do not). Then a
+  tile's detail lists the variables on that tile at the tile's own peak step -- the step at which
+  the not-always-live variables placed on it hold the most bytes -- with their bytes on the tile,
+  always-live ones included. Otherwise it lists the variables live at the replica's
   not-always-live peak step (the liveness table), each with its tile count: the candidates for
   the tile's peak, never a claim that they sit on that tile (:attr:`TileDetail.placement_recorded`).
 """
@@ -47,7 +51,80 @@ class TileDetailError(ProfcompareError):
 
 def _empty_live_variables() -> pd.DataFrame:
     return pd.DataFrame({"name": pd.Series([], dtype=object), "bytes": pd.Series([], dtype="int64"),
-                         "kind": pd.Series([], dtype=object), "tiles": pd.Series([], dtype="int64")})
+                         "kind": pd.Series([], dtype=object), "tiles": pd.Series([], dtype="int64"),
+                         "bytes_on_tile": pd.Series([], dtype="Int64")})
+
+
+def placement_recorded(report: Report) -> bool:
+    """Whether ``report`` says which tiles hold each variable (a non-empty ``variable_tiles``)."""
+    return bool(len(report.variable_tiles))
+
+
+def variables_on_tile(report: Report, tile: int) -> pd.DataFrame:
+    """The variables with bytes on ``tile`` (from ``variable_tiles``): columns name, kind (str),
+    bytes (int64, over the replica), tiles (int64), bytes_on_tile (int64, on this tile),
+    always_live (bool), first_step, last_step (Int64; <NA> for always-live), in the variables
+    table's order. Empty when the report does not record the placement."""
+    placed = report.variable_tiles
+    columns = ["name", "kind", "bytes", "tiles", "bytes_on_tile", "always_live", "first_step", "last_step"]
+    if not len(placed):
+        return pd.DataFrame({c: pd.Series([], dtype="int64") for c in columns})
+    first = placed["first_tile"].to_numpy(dtype="int64")
+    last = placed["last_tile"].to_numpy(dtype="int64")
+    hit = placed[(first <= tile) & (last >= tile)]
+    on_tile = hit.groupby("variable", sort=False)["bytes_per_tile"].sum()
+    variables = report.variables
+    keep = variables["name"].isin(on_tile.index).to_numpy()
+    chosen = variables[keep]
+    names = chosen["name"].astype(str).to_numpy(dtype=object)
+    return pd.DataFrame({
+        "name": pd.Series(names, dtype=object),
+        "kind": pd.Series(chosen["kind"].astype(str).to_numpy(dtype=object), dtype=object),
+        "bytes": chosen["bytes"].to_numpy(dtype="int64"),
+        "tiles": chosen["tiles"].to_numpy(dtype="int64"),
+        "bytes_on_tile": on_tile.reindex(names).to_numpy(dtype="int64"),
+        "always_live": chosen["always_live"].to_numpy(dtype=bool),
+        "first_step": chosen["first_step"].to_numpy(dtype="float64", na_value=np.nan),
+        "last_step": chosen["last_step"].to_numpy(dtype="float64", na_value=np.nan),
+    }).astype({"first_step": "Int64", "last_step": "Int64"})
+
+
+def tile_peak_step(on_tile: pd.DataFrame) -> tuple[int | None, int]:
+    """(step, bytes): the first step at which the not-always-live variables of ``on_tile``
+    (:func:`variables_on_tile`) hold the most bytes on the tile; (None, 0) without any."""
+    live = on_tile[~on_tile["always_live"].to_numpy(dtype=bool)]
+    if not len(live):
+        return None, 0
+    first = live["first_step"].to_numpy(dtype="float64", na_value=np.nan)
+    last = live["last_step"].to_numpy(dtype="float64", na_value=np.nan)
+    size = live["bytes_on_tile"].to_numpy(dtype="int64")
+    known = ~np.isnan(first) & ~np.isnan(last)
+    if not known.any():
+        return None, 0
+    first, last, size = first[known], last[known], size[known]
+    # the most bytes are live at some variable's first step: one candidate per variable
+    steps = np.unique(first)
+    held = ((first[None, :] <= steps[:, None]) & (last[None, :] >= steps[:, None])) @ size
+    best = int(np.argmax(held))
+    return int(steps[best]), int(held[best])
+
+
+def _variables_at_tile_peak(on_tile: pd.DataFrame, step: int | None) -> pd.DataFrame:
+    """The variables of ``on_tile`` on the tile at ``step`` (always-live ones at every step),
+    most bytes on the tile first, then by name: the columns of :func:`live_variables_at`."""
+    first = on_tile["first_step"].to_numpy(dtype="float64", na_value=np.nan)
+    last = on_tile["last_step"].to_numpy(dtype="float64", na_value=np.nan)
+    always = on_tile["always_live"].to_numpy(dtype=bool)
+    live = always | ((first <= step) & (last >= step) if step is not None else np.zeros(len(on_tile), dtype=bool))
+    chosen = on_tile[live]
+    frame = pd.DataFrame({
+        "name": pd.Series(chosen["name"].to_numpy(dtype=object), dtype=object),
+        "bytes": chosen["bytes"].to_numpy(dtype="int64"),
+        "kind": pd.Series(chosen["kind"].to_numpy(dtype=object), dtype=object),
+        "tiles": chosen["tiles"].to_numpy(dtype="int64"),
+        "bytes_on_tile": pd.array(chosen["bytes_on_tile"].to_numpy(dtype="int64"), dtype="Int64"),
+    })
+    return frame.sort_values(["bytes_on_tile", "name"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
 
 @dataclass(frozen=True)
@@ -58,11 +135,15 @@ class TileDetail:
     where the report does not record it (the gaps are always known: bytes including minus
     excluding gaps). ``categories`` holds the tile's bytes per memory
     category (largest first), empty when the report has no per-tile categories. ``peak_step`` /
-    ``peak_program`` are the replica's not-always-live peak step and its program (None / "" without
-    a liveness table): per-tile peak steps are not recorded. ``live_variables`` (columns name,
-    kind: str; bytes: int64 bytes over the replica; tiles: int64 tiles holding part of it) lists the
-    not-always-live variables live at that step, largest first. ``median_bytes`` is the median
-    tile of the report and ``bytes_per_tile`` its budget.
+    ``peak_program`` are, when the report records which tiles hold each variable
+    (``placement_recorded``), the tile's own peak step (:func:`tile_peak_step`; the replica's when
+    no not-always-live variable is on the tile) and its program; otherwise the replica's
+    not-always-live peak step (None / "" without a liveness table). ``live_variables`` (columns
+    name, kind: str; bytes: int64 bytes over the replica; tiles: int64 tiles holding part of it;
+    bytes_on_tile: Int64 bytes on this tile, <NA> without placement) lists, with placement, the
+    variables on the tile at its peak step (always-live ones included), most bytes on the tile
+    first; without, the not-always-live variables live at the replica's peak step, largest
+    first. ``median_bytes`` is the median tile of the report and ``bytes_per_tile`` its budget.
     """
 
     tile: int
@@ -78,8 +159,10 @@ class TileDetail:
     peak_step: int | None
     peak_program: str
     live_variables: pd.DataFrame = field(default_factory=_empty_live_variables, compare=False)
-    #: whether the report says which tiles hold each variable (no reader records it today)
+    #: whether the report says which tiles hold each variable (the simulator's reports do)
     placement_recorded: bool = False
+    #: whether ``peak_step`` is the tile's own peak (else the replica's)
+    tile_peak: bool = False
 
     @property
     def over_budget(self) -> bool:
@@ -124,7 +207,8 @@ def peak_step(report: Report) -> tuple[int | None, str]:
 
 def live_variables_at(report: Report, step: int | None) -> pd.DataFrame:
     """The not-always-live variables live at ``step`` (``first_step <= step <= last_step``),
-    largest first then by name: columns name, kind (str), bytes, tiles (int64). Empty for None."""
+    largest first then by name: columns name, kind (str), bytes, tiles (int64), bytes_on_tile
+    (Int64, <NA>: which tiles hold them is not used here). Empty for None."""
     variables = report.variables
     if step is None or not len(variables):
         return _empty_live_variables()
@@ -136,6 +220,7 @@ def live_variables_at(report: Report, step: int | None) -> pd.DataFrame:
         "bytes": live["bytes"].to_numpy(dtype="int64"),
         "kind": pd.Series(live["kind"].astype(str).to_numpy(dtype=object), dtype=object),
         "tiles": live["tiles"].to_numpy(dtype="int64"),
+        "bytes_on_tile": pd.array([pd.NA] * len(live), dtype="Int64"),
     })
     return frame.sort_values(["bytes", "name"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
@@ -162,6 +247,16 @@ def tile_detail(report: Report, tile: int | None = None) -> TileDetail:
     present = [c for c in tiles.columns if c in CATEGORY_GROUPS]
     categories = sorted(((c, int(row[c])) for c in present), key=lambda item: (-item[1], item[0]))
     step, program = peak_step(report)
+    placed = placement_recorded(report)
+    own = None
+    if placed:
+        on_tile = variables_on_tile(report, int(tile))
+        own, _ = tile_peak_step(on_tile)
+        if own is not None:
+            step, program = own, _program_at(report, own)
+        live = _variables_at_tile_peak(on_tile, step)
+    else:
+        live = live_variables_at(report, step)
     return TileDetail(
         tile=int(tile),
         ipu=int(row["ipu"]),
@@ -175,8 +270,17 @@ def tile_detail(report: Report, tile: int | None = None) -> TileDetail:
         categories=MappingProxyType(dict(categories)),
         peak_step=step,
         peak_program=program,
-        live_variables=live_variables_at(report, step),
+        live_variables=live,
+        placement_recorded=placed,
+        tile_peak=own is not None,
     )
+
+
+def _program_at(report: Report, step: int) -> str:
+    """The program of ``step`` in the liveness table ("" when the table does not have it)."""
+    liveness = report.liveness
+    hit = liveness[liveness["step"].to_numpy(dtype="int64") == step]
+    return str(hit["program"].iloc[0]) if len(hit) else ""
 
 
 def _kib(value: float) -> str:
@@ -211,7 +315,10 @@ def why_fullest(report: Report) -> str:
     if part == "not_always_live":
         reason = (f"it holds {_kib(held[part])} of not-always-live memory at its peak "
                   f"against a median of {_kib(medians[part])}")
-        if detail.peak_step is not None:
+        if detail.peak_step is not None and detail.tile_peak:
+            reason += (f"; the variables placed on it peak at step {detail.peak_step}"
+                       f" ({detail.peak_program})")
+        elif detail.peak_step is not None:
             reason += (f"; the replica's not-always-live memory peaks at step {detail.peak_step}"
                        f" ({detail.peak_program})")
     elif part == "always_live":
@@ -260,7 +367,10 @@ __all__ = [
     "fullest_tile",
     "live_variables_at",
     "peak_step",
+    "placement_recorded",
     "tile_detail",
     "tile_histogram",
+    "tile_peak_step",
+    "variables_on_tile",
     "why_fullest",
 ]

@@ -275,6 +275,17 @@ def check_meta(meta: Any) -> None:
         _fail(f"meta.config is nested deeper than {MAX_CONFIG_DEPTH} levels")
 
 
+def _check_variable_tiles(placed: Any, tiles: int) -> None:
+    """Each run of ``variable_tiles`` inside the replica's tiles, first before last, bytes >= 0."""
+    first = placed["first_tile"].to_numpy()
+    last = placed["last_tile"].to_numpy()
+    bad = (first < 0) | (last < first) | (last >= tiles) | (placed["bytes_per_tile"].to_numpy() < 0)
+    if bad.any():
+        row = _first_bad_row(bad)
+        _fail(f"variable_tiles: row {row} runs from tile {int(first[row])} to {int(last[row])} with "
+              f"{int(placed['bytes_per_tile'].to_numpy()[row])} B per tile (the replica has {tiles} tiles)")
+
+
 def check_report_values(report: Any) -> None:
     """Apply every value rule of this module to ``report`` (raises ReportValidationError)."""
     meta = report.meta
@@ -282,7 +293,7 @@ def check_report_values(report: Any) -> None:
     check_target(meta.target)
     target = meta.target
     for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers", "trace", "programs",
-                  "operations"):
+                  "operations", "variable_tiles"):
         check_integer_columns(table, getattr(report, table))
     check_tiles(report.tiles, target.tiles_per_ipu * target.ipus_per_replica, target.ipus_per_replica)
     if len(report.categories):
@@ -306,6 +317,9 @@ def check_report_values(report: Any) -> None:
             row = _first_bad_row(ipu >= target.ipus_per_replica)
             _fail(f"operations.ipu: row {row} has {int(ipu[row])} (the target has {target.ipus_per_replica} per replica)")
         check_text_column("operations", "name", operations["name"])
+    placed = getattr(report, "variable_tiles", None)
+    if placed is not None and len(placed):
+        _check_variable_tiles(placed, target.tiles_per_ipu * target.ipus_per_replica)
     if len(report.trace):
         ipus = report.trace["ipu"].to_numpy()
         if ipus.min() < 0 or ipus.max() >= target.ipus_per_replica:

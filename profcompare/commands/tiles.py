@@ -42,8 +42,9 @@ LIVE_VARIABLES = 10
 def command(report: str, new: str | None, tile: int | None, top: int | None, fmt: str, output: str | None,
             force: bool) -> None:
     """Explain the fullest tile of REPORT (or tile N): its memory by region, always-live and
-    not-always-live bytes, categories, the variables live at the peak step, and one sentence
-    saying why it is the fullest. With NEW as well: each report's fullest tile and the tile
+    not-always-live bytes, categories, the variables on the tile at its peak step (where the
+    report records which tiles hold each variable; else those live at the replica's peak step),
+    and one sentence saying why it is the fullest. With NEW as well: each report's fullest tile and the tile
     whose bytes changed most, side by side with deltas, the tiles that crossed the budget and a
     histogram of tile bytes, base over new.
 

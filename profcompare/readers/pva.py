@@ -184,7 +184,8 @@ def read_pva(
     per-program code (``controlCodeByTile``, ``codeBytesByTile``: the slow part on large
     models) is not read and the ``code`` table is absent. ``progress(part, done, total)`` is
     called as each part is read. ``pva_module`` replaces the SDK's ``pva`` module (for tests).
-    Problems that leave the rest readable (no clock, an execution walk pybind refuses) are
+    ``variable_tiles`` stays empty: pva has which tiles hold a variable only as lowered variables
+    per tile, slow to walk on large profiles (docs/pva-adapter.md). Problems that leave the rest readable (no clock, an execution walk pybind refuses) are
     :class:`~profcompare.errors.ProfileWarning` warnings, not errors. Raises SdkUnavailableError without ``pva`` and
     ReportFormatError when pva cannot open the file or its content is not as documented.
     """

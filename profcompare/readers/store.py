@@ -77,7 +77,7 @@ from profcompare.base.report_values import check_report_values
 
 #: Version of the layout written by :func:`write_report`. Readers accept every version up to
 #: this one; anything newer raises :class:`~profcompare.errors.UnsupportedReportVersion`.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 #: From this schema version on, a report table of more than :data:`PACKED_FROM_ROWS` rows is
 #: stored *packed*: column by column, each column's encoded values one compressed array in the
@@ -114,8 +114,8 @@ COLUMNS_SINCE: Mapping[tuple[str, str], int] = {
 
 #: Tables added after schema version 1, with the version that added them. Older stores read
 #: them as empty (version 4: the execution trace; version 7: the program tree; version 8: the
-#: operations).
-TABLES_SINCE: Mapping[str, int] = {"trace": 4, "programs": 7, "operations": 8}
+#: operations; version 9: which tiles hold each variable).
+TABLES_SINCE: Mapping[str, int] = {"trace": 4, "programs": 7, "operations": 8, "variable_tiles": 9}
 
 #: At most this many rows in ``checksums`` (one per table, plus meta, dictionary, columns and
 #: itself): more is corruption, refused before anything is sized from it.

@@ -45,7 +45,8 @@ from profcompare._version import __version__
 from profcompare.comparison import Comparison
 from profcompare.comparison.verdict import ComparisonVerdict, comparison_verdict
 from profcompare.model import METRIC_UNITS, Report, variables_convention
-from profcompare.render import bar_charts, interactive
+from profcompare.analysis.tile_detail import tile_histogram
+from profcompare.render import bar_charts, interactive, tile_map
 from profcompare.render.html_model import (
     HTML_MAX_VARIABLE_ROWS,
     Cell,
@@ -65,6 +66,7 @@ from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.page.model import placed_for_page
 from profcompare.render.sections.ledger import LEDGER_MAX_ROWS, ledger_data, with_liveness_rule
 from profcompare.render.sections.order import PAGE_PROGRAMS, RowLimits, comparison_sections, report_sections
+from profcompare.render.sections.tile_detail import HISTOGRAM_TABLE_ID
 from profcompare.render.sections.variables import VARIABLES_ID, matched_changes_first
 from profcompare.render.trace_chart import trace_chart
 from profcompare.render.verdict_words import comparison_sentences, headline
@@ -111,6 +113,10 @@ def _charts(side: PageSide, section: Section, top: int) -> tuple[InteractiveChar
         return (bar_charts.categories_chart(reports, roles),)
     if section.id == "tiles":
         return (interactive.tiles_chart(reports, roles, chart_id="chart-tiles"),)
+    if section.id == "tile-detail":
+        return (tile_map.tile_map_chart(side.obj, chart_id="chart-tile-map"),
+                tile_map.histogram_chart(tile_histogram(reports[0], reports[1] if len(reports) > 1 else None),
+                                         tuple(roles), chart_id="chart-tile-histogram"))
     if section.id == "code":
         return (bar_charts.code_chart(reports, roles, top=min(top, bar_charts.CODE_PROGRAMS)),)
     if section.id == "execution" and any(len(r.execution) for r in reports):
@@ -124,6 +130,9 @@ def _on_page(side: PageSide, section: Section, top: int) -> Section:
     if section.id == "ledger":
         section = with_liveness_rule(section, side.liveness_rule)
     charts = _charts(side, section, top)
+    if section.id == "tile-detail":
+        # the histogram chart (its note gives every bin's counts) stands for the histogram table
+        section = replace(section, tables=tuple(t for t in section.tables if t.id != HISTOGRAM_TABLE_ID))
     return placed_for_page(replace(section, charts=charts) if charts else section)
 
 

@@ -1,12 +1,14 @@
 """JSON output for scripts and CI (``--format json``); every document carries ``schema_version``.
 
-Shapes (schema_version 7; version 3 added the memory ledger, version 4 the verdict, the liveness
+Shapes (schema_version 8; version 3 added the memory ledger, version 4 the verdict, the liveness
 rule, ``host_seconds_per_step`` in the summary and tile-memory totals in ``ledger_by_parameter``,
 version 5 the tables the pages show that the export lacked -- ``time``, ``liveness_peak``,
 ``tile_stats``, ``memory_per_ipu``, ``replicas``, ``loaded_code``, ``streaming_memory_totals`` and
 ``execution_trace``, version 6 a comparison's ``headline``, version 7 the program tree
 (``programs``), a comparison's ``config_differences`` (what differs in the two sides'
-configuration), every ``meta``'s ``layout`` and ``sections``; every older key is kept).
+configuration), every ``meta``'s ``layout`` and ``sections``, version 8 the "Tile detail" section
+(id ``tile-detail``) in ``sections`` and, in ``profcompare tiles --format json``, each tile
+detail's ``tile_peak`` and its live variables' ``bytes_on_tile``; every older key is kept).
 
 ``sections`` holds the sections exactly as the HTML page draws them, with the page's row limits
 (:meth:`~profcompare.render.sections.order.RowLimits.page`): one object per section (``id``,
@@ -110,7 +112,7 @@ from profcompare.render.sections import VariablesView, limit
 from profcompare.render.page.export import sections_data
 from profcompare.render.sections.order import RowLimits, comparison_sections, report_sections
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: metric units whose values are whole numbers
 _INTEGER_UNITS = frozenset({"bytes", "tiles"})

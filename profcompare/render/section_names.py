@@ -19,6 +19,7 @@ SECTION_NAMES: dict[str, str] = {
     "categories": "Memory by category",
     "ipus": "Memory per IPU",
     "tiles": "Tiles",
+    "tile-detail": "Tile detail",
     "variables": "Variables",
     "code": "Code by program",
     "operations": "Operations",

@@ -14,8 +14,11 @@ integers, null where a report does not record the figure):
 
 A ``{detail}`` is {tile, ipu, bytes, bytes_excluding_gaps, always_live_bytes,
 not_always_live_peak_bytes, bytes_per_tile, pct_of_budget, median_bytes, regions: {non_interleaved,
-interleaved, overflow, gap}, categories: {name: bytes}, peak_step, peak_program,
-live_variables: [{name, bytes, kind, tiles}], placement_recorded}.
+interleaved, overflow, gap}, categories: {name: bytes}, peak_step, peak_program, tile_peak,
+live_variables: [{name, bytes, kind, tiles, bytes_on_tile}], placement_recorded}. Version 8 added
+``tile_peak`` (whether ``peak_step`` is the tile's own peak, from which tiles hold each variable,
+or the replica's) and ``bytes_on_tile`` (the variable's bytes on this tile; null when the report
+does not record which tiles hold each variable: ``placement_recorded`` false).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ def detail_json(detail: analysis.TileDetail | None) -> dict[str, Any] | None:
         "peak_program": detail.peak_program,
         "live_variables": frame_records(detail.live_variables),
         "placement_recorded": detail.placement_recorded,
+        "tile_peak": detail.tile_peak,
     }
 
 

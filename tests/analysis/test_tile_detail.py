@@ -8,7 +8,7 @@ import dataclasses
 
 import pandas as pd
 import pytest
-from analysis_builders import report
+from analysis_builders import META, TARGET, report
 
 from profcompare.analysis import tile_detail as td
 from profcompare.comparison import compare
@@ -77,7 +77,8 @@ def test_the_fullest_tile_in_detail(base: Report) -> None:
     assert detail.median_bytes == 350.0 and detail.times_median == pytest.approx(1100 / 350)
     # live at step 1: act (0..1) and partials (1..1); grad is live at step 2 only, w always
     expected = pd.DataFrame({"name": pd.Series(["partials", "act"], dtype=object), "bytes": [500, 400],
-                             "kind": pd.Series(["other", "activation"], dtype=object), "tiles": [1, 2]})
+                             "kind": pd.Series(["other", "activation"], dtype=object), "tiles": [1, 2],
+                             "bytes_on_tile": pd.array([pd.NA, pd.NA], dtype="Int64")})
     pd.testing.assert_frame_equal(detail.live_variables, expected)
     assert detail.placement_recorded is False  # variables record a tile count, not which tiles
 
@@ -199,3 +200,77 @@ def test_histogram_of_tile_bytes_base_over_new(base: Report, new: Report) -> Non
     assert one["base_tiles"].tolist() == [3, 1]
     assert td.tile_histogram(report()).empty
 
+
+
+# --- which tiles hold each variable (variable_tiles) ------------------------------------------
+#: 8 tiles; A (not always live, steps 0-1) on tiles 0-3 with 100 B each, B (steps 1-2) on tiles
+#: 2-5 with 100 B each, the weight W (always live) on tiles 4-7 with 50 B each
+_PLACED_TARGET = dataclasses.replace(TARGET, tiles_per_ipu=8)
+
+
+def _placed() -> Report:
+    tiles = make_frame("tiles", {
+        "tile": list(range(8)), "ipu": [0] * 8,
+        "bytes_including_gaps": [100, 100, 200, 200, 150, 150, 50, 50],
+        "bytes_excluding_gaps": [100, 100, 200, 200, 150, 150, 50, 50],
+        "always_live_bytes": [0, 0, 0, 0, 50, 50, 50, 50],
+        "not_always_live_peak_bytes": [100, 100, 200, 200, 100, 100, 0, 0],
+    })
+    rows = [("A", 400, False, "activation", 4, 0, 1), ("B", 400, False, "gradient", 4, 1, 2),
+            ("W", 200, True, "weight", 4, None, None)]
+    names = ("name", "bytes", "always_live", "kind", "tiles", "first_step", "last_step")
+    variables = make_frame("variables", {**{c: [r[i] for r in rows] for i, c in enumerate(names)},
+                                         "dtype": ["float32"] * 3, "shape": ["[1]"] * 3})
+    placed = make_frame("variable_tiles", {"variable": ["A", "B", "W"], "ipu": [0, 0, 0], "first_tile": [0, 2, 4],
+                                           "last_tile": [3, 5, 7], "bytes_per_tile": [100, 100, 50]})
+    liveness = _liveness([400, 800, 400])
+    meta = dataclasses.replace(META, target=_PLACED_TARGET)
+    return Report.build(meta, tiles=tiles, variables=variables, liveness=liveness, variable_tiles=placed)
+
+
+def _listed(detail: td.TileDetail) -> list[tuple[str, int]]:
+    return [(str(n), int(b)) for n, b in zip(detail.live_variables["name"], detail.live_variables["bytes_on_tile"])]
+
+
+def test_a_tile_lists_the_variables_placed_on_it_with_their_bytes_there() -> None:
+    placed = _placed()
+    assert td.placement_recorded(placed)
+    tile2 = td.tile_detail(placed, 2)
+    # A and B overlap on tiles 2-3 at step 1: the tile's own peak (200 B)
+    assert (tile2.peak_step, tile2.peak_program, tile2.tile_peak) == (1, "layer/matmul", True)
+    assert _listed(tile2) == [("A", 100), ("B", 100)]
+    assert tile2.placement_recorded is True
+    tile5 = td.tile_detail(placed, 5)
+    # only B (and the always-live W) sit on tile 5; B is live at steps 1-2, so the first of them
+    assert (tile5.peak_step, tile5.tile_peak) == (1, True)
+    assert _listed(tile5) == [("B", 100), ("W", 50)]
+    # tile 0 holds A alone: its peak is A's first step, not the replica's (step 1)
+    assert td.tile_detail(placed, 0).peak_step == 0
+    assert _listed(td.tile_detail(placed, 0)) == [("A", 100)]
+    # tile 7 holds only the always-live W: the replica's peak step, W listed
+    tile7 = td.tile_detail(placed, 7)
+    assert (tile7.peak_step, tile7.tile_peak) == (1, False)
+    assert _listed(tile7) == [("W", 50)]
+
+
+def test_variables_on_a_tile_and_the_tiles_peak() -> None:
+    on_tile = td.variables_on_tile(_placed(), 3)
+    assert on_tile["name"].tolist() == ["A", "B"] and on_tile["bytes_on_tile"].tolist() == [100, 100]
+    assert td.tile_peak_step(on_tile) == (1, 200)
+    assert td.tile_peak_step(td.variables_on_tile(_placed(), 6)) == (None, 0)  # always-live only
+
+
+def test_without_placement_the_replicas_live_set_is_listed(base: Report) -> None:
+    assert not td.placement_recorded(base)
+    assert td.variables_on_tile(base, 1).empty
+
+
+def test_two_overlapping_variables_by_hand() -> None:
+    """A on tiles 0-3 and B on tiles 2-5, 100 B a tile each, live together: tile 2 lists A and B
+    with 100 B each, tile 5 only B."""
+    placed = _placed()
+    keep = placed.variables["name"] != "W"
+    only_ab = dataclasses.replace(placed, variables=placed.variables[keep].reset_index(drop=True),
+                                  variable_tiles=placed.variable_tiles.iloc[:2].reset_index(drop=True))
+    assert _listed(td.tile_detail(only_ab, 2)) == [("A", 100), ("B", 100)]
+    assert _listed(td.tile_detail(only_ab, 5)) == [("B", 100)]

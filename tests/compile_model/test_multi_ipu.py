@@ -205,3 +205,28 @@ def test_a_pipelined_copy_moves_its_tensor_into_the_pipeline_buffer_after_the_st
         x.copy_to_ipu(1)
     plain = compile_program(lower(ir), MK2)
     assert not any(st.role in ("ipu_copy_buffer", "pipeline_iterator") for st in plain.steps.static)
+
+
+def test_the_report_records_which_tiles_hold_each_variable():
+    """variable_tiles: a (1024 fp32 on IPU 0) on 32 tiles of 128 B, its runs summing to its bytes
+    and tile count; the copy on IPU 1 on IPU 1's tiles; each variable's placement adds up to the
+    variables table's bytes and tiles."""
+    from profcompare.emulator.compile.report import tile_runs
+
+    r = compile_program(lower(_copy_program()), MK2).report
+    placed = r.variable_tiles
+    assert len(placed)
+    spans = placed["last_tile"] - placed["first_tile"] + 1
+    per_variable = (placed["bytes_per_tile"] * spans).groupby(placed["variable"]).sum()
+    tiles = spans.groupby(placed["variable"]).sum()
+    variables = r.variables.set_index("name")
+    assert per_variable.to_dict() == variables.loc[per_variable.index, "bytes"].to_dict()
+    assert tiles.to_dict() == variables.loc[tiles.index, "tiles"].to_dict()
+    a = placed[placed["variable"] == "a"]
+    assert int((a["bytes_per_tile"] * (a["last_tile"] - a["first_tile"] + 1)).sum()) == 4096
+    assert set(a["bytes_per_tile"]) == {128} and set(a["ipu"]) == {0}
+    assert (placed["first_tile"] // 1472 == placed["ipu"]).all() and (placed["last_tile"] // 1472 == placed["ipu"]).all()
+    assert set(placed["ipu"]) == {0, 1}
+    # runs of equal bytes: a wrap is two runs, zeros are left out
+    first, last, size = tile_runs(np.array([5, 5, 0, 0, 7, 5, 5]))
+    assert (first.tolist(), last.tolist(), size.tolist()) == ([0, 4, 5], [1, 4, 6], [5, 7, 5])

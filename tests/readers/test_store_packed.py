@@ -136,7 +136,7 @@ def _as_version_5(path: pathlib.Path) -> None:
     con = sqlite3.connect(path)
     try:
         drop_tile_regions(con)
-        for newer in ("programs", "operations"):
+        for newer in ("programs", "operations", "variable_tiles"):
             con.execute(f"DROP VIEW IF EXISTS {newer}_text")
             con.execute(f"DROP TABLE {newer}")
             for table in ("columns", "dictionary", "checksums", "packed"):

@@ -12,7 +12,7 @@ import pytest
 from store_mutations import edit_store as _edit
 
 from profcompare.errors import ReportFormatError
-from profcompare.model import TILE_REGION_COLUMNS, Report
+from profcompare.model import TILE_REGION_COLUMNS, Report, make_frame
 from profcompare.readers import store
 
 
@@ -104,11 +104,12 @@ def _drop_table(con: sqlite3.Connection, table: str) -> None:
 
 
 def _drop_trace(con: sqlite3.Connection) -> None:
-    """Remove the tables newer than version 3: the trace (version 4), the programs (version 7) and
-    the operations (version 8)."""
+    """Remove the tables newer than version 3: the trace (version 4), the programs (version 7),
+    the operations (version 8) and the variable placement (version 9)."""
     _drop_table(con, "trace")
     _drop_table(con, "programs")
     _drop_table(con, "operations")
+    _drop_table(con, "variable_tiles")
 
 
 def _downgrade_to_version_without(path: pathlib.Path, version: int, tables: tuple[str, ...], report: Report) -> None:
@@ -118,6 +119,8 @@ def _downgrade_to_version_without(path: pathlib.Path, version: int, tables: tupl
     con = sqlite3.connect(path)
     if version < 8:
         _drop_columns(con, "tiles", report.tiles, TILE_REGION_COLUMNS)
+    if version < 9 and "variable_tiles" not in tables:
+        tables = (*tables, "variable_tiles")  # came with version 9
     for table in tables:
         _drop_table(con, table)
     rows = con.execute("SELECT table_name, position, column_name, storage, dtype, categories_dtype, ordered "
@@ -207,7 +210,7 @@ def test_version_6_stores_open_with_an_empty_program_tree(report: Report, tmp_pa
 
 
 def test_version_7_stores_open_with_no_operations(report: Report, tmp_path: pathlib.Path) -> None:
-    assert store.SCHEMA_VERSION == 8 and store.TABLES_SINCE["operations"] == 8
+    assert store.TABLES_SINCE["operations"] == 8 <= store.SCHEMA_VERSION
     old = report.with_meta(report.meta.replace(capabilities=report.meta.capabilities | {"programs"}))
     path = store.write_report(old, tmp_path / "profile.sqlite")
     _downgrade_to_version_without(path, 7, ("operations",), old)
@@ -350,3 +353,34 @@ def test_the_writer_refuses_a_report_built_around_validation(report: Report, tmp
     with pytest.raises(ReportValidationError, match=r"tiles\.bytes_excluding_gaps: row 0 has -1"):
         store.write_report(forged, tmp_path / "profile.sqlite")
     assert list(tmp_path.iterdir()) == []
+
+
+def _with_placement(report: Report) -> Report:
+    """``report`` with its first variable placed on tiles 0-1 (100 B each) and 2 (60 B)."""
+    name = str(report.variables["name"].iloc[0])
+    placed = make_frame("variable_tiles", {"variable": [name, name], "ipu": [0, 0], "first_tile": [0, 2],
+                                           "last_tile": [1, 2], "bytes_per_tile": [100, 60]})
+    return dataclasses.replace(report, variable_tiles=placed)
+
+
+def test_variable_placement_round_trips(report: Report, tmp_path: pathlib.Path) -> None:
+    assert store.TABLES_SINCE["variable_tiles"] == 9 == store.SCHEMA_VERSION
+    placed = _with_placement(report)
+    back = store.read_report(store.write_report(placed, tmp_path / "profile.sqlite"))
+    pd.testing.assert_frame_equal(back.variable_tiles, placed.variable_tiles)
+    assert back.variable_tiles["bytes_per_tile"].tolist() == [100, 60]
+
+
+def test_version_8_stores_open_without_variable_placement(report: Report, tmp_path: pathlib.Path) -> None:
+    placed = _with_placement(report)
+    path = store.write_report(placed, tmp_path / "profile.sqlite")
+    _downgrade_to_version_without(path, 8, (), placed)
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 8
+    assert not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'variable_tiles'").fetchone()
+    con.close()
+    back = store.read_report(path)
+    assert back.variable_tiles.empty
+    assert list(back.variable_tiles.columns) == ["variable", "ipu", "first_tile", "last_tile", "bytes_per_tile"]
+    pd.testing.assert_frame_equal(back.variables, report.variables)
+    pd.testing.assert_frame_equal(back.operations, report.operations)

@@ -19,7 +19,8 @@ from test_trace_view import BASE_BLOCKS, NEW_BLOCKS, _with_trace
 
 from profcompare.comparison import compare
 from profcompare.model import Report
-from profcompare.render import bar_charts, bokeh_doc, interactive
+from profcompare.analysis.tile_detail import tile_histogram
+from profcompare.render import bar_charts, bokeh_doc, interactive, tile_map
 from profcompare.render.trace_chart import trace_chart
 
 
@@ -108,6 +109,10 @@ def _charts(onchip: Report, offchip: Report) -> list[interactive.InteractiveChar
         bar_charts.execution_chart([onchip, offchip], ["base", "new"]),
         bar_charts.execution_chart([onchip], ["report"]),
         bar_charts.ledger_chart(diff),
+        tile_map.tile_map_chart(onchip),
+        tile_map.tile_map_chart(diff),
+        tile_map.histogram_chart(tile_histogram(onchip, offchip), ("base", "new")),
+        tile_map.histogram_chart(tile_histogram(onchip), ("report",)),
     ]
 
 

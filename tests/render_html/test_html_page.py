@@ -102,8 +102,9 @@ def test_renderer_is_registered_and_declares_html() -> None:
 def test_hostile_variable_name_is_escaped_everywhere(diff_html: str) -> None:
     # the raw markup of the name must never reach the page as markup
     assert "<b>x</b>" not in diff_html
-    # the six charts' JSON, the page's JSON, the charting library and our code, nothing else
-    assert diff_html.count("</script>") == 9
+    # the eight charts' JSON (the tile map and tile histogram among them), the page's JSON, the
+    # charting library and our code, nothing else
+    assert diff_html.count("</script>") == 11
     parsed = _parse(diff_html)
     assert "b" not in parsed.tags
     assert [(attrs.get("type"), attrs.get("data-chart") or attrs.get("id") or attrs.get("data-library"))
@@ -112,13 +113,15 @@ def test_hostile_variable_name_is_escaped_everywhere(diff_html: str) -> None:
         ("application/json", "chart-liveness"),
         ("application/json", "chart-categories"),
         ("application/json", "chart-tiles"),
+        ("application/json", "chart-tile-map"),
+        ("application/json", "chart-tile-histogram"),
         ("application/json", "chart-code"),
         ("application/json", "chart-execution"),
         ("application/json", "profcompare-data"),
         (None, f"Bokeh {bokeh.__version__}"),
         (None, None),
     ]
-    code = parsed.scripts[8][1]
+    code = parsed.scripts[10][1]
     assert "applyFilter" in code and "sortTable" in code and "embed_item" in code
     # the liveness tooltip lists the variable (live at steps 2-3 of new): JSON-escaped in the page,
     # the exact name once parsed; Bokeh inserts tooltip values as text
@@ -130,7 +133,7 @@ def test_hostile_variable_name_is_escaped_everywhere(diff_html: str) -> None:
     assert ("tr", "data-name", ESCAPE_NAME) in parsed.attributes
     assert htmllib.escape(ESCAPE_NAME, quote=False) in diff_html
     # ... and travels JSON-encoded in the data block, which still parses to the exact name
-    raw_json = parsed.scripts[6][1]
+    raw_json = parsed.scripts[8][1]
     assert "\\u003c/script\\u003e\\u003cb\\u003ex\\u003c/b\\u003e" in raw_json
     assert ESCAPE_NAME in [row[0] for row in json.loads(raw_json)["variables"]["rows"]]
 
@@ -175,8 +178,8 @@ def test_page_is_self_contained(diff_html: str) -> None:
     # every chart is drawn by the inlined BokehJS from its JSON: no static SVG figure
     assert not re.search(r"<svg\b", diff_html.replace(library, ""))
     charts = re.findall(r'<script type="application/json" class="chart-data" data-chart="([^"]+)"', diff_html)
-    assert charts == ["ledger-plot", "chart-liveness", "chart-categories", "chart-tiles", "chart-code",
-                      "chart-execution"]
+    assert charts == ["ledger-plot", "chart-liveness", "chart-categories", "chart-tiles", "chart-tile-map",
+                      "chart-tile-histogram", "chart-code", "chart-execution"]
 
 
 def test_header_names_base_and_new_with_simulated_badges(diff_html: str) -> None:
@@ -269,7 +272,8 @@ def test_single_report_page_has_no_deltas(offchip: Report) -> None:
     library = next(text for attrs, text in parsed.scripts if attrs.get("data-library"))
     assert not re.search(r"<svg\b", page.replace(library, ""))
     charts = re.findall(r'<script type="application/json" class="chart-data" data-chart="([^"]+)"', page)
-    assert charts == ["chart-liveness", "chart-categories", "chart-tiles", "chart-code", "chart-execution"]
+    assert charts == ["chart-liveness", "chart-categories", "chart-tiles", "chart-tile-map", "chart-tile-histogram",
+                      "chart-code", "chart-execution"]
     everything = HtmlRenderer().render(offchip, top=100)
     assert ESCAPE_NAME in " ".join(_parse(everything).text) and "<b>x</b>" not in everything
 

@@ -123,6 +123,11 @@ def test_comparison_page_reads_top_to_bottom(browser, long_comparison, tmp_path:
         return fig.below.filter(m => m.formatter).map(a => a.formatter.doFormat([1000000, 2500], {loc: 0}));
     }).flat()""")
     assert axes and all(labels == ["1,000,000", "2,500"] for labels in axes)
+    # the tile map draws one cell per tile, the I/O tiles (none here) outlined, with no message
+    tiles = page.evaluate("""() => { const data = profcompareChartModel('chart-tile-map:tiles').data;
+        return (data instanceof Map ? data.get('tile') : data.tile).length; }""")
+    assert tiles == len(long_comparison.tiles) == 1472
+    assert page.locator("#chart-tile-map .chart-target").bounding_box()["height"] > 200
     assert messages == []
     page.close()
 

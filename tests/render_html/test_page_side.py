@@ -28,12 +28,12 @@ def test_each_side_orders_its_page(onchip: Report, offchip: Report) -> None:
     # every medium draws the same sections in the same order
     report_page = [s.id for s in build_page(onchip).sections]
     assert report_page == [
-        "summary", "ledger", "peak", "liveness", "memory", "tiles", "variables", "code", "streaming", "execution"]
+        "summary", "ledger", "peak", "liveness", "memory", "tiles", "tile-detail", "variables", "code", "streaming", "execution"]
     assert [s.id for s in report_document(onchip).sections] == report_page
     cmp = compare(onchip, offchip)
     comparison_page = [s.id for s in build_page(cmp).sections]
     assert comparison_page == [
-        "verdict", "config", "moves", "ledger", "liveness", "peak", "summary", "memory", "tiles", "variables", "code",
+        "verdict", "config", "moves", "ledger", "liveness", "peak", "summary", "memory", "tiles", "tile-detail", "variables", "code",
         "streaming", "execution"]
     assert [s.id for s in comparison_document(cmp).sections] == comparison_page
 

@@ -124,6 +124,7 @@ class CompiledProgram:
         return Report(meta=meta, tiles=r.tiles, categories=r.categories, variables=r.variables,
                       liveness=r.liveness, code=r.code, execution=execution,
                       remote_buffers=r.remote_buffers, programs=r.programs, operations=r.operations,
+                      variable_tiles=r.variable_tiles,
                       **({"trace": trace} if trace is not None else {}))
 
 
@@ -218,11 +219,14 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         phases["runtime"] = phases.get("runtime", 0) + runtime
     categories = _report.categories_frame(mem)
     device_cycles = sum(v for p, v in phases.items() if p != "runtime")
+    variables = _report.variables_frame(storage, inst, program, steps, provenance)
     rep = Report.build(
         meta,
         tiles=_report.tiles_frame(mem, device.tiles_per_ipu),
         categories=categories,
-        variables=_report.variables_frame(storage, inst, program, steps, provenance),
+        variables=variables,
+        variable_tiles=_report.variable_tiles_frame(storage, variables, _report.variable_storage_rows(storage, inst),
+                                                    device.tiles_per_ipu),
         liveness=_report.liveness_frame(steps, totals),
         code=code.table,
         remote_buffers=_report.remote_buffers_frame(program, steps, provenance),

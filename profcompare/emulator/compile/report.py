@@ -48,6 +48,75 @@ def categories_frame(mem: TileMemory) -> pd.DataFrame:
     })
 
 
+def _variable_order(storage: Storage, inst: Instances) -> tuple[np.ndarray, np.ndarray]:
+    """(always-live storage rows, order of the instances): the ``variables`` table holds the
+    always-live rows first, then the instances in this order."""
+    n = len(storage.ids)
+    counts = np.bincount(inst.row, minlength=n) if len(inst.row) else np.zeros(n, dtype=np.int64)
+    always = np.array([s in ("variable", "constant") for s in storage.storage], dtype=bool) & (counts == 0)
+    order = np.lexsort((np.arange(len(inst.row)), inst.first, inst.row)) if len(inst.row) else np.zeros(0, np.int64)
+    return np.nonzero(always)[0], order
+
+
+def variable_storage_rows(storage: Storage, inst: Instances) -> np.ndarray:
+    """The storage row of each row of the ``variables`` table (int64, in its order)."""
+    al_idx, order = _variable_order(storage, inst)
+    return np.r_[al_idx, inst.row[order]].astype(np.int64)
+
+
+def tile_runs(pattern: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first tile, last tile, bytes per tile) of each run of consecutive tiles holding the same
+    non-zero bytes in ``pattern`` (bytes per tile, int64)."""
+    pattern = np.asarray(pattern, dtype=np.int64)
+    if not len(pattern):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    starts = np.flatnonzero(np.r_[True, pattern[1:] != pattern[:-1]])
+    ends = np.r_[starts[1:], len(pattern)] - 1
+    keep = pattern[starts] > 0
+    return starts[keep], ends[keep], pattern[starts[keep]]
+
+
+def variable_tiles_frame(storage: Storage, variables: pd.DataFrame, rows: np.ndarray, tiles_per_ipu: int) -> pd.DataFrame:
+    """The ``variable_tiles`` table (model.SCHEMAS columns): for each row of ``variables`` (the
+    ``variables`` table; ``rows`` its storage rows, :func:`variable_storage_rows`) the runs of
+    consecutive tiles on which its storage row holds the same bytes, from the layout model's
+    bytes per tile (mapping.py, placement.py). A run never spans two IPUs. Each distinct mapping
+    is cut into runs once."""
+    tb = storage.tile_bytes
+    patterns = tb.pattern_of[rows] if len(rows) else np.zeros(0, dtype=np.int64)
+    runs: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    per_ipu = max(1, int(tiles_per_ipu))
+    for p in np.unique(patterns).tolist():
+        first, last, size = tile_runs(tb.patterns[p])
+        # split a run at each IPU boundary it crosses
+        cut_first, cut_last, cut_size = [], [], []
+        for a, b, v in zip(first.tolist(), last.tolist(), size.tolist()):
+            while a // per_ipu != b // per_ipu:
+                end = (a // per_ipu + 1) * per_ipu - 1
+                cut_first.append(a)
+                cut_last.append(end)
+                cut_size.append(v)
+                a = end + 1
+            cut_first.append(a)
+            cut_last.append(b)
+            cut_size.append(v)
+        runs[p] = (np.asarray(cut_first, dtype=np.int64), np.asarray(cut_last, dtype=np.int64),
+                   np.asarray(cut_size, dtype=np.int64))
+    counts = np.array([len(runs[p][0]) for p in patterns.tolist()], dtype=np.int64)
+    names = variables["name"].to_numpy(dtype=object)
+    if not counts.sum():
+        return make_frame("variable_tiles")
+    first_tile = np.concatenate([runs[p][0] for p in patterns.tolist()])
+    return make_frame("variable_tiles", {
+        "variable": np.repeat(names, counts),
+        "ipu": first_tile // per_ipu,
+        "first_tile": first_tile,
+        "last_tile": np.concatenate([runs[p][1] for p in patterns.tolist()]),
+        "bytes_per_tile": np.concatenate([runs[p][2] for p in patterns.tolist()]),
+    })
+
+
 def variables_frame(storage: Storage, inst: Instances, program: LoweredProgram | None = None,
                     steps: ProgramSteps | None = None, provenance: Any = None) -> pd.DataFrame:
     """The ``variables`` table (model.SCHEMAS columns): one row per always-live storage row and
@@ -65,9 +134,7 @@ def variables_frame(storage: Storage, inst: Instances, program: LoweredProgram |
     """
     n = len(storage.ids)
     counts = np.bincount(inst.row, minlength=n) if len(inst.row) else np.zeros(n, dtype=np.int64)
-    always = np.array([s in ("variable", "constant") for s in storage.storage], dtype=bool) & (counts == 0)
-    al_idx = np.nonzero(always)[0]
-    order = np.lexsort((np.arange(len(inst.row)), inst.first, inst.row)) if len(inst.row) else np.zeros(0, np.int64)
+    al_idx, order = _variable_order(storage, inst)
     if program is not None and steps is not None:
         from profcompare.emulator.compile.attribution import attribute_rows, trace
 

@@ -48,6 +48,10 @@ from profcompare.render.sections.replicas import (
 )
 from profcompare.render.sections.streaming import comparison_streaming_section, report_streaming_section
 from profcompare.render.sections.summary import comparison_summary_section, report_summary_section
+from profcompare.render.sections.tile_detail import (
+    comparison_tile_detail_page_section,
+    report_tile_detail_page_section,
+)
 from profcompare.render.sections.tiles import comparison_tiles_section, report_tiles_section
 from profcompare.render.sections.trace import comparison_trace_section, report_trace_section
 from profcompare.render.sections.variables import comparison_variables_section, report_variables_section
@@ -95,6 +99,7 @@ SECTION_TABLES: dict[str, tuple[str, ...]] = {
     "memory": ("categories",),
     "memory-per-ipu": ("tiles",),
     "tiles": ("tiles",),
+    "tile-detail": ("tiles",),
     "variables": ("variables",),
     "code": ("code",),
     "streaming": ("remote_buffers",),
@@ -114,7 +119,7 @@ def recorded_sections(report: Report, sections: tuple[Section, ...]) -> tuple[Se
 def report_sections(report: Report, rows: RowLimits, *, variables: TopN | None = None) -> tuple[Section, ...]:
     """Every section of one report, in order: the summary, the memory ledger and what is live at
     the peak, the execution trace and liveness, then memory by category, memory per IPU, tiles,
-    variables (``variables``: rows already cut, e.g. the page's), code (and code loaded at run
+    the fullest tile explained, variables (``variables``: rows already cut, e.g. the page's), code (and code loaded at run
     time), operations, the program tree, Streaming Memory, execution, replicas and collectives. A section a report gives
     nothing to show, or whose tables it does not record, is left out."""
     built = (
@@ -126,6 +131,7 @@ def report_sections(report: Report, rows: RowLimits, *, variables: TopN | None =
         report_categories_section(report),
         report_ipu_section(report),  # only with more than one IPU per replica (or I/O tiles)
         report_tiles_section(report, rows.top),
+        report_tile_detail_page_section(report, rows.top),  # only with per-tile memory
         report_variables_section(report, rows.variables, view=variables),
         report_code_section(report, rows.top),
         report_loaded_code_section(report),  # only with code loaded by remote_code_load
@@ -154,6 +160,7 @@ def _comparison_builders(cmp: Comparison, rows: RowLimits, verdict: ComparisonVe
         ("categories", lambda: comparison_categories_section(cmp)),
         ("ipus", lambda: comparison_ipu_section(cmp)),  # only with more than one IPU per replica
         ("tiles", lambda: comparison_tiles_section(cmp, rows.top)),
+        ("tile-detail", lambda: comparison_tile_detail_page_section(cmp, rows.top)),  # only with per-tile memory
         ("variables", lambda: comparison_variables_section(cmp, rows.variables, view=variables)),
         ("code", lambda: comparison_code_section(cmp, rows.top)),
         # only where a report records operations, a program tree
@@ -171,7 +178,7 @@ def comparison_sections(cmp: Comparison, rows: RowLimits, *, names: Collection[s
     """Every section of a comparison, in order: the verdict, what differs in the two
     configurations, where the memory moved, the memory ledger, the execution trace and liveness,
     what changed the not-always-live peak, the summary, then memory by category, memory per IPU,
-    tiles, variables, code, operations, the program tree, Streaming Memory, execution, replicas
+    tiles, the fullest tiles explained, variables, code, operations, the program tree, Streaming Memory, execution, replicas
     and collectives. ``names`` (the
     ``--section`` names) keeps only those sections and builds no other; a section the reports
     give nothing to show is left out. ``verdict`` and ``variables`` pass in what the caller has

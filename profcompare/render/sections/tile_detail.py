@@ -30,8 +30,15 @@ from profcompare.render.sections.header import comparison_header, report_header
 #: The one title of the section in every output.
 TILE_DETAIL_TITLE = "Tile detail"
 
+#: The id of the histogram table (the page draws a chart in its place).
+HISTOGRAM_TABLE_ID = "tile-histogram-table"
+
 #: How many live variables the section lists per report when ``top`` does not say.
 LIVE_VARIABLES = 10
+
+#: At most this many variables per report in the section as the pages and full views show it
+#: (among many other sections: ``profcompare tiles`` lists :data:`LIVE_VARIABLES` or ``--top``).
+SECTION_VARIABLES = 5
 
 #: What each figure of a tile is called in a table (categories keep PopVision's names).
 FIGURE_LABELS: dict[str, str] = {
@@ -45,9 +52,20 @@ FIGURE_LABELS: dict[str, str] = {
     "gap_bytes": "Gaps",
 }
 
-#: Said when per-tile placement is missing, which is always today.
+#: Said when a report does not record which tiles hold each variable.
 PLACEMENT_NOTE = ("The report does not record which tiles hold each variable: these are the variables live at the "
                   "replica's not-always-live peak step, each spread over the tiles shown.")
+
+#: Said, besides :data:`PLACEMENT_NOTE`, of a Poplar profile read through pva.
+PVA_PLACEMENT_NOTE = ("Poplar profiles read through pva: the variables of each tile (pva's lowered variables per "
+                      "tile) are slow to read on large profiles and need autoReport.outputLoweredVars, so profcompare "
+                      "does not read them.")
+
+#: Said when the report records which tiles hold each variable (the simulator's reports do).
+PLACED_NOTE = ("Variables on the tile at the tile's own peak step: the step at which the not-always-live variables "
+               "placed on it hold the most bytes (the replica's peak step when none is); always-live variables are "
+               "on it at every step. \"On tile\" is the variable's bytes on this tile; the layout model's "
+               "placement (modelled).")
 
 #: Said when a side does not record the non-interleaved / interleaved split.
 REGIONS_NOTE = ("n/a: the report does not record that region (Poplar profiles read through pva give a tile's "
@@ -87,10 +105,12 @@ def _detail_table(detail: analysis.TileDetail) -> Table:
                  note=f"Tile {detail.tile} (IPU {detail.ipu}); budget {format_bytes(detail.bytes_per_tile)} per tile.")
 
 
-def _variables_rows(side: str | None, detail: analysis.TileDetail, top: int) -> list[Row]:
+def _variables_rows(side: str | None, detail: analysis.TileDetail, top: int, placed: bool) -> list[Row]:
     rows = []
     for v in detail.live_variables.head(top).itertuples(index=False):
         cells = [Cell(str(v.name)), Cell(str(v.kind)), bytes_cell(v.bytes), Cell(format_count(v.tiles), int(v.tiles))]
+        if placed:
+            cells.insert(2, _value_cell(v.bytes_on_tile))
         if side is not None:
             cells.insert(0, Cell(side))
             cells.insert(1, Cell(f"{detail.peak_step}", detail.peak_step))
@@ -99,9 +119,12 @@ def _variables_rows(side: str | None, detail: analysis.TileDetail, top: int) -> 
 
 
 def _variables_table(sides: Sequence[tuple[str | None, analysis.TileDetail]], top: int) -> Table:
-    rows = [row for side, detail in sides for row in _variables_rows(side, detail, top)]
+    placed = any(detail.placement_recorded for _, detail in sides)
+    rows = [row for side, detail in sides for row in _variables_rows(side, detail, top, placed)]
     columns = [Column("Variable", key="name"), Column("Kind", key="kind"), Column("Bytes", True, key="bytes"),
                Column("Tiles", True, key="tiles")]
+    if placed:
+        columns.insert(2, Column("On tile", True, key="on_tile"))
     if sides and sides[0][0] is not None:
         columns = [Column("Side", key="side"), Column("Step", True, key="step"), *columns]
     notes = []
@@ -111,7 +134,12 @@ def _variables_table(sides: Sequence[tuple[str | None, analysis.TileDetail]], to
         total = len(detail.live_variables)
         shown = min(total, top)
         who = f"{side}: " if side else ""
-        notes.append(f"{who}{shown:,} of {total:,} variables live at step {detail.peak_step} ({detail.peak_program}).")
+        if detail.placement_recorded:
+            notes.append(f"{who}{shown:,} of {total:,} variables on tile {detail.tile} at "
+                         f"{'its peak ' if detail.tile_peak else ''}step {detail.peak_step} ({detail.peak_program}).")
+        else:
+            notes.append(f"{who}{shown:,} of {total:,} variables live at step {detail.peak_step} "
+                         f"({detail.peak_program}).")
     return Table(tuple(columns), tuple(rows), id="tile-variables-table", note=" ".join(notes),
                  empty="no liveness recorded")
 
@@ -133,7 +161,7 @@ def _histogram_table(hist: pd.DataFrame, comparison: bool) -> Table:
     columns += ([Column("Base tiles", True, key="base"), Column("New tiles", True, key="new"),
                  Column("Delta", True, key="delta")] if comparison else [Column("Tiles", True, key="tiles")])
     note = "Each bin holds the tiles from its lower bound up to, not including, its upper one (the last holds both)."
-    return Table(tuple(columns), tuple(rows), id="tile-histogram-table", sortable=False, note=note,
+    return Table(tuple(columns), tuple(rows), id=HISTOGRAM_TABLE_ID, sortable=False, note=note,
                  empty="no per-tile data")
 
 
@@ -155,8 +183,24 @@ def report_tile_detail_section(report: Report, tile: int | None = None, top: int
                  f"of the budget, {detail.times_median:.1f}x the median tile ({format_bytes(detail.median_bytes)}).",)
     tables = (_detail_table(detail), _variables_table([(None, detail)], _limit(top)),
               _histogram_table(analysis.tile_histogram(report), comparison=False))
-    notes = [PLACEMENT_NOTE] + ([REGIONS_NOTE] if _regions_unknown(detail) else [])
+    notes = _placement_notes([(None, report)]) + ([REGIONS_NOTE] if _regions_unknown(detail) else [])
     return Section(TILE_DETAIL_TITLE, tables, tuple(notes), items, id="tile-detail")
+
+
+def _placement_notes(sides: Sequence[tuple[str | None, Report]]) -> list[str]:
+    """What the variables table lists, per side: the variables placed on the tile, or (a report
+    without placement) the replica's live set, with why for a pva profile."""
+    placed = [side for side, r in sides if analysis.placement_recorded(r)]
+    unplaced = [(side, r) for side, r in sides if not analysis.placement_recorded(r)]
+    notes = []
+    if placed:
+        notes.append(PLACED_NOTE if len(sides) == 1 or not unplaced else f"{' and '.join(map(str, placed))}: {PLACED_NOTE}")
+    if unplaced:
+        who = "" if not placed else f"{' and '.join(str(side) for side, _ in unplaced)}: "
+        notes.append(who + PLACEMENT_NOTE)
+        if any(r.meta.format == "pva" for _, r in unplaced):
+            notes.append(PVA_PLACEMENT_NOTE)
+    return notes
 
 
 def _focus_rows(focus: compared.TileFocus) -> list[Row]:
@@ -219,10 +263,27 @@ def comparison_tile_detail_section(cmp: Comparison, tile: int | None = None, top
              if len(report.tiles)]
     tables.append(_variables_table(sides, _limit(top)))
     tables.append(_histogram_table(analysis.tile_histogram(cmp.base, cmp.new), comparison=True))
-    notes = [PLACEMENT_NOTE]
+    notes = _placement_notes([(side, report) for side, report in (("base", cmp.base), ("new", cmp.new))
+                              if len(report.tiles)])
     if _regions_unknown(*(d for focus in foci for d in (focus.base, focus.new))):
         notes.append(REGIONS_NOTE)
     return Section(TILE_DETAIL_TITLE, tuple(tables), tuple(notes), tuple(items), id="tile-detail")
+
+
+def report_tile_detail_page_section(report: Report, top: int | None = None) -> Section | None:
+    """The "Tile detail" section of a report's page and full views (its fullest tile), at most
+    :data:`SECTION_VARIABLES` variables; None for a report without per-tile memory."""
+    if not len(report.tiles):
+        return None
+    return report_tile_detail_section(report, None, min(_limit(top), SECTION_VARIABLES))
+
+
+def comparison_tile_detail_page_section(cmp: Comparison, top: int | None = None) -> Section | None:
+    """The "Tile detail" section of a comparison's page and full views, at most
+    :data:`SECTION_VARIABLES` variables per side; None when neither report has per-tile memory."""
+    if not (len(cmp.base.tiles) or len(cmp.new.tiles)):
+        return None
+    return comparison_tile_detail_section(cmp, None, min(_limit(top), SECTION_VARIABLES))
 
 
 def tile_detail_document(obj: Report | Comparison, tile: int | None = None, top: int | None = None) -> Document:
@@ -241,11 +302,17 @@ def tile_detail_document(obj: Report | Comparison, tile: int | None = None, top:
 
 __all__ = [
     "FIGURE_LABELS",
+    "HISTOGRAM_TABLE_ID",
     "LIVE_VARIABLES",
+    "PLACED_NOTE",
     "PLACEMENT_NOTE",
+    "PVA_PLACEMENT_NOTE",
     "REGIONS_NOTE",
+    "SECTION_VARIABLES",
     "TILE_DETAIL_TITLE",
+    "comparison_tile_detail_page_section",
     "comparison_tile_detail_section",
+    "report_tile_detail_page_section",
     "report_tile_detail_section",
     "tile_detail_document",
 ]
