@@ -1,6 +1,6 @@
 """The Report model: the contract every reader fills and every consumer relies on.
 
-A :class:`Report` is a frozen dataclass that owns one :class:`ReportMeta` and ten pandas
+A :class:`Report` is a frozen dataclass that owns one :class:`ReportMeta` and thirteen pandas
 DataFrames. Their columns, dtypes and units are declared once, in :data:`SCHEMAS`, and checked
 when a Report is built, so a reader that produces a wrong column fails at construction (in
 our tests), never later in a user's notebook.
@@ -97,6 +97,33 @@ Tables (``name: dtype`` -- meaning):
     flops: Int64 (nullable) -- floating-point operations of the op in one run;
     tiles: Int64 (nullable) -- tiles its programs use;
     source: object(str) -- "file:line" where the debug information has it, else ""
+
+``vertices`` -- optional; one row per vertex type (codelet), the most first as the source lists
+    them, then at most one remainder row named :data:`UNATTRIBUTED_VERTICES` (what the report's
+    vertexCode / vertexInstanceState categories hold beyond the rows)
+    name: object(str) -- the vertex type (pva ``vertex.type.name``; the simulator's codelet family);
+    instances: int64 -- vertex instances over all compute sets and tiles (pva: sum of ``countByTile``);
+    vertex_state_bytes: int64 -- instances x state bytes of one instance (pva ``type.size``);
+    code_bytes: int64 -- the type's code summed over the tiles holding it (pva ``tiles[].vertices[].codeBytes``);
+    tiles: Int64 (nullable) -- tiles holding its code; compute_sets: int64 -- compute sets using it
+
+``compute_sets`` -- optional; one row per OnTileExecute program (its compute set), then at most
+    one remainder row named :data:`UNATTRIBUTED_COMPUTE_SETS` (vertex state no compute set is given)
+    name: object(str) -- the program's name; program: Int64 (nullable) -- its ``programs`` id;
+    op: object(str) -- the op it lowers ("" when unknown); ipu: Int64 (nullable);
+    vertex_types: int64 -- distinct vertex types; vertices: int64 -- vertex instances
+    (pva: sum of ``countByTile``); vertex_state_bytes: int64 -- instances x ``type.size``;
+    cycles: Int64 (nullable) -- estimated cycles of one execution (pva: max of
+    ``estimatedCyclesByTile``); tiles: Int64 (nullable) -- tiles with a vertex
+
+``exchanges`` -- optional; one row per program holding exchange code (DoExchange, stream copies,
+    global exchanges, a compute set's own exchange), then at most one remainder row named
+    :data:`UNATTRIBUTED_EXCHANGES` (exchange code no program is given)
+    name: object(str); program: Int64 (nullable); op: object(str); ipu: Int64 (nullable);
+    type: category -- the program type (DoExchange, StreamCopyMid, GlobalExchange, ...);
+    code_bytes: int64 -- exchange code summed over tiles (pva ``codeBytesByTile``);
+    cycles: Int64 (nullable) -- estimated cycles of one execution (pva: max of
+    ``estimatedCyclesByTile``); tiles: Int64 (nullable) -- tiles holding its code
 
 ``remote_buffers`` -- optional; Streaming Memory (not tile memory), per replica
     name: object(str); entries: int64; shape: object(str) (one entry's element shape);
@@ -242,10 +269,17 @@ CAPABILITIES: tuple[str, ...] = (
     "trace",
     "programs",
     "operations",
+    "vertices",
 )
 
 #: Name of the ``operations`` row holding the code, vertex state and cycles no op is given.
 UNATTRIBUTED_OPERATION = "(not attributed to an op)"
+#: Name of the ``vertices`` row holding the vertex code and state no vertex type is given.
+UNATTRIBUTED_VERTICES = "(not attributed to a vertex type)"
+#: Name of the ``compute_sets`` row holding the vertex state no compute set is given.
+UNATTRIBUTED_COMPUTE_SETS = "(not attributed to a compute set)"
+#: Name of the ``exchanges`` row holding the exchange code no exchange is given.
+UNATTRIBUTED_EXCHANGES = "(not attributed to an exchange)"
 
 #: Program types of the ``programs`` table the simulator writes (pva's ``Program.Type`` names and
 #: Poplar's control programs; reference/pva.md). A reader may give other pva program types.
@@ -398,6 +432,35 @@ SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
             ("tiles", "Int64", "tiles", "tiles its programs use; <NA> when unknown"),
             ("source", "object", "", "source location file:line; '' when unknown"),
         ),
+        "vertices": _cols(
+            ("name", "object", "", "vertex type (pva vertex.type.name); the remainder row is UNATTRIBUTED_VERTICES"),
+            ("instances", "int64", "", "vertex instances over all compute sets and tiles (sum of countByTile)"),
+            ("vertex_state_bytes", "int64", "bytes", "instances x state bytes per instance (type.size)"),
+            ("code_bytes", "int64", "bytes", "vertex code summed over the tiles holding it (tile vertices' codeBytes)"),
+            ("tiles", "Int64", "tiles", "tiles holding its code; <NA> when unknown"),
+            ("compute_sets", "int64", "", "compute sets using it"),
+        ),
+        "compute_sets": _cols(
+            ("name", "object", "", "OnTileExecute program name; the remainder row is UNATTRIBUTED_COMPUTE_SETS"),
+            ("program", "Int64", "", "its id in the programs table; <NA> when unknown"),
+            ("op", "object", "", "op it lowers; '' when unknown"),
+            ("ipu", "Int64", "", "IPU within the replica; <NA> when several or unknown"),
+            ("vertex_types", "int64", "", "distinct vertex types"),
+            ("vertices", "int64", "", "vertex instances (sum of countByTile)"),
+            ("vertex_state_bytes", "int64", "bytes", "instances x state bytes per instance (type.size)"),
+            ("cycles", "Int64", "cycles", "estimated cycles of one execution (max estimatedCyclesByTile); <NA> unknown"),
+            ("tiles", "Int64", "tiles", "tiles with a vertex; <NA> when unknown"),
+        ),
+        "exchanges": _cols(
+            ("name", "object", "", "program name; the remainder row is UNATTRIBUTED_EXCHANGES"),
+            ("program", "Int64", "", "its id in the programs table; <NA> when unknown"),
+            ("op", "object", "", "op it lowers; '' when unknown"),
+            ("ipu", "Int64", "", "IPU within the replica; <NA> when several or unknown"),
+            ("type", "category", "", "program type: DoExchange, StreamCopyMid, GlobalExchange, ..."),
+            ("code_bytes", "int64", "bytes", "exchange code summed over tiles (codeBytesByTile)"),
+            ("cycles", "Int64", "cycles", "estimated cycles of one execution (max estimatedCyclesByTile); <NA> unknown"),
+            ("tiles", "Int64", "tiles", "tiles holding its code; <NA> when unknown"),
+        ),
     }
 )
 
@@ -445,6 +508,11 @@ EXACT_SIMULATED_COLUMNS: Mapping[str, frozenset[str]] = MappingProxyType({
     "trace": frozenset({"ipu", "type", "name", "program", "parent", "depth"}),
     "programs": frozenset({"id", "parent", "depth", "kind", "name", "op", "ipu"}),
     "operations": frozenset({"name", "debug_name", "type", "layer", "flops", "source"}),
+    # the compute sets and exchanges are the lowering's own programs; the vertex types are the
+    # simulator's codelet families (a model), their figures the code model's
+    "vertices": frozenset(),
+    "compute_sets": frozenset({"name", "program", "op", "ipu"}),
+    "exchanges": frozenset({"name", "program", "op", "ipu", "type"}),
 })
 
 
@@ -681,6 +749,20 @@ def operations_from_rows(rows: Sequence[tuple[str, str, str, str, int | None, in
     for name in ("ipu", "cycles", "flops", "tiles"):
         columns[name] = pd.array(columns[name], dtype="Int64")
     return make_frame("operations", columns)
+
+
+def table_from_rows(table: str, rows: Sequence[tuple]) -> pd.DataFrame:
+    """The ``table`` frame of ``rows``, each a tuple of the table's columns in schema order, in
+    the order given; None in a nullable (Int64) column is <NA>. For ``vertices``,
+    ``compute_sets`` and ``exchanges`` (and any table without category columns of its own)."""
+    schema = SCHEMAS[table]
+    if not rows:
+        return make_frame(table)
+    columns: dict[str, Any] = {column.name: list(values) for column, values in zip(schema, zip(*rows))}
+    for column in schema:
+        if column.dtype == "Int64":
+            columns[column.name] = pd.array(columns[column.name], dtype="Int64")
+    return make_frame(table, columns)
 
 
 def _default_index(series: pd.Series) -> pd.Series:
@@ -961,6 +1043,12 @@ class Report:
     programs: pd.DataFrame = field(default_factory=lambda: empty_frame("programs"))
     #: one row per op (optional; readers whose source has no ops leave it empty)
     operations: pd.DataFrame = field(default_factory=lambda: empty_frame("operations"))
+    #: one row per vertex type (optional; capability ``vertices`` covers the three tables)
+    vertices: pd.DataFrame = field(default_factory=lambda: empty_frame("vertices"))
+    #: one row per compute set (OnTileExecute program; optional)
+    compute_sets: pd.DataFrame = field(default_factory=lambda: empty_frame("compute_sets"))
+    #: one row per program holding exchange code (optional)
+    exchanges: pd.DataFrame = field(default_factory=lambda: empty_frame("exchanges"))
 
     def __post_init__(self) -> None:
         if not isinstance(self.meta, ReportMeta):
@@ -1133,7 +1221,11 @@ __all__ = [
     "trace_from_blocks",
     "programs_from_rows",
     "operations_from_rows",
+    "table_from_rows",
     "UNATTRIBUTED_OPERATION",
+    "UNATTRIBUTED_VERTICES",
+    "UNATTRIBUTED_COMPUTE_SETS",
+    "UNATTRIBUTED_EXCHANGES",
     "PROGRAM_KINDS",
     "CAPABILITIES",
     "CONFIDENCES",
