@@ -40,6 +40,7 @@ from profcompare.emulator.compile.placement import (
 from profcompare.emulator.compile.operations import operations_frame
 from profcompare.emulator.compile.program_tree import program_tree
 from profcompare.emulator.compile.programs import ProgramSteps, lower_to_steps
+from profcompare.emulator.compile.vertices import vertex_tables
 from profcompare.emulator.compile.trace import HostCopyShape, step_places as trace_places, trace_frame
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec, get_device
@@ -124,6 +125,7 @@ class CompiledProgram:
         return Report(meta=meta, tiles=r.tiles, categories=r.categories, variables=r.variables,
                       liveness=r.liveness, code=r.code, execution=execution,
                       remote_buffers=r.remote_buffers, programs=r.programs, operations=r.operations,
+                      vertices=r.vertices, compute_sets=r.compute_sets, exchanges=r.exchanges,
                       **({"trace": trace} if trace is not None else {}))
 
 
@@ -218,6 +220,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         phases["runtime"] = phases.get("runtime", 0) + runtime
     categories = _report.categories_frame(mem)
     device_cycles = sum(v for p, v in phases.items() if p != "runtime")
+    tree = program_tree(program, steps, places[0])
     rep = Report.build(
         meta,
         tiles=_report.tiles_frame(mem, device.tiles_per_ipu),
@@ -226,8 +229,9 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         liveness=_report.liveness_frame(steps, totals),
         code=code.table,
         remote_buffers=_report.remote_buffers_frame(program, steps, provenance),
-        programs=program_tree(program, steps, places[0]),
+        programs=tree,
         operations=operations_frame(program, steps, code, cyc, categories, device_cycles, places[0]),
+        **vertex_tables(program, steps, code, device, cyc, categories, tree, places[0]),
     )
     return CompiledProgram(
         report=rep,
