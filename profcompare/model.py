@@ -751,7 +751,7 @@ def operations_from_rows(rows: Sequence[tuple[str, str, str, str, int | None, in
     return make_frame("operations", columns)
 
 
-def table_from_rows(table: str, rows: Sequence[tuple]) -> pd.DataFrame:
+def table_from_rows(table: str, rows: Sequence[tuple[Any, ...]]) -> pd.DataFrame:
     """The ``table`` frame of ``rows``, each a tuple of the table's columns in schema order, in
     the order given; None in a nullable (Int64) column is <NA>. For ``vertices``,
     ``compute_sets`` and ``exchanges`` (and any table without category columns of its own)."""

@@ -834,8 +834,8 @@ def _vertex_tables(compilation: Any, target: Target, categories: pd.DataFrame) -
         pid = getattr(program, "_id", None)
         return int(pid) if isinstance(pid, (int, np.integer)) and not isinstance(pid, bool) and pid >= 0 else None
 
-    compute_rows: list[tuple] = []
-    exchange_rows: list[tuple] = []
+    compute_rows: list[tuple[Any, ...]] = []
+    exchange_rows: list[tuple[Any, ...]] = []
     instances: dict[str, int] = {}
     state: dict[str, int] = {}
     uses: dict[str, int] = {}
@@ -879,7 +879,7 @@ def _vertex_tables(compilation: Any, target: Target, categories: pd.DataFrame) -
             name = str(getattr(getattr(vertex, "type", None), "name", "") or "")
             code_of[name] = code_of.get(name, 0) + _int(getattr(vertex, "codeBytes", None))
             tiles_of[name] = tiles_of.get(name, 0) + 1
-    vertex_rows: list[tuple] = [
+    vertex_rows: list[tuple[Any, ...]] = [
         (name, instances.get(name, 0), state.get(name, 0), code_of.get(name, 0), tiles_of.get(name), uses.get(name, 0))
         for name in dict.fromkeys([*instances, *code_of])]
     vertex_rows.sort(key=lambda row: (-row[3], -row[2], row[0]))
