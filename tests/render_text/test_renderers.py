@@ -258,7 +258,8 @@ def test_missing_table_is_not_reported_as_empty() -> None:
     text = TextRenderer().render(partial)
     # one line for what it lacks, and no Streaming Memory section that would read as "none"
     assert ("This report does not record an execution profile, remote buffers (Streaming Memory), an execution "
-            "trace, a program tree or operations: the figures and sections that need them are left out.") in text
+            "trace, a program tree, operations or vertex types, compute sets and exchanges: the figures and "
+            "sections that need them are left out.") in text
     assert "Streaming Memory (remote buffers)\n" not in text
     assert "This report does not record an execution profile." in text
     assert "nothing is kept in Streaming Memory" not in text

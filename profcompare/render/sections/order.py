@@ -52,6 +52,7 @@ from profcompare.render.sections.tiles import comparison_tiles_section, report_t
 from profcompare.render.sections.trace import comparison_trace_section, report_trace_section
 from profcompare.render.sections.variables import comparison_variables_section, report_variables_section
 from profcompare.render.sections.verdict import comparison_verdict_section
+from profcompare.render.sections.vertices import comparison_vertices_section, report_vertices_section
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,7 @@ SECTION_TABLES: dict[str, tuple[str, ...]] = {
     "streaming": ("remote_buffers",),
     "programs": ("programs",),
     "operations": ("operations",),
+    "vertices": ("vertices",),
 }
 
 
@@ -115,8 +117,9 @@ def report_sections(report: Report, rows: RowLimits, *, variables: TopN | None =
     """Every section of one report, in order: the summary, the memory ledger and what is live at
     the peak, the execution trace and liveness, then memory by category, memory per IPU, tiles,
     variables (``variables``: rows already cut, e.g. the page's), code (and code loaded at run
-    time), operations, the program tree, Streaming Memory, execution, replicas and collectives. A section a report gives
-    nothing to show, or whose tables it does not record, is left out."""
+    time), operations, the program tree, vertices, compute sets and exchanges, Streaming Memory,
+    execution, replicas and collectives. A section a report gives nothing to show, or whose
+    tables it does not record, is left out."""
     built = (
         report_summary_section(report),
         report_ledger_section(report, rows.ledger),
@@ -131,11 +134,17 @@ def report_sections(report: Report, rows: RowLimits, *, variables: TopN | None =
         report_loaded_code_section(report),  # only with code loaded by remote_code_load
         report_operations_section(report, rows.top) if len(report.operations) else None,
         report_programs_section(report, rows.programs),  # only with a program tree
+        report_vertices_section(report, rows.top) if _has_vertex_tables(report) else None,
         report_streaming_section(report, rows.top),
         report_execution_section(report),
         report_replicas_section(report),  # only with replica groupings
     )
     return recorded_sections(report, tuple(s for s in built if s is not None))
+
+
+def _has_vertex_tables(report: Report) -> bool:
+    """Whether ``report`` has a vertex type, compute set or exchange to show."""
+    return bool(len(report.vertices) or len(report.compute_sets) or len(report.exchanges))
 
 
 def _comparison_builders(cmp: Comparison, rows: RowLimits, verdict: ComparisonVerdict | None,
@@ -159,6 +168,8 @@ def _comparison_builders(cmp: Comparison, rows: RowLimits, verdict: ComparisonVe
         # only where a report records operations, a program tree
         ("operations", lambda: comparison_operations_section(cmp, rows.top) if len(cmp.operations) else None),
         ("programs", lambda: comparison_programs_section(cmp, rows.programs)),
+        # only where a report records vertex types, compute sets or exchanges
+        ("vertices", lambda: comparison_vertices_section(cmp, rows.top)),
         ("streaming", lambda: comparison_streaming_section(cmp, rows.top)),
         ("execution", lambda: comparison_execution_section(cmp)),
         ("replicas", lambda: comparison_replicas_section(cmp)),  # only with replica groupings
@@ -171,10 +182,10 @@ def comparison_sections(cmp: Comparison, rows: RowLimits, *, names: Collection[s
     """Every section of a comparison, in order: the verdict, what differs in the two
     configurations, where the memory moved, the memory ledger, the execution trace and liveness,
     what changed the not-always-live peak, the summary, then memory by category, memory per IPU,
-    tiles, variables, code, operations, the program tree, Streaming Memory, execution, replicas
-    and collectives. ``names`` (the
-    ``--section`` names) keeps only those sections and builds no other; a section the reports
-    give nothing to show is left out. ``verdict`` and ``variables`` pass in what the caller has
+    tiles, variables, code, operations, the program tree, vertices, compute sets and exchanges,
+    Streaming Memory, execution, replicas and collectives. ``names`` (the ``--section`` names)
+    keeps only those sections and builds no other; a section the reports give nothing to show is
+    left out. ``verdict`` and ``variables`` pass in what the caller has
     already computed."""
     built = (build() for name, build in _comparison_builders(cmp, rows, verdict, variables)
              if names is None or name in names)
