@@ -93,3 +93,15 @@ def test_comparison_section_pairs_and_classifies() -> None:
     assert SECTION_NAMES["vertices"] == "Vertices, compute sets and exchanges"
     assert names.index("vertices") == names.index("programs") + 1
     assert [s.id for s in comparison_sections(cmp, RowLimits.every(3), names={"vertices"})] == ["vertices"]
+
+
+def test_each_table_exports_as_csv() -> None:
+    from profcompare.render.csv_out import page_table_csv
+
+    report = compile_program(_gelu_program(), TINY).report
+    assert page_table_csv(report, "vertices-exchanges") == (
+        "Exchange,Type,Code bytes,Cycles,Tiles\n"
+        "load_x/Mid,StreamCopyMid,384,1605,4\n"
+        "store_y/Mid,StreamCopyMid,384,1605,4\n"
+        "total,,768,,\n")
+    assert page_table_csv(report, "vertices-vertices").splitlines()[1] == "nonlinearity,1280,384,24,4,1"
