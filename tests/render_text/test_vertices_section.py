@@ -105,3 +105,10 @@ def test_each_table_exports_as_csv() -> None:
         "store_y/Mid,StreamCopyMid,384,1605,4\n"
         "total,,768,,\n")
     assert page_table_csv(report, "vertices-vertices").splitlines()[1] == "nonlinearity,1280,384,24,4,1"
+
+
+def test_a_page_shows_at_most_eight_rows_of_each_table() -> None:
+    from profcompare.render.sections.order import PAGE_VERTICES, page_vertex_rows
+
+    assert (PAGE_VERTICES, RowLimits.page().vertices, RowLimits.page(5).vertices, page_vertex_rows(None)) == (8, 8, 5, 8)
+    assert RowLimits.every(30).vertices == 30  # the terminal and Markdown follow --top

@@ -9,7 +9,10 @@ counts out as tables:
   instead); ``instances`` the vertices of that family over every compute set and tile,
   ``vertex_state_bytes`` instances x targets.DeviceSpec.vertex_state_bytes, ``code_bytes`` the
   family's codelet size x the tiles holding it, ``compute_sets`` the compute sets using it;
-- ``compute_sets``: one row per OnTileExecute step (one compute set each), in step order:
+- ``compute_sets``: one row per OnTileExecute step (one compute set each), in step order, named
+  as the program tree names the step with the op's distinct name (operations.unique_names) in
+  place of its debug name, ``op`` that distinct name, ``program`` the step's id in the program
+  tree when no other step shares its name:
   its vertices (one codelet family: ``vertex_types`` is 1), their state, the tiles with a
   vertex, and the step's compute-phase cycles of one execution (cycles.py);
 - ``exchanges``: one row per step holding exchange code (DoExchange, host and Streaming Memory
@@ -33,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.emulator.compile.code import CodeModel
+from profcompare.emulator.compile.operations import unique_names
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec
@@ -63,7 +67,17 @@ def vertex_tables(program: LoweredProgram, steps: ProgramSteps, code: CodeModel,
     """
     by_category = dict(zip(categories["category"].astype(str), categories["bytes"].astype("int64").tolist()))
     program_ids = _program_ids(programs)
-    op_names = {op.id: op.name or op.id for op in program.ops.values()}
+    stepped = {step.op for step in steps.static if step.op}
+    lowered = [op for op in program.ops.values() if op.id in stepped]
+    op_names = dict(zip((op.id for op in lowered), unique_names(program, lowered)))
+    op_labels = {op.id: op.name or op.id for op in lowered}
+
+    def step_name(step: int, name: str) -> str:
+        # a step is named after its op's label (repeated debug names repeat it): the op's
+        # distinct name in its place, as the operations table names the op
+        op = steps.static[step].op
+        label = op_labels.get(op, "")
+        return op_names[op] + name[len(label):] if label and name.startswith(label) else name
     compute = PHASES.index("compute")
     others = [PHASES.index(p) for p in DEVICE_PHASES if p != "compute"]
     cycles = np.asarray(static_cycles, dtype=np.int64)
@@ -78,7 +92,7 @@ def vertex_tables(program: LoweredProgram, steps: ProgramSteps, code: CodeModel,
     for record in code.compute_sets:
         st = steps.static[record.step]
         state = record.vertices * device.vertex_state_bytes
-        compute_rows.append((st.name, program_ids.get(st.name), op_names.get(st.op, ""), ipu_of(record.step), 1,
+        compute_rows.append((step_name(record.step, st.name), program_ids.get(st.name), op_names.get(st.op, ""), ipu_of(record.step), 1,
                              record.vertices, state, int(cycles[record.step, compute]) if len(cycles) else None,
                              record.tiles))
         instances[record.codelet] = instances.get(record.codelet, 0) + record.vertices
@@ -91,7 +105,7 @@ def vertex_tables(program: LoweredProgram, steps: ProgramSteps, code: CodeModel,
     exchange_rows: list[tuple] = []
     for ex in code.exchanges:
         st = steps.static[ex.step]
-        exchange_rows.append((ex.name, program_ids.get(st.name), op_names.get(st.op, ""), ipu_of(ex.step), ex.type,
+        exchange_rows.append((step_name(ex.step, ex.name), program_ids.get(st.name), op_names.get(st.op, ""), ipu_of(ex.step), ex.type,
                               ex.code_bytes, int(cycles[ex.step, others].sum()) if len(cycles) else None, ex.tiles))
     vertex_state = by_category.get(VERTEX_STATE_CATEGORY, 0)
     left_code = by_category.get(VERTEX_CODE_CATEGORY, 0) - sum(row[3] for row in vertex_rows)
@@ -110,15 +124,19 @@ def vertex_tables(program: LoweredProgram, steps: ProgramSteps, code: CodeModel,
 
 
 def _program_ids(programs: pd.DataFrame) -> Mapping[str, int]:
-    """Program name -> id of its first row in the program tree that is not a Sequence (a step)."""
+    """Program name -> id of the one row of the program tree that is a step (not a Sequence) of
+    that name; a name several steps share has no id (which of them is which is not known)."""
     ids: dict[str, int] = {}
+    shared: set[str] = set()
     if not len(programs):
         return ids
     kinds = programs["kind"].astype(str).tolist()
     for pid, name, kind in zip(programs["id"].tolist(), programs["name"].tolist(), kinds):
         if kind != "Sequence":
-            ids.setdefault(str(name), int(pid))
-    return ids
+            if str(name) in ids:
+                shared.add(str(name))
+            ids[str(name)] = int(pid)
+    return {name: pid for name, pid in ids.items() if name not in shared}
 
 
 __all__ = ["EXCHANGE_CODE_CATEGORIES", "VERTEX_CODE_CATEGORY", "VERTEX_STATE_CATEGORY", "vertex_tables"]

@@ -59,25 +59,28 @@ from profcompare.render.sections.vertices import comparison_vertices_section, re
 class RowLimits:
     """How many rows a medium's tables hold (None: every row): ``top`` for the top-N tables
     (code, Streaming Memory, what changed the peak, the fullest tiles), ``ledger`` for the memory
-    ledger's tables, ``variables`` for the variables table, ``programs`` for the program tree."""
+    ledger's tables, ``variables`` for the variables table, ``programs`` for the program tree,
+    ``vertices`` for each table of the vertices, compute sets and exchanges."""
 
     top: int | None = 20
     ledger: int | None = 20
     variables: int | None = 20
     programs: int | None = 20
+    vertices: int | None = 20
 
     @classmethod
     def every(cls, top: int | None) -> RowLimits:
         """One limit, ``top``, for every table (the terminal and Markdown)."""
-        return cls(top, top, top, top)
+        return cls(top, top, top, top, top)
 
     @classmethod
     def page(cls, top: int | None = None) -> RowLimits:
         """The HTML page's limits (and the JSON export's ``sections``): ``top`` rows (default
         :data:`PAGE_TOP`) for the top-N tables, :data:`LEDGER_MAX_ROWS` ledger rows and
         :data:`HTML_MAX_VARIABLE_ROWS` variables and :data:`PAGE_PROGRAMS` programs of the program
-        tree, behind the page's filters and expanders."""
-        return cls(top or PAGE_TOP, LEDGER_MAX_ROWS, HTML_MAX_VARIABLE_ROWS, PAGE_PROGRAMS)
+        tree, behind the page's filters and expanders, and at most :data:`PAGE_VERTICES` rows in each
+        table of the vertices, compute sets and exchanges."""
+        return cls(top or PAGE_TOP, LEDGER_MAX_ROWS, HTML_MAX_VARIABLE_ROWS, PAGE_PROGRAMS, page_vertex_rows(top))
 
 
 #: Rows of a top-N table on a page when ``--top`` does not say.
@@ -85,6 +88,16 @@ PAGE_TOP = 20
 
 #: Rows of the program tree on a page: the top of a tree, behind the page's filter and expander.
 PAGE_PROGRAMS = 200
+
+#: Rows of each of the three tables of the vertices, compute sets and exchanges on a page: three
+#: short tables keep the section about a screen tall (the JSON and CSV tables are complete).
+PAGE_VERTICES = 8
+
+
+def page_vertex_rows(top: int | None) -> int:
+    """Rows of each vertices, compute sets and exchanges table on a page for ``--top`` ``top``:
+    :data:`PAGE_VERTICES`, or fewer when ``top`` asks for fewer."""
+    return min(top, PAGE_VERTICES) if top else PAGE_VERTICES
 
 
 #: The Report tables each section draws: a section whose tables a report does not record is
@@ -134,7 +147,7 @@ def report_sections(report: Report, rows: RowLimits, *, variables: TopN | None =
         report_loaded_code_section(report),  # only with code loaded by remote_code_load
         report_operations_section(report, rows.top) if len(report.operations) else None,
         report_programs_section(report, rows.programs),  # only with a program tree
-        report_vertices_section(report, rows.top) if _has_vertex_tables(report) else None,
+        report_vertices_section(report, rows.vertices) if _has_vertex_tables(report) else None,
         report_streaming_section(report, rows.top),
         report_execution_section(report),
         report_replicas_section(report),  # only with replica groupings
@@ -169,7 +182,7 @@ def _comparison_builders(cmp: Comparison, rows: RowLimits, verdict: ComparisonVe
         ("operations", lambda: comparison_operations_section(cmp, rows.top) if len(cmp.operations) else None),
         ("programs", lambda: comparison_programs_section(cmp, rows.programs)),
         # only where a report records vertex types, compute sets or exchanges
-        ("vertices", lambda: comparison_vertices_section(cmp, rows.top)),
+        ("vertices", lambda: comparison_vertices_section(cmp, rows.vertices)),
         ("streaming", lambda: comparison_streaming_section(cmp, rows.top)),
         ("execution", lambda: comparison_execution_section(cmp)),
         ("replicas", lambda: comparison_replicas_section(cmp)),  # only with replica groupings
@@ -192,5 +205,5 @@ def comparison_sections(cmp: Comparison, rows: RowLimits, *, names: Collection[s
     return tuple(section for section in built if section is not None)
 
 
-__all__ = ["PAGE_PROGRAMS", "SECTION_TABLES", "RowLimits", "comparison_sections", "recorded_sections",
-           "report_sections"]
+__all__ = ["PAGE_PROGRAMS", "PAGE_VERTICES", "SECTION_TABLES", "RowLimits", "comparison_sections", "recorded_sections",
+           "page_vertex_rows", "report_sections"]
