@@ -112,3 +112,13 @@ def test_a_page_shows_at_most_eight_rows_of_each_table() -> None:
 
     assert (PAGE_VERTICES, RowLimits.page().vertices, RowLimits.page(5).vertices, page_vertex_rows(None)) == (8, 8, 5, 8)
     assert RowLimits.every(30).vertices == 30  # the terminal and Markdown follow --top
+
+
+def test_hostile_names_are_escaped_on_the_page() -> None:
+    from profcompare.render.html import HtmlRenderer
+
+    hostile = "x</script><b>y</b>"
+    report = _report([(hostile, 3, 48, 96, 1, 1)])
+    page = HtmlRenderer().render(report)
+    assert "x&lt;/script&gt;&lt;b&gt;y&lt;/b&gt;" in page
+    assert "<b>y</b>" not in page
