@@ -58,3 +58,19 @@ def test_the_mnist_tables_reconcile_with_the_categories(variant):
     assert int(report.vertices["instances"].sum()) == int(report.compute_sets["vertices"].sum())
     assert int(report.vertices["compute_sets"].sum()) == len(report.compute_sets)
     assert set(report.vertices["name"]) >= {"matmul", "copy"}
+
+
+def test_a_graph_loaded_by_remote_code_load_keeps_the_tables_reconciled():
+    from tests.compile_model.test_loaded_code import _doubling_program
+
+    _, loading, _ = _doubling_program(1, load=True, reduce=True)
+    report = loading.report
+    # the body's exchange code is loaded at run time, not always live: no row, as no category holds it
+    assert _category(report, "internalExchangeCode") == 0
+    assert not (report.exchanges["type"] == "DoExchange").any()
+    assert not report.exchanges["name"].str.endswith("/exchange").any()
+    assert int(report.exchanges["code_bytes"].sum()) == _category(
+        report, "internalExchangeCode", "hostExchangeCode", "globalExchangeCode")
+    # its vertices stay: vertex state is not loaded code
+    assert int(report.compute_sets["vertex_state_bytes"].sum()) == _category(report, "vertexInstanceState")
+    assert int(report.vertices["code_bytes"].sum()) == _category(report, "vertexCode")

@@ -21,8 +21,9 @@ counts out as tables:
   but compute.
 
 All figures are modelled (docs/ipu-model.md "Code"); the names, program ids, ops and IPUs are
-the lowering's own. The code and vertex state of graphs loaded by ``remote_code_load`` is not
-always live and has no row (loaded_code.py). By construction the columns sum exactly to the
+the lowering's own. The exchange code of a graph loaded by ``remote_code_load`` is not always
+live and has no row (loaded_code.py); its vertices and codelets stay (vertex state and vertex
+code are not loaded). By construction the columns sum exactly to the
 report's ``vertexCode`` (vertices' code), ``vertexInstanceState`` (vertices' and compute sets'
 state) and exchange code categories (exchanges' code); a remainder row is added only if they
 did not.
