@@ -98,9 +98,16 @@ Tables (``name: dtype`` -- meaning):
     tiles: Int64 (nullable) -- tiles its programs use;
     source: object(str) -- "file:line" where the debug information has it, else ""
 
-``vertices`` -- optional; one row per vertex type (codelet), the most first as the source lists
-    them, then at most one remainder row named :data:`UNATTRIBUTED_VERTICES` (what the report's
-    vertexCode / vertexInstanceState categories hold beyond the rows)
+The next three tables (capability ``vertices`` names all three) are Graph Analyser's vertex
+types, compute sets and exchanges; the pva attribute filling each column is named below (the pva
+reader's _vertex_tables); in a simulated report every figure is modelled and the names, program
+ids, ops, IPUs and program types are exact (:data:`EXACT_SIMULATED_COLUMNS`; the simulator's
+compile/vertices.py). Each ends with at most one remainder row so that its sums reconcile with
+the report's categories.
+
+``vertices`` -- optional; one row per vertex type, the most code first, then at most one
+    remainder row named :data:`UNATTRIBUTED_VERTICES` (what the report's vertexCode /
+    vertexInstanceState categories hold beyond the rows)
     name: object(str) -- the vertex type (pva ``vertex.type.name``; the simulator's codelet family);
     instances: int64 -- vertex instances over all compute sets and tiles (pva: sum of ``countByTile``);
     vertex_state_bytes: int64 -- instances x state bytes of one instance (pva ``type.size``);
@@ -109,8 +116,9 @@ Tables (``name: dtype`` -- meaning):
 
 ``compute_sets`` -- optional; one row per OnTileExecute program (its compute set), then at most
     one remainder row named :data:`UNATTRIBUTED_COMPUTE_SETS` (vertex state no compute set is given)
-    name: object(str) -- the program's name; program: Int64 (nullable) -- its ``programs`` id;
-    op: object(str) -- the op it lowers ("" when unknown); ipu: Int64 (nullable);
+    name: object(str) -- the program's name (pva ``program.name``); program: Int64 (nullable) --
+    its ``programs`` id (pva ``program._id``); op: object(str) -- the op it lowers ("" when
+    unknown: pva's Program does not say); ipu: Int64 (nullable) -- the IPU of its tiles when one;
     vertex_types: int64 -- distinct vertex types; vertices: int64 -- vertex instances
     (pva: sum of ``countByTile``); vertex_state_bytes: int64 -- instances x ``type.size``;
     cycles: Int64 (nullable) -- estimated cycles of one execution (pva: max of
@@ -119,11 +127,15 @@ Tables (``name: dtype`` -- meaning):
 ``exchanges`` -- optional; one row per program holding exchange code (DoExchange, stream copies,
     global exchanges, a compute set's own exchange), then at most one remainder row named
     :data:`UNATTRIBUTED_EXCHANGES` (exchange code no program is given)
-    name: object(str); program: Int64 (nullable); op: object(str); ipu: Int64 (nullable);
-    type: category -- the program type (DoExchange, StreamCopyMid, GlobalExchange, ...);
+    name, program, op, ipu -- as in ``compute_sets``;
+    type: category -- the program type (pva ``program.type.name``: DoExchange, StreamCopyMid,
+    GlobalExchange; the simulator also RemoteLoad, RemoteStore, OnTileExecute for a compute set's
+    own exchange);
     code_bytes: int64 -- exchange code summed over tiles (pva ``codeBytesByTile``);
     cycles: Int64 (nullable) -- estimated cycles of one execution (pva: max of
-    ``estimatedCyclesByTile``); tiles: Int64 (nullable) -- tiles holding its code
+    ``estimatedCyclesByTile``); tiles: Int64 (nullable) -- tiles holding its code. The bytes an
+    exchange moves are not a column: the SDK's documented API does not give them per program and
+    the simulator models only the worst tile's
 
 ``remote_buffers`` -- optional; Streaming Memory (not tile memory), per replica
     name: object(str); entries: int64; shape: object(str) (one entry's element shape);
