@@ -29,7 +29,8 @@ from profcompare.render.format import format_bytes, format_count, format_cycles,
 from profcompare.render.html_model import bytes_cell, sort_key, status_cell, text_cell
 from profcompare.render.page.model import Cell, Column, Row, Section, Table
 from profcompare.render.page.notes import cut_note
-from profcompare.render.sections.document import _missing_sides, limit
+from profcompare.render.sections.document import Document, _missing_sides, limit
+from profcompare.render.sections.header import comparison_header, report_header
 from profcompare.render.sections.listing import empty_word, other_label
 
 #: the title of the section in every medium, and its anchor on a page
@@ -183,5 +184,34 @@ def comparison_vertices_section(cmp: Comparison, top: int | None = None) -> Sect
     return Section(VERTICES_TITLE, tables, _missing_sides(cmp, "vertices"), id=VERTICES_ID)
 
 
-__all__ = ["SIMULATED_NOTE", "VERTICES_ID", "VERTICES_TITLE", "comparison_vertices_section",
-           "report_vertices_section"]
+def vertices_document(obj: Report | Comparison, *, top: int | None = 20) -> Document:
+    """Return the document of ``profcompare ops --vertices``: which report(s), their warnings and
+    the vertices, compute sets and exchanges of a report or a comparison, each table cut to
+    ``top`` rows (None or 0: all)."""
+    if isinstance(obj, Comparison):
+        facts, warnings = comparison_header(obj)
+        facts.append(("delta", "new - base"))
+        title = f"profcompare ops --vertices: {obj.base.label} (base) vs {obj.new.label} (new)"
+        section = comparison_vertices_section(obj, top)
+        if section is None:
+            section = Section(VERTICES_TITLE, (), ("Neither report has vertex types, compute sets or exchanges.",),
+                              id=VERTICES_ID)
+        return Document(title, tuple(facts), warnings, (section,))
+    facts, warnings = report_header(obj)
+    return Document(f"profcompare ops --vertices: {obj.label}", tuple(facts), warnings,
+                    (report_vertices_section(obj, top),))
+
+
+def ranked_rows(obj: Report | Comparison, table: str, top: int | None = None) -> pd.DataFrame:
+    """The rows of ``table`` (vertices, compute_sets or exchanges) an export holds, in the
+    section's order -- a report's largest first by the figure the section ranks by, a
+    comparison's largest change first -- the first ``top`` (None or 0: all)."""
+    frame = getattr(obj, table)
+    if not isinstance(obj, Comparison):
+        frame = frame.sort_values([_TABLES[table][2], "name"], ascending=[False, True], kind="stable")
+    n = limit(top)
+    return (frame if n is None else frame.iloc[:n]).reset_index(drop=True)
+
+
+__all__ = ["SIMULATED_NOTE", "VERTICES_ID", "VERTICES_TITLE", "comparison_vertices_section", "ranked_rows",
+           "report_vertices_section", "vertices_document"]
