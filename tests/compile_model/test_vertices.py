@@ -22,7 +22,7 @@ def test_the_gelu_program_counted_by_hand():
     # 16 B on each tile: 24 vertices, 384 B of state; the nonlinearity codelet, 320 B, on each of
     # the 4 tiles: 1,280 B, the report's vertexCode; its compute phase is 626 cycles (the 720 of
     # the op less its internal sync's 94)
-    expected_vertices = table_from_rows("vertices", [("nonlinearity", 24, 384, 1280, 4, 1)])
+    expected_vertices = table_from_rows("vertices", [("codelets:nonlinearity", 24, 384, 1280, 4, 1)])
     pd.testing.assert_frame_equal(report.vertices, expected_vertices)
     expected_sets = table_from_rows("compute_sets", [("gelu", 6, "gelu", 0, 1, 24, 384, 626, 4)])
     pd.testing.assert_frame_equal(report.compute_sets, expected_sets)
@@ -57,7 +57,7 @@ def test_the_mnist_tables_reconcile_with_the_categories(variant):
     assert not report.exchanges["name"].str.startswith("(not attributed").any()
     assert int(report.vertices["instances"].sum()) == int(report.compute_sets["vertices"].sum())
     assert int(report.vertices["compute_sets"].sum()) == len(report.compute_sets)
-    assert set(report.vertices["name"]) >= {"matmul", "copy"}
+    assert set(report.vertices["name"]) >= {"codelets:matmul", "codelets:copy"}
 
 
 def test_a_graph_loaded_by_remote_code_load_keeps_the_tables_reconciled():

@@ -32,7 +32,7 @@ def test_the_simulated_gelu_program() -> None:
     assert [t.id for t in section.tables] == ["vertices-vertices", "vertices-compute-sets", "vertices-exchanges"]
     assert [c.title for c in vertices.columns] == ["Vertex type", "Code bytes", "Vertex state", "Instances", "Tiles",
                                                    "Compute sets"]
-    assert [[c.text for c in row] for row in vertices.rows] == [["nonlinearity", "1.2 KiB", "384 B", "24", "4", "1"]]
+    assert [[c.text for c in row] for row in vertices.rows] == [["codelets:nonlinearity", "1.2 KiB", "384 B", "24", "4", "1"]]
     assert [c.title for c in compute_sets.columns] == ["Compute set", "Op", "Vertex state", "Vertices", "Cycles",
                                                        "Tiles"]
     assert [[c.text for c in row] for row in compute_sets.rows] == [["gelu", "gelu", "384 B", "24", "626", "4"]]
@@ -104,7 +104,7 @@ def test_each_table_exports_as_csv() -> None:
         "load_x/Mid,StreamCopyMid,384,1605,4\n"
         "store_y/Mid,StreamCopyMid,384,1605,4\n"
         "total,,768,,\n")
-    assert page_table_csv(report, "vertices-vertices").splitlines()[1] == "nonlinearity,1280,384,24,4,1"
+    assert page_table_csv(report, "vertices-vertices").splitlines()[1] == "codelets:nonlinearity,1280,384,24,4,1"
 
 
 def test_a_page_shows_at_most_eight_rows_of_each_table() -> None:

@@ -4,16 +4,16 @@ The code model (code.py) already counts, step by step, the vertices every comput
 the codelet family they run and the exchange code every exchange adds; this module lays those
 counts out as tables:
 
-- ``vertices``: one row per codelet family (the simulator's vertex types: matmul, reduce,
-  nonlinearity, elementwise, copy, collective, ...; a real profile names each vertex class
-  instead); ``instances`` the vertices of that family over every compute set and tile,
+- ``vertices``: one row per codelet family (the simulator's vertex types, named
+  ``codelets:<family>`` as the ``code`` table names their code: matmul, reduce, nonlinearity,
+  elementwise, copy, collective, ...; a real profile names each vertex class instead), the most
+  code first; ``instances`` the vertices of that family over every compute set and tile,
   ``vertex_state_bytes`` instances x targets.DeviceSpec.vertex_state_bytes, ``code_bytes`` the
   family's codelet size x the tiles holding it, ``compute_sets`` the compute sets using it;
 - ``compute_sets``: one row per OnTileExecute step (one compute set each), in step order, named
   as the program tree names the step with the op's distinct name (operations.unique_names) in
   place of its debug name, ``op`` that distinct name, ``program`` the step's id in the program
-  tree when no other step shares its name:
-  its vertices (one codelet family: ``vertex_types`` is 1), their state, the tiles with a
+  tree when no other step shares its name; its vertices (one codelet family: ``vertex_types`` is 1), their state, the tiles with a
   vertex, and the step's compute-phase cycles of one execution (cycles.py);
 - ``exchanges``: one row per step holding exchange code (DoExchange, host and Streaming Memory
   copies, global exchanges, and a compute set's own exchange, named ``<step>/exchange``): its
@@ -49,6 +49,10 @@ from profcompare.model import (
     UNATTRIBUTED_VERTICES,
     table_from_rows,
 )
+
+#: Prefix of a simulated vertex type's name: the codelet family is not a Poplar vertex class (and
+#: reads as the family's row of the ``code`` table, ``codelets:<family>``, not as a phase or op).
+CODELET_PREFIX = "codelets:"
 
 #: The categories each table reconciles with.
 VERTEX_CODE_CATEGORY = "vertexCode"
@@ -101,7 +105,8 @@ def vertex_tables(program: LoweredProgram, steps: ProgramSteps, code: CodeModel,
     vertex_rows: list[tuple] = []
     for kind, (code_bytes, tiles) in code.codelets.items():
         count = instances.get(kind, 0)
-        vertex_rows.append((kind, count, count * device.vertex_state_bytes, code_bytes, tiles, uses.get(kind, 0)))
+        vertex_rows.append((f"{CODELET_PREFIX}{kind}", count, count * device.vertex_state_bytes, code_bytes, tiles,
+                            uses.get(kind, 0)))
     vertex_rows.sort(key=lambda row: (-row[3], row[0]))
     exchange_rows: list[tuple] = []
     for ex in code.exchanges:
@@ -140,4 +145,4 @@ def _program_ids(programs: pd.DataFrame) -> Mapping[str, int]:
     return {name: pid for name, pid in ids.items() if name not in shared}
 
 
-__all__ = ["EXCHANGE_CODE_CATEGORIES", "VERTEX_CODE_CATEGORY", "VERTEX_STATE_CATEGORY", "vertex_tables"]
+__all__ = ["CODELET_PREFIX", "EXCHANGE_CODE_CATEGORIES", "VERTEX_CODE_CATEGORY", "VERTEX_STATE_CATEGORY", "vertex_tables"]
