@@ -1,6 +1,6 @@
 """The Report model: the contract every reader fills and every consumer relies on.
 
-A :class:`Report` is a frozen dataclass that owns one :class:`ReportMeta` and ten pandas
+A :class:`Report` is a frozen dataclass that owns one :class:`ReportMeta` and thirteen pandas
 DataFrames. Their columns, dtypes and units are declared once, in :data:`SCHEMAS`, and checked
 when a Report is built, so a reader that produces a wrong column fails at construction (in
 our tests), never later in a user's notebook.
@@ -107,6 +107,45 @@ Tables (``name: dtype`` -- meaning):
     bytes_per_tile: int64 -- the bytes the variable holds on each tile of the run.
     Empty when the source does not record the placement (Poplar profiles read through pva,
     stores written before version 9)
+
+The next three tables (capability ``vertices`` names all three) are Graph Analyser's vertex
+types, compute sets and exchanges; the pva attribute filling each column is named below (the pva
+reader's _vertex_tables); in a simulated report every figure is modelled and the names, program
+ids, ops, IPUs and program types are exact (:data:`EXACT_SIMULATED_COLUMNS`; the simulator's
+compile/vertices.py). Each ends with at most one remainder row so that its sums reconcile with
+the report's categories.
+
+``vertices`` -- optional; one row per vertex type, the most code first, then at most one
+    remainder row named :data:`UNATTRIBUTED_VERTICES` (what the report's vertexCode /
+    vertexInstanceState categories hold beyond the rows)
+    name: object(str) -- the vertex type (pva ``vertex.type.name``; the simulator's codelet family);
+    instances: int64 -- vertex instances over all compute sets and tiles (pva: sum of ``countByTile``);
+    vertex_state_bytes: int64 -- instances x state bytes of one instance (pva ``type.size``);
+    code_bytes: int64 -- the type's code summed over the tiles holding it (pva ``tiles[].vertices[].codeBytes``);
+    tiles: Int64 (nullable) -- tiles holding its code; compute_sets: int64 -- compute sets using it
+
+``compute_sets`` -- optional; one row per OnTileExecute program (its compute set), then at most
+    one remainder row named :data:`UNATTRIBUTED_COMPUTE_SETS` (vertex state no compute set is given)
+    name: object(str) -- the program's name (pva ``program.name``); program: Int64 (nullable) --
+    its ``programs`` id (pva ``program._id``); op: object(str) -- the op it lowers ("" when
+    unknown: pva's Program does not say); ipu: Int64 (nullable) -- the IPU of its tiles when one;
+    vertex_types: int64 -- distinct vertex types; vertices: int64 -- vertex instances
+    (pva: sum of ``countByTile``); vertex_state_bytes: int64 -- instances x ``type.size``;
+    cycles: Int64 (nullable) -- estimated cycles of one execution (pva: max of
+    ``estimatedCyclesByTile``); tiles: Int64 (nullable) -- tiles with a vertex
+
+``exchanges`` -- optional; one row per program holding exchange code (DoExchange, stream copies,
+    global exchanges, a compute set's own exchange), then at most one remainder row named
+    :data:`UNATTRIBUTED_EXCHANGES` (exchange code no program is given)
+    name, program, op, ipu -- as in ``compute_sets``;
+    type: category -- the program type (pva ``program.type.name``: DoExchange, StreamCopyMid,
+    GlobalExchange; the simulator also RemoteLoad, RemoteStore, OnTileExecute for a compute set's
+    own exchange);
+    code_bytes: int64 -- exchange code summed over tiles (pva ``codeBytesByTile``);
+    cycles: Int64 (nullable) -- estimated cycles of one execution (pva: max of
+    ``estimatedCyclesByTile``); tiles: Int64 (nullable) -- tiles holding its code. The bytes an
+    exchange moves are not a column: the SDK's documented API does not give them per program and
+    the simulator models only the worst tile's
 
 ``remote_buffers`` -- optional; Streaming Memory (not tile memory), per replica
     name: object(str); entries: int64; shape: object(str) (one entry's element shape);
@@ -252,10 +291,17 @@ CAPABILITIES: tuple[str, ...] = (
     "trace",
     "programs",
     "operations",
+    "vertices",
 )
 
 #: Name of the ``operations`` row holding the code, vertex state and cycles no op is given.
 UNATTRIBUTED_OPERATION = "(not attributed to an op)"
+#: Name of the ``vertices`` row holding the vertex code and state no vertex type is given.
+UNATTRIBUTED_VERTICES = "(not attributed to a vertex type)"
+#: Name of the ``compute_sets`` row holding the vertex state no compute set is given.
+UNATTRIBUTED_COMPUTE_SETS = "(not attributed to a compute set)"
+#: Name of the ``exchanges`` row holding the exchange code no exchange is given.
+UNATTRIBUTED_EXCHANGES = "(not attributed to an exchange)"
 
 #: Program types of the ``programs`` table the simulator writes (pva's ``Program.Type`` names and
 #: Poplar's control programs; reference/pva.md). A reader may give other pva program types.
@@ -415,6 +461,35 @@ SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
             ("last_tile", "int64", "", "last tile of the run (inclusive)"),
             ("bytes_per_tile", "int64", "bytes", "bytes of the variable on each tile of the run"),
         ),
+        "vertices": _cols(
+            ("name", "object", "", "vertex type (pva vertex.type.name); the remainder row is UNATTRIBUTED_VERTICES"),
+            ("instances", "int64", "", "vertex instances over all compute sets and tiles (sum of countByTile)"),
+            ("vertex_state_bytes", "int64", "bytes", "instances x state bytes per instance (type.size)"),
+            ("code_bytes", "int64", "bytes", "vertex code summed over the tiles holding it (tile vertices' codeBytes)"),
+            ("tiles", "Int64", "tiles", "tiles holding its code; <NA> when unknown"),
+            ("compute_sets", "int64", "", "compute sets using it"),
+        ),
+        "compute_sets": _cols(
+            ("name", "object", "", "OnTileExecute program name; the remainder row is UNATTRIBUTED_COMPUTE_SETS"),
+            ("program", "Int64", "", "its id in the programs table; <NA> when unknown"),
+            ("op", "object", "", "op it lowers; '' when unknown"),
+            ("ipu", "Int64", "", "IPU within the replica; <NA> when several or unknown"),
+            ("vertex_types", "int64", "", "distinct vertex types"),
+            ("vertices", "int64", "", "vertex instances (sum of countByTile)"),
+            ("vertex_state_bytes", "int64", "bytes", "instances x state bytes per instance (type.size)"),
+            ("cycles", "Int64", "cycles", "estimated cycles of one execution (max estimatedCyclesByTile); <NA> unknown"),
+            ("tiles", "Int64", "tiles", "tiles with a vertex; <NA> when unknown"),
+        ),
+        "exchanges": _cols(
+            ("name", "object", "", "program name; the remainder row is UNATTRIBUTED_EXCHANGES"),
+            ("program", "Int64", "", "its id in the programs table; <NA> when unknown"),
+            ("op", "object", "", "op it lowers; '' when unknown"),
+            ("ipu", "Int64", "", "IPU within the replica; <NA> when several or unknown"),
+            ("type", "category", "", "program type: DoExchange, StreamCopyMid, GlobalExchange, ..."),
+            ("code_bytes", "int64", "bytes", "exchange code summed over tiles (codeBytesByTile)"),
+            ("cycles", "Int64", "cycles", "estimated cycles of one execution (max estimatedCyclesByTile); <NA> unknown"),
+            ("tiles", "Int64", "tiles", "tiles holding its code; <NA> when unknown"),
+        ),
     }
 )
 
@@ -463,6 +538,11 @@ EXACT_SIMULATED_COLUMNS: Mapping[str, frozenset[str]] = MappingProxyType({
     "programs": frozenset({"id", "parent", "depth", "kind", "name", "op", "ipu"}),
     "operations": frozenset({"name", "debug_name", "type", "layer", "flops", "source"}),
     "variable_tiles": frozenset({"variable", "ipu"}),
+    # the compute sets and exchanges are the lowering's own programs; the vertex types are the
+    # simulator's codelet families (a model), their figures the code model's
+    "vertices": frozenset(),
+    "compute_sets": frozenset({"name", "program", "op", "ipu"}),
+    "exchanges": frozenset({"name", "program", "op", "ipu", "type"}),
 })
 
 
@@ -699,6 +779,20 @@ def operations_from_rows(rows: Sequence[tuple[str, str, str, str, int | None, in
     for name in ("ipu", "cycles", "flops", "tiles"):
         columns[name] = pd.array(columns[name], dtype="Int64")
     return make_frame("operations", columns)
+
+
+def table_from_rows(table: str, rows: Sequence[tuple[Any, ...]]) -> pd.DataFrame:
+    """The ``table`` frame of ``rows``, each a tuple of the table's columns in schema order, in
+    the order given; None in a nullable (Int64) column is <NA>. For ``vertices``,
+    ``compute_sets`` and ``exchanges`` (and any table without category columns of its own)."""
+    schema = SCHEMAS[table]
+    if not rows:
+        return make_frame(table)
+    columns: dict[str, Any] = {column.name: list(values) for column, values in zip(schema, zip(*rows))}
+    for column in schema:
+        if column.dtype == "Int64":
+            columns[column.name] = pd.array(columns[column.name], dtype="Int64")
+    return make_frame(table, columns)
 
 
 def _default_index(series: pd.Series) -> pd.Series:
@@ -981,6 +1075,12 @@ class Report:
     operations: pd.DataFrame = field(default_factory=lambda: empty_frame("operations"))
     #: which tiles hold each variable (optional; readers whose source does not say leave it empty)
     variable_tiles: pd.DataFrame = field(default_factory=lambda: empty_frame("variable_tiles"))
+    #: one row per vertex type (optional; capability ``vertices`` covers the three tables)
+    vertices: pd.DataFrame = field(default_factory=lambda: empty_frame("vertices"))
+    #: one row per compute set (OnTileExecute program; optional)
+    compute_sets: pd.DataFrame = field(default_factory=lambda: empty_frame("compute_sets"))
+    #: one row per program holding exchange code (optional)
+    exchanges: pd.DataFrame = field(default_factory=lambda: empty_frame("exchanges"))
 
     def __post_init__(self) -> None:
         if not isinstance(self.meta, ReportMeta):
@@ -1153,7 +1253,11 @@ __all__ = [
     "trace_from_blocks",
     "programs_from_rows",
     "operations_from_rows",
+    "table_from_rows",
     "UNATTRIBUTED_OPERATION",
+    "UNATTRIBUTED_VERTICES",
+    "UNATTRIBUTED_COMPUTE_SETS",
+    "UNATTRIBUTED_EXCHANGES",
     "PROGRAM_KINDS",
     "CAPABILITIES",
     "CONFIDENCES",

@@ -293,7 +293,7 @@ def check_report_values(report: Any) -> None:
     check_target(meta.target)
     target = meta.target
     for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers", "trace", "programs",
-                  "operations", "variable_tiles"):
+                  "operations", "variable_tiles", "vertices", "compute_sets", "exchanges"):
         check_integer_columns(table, getattr(report, table))
     check_tiles(report.tiles, target.tiles_per_ipu * target.ipus_per_replica, target.ipus_per_replica)
     if len(report.categories):
@@ -320,6 +320,17 @@ def check_report_values(report: Any) -> None:
     placed = getattr(report, "variable_tiles", None)
     if placed is not None and len(placed):
         _check_variable_tiles(placed, target.tiles_per_ipu * target.ipus_per_replica)
+    for table in ("compute_sets", "exchanges"):
+        frame = getattr(report, table, None)
+        if frame is not None and len(frame):
+            ipu = frame["ipu"].to_numpy(dtype="int64", na_value=0)
+            if ipu.max() >= target.ipus_per_replica:
+                row = _first_bad_row(ipu >= target.ipus_per_replica)
+                _fail(f"{table}.ipu: row {row} has {int(ipu[row])} (the target has {target.ipus_per_replica} per replica)")
+    for table in ("vertices", "compute_sets", "exchanges"):
+        frame = getattr(report, table, None)
+        if frame is not None and len(frame):
+            check_text_column(table, "name", frame["name"])
     if len(report.trace):
         ipus = report.trace["ipu"].to_numpy()
         if ipus.min() < 0 or ipus.max() >= target.ipus_per_replica:

@@ -37,6 +37,11 @@ Tables (columns, in order):
     delta_code_bytes, base_cycles, new_cycles, delta_cycles (Int64, <NA> where a side does not
     record cycles), status; paired by name, then by normalised name
     (:func:`~profcompare.comparison.operations.compare_operations`)
+``vertices``, ``compute_sets``, ``exchanges`` -- one row per vertex type / compute set / exchange
+    of either report: name (exchanges: type), base_/new_/delta_ of two figures (vertices:
+    code_bytes, vertex_state_bytes; compute_sets: vertex_state_bytes, cycles; exchanges:
+    code_bytes, cycles; Int64, <NA> where a side does not record them), status; paired by name,
+    then by normalised name (:func:`~profcompare.comparison.vertices.compare_by_name`)
 ``config_differences`` (a property, from the two reports' meta) -- setting, base, new (the values
     as a user reads them; None where a side does not set it), kind (intended |
     unexpected), moves_figures, note; see :mod:`profcompare.comparison.config_diff`
@@ -85,6 +90,7 @@ from profcompare.comparison.join import MATCHES, NOT_AVAILABLE, STATUSES, noise_
 from profcompare.comparison.limits import Limit, check_limits, parse_limit
 from profcompare.comparison.liveness import _compare_liveness
 from profcompare.comparison.operations import _compare_operations, compare_operations
+from profcompare.comparison.vertices import _compare_vertex_tables
 from profcompare.comparison.programs import PROGRAM_STATUSES, _compare_programs, compare_programs
 from profcompare.comparison.tables import (
     _compare_categories,
@@ -148,6 +154,7 @@ def compare(base: Report, new: Report, *, noise_bytes: int = 64, noise_pct: floa
         ledger=_compare_ledger(base, new, noise_bytes, noise_pct),
         programs=_compare_programs(base, new),
         operations=_compare_operations(base, new, noise_bytes, noise_pct),
+        **_compare_vertex_tables(base, new, noise_bytes, noise_pct),
     )
 
 

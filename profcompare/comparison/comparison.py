@@ -14,6 +14,7 @@ from profcompare.base import presenters
 from profcompare.analysis.views import TopN, top_n
 from profcompare.comparison.operations import compare_operations
 from profcompare.comparison.programs import compare_programs
+from profcompare.comparison.vertices import empty_diff
 from profcompare.comparison.config_diff import config_differences, config_warnings
 from profcompare.comparison.tables import _empty_ledger_diff
 from profcompare.errors import ProfcompareError
@@ -60,6 +61,11 @@ class Comparison:
     programs: pd.DataFrame = dataclasses.field(default_factory=lambda: _empty_programs_diff())
     #: the two reports' ops paired (profcompare.comparison.operations.compare_operations)
     operations: pd.DataFrame = dataclasses.field(default_factory=lambda: _empty_operations_diff())
+    #: the two reports' vertex types, compute sets and exchanges paired
+    #: (profcompare.comparison.vertices.compare_by_name)
+    vertices: pd.DataFrame = dataclasses.field(default_factory=lambda: empty_diff("vertices"))
+    compute_sets: pd.DataFrame = dataclasses.field(default_factory=lambda: empty_diff("compute_sets"))
+    exchanges: pd.DataFrame = dataclasses.field(default_factory=lambda: empty_diff("exchanges"))
 
     @property
     def config_differences(self) -> pd.DataFrame:

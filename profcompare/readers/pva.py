@@ -40,16 +40,20 @@ from profcompare.model import (
     Report,
     ReportMeta,
     Target,
+    UNATTRIBUTED_COMPUTE_SETS,
+    UNATTRIBUTED_EXCHANGES,
     UNATTRIBUTED_OPERATION,
+    UNATTRIBUTED_VERTICES,
     make_frame,
     operations_from_rows,
     programs_from_rows,
+    table_from_rows,
     trace_from_blocks,
 )
 from profcompare.readers.name_attribution import attribute_names
 
 #: ``progress(part, done, total)``: told which part of the profile is being read ("tiles",
-#: "liveness", "code", "programs", "operations", "execution") and how far along it is.
+#: "liveness", "code", "programs", "operations", "vertices", "execution") and how far along it is.
 Progress = Callable[[str, int, int], None]
 
 #: libpva ``IPU.Architecture`` names -> our Target.architecture. ``Ipu2`` is confirmed
@@ -323,6 +327,13 @@ def report_from_pva(raw: Any, *, source: str, not_always_live_variables: bool = 
     if len(operations):
         capabilities.add("operations")
 
+    tell("vertices", 0, 1)
+    empty_vertex_tables = {t: make_frame(t) for t in ("vertices", "compute_sets", "exchanges")}
+    vertex_frames = _guarded("vertices, compute sets and exchanges",
+                             lambda: _vertex_tables(compilation, target, categories), empty_vertex_tables)
+    if any(len(frame) for frame in vertex_frames.values()):
+        capabilities.add("vertices")
+
     tell("execution", 0, 1)
     execution = _guarded("execution profile", lambda: _execution(getattr(raw, "execution", None)),
                          make_frame("execution"))
@@ -359,6 +370,7 @@ def report_from_pva(raw: Any, *, source: str, not_always_live_variables: bool = 
         trace=trace,
         programs=programs,
         operations=operations,
+        **vertex_frames,
     )
 
 
@@ -773,6 +785,122 @@ def _operations(analysis: Any, categories: pd.DataFrame) -> pd.DataFrame:
     if any(left):
         rows.append((UNATTRIBUTED_OPERATION, "", "", "", None, *left, None, None, None, ""))
     return operations_from_rows(rows)
+
+
+def _vertex_tables(compilation: Any, target: Target, categories: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The ``vertices``, ``compute_sets`` and ``exchanges`` tables (model.SCHEMAS) of one replica
+    (the tiles of the first replica, as the ``tiles`` table), keyed by table name. Columns and the
+    pva attribute each comes from (reference/pva.md "Programs, compute sets and vertices"):
+
+    ``compute_sets`` -- one row per OnTileExecute program of ``compilation.programs`` with a
+    ``computeset``, in the order pva lists them:
+
+    - name: ``program.name``; program: ``program._id``; op: pva's Program does not name it: "";
+    - ipu: the IPU of its tiles with a vertex when they are all on one, else <NA>;
+    - vertex_types: distinct ``computeset.vertices[].type.name``;
+    - vertices: the sum of every vertex's ``countByTile``;
+    - vertex_state_bytes: ``type.size`` x that sum, over its vertices;
+    - cycles: the largest of ``computeset.estimatedCyclesByTile`` (else of the program's;
+      <NA> when absent);
+    - tiles: tiles where one of its vertices has a non-zero count.
+
+    ``exchanges`` -- one row per DoExchange, GlobalExchange or StreamCopyMid program with
+    ``codeBytesByTile`` (what the ``code`` table counts as exchange code): type ``program.type.name``,
+    code_bytes its sum, cycles the largest of ``program.estimatedCyclesByTile`` (<NA> when absent),
+    tiles those with code; name, program, op and ipu as above.
+
+    ``vertices`` -- one row per vertex type met in a compute set or on a tile, the most code first:
+    instances and vertex_state_bytes summed over the compute sets (as above), compute_sets the
+    number using it, code_bytes the sum over tiles of ``tile.vertices[].codeBytes`` for that
+    ``type.name``, tiles the tiles listing it.
+
+    Each table gets a remainder row when the report's vertexCode / vertexInstanceState / exchange
+    code categories hold more than its rows (never below 0: a program listed twice).
+    """
+    per_replica = target.tiles_per_replica
+    by_name = dict(zip(categories["category"].astype(str), categories["bytes"].astype("int64").tolist()))
+
+    def first_replica(values: Any) -> list[int]:
+        return [int(v) for v in list(values or ())[:per_replica]]
+
+    def one_ipu(used: set[int]) -> int | None:
+        ipus = {t // target.tiles_per_ipu for t in used}
+        return ipus.pop() if len(ipus) == 1 else None
+
+    def most(values: Any) -> int | None:
+        counts = first_replica(values)
+        return max(counts) if counts else None
+
+    def program_id(program: Any) -> int | None:
+        pid = getattr(program, "_id", None)
+        return int(pid) if isinstance(pid, (int, np.integer)) and not isinstance(pid, bool) and pid >= 0 else None
+
+    compute_rows: list[tuple[Any, ...]] = []
+    exchange_rows: list[tuple[Any, ...]] = []
+    instances: dict[str, int] = {}
+    state: dict[str, int] = {}
+    uses: dict[str, int] = {}
+    seen: set[int] = set()
+    for program in list(getattr(compilation, "programs", None) or ()):
+        if id(program) in seen:
+            continue
+        seen.add(id(program))
+        ptype = _name(program.type)
+        computeset = getattr(program, "computeset", None) if ptype == "OnTileExecute" else None
+        if computeset is not None:
+            used: set[int] = set()
+            count = size_total = 0
+            types: set[str] = set()
+            for vertex in list(getattr(computeset, "vertices", None) or ()):
+                vertex_type = getattr(vertex, "type", None)
+                name = str(getattr(vertex_type, "name", "") or "")
+                counts = first_replica(getattr(vertex, "countByTile", None))
+                n = sum(counts)
+                nbytes = _int(getattr(vertex_type, "size", None)) * n
+                used.update(t for t, c in enumerate(counts) if c)
+                types.add(name)
+                count += n
+                size_total += nbytes
+                instances[name] = instances.get(name, 0) + n
+                state[name] = state.get(name, 0) + nbytes
+                uses[name] = uses.get(name, 0) + 1
+            compute_rows.append((str(program.name), program_id(program), "", one_ipu(used), len(types), count,
+                                 size_total, most(getattr(computeset, "estimatedCyclesByTile", None)
+                                                  or getattr(program, "estimatedCyclesByTile", None)), len(used)))
+        if ptype in EXCHANGE_CODE_CATEGORY:
+            code = first_replica(getattr(program, "codeBytesByTile", None))
+            if code:
+                used = {t for t, c in enumerate(code) if c}
+                exchange_rows.append((str(program.name), program_id(program), "", one_ipu(used), ptype, sum(code),
+                                      most(getattr(program, "estimatedCyclesByTile", None)), len(used)))
+    code_of: dict[str, int] = {}
+    tiles_of: dict[str, int] = {}
+    for tile in list(getattr(compilation, "tiles", None) or ())[:per_replica]:
+        for vertex in list(getattr(tile, "vertices", None) or ()):
+            name = str(getattr(getattr(vertex, "type", None), "name", "") or "")
+            code_of[name] = code_of.get(name, 0) + _int(getattr(vertex, "codeBytes", None))
+            tiles_of[name] = tiles_of.get(name, 0) + 1
+    vertex_rows: list[tuple[Any, ...]] = [
+        (name, instances.get(name, 0), state.get(name, 0), code_of.get(name, 0), tiles_of.get(name), uses.get(name, 0))
+        for name in dict.fromkeys([*instances, *code_of])]
+    vertex_rows.sort(key=lambda row: (-row[3], -row[2], row[0]))
+    if vertex_rows:
+        left_code = max(0, by_name.get("vertexCode", 0) - sum(row[3] for row in vertex_rows))
+        left_state = max(0, by_name.get("vertexInstanceState", 0) - sum(row[2] for row in vertex_rows))
+        if left_code or left_state:
+            vertex_rows.append((UNATTRIBUTED_VERTICES, 0, left_state, left_code, None, 0))
+    if compute_rows:
+        left_state = max(0, by_name.get("vertexInstanceState", 0) - sum(row[6] for row in compute_rows))
+        if left_state:
+            compute_rows.append((UNATTRIBUTED_COMPUTE_SETS, None, "", None, 0, 0, left_state, None, None))
+    if exchange_rows:
+        exchange_total = sum(by_name.get(name, 0) for name in EXCHANGE_CODE_CATEGORY.values())
+        left_exchange = max(0, exchange_total - sum(row[5] for row in exchange_rows))
+        if left_exchange:
+            exchange_rows.append((UNATTRIBUTED_EXCHANGES, None, "", None, "", left_exchange, None, None))
+    return {"vertices": table_from_rows("vertices", vertex_rows),
+            "compute_sets": table_from_rows("compute_sets", compute_rows),
+            "exchanges": table_from_rows("exchanges", exchange_rows)}
 
 
 def _interval(ipu: Any) -> tuple[int | None, int | None]:

@@ -10,7 +10,7 @@ The layout is documented in ``docs/report-format.md``; in short:
 * ``columns``: a catalogue of every stored column (table, position, name, storage, pandas
   dtype), which is how the reader knows the optional per-category columns of ``tiles``;
 * one table per Report table (``tiles``, ``categories``, ``variables``, ``liveness``, ``code``,
-  ``execution``, ``remote_buffers``, ``trace`` (version 4), ``programs`` (version 7), ``operations`` (version 8)). Category columns and repetitive text columns are
+  ``execution``, ``remote_buffers``, ``trace`` (version 4), ``programs`` (version 7), ``operations`` (version 8), ``vertices``, ``compute_sets``, ``exchanges`` (version 9)). Category columns and repetitive text columns are
   dictionary encoded: the table holds an integer code, ``dictionary`` holds the strings, and
   a ``<table>_text`` view shows the decoded values for people exploring with ``sqlite3``;
 * ``packed(table_name, column_name, part, raw_bytes, data)`` (version 5): a table of more than
@@ -114,8 +114,10 @@ COLUMNS_SINCE: Mapping[tuple[str, str], int] = {
 
 #: Tables added after schema version 1, with the version that added them. Older stores read
 #: them as empty (version 4: the execution trace; version 7: the program tree; version 8: the
-#: operations; version 9: which tiles hold each variable).
-TABLES_SINCE: Mapping[str, int] = {"trace": 4, "programs": 7, "operations": 8, "variable_tiles": 9}
+#: operations; version 9: which tiles hold each variable, the vertex types, compute sets and
+#: exchanges).
+TABLES_SINCE: Mapping[str, int] = {"trace": 4, "programs": 7, "operations": 8, "variable_tiles": 9, "vertices": 9,
+                                   "compute_sets": 9, "exchanges": 9}
 
 #: At most this many rows in ``checksums`` (one per table, plus meta, dictionary, columns and
 #: itself): more is corruption, refused before anything is sized from it.
@@ -148,6 +150,8 @@ DICTIONARY_TEXT_COLUMNS: frozenset[tuple[str, str]] = frozenset(
         ("programs", "op"),
         ("operations", "layer"),
         ("operations", "source"),
+        ("compute_sets", "op"),
+        ("exchanges", "op"),
     }
 )
 

@@ -65,7 +65,13 @@ from profcompare.render.labels import live_label
 from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.page.model import placed_for_page
 from profcompare.render.sections.ledger import LEDGER_MAX_ROWS, ledger_data, with_liveness_rule
-from profcompare.render.sections.order import PAGE_PROGRAMS, RowLimits, comparison_sections, report_sections
+from profcompare.render.sections.order import (
+    PAGE_PROGRAMS,
+    RowLimits,
+    comparison_sections,
+    page_vertex_rows,
+    report_sections,
+)
 from profcompare.render.sections.tile_detail import HISTOGRAM_TABLE_ID
 from profcompare.render.sections.variables import VARIABLES_ID, matched_changes_first
 from profcompare.render.trace_chart import trace_chart
@@ -154,7 +160,7 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     # every variable that grew; other tables are top-N views. The template draws it under the
     # filter controls, in the place of the section's table.
     variables_view = side.variables_view(HTML_MAX_VARIABLE_ROWS)
-    rows = RowLimits(top, LEDGER_MAX_ROWS, HTML_MAX_VARIABLE_ROWS, PAGE_PROGRAMS)
+    rows = RowLimits(top, LEDGER_MAX_ROWS, HTML_MAX_VARIABLE_ROWS, PAGE_PROGRAMS, page_vertex_rows(top))
     sections = tuple(_on_page(side, section, top) for section in side.sections(rows, variables_view))
     variables = next((s for s in sections if s.id == VARIABLES_ID), None)
     table = (_variables_on_page(variables, variables_view).table if variables is not None else None) or Table((), ())

@@ -7,8 +7,9 @@ version 5 the tables the pages show that the export lacked -- ``time``, ``livene
 ``execution_trace``, version 6 a comparison's ``headline``, version 7 the program tree
 (``programs``), a comparison's ``config_differences`` (what differs in the two sides'
 configuration), every ``meta``'s ``layout`` and ``sections``, version 8 the "Tile detail" section
-(id ``tile-detail``) in ``sections`` and, in ``profcompare tiles --format json``, each tile
-detail's ``tile_peak`` and its live variables' ``bytes_on_tile``; every older key is kept).
+(id ``tile-detail``) in ``sections``, the vertex types, compute sets and exchanges (``vertices``,
+``compute_sets``, ``exchanges``) and, in ``profcompare tiles --format json``, each tile detail's
+``tile_peak`` and its live variables' ``bytes_on_tile``; every older key is kept).
 
 ``sections`` holds the sections exactly as the HTML page draws them, with the page's row limits
 (:meth:`~profcompare.render.sections.order.RowLimits.page`): one object per section (``id``,
@@ -41,7 +42,10 @@ what a reader of the page sees, figure for figure:
      "streaming_memory_totals": {replicas.StreamingTotals fields},
      "execution_trace": {"spans": [trace_spans rows], "types": [type_totals rows, per IPU]},
      "programs": [Report.programs rows: the program tree, in tree order],
-     "operations": [Report.operations rows: one per op, then the "(not attributed to an op)" row]}
+     "operations": [Report.operations rows: one per op, then the "(not attributed to an op)" row],
+     "vertices": [Report.vertices rows: one per vertex type, then at most one remainder row],
+     "compute_sets": [Report.compute_sets rows: one per compute set (OnTileExecute program)],
+     "exchanges": [Report.exchanges rows: one per program holding exchange code]}
 
 ``compare``::
 
@@ -65,6 +69,8 @@ what a reader of the page sees, figure for figure:
      "headline": str (the comparison in one sentence: the line the terminal opens and closes with),
      "programs": [Comparison.programs rows: the two program trees aligned, in tree order],
      "operations": [Comparison.operations rows: the two reports' ops paired],
+     "vertices" / "compute_sets" / "exchanges": [Comparison.vertices / compute_sets / exchanges
+                                                rows: paired by name, the largest change first],
      "config_differences": [Comparison.config_differences rows: setting, base, new (values as text,
                             null where a side does not set it), kind (intended | unexpected),
                             moves_figures, note; intended rows first]}
@@ -282,6 +288,9 @@ def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
         **_report_views(report),
         "programs": frame_records(report.programs),
         "operations": frame_records(report.operations),
+        "vertices": frame_records(report.vertices),
+        "compute_sets": frame_records(report.compute_sets),
+        "exchanges": frame_records(report.exchanges),
         "sections": sections_data(report_sections(report, RowLimits.page(top))),
     }
 
@@ -334,6 +343,9 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
         "headline": headline(verdict),
         "programs": frame_records(cmp.programs),
         "operations": frame_records(cmp.operations),
+        "vertices": frame_records(cmp.vertices),
+        "compute_sets": frame_records(cmp.compute_sets),
+        "exchanges": frame_records(cmp.exchanges),
         "sections": sections_data(comparison_sections(cmp, RowLimits.page(top), verdict=verdict)),
         "config_differences": frame_records(cmp.config_differences),
     }

@@ -24,6 +24,7 @@ SECTION_NAMES: dict[str, str] = {
     "code": "Code by program",
     "operations": "Operations",
     "programs": "Program tree",
+    "vertices": "Vertices, compute sets and exchanges",
     "streaming": "Streaming Memory",
     "execution": "Execution",
     "replicas": "Replicas and collectives",

@@ -113,3 +113,35 @@ def test_the_command_offers_the_formats_the_renderer_draws() -> None:
     from profcompare.render import operations_out
 
     assert ops.OPERATIONS_FORMATS == operations_out.OPERATIONS_FORMATS
+
+
+def test_ops_vertices_of_one_report_as_text(run_cli: Run, stores: tuple[str, str]) -> None:
+    out = run_cli("ops", stores[0], "--vertices")
+    assert out.exit_code == 0, out.stderr  # type: ignore[attr-defined]
+    lines = [line.rstrip() for line in out.stdout.splitlines()]  # type: ignore[attr-defined]
+    assert lines[0].startswith("profcompare ops --vertices: ")
+    start = lines.index("Vertices, compute sets and exchanges")
+    assert lines[start + 2].split() == ["Vertex", "type", "Code", "bytes", "Vertex", "state", "Instances", "Tiles",
+                                        "Compute", "sets"]
+    # gelu on 8 x 64 float32 over 4 tiles: 6 vertices of 16 B a tile, the nonlinearity codelet 320 B a tile
+    assert lines[start + 4].split() == ["codelets:nonlinearity", "1.2", "KiB", "384", "B", "24", "4", "1"]
+    assert "gelu          gelu          384 B         24      626       4" in out.stdout  # type: ignore[attr-defined]
+
+
+def test_ops_vertices_of_two_reports_as_json(run_cli: Run, stores: tuple[str, str]) -> None:
+    out = run_cli("ops", *stores, "--vertices", "--format", "json")
+    assert out.exit_code == 0, out.stderr  # type: ignore[attr-defined]
+    data = json.loads(out.stdout)  # type: ignore[attr-defined]
+    assert data["view"] == "vertices" and set(data["reports"]) == {"base", "new"}
+    by_name = {r["name"]: r for r in data["vertices"]}
+    # the new program adds an Add (the elementwise codelet, 144 B on each of the 4 tiles); its
+    # larger gelu still has 6 vertices a tile (the state is unchanged) but takes 2,688 cycles more
+    assert by_name["codelets:elementwise"]["status"] == "added" and by_name["codelets:elementwise"]["new_code_bytes"] == 576
+    assert by_name["codelets:nonlinearity"]["status"] == "unchanged"
+    assert [(r["name"], r["delta_cycles"], r["status"]) for r in data["compute_sets"]] == [
+        ("add", 754, "added"), ("gelu", 2688, "grew")]
+    assert data["total"] == {"vertices": 2, "compute_sets": 2, "exchanges": 2}
+
+
+def test_ops_vertices_refuses_csv(run_cli: Run, stores: tuple[str, str]) -> None:
+    _one_line_error(run_cli("ops", stores[0], "--vertices", "--format", "csv"), r"--vertices writes three tables")

@@ -7,12 +7,14 @@ import pandas as pd
 
 from profcompare.model import (
     UNATTRIBUTED_OPERATION,
+    UNATTRIBUTED_VERTICES,
     Report,
     ReportMeta,
     Target,
     make_frame,
     operations_from_rows,
     programs_from_rows,
+    table_from_rows,
 )
 
 ODD_NAMES = ["</script><b>x</b>", "Ünïcødé/变量/🙂", "quote\"and'apostrophe", "semi;colon -- DROP TABLE x", "tab\tnewline\n"]
@@ -139,6 +141,20 @@ def build_report(*, variables: int = 40, steps: int = 30) -> Report:
         ("x</script><b>y</b>", "", "Gelu", "", None, 128, 0, 0, None, None, None, ""),
         (UNATTRIBUTED_OPERATION, "", "", "", None, 900, 12, 40, 77, None, None, ""),
     ])
+    # vertex types, compute sets, exchanges: unknowns, a hostile name, remainder rows
+    vertices = table_from_rows("vertices", [
+        ("poplin::ConvPartial1x1Out<half,float>", 24, 1152, 6400, 4, 2),
+        ("x</script><b>y</b>", 3, 0, 96, None, 1),
+        (UNATTRIBUTED_VERTICES, 0, 32, 0, None, 0),
+    ])
+    compute_sets = table_from_rows("compute_sets", [
+        ("matmul/1/Convolve", 4, "matmul/1", 0, 1, 24, 1152, 900, 4),
+        ("x</script><b>y</b>", None, "", None, 1, 3, 0, None, None),
+    ])
+    exchanges = table_from_rows("exchanges", [
+        ("matmul/1/Exchange", None, "matmul/1", 0, "DoExchange", 1024, 120, 4),
+        ("WeightsFromHost/w/Mid", 1, "", 0, "StreamCopyMid", 40, None, 2),
+    ])
     meta = ReportMeta(
         source="",
         format="store",
@@ -156,13 +172,13 @@ def build_report(*, variables: int = 40, steps: int = 30) -> Report:
     )
     return Report.build(meta, tiles=tile_frame, categories=categories, variables=variables_frame, liveness=liveness,
                         code=code, execution=execution, remote_buffers=remote, trace=trace, programs=programs,
-                        operations=operations)
+                        operations=operations, vertices=vertices, compute_sets=compute_sets, exchanges=exchanges)
 
 
 def assert_reports_equal(left: Report, right: Report, *, ignore_meta: tuple[str, ...] = ("source",)) -> None:
     """Every table equal (pandas.testing, dtypes included) and meta equal except ``ignore_meta``."""
     for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers", "trace", "programs",
-                  "operations"):
+                  "operations", "vertices", "compute_sets", "exchanges"):
         pd.testing.assert_frame_equal(getattr(left, table), getattr(right, table), obj=table)
     blank = {k: {"format": "store", "workload": None, "variant": None, "created": None}.get(k, "") for k in ignore_meta}
     assert left.meta.replace(**blank) == right.meta.replace(**blank)

@@ -215,8 +215,8 @@ def test_show_prints_what_the_cache_records_and_one_line_for_the_rest(cache: pat
     assert "n/a" not in text and "Peak liveness" not in text and "Total memory" not in text
     assert text.count("This report does not record") == 1
     assert ("This report does not record per-tile memory, memory categories, variables, liveness (program steps), "
-            "code, remote buffers (Streaming Memory), a program tree or operations: the figures and sections that need "
-            "them are left out.") in text
+            "code, remote buffers (Streaming Memory), a program tree, operations or vertex types, compute sets "
+            "and exchanges: the figures and sections that need them are left out.") in text
     for title in ("Memory per IPU", "Memory ledger", "Memory by category", "Variables", "Code by program"):
         assert title not in text
     assert re.search(r"^(### )?Execution$", result.output, re.MULTILINE) and "Execution trace" in text

@@ -38,8 +38,9 @@ def test_reads_every_table_from_the_object_tree(profile: pathlib.Path) -> None:
     assert meta.target == Target("Mk2", num_ipus=4, tiles_per_ipu=2, bytes_per_tile=638976, clock_hz=1.33e9,
                                  num_replicas=2, ipus_per_replica=2)
     assert meta.oom is True  # tile 3 overflowed
+    # "vertices": the exchange programs' codeBytesByTile fill the exchanges table
     assert meta.capabilities == {"tiles", "categories", "variables", "liveness", "code", "execution", "trace",
-                                 "programs"}
+                                 "programs", "vertices"}
 
     pd.testing.assert_frame_equal(report.tiles, make_frame("tiles", {
         "tile": [0, 1, 2, 3], "ipu": [0, 0, 1, 1],

@@ -136,7 +136,7 @@ def _as_version_5(path: pathlib.Path) -> None:
     con = sqlite3.connect(path)
     try:
         drop_tile_regions(con)
-        for newer in ("programs", "operations", "variable_tiles"):
+        for newer in ("programs", "operations", "variable_tiles", "vertices", "compute_sets", "exchanges"):
             con.execute(f"DROP VIEW IF EXISTS {newer}_text")
             con.execute(f"DROP TABLE {newer}")
             for table in ("columns", "dictionary", "checksums", "packed"):
@@ -173,7 +173,8 @@ def test_version_5_stores_without_deltas_still_open(report: Report, tmp_path: pa
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store, "PACKED_FROM_ROWS", 0)
     grown = dataclasses.replace(_growing_report(report), programs=make_frame("programs"),
-                                operations=make_frame("operations"))
+                                operations=make_frame("operations"), vertices=make_frame("vertices"),
+                                compute_sets=make_frame("compute_sets"), exchanges=make_frame("exchanges"))
     path = store.write_report(grown, tmp_path / "profile.sqlite")
     _as_version_5(path)
     assert _parts(path, "liveness", "not_always_live_bytes") == {"values"}

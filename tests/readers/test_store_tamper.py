@@ -103,20 +103,26 @@ def _drop_table(con: sqlite3.Connection, table: str) -> None:
                 (len(rows), store._dictionary_checksum(rows)))
 
 
+#: The tables version 9 added.
+VERSION_9_TABLES = ("vertices", "compute_sets", "exchanges")
+
+
 def _drop_trace(con: sqlite3.Connection) -> None:
     """Remove the tables newer than version 3: the trace (version 4), the programs (version 7),
-    the operations (version 8) and the variable placement (version 9)."""
-    _drop_table(con, "trace")
-    _drop_table(con, "programs")
-    _drop_table(con, "operations")
-    _drop_table(con, "variable_tiles")
+    the operations (version 8), the variable placement, the vertex types, compute sets and exchanges
+    (version 9)."""
+    for table in ("trace", "programs", "operations", "variable_tiles", *VERSION_9_TABLES):
+        _drop_table(con, table)
 
 
 def _downgrade_to_version_without(path: pathlib.Path, version: int, tables: tuple[str, ...], report: Report) -> None:
     """Rewrite a store as schema ``version`` wrote it: without ``tables`` (which came later) and,
     before version 8, without the region columns of ``tiles``; catalogue, meta and checksums
-    resealed as that writer sealed them."""
+    resealed as that writer sealed them. The tables of version 9 (vertex types, compute sets,
+    exchanges) are dropped from every older version."""
     con = sqlite3.connect(path)
+    if version < 9:
+        tables = (*tables, *(t for t in VERSION_9_TABLES if t not in tables))
     if version < 8:
         _drop_columns(con, "tiles", report.tiles, TILE_REGION_COLUMNS)
     if version < 9 and "variable_tiles" not in tables:
@@ -226,6 +232,33 @@ def test_version_7_stores_open_with_no_operations(report: Report, tmp_path: path
                                              "tiles", "source"]
     assert "operations" not in back.meta.capabilities  # so the outputs say it is not recorded
     pd.testing.assert_frame_equal(back.programs, report.programs)
+
+
+def test_version_8_stores_open_with_no_vertices_compute_sets_nor_exchanges(report: Report,
+                                                                          tmp_path: pathlib.Path) -> None:
+    assert store.SCHEMA_VERSION == 9 and all(store.TABLES_SINCE[t] == 9 for t in VERSION_9_TABLES)
+    old = report.with_meta(report.meta.replace(capabilities=report.meta.capabilities | {"operations"}))
+    path = store.write_report(old, tmp_path / "profile.sqlite")
+    _downgrade_to_version_without(path, 8, (), old)
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 8
+    assert not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'vertices'").fetchone()
+    con.close()
+    back = store.read_report(path)
+    assert (len(report.vertices), len(report.compute_sets), len(report.exchanges)) == (3, 2, 2)
+    assert back.vertices.empty and back.compute_sets.empty and back.exchanges.empty
+    assert list(back.vertices.columns) == ["name", "instances", "vertex_state_bytes", "code_bytes", "tiles",
+                                           "compute_sets"]
+    assert "vertices" not in back.meta.capabilities  # so the outputs say it is not recorded
+    pd.testing.assert_frame_equal(back.operations, report.operations)
+
+
+def test_the_vertices_compute_sets_and_exchanges_round_trip(report: Report, path: pathlib.Path) -> None:
+    back = store.read_report(path)
+    for table in VERSION_9_TABLES:
+        pd.testing.assert_frame_equal(getattr(back, table), getattr(report, table))
+    assert back.vertices["name"].tolist()[2] == "(not attributed to a vertex type)"
+    assert back.compute_sets["cycles"].tolist() == [900, pd.NA]
 
 
 def test_an_operations_table_in_a_version_7_store_is_refused(report: Report, path: pathlib.Path) -> None:

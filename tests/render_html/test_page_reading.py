@@ -166,8 +166,8 @@ def test_graph_analyser_cache_page(browser, tmp_path: Path) -> None:
         "summary", "trace", "execution"]
     assert page.locator("#summary .section-text").inner_text() == (
         "This report does not record per-tile memory, memory categories, variables, liveness (program steps), "
-        "code, remote buffers (Streaming Memory), a program tree or operations: the figures and sections that "
-        "need them are left out.")
+        "code, remote buffers (Streaming Memory), a program tree, operations or vertex types, compute sets and "
+        "exchanges: the figures and sections that need them are left out.")
     metrics = page.eval_on_selector_all("#summary-table tbody tr", "rs => rs.map(r => r.cells[1].textContent)")
     assert metrics == ["2,540,750", "1.910 ms"]
     assert "n/a" not in page.inner_text("#summary")

@@ -258,7 +258,8 @@ def test_missing_table_is_not_reported_as_empty() -> None:
     text = TextRenderer().render(partial)
     # one line for what it lacks, and no Streaming Memory section that would read as "none"
     assert ("This report does not record an execution profile, remote buffers (Streaming Memory), an execution "
-            "trace, a program tree or operations: the figures and sections that need them are left out.") in text
+            "trace, a program tree, operations or vertex types, compute sets and exchanges: the figures and "
+            "sections that need them are left out.") in text
     assert "Streaming Memory (remote buffers)\n" not in text
     assert "This report does not record an execution profile." in text
     assert "nothing is kept in Streaming Memory" not in text
@@ -304,7 +305,8 @@ def test_show_json_holds_every_table_the_page_shows(offchip: Report) -> None:
     assert list(data)[:len(_V4_SHOW_KEYS)] == list(_V4_SHOW_KEYS)
     assert list(data)[len(_V4_SHOW_KEYS):] == ["time", "liveness_peak", "tile_stats", "memory_per_ipu", "replicas",
                                                "loaded_code", "streaming_memory_totals", "execution_trace",
-                                               "programs", "operations", "sections"]
+                                               "programs", "operations", "vertices", "compute_sets", "exchanges",
+                                               "sections"]
     summary = offchip.summary()
     assert data["time"] == {"clock_hz": 1.33e9, "device_seconds_per_step": summary["cycles_per_step"] / 1.33e9,
                             "host_seconds_per_step": None, "seconds_per_step": summary["seconds_per_step"]}
@@ -338,8 +340,8 @@ def test_compare_json_holds_every_table_the_page_shows(comparison: Comparison) -
     data = json.loads(get_renderer("json").render(comparison))
     assert list(data)[:len(_V4_COMPARE_KEYS)] == list(_V4_COMPARE_KEYS)
     assert list(data)[len(_V4_COMPARE_KEYS):] == ["time", "memory_per_ipu", "replicas", "base_report", "new_report",
-                                                   "headline", "programs", "operations", "sections",
-                                                   "config_differences"]
+                                                   "headline", "programs", "operations", "vertices", "compute_sets",
+                                                   "exchanges", "sections", "config_differences"]
     seconds = data["time"]["seconds_per_step"]
     assert (seconds["base"], seconds["new"]) == (data["summary"]["seconds_per_step"]["base"],
                                                  data["summary"]["seconds_per_step"]["new"])

@@ -40,6 +40,7 @@ from profcompare.emulator.compile.placement import (
 from profcompare.emulator.compile.operations import operations_frame
 from profcompare.emulator.compile.program_tree import program_tree
 from profcompare.emulator.compile.programs import ProgramSteps, lower_to_steps
+from profcompare.emulator.compile.vertices import vertex_tables
 from profcompare.emulator.compile.trace import HostCopyShape, step_places as trace_places, trace_frame
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec, get_device
@@ -125,6 +126,7 @@ class CompiledProgram:
                       liveness=r.liveness, code=r.code, execution=execution,
                       remote_buffers=r.remote_buffers, programs=r.programs, operations=r.operations,
                       variable_tiles=r.variable_tiles,
+                      vertices=r.vertices, compute_sets=r.compute_sets, exchanges=r.exchanges,
                       **({"trace": trace} if trace is not None else {}))
 
 
@@ -220,6 +222,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
     categories = _report.categories_frame(mem)
     device_cycles = sum(v for p, v in phases.items() if p != "runtime")
     variables = _report.variables_frame(storage, inst, program, steps, provenance)
+    tree = program_tree(program, steps, places[0])
     rep = Report.build(
         meta,
         tiles=_report.tiles_frame(mem, device.tiles_per_ipu),
@@ -230,8 +233,9 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         liveness=_report.liveness_frame(steps, totals),
         code=code.table,
         remote_buffers=_report.remote_buffers_frame(program, steps, provenance),
-        programs=program_tree(program, steps, places[0]),
+        programs=tree,
         operations=operations_frame(program, steps, code, cyc, categories, device_cycles, places[0]),
+        **vertex_tables(program, steps, code, device, cyc, categories, tree, places[0]),
     )
     return CompiledProgram(
         report=rep,

@@ -46,6 +46,28 @@ HOST_STEP_TYPES = frozenset({"StreamCopyMid", "RemoteLoad", "RemoteStore"})
 
 
 @dataclass(frozen=True)
+class ComputeSetRecord:
+    """One compute set (an OnTileExecute step) as the code model counts it."""
+
+    step: int  # static step index
+    codelet: str  # the codelet family its vertices run (targets.CODELET_BYTES keys)
+    vertices: int  # vertex instances over its tiles
+    tiles: int  # tiles with a vertex
+
+
+@dataclass(frozen=True)
+class ExchangeRecord:
+    """Exchange code one step adds to the always-live categories (one per code row of an
+    exchange category)."""
+
+    step: int  # static step index
+    name: str  # the code row's name (a compute set's own exchange: "<step>/exchange")
+    type: str  # program type of the step
+    code_bytes: int
+    tiles: int
+
+
+@dataclass(frozen=True)
 class CodeModel:
     """Per-tile code/vertex-data categories, the code table and per-step participation counts."""
 
@@ -61,6 +83,12 @@ class CodeModel:
     op_bytes: Mapping[str, tuple[int, int, int]] = field(default_factory=dict)
     #: op id -> how many tiles its steps take part on
     op_tiles: Mapping[str, int] = field(default_factory=dict)
+    #: every compute set's vertices, in step order (vertices.py)
+    compute_sets: tuple[ComputeSetRecord, ...] = ()
+    #: every always-live exchange code row, in step order (vertices.py)
+    exchanges: tuple[ExchangeRecord, ...] = ()
+    #: codelet family -> (vertex code bytes over the tiles holding it, those tiles)
+    codelets: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     def loaded_tile_bytes(self) -> dict[str, np.ndarray]:
         """Graph id -> bytes per tile (int64) of its loaded code, all categories summed."""
@@ -214,6 +242,8 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
 
     op_bytes: dict[str, list[int]] = {}
     op_tiles: dict[str, np.ndarray] = {}
+    compute_sets: list[ComputeSetRecord] = []
+    exchanges: list[ExchangeRecord] = []
 
     def add_to_op(st, code: int = 0, vertex_state: int = 0, exchange: int = 0) -> None:
         if st.op:
@@ -230,6 +260,8 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
         nbytes = int(mask.sum()) * per_tile
         row(st.name + suffix, st.type, cat, nbytes)
         add_to_op(st, code=nbytes, exchange=nbytes if cat != "controlCode" else 0)
+        if cat != "controlCode" and nbytes:
+            exchanges.append(ExchangeRecord(st.index, st.name + suffix, st.type, nbytes, int(mask.sum())))
 
     def code_load_mask(st) -> np.ndarray:
         # the Copy writes the loaded graph's code on every tile that holds some of it
@@ -278,6 +310,7 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
                 v = np.where(mask, np.clip(largest // device.datapath_bytes, 1, workers), 0)
             vstate += v * device.vertex_state_bytes
             vertices_total += int(v.sum())
+            compute_sets.append(ComputeSetRecord(st.index, kind, int(v.sum()), int((v > 0).sum())))
             add_to_op(st, vertex_state=int(v.sum()) * device.vertex_state_bytes)
             if st.role in ("copy_in", "copy_out"):
                 copy_desc += copied * device.copy_descriptor_bytes
@@ -308,10 +341,12 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
             control += per_step
             row(f"program control (loaded graph {graph})", "Sequence", "controlCode", per_step * num_tiles)
     vertex_code = np.zeros(num_tiles, dtype=np.int64)
+    codelets: dict[str, tuple[int, int]] = {}
     for kind in sorted(codelet_masks):
         size = int(device.codelet_bytes.get(kind, device.codelet_bytes.get("elementwise", 0)))
         vertex_code += codelet_masks[kind] * size
         row(f"codelets:{kind}", "OnTileExecute", "vertexCode", size * int(codelet_masks[kind].sum()))
+        codelets[kind] = (size * int(codelet_masks[kind].sum()), int(codelet_masks[kind].sum()))
     cats = {
         "vertexCode": vertex_code,
         "controlCode": control,
@@ -324,4 +359,5 @@ def code_model(program: LoweredProgram, steps: ProgramSteps, storage: Storage, c
     table = make_frame("code", {"name": rows_name, "type": rows_type, "category": rows_cat, "code_bytes": rows_bytes})
     return CodeModel(cats, table, participating, vertices_total, loaded,
                      {op: (c, v, x) for op, (c, v, x) in op_bytes.items()},
-                     {op: int(mask.sum()) for op, mask in op_tiles.items()})
+                     {op: int(mask.sum()) for op, mask in op_tiles.items()},
+                     tuple(compute_sets), tuple(exchanges), codelets)

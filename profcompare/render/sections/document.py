@@ -85,6 +85,7 @@ _TABLE_WHAT = {
     "remote_buffers": "remote buffers (Streaming Memory)",
     "programs": "a program tree",
     "operations": "operations",
+    "vertices": "vertex types, compute sets and exchanges",
 }
 
 
@@ -160,6 +161,7 @@ _TABLE_WORDS = {
     "trace": "an execution trace",
     "programs": "a program tree",
     "operations": "operations",
+    "vertices": "vertex types, compute sets and exchanges",
 }
 
 

@@ -56,31 +56,35 @@ from profcompare.render.sections.tiles import comparison_tiles_section, report_t
 from profcompare.render.sections.trace import comparison_trace_section, report_trace_section
 from profcompare.render.sections.variables import comparison_variables_section, report_variables_section
 from profcompare.render.sections.verdict import comparison_verdict_section
+from profcompare.render.sections.vertices import comparison_vertices_section, report_vertices_section
 
 
 @dataclass(frozen=True)
 class RowLimits:
     """How many rows a medium's tables hold (None: every row): ``top`` for the top-N tables
     (code, Streaming Memory, what changed the peak, the fullest tiles), ``ledger`` for the memory
-    ledger's tables, ``variables`` for the variables table, ``programs`` for the program tree."""
+    ledger's tables, ``variables`` for the variables table, ``programs`` for the program tree,
+    ``vertices`` for each table of the vertices, compute sets and exchanges."""
 
     top: int | None = 20
     ledger: int | None = 20
     variables: int | None = 20
     programs: int | None = 20
+    vertices: int | None = 20
 
     @classmethod
     def every(cls, top: int | None) -> RowLimits:
         """One limit, ``top``, for every table (the terminal and Markdown)."""
-        return cls(top, top, top, top)
+        return cls(top, top, top, top, top)
 
     @classmethod
     def page(cls, top: int | None = None) -> RowLimits:
         """The HTML page's limits (and the JSON export's ``sections``): ``top`` rows (default
         :data:`PAGE_TOP`) for the top-N tables, :data:`LEDGER_MAX_ROWS` ledger rows and
         :data:`HTML_MAX_VARIABLE_ROWS` variables and :data:`PAGE_PROGRAMS` programs of the program
-        tree, behind the page's filters and expanders."""
-        return cls(top or PAGE_TOP, LEDGER_MAX_ROWS, HTML_MAX_VARIABLE_ROWS, PAGE_PROGRAMS)
+        tree, behind the page's filters and expanders, and at most :data:`PAGE_VERTICES` rows in each
+        table of the vertices, compute sets and exchanges."""
+        return cls(top or PAGE_TOP, LEDGER_MAX_ROWS, HTML_MAX_VARIABLE_ROWS, PAGE_PROGRAMS, page_vertex_rows(top))
 
 
 #: Rows of a top-N table on a page when ``--top`` does not say.
@@ -88,6 +92,16 @@ PAGE_TOP = 20
 
 #: Rows of the program tree on a page: the top of a tree, behind the page's filter and expander.
 PAGE_PROGRAMS = 200
+
+#: Rows of each of the three tables of the vertices, compute sets and exchanges on a page: three
+#: short tables keep the section about a screen tall (the JSON and CSV tables are complete).
+PAGE_VERTICES = 8
+
+
+def page_vertex_rows(top: int | None) -> int:
+    """Rows of each vertices, compute sets and exchanges table on a page for ``--top`` ``top``:
+    :data:`PAGE_VERTICES`, or fewer when ``top`` asks for fewer."""
+    return min(top, PAGE_VERTICES) if top else PAGE_VERTICES
 
 
 #: The Report tables each section draws: a section whose tables a report does not record is
@@ -105,6 +119,7 @@ SECTION_TABLES: dict[str, tuple[str, ...]] = {
     "streaming": ("remote_buffers",),
     "programs": ("programs",),
     "operations": ("operations",),
+    "vertices": ("vertices",),
 }
 
 
@@ -119,9 +134,10 @@ def recorded_sections(report: Report, sections: tuple[Section, ...]) -> tuple[Se
 def report_sections(report: Report, rows: RowLimits, *, variables: TopN | None = None) -> tuple[Section, ...]:
     """Every section of one report, in order: the summary, the memory ledger and what is live at
     the peak, the execution trace and liveness, then memory by category, memory per IPU, tiles,
-    the fullest tile explained, variables (``variables``: rows already cut, e.g. the page's), code (and code loaded at run
-    time), operations, the program tree, Streaming Memory, execution, replicas and collectives. A section a report gives
-    nothing to show, or whose tables it does not record, is left out."""
+    the fullest tile explained, variables (``variables``: rows already cut, e.g. the page's), code (and code loaded at
+    run time), operations, the program tree, vertices, compute sets and exchanges, Streaming Memory, execution,
+    replicas and collectives. A section a report gives nothing to show, or whose tables it does not record, is left
+    out."""
     built = (
         report_summary_section(report),
         report_ledger_section(report, rows.ledger),
@@ -137,11 +153,17 @@ def report_sections(report: Report, rows: RowLimits, *, variables: TopN | None =
         report_loaded_code_section(report),  # only with code loaded by remote_code_load
         report_operations_section(report, rows.top) if len(report.operations) else None,
         report_programs_section(report, rows.programs),  # only with a program tree
+        report_vertices_section(report, rows.vertices) if _has_vertex_tables(report) else None,
         report_streaming_section(report, rows.top),
         report_execution_section(report),
         report_replicas_section(report),  # only with replica groupings
     )
     return recorded_sections(report, tuple(s for s in built if s is not None))
+
+
+def _has_vertex_tables(report: Report) -> bool:
+    """Whether ``report`` has a vertex type, compute set or exchange to show."""
+    return bool(len(report.vertices) or len(report.compute_sets) or len(report.exchanges))
 
 
 def _comparison_builders(cmp: Comparison, rows: RowLimits, verdict: ComparisonVerdict | None,
@@ -166,6 +188,8 @@ def _comparison_builders(cmp: Comparison, rows: RowLimits, verdict: ComparisonVe
         # only where a report records operations, a program tree
         ("operations", lambda: comparison_operations_section(cmp, rows.top) if len(cmp.operations) else None),
         ("programs", lambda: comparison_programs_section(cmp, rows.programs)),
+        # only where a report records vertex types, compute sets or exchanges
+        ("vertices", lambda: comparison_vertices_section(cmp, rows.vertices)),
         ("streaming", lambda: comparison_streaming_section(cmp, rows.top)),
         ("execution", lambda: comparison_execution_section(cmp)),
         ("replicas", lambda: comparison_replicas_section(cmp)),  # only with replica groupings
@@ -178,15 +202,15 @@ def comparison_sections(cmp: Comparison, rows: RowLimits, *, names: Collection[s
     """Every section of a comparison, in order: the verdict, what differs in the two
     configurations, where the memory moved, the memory ledger, the execution trace and liveness,
     what changed the not-always-live peak, the summary, then memory by category, memory per IPU,
-    tiles, the fullest tiles explained, variables, code, operations, the program tree, Streaming Memory, execution, replicas
-    and collectives. ``names`` (the
-    ``--section`` names) keeps only those sections and builds no other; a section the reports
-    give nothing to show is left out. ``verdict`` and ``variables`` pass in what the caller has
+    tiles, the fullest tiles explained, variables, code, operations, the program tree, vertices, compute sets and
+    exchanges, Streaming Memory, execution, replicas and collectives. ``names`` (the ``--section`` names)
+    keeps only those sections and builds no other; a section the reports give nothing to show is
+    left out. ``verdict`` and ``variables`` pass in what the caller has
     already computed."""
     built = (build() for name, build in _comparison_builders(cmp, rows, verdict, variables)
              if names is None or name in names)
     return tuple(section for section in built if section is not None)
 
 
-__all__ = ["PAGE_PROGRAMS", "SECTION_TABLES", "RowLimits", "comparison_sections", "recorded_sections",
-           "report_sections"]
+__all__ = ["PAGE_PROGRAMS", "PAGE_VERTICES", "SECTION_TABLES", "RowLimits", "comparison_sections", "recorded_sections",
+           "page_vertex_rows", "report_sections"]
