@@ -62,6 +62,7 @@ from profcompare.render.interactive import InteractiveChart
 from profcompare.render.json_out import jsonable
 from profcompare.render.labels import live_label
 from profcompare.render.ledger_words import liveness_rule
+from profcompare.render.page.fold import folded
 from profcompare.render.page.model import placed_for_page
 from profcompare.render.sections.ledger import LEDGER_MAX_ROWS, ledger_data, with_liveness_rule
 from profcompare.render.sections.order import PAGE_PROGRAMS, RowLimits, comparison_sections, report_sections
@@ -120,11 +121,12 @@ def _charts(side: PageSide, section: Section, top: int) -> tuple[InteractiveChar
 
 def _on_page(side: PageSide, section: Section, top: int) -> Section:
     """``section`` as the page draws it: with its charts, its notes at its first table where it
-    asks for that, and the ledger stating the liveness rule (the page has no header lines)."""
+    asks for that, the ledger stating the liveness rule (the page has no header lines), and
+    folded with a headline when it is a detail view (:mod:`profcompare.render.page.fold`)."""
     if section.id == "ledger":
         section = with_liveness_rule(section, side.liveness_rule)
     charts = _charts(side, section, top)
-    return placed_for_page(replace(section, charts=charts) if charts else section)
+    return folded(placed_for_page(replace(section, charts=charts) if charts else section))
 
 
 # --------------------------------------------------------------------------- page
