@@ -62,7 +62,7 @@ from profcompare.render.interactive import InteractiveChart
 from profcompare.render.json_out import jsonable
 from profcompare.render.labels import live_label
 from profcompare.render.ledger_words import liveness_rule
-from profcompare.render.page.fold import folded
+from profcompare.render.page.fold import folds
 from profcompare.render.page.model import placed_for_page
 from profcompare.render.sections.ledger import LEDGER_MAX_ROWS, ledger_data, with_liveness_rule
 from profcompare.render.sections.order import PAGE_PROGRAMS, RowLimits, comparison_sections, report_sections
@@ -121,12 +121,11 @@ def _charts(side: PageSide, section: Section, top: int) -> tuple[InteractiveChar
 
 def _on_page(side: PageSide, section: Section, top: int) -> Section:
     """``section`` as the page draws it: with its charts, its notes at its first table where it
-    asks for that, the ledger stating the liveness rule (the page has no header lines), and
-    folded with a headline when it is a detail view (:mod:`profcompare.render.page.fold`)."""
+    asks for that, and the ledger stating the liveness rule (the page has no header lines)."""
     if section.id == "ledger":
         section = with_liveness_rule(section, side.liveness_rule)
     charts = _charts(side, section, top)
-    return folded(placed_for_page(replace(section, charts=charts) if charts else section))
+    return placed_for_page(replace(section, charts=charts) if charts else section)
 
 
 # --------------------------------------------------------------------------- page
@@ -140,7 +139,8 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     (:mod:`profcompare.render.sections.order`), with the page's row limits: ``top`` rows for the
     top-N tables (code, Streaming Memory, the fullest tiles, what changed the peak) with an
     "other" row, up to :data:`HTML_MAX_VARIABLE_ROWS` variables and :data:`LEDGER_MAX_ROWS` ledger
-    rows behind a filter and an expander. Raises ProfcompareError for a negative ``top``.
+    rows behind a filter and an expander; the detail sections fold
+    (:mod:`profcompare.render.page.fold`). Raises ProfcompareError for a negative ``top``.
     """
     side = page_side(obj)
     # the variables table holds every row up to a bound, so its status filter ("grew") shows
@@ -149,13 +149,14 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     variables_view = side.variables_view(HTML_MAX_VARIABLE_ROWS)
     rows = RowLimits(top, LEDGER_MAX_ROWS, HTML_MAX_VARIABLE_ROWS, PAGE_PROGRAMS)
     sections = tuple(_on_page(side, section, top) for section in side.sections(rows, variables_view))
+    folded = folds(sections)  # the detail views, closed until opened, and their one-line headlines
     variables = next((s for s in sections if s.id == VARIABLES_ID), None)
     table = (_variables_on_page(variables, variables_view).table if variables is not None else None) or Table((), ())
     sections = tuple(replace(s, tables=()) if s.id == VARIABLES_ID else s for s in sections)
     data = _page_data(side, variables_view)
     verdict = side.verdict()
     return Page(side.title, side.is_comparison, report_cards(obj), sections, table, side.variable_filter(),
-                data, headline="" if verdict is None else headline(verdict))
+                data, headline="" if verdict is None else headline(verdict), folds=folded)
 
 
 # --------------------------------------------------------------------------- the two kinds of page

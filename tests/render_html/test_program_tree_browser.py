@@ -52,7 +52,7 @@ def test_the_program_tree_filters_by_name_and_status(browser, tree_page: Path) -
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     problems: list[str] = []
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.goto(tree_page.as_uri())
+    page.goto(tree_page.as_uri() + "#programs")  # the link opens the folded section
     page.wait_for_load_state("load")
     assert _shown(page) == ["main", "matmul/102", "matmul/102/Convolve", "relu", "relu", "gelu", "gelu"]
     first = page.inner_text("#programs-table tbody tr:nth-child(3) td:first-child")

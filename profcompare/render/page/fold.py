@@ -16,9 +16,9 @@ A new detail view adds its section id to :data:`DETAIL_SECTIONS`.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from collections.abc import Iterable
 
-from profcompare.render.page.model import Cell, Column, Section, Table
+from profcompare.render.page.model import Cell, Section, Table
 from profcompare.render.shorten import shorten_name
 
 #: ids of the sections a page folds (the detail views), in no particular order
@@ -43,12 +43,11 @@ HEADLINE_NAME_CHARS = 40
 _COUNT = re.compile(r"\b(?:Top [\d,]+ of|All) ([\d,]+) ([^;.]*?) shown\b")
 
 
-def folded(section: Section) -> Section:
-    """``section`` as a page draws it: folded with its :func:`headline` when it is a detail view
-    (:data:`DETAIL_SECTIONS`), else ``section`` itself."""
-    if section.id not in DETAIL_SECTIONS:
-        return section
-    return replace(section, folded=True, headline=headline(section))
+def folds(sections: Iterable[Section]) -> dict[str, str]:
+    """The sections of ``sections`` a page folds (the detail views, :data:`DETAIL_SECTIONS`):
+    section id -> its :func:`headline`, in page order. The sections themselves stay as every
+    medium draws them; only the page folds."""
+    return {section.id: headline(section) for section in sections if section.id in DETAIL_SECTIONS}
 
 
 def headline(section: Section) -> str:
@@ -170,4 +169,4 @@ def _first_sentence(section: Section) -> str:
     return ""
 
 
-__all__ = ["DETAIL_SECTIONS", "HEADLINE_NAME_CHARS", "folded", "headline"]
+__all__ = ["DETAIL_SECTIONS", "HEADLINE_NAME_CHARS", "folds", "headline"]
