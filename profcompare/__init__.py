@@ -50,10 +50,11 @@ _LAZY = {
 
 def _register_analysis_methods() -> None:
     """Let the analysis layer register the model's derived tables (``report.ledger()``,
-    ``report.live_at_peak()``)."""
-    from profcompare.analysis.ledger import register_report_methods
+    ``report.live_at_peak()``, ``report.tile_detail()``)."""
+    from profcompare.analysis import ledger, tile_detail
 
-    register_report_methods()
+    ledger.register_report_methods()
+    tile_detail.register_report_methods()
 
 
 def _register_render_presenters() -> None:
