@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from profcompare.errors import ProfcompareError
-from profcompare.model import HIGHER_IS_BETTER, METRIC_UNITS, METRICS
+from profcompare.model import HIGHER_IS_BETTER, METRIC_UNITS, METRICS, UNATTRIBUTED_OPERATION
 
 if TYPE_CHECKING:  # pragma: no cover
     from profcompare.model import Report, ReportMeta
@@ -49,7 +49,8 @@ class NWayTable:
     ``metas``: label -> the report's meta, for the variants with a report (what differs in their
     configuration from the base's; empty when the table was built from values).
     ``details``: float64 DataFrame, index = some of :data:`DETAILS` (``operations_code_bytes``:
-    bytes, the sum of the operations' ``code_bytes``; ``operations``: how many operations;
+    bytes, the sum of the operations' ``code_bytes``; ``operations``: how many operations; both
+    without the row of code no op claims, ``UNATTRIBUTED_OPERATION``;
     ``fullest_tile``: the tile number of the fullest tile; ``fullest_tile_bytes``: its bytes
     including gaps), one column per label; a row only when every variant has a report recording
     it (empty otherwise).
@@ -176,7 +177,8 @@ def _details(items: Sequence[tuple[str, Report | None]], labels: Sequence[str]) 
     reports = [report for _, report in items]
     rows: dict[str, list[float]] = {}
     if all(r is not None and len(r.operations) for r in reports):
-        ops = [r.operations for r in reports if r is not None]
+        # the ops themselves: the remainder row (code no op claims) is not an op
+        ops = [r.operations[r.operations["name"].astype(str) != UNATTRIBUTED_OPERATION] for r in reports if r is not None]
         rows["operations_code_bytes"] = [float(o["code_bytes"].sum()) for o in ops]
         rows["operations"] = [float(len(o)) for o in ops]
     if all(r is not None and len(r.tiles) for r in reports):
