@@ -31,6 +31,7 @@ METHODS: dict[str, tuple[str, ...]] = {
 #: the analysis registers them (:func:`profcompare.analysis.ledger.register_report_methods`).
 DERIVED: dict[str, tuple[str, ...]] = {
     "Report": ("ledger", "live_at_peak", "tile_detail"),
+    "Comparison": ("tile_detail",),
 }
 
 _IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {}

@@ -147,16 +147,8 @@ class Comparison:
         Columns: tile (int64), reasons (str: "fullest in base", "largest change", ... joined by
         ", "), figure (str, as :meth:`Report.tile_detail`), base, new, delta (Int64 bytes, <NA>
         where a side does not record the figure). See
-        :func:`profcompare.comparison.tile_detail.compare_tiles_detail`; raises its
-        TileDetailError when neither report has tiles or ``tile`` is in neither."""
-        from profcompare.comparison.tile_detail import compare_tiles_detail
-
-        frames = [focus.figures.assign(tile=focus.tile, reasons=", ".join(focus.reasons))
-                  for focus in compare_tiles_detail(self, tile)]
-        frame = pd.concat(frames, ignore_index=True)
-        frame["tile"] = frame["tile"].astype("int64")
-        frame["reasons"] = frame["reasons"].astype(object)
-        return frame[["tile", "reasons", "figure", "base", "new", "delta"]]
+        :func:`profcompare.comparison.tile_detail.tile_detail_frame`."""
+        return cast(pd.DataFrame, presenters.present("Comparison.tile_detail", self, tile))
 
     def top(self, table: str, n: int | None = 20) -> TopN:
         """The ``n`` rows of a joined table with the largest |delta|, plus an "other" row.
