@@ -53,7 +53,8 @@ def folds(sections: Iterable[Section]) -> dict[str, str]:
 def headline(section: Section) -> str:
     """One line saying what a detail section holds: how many rows its first table is a view of
     (from its cut note: "603 ops"), then its largest change (a comparison: the row of the largest
-    |delta|, "largest change: all-reduce fc1 -824 KiB code") or its largest figure (a report);
+    |delta|, "largest change all-reduce fc1 -824 KiB code") or its largest figure (a report: in
+    its first bytes column, else its first numeric column);
     the section's first note or lead sentence when it has no table. "" when there is nothing to
     say."""
     if section.id == "tiles":
@@ -115,9 +116,10 @@ def _largest(section: Section) -> str:
         at = _delta_column(table)
         if at is not None:
             return _largest_change(table, at)
-        first_numeric = next((i for i, c in enumerate(table.columns) if c.numeric and i > 0), None)
-        if first_numeric is not None and not table.columns[0].numeric:
-            return _largest_figure(table, first_numeric)
+        numeric = [i for i, c in enumerate(table.columns) if c.numeric and i > 0]
+        in_bytes = [i for i in numeric if "bytes" in (table.columns[i].key + table.columns[i].header.lower())]
+        if numeric and not table.columns[0].numeric:
+            return _largest_figure(table, (in_bytes or numeric)[0])
     return ""
 
 
@@ -138,7 +140,8 @@ def _largest_figure(table: Table, at: int) -> str:
         return ""
     _, row = max(rows, key=lambda pair: pair[0])
     name = shorten_name(row.cells[0].text.strip().lstrip("\u00a0\u2514 "), HEADLINE_NAME_CHARS)
-    return f"largest {name} {row.cells[at].text} ({table.columns[at].header.lower()})"
+    header = table.columns[at].header.lower()
+    return f"largest {name} {row.cells[at].text}" + ("" if header == "bytes" else f" ({header})")
 
 
 def _tiles(section: Section) -> str:
