@@ -165,21 +165,31 @@
   // a chart is drawn once, when its section is open: BokehJS sizes a chart to its container,
   // which has no width inside a closed section
   function drawChart(node) {
-    if (typeof Bokeh === "undefined" || node.getAttribute("data-drawn") === "true") { return; }
+    if (typeof Bokeh === "undefined" || node.getAttribute("data-drawn") === "true") { return null; }
     node.setAttribute("data-drawn", "true");
     var item;
     try {
       item = JSON.parse(node.textContent);
     } catch (err) {
-      return;
+      return null;
     }
     var chartId = node.getAttribute("data-chart");
     var figure = document.getElementById(chartId);
-    Bokeh.embed.embed_item(item, node.getAttribute("data-target")).then(function () {
+    var drawn = Bokeh.embed.embed_item(item, node.getAttribute("data-target")).then(function () {
       var xr = chartModel(chartId + ":x");
       if (xr) { xr.change.connect(function () { fitY(chartId); }); }
       if (figure) { figure.setAttribute("data-ready", "true"); }
     });
+    drawing.push(drawn);
+    return drawn;
+  }
+
+  // every chart drawn or being drawn; whenDrawn() resolves when they all are (each one pushes
+  // down what lies below it as it is drawn)
+  var drawing = [];
+  function whenDrawn() {
+    var count = drawing.length;
+    return Promise.all(drawing).then(function () { return drawing.length > count ? whenDrawn() : null; });
   }
 
   function drawCharts(root) {
@@ -198,17 +208,17 @@
     if (open) { drawCharts(section); }
   }
 
-  // open the section holding the element a link names (#operations, #variables-table); true when
-  // one was closed
+  // open the section holding the element a link names (#operations, #variables-table): the
+  // element, or null when its section was open already
   function openFor(hash) {
     var id = hash && hash.charAt(0) === "#" ? hash.slice(1) : "";
-    if (!id) { return false; }
-    try { id = decodeURIComponent(id); } catch (err) { return false; }
+    if (!id) { return null; }
+    try { id = decodeURIComponent(id); } catch (err) { return null; }
     var target = document.getElementById(id);
     var section = target ? target.closest("section.fold") : null;
-    if (!section || section.classList.contains("open")) { return false; }
+    if (!section || section.classList.contains("open")) { return null; }
     setOpen(section, true);
-    return true;
+    return target;
   }
 
   Array.prototype.forEach.call(document.querySelectorAll("section.fold"), function (section) {
@@ -222,12 +232,15 @@
   Array.prototype.forEach.call(document.querySelectorAll("a[href^='#']"), function (link) {
     link.addEventListener("click", function () { openFor(link.getAttribute("href")); });
   });
-  window.addEventListener("hashchange", function () {
-    if (openFor(location.hash)) { document.getElementById(decodeURIComponent(location.hash.slice(1))).scrollIntoView(); }
-  });
-  if (openFor(location.hash)) {
-    document.getElementById(decodeURIComponent(location.hash.slice(1))).scrollIntoView();
+  // the URL's hash names an element in a closed section: open it and scroll to the element, again
+  // once the charts above it are drawn (they move it down)
+  function openHash() {
+    var target = openFor(location.hash);
+    if (!target) { return; }
+    target.scrollIntoView();
+    whenDrawn().then(function () { target.scrollIntoView(); });
   }
+  window.addEventListener("hashchange", openHash);
   // printing shows every section open with its charts, and closes again those it opened
   var openedToPrint = [];
   window.addEventListener("beforeprint", function () {
@@ -241,6 +254,7 @@
     openedToPrint = [];
   });
   drawCharts(document);
+  openHash();
   Array.prototype.forEach.call(document.querySelectorAll(".chart-controls input[type=radio]"), function (input) {
     input.addEventListener("change", function () {
       if (input.checked) {
