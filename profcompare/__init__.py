@@ -49,11 +49,14 @@ _LAZY = {
 
 
 def _register_analysis_methods() -> None:
-    """Let the analysis layer register the model's derived tables (``report.ledger()``,
-    ``report.live_at_peak()``)."""
-    from profcompare.analysis.ledger import register_report_methods
+    """Let the analysis and comparison layers register the derived tables (``report.ledger()``,
+    ``report.live_at_peak()``, ``report.tile_detail()``, ``diff.tile_detail()``)."""
+    from profcompare.analysis import ledger, tile_detail
+    from profcompare.comparison import tile_detail as comparison_tile_detail
 
-    register_report_methods()
+    ledger.register_report_methods()
+    tile_detail.register_report_methods()
+    comparison_tile_detail.register_comparison_methods()
 
 
 def _register_render_presenters() -> None:

@@ -1212,6 +1212,12 @@ class Report:
         :func:`profcompare.analysis.ledger.live_at_peak`)."""
         return presenters.present("Report.live_at_peak", self)
 
+    def tile_detail(self, tile: int | None = None) -> pd.DataFrame:
+        """One tile's figures, one row each: the tile ``tile`` (None: the fullest tile). Columns
+        tile, figure, bytes (Int64; <NA> where not recorded); see
+        :func:`profcompare.analysis.tile_detail.tile_detail_frame`."""
+        return cast(pd.DataFrame, presenters.present("Report.tile_detail", self, tile))
+
     def confidence(self) -> pd.Series:
         """The confidence of each summary metric (index :data:`METRICS`; values in :data:`CONFIDENCES`)."""
         return pd.Series({m: metric_confidence(self.meta, m) for m in METRICS}, dtype=object, name=self.label)

@@ -18,13 +18,19 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from profcompare.errors import ProfcompareError
-from profcompare.model import HIGHER_IS_BETTER, METRIC_UNITS, METRICS
+from profcompare.model import HIGHER_IS_BETTER, METRIC_UNITS, METRICS, UNATTRIBUTED_OPERATION
 
 if TYPE_CHECKING:  # pragma: no cover
     from profcompare.model import Report, ReportMeta
 
-#: version of the N-way JSON document (``index.json``; version 2 added its ``headline``)
-NWAY_SCHEMA_VERSION = 2
+#: version of the N-way JSON document (``index.json``; version 2 added its ``headline``, version
+#: 3 its ``details``)
+NWAY_SCHEMA_VERSION = 3
+
+#: the detail figures an N-way table holds beside the summary metrics, each only when every
+#: variant's report records what it needs: the operations' total code and how many operations
+#: (the ``operations`` table), the fullest tile and its bytes including gaps (``tiles``)
+DETAILS: tuple[str, ...] = ("operations_code_bytes", "operations", "fullest_tile", "fullest_tile_bytes")
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,6 +48,12 @@ class NWayTable:
     such row, NaN without a report), rows sorted by parameter, role, location; empty when not known.
     ``metas``: label -> the report's meta, for the variants with a report (what differs in their
     configuration from the base's; empty when the table was built from values).
+    ``details``: float64 DataFrame, index = some of :data:`DETAILS` (``operations_code_bytes``:
+    bytes, the sum of the operations' ``code_bytes``; ``operations``: how many operations; both
+    without the row of code no op claims, ``UNATTRIBUTED_OPERATION``;
+    ``fullest_tile``: the tile number of the fullest tile; ``fullest_tile_bytes``: its bytes
+    including gaps), one column per label; a row only when every variant has a report recording
+    it (empty otherwise).
     """
 
     labels: tuple[str, ...]
@@ -53,6 +65,7 @@ class NWayTable:
     extra: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     ledger: pd.DataFrame = field(default_factory=pd.DataFrame)
     metas: Mapping[str, ReportMeta] = field(default_factory=dict)
+    details: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -87,6 +100,8 @@ class NWayTable:
              "bytes": {label: None if _missing(row[label]) else int(row[label]) for label in self.labels}}
             for key, row in self.ledger.iterrows()
         ]
+        details = {str(name): {label: None if _missing(row[label]) else int(row[label]) for label in self.labels}
+                   for name, row in self.details.iterrows()}
         return {
             "schema_version": NWAY_SCHEMA_VERSION,
             "base": self.base,
@@ -94,6 +109,7 @@ class NWayTable:
             "higher_is_better": sorted(m for m in self.metrics if m in HIGHER_IS_BETTER),
             "variants": variants,
             "ledger": ledger,
+            "details": details,
         }
 
 
@@ -152,7 +168,24 @@ def nway_table(
         extra={k: dict(v) for k, v in (extra or {}).items()},
         ledger=_ledger_side_by_side(items, labels),
         metas={label: report.meta for label, report in items if report is not None},
+        details=_details(items, labels),
     )
+
+
+def _details(items: Sequence[tuple[str, Report | None]], labels: Sequence[str]) -> pd.DataFrame:
+    """The :data:`DETAILS` rows every variant's report can fill, one float64 column per label."""
+    reports = [report for _, report in items]
+    rows: dict[str, list[float]] = {}
+    if all(r is not None and len(r.operations) for r in reports):
+        # the ops themselves: the remainder row (code no op claims) is not an op
+        ops = [r.operations[r.operations["name"].astype(str) != UNATTRIBUTED_OPERATION] for r in reports if r is not None]
+        rows["operations_code_bytes"] = [float(o["code_bytes"].sum()) for o in ops]
+        rows["operations"] = [float(len(o)) for o in ops]
+    if all(r is not None and len(r.tiles) for r in reports):
+        fullest = [r.tiles.loc[r.tiles["bytes_including_gaps"].idxmax()] for r in reports if r is not None]
+        rows["fullest_tile"] = [float(t["tile"]) for t in fullest]
+        rows["fullest_tile_bytes"] = [float(t["bytes_including_gaps"]) for t in fullest]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=list(labels), dtype="float64")
 
 
 _LEDGER_KEY = ["parameter", "role", "location"]
@@ -202,4 +235,4 @@ def nway_from_values(
                      {k: dict(v) for k, v in (extra or {}).items()})
 
 
-__all__ = ["NWAY_SCHEMA_VERSION", "NWayTable", "nway_from_values", "nway_table"]
+__all__ = ["DETAILS", "NWAY_SCHEMA_VERSION", "NWayTable", "nway_from_values", "nway_table"]

@@ -283,6 +283,36 @@ def _program_at(report: Report, step: int) -> str:
     return str(hit["program"].iloc[0]) if len(hit) else ""
 
 
+def tile_detail_frame(report: Report, tile: int | None = None) -> pd.DataFrame:
+    """One tile's figures as a DataFrame (``report.tile_detail()`` in a notebook): the tile
+    ``tile`` (None: the fullest tile), one row per figure. Columns: tile (int64), figure (str:
+    bytes, bytes_excluding_gaps, always_live_bytes, not_always_live_peak_bytes, the tiles region
+    columns, then its memory categories largest first), bytes (Int64 bytes, <NA> where the report
+    does not record the figure). Raises :class:`TileDetailError` as :func:`tile_detail` does."""
+    detail = tile_detail(report, tile)
+    figures: list[tuple[str, int | None]] = [
+        ("bytes", detail.bytes),
+        ("bytes_excluding_gaps", detail.bytes_excluding_gaps),
+        ("always_live_bytes", detail.always_live_bytes),
+        ("not_always_live_peak_bytes", detail.not_always_live_peak_bytes),
+        *((column, detail.regions[key]) for key, column in REGIONS),
+        *detail.categories.items(),
+    ]
+    return pd.DataFrame({
+        "tile": pd.Series([detail.tile] * len(figures), dtype="int64"),
+        "figure": pd.Series([name for name, _ in figures], dtype=object),
+        "bytes": pd.array([value for _, value in figures], dtype="Int64"),
+    })
+
+
+def register_report_methods() -> None:
+    """Make :func:`tile_detail_frame` the body of ``Report.tile_detail()`` (the model looks it up
+    in :mod:`profcompare.base.presenters`)."""
+    from profcompare.base import presenters
+
+    presenters.register("Report.tile_detail", tile_detail_frame)
+
+
 def _kib(value: float) -> str:
     """Bytes in KiB with one decimal (the sentence's own unit, so that it reads the same in
     every output), or exact bytes below 1 KiB."""

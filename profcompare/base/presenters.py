@@ -30,14 +30,15 @@ METHODS: dict[str, tuple[str, ...]] = {
 #: Methods of the model computed by the analysis layer, which the model does not import either:
 #: the analysis registers them (:func:`profcompare.analysis.ledger.register_report_methods`).
 DERIVED: dict[str, tuple[str, ...]] = {
-    "Report": ("ledger", "live_at_peak"),
+    "Report": ("ledger", "live_at_peak", "tile_detail"),
+    "Comparison": ("tile_detail",),
 }
 
-_IMPLEMENTATIONS: dict[str, Callable[[Any], Any]] = {}
+_IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {}
 _LOADERS: list[Callable[[], None]] = []
 
 
-def register(name: str, implementation: Callable[[Any], Any]) -> None:
+def register(name: str, implementation: Callable[..., Any]) -> None:
     """Make ``implementation(obj)`` the body of method ``name`` (``"<Class>.<method>"``, one of
     :data:`METHODS` or :data:`DERIVED`); registering a name again replaces its implementation."""
     owner, _, method = name.partition(".")
@@ -57,8 +58,9 @@ def names() -> tuple[str, ...]:
     return tuple(f"{owner}.{method}" for owner, methods in METHODS.items() for method in methods)
 
 
-def present(name: str, obj: Any) -> Any:
-    """Call the implementation of method ``name`` on ``obj`` and return what it returns.
+def present(name: str, obj: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call the implementation of method ``name`` on ``obj`` (with the method's other
+    arguments) and return what it returns.
 
     Runs the pending loaders first when ``name`` has no implementation yet. Raises
     ProfcompareError when there is still none (the render layer was never registered).
@@ -73,7 +75,7 @@ def present(name: str, obj: Any) -> Any:
             f"{name} is not available: the render layer has not registered it "
             "(import profcompare, or call profcompare.render.notebook.register_presenters())"
         )
-    return implementation(obj)
+    return implementation(obj, *args, **kwargs)
 
 
 __all__ = ["DERIVED", "METHODS", "names", "present", "register", "register_loader"]

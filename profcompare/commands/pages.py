@@ -62,7 +62,13 @@ def write_index(result: RunResult, staging: Path, comparisons: tuple[ComparisonO
     Returns {"index html": "index.html", "index json": "index.json"}. The page links each
     variant's comparison with the base (relative links, so the run directory can move).
     """
-    from profcompare.render.nway import differences_row, render_nway_html, render_nway_json, table_headline
+    from profcompare.render.nway import (
+        detail_rows,
+        differences_row,
+        render_nway_html,
+        render_nway_json,
+        table_headline,
+    )
     from profcompare.render.output import write_output
 
     links = {c.new: f"{comparison_stem(c.base, c.new)}.html" for c in comparisons if "html" in c.files}
@@ -72,7 +78,8 @@ def write_index(result: RunResult, staging: Path, comparisons: tuple[ComparisonO
     title = f"profcompare run {result.name}: {len(table.labels)} variant{'s' if len(table.labels) != 1 else ''} side by side"
     write_output(render_nway_html(table, title=title, facts=facts, links=links, simulated=simulated,
                                   compile_only=compile_only, headline=table_headline(table),
-                                  extra_rows=(differences_row(table),)), staging / "index.html")
+                                  extra_rows=(differences_row(table), *detail_rows(table))),
+                 staging / "index.html")
     write_output(render_nway_json(table, links=links, run=result.name, backend=result.backend), staging / "index.json")
     return dict(INDEX_FILES)
 

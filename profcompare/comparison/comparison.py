@@ -147,6 +147,15 @@ class Comparison:
         """The same figure as :meth:`plot_trace` (Graph Analyser calls the view Execution Trace)."""
         return cast("Figure", presenters.present("Comparison.plot_trace", self))
 
+    def tile_detail(self, tile: int | None = None) -> pd.DataFrame:
+        """The tiles worth explaining side by side, one row per (tile, figure): with ``tile``,
+        that tile; otherwise each side's fullest tile and the tile whose bytes changed most.
+        Columns: tile (int64), reasons (str: "fullest in base", "largest change", ... joined by
+        ", "), figure (str, as :meth:`Report.tile_detail`), base, new, delta (Int64 bytes, <NA>
+        where a side does not record the figure). See
+        :func:`profcompare.comparison.tile_detail.tile_detail_frame`."""
+        return cast(pd.DataFrame, presenters.present("Comparison.tile_detail", self, tile))
+
     def top(self, table: str, n: int | None = 20) -> TopN:
         """The ``n`` rows of a joined table with the largest |delta|, plus an "other" row.
 

@@ -133,4 +133,26 @@ def crossed_budget(cmp: Comparison) -> pd.DataFrame:
     return frame.iloc[order].reset_index(drop=True)
 
 
-__all__ = ["TileFocus", "compare_tiles_detail", "crossed_budget", "most_changed_tile", "side_by_side"]
+def tile_detail_frame(cmp: Comparison, tile: int | None = None) -> pd.DataFrame:
+    """The tiles of :func:`compare_tiles_detail` as one DataFrame (``diff.tile_detail()`` in a
+    notebook), one row per (tile, figure). Columns: tile (int64), reasons (str, the tile's
+    reasons joined by ", "), figure (str), base, new, delta (Int64 bytes, <NA> where a side does
+    not record the figure). Raises TileDetailError as :func:`compare_tiles_detail` does."""
+    frames = [focus.figures.assign(tile=focus.tile, reasons=", ".join(focus.reasons))
+              for focus in compare_tiles_detail(cmp, tile)]
+    frame = pd.concat(frames, ignore_index=True)
+    frame["tile"] = frame["tile"].astype("int64")
+    frame["reasons"] = frame["reasons"].astype(object)
+    return frame[["tile", "reasons", "figure", "base", "new", "delta"]]
+
+
+def register_comparison_methods() -> None:
+    """Make :func:`tile_detail_frame` the body of ``Comparison.tile_detail()`` (the comparison
+    looks it up in :mod:`profcompare.base.presenters`, this module importing the comparison)."""
+    from profcompare.base import presenters
+
+    presenters.register("Comparison.tile_detail", tile_detail_frame)
+
+
+__all__ = ["TileFocus", "compare_tiles_detail", "crossed_budget", "most_changed_tile", "register_comparison_methods",
+           "side_by_side", "tile_detail_frame"]

@@ -63,6 +63,7 @@ from profcompare.render.interactive import InteractiveChart
 from profcompare.render.json_out import jsonable
 from profcompare.render.labels import live_label
 from profcompare.render.ledger_words import liveness_rule
+from profcompare.render.page.fold import folds
 from profcompare.render.page.model import placed_for_page
 from profcompare.render.sections.ledger import LEDGER_MAX_ROWS, ledger_data, with_liveness_rule
 from profcompare.render.sections.order import (
@@ -153,7 +154,8 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     (:mod:`profcompare.render.sections.order`), with the page's row limits: ``top`` rows for the
     top-N tables (code, Streaming Memory, the fullest tiles, what changed the peak) with an
     "other" row, up to :data:`HTML_MAX_VARIABLE_ROWS` variables and :data:`LEDGER_MAX_ROWS` ledger
-    rows behind a filter and an expander. Raises ProfcompareError for a negative ``top``.
+    rows behind a filter and an expander; the detail sections fold
+    (:mod:`profcompare.render.page.fold`). Raises ProfcompareError for a negative ``top``.
     """
     side = page_side(obj)
     # the variables table holds every row up to a bound, so its status filter ("grew") shows
@@ -162,13 +164,14 @@ def build_page(obj: Report | Comparison, *, top: int = 20) -> Page:
     variables_view = side.variables_view(HTML_MAX_VARIABLE_ROWS)
     rows = RowLimits(top, LEDGER_MAX_ROWS, HTML_MAX_VARIABLE_ROWS, PAGE_PROGRAMS, page_vertex_rows(top))
     sections = tuple(_on_page(side, section, top) for section in side.sections(rows, variables_view))
+    folded = folds(sections)  # the detail views, closed until opened, and their one-line headlines
     variables = next((s for s in sections if s.id == VARIABLES_ID), None)
     table = (_variables_on_page(variables, variables_view).table if variables is not None else None) or Table((), ())
     sections = tuple(replace(s, tables=()) if s.id == VARIABLES_ID else s for s in sections)
     data = _page_data(side, variables_view)
     verdict = side.verdict()
     return Page(side.title, side.is_comparison, report_cards(obj), sections, table, side.variable_filter(),
-                data, headline="" if verdict is None else headline(verdict))
+                data, headline="" if verdict is None else headline(verdict), folds=folded)
 
 
 # --------------------------------------------------------------------------- the two kinds of page

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 
@@ -75,6 +75,9 @@ class Page:
     data: Mapping[str, Any]
     version: str = __version__
     headline: str = ""  # a comparison's one-sentence answer, first under the title ("" for a report)
+    #: the sections the page folds (detail views: closed until opened), id -> their one-line
+    #: headline (:mod:`profcompare.render.page.fold`)
+    folds: Mapping[str, str] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -93,7 +93,8 @@ def comparison_repr_text(comparison: Comparison) -> str:
         lines.append(f"  {metric:<{width}}  {format_metric(metric, row['base']):>12} -> "
                      f"{format_metric(metric, row['new']):>12}  {format_metric(metric, row['delta'], signed=True):>12}"
                      f"{pct_text}  {row['status']}")
-    tables = ("ledger", "categories", "variables", "tiles", "code", "liveness", "execution", "remote_buffers")
+    tables = ("ledger", "categories", "variables", "tiles", "code", "liveness", "execution", "remote_buffers",
+              "operations", "programs")
     lines.append("  tables: " + ", ".join(f"{t} ({len(getattr(comparison, t)):,} rows)" for t in tables))
     return "\n".join(lines)
 

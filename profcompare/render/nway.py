@@ -255,6 +255,30 @@ def differences_row(table: NWayTable) -> tuple[str, tuple[str, ...]]:
     return DIFFERS_TITLE, tuple(texts)
 
 
+#: the titles of the index rows of an N-way table's details (:data:`profcompare.analysis.nway.DETAILS`)
+OPERATIONS_CODE_TITLE = "Operations' code"
+FULLEST_TILE_TITLE = "Fullest tile (incl. gaps)"
+
+
+def detail_rows(table: NWayTable) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The index rows of ``table``'s details, one text per variant in column order: the
+    operations' total code ("26.7 MiB (603 ops)") and the fullest tile ("617.4 KiB, tile 291");
+    a row only where every variant records it (:attr:`NWayTable.details`)."""
+    from profcompare.render.format import format_bytes
+
+    details = table.details
+    rows = []
+    if "operations_code_bytes" in details.index:
+        rows.append((OPERATIONS_CODE_TITLE, tuple(
+            f"{format_bytes(details.at['operations_code_bytes', label])} "
+            f"({int(details.at['operations', label]):,} ops)" for label in table.labels)))
+    if "fullest_tile_bytes" in details.index:
+        rows.append((FULLEST_TILE_TITLE, tuple(
+            f"{format_bytes(details.at['fullest_tile_bytes', label])}, tile {int(details.at['fullest_tile', label])}"
+            for label in table.labels)))
+    return tuple(rows)
+
+
 def render_nway_json(table: NWayTable, *, links: Mapping[str, str] | None = None, **extra: Any) -> str:
     """``index.json``: :func:`nway_document` as indented JSON (NaN written as null)."""
     return json.dumps(_jsonable(nway_document(table, links=links, **extra)), indent=2, allow_nan=False) + "\n"
@@ -341,6 +365,7 @@ __all__ = [
     "LedgerRow",
     "DIFFERS_TITLE",
     "column_title",
+    "detail_rows",
     "differences_row",
     "ledger_rows",
     "nway_document",

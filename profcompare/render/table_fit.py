@@ -27,9 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from profcompare.render.sections import Table
-
-#: what marks the middle of a shortened name
-ELLIPSIS = "\u2026"
+from profcompare.render.shorten import BOUNDARY, ELLIPSIS, shorten_name
 
 #: spaces between columns at natural width, and when a table is squeezed
 GAP = 3
@@ -61,7 +59,6 @@ HEADER_ABBREVIATIONS = {
 }
 
 _UNIT = re.compile(r"^(B|KiB|MiB|GiB|TiB|PiB|ms|s|%|x)[)\],.;:]*$")
-_BOUNDARY = "/._-@()[]:"
 
 
 def atoms(text: str) -> list[str]:
@@ -76,32 +73,12 @@ def atoms(text: str) -> list[str]:
     return pieces
 
 
-def shorten_name(name: str, width: int) -> str:
-    """Return ``name`` in at most ``width`` characters: its start, an ellipsis and its end (the
-    end starts at a ``/ . _`` boundary when one is near the cut)."""
-    if len(name) <= width:
-        return name
-    if width <= 1:
-        return ELLIPSIS[:width]
-    budget = width - 1
-    head = budget // 2
-    start = len(name) - (budget - head)
-    # start the end part just after a boundary when one is among its first 3 characters; the
-    # characters saved go to the start part
-    for offset in range(min(3, len(name) - start)):
-        if name[start + offset] in _BOUNDARY and len(name) - start - offset > 2:
-            head += offset + 1
-            start += offset + 1
-            break
-    return name[:head] + ELLIPSIS + name[start:]
-
-
 def fold_word(word: str, width: int) -> list[str]:
     """Return a word longer than ``width`` (a path, a long name in prose) in pieces of at most
     ``width`` characters, each ending at a ``/ . _ -`` boundary when there is one."""
     pieces = []
     while len(word) > width:
-        cut = max((i + 1 for i in range(width) if word[i] in _BOUNDARY), default=width)
+        cut = max((i + 1 for i in range(width) if word[i] in BOUNDARY), default=width)
         if cut < width // 2:
             cut = width
         pieces.append(word[:cut])

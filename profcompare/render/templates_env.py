@@ -10,28 +10,51 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from profcompare.render.shorten import shorten_name
+
+
+#: keys of the columns that hold names from a report (variables, programs, operations, remote
+#: buffers): a page shows at most :data:`PAGE_NAME_CHARS` characters of them. The ledger's
+#: parameter names wrap instead: its cells of several figures leave a cut name too little room
+PAGE_NAME_KEYS = frozenset({"name", "op"})
+
+#: the most characters of a name a page's table shows: longer names are cut in the middle
+#: (:func:`~profcompare.render.shorten.shorten_name`), the whole name in the cell's tooltip, its
+#: sort key and the row's ``data-name``, so a long op or program name keeps its row to one line
+#: (GPT-J's ``DecoderLayer_subgraph(5)/attention/qkv/matmul_out/operand_copies@449`` wrapped
+#: the Operations and Code tables to two and three lines a row)
+PAGE_NAME_CHARS = 40
+
 
 def cell_tag(tag: str, cell: Any, column: Any) -> Markup:
     """One table cell as HTML: ``<td class="num tone-bad" data-sort="..." title="...">text</td>``.
 
     ``cell`` is a :class:`profcompare.render.html_model.Cell`, ``column`` its column (numeric
     cells are right-aligned); a text cell gets ``data-sort`` only when its sort key differs from
-    its text (keeps big tables small). Every value is escaped, as the template would. Written
-    in Python rather than as a template macro: a page holds thousands of cells, and a macro call
-    per cell was a tenth of a second of every comparison page.
+    its text (keeps big tables small). A name column's cell (:data:`PAGE_NAME_KEYS`) is classed
+    ``name`` and kept to one line; a name longer than :data:`PAGE_NAME_CHARS` shows cut in the
+    middle, the whole name in its tooltip and its sort key. Every value is escaped, as the
+    template would. Written in Python rather than as a template macro: a page holds thousands of
+    cells, and a macro call per cell was a tenth of a second of every comparison page.
     """
-    attributes = ""
-    if column.numeric:
-        attributes = f' class="num tone-{escape(cell.tone)}"' if cell.tone else ' class="num"'
-    elif cell.tone:
-        attributes = f' class="tone-{escape(cell.tone)}"'
-    if cell.sort is not None and cell.sort != cell.text:
-        attributes += f' data-sort="{escape(cell.sort)}"'
-    if cell.title:
-        attributes += f' title="{escape(cell.title)}"'
+    text, title, sort = cell.text, cell.title, cell.sort
+    classes = ["num"] if column.numeric else []
+    if column.key in PAGE_NAME_KEYS and not column.numeric:
+        classes.append("name")
+        if len(text) > PAGE_NAME_CHARS:
+            text = shorten_name(cell.text, PAGE_NAME_CHARS)
+            title = f"{cell.text}\n{title}" if title else cell.text
+            sort = cell.text if sort is None else sort
+    if cell.tone:
+        classes.append(f"tone-{cell.tone}")
+    attributes = f' class="{escape(" ".join(classes))}"' if classes else ""
+    if sort is not None and sort != text:
+        attributes += f' data-sort="{escape(sort)}"'
+    if title:
+        attributes += f' title="{escape(title)}"'
     swatch = getattr(cell, "swatch", None)
     mark = f'<span class="swatch" style="background-color:{escape(swatch)}" aria-hidden="true"></span>' if swatch else ""
-    return Markup(f"<{tag}{attributes}>{mark}{escape(cell.text)}</{tag}>")
+    return Markup(f"<{tag}{attributes}>{mark}{escape(text)}</{tag}>")
 
 
 def row_tag(row: Any, columns: Any) -> Markup:

@@ -64,6 +64,14 @@ def page_file(tmp_path_factory: pytest.TempPathFactory, comparison) -> Path:
     return path
 
 
+def open_sections(page, *ids: str) -> None:
+    """Open the folded detail sections ``ids`` by their buttons (a closed section's charts are
+    drawn when it opens)."""
+    for section in ids:
+        if page.get_attribute(f"#{section}-toggle", "aria-expanded") != "true":
+            page.click(f"#{section}-toggle")
+
+
 def _names(page) -> list[str]:
     return page.eval_on_selector_all(
         "#variables-table tbody tr:not([hidden])", "rows => rows.map(r => r.getAttribute('data-name'))"
@@ -98,6 +106,7 @@ def test_html_diff_in_chromium(browser, page_file: Path, comparison) -> None:
     # every chart is drawn by BokehJS (no static SVG figure): the ledger, categories, liveness,
     # tiles, code and execution
     assert page.locator("figure.plot").count() == 0
+    open_sections(page, "tiles", "variables", "code", "execution")
     for chart in ("ledger-plot", "chart-categories", "chart-liveness", "chart-tiles", "chart-code", "chart-execution"):
         page.wait_for_selector(f"#{chart}[data-ready=true]", state="attached", timeout=60_000)
     # the hostile name is a table row's text, and nothing injected a <b> element
@@ -359,6 +368,8 @@ def test_liveness_chart_zooms_and_tells_what_is_live(browser, page_file: Path, c
     assert _y_end(page, "chart-liveness") * 2**20 >= peak > always
 
     # tiles: excluding gaps by default, a toggle switches to including gaps
+    open_sections(page, "tiles")
+    page.wait_for_selector("#chart-tiles[data-ready=true]", state="attached", timeout=60_000)
     curve = "() => Array.from(profcompareChartModel('chart-tiles:curve:0').data.y)"
     excl = page.evaluate(curve)
     assert page.locator("#chart-tiles .chart-caption").inner_text().startswith("Memory per tile, excluding gaps")

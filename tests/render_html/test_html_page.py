@@ -102,13 +102,15 @@ def test_renderer_is_registered_and_declares_html() -> None:
 def test_hostile_variable_name_is_escaped_everywhere(diff_html: str) -> None:
     # the raw markup of the name must never reach the page as markup
     assert "<b>x</b>" not in diff_html
-    # the eight charts' JSON (the tile map and tile histogram among them), the page's JSON, the
-    # charting library and our code, nothing else
-    assert diff_html.count("</script>") == 11
+    # the line marking a page with JavaScript (its detail sections fold), the eight charts' JSON (the
+    # tile map and tile histogram among them), the page's JSON, the charting library and our code,
+    # nothing else
+    assert diff_html.count("</script>") == 12
     parsed = _parse(diff_html)
     assert "b" not in parsed.tags
     assert [(attrs.get("type"), attrs.get("data-chart") or attrs.get("id") or attrs.get("data-library"))
             for attrs, _ in parsed.scripts] == [
+        (None, None),
         ("application/json", "ledger-plot"),
         ("application/json", "chart-liveness"),
         ("application/json", "chart-categories"),
@@ -121,7 +123,8 @@ def test_hostile_variable_name_is_escaped_everywhere(diff_html: str) -> None:
         (None, f"Bokeh {bokeh.__version__}"),
         (None, None),
     ]
-    code = parsed.scripts[10][1]
+    assert parsed.scripts[0][1] == 'document.documentElement.classList.add("js");'
+    code = parsed.scripts[11][1]
     assert "applyFilter" in code and "sortTable" in code and "embed_item" in code
     # the liveness tooltip lists the variable (live at steps 2-3 of new): JSON-escaped in the page,
     # the exact name once parsed; Bokeh inserts tooltip values as text
@@ -133,7 +136,7 @@ def test_hostile_variable_name_is_escaped_everywhere(diff_html: str) -> None:
     assert ("tr", "data-name", ESCAPE_NAME) in parsed.attributes
     assert htmllib.escape(ESCAPE_NAME, quote=False) in diff_html
     # ... and travels JSON-encoded in the data block, which still parses to the exact name
-    raw_json = parsed.scripts[8][1]
+    raw_json = parsed.scripts[9][1]
     assert "\\u003c/script\\u003e\\u003cb\\u003ex\\u003c/b\\u003e" in raw_json
     assert ESCAPE_NAME in [row[0] for row in json.loads(raw_json)["variables"]["rows"]]
 
@@ -282,7 +285,8 @@ def test_report_without_optional_tables_renders(onchip: Report) -> None:
     bare = Report.build(onchip.meta, tiles=onchip.tiles, categories=onchip.categories)
     page = HtmlRenderer().render(bare)
     text = " ".join(" ".join(_parse(page).text).split())
-    assert "Execution No execution profile in this report." in text
+    # a folded section's headline says what its body says
+    assert "Execution No execution profile in this report No execution profile in this report." in text
     assert "no remote buffers: nothing is kept in Streaming Memory" in text
     assert "no variables in this report" in text
 

@@ -125,12 +125,29 @@ def test_cell_tag_writes_escaped_cells_with_their_sort_key_and_tone() -> None:
     from profcompare.render.html_model import Cell, Column
     from profcompare.render.templates_env import cell_tag
 
-    number, text = Column("Bytes", True, key="bytes"), Column("Name", key="name")
+    number, text = Column("Bytes", True, key="bytes"), Column("Type", key="type")
     assert cell_tag("td", Cell("1.0 KiB", 1024, "bad", "<b>"), number) == (
         '<td class="num tone-bad" data-sort="1024" title="&lt;b&gt;">1.0 KiB</td>')
     assert cell_tag("td", Cell("a<b", "a<b"), text) == "<td>a&lt;b</td>"  # sorts by its text: no data-sort
     assert cell_tag("td", Cell("x", "y&z", "good"), text) == '<td class="tone-good" data-sort="y&amp;z">x</td>'
     assert cell_tag("td", Cell(Markup("<i>kept</i>")), number) == '<td class="num"><i>kept</i></td>'
+
+
+def test_a_long_name_is_cut_in_the_middle_whole_in_its_tooltip_and_sort_key() -> None:
+    from profcompare.render.html_model import Cell, Column
+    from profcompare.render.templates_env import PAGE_NAME_CHARS, cell_tag
+
+    name, op = Column("Op", key="name"), Column("Op", key="op")
+    long = "DecoderLayer_subgraph(5)/attention/qkv/matmul_out/operand_copies@<449>"
+    assert PAGE_NAME_CHARS == 40
+    assert cell_tag("td", Cell(long, long, "bad"), name) == (
+        '<td class="name tone-bad" data-sort="DecoderLayer_subgraph(5)/attention/qkv/matmul_out/operand_copies@&lt;449&gt;" '
+        'title="DecoderLayer_subgraph(5)/attention/qkv/matmul_out/operand_copies@&lt;449&gt;">'
+        "DecoderLayer_subgra\u2026operand_copies@&lt;449&gt;</td>")
+    # a name that fits is whole, classed a name (one line); a tooltip it had comes after the name
+    assert cell_tag("td", Cell("fc1/matmul"), op) == '<td class="name">fc1/matmul</td>'
+    cut = cell_tag("td", Cell("x" * 50, None, None, "2 tiles"), name)
+    assert f'data-sort="{"x" * 50}" title="{"x" * 50}\n2 tiles">' in cut
 
 
 def test_the_page_and_the_terminal_draw_one_ledger(onchip: Report, offchip: Report) -> None:

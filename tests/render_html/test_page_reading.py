@@ -1,6 +1,7 @@
 """The pages as a user reads them, in headless Chromium (one browser, several checks per load):
-the comparison page is a few screens tall until a table is expanded, its expander shows every
-row, no table is cut at 1024 px (each fits its box or its box scrolls) and none needs to scroll at
+the comparison page is a few screens tall until a table is expanded or a detail section opened,
+its detail sections open on a click, a navigation link or the URL's hash (and show open in print
+and without JavaScript), its expander shows every row, long names keep a row to one line, no table is cut at 1024 px (each fits its box or its box scrolls) and none needs to scroll at
 1400 px, the mouse wheel zooms the execution trace instead of scrolling the page, the axes write
 thousands separators, and the comparison, index and Graph Analyser cache pages log nothing to the
 console.
@@ -32,11 +33,13 @@ GA_CACHE = shared_data_path("ga_cache_popxl_mnist_pipelining_2ipu.sqlite")
 EXTRA_VARIABLES = 700
 #: the tallest the comparison page may be at 1400x900 before any table is expanded
 MAX_HEIGHT = 12_000
+#: a real op's name (GPT-J), longer than a page shows: cut in the middle, its row one line
+LONG_NAME = "DecoderLayer_subgraph(5)/attention/qkv/matmul_out/operand_copies@449"
 
 
 @pytest.fixture(scope="module")
 def long_comparison():
-    extra = [f"extra/buffer_{i:04d}" for i in range(EXTRA_VARIABLES)]
+    extra = [f"extra/buffer_{i:04d}" for i in range(EXTRA_VARIABLES)] + [LONG_NAME]
     base = _with_trace(build_report("onchip"), BASE_BLOCKS)
     new = _with_trace(build_report("offchip-sharded", extra_names=extra), NEW_BLOCKS)
     return compare(base, new)
@@ -51,9 +54,26 @@ def _open(browser, path: Path, width: int):
     page.on("pageerror", lambda e: messages.append(f"page error: {e}"))
     page.goto(path.as_uri())
     page.wait_for_load_state("load")
-    for chart in page.eval_on_selector_all("figure.chart", "fs => fs.map(f => f.id)"):
-        page.wait_for_selector(f"#{chart}[data-ready=true]", state="attached", timeout=60_000)
+    _wait_for_charts(page)
     return page, messages
+
+
+def _wait_for_charts(page) -> None:
+    """Wait until every chart of the open sections is drawn (a closed section's are drawn when
+    it opens)."""
+    shown = "fs => fs.filter(f => !f.closest('section.fold:not(.open)')).map(f => f.id)"
+    for chart in page.eval_on_selector_all("figure.chart", shown):
+        page.wait_for_selector(f"#{chart}[data-ready=true]", state="attached", timeout=60_000)
+
+
+def open_sections(page, *ids: str) -> None:
+    """Open the detail sections ``ids`` (every closed one when none is named) by their buttons,
+    and wait for their charts."""
+    closed = page.eval_on_selector_all("section.fold:not(.open)", "s => s.map(x => x.id)")
+    for section in ids or closed:
+        if section in closed:
+            page.click(f"#{section}-toggle")
+    _wait_for_charts(page)
 
 
 #: per table: [id, its width, its box's width, whether its box scrolls sideways]
@@ -76,6 +96,7 @@ def test_comparison_page_reads_top_to_bottom(browser, long_comparison, tmp_path:
     assert height <= MAX_HEIGHT
     total = len(long_comparison.variables)
     assert total > EXTRA_VARIABLES
+    open_sections(page, "variables")
     visible = "#variables-table tbody tr:not([hidden]):not(.folded)"
     assert page.locator(visible).count() == FOLDED_ROWS
     assert page.locator("#variables-table tbody tr").count() == total
@@ -102,6 +123,7 @@ def test_comparison_page_reads_top_to_bottom(browser, long_comparison, tmp_path:
     assert page.locator(visible).count() == FOLDED_ROWS
 
     # no table needs to scroll sideways at 1400 px (the ledger's Streaming Memory column was cut)
+    open_sections(page)
     assert [t for t in page.evaluate(_TABLE_FIT) if t[1] > t[2]] == []
 
     # the mouse wheel over the execution trace zooms its time axis; the page does not scroll
@@ -133,11 +155,94 @@ def test_comparison_page_reads_top_to_bottom(browser, long_comparison, tmp_path:
 
     # at 1024 px every table fits its box or its box scrolls sideways: nothing is cut
     page, messages = _open(browser, path, 1024)
+    open_sections(page)
     fit = page.evaluate(_TABLE_FIT)
     assert len(fit) >= 10
     assert [t for t in fit if t[1] > t[2] and not t[3]] == []
     assert messages == []
     page.close()
+
+
+#: the detail sections of the fixture's comparison page, folded at load, in page order
+FOLDED = ["memory-per-ipu", "tiles", "variables", "code", "streaming", "execution"]
+#: what a folded section's closed height may be: its title and headline line
+FOLDED_HEIGHT = 45
+
+
+def _open_ids(page) -> list[str]:
+    return page.eval_on_selector_all("section.fold.open", "s => s.map(x => x.id)")
+
+
+def test_detail_sections_fold_and_open(browser, long_comparison, tmp_path: Path) -> None:
+    path = tmp_path / "diff.html"
+    path.write_text(HtmlRenderer().render(long_comparison, top=20), encoding="utf-8")
+    page, messages = _open(browser, path, 1400)
+    # the first screen's sections are open; each detail view is one line, its title and headline
+    assert page.eval_on_selector_all("section.fold", "s => s.map(x => x.id)") == FOLDED
+    assert _open_ids(page) == []
+    heights = page.eval_on_selector_all("section.fold", "s => s.map(x => x.getBoundingClientRect().height)")
+    assert max(heights) <= FOLDED_HEIGHT
+    assert page.locator("#variables-body").is_hidden() and page.locator("#verdict").is_visible()
+    assert page.inner_text("#variables .fold-headline") == (
+        f"{len(long_comparison.variables):,} variables; largest change layer0/weight/second_moment -1.5 MiB")
+    assert page.inner_text("#code .fold-headline") == "12 programs; largest change fwd/matmul0 +346.7 KiB"
+    assert page.get_attribute("#tiles-toggle", "aria-expanded") == "false"
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height <= MAX_HEIGHT
+
+    # a click opens a section, and its chart is drawn at the section's width
+    page.click("#tiles-toggle")
+    page.wait_for_selector("#chart-tiles[data-ready=true]", state="attached", timeout=60_000)
+    assert _open_ids(page) == ["tiles"] and page.get_attribute("#tiles-toggle", "aria-expanded") == "true"
+    chart = page.locator("#chart-tiles-target").bounding_box()
+    main = page.locator("main").bounding_box()
+    assert chart is not None and main is not None and chart["width"] > 0.8 * (main["width"] - 56)
+    assert chart["height"] > 200
+    assert page.evaluate("document.documentElement.scrollHeight") > height + 500
+    page.click("#tiles-toggle")  # and closes it again
+    assert _open_ids(page) == [] and page.locator("#tiles-body").is_hidden()
+
+    # a navigation link opens its section and scrolls (smoothly) to it
+    page.click("nav a[href='#code']")
+    page.wait_for_selector("#chart-code[data-ready=true]", state="attached", timeout=60_000)
+    assert _open_ids(page) == ["code"]
+    # (near the page's end, the section's top stops in the window's upper half)
+    page.wait_for_function("() => { const t = document.getElementById('code').getBoundingClientRect().top;"
+                           " return t >= 0 && t < 450; }")
+    assert page.evaluate("profcompareChartModel('chart-code').inner_width") > 400
+
+    # long names are cut in the middle, whole in the tooltip and the row's data; one line a row
+    page.click("nav a[href='#variables']")
+    page.fill("#variable-filter", "DecoderLayer")
+    cell = page.locator("#variables-table tbody tr:not([hidden]) td").first
+    assert cell.inner_text() == "DecoderLayer_subgraph\u2026operand_copies@449"
+    assert cell.get_attribute("title") == LONG_NAME
+    heights = "rs => rs.map(r => r.getBoundingClientRect().height)"
+    long_row = page.eval_on_selector_all("#variables-table tbody tr:not([hidden])", heights)
+    page.fill("#variable-filter", "")
+    rows = page.eval_on_selector_all("#variables-table tbody tr:not(.folded)", heights)
+    assert len(long_row) == 1 and set(rows) == set(long_row)
+    page.close()
+
+    # the URL's hash opens the section holding what it names
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(path.as_uri() + "#execution-table")
+    page.wait_for_selector("#chart-execution[data-ready=true]", state="attached", timeout=60_000)
+    assert _open_ids(page) == ["execution"]
+    page.wait_for_function("() => { const t = document.getElementById('execution-table').getBoundingClientRect();"
+                           " return t.top >= 0 && t.bottom <= 900; }")
+    # printing shows every section
+    page.emulate_media(media="print")
+    assert all(page.locator(f"#{section}-body").is_visible() for section in FOLDED)
+    page.close()
+
+    # without JavaScript every section shows open
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(path.as_uri())
+    assert all(page.locator(f"#{section}-body").is_visible() for section in FOLDED)
+    context.close()
+    assert messages == []
 
 
 def test_index_page_has_no_console_messages(browser, long_comparison, tmp_path: Path) -> None:

@@ -55,7 +55,7 @@ def _open(browser, path: Path):  # type: ignore[no-untyped-def]
     problems: list[str] = []
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}"))
-    page.goto(path.as_uri())
+    page.goto(path.as_uri() + "#programs")  # the link opens the folded section
     page.wait_for_load_state("load")
     return page, problems
 

@@ -63,7 +63,8 @@ def test_four_variant_run_writes_an_index_and_prints_one_table(fake_registry: ob
 
     # index.json: every variant, base first, every summary metric with its confidence
     document = json.loads((run_dir / "index.json").read_text())
-    assert document["schema_version"] == 2 and document["base"] == "fake-small"
+    assert document["schema_version"] == 3 and document["base"] == "fake-small"
+    assert document["details"] == {}  # a variant failed: no detail row is there for every variant
     assert [v["label"] for v in document["variants"]] == variants
     assert [v["status"] for v in document["variants"]] == ["ok", "ok", "failed", "oom"]
     assert [v["base"] for v in document["variants"]] == [True, False, False, False]

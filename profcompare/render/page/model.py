@@ -135,7 +135,11 @@ class Section:
 
     ``notes_on_table``: a page shows the notes as its first table's note, one paragraph at the
     table, rather than as paragraphs under the title (text and Markdown draw them after the
-    tables either way)."""
+    tables either way).
+
+    ``folded``: a page shows the section closed until it is opened (a detail view, see
+    :mod:`profcompare.render.page.fold`), its title and ``headline`` (one line: its most
+    important figure) standing for it; other media show every section whole."""
 
     title: str
     tables: tuple[Table, ...] = ()
@@ -145,6 +149,8 @@ class Section:
     text: str = ""
     charts: tuple[InteractiveChart, ...] = ()
     notes_on_table: bool = False
+    folded: bool = False
+    headline: str = ""
 
     @property
     def table(self) -> Table | None:

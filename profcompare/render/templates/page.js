@@ -161,22 +161,100 @@
 
   // quietly (Bokeh.set_log_level writes its own line to the console)
   if (typeof Bokeh !== "undefined" && Bokeh.logger) { Bokeh.logger.set_level("warn"); }
-  Array.prototype.forEach.call(document.querySelectorAll("script.chart-data"), function (node) {
-    if (typeof Bokeh === "undefined") { return; }
+
+  // a chart is drawn once, when its section is open: BokehJS sizes a chart to its container,
+  // which has no width inside a closed section
+  function drawChart(node) {
+    if (typeof Bokeh === "undefined" || node.getAttribute("data-drawn") === "true") { return null; }
+    node.setAttribute("data-drawn", "true");
     var item;
     try {
       item = JSON.parse(node.textContent);
     } catch (err) {
-      return;
+      return null;
     }
     var chartId = node.getAttribute("data-chart");
     var figure = document.getElementById(chartId);
-    Bokeh.embed.embed_item(item, node.getAttribute("data-target")).then(function () {
+    var drawn = Bokeh.embed.embed_item(item, node.getAttribute("data-target")).then(function () {
       var xr = chartModel(chartId + ":x");
       if (xr) { xr.change.connect(function () { fitY(chartId); }); }
       if (figure) { figure.setAttribute("data-ready", "true"); }
     });
+    drawing.push(drawn);
+    return drawn;
+  }
+
+  // every chart drawn or being drawn; whenDrawn() resolves when they all are (each one pushes
+  // down what lies below it as it is drawn)
+  var drawing = [];
+  function whenDrawn() {
+    var count = drawing.length;
+    return Promise.all(drawing).then(function () { return drawing.length > count ? whenDrawn() : null; });
+  }
+
+  function drawCharts(root) {
+    Array.prototype.forEach.call(root.querySelectorAll("script.chart-data"), function (node) {
+      var fold = node.closest("section.fold");
+      if (!fold || fold.classList.contains("open")) { drawChart(node); }
+    });
+  }
+
+  // ---- detail sections fold: closed until their button, a link to them (the navigation, the
+  // URL's hash) or printing opens them; without JavaScript they show open (html.js is unset)
+  function setOpen(section, open) {
+    section.classList.toggle("open", open);
+    var button = section.querySelector(".fold-toggle");
+    if (button) { button.setAttribute("aria-expanded", open ? "true" : "false"); }
+    if (open) { drawCharts(section); }
+  }
+
+  // open the section holding the element a link names (#operations, #variables-table): the
+  // element, or null when its section was open already
+  function openFor(hash) {
+    var id = hash && hash.charAt(0) === "#" ? hash.slice(1) : "";
+    if (!id) { return null; }
+    try { id = decodeURIComponent(id); } catch (err) { return null; }
+    var target = document.getElementById(id);
+    var section = target ? target.closest("section.fold") : null;
+    if (!section || section.classList.contains("open")) { return null; }
+    setOpen(section, true);
+    return target;
+  }
+
+  Array.prototype.forEach.call(document.querySelectorAll("section.fold"), function (section) {
+    setOpen(section, false);
+    var button = section.querySelector(".fold-toggle");
+    if (button) {
+      button.addEventListener("click", function () { setOpen(section, !section.classList.contains("open")); });
+    }
   });
+  // a link is followed after its section opens, so the page scrolls to where the section now is
+  Array.prototype.forEach.call(document.querySelectorAll("a[href^='#']"), function (link) {
+    link.addEventListener("click", function () { openFor(link.getAttribute("href")); });
+  });
+  // the URL's hash names an element in a closed section: open it and scroll to the element, again
+  // once the charts above it are drawn (they move it down)
+  function openHash() {
+    var target = openFor(location.hash);
+    if (!target) { return; }
+    target.scrollIntoView();
+    whenDrawn().then(function () { target.scrollIntoView(); });
+  }
+  window.addEventListener("hashchange", openHash);
+  // printing shows every section open with its charts, and closes again those it opened
+  var openedToPrint = [];
+  window.addEventListener("beforeprint", function () {
+    openedToPrint = Array.prototype.filter.call(document.querySelectorAll("section.fold:not(.open)"), function (s) {
+      setOpen(s, true);
+      return true;
+    });
+  });
+  window.addEventListener("afterprint", function () {
+    openedToPrint.forEach(function (s) { setOpen(s, false); });
+    openedToPrint = [];
+  });
+  drawCharts(document);
+  openHash();
   Array.prototype.forEach.call(document.querySelectorAll(".chart-controls input[type=radio]"), function (input) {
     input.addEventListener("change", function () {
       if (input.checked) {
