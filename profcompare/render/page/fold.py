@@ -4,8 +4,9 @@ A page answers its question first: a comparison's verdict, what differs, where t
 the memory ledger, the trace, liveness, what changed the peak, the summary and memory by
 category stay open. The detail views after them (:data:`DETAIL_SECTIONS`: memory per IPU, tiles
 and tile detail, variables, code, operations, the program tree, vertices, compute sets and
-exchanges, Streaming Memory, execution, replicas) are each a closed block on the page: their title and a headline (:func:`headline`, the
-section's most important figure) until a click, a navigation link or the URL's hash opens them.
+exchanges, Streaming Memory, execution, replicas) are each a closed block on the page: their
+title and a headline (:func:`headline`, the section's most important figure) until a click, a
+navigation link or the URL's hash opens them.
 So each detail view costs the first reader one line of height, and the page keeps within its
 height budget as views are added. Printing and a page without JavaScript show every section
 open; the terminal, Markdown and JSON are not folded.
