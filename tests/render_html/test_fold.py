@@ -19,6 +19,8 @@ def test_the_comparison_page_folds_its_detail_views_with_a_headline(onchip: Repo
         "code": "12 programs; largest change fwd/matmul0 +346.7 KiB",
         "streaming": "8 remote buffers; largest change layer0/weight/second_moment +392.0 KiB",
         "execution": "largest change Streaming Memory +867,782 cycles",
+        "tile-detail": "base: tile 0 is the fullest: 152.2 KiB, 2.9x the median tile (51.9 KiB); "
+                       "new: tile 0 is the fullest: 268.7 KiB, 5.3x the median tile (50.3 KiB)",
     }
     # the answer stays open: every section before the detail views
     open_ids = [s.id for s in page.sections if s.id not in page.folds]
@@ -33,6 +35,7 @@ def test_a_report_page_folds_with_its_largest_figures(offchip: Report) -> None:
         "code": "12 programs; largest fwd/matmul0 386.9 KiB (code bytes)",
         "streaming": "8 remote buffers; largest layer0/weight/second_moment 392.0 KiB",
         "execution": "largest Streaming Memory 867,782 (device cycles per step)",
+        "tile-detail": "tile 0 is the fullest: 268.7 KiB, 5.3x the median tile (50.3 KiB)",
     }
 
 

@@ -61,6 +61,8 @@ def headline(section: Section) -> str:
     say."""
     if section.id == "tiles":
         return _tiles(section)
+    if section.id == "tile-detail":
+        return _fullest(section)
     parts = [part for part in (_count(section), _largest(section)) if part]
     if parts:
         return "; ".join(parts)
@@ -164,6 +166,13 @@ def _tiles(section: Section) -> str:
     if changed:
         parts.append(changed.rstrip("."))
     return "; ".join(parts)
+
+
+def _fullest(section: Section) -> str:
+    """The tile detail's headline: each side's fullest tile, the first clause of its "why" item
+    ("tile 0 is the fullest: 103.3 KiB, 6.7x the median tile (15.4 KiB)"), base then new."""
+    clauses = [item.split("; ")[0] for item in section.items if "is the fullest" in item]
+    return "; ".join(clauses) if clauses else _first_sentence(section)
 
 
 def _first_sentence(section: Section) -> str:
