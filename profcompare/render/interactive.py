@@ -300,7 +300,7 @@ def liveness_chart(
     labels = _labels(reports, roles)
     sides = []
     for index, report in enumerate(reports):
-        live = report.liveness
+        live = report.liveness_per_step()
         if aligned is None:
             values = live["not_always_live_bytes"].to_numpy(dtype="float64")
             steps = live["step"].to_numpy(dtype="int64")

@@ -120,7 +120,7 @@ def _liveness_curve(
     report: Report, index: int, aligned: pd.DataFrame | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(x, bytes, step) of one report's curve: its own steps, or the aligned positions (NaN gaps)."""
-    live = report.liveness
+    live = report.liveness_per_step()
     if aligned is None:
         steps = live["step"].to_numpy(dtype="int64")
         return steps.astype("float64"), live["not_always_live_bytes"].to_numpy(dtype="float64"), steps

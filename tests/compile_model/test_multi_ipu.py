@@ -205,3 +205,20 @@ def test_a_pipelined_copy_moves_its_tensor_into_the_pipeline_buffer_after_the_st
         x.copy_to_ipu(1)
     plain = compile_program(lower(ir), MK2)
     assert not any(st.role in ("ipu_copy_buffer", "pipeline_iterator") for st in plain.steps.static)
+
+
+def test_liveness_of_a_two_ipu_program_has_one_row_per_step_and_ipu():
+    cp = compile_program(lower(_copy_program()), MK2)
+    live = cp.report.liveness
+    steps = live["step"].nunique()
+    assert len(live) == 2 * steps
+    assert live["ipu"].tolist() == [0, 1] * steps
+    # the per-IPU rows of a step add up to the replica's curve, which the totals views read
+    curve = cp.report.liveness_per_step()
+    assert curve["not_always_live_bytes"].tolist() == live.groupby("step")["not_always_live_bytes"].sum().tolist()
+    by_ipu = live.pivot(index="step", columns="ipu", values="not_always_live_bytes")
+    # IPU 0 holds a and a*2 (8192 B at most), IPU 1 only the copy of a*2 (4096 B)
+    assert by_ipu[0].max() == 8192 and by_ipu[1].max() == 4096
+    assert cp.report.summary()["not_always_live_peak_bytes"] == curve["not_always_live_bytes"].max()
+    # the copy is live on IPU 1 while a*2 is still live on IPU 0: the replica's peak is both
+    assert curve["not_always_live_bytes"].max() == 12288
