@@ -330,6 +330,7 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
         "ledger_by_parameter": frame_records(cmp.ledger_by_parameter()),
         "peak_composition": frame_records(cmp.peak_composition()),
         "ledger": frame_records(cmp.ledger),
+        "lifetimes": frame_records(cmp.lifetimes(None)),
         "variables": variables,
         "cut": {"variables": cut},
         "categories": frame_records(cmp.categories),

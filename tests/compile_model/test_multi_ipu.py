@@ -222,3 +222,23 @@ def test_liveness_of_a_two_ipu_program_has_one_row_per_step_and_ipu():
     assert cp.report.summary()["not_always_live_peak_bytes"] == curve["not_always_live_bytes"].max()
     # the copy is live on IPU 1 while a*2 is still live on IPU 0: the replica's peak is both
     assert curve["not_always_live_bytes"].max() == 12288
+
+
+def test_compare_at_a_step_splits_the_bytes_per_ipu_and_the_chart_draws_each_ipu():
+    from profcompare.comparison import compare
+    from profcompare.comparison.at_step import compare_at
+    from profcompare.render.interactive import liveness_chart
+
+    report = compile_program(lower(_copy_program()), MK2).report
+    curve = report.liveness_per_step()
+    peak = int(curve["step"][curve["not_always_live_bytes"].idxmax()])
+    at = compare_at(compare(report, report), "peak")
+    assert at.base.choice.step == peak
+    assert at.per_ipu.to_dict("list") == {"ipu": [0, 1], "base_bytes": [8192, 4096], "new_bytes": [8192, 4096],
+                                          "delta_bytes": [0, 0]}
+    chart = liveness_chart([report], ["report"])
+    names = [r["attributes"]["data_source"]["attributes"].get("name")
+             for r in chart.item["doc"]["roots"][0]["attributes"]["renderers"]
+             if "data_source" in r.get("attributes", {}) and "attributes" in r["attributes"]["data_source"]]
+    assert "chart-liveness:ipu:0:0" in names and "chart-liveness:ipu:0:1" in names
+    assert f"Thin lines: each IPU's not-always-live bytes ({report.label}: 2 IPUs;" in chart.note

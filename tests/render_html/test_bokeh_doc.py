@@ -19,6 +19,7 @@ from test_trace_view import BASE_BLOCKS, NEW_BLOCKS, _with_trace
 
 from profcompare.comparison import compare
 from profcompare.model import Report
+from profcompare.render.lifetime_chart import lifetime_chart
 from profcompare.render import bar_charts, bokeh_doc, interactive
 from profcompare.render.trace_chart import trace_chart
 
@@ -64,7 +65,7 @@ def _bokeh_item(root: bokeh_doc.Model) -> dict[str, Any]:
         if isinstance(value, dict):
             return {k: ids.setdefault(x, f"{prefix}-{len(ids) + 1}") if k in ("id", "root_id") and isinstance(x, str)
                     else rename(x) for k, x in value.items()}
-        if isinstance(value, list):
+        if isinstance(value, (list, tuple)):  # a map's entries come as tuples (JSON writes lists)
             return [rename(x) for x in value]
         return value
 
@@ -108,6 +109,7 @@ def _charts(onchip: Report, offchip: Report) -> list[interactive.InteractiveChar
         bar_charts.execution_chart([onchip, offchip], ["base", "new"]),
         bar_charts.execution_chart([onchip], ["report"]),
         bar_charts.ledger_chart(diff),
+        lifetime_chart(diff),
     ]
 
 

@@ -325,7 +325,7 @@ def test_show_json_holds_every_table_the_page_shows(offchip: Report) -> None:
                                                "all_replicas_bytes": 5_584_896, "sharded_all_replicas_bytes": 5_584_896}
     assert data["replicas"] == {"replicas": 4, "io_tiles_per_ipu": 0, "collective_phase_cycles": 180_050.0,
                                 "groupings": []}
-    assert data["execution_trace"] == {"spans": [], "types": []} and data["loaded_code"] == []
+    assert data["execution_trace"] == {"spans": [], "types": [], "run": None, "runs": []} and data["loaded_code"] == []
 
 
 def test_show_json_has_no_zero_for_what_a_report_does_not_record() -> None:
