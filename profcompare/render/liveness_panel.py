@@ -55,9 +55,9 @@ def cut(values: np.ndarray, max_buckets: int) -> _Cut:
     n = len(values)
     size = max(1, -(-n // max(1, max_buckets)))
     start = np.arange(0, n, size, dtype="int64")
-    grid = np.full(len(start) * size, np.nan)
-    grid[:n] = values
-    grid = grid.reshape(len(start), size)
+    flat = np.full(len(start) * size, np.nan)
+    flat[:n] = values
+    grid = flat.reshape(len(start), size)
     empty = np.isnan(grid).all(axis=1)
     at = np.where(empty, 0, np.argmax(np.nan_to_num(grid, nan=-np.inf), axis=1))
     high = np.where(empty, np.nan, grid[np.arange(len(start)), at])
