@@ -1,14 +1,14 @@
 """The page's lifetime chart: each (parameter, role) of the ledger as a bar over program steps,
 the base bar over the new bar (:meth:`profcompare.comparison.Comparison.lifetimes`).
 
-One lane per (parameter, role), the largest :data:`LIFETIME_ROWS` and one folded row; in each
+One lane per (parameter, role), the largest :data:`PAGE_LIFETIME_ROWS` and one folded row; in each
 lane the base bar above the new bar, each from its first to its last live step. Always-live
 groups span the whole run, drawn paler and hatched, so optimizer state live over the whole run
 in one layout and only around the update in the other stands out. Hovering a bar shows the
 group, the report, its bytes and its steps. Names reach the chart only as data (Bokeh's tooltip
 field substitution inserts text, never markup) inside the JSON item the page escapes.
 
-Size: one Quad per bar (at most 2 x (:data:`LIFETIME_ROWS` + 1)), whatever the programs' steps.
+Size: one Quad per bar (at most 2 x (:data:`PAGE_LIFETIME_ROWS` + 1)), whatever the programs' steps.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from profcompare.analysis.lifetimes import LIFETIME_ROWS
 from profcompare.render import bokeh_doc
 from profcompare.render.figure_data import REPORT_COLOURS
 from profcompare.render.format import format_bytes_each
@@ -41,7 +40,12 @@ def _steps_text(first: np.ndarray, last: np.ndarray, always: np.ndarray) -> list
             for f, la, a in zip(first.tolist(), last.tolist(), always.tolist(), strict=True)]
 
 
-def lifetime_chart(cmp: Comparison, *, chart_id: str = "chart-lifetimes", top: int = LIFETIME_ROWS
+#: Lanes the page draws (the largest groups; the rest folded into one more): the page's height
+#: budget (the JSON's ``lifetimes`` holds every group).
+PAGE_LIFETIME_ROWS = 16
+
+
+def lifetime_chart(cmp: Comparison, *, chart_id: str = "chart-lifetimes", top: int = PAGE_LIFETIME_ROWS
                    ) -> InteractiveChart:
     """The interactive lifetime chart of a comparison (see the module docstring)."""
     rows = cmp.lifetimes(top)
@@ -53,7 +57,7 @@ def lifetime_chart(cmp: Comparison, *, chart_id: str = "chart-lifetimes", top: i
     steps = max(len(cmp.base.liveness_per_step()), len(cmp.new.liveness_per_step()), 1)
     fig = bokeh_doc.Figure(
         chart_id,
-        height=110 + 30 * lanes,
+        height=100 + 24 * lanes,
         x_label="program step (each report's own)",
         x_range=bokeh_doc.fixed_range(0, steps, name=f"{chart_id}:x", bounds=(0, steps)),
         y_range=bokeh_doc.fixed_range(-lanes + 0.4, 0.6),
@@ -103,4 +107,4 @@ def lifetime_chart(cmp: Comparison, *, chart_id: str = "chart-lifetimes", top: i
     return InteractiveChart(chart_id, _json_item(fig), caption, note)
 
 
-__all__ = ["lifetime_chart", "lifetime_label"]
+__all__ = ["PAGE_LIFETIME_ROWS", "lifetime_chart", "lifetime_label"]

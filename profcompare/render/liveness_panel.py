@@ -78,27 +78,72 @@ class _Names:
         return list(self.index)
 
 
-def _groups_at(report: Report, steps: np.ndarray, k: int, names: _Names) -> dict[int, list[list[int]]]:
+@dataclass(frozen=True)
+class _Groups:
+    """The (parameter, role) group of every variables row: ``codes`` (int64 per row) and the
+    label of a code, made only for the groups the panel lists."""
+
+    codes: np.ndarray
+    pairs: np.ndarray
+    parameters: np.ndarray
+    roles: np.ndarray
+
+    def label(self, code: int) -> str:
+        pair = int(self.pairs[code])
+        width = max(len(self.roles), 1)
+        return f"{parameter_label(self.parameters[pair // width])} · {self.roles[pair % width]}"
+
+
+def _group_codes(variables: pd.DataFrame) -> _Groups:
+    """The :class:`_Groups` of ``variables``: whole-column work (no Python step per variable)."""
+    p_codes, p_names = pd.factorize(variables["parameter"].to_numpy(dtype=object))
+    r_codes, r_names = pd.factorize(variables["role"].astype(str).to_numpy(dtype=object))
+    combined = np.asarray(p_codes, dtype="int64") * max(len(r_names), 1) + np.asarray(r_codes, dtype="int64")
+    codes, pairs = pd.factorize(combined)
+    return _Groups(np.asarray(codes, dtype="int64"), np.asarray(pairs), np.asarray(p_names, dtype=object),
+                   np.asarray(r_names, dtype=object))
+
+
+def _top(totals: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` largest positive ``totals``, largest first (lower position first
+    on a tie); linear in the length, not a sort of it."""
+    positive = np.flatnonzero(totals > 0)
+    if len(positive) > k:
+        cut = np.argpartition(-totals[positive], k - 1)[:k]
+        threshold = totals[positive][cut].min()
+        positive = positive[totals[positive] >= threshold]
+    return positive[np.lexsort((positive, -totals[positive]))][:k]
+
+
+def _groups_at(report: Report, steps: np.ndarray, k: int, names: _Names, groups: _Groups) -> dict[int, list[list[int]]]:
     """Per step: the ``k`` (parameter, role) groups with the most not-always-live bytes live
     there, as [group index, bytes], largest first."""
     variables = report.variables
     first = variables["first_step"].to_numpy(dtype="float64", na_value=np.nan)
     last = variables["last_step"].to_numpy(dtype="float64", na_value=np.nan)
     keep = ~variables["always_live"].to_numpy(dtype=bool) & np.isfinite(first) & np.isfinite(last)
-    labels = [f"{parameter_label(p)} · {r}" for p, r in zip(variables["parameter"].to_numpy(dtype=object)[keep],
-                                                          variables["role"].astype(str).to_numpy(dtype=object)[keep],
-                                                          strict=True)]
-    codes, uniques = pd.factorize(pd.Series(labels, dtype=object))
-    codes = np.asarray(codes, dtype="int64")
+    codes = groups.codes[keep]
     sizes = variables["bytes"].to_numpy(dtype="float64")[keep]
     first, last = first[keep], last[keep]
     out: dict[int, list[list[int]]] = {}
     for step in np.unique(steps).tolist():
         live = (first <= step) & (last >= step)
-        totals = np.bincount(codes[live], weights=sizes[live], minlength=len(uniques))
-        top = np.lexsort((np.arange(len(totals)), -totals))[:k]
-        out[int(step)] = [[names(str(uniques[g])), int(totals[g])] for g in top.tolist() if totals[g] > 0]
+        present, inverse = np.unique(codes[live], return_inverse=True)
+        totals = np.bincount(inverse, weights=sizes[live], minlength=len(present))
+        out[int(step)] = [[names(groups.label(int(present[g]))), int(totals[g])] for g in _top(totals, k).tolist()]
     return out
+
+
+def _group_of_names(report: Report, wanted: list[str], names: _Names, groups: _Groups) -> dict[str, int]:
+    """The (parameter, role) group index of each variable named in ``wanted`` (its first row)."""
+    variables = report.variables
+    if not wanted:
+        return {}
+    rows = np.flatnonzero(variables["name"].isin(set(wanted)).to_numpy())
+    found: dict[str, int] = {}
+    for row in rows.tolist():
+        found.setdefault(str(variables["name"].iat[row]), names(groups.label(int(groups.codes[row]))))
+    return found
 
 
 def panel_data(reports: Sequence[Report], labels: Sequence[str], positions: np.ndarray,
@@ -126,18 +171,13 @@ def panel_data(reports: Sequence[Report], labels: Sequence[str], positions: np.n
         side_steps = steps[side]
         chosen = np.where(at >= 0, side_steps[np.clip(at, 0, max(len(side_steps) - 1, 0))] if len(side_steps) else -1, -1)
         wanted = chosen[chosen >= 0]
-        by_group = _groups_at(report, wanted, PANEL_GROUPS, groups)
+        codes = _group_codes(report.variables)
+        by_group = _groups_at(report, wanted, PANEL_GROUPS, groups, codes)
         tops = analysis.largest_live_variables(report, wanted, k=PANEL_VARIABLES)
-        variables = report.variables.set_index("name")[["parameter", "role"]] if len(tops) else None
+        group_of = _group_of_names(report, sorted({str(n) for n in tops["name"].tolist()}), groups, codes)
         listed: dict[int, list[list[int]]] = {}
         for step, name, size in zip(tops["step"].tolist(), tops["name"].tolist(), tops["bytes"].tolist(), strict=True):
-            group = -1
-            if variables is not None and name in variables.index:
-                found = variables.loc[name]
-                if isinstance(found, pd.DataFrame):
-                    found = found.iloc[0]
-                group = groups(f"{parameter_label(found['parameter'])} · {found['role']}")
-            listed.setdefault(int(step), []).append([names(str(name)), group, int(size)])
+            listed.setdefault(int(step), []).append([names(str(name)), group_of.get(str(name), -1), int(size)])
         for bucket, (position, step) in enumerate(zip(at.tolist(), chosen.tolist(), strict=True)):
             if step < 0:
                 continue

@@ -295,7 +295,7 @@ _V4_SHOW_KEYS = ("schema_version", "meta", "summary", "liveness_rule", "ledger",
                  "live_at_peak", "categories", "variables", "cut", "liveness", "tiles", "code", "phases",
                  "streaming_memory")
 _V4_COMPARE_KEYS = ("schema_version", "base", "new", "verdict", "liveness_rule", "summary", "ledger_moves",
-                    "ledger_by_parameter", "peak_composition", "ledger", "variables", "cut", "categories", "tiles",
+                    "ledger_by_parameter", "peak_composition", "ledger", "lifetimes", "variables", "cut", "categories", "tiles",
                     "code", "liveness", "phases", "streaming_memory")
 
 

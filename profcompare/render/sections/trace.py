@@ -50,7 +50,7 @@ def _what(report: Report) -> str:
               else "measured")
     blocks, choice = shown_trace(report)
     which = choice.sentence()
-    return f"{format_count(len(blocks))} blocks, {origin}" + (f"; {which[:-1]}" if which else "")
+    return f"{format_count(len(blocks))} blocks, {origin}" + (f"; {which[0].lower()}{which[1:-1]}" if which else "")
 
 
 def _span_rows(report: Report, lead: tuple[Cell, ...] = ()) -> list[Row]:

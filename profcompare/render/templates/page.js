@@ -242,7 +242,7 @@
     view.appendChild(note);
   }
   Array.prototype.forEach.call(document.querySelectorAll("script.chart-panel"), function (node) {
-    var chartId = node.getAttribute("data-chart");
+    var chartId = node.getAttribute("data-panel");
     var panel = document.getElementById(chartId + "-panel");
     var data;
     try { data = JSON.parse(node.textContent); } catch (err) { return; }
