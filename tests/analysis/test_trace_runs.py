@@ -40,3 +40,10 @@ def test_a_trace_of_one_run_says_nothing_of_runs():
     choice = trace_analysis.choose_run(trace)
     assert (choice.run, choice.runs) == (0, (0,)) and choice.sentence() == ""
     assert trace_analysis.steady_run(()) is None
+
+
+def test_the_fidelity_split_follows_the_run_column():
+    from profcompare.analysis.trace_fidelity import split_runs
+
+    runs = split_runs(_three_runs())
+    assert [run["cycles_from"].tolist() for run in runs] == [[0], [500], [600]]
