@@ -6,7 +6,7 @@ Size: the chart's steps are cut into at most :data:`PANEL_BUCKETS` buckets; per 
 report only the step at the bucket's maximum is kept, with its :data:`PANEL_GROUPS` largest
 (parameter, role) groups and :data:`PANEL_VARIABLES` largest variables. Names and programs are
 written once in dictionaries and referred to by index, so the data stays small however many
-steps the programs have (tens of kilobytes for a GPT-J pair). The highest :data:`PANEL_PEAKS`
+steps the programs have (about 75 kB for the GPT-J 6B phased-rts pair). The highest :data:`PANEL_PEAKS`
 peaks of each report are listed as links to their bucket.
 
 Every name reaches the page as JSON inside a ``<script type="application/json">`` block
@@ -30,14 +30,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from profcompare.model import Report
 
 #: Most buckets the panel keeps data for (a click picks the bucket under the pointer).
-PANEL_BUCKETS = 250
+PANEL_BUCKETS = 150
 #: (parameter, role) groups and variables listed per bucket and report.
-PANEL_GROUPS = 6
-PANEL_VARIABLES = 5
+PANEL_GROUPS = 4
+PANEL_VARIABLES = 3
 #: Peaks of each report pre-listed as links.
 PANEL_PEAKS = 3
 #: Longest name kept (longer ones end in "…").
-PANEL_NAME_CHARS = 90
+PANEL_NAME_CHARS = 60
 
 
 @dataclass(frozen=True)
