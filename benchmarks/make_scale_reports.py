@@ -186,6 +186,7 @@ def make_base(variables: int, steps: int, seed: int = 0) -> Report:
             "program": pd.Series(programs[prog_idx], dtype=object),
             "program_type": pd.Categorical(_PROGRAM_TYPES[type_idx]),
             "not_always_live_bytes": curve.astype(np.int64),
+            "ipu": pd.array([pd.NA] * steps, dtype="Int64"),
         }
     )
 

@@ -44,7 +44,12 @@ Tables (``name: dtype`` -- meaning):
 ``liveness`` -- one row per compile-time program step
     step: int64 (0..n-1); program: object(str); program_type: category
     (OnTileExecute, DoExchange, StreamCopy, RemoteLoad, RemoteStore, Call, ...);
-    not_always_live_bytes: int64 (summed over the replica's tiles)
+    not_always_live_bytes: int64 (summed over the replica's tiles, or over one IPU's tiles);
+    ipu: Int64 (nullable) -- the IPU whose tiles ``not_always_live_bytes`` sums, or <NA> for the
+    whole replica. A report of a single-IPU program (and any store before version 9) has one row
+    per step with <NA>; a multi-IPU program has one row per (step, IPU), so the per-IPU curves are
+    exact and the replica's curve is their sum per step (:func:`liveness_per_step`, which every
+    totals view reads)
 
 ``code`` -- code bytes attributed to programs/operations, long form
     name: object(str); type: category (program type); category: category (vertexCode,
@@ -59,7 +64,7 @@ Tables (``name: dtype`` -- meaning):
     start of the profile (real traces overlap: a SyncAns spans the steps it waits for, so a run's
     time is the span of its intervals, never the sum of ``cycles``); <NA> when unknown
 
-``trace`` -- optional; the execution trace of one run: one row per executed block, per IPU
+``trace`` -- optional; the execution trace of every profiled run: one row per executed block, per IPU
     ipu: int64 -- IPU index within the replica;
     cycles_from, cycles_to: int64 -- the block's interval in cycles from the start of the trace
     (blocks may overlap: a SyncAns block covers the blocks it waits for);
@@ -68,7 +73,10 @@ Tables (``name: dtype`` -- meaning):
     name: object(str) -- the label of the block ("Internal Sync", "Convolve", a program name);
     program: object(str) -- the program the block executes (for a block inside a group, the group's);
     parent: object(str) -- the group (program-tree node) the block sits in, "" at the top level;
-    depth: int64 -- how many groups enclose it (0 at the top level)
+    depth: int64 -- how many groups enclose it (0 at the top level);
+    run: int64 -- the profiled run of the main program the block belongs to (0 when the source
+    does not say, and in stores before version 9); the views draw one run
+    (:func:`profcompare.analysis.trace.chosen_run`)
 
 ``programs`` -- optional; the program tree (Graph Analyser's Program Tree): one row per program,
     in tree order (depth first, a program's children after it in their order)
@@ -261,6 +269,7 @@ TILE_REGION_COLUMNS: tuple[str, ...] = ("non_interleaved_bytes", "interleaved_by
 COLUMN_DEFAULTS: Mapping[tuple[str, str], Any] = MappingProxyType({
     ("variables", "parameter"): "", ("variables", "role"): "other", ("variables", "which"): "",
     ("remote_buffers", "parameter"): "", ("remote_buffers", "role"): "other", ("remote_buffers", "which"): "",
+    ("trace", "run"): 0,
 })
 
 #: Kinds that are model state: what ``variable_bytes`` counts, whatever their liveness class.
@@ -392,7 +401,8 @@ SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
             ("step", "int64", "step", "program step index"),
             ("program", "object", "", "program name"),
             ("program_type", "category", "", "OnTileExecute, DoExchange, StreamCopy, ..."),
-            ("not_always_live_bytes", "int64", "bytes", "summed over the replica's tiles"),
+            ("not_always_live_bytes", "int64", "bytes", "summed over the replica's tiles (or one IPU's)"),
+            ("ipu", "Int64", "", "IPU the bytes are on; <NA> for the whole replica"),
         ),
         "code": _cols(
             ("name", "object", "", "program or operation"),
@@ -430,6 +440,7 @@ SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
             ("program", "object", "", "program the block executes"),
             ("parent", "object", "", "enclosing group of the program tree; '' at the top level"),
             ("depth", "int64", "", "number of enclosing groups"),
+            ("run", "int64", "", "profiled run of the main program (0 when unknown)"),
         ),
         "programs": _cols(
             ("id", "int64", "", "program id, unique in the report"),
@@ -529,12 +540,12 @@ EXACT_SIMULATED_METRICS: frozenset[str] = frozenset({"variable_bytes", "streamin
 EXACT_SIMULATED_COLUMNS: Mapping[str, frozenset[str]] = MappingProxyType({
     "variables": frozenset({"name", "bytes", "kind", "dtype", "shape"}),
     "remote_buffers": frozenset({"name", "entries", "shape", "dtype", "sharded", "bytes"}),
-    "liveness": frozenset({"step", "program", "program_type"}),
+    "liveness": frozenset({"step", "program", "program_type", "ipu"}),
     "execution": frozenset({"run", "step", "program", "type", "phase"}),
     "code": frozenset({"name", "type", "category"}),
     "categories": frozenset({"category", "group"}),
     "tiles": frozenset({"tile", "ipu"}),
-    "trace": frozenset({"ipu", "type", "name", "program", "parent", "depth"}),
+    "trace": frozenset({"ipu", "type", "name", "program", "parent", "depth", "run"}),
     "programs": frozenset({"id", "parent", "depth", "kind", "name", "op", "ipu"}),
     "operations": frozenset({"name", "debug_name", "type", "layer", "flops", "source"}),
     "variable_tiles": frozenset({"variable", "ipu"}),
@@ -748,11 +759,45 @@ def _as_inferred_categories(values: pd.Categorical) -> pd.Categorical:
     return pd.Categorical.from_codes(recode[codes], dtype=pd.CategoricalDtype(inferred.categories, ordered=False))
 
 
-def trace_from_blocks(blocks: Sequence[tuple[int, int, int, str, str, str, str, int]]) -> pd.DataFrame:
+def liveness_per_step(liveness: pd.DataFrame) -> pd.DataFrame:
+    """The replica's not-always-live curve of a ``liveness`` table: one row per step, in step
+    order, with the columns step (int64), program (str), program_type (str) and
+    not_always_live_bytes (int64, the IPUs' rows of a step summed). A table of one row per step
+    comes back with the same figures (its ``ipu`` column dropped)."""
+    if not len(liveness):
+        return pd.DataFrame({"step": pd.Series([], dtype=np.int64), "program": pd.Series([], dtype=object),
+                             "program_type": pd.Series([], dtype=object),
+                             "not_always_live_bytes": pd.Series([], dtype=np.int64)})
+    steps = liveness["step"].to_numpy(dtype=np.int64)
+    nbytes = liveness["not_always_live_bytes"].to_numpy(dtype=np.int64)
+    order = np.argsort(steps, kind="stable")
+    steps, nbytes = steps[order], nbytes[order]
+    starts = np.flatnonzero(np.r_[True, steps[1:] != steps[:-1]])
+    firsts = order[starts]
+    return pd.DataFrame({
+        "step": steps[starts],
+        "program": pd.Series(liveness["program"].to_numpy(dtype=object)[firsts], dtype=object),
+        "program_type": pd.Series(liveness["program_type"].astype(str).to_numpy(dtype=object)[firsts], dtype=object),
+        "not_always_live_bytes": np.add.reduceat(nbytes, starts) if len(starts) else nbytes[:0],
+    })
+
+
+def liveness_ipus(liveness: pd.DataFrame) -> tuple[int, ...]:
+    """The IPUs a ``liveness`` table has rows of, in order; empty when its rows are for the
+    whole replica (``ipu`` <NA>)."""
+    ipu = liveness["ipu"].to_numpy(dtype="int64", na_value=-1) if "ipu" in liveness.columns else np.zeros(0, np.int64)
+    return tuple(int(i) for i in np.unique(ipu[ipu >= 0]))
+
+
+def trace_from_blocks(blocks: Sequence[tuple[int, int, int, str, str, str, str, int]],
+                      runs: Sequence[int] | None = None) -> pd.DataFrame:
     """The ``trace`` table of ``blocks``, each (ipu, cycles_from, cycles_to, type, name, program,
-    parent, depth), in the order given."""
+    parent, depth), in the order given; ``runs`` the run of each block (default: all run 0)."""
     names = ("ipu", "cycles_from", "cycles_to", "type", "name", "program", "parent", "depth")
-    return make_frame("trace", {name: list(values) for name, values in zip(names, zip(*blocks))} if blocks else None)
+    data: dict[str, Any] = {name: list(values) for name, values in zip(names, zip(*blocks))} if blocks else {}
+    if blocks and runs is not None:
+        data["run"] = list(runs)
+    return make_frame("trace", data or None)
 
 
 def programs_from_rows(rows: Sequence[tuple[int, int | None, int, str, str, str, int | None]]) -> pd.DataFrame:
@@ -1081,6 +1126,9 @@ class Report:
     compute_sets: pd.DataFrame = field(default_factory=lambda: empty_frame("compute_sets"))
     #: one row per program holding exchange code (optional)
     exchanges: pd.DataFrame = field(default_factory=lambda: empty_frame("exchanges"))
+    #: the run of the trace the views draw (``--run``); None: the first steady-state run
+    #: (:func:`profcompare.analysis.trace.choose_run`). A view setting, never stored.
+    trace_run: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.meta, ReportMeta):
@@ -1112,10 +1160,29 @@ class Report:
         object.__setattr__(copy, "meta", meta)
         return copy
 
+    def with_trace_subset(self, trace: pd.DataFrame) -> Report:
+        """This report with ``trace`` (some of its own trace's rows, so not checked again) in
+        place of its trace: what a view of one run draws."""
+        copy = self.with_meta(self.meta)
+        object.__setattr__(copy, "trace", trace)
+        return copy
+
+    def with_trace_run(self, run: int | None) -> Report:
+        """This report with its views drawing run ``run`` of the trace (None: the default)."""
+        copy = self.with_meta(self.meta)
+        object.__setattr__(copy, "trace_run", run)
+        return copy
+
     @property
     def label(self) -> str:
         """Short human name (see :attr:`ReportMeta.label`)."""
         return self.meta.label
+
+    @memoized_copy
+    def liveness_per_step(self) -> pd.DataFrame:
+        """The replica's not-always-live curve, one row per step (:func:`liveness_per_step`):
+        what every totals view reads, whether the ``liveness`` table has per-IPU rows or not."""
+        return liveness_per_step(self.liveness)
 
     @memoized_copy
     def summary(self) -> pd.Series:
@@ -1160,7 +1227,8 @@ class Report:
         tiles = self.tiles
         total = float(tiles["bytes_excluding_gaps"].sum())
         always_live = float(tiles["always_live_bytes"].sum())
-        nal_peak = float(self.liveness["not_always_live_bytes"].max()) if len(self.liveness) else 0.0
+        curve = self.liveness_per_step()
+        nal_peak = float(curve["not_always_live_bytes"].max()) if len(curve) else 0.0
         cats = self.categories
         code = float(cats.loc[cats["group"].astype(str) == "code", "bytes"].sum()) if len(cats) else 0.0
         max_tile = float(tiles["bytes_including_gaps"].max()) if len(tiles) else 0.0
@@ -1256,6 +1324,8 @@ class Report:
 
 
 __all__ = [
+    "liveness_ipus",
+    "liveness_per_step",
     "trace_from_blocks",
     "programs_from_rows",
     "operations_from_rows",

@@ -26,7 +26,7 @@ import pandas as pd
 
 from profcompare.analysis.ledger import _live_mask
 from profcompare.errors import ProfcompareError
-from profcompare.model import Report
+from profcompare.model import Report, liveness_per_step
 
 #: the selector naming the not-always-live peak step
 PEAK = "peak"
@@ -93,39 +93,28 @@ def parse_selector(text: str) -> StepSelector:
 def step_curve(report: Report) -> pd.DataFrame:
     """The not-always-live curve of ``report``, one row per step in step order (see
     :func:`curve_of`)."""
-    return curve_of(report.liveness)
+    return report.liveness_per_step()
 
 
 def curve_of(liveness: pd.DataFrame) -> pd.DataFrame:
-    """The not-always-live curve of a liveness table, one row per step in step order.
+    """The not-always-live curve of a liveness table, one row per step in step order
+    (:func:`profcompare.model.liveness_per_step`: the IPUs' rows of a step summed).
 
-    Columns: step (int64), program (str), program_type (str), not_always_live_bytes (int64,
-    summed over the IPUs when the table has an ``ipu`` column, one row per step and IPU).
+    Columns: step (int64), program (str), program_type (str), not_always_live_bytes (int64).
     Empty for an empty table.
     """
-    if "ipu" in liveness.columns and len(liveness):
-        grouped = liveness.groupby("step", sort=True)
-        curve = grouped.agg(program=("program", "first"), program_type=("program_type", "first"),
-                            not_always_live_bytes=("not_always_live_bytes", "sum")).reset_index()
-    else:
-        curve = liveness[["step", "program", "program_type", "not_always_live_bytes"]].sort_values(
-            "step", kind="mergesort")
-    return pd.DataFrame({
-        "step": curve["step"].to_numpy(dtype=np.int64),
-        "program": pd.Series(curve["program"].to_numpy(dtype=object), dtype=object),
-        "program_type": pd.Series(curve["program_type"].astype(str).to_numpy(dtype=object), dtype=object),
-        "not_always_live_bytes": curve["not_always_live_bytes"].to_numpy(dtype=np.int64),
-    })
+    return liveness_per_step(liveness)
 
 
 def per_ipu_at(liveness: pd.DataFrame, step: int) -> pd.DataFrame:
     """Not-always-live bytes of each IPU at ``step`` of a liveness table that has an ``ipu``
     column. Columns: ipu (int64), not_always_live_bytes (int64); sorted by ipu; empty when the
-    table has no ``ipu`` column (the figure is then for the whole replica only)."""
-    if "ipu" not in liveness.columns:
+    table's rows are for the whole replica (``ipu`` <NA>: the figure is then for the replica only)."""
+    ipu = liveness["ipu"].to_numpy(dtype="int64", na_value=-1) if "ipu" in liveness.columns else None
+    if ipu is None or not (ipu >= 0).any():
         return pd.DataFrame({"ipu": pd.Series([], dtype=np.int64),
                              "not_always_live_bytes": pd.Series([], dtype=np.int64)})
-    rows = liveness[liveness["step"].to_numpy(dtype=np.int64) == step]
+    rows = liveness[(liveness["step"].to_numpy(dtype=np.int64) == step) & (ipu >= 0)]
     summed = rows.groupby("ipu", sort=True)["not_always_live_bytes"].sum()
     return pd.DataFrame({"ipu": summed.index.to_numpy(dtype=np.int64),
                          "not_always_live_bytes": summed.to_numpy(dtype=np.int64)})

@@ -42,7 +42,7 @@ LEDGER_COLUMNS: tuple[str, ...] = (
 def peak_step(report: Report) -> int | None:
     """The not-always-live peak step of ``report`` (the first step with the most
     not-always-live bytes), or None when the report has no liveness table."""
-    live = report.liveness
+    live = report.liveness_per_step()
     if not len(live):
         return None
     values = live["not_always_live_bytes"].to_numpy(dtype=np.int64)

@@ -198,7 +198,7 @@ def fullest_tile(report: Report) -> int:
 def peak_step(report: Report) -> tuple[int | None, str]:
     """The replica's not-always-live peak step and its program: the first step of the largest
     ``not_always_live_bytes`` of the liveness table; (None, "") without one."""
-    liveness = report.liveness
+    liveness = report.liveness_per_step()
     if not len(liveness):
         return None, ""
     row = liveness.iloc[int(np.argmax(liveness["not_always_live_bytes"].to_numpy(dtype="int64")))]

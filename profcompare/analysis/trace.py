@@ -19,6 +19,61 @@ from profcompare.model import text_codes
 WAITING_TYPE = "SyncAns"
 
 
+def trace_runs(trace: pd.DataFrame) -> tuple[int, ...]:
+    """The profiled runs a trace holds blocks of, in order (empty without blocks)."""
+    if not len(trace):
+        return ()
+    return tuple(int(r) for r in np.unique(trace["run"].to_numpy(dtype="int64")))
+
+
+def steady_run(runs: tuple[int, ...]) -> int | None:
+    """The first steady-state run of ``runs``: the second run when there are several (the first
+    run includes one-time work: loading code and weights, warming the host), else the only one;
+    None without runs."""
+    if not runs:
+        return None
+    return runs[1] if len(runs) > 1 else runs[0]
+
+
+@dataclass(frozen=True)
+class RunChoice:
+    """Which run of a trace the views draw: ``run`` (None without a trace), every run the trace
+    holds (``runs``), and whether it was ``asked`` for (``--run``) or is the default."""
+
+    run: int | None
+    runs: tuple[int, ...]
+    asked: bool
+
+    def sentence(self) -> str:
+        """How the views say which run they draw ("" with at most one run)."""
+        if self.run is None or len(self.runs) <= 1:
+            return ""
+        how = "chosen with --run" if self.asked else "the first steady-state run; --run N picks another"
+        return f"Run {self.run} of runs {self.runs[0]}–{self.runs[-1]} ({how})."
+
+
+class UnknownRunError(ValueError):
+    """A run asked for that the trace does not hold."""
+
+
+def choose_run(trace: pd.DataFrame, run: int | None = None) -> RunChoice:
+    """The run of ``trace`` the views draw: ``run`` when given (raises :class:`UnknownRunError`
+    when the trace holds blocks but none of that run), else :func:`steady_run`."""
+    runs = trace_runs(trace)
+    if run is None:
+        return RunChoice(steady_run(runs), runs, False)
+    if runs and run not in runs:
+        raise UnknownRunError(f"the trace has no run {run} (its runs are {runs[0]}–{runs[-1]})")
+    return RunChoice(run if runs else None, runs, True)
+
+
+def run_blocks(trace: pd.DataFrame, choice: RunChoice) -> pd.DataFrame:
+    """The blocks of ``trace`` in the chosen run (all of them when it holds one run)."""
+    if choice.run is None or len(choice.runs) <= 1:
+        return trace
+    return trace[trace["run"].to_numpy(dtype="int64") == choice.run]
+
+
 def trace_spans(trace: pd.DataFrame) -> pd.DataFrame:
     """Per IPU: first ``cycles_from``, last ``cycles_to``, ``span_cycles`` (their difference),
     ``blocks`` (count) -- int64 columns, one row per IPU in order; empty without blocks."""
@@ -124,4 +179,5 @@ def overview(trace: pd.DataFrame, bins: int) -> Overview:
     return Overview(ipus, types, edges, busy.reshape(len(ipus), len(types), nbins))
 
 
-__all__ = ["Overview", "WAITING_TYPE", "overview", "run_span", "trace_spans", "type_totals"]
+__all__ = ["Overview", "RunChoice", "UnknownRunError", "WAITING_TYPE", "choose_run", "overview", "run_blocks", "run_span",
+           "steady_run", "trace_runs", "trace_spans", "type_totals"]

@@ -71,9 +71,14 @@ def split_runs(trace: pd.DataFrame) -> list[pd.DataFrame]:
     """The runs of the main program in ``trace``: the number of times every IPU's sequence of
     executed blocks (type and name, SyncAns left out) repeats whole; each run is the blocks that
     start from that run's first block (on any IPU) to the next run's. One run when nothing repeats
-    or when the IPUs disagree."""
+    or when the IPUs disagree. A trace whose ``run`` column names several runs (the simulator's,
+    a Poplar profile's) is split by it instead."""
     if not len(trace):
         return []
+    named = np.unique(trace["run"].to_numpy()) if "run" in trace.columns else np.zeros(0)
+    if len(named) > 1:
+        run = trace["run"].to_numpy()
+        return [_ordered(trace[run == r]) for r in named.tolist()]
     frame = _ordered(trace)
     executed = frame[frame["type"] != WAITING_TYPE]
     starts_per_ipu: list[np.ndarray] = []

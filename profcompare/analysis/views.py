@@ -303,7 +303,7 @@ def liveness_peak(report: Report) -> LivenessPeak:
     always_live_bytes (int, summed over tiles), peak_liveness_bytes (int, always-live +
     not-always-live peak). The first step reaching the maximum is reported.
     """
-    live = report.liveness
+    live = report.liveness_per_step()
     always = int(report.tiles["always_live_bytes"].sum())
     if not len(live):
         return {

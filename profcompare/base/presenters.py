@@ -22,7 +22,7 @@ from profcompare.errors import ProfcompareError
 #: render layer has registered.
 METHODS: dict[str, tuple[str, ...]] = {
     "Report": ("_repr_html_", "plot_memory_by_category", "plot_liveness", "plot_tiles", "plot_trace"),
-    "Comparison": ("_repr_html_", "__repr__", "plot_ledger", "plot_liveness", "plot_memory_by_category", "plot_tiles",
+    "Comparison": ("_repr_html_", "__repr__", "plot_ledger", "plot_lifetimes", "plot_liveness", "plot_memory_by_category", "plot_tiles",
                    "plot_trace"),
     "AdviseResult": ("_repr_html_",),
 }

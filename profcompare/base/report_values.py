@@ -128,6 +128,16 @@ def check_unique(table: str, frame: pd.DataFrame, column: str) -> None:
         _fail(f"{table}.{column}: row {row} repeats {shown} (one row each)")
 
 
+def check_unique_pairs(table: str, frame: pd.DataFrame, first: str, second: str) -> None:
+    """``frame`` holds no (``first``, ``second``) pair twice (<NA> in ``second`` counts as a value)."""
+    duplicated = frame.duplicated([first, second]).to_numpy()
+    if duplicated.any():
+        row = _first_bad_row(duplicated)
+        value, other = frame[first].iloc[row], frame[second].iloc[row]
+        shown = "<NA>" if pd.isna(other) else int(other)
+        _fail(f"{table}: row {row} repeats {first} {int(value)} with {second} {shown} (one row each)")
+
+
 def check_ordered(table: str, frame: pd.DataFrame, low: str, high: str) -> None:
     """``frame[low] <= frame[high]`` wherever both are given."""
     if low not in frame.columns or high not in frame.columns or not len(frame):
@@ -299,7 +309,7 @@ def check_report_values(report: Any) -> None:
     if len(report.categories):
         check_unique("categories", report.categories, "category")
     if len(report.liveness):
-        check_unique("liveness", report.liveness, "step")
+        check_unique_pairs("liveness", report.liveness, "step", "ipu")
     check_ordered("variables", report.variables, "first_step", "last_step")
     check_ordered("execution", report.execution, "cycles_from", "cycles_to")
     check_ordered("trace", report.trace, "cycles_from", "cycles_to")

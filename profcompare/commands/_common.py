@@ -213,6 +213,27 @@ def _to_stdout(output: str | None) -> bool:
     return output is None or output == STDOUT
 
 
+def run_option() -> Callable[[F], F]:
+    """``--run N``: the run of the execution trace the views draw."""
+    return click.option("--run", "run", type=click.IntRange(min=0), default=None, metavar="N",
+                        help="The run of the execution trace to show (default: the first steady-state run, the "
+                             "second of several: the first includes one-time loads).")
+
+
+def with_trace_run(report: Report, run: int | None) -> Report:
+    """``report`` drawing trace run ``run`` (unchanged for None); a run its trace does not hold
+    is a usage error (exit status 2)."""
+    if run is None:
+        return report
+    from profcompare.analysis.trace import UnknownRunError, choose_run
+
+    try:
+        choose_run(report.trace, run)
+    except UnknownRunError as exc:
+        raise click.BadParameter(f"{report.label}: {exc}", param_hint="'--run'") from None
+    return report.with_trace_run(run)
+
+
 def load_report(path: str, *, code: bool = True) -> Report:
     """Return the report at ``path`` (a run directory, report directory or file); ``code=False``
     skips the per-program code of a Poplar profile. Reading a Poplar profile shows its progress

@@ -28,6 +28,8 @@ from profcompare.commands._common import (
     output_options,
     render,
     resolve_top,
+    run_option,
+    with_trace_run,
     text_style,
     text_view,
     top_option,
@@ -56,6 +58,7 @@ from profcompare.render.base import FORMATS
               help="Show only what is live at one step of each report, aligned by program: 'peak' (each report's "
                    "not-always-live peak), a base step number (new's step aligned with it), or a regular expression "
                    "for program names (the first matching step of each report). Text, markdown or json.")
+@run_option()
 def command(
     base: str,
     new: str,
@@ -70,6 +73,7 @@ def command(
     full: bool | None,
     sections: tuple[str, ...],
     at: str | None,
+    run: int | None,
 ) -> None:
     """Compare two reports: summary deltas, memory by category, the variables that changed most,
     liveness, tiles, code, Streaming Memory and cycles.
@@ -86,7 +90,8 @@ def command(
     selector = check_at(at, fmt, sections) if at is not None else None
     view = text_view(full, sections, fmt=fmt, output=output)
     check_output(output, force=force)
-    comparison = compare(load_report(base), load_report(new), noise_bytes=noise_bytes, noise_pct=noise_pct)
+    comparison = compare(with_trace_run(load_report(base), run), with_trace_run(load_report(new), run),
+                         noise_bytes=noise_bytes, noise_pct=noise_pct)
     if selector is not None:
         emit(at_step_output(comparison, selector, fmt=fmt, top=top, output=output), output, force=force)
     elif table == "ledger":

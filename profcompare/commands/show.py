@@ -13,7 +13,9 @@ from profcompare.commands._common import (
     load_report,
     output_options,
     render,
+    run_option,
     top_option,
+    with_trace_run,
 )
 from profcompare.render.base import FORMATS
 
@@ -26,8 +28,9 @@ from profcompare.render.base import FORMATS
 @click.option("--no-code", "no_code", is_flag=True,
               help="Poplar profiles: skip the per-program code (the slow part of reading big profiles).")
 @csv_table_option(("summary", "ledger"))
+@run_option()
 def command(report: str, fmt: str, output: str | None, force: bool, top: int | None, no_code: bool,
-            table: str) -> None:
+            table: str, run: int | None) -> None:
     """Show one report: summary, memory by category, largest variables, liveness peak, fullest
     tiles, code by program, Streaming Memory and execution cycles.
 
@@ -35,7 +38,7 @@ def command(report: str, fmt: str, output: str | None, force: bool, top: int | N
     """
     check_csv_table(fmt, table, "summary")
     check_output(output, force=force)
-    loaded = load_report(report, code=not no_code)
+    loaded = with_trace_run(load_report(report, code=not no_code), run)
     if table == "ledger":
         from profcompare.render.csv_out import ledger_csv
 

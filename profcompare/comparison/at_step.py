@@ -103,7 +103,7 @@ class AtStepComparison:
     - ``base_peaks`` / ``new_peaks``: each report's :data:`PEAKS_LISTED` highest peaks
       (:func:`profcompare.analysis.at_step.top_peaks`);
     - ``per_ipu``: not-always-live bytes of each IPU at the two steps (:data:`PER_IPU_COLUMNS`,
-      see :func:`join_per_ipu`); empty when neither liveness table has an ``ipu`` column.
+      see :func:`join_per_ipu`); empty when neither liveness table has per-IPU rows.
     """
 
     comparison: Comparison

@@ -19,6 +19,7 @@ from profcompare.comparison.config_diff import config_differences, config_warnin
 from profcompare.comparison.tables import _empty_ledger_diff
 from profcompare.errors import ProfcompareError
 from profcompare.analysis.ledger import ledger_by_parameter, ledger_moves, peak_composition
+from profcompare.analysis.lifetimes import LIFETIME_ROWS, lifetimes
 from profcompare.perf.memo import kept_copy, memoized_copy
 from profcompare.model import Report
 
@@ -112,6 +113,17 @@ class Comparison:
         delta_bytes (bytes live at each report's own peak); largest |delta_bytes| first. The
         deltas add up to the change of ``not_always_live_peak_bytes``."""
         return peak_composition(self.ledger)
+
+    def lifetimes(self, n: int | None = LIFETIME_ROWS) -> pd.DataFrame:
+        """Each (parameter, role)'s live span in tile memory, base and new
+        (:func:`profcompare.analysis.lifetimes.lifetimes`): the first/last step of each report
+        it is live at, always-live groups over the whole run; ``n`` rows, the rest folded."""
+        return lifetimes(self.ledger, len(self.base.liveness_per_step()), len(self.new.liveness_per_step()), n)
+
+    def plot_lifetimes(self) -> Figure:
+        """One row per (parameter, role): its live span over program steps, base bar over new
+        bar; always-live groups hatched across the whole run (matplotlib Figure)."""
+        return cast("Figure", presenters.present("Comparison.plot_lifetimes", self))
 
     # Notebook display, the REPL summary and plots are the render layer's: it registers them
     # with profcompare.base.presenters, so the comparison never imports it.

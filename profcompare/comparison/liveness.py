@@ -173,7 +173,7 @@ def _align_sequences(base_codes: np.ndarray, new_codes: np.ndarray) -> tuple[np.
 
 
 def _compare_liveness(base: Report, new: Report) -> pd.DataFrame:
-    b, n = base.liveness, new.liveness
+    b, n = base.liveness_per_step(), new.liveness_per_step()
     base_programs = b["program"].to_numpy(dtype=object)
     new_programs = n["program"].to_numpy(dtype=object)
     codes, _ = pd.factorize(pd.Series(np.r_[base_programs, new_programs], dtype=object), use_na_sentinel=False)

@@ -986,27 +986,29 @@ def trace_type(program_type: str, program_name: str) -> str:
 
 
 def _trace(execution: Any, target: Target) -> pd.DataFrame:
-    """The ``trace`` table of the first profiled run: one row per (step, IPU of the replica with a
+    """The ``trace`` table of every profiled run: one row per (run, step, IPU of the replica with a
     non-empty interval or non-zero cycles), IPU = position in ``step.ipus`` (one replica's IPUs; later ones are left out), in
-    (ipu, cycles_from) order. pva steps have no program tree: every block is at the top level."""
+    (run, ipu, cycles_from) order, ``run`` the position in ``execution.runs``. pva steps have no program tree: every block is at the top level."""
     if execution is None:
         return make_frame("trace")
     total = getattr(getattr(execution, "totalCycles", None), "total", None)
     runs = list(getattr(execution, "runs", None) or ())
     if (total is not None and int(total) == 0) or not runs:
         return make_frame("trace")
-    rows: list[tuple[int, int, int, int, str, str]] = []
-    for order, step in enumerate(getattr(runs[0], "steps", None) or ()):
-        program = step.program
-        name, ptype = str(program.name), _name(program.type)
-        block = trace_type(ptype, name)
-        for ipu, part in enumerate(list(getattr(step, "ipus", None) or ())[: target.ipus_per_replica]):
-            start, end = _interval(part)
-            if start is None or end is None or (end <= start and not _int(getattr(part, "cycles", 0))):
-                continue  # this IPU took no part in the step
-            rows.append((ipu, start, end, order, block, name))
-    rows.sort(key=lambda r: (r[0], r[1], r[3]))
-    return trace_from_blocks([(ipu, start, end, block, name, name, "", 0) for ipu, start, end, _, block, name in rows])
+    rows: list[tuple[int, int, int, int, int, str, str]] = []
+    for run, profiled in enumerate(runs):
+        for order, step in enumerate(getattr(profiled, "steps", None) or ()):
+            program = step.program
+            name, ptype = str(program.name), _name(program.type)
+            block = trace_type(ptype, name)
+            for ipu, part in enumerate(list(getattr(step, "ipus", None) or ())[: target.ipus_per_replica]):
+                start, end = _interval(part)
+                if start is None or end is None or (end <= start and not _int(getattr(part, "cycles", 0))):
+                    continue  # this IPU took no part in the step
+                rows.append((run, ipu, start, end, order, block, name))
+    rows.sort(key=lambda r: (r[0], r[1], r[2], r[4]))
+    return trace_from_blocks([(ipu, start, end, block, name, name, "", 0) for _, ipu, start, end, _, block, name in rows],
+                             runs=[r[0] for r in rows])
 
 
 __all__ = [

@@ -110,6 +110,9 @@ COLUMNS_SINCE: Mapping[tuple[str, str], int] = {
     # version 8: memory by region and gaps per tile (older stores read them as unknown)
     ("tiles", "non_interleaved_bytes"): 8, ("tiles", "interleaved_bytes"): 8,
     ("tiles", "overflow_bytes"): 8, ("tiles", "gap_bytes"): 8,
+    # version 9: liveness per IPU (older stores read as the whole replica, <NA>) and the run of
+    # each trace block (older stores held one run: 0)
+    ("liveness", "ipu"): 9, ("trace", "run"): 9,
 }
 
 #: Tables added after schema version 1, with the version that added them. Older stores read
@@ -1015,7 +1018,7 @@ def _with_later_columns(table: str, frame: pd.DataFrame) -> pd.DataFrame:
     for column in missing:
         if (table, column.name) in COLUMN_DEFAULTS:
             values = pd.Series([COLUMN_DEFAULTS[(table, column.name)]] * len(frame), dtype=object)
-            frame[column.name] = values.astype("category") if column.dtype == "category" else values
+            frame[column.name] = values.astype(column.dtype) if column.dtype in ("category", "int64") else values
         else:
             frame[column.name] = pd.array([pd.NA] * len(frame), dtype="Int64")
     fixed = [c.name for c in SCHEMAS[table]]

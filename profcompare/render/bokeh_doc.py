@@ -283,8 +283,11 @@ class Figure:
         return self.legend
 
     def model(self, **extra: Any) -> Model:
-        """The Figure model (``toolbar_location`` may be given in ``extra``)."""
-        attrs: dict[str, Any] = {"name": self.name, "height": self.height, "sizing_mode": "stretch_width",
+        """The Figure model (``toolbar_location`` and ``js_event_callbacks`` may be given in ``extra``)."""
+        extra = dict(extra)
+        # Bokeh writes a model's event callbacks right after its name (Model's own properties)
+        events = {"js_event_callbacks": extra.pop("js_event_callbacks")} if "js_event_callbacks" in extra else {}
+        attrs: dict[str, Any] = {"name": self.name, **events, "height": self.height, "sizing_mode": "stretch_width",
                                  "x_range": self.x_range, "y_range": self.y_range,
                                  "x_scale": Model("LinearScale"), "y_scale": Model("LinearScale"),
                                  "title": Model("Title")}

@@ -62,6 +62,7 @@ from profcompare.render.html_model import (
 from profcompare.render.interactive import InteractiveChart
 from profcompare.render.json_out import jsonable
 from profcompare.render.labels import live_label
+from profcompare.render.lifetime_chart import lifetime_chart
 from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.page.fold import folds
 from profcompare.render.page.model import placed_for_page
@@ -115,7 +116,10 @@ def _charts(side: PageSide, section: Section, top: int) -> tuple[InteractiveChar
     if section.id == "trace":
         return (trace_chart(reports, roles, chart_id="chart-trace"),)
     if section.id == "liveness":
-        return (interactive.liveness_chart(reports, roles, aligned=side.aligned_liveness, chart_id="chart-liveness"),)
+        liveness = interactive.liveness_chart(reports, roles, aligned=side.aligned_liveness, chart_id="chart-liveness")
+        if side.is_comparison:
+            return (liveness, lifetime_chart(cast(Comparison, side.obj), chart_id="chart-lifetimes"))
+        return (liveness,)
     if section.id == "memory":
         return (bar_charts.categories_chart(reports, roles),)
     if section.id == "tiles":

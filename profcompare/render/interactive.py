@@ -21,6 +21,7 @@ maximum and the largest variables live at that step.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -35,6 +36,7 @@ from profcompare.render import bokeh_doc
 from profcompare.render.figure_data import BUDGET_COLOUR, REPORT_COLOURS
 from profcompare.render.format import format_bytes, format_bytes_each, format_count
 from profcompare.render.labels import live_label
+from profcompare.render.liveness_panel import panel_data
 
 if TYPE_CHECKING:  # pragma: no cover
     from profcompare.model import Report
@@ -75,6 +77,9 @@ class InteractiveChart:
     caption: str
     note: str
     toggles: tuple[Toggle, ...] = ()
+    #: data of the panel a click on the chart fills (the liveness chart's step panel:
+    #: :func:`profcompare.render.liveness_panel.panel_data`), None for other charts
+    panel: dict[str, Any] | None = None
 
     @property
     def option_captions(self) -> dict[str, str]:
@@ -300,7 +305,7 @@ def liveness_chart(
     labels = _labels(reports, roles)
     sides = []
     for index, report in enumerate(reports):
-        live = report.liveness
+        live = report.liveness_per_step()
         if aligned is None:
             values = live["not_always_live_bytes"].to_numpy(dtype="float64")
             steps = live["step"].to_numpy(dtype="int64")
@@ -369,15 +374,23 @@ def liveness_chart(
             (f"  {live_label(True)}", format_bytes(always)),
             ("  largest live", f"@{key}_top"),
         ]
+    ipu_lines = _ipu_curves(fig, chart_id, reports, labels, [s[1] for s in sides], length, max_buckets, scale,
+                            aligned is not None)
     fig.y_range.set(renderers=curves)  # the invisible hover bars do not stretch the axis
     _hover_bars(fig, shape.start.astype("float64"), shape.end.astype("float64"), fields, tooltips)
     _legend_below(fig)
+    if ipu_lines:
+        note_ipus = (f" Thin lines: each IPU's not-always-live bytes ({ipu_lines}; the bold curve is their sum; "
+                     "click a legend entry to hide one).")
+    else:
+        note_ipus = ""
     if shape.size > 1:
         note = (f"{length:,} steps drawn as {len(shape.start):,} buckets of {shape.size:,}: the line is each "
                 "bucket's maximum (peaks keep their height), the band goes down to its minimum; the tooltip "
                 "names the program and variables at the bucket's maximum.")
     else:
         note = f"All {length:,} program steps drawn."
+    note += note_ipus
     how = (" Drag to zoom into a range of steps, or turn the mouse wheel over the chart; pan and reset are in the "
            "toolbar; click a legend entry to hide a curve; hover for the program and the largest live variables.")
     captions = ("Not-always-live bytes per program step." + how,
@@ -385,7 +398,61 @@ def liveness_chart(
                 "its curve: the total live memory)." + how)
     toggle = Toggle("liveness", "Show", (("nal", "not-always-live bytes"), ("total", "always-live + not-always-live")),
                     captions)
-    return InteractiveChart(chart_id, _json_item(fig), captions[0], note, (toggle,))
+    panel = panel_data(reports, labels, np.arange(length, dtype="float64"), [s[0] for s in sides],
+                       [s[1] for s in sides], [s[2] for s in sides])
+    return InteractiveChart(chart_id, _json_item(fig, js_event_callbacks=_tap_callback(chart_id)), captions[0],
+                            note + " Click the chart to list what is live at that step below it.", (toggle,), panel)
+
+
+#: Most IPUs of a report drawn as curves of their own (more would hide the curves under them).
+MAX_IPU_CURVES = 8
+
+
+def _ipu_curves(fig: bokeh_doc.Figure, chart_id: str, reports: Sequence[Report], labels: Sequence[str],
+                steps: Sequence[np.ndarray], length: int, max_buckets: int, scale: float, aligned: bool) -> str:
+    """Thin step lines of each IPU's not-always-live bytes, for the reports whose liveness has
+    per-IPU rows (2 to :data:`MAX_IPU_CURVES` IPUs), at the chart's positions (``steps``: each
+    report's step per position, -1 where none). Returns what the note says of them ("" for none)."""
+    from profcompare.model import liveness_ipus
+    from profcompare.render.figure_data import hold_between_steps
+
+    said = []
+    for index, report in enumerate(reports):
+        ipus = liveness_ipus(report.liveness)
+        if not 2 <= len(ipus) <= MAX_IPU_CURVES:
+            continue
+        live = report.liveness
+        step_of = live["step"].to_numpy(dtype="int64")
+        ipu_of = live["ipu"].to_numpy(dtype="int64", na_value=-1)
+        nbytes = live["not_always_live_bytes"].to_numpy(dtype="float64")
+        count = int(step_of.max()) + 1
+        at = steps[index]
+        for ipu in ipus:
+            per_step = np.full(count, np.nan)
+            mine = ipu_of == ipu
+            per_step[step_of[mine]] = nbytes[mine]
+            values = np.where(at >= 0, per_step[np.clip(at, 0, count - 1)], np.nan)
+            if aligned:
+                values = hold_between_steps(values)
+            red = buckets(np.pad(values, (0, length - len(values)), constant_values=np.nan), max_buckets)
+            xs, ys = _step_xy(red.start, red.end, red.high / scale)
+            source = bokeh_doc.data_source({"x": xs, "y": ys}, name=f"{chart_id}:ipu:{index}:{ipu}")
+            fig.glyph("Step", source, legend_label=f"{labels[index]} IPU {ipu}", x="x", y="y",
+                      line_color=IPU_COLOURS[ipu % len(IPU_COLOURS)], line_alpha=0.7, line_width=1.0, mode="after")
+        said.append(f"{labels[index]}: {len(ipus)} IPUs")
+    return "; ".join(said)
+
+
+#: Colours of the per-IPU curves (IPU number modulo their count).
+IPU_COLOURS = ("#e08a1e", "#8e44ad", "#16a085", "#c0392b", "#7f8c8d", "#d35400", "#2c3e50", "#27ae60")
+
+
+def _tap_callback(chart_id: str) -> bokeh_doc.Map:
+    """The chart's tap event, handed to the page's script (page.js fills the step panel): our
+    own fixed code, the chart id written as a JSON string."""
+    code = ("document.dispatchEvent(new CustomEvent('profcompare-tap', "
+            f"{{detail: {{chart: {json.dumps(chart_id)}, x: cb_obj.x}}}}));")
+    return bokeh_doc.Map([("tap", [bokeh_doc.Model("CustomJS", code=code)])])
 
 
 def tiles_chart(

@@ -9,7 +9,11 @@ version 5 the tables the pages show that the export lacked -- ``time``, ``livene
 configuration), every ``meta``'s ``layout`` and ``sections``, version 8 the "Tile detail" section
 (id ``tile-detail``) in ``sections``, the vertex types, compute sets and exchanges (``vertices``,
 ``compute_sets``, ``exchanges``) and, in ``profcompare tiles --format json``, each tile detail's
-``tile_peak`` and its live variables' ``bytes_on_tile``; every older key is kept).
+``tile_peak`` and its live variables' ``bytes_on_tile``, the ``ipu`` of every ``liveness`` row (one row
+per step and IPU for a multi-IPU simulated program, <NA>/null for the whole replica),
+``execution_trace``'s ``run`` and ``runs`` (the run its spans and types are of, and every run the
+trace holds) and a comparison's ``lifetimes`` (each (parameter, role) live from which step to
+which, base and new); every older key is kept).
 
 ``sections`` holds the sections exactly as the HTML page draws them, with the page's row limits
 (:meth:`~profcompare.render.sections.order.RowLimits.page`): one object per section (``id``,
@@ -104,6 +108,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from profcompare.analysis import trace as trace_analysis
 from profcompare.analysis.views import selection_totals, variables_view
 from profcompare.comparison import Comparison
 from profcompare.comparison.verdict import comparison_verdict
@@ -116,6 +121,7 @@ from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.verdict_words import comparison_sentences, headline
 from profcompare.render.sections import VariablesView, limit
 from profcompare.render.page.export import sections_data
+from profcompare.render.sections.trace import shown_trace
 from profcompare.render.sections.order import RowLimits, comparison_sections, report_sections
 
 SCHEMA_VERSION = 8
@@ -229,7 +235,7 @@ def _replicas(report: Report) -> dict[str, Any]:
 
 def _report_views(report: Report) -> dict[str, Any]:
     """The tables a report's page shows beyond the raw Report tables (schema version 5)."""
-    from profcompare.analysis import replicas, trace as trace_analysis
+    from profcompare.analysis import replicas
     from profcompare.analysis.views import liveness_peak, tile_stats
     from profcompare.analysis.memory_per_ipu import memory_per_ipu
 
@@ -248,9 +254,17 @@ def _report_views(report: Report) -> dict[str, Any]:
                                     "sharded_per_replica_bytes": totals.sharded_per_replica,
                                     "all_replicas_bytes": totals.all_replicas,
                                     "sharded_all_replicas_bytes": totals.sharded_all_replicas},
-        "execution_trace": {"spans": frame_records(trace_analysis.trace_spans(report.trace)),
-                            "types": frame_records(trace_analysis.type_totals(report.trace, by_ipu=True))},
+        "execution_trace": _execution_trace(report),
     }
+
+
+def _execution_trace(report: Report) -> dict[str, Any]:
+    """The spans and block types of the trace's shown run, which run that is and every run the
+    trace holds (schema 8: ``run``, ``runs``)."""
+    blocks, choice = shown_trace(report)
+    return {"spans": frame_records(trace_analysis.trace_spans(blocks)),
+            "types": frame_records(trace_analysis.type_totals(blocks, by_ipu=True)),
+            "run": choice.run, "runs": list(choice.runs)}
 
 
 def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
@@ -327,6 +341,7 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
         "ledger_by_parameter": frame_records(cmp.ledger_by_parameter()),
         "peak_composition": frame_records(cmp.peak_composition()),
         "ledger": frame_records(cmp.ledger),
+        "lifetimes": frame_records(cmp.lifetimes(None)),
         "variables": variables,
         "cut": {"variables": cut},
         "categories": frame_records(cmp.categories),

@@ -114,6 +114,11 @@ def report_plot_tiles(report: Report) -> Figure:
     return plots.plot_tiles([report])
 
 
+def comparison_plot_lifetimes(comparison: Comparison) -> Figure:
+    """:meth:`Comparison.plot_lifetimes`: each (parameter, role)'s live span, base over new."""
+    return plots.plot_lifetimes(comparison)
+
+
 def comparison_plot_ledger(comparison: Comparison) -> Figure:
     """Stacked bar per parameter, base vs new, coloured by location."""
     return plots.plot_ledger(comparison)
@@ -166,6 +171,7 @@ PRESENTERS: dict[str, Callable[[Any], Any]] = {
     "Comparison._repr_html_": comparison_repr_html,
     "Comparison.__repr__": comparison_repr_text,
     "Comparison.plot_ledger": comparison_plot_ledger,
+    "Comparison.plot_lifetimes": comparison_plot_lifetimes,
     "Comparison.plot_liveness": comparison_plot_liveness,
     "Comparison.plot_memory_by_category": comparison_plot_memory_by_category,
     "Comparison.plot_tiles": comparison_plot_tiles,
@@ -184,6 +190,7 @@ __all__ = [
     "PRESENTERS",
     "advise_result_repr_html",
     "comparison_plot_ledger",
+    "comparison_plot_lifetimes",
     "comparison_plot_liveness",
     "comparison_plot_memory_by_category",
     "comparison_plot_tiles",

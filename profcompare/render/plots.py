@@ -120,7 +120,7 @@ def _liveness_curve(
     report: Report, index: int, aligned: pd.DataFrame | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(x, bytes, step) of one report's curve: its own steps, or the aligned positions (NaN gaps)."""
-    live = report.liveness
+    live = report.liveness_per_step()
     if aligned is None:
         steps = live["step"].to_numpy(dtype="int64")
         return steps.astype("float64"), live["not_always_live_bytes"].to_numpy(dtype="float64"), steps
@@ -410,6 +410,7 @@ __all__ = [
     "plot_categories",
     "plot_code",
     "plot_execution",
+    "plot_lifetimes",
     "plot_liveness",
     "plot_tiles",
     "thin_tick_labels",
@@ -449,5 +450,48 @@ def plot_ledger(comparison, *, top: int = 12) -> Figure:  # comparison: profcomp
     ax.set_yticks(np.ravel(np.column_stack([base_pos, new_pos])), labels, fontsize=7)
     _bytes_axis(ax, "x")
     ax.set_xlabel(_text(f"bytes per replica: base {comparison.base.label}, new {comparison.new.label}"))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    return fig
+
+
+def _lifetime_label(parameter: str, role: str, folded: bool) -> str:
+    """The row label of a lifetime: ``parameter · role`` (the folded row's own text)."""
+    return parameter if folded else f"{parameter_label(parameter)} · {role}"
+
+
+def plot_lifetimes(comparison, *, top: int = 24) -> Figure:  # comparison: profcompare.comparison.Comparison
+    """The lifetimes of a comparison (:meth:`Comparison.lifetimes`): per (parameter, role) a base
+    bar over a new bar spanning the program steps its tile memory is live over.
+
+    Returns a Figure with one Axes: ``broken_barh`` collections, one per side and kind (the label
+    names the side; always-live groups are hatched and span the whole run). x: each report's own
+    program steps; rows are the ``top`` largest groups, the rest folded into one row.
+    """
+    rows = comparison.lifetimes(top)
+    fig = _figure(height=1.0 + 0.42 * max(len(rows), 1))
+    ax = fig.add_subplot()
+    if rows.empty:
+        _empty(ax, "no lifetimes: the reports attribute no tile memory")
+        return fig
+    count = len(rows)
+    base_y = np.arange(count)[::-1] * 2.6 + 1.0
+    for side, offset, index in (("base", 0.0, 0), ("new", -1.0, 1)):
+        first = rows[f"{side}_first_step"].to_numpy(dtype="float64", na_value=np.nan)
+        last = rows[f"{side}_last_step"].to_numpy(dtype="float64", na_value=np.nan)
+        always = rows[f"{side}_always_live"].to_numpy(dtype=bool)
+        colour = _colour(index)
+        for kind, mask in (("not-always-live", ~always), ("always-live", always)):
+            ok = mask & ~np.isnan(first)
+            spans = [(float(f), float(la - f + 1)) for f, la in zip(first[ok], last[ok], strict=True)]
+            for (start, width), y in zip(spans, base_y[ok] + offset, strict=True):
+                ax.broken_barh([(start, width)], (y - 0.45, 0.9), facecolors=colour,
+                               alpha=0.35 if kind == "always-live" else 0.9,
+                               hatch="//" if kind == "always-live" else None, edgecolor=colour, linewidth=0.4)
+        ax.plot([], [], color=colour, linewidth=6, label=_text(f"{side}: {getattr(comparison, side).label}"))
+    labels = [_text(_lifetime_label(str(p), str(r), bool(f)))
+              for p, r, f in zip(rows["parameter"], rows["role"], rows["folded"], strict=True)]
+    ax.set_yticks(base_y - 0.5, labels, fontsize=7)
+    ax.set_xlabel("program step (each report's own; hatched: always-live, over the whole run)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
     return fig

@@ -198,6 +198,12 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
                 max_blocks: int = MAX_BLOCKS, bins: int = OVERVIEW_BINS,
                 overview_blocks: int = OVERVIEW_BLOCKS, max_flame_spans: int = MAX_FLAME_SPANS) -> InteractiveChart:
     """The interactive execution-trace chart of ``reports`` (one, or [base, new]); see the module docstring."""
+    from profcompare.render.sections.trace import shown_run_report, shown_trace
+
+    said = " ".join(f"{role.capitalize()}: {text}" if len(reports) > 1 else text
+                    for role, report in zip(roles, reports, strict=True)
+                    if (text := shown_trace(report)[1].sentence()))
+    reports = [shown_run_report(r) for r in reports]
     labels = _labels(reports, roles)
     total = sum(len(r.trace) for r in reports)
     if total == 0:
@@ -273,7 +279,7 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
                     "hover one for its name.")
     if len(reports) > 1:
         caption += " Both runs share the time axis, the base's lanes above the new's."
-    return InteractiveChart(chart_id, _json_item(fig), caption, " ".join(notes))
+    return InteractiveChart(chart_id, _json_item(fig), caption, " ".join([*notes, said] if said else notes))
 
 
 def _figure(chart_id: str, centres: Sequence[float], rows: Sequence[int], start: int, end: int) -> bokeh_doc.Figure:

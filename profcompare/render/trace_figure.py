@@ -28,6 +28,9 @@ def plot_trace(reports: Sequence[Report], roles: Sequence[str] | None = None) ->
     """The execution trace of ``reports`` (one, or [base, new]) as a Figure; a figure saying
     "no execution trace" when none has one."""
     roles = list(roles or (["report"] if len(reports) == 1 else ["base", "new"][: len(reports)]))
+    from profcompare.render.sections.trace import shown_run_report
+
+    reports = [shown_run_report(report) for report in reports]  # the run the views draw
     lanes = []
     indexed = []
     for index, (report, role) in enumerate(zip(reports, roles, strict=True)):

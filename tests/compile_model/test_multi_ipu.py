@@ -230,3 +230,40 @@ def test_the_report_records_which_tiles_hold_each_variable():
     # runs of equal bytes: a wrap is two runs, zeros are left out
     first, last, size = tile_runs(np.array([5, 5, 0, 0, 7, 5, 5]))
     assert (first.tolist(), last.tolist(), size.tolist()) == ([0, 4, 5], [1, 4, 6], [5, 7, 5])
+
+
+def test_liveness_of_a_two_ipu_program_has_one_row_per_step_and_ipu():
+    cp = compile_program(lower(_copy_program()), MK2)
+    live = cp.report.liveness
+    steps = live["step"].nunique()
+    assert len(live) == 2 * steps
+    assert live["ipu"].tolist() == [0, 1] * steps
+    # the per-IPU rows of a step add up to the replica's curve, which the totals views read
+    curve = cp.report.liveness_per_step()
+    assert curve["not_always_live_bytes"].tolist() == live.groupby("step")["not_always_live_bytes"].sum().tolist()
+    by_ipu = live.pivot(index="step", columns="ipu", values="not_always_live_bytes")
+    # IPU 0 holds a and a*2 (8192 B at most), IPU 1 only the copy of a*2 (4096 B)
+    assert by_ipu[0].max() == 8192 and by_ipu[1].max() == 4096
+    assert cp.report.summary()["not_always_live_peak_bytes"] == curve["not_always_live_bytes"].max()
+    # the copy is live on IPU 1 while a*2 is still live on IPU 0: the replica's peak is both
+    assert curve["not_always_live_bytes"].max() == 12288
+
+
+def test_compare_at_a_step_splits_the_bytes_per_ipu_and_the_chart_draws_each_ipu():
+    from profcompare.comparison import compare
+    from profcompare.comparison.at_step import compare_at
+    from profcompare.render.interactive import liveness_chart
+
+    report = compile_program(lower(_copy_program()), MK2).report
+    curve = report.liveness_per_step()
+    peak = int(curve["step"][curve["not_always_live_bytes"].idxmax()])
+    at = compare_at(compare(report, report), "peak")
+    assert at.base.choice.step == peak
+    assert at.per_ipu.to_dict("list") == {"ipu": [0, 1], "base_bytes": [8192, 4096], "new_bytes": [8192, 4096],
+                                          "delta_bytes": [0, 0]}
+    chart = liveness_chart([report], ["report"])
+    names = [r["attributes"]["data_source"]["attributes"].get("name")
+             for r in chart.item["doc"]["roots"][0]["attributes"]["renderers"]
+             if "data_source" in r.get("attributes", {}) and "attributes" in r["attributes"]["data_source"]]
+    assert "chart-liveness:ipu:0:0" in names and "chart-liveness:ipu:0:1" in names
+    assert f"Thin lines: each IPU's not-always-live bytes ({report.label}: 2 IPUs;" in chart.note

@@ -75,10 +75,23 @@ def test_a_two_ipu_program_gives_one_block_per_step_and_ipu():
         "ipu": [r[0] for r in rows], "cycles_from": [r[1] for r in rows], "cycles_to": [r[2] for r in rows],
         "type": [r[3] for r in rows], "name": [r[4] for r in rows], "parent": parents, "depth": [1] * len(rows),
     })
-    got = report.trace[["ipu", "cycles_from", "cycles_to", "type", "name", "parent", "depth"]].copy()
+    # both profiled runs are in the trace: run 1 is run 0's blocks moved to its start
+    assert trace_analysis.trace_runs(report.trace) == (0, 1)
+    runs = report.trace["run"].to_numpy()
+    run0 = report.trace[runs == 0].reset_index(drop=True)
+    run1 = report.trace[runs == 1].reset_index(drop=True)
+    got = run0[["ipu", "cycles_from", "cycles_to", "type", "name", "parent", "depth"]].copy()
     got["type"] = got["type"].astype(str)
     pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+    run1_start = int(report.execution.loc[report.execution["run"] == 1, "cycles_from"].min())
+    assert (run1["cycles_from"] - run0["cycles_from"]).unique().tolist() == [run1_start]
+    assert run1["name"].tolist() == run0["name"].tolist()
     assert report.trace["program"].tolist()[:2] == ["mul", "mul/Internal Sync"]
+    # the views draw the first steady-state run: run 1 of two
+    choice = trace_analysis.choose_run(report.trace)
+    assert (choice.run, choice.runs) == (1, (0, 1))
+    assert choice.sentence() == "Run 1 of runs 0–1 (the first steady-state run; --run N picks another)."
+    report = report.with_trace_subset(run0)
     # block counts per type and spans per IPU
     counts = trace_analysis.type_totals(report.trace).set_index(["ipu", "type"])["blocks"].to_dict()
     assert counts == {(0, "OnTileExecute"): 1, (0, "InternalSync"): 1, (0, "DoExchange"): 1, (0, "ExternalSync"): 1,

@@ -84,7 +84,7 @@ def _set(table: str, column: str, row: int, value: Any) -> Any:
         (_set("tiles", "ipu", 0, 1), r"tiles\.ipu: row 0 has 1 \(the target has 1 per replica\)"),
         (_set("variables", "first_step", 0, 3), r"variables: row 0 has first_step 3 > last_step 2"),
         (_set("categories", "category", 1, "variable"), r"categories\.category: row 1 repeats 'variable'"),
-        (_set("liveness", "step", 2, 0), r"liveness\.step: row 2 repeats 0"),
+        (_set("liveness", "step", 2, 0), r"liveness: row 2 repeats step 0 with ipu <NA>"),
     ],
 )
 def test_bad_values_are_refused_naming_table_column_and_row(edit: Any, message: str) -> None:

@@ -102,15 +102,22 @@ def edit_store(path: pathlib.Path, *statements: str, parameters: tuple[Any, ...]
         con.close()
 
 
+#: Columns schema version 9 added: (table, column).
+VERSION_9_COLUMNS: tuple[tuple[str, str], ...] = (("liveness", "ipu"), ("trace", "run"))
+
+
 def drop_tile_regions(con: sqlite3.Connection) -> None:
-    """Remove the region columns of ``tiles`` (schema version 8) from an open store, SQL columns,
-    catalogue and packed parts, as a writer before version 8 wrote it (the catalogue resealed, the
+    """Remove the region columns of ``tiles`` (schema version 8) and the columns of version 9 from
+    an open store, SQL columns, catalogue and packed parts, as a writer before version 8 wrote it (the catalogue resealed, the
     other checksums left stale: :func:`reseal` them)."""
-    con.execute("DROP VIEW IF EXISTS tiles_text")
-    for column in TILE_REGION_COLUMNS:
-        con.execute(f"ALTER TABLE tiles DROP COLUMN {column}")
-        con.execute("DELETE FROM columns WHERE table_name = 'tiles' AND column_name = ?", (column,))
-        con.execute("DELETE FROM packed WHERE table_name = 'tiles' AND column_name = ?", (column,))
+    dropped = [("tiles", column) for column in TILE_REGION_COLUMNS] + list(VERSION_9_COLUMNS)
+    for table, column in dropped:
+        con.execute(f"DROP VIEW IF EXISTS {table}_text")
+        if column not in [row[1] for row in con.execute(f"PRAGMA table_info({table})")]:
+            continue
+        con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+        con.execute("DELETE FROM columns WHERE table_name = ? AND column_name = ?", (table, column))
+        con.execute("DELETE FROM packed WHERE table_name = ? AND column_name = ?", (table, column))
     catalogue = con.execute("SELECT table_name, position, column_name, storage, dtype, categories_dtype, ordered "
                             "FROM columns ORDER BY table_name, position").fetchall()
     con.execute("UPDATE checksums SET rows = ?, crc32 = ? WHERE table_name = 'columns'",

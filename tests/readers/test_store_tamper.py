@@ -117,12 +117,16 @@ def _drop_trace(con: sqlite3.Connection) -> None:
 
 def _downgrade_to_version_without(path: pathlib.Path, version: int, tables: tuple[str, ...], report: Report) -> None:
     """Rewrite a store as schema ``version`` wrote it: without ``tables`` (which came later) and,
-    before version 8, without the region columns of ``tiles``; catalogue, meta and checksums
-    resealed as that writer sealed them. The tables of version 9 (vertex types, compute sets,
-    exchanges) are dropped from every older version."""
+    before version 8, without the region columns of ``tiles``; before version 9, without
+    ``liveness.ipu`` and ``trace.run``; catalogue, meta and checksums resealed as that writer
+    sealed them. The tables of version 9 (vertex types, compute sets, exchanges) are dropped from
+    every older version."""
     con = sqlite3.connect(path)
     if version < 9:
         tables = (*tables, *(t for t in VERSION_9_TABLES if t not in tables))
+        _drop_columns(con, "liveness", report.liveness, ("ipu",))
+        if "trace" not in tables:
+            _drop_columns(con, "trace", report.trace, ("run",))
     if version < 8:
         _drop_columns(con, "tiles", report.tiles, TILE_REGION_COLUMNS)
     if version < 9 and "variable_tiles" not in tables:
@@ -155,6 +159,7 @@ def _downgrade_to_version_2(path: pathlib.Path, report: Report) -> None:
     which came with version 3) and no trace."""
     con = sqlite3.connect(path)
     _drop_trace(con)
+    _drop_columns(con, "liveness", report.liveness, ("ipu",))
     _drop_columns(con, "tiles", report.tiles, TILE_REGION_COLUMNS)
     _drop_columns(con, "variables", report.variables, _ATTRIBUTION)
     _drop_columns(con, "remote_buffers", report.remote_buffers, _ATTRIBUTION)
@@ -178,6 +183,7 @@ def _downgrade_to_version_1(path: pathlib.Path, report: Report) -> None:
     execution intervals (cycles_from / cycles_to came with version 2), no attribution, no trace."""
     con = sqlite3.connect(path)
     _drop_trace(con)
+    _drop_columns(con, "liveness", report.liveness, ("ipu",))
     _drop_columns(con, "tiles", report.tiles, TILE_REGION_COLUMNS)
     _drop_columns(con, "execution", report.execution, ("cycles_from", "cycles_to"))
     _drop_columns(con, "variables", report.variables, _ATTRIBUTION)
@@ -282,6 +288,22 @@ def _with_regions(report: Report) -> Report:
     for column, value in zip(TILE_REGION_COLUMNS, (1_000, 200, 0, 24), strict=True):
         tiles[column] = pd.array([value] * len(tiles), dtype="Int64")
     return dataclasses.replace(report, tiles=tiles)
+
+
+def test_version_8_stores_open_with_replica_liveness_and_run_0(report: Report, tmp_path: pathlib.Path) -> None:
+    assert store.COLUMNS_SINCE[("liveness", "ipu")] == 9 == store.COLUMNS_SINCE[("trace", "run")]
+    path = store.write_report(report, tmp_path / "profile.sqlite")
+    _downgrade_to_version_without(path, 8, (), report)
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 8
+    assert "ipu" not in [row[1] for row in con.execute("PRAGMA table_info(liveness)")]
+    assert "run" not in [row[1] for row in con.execute("PRAGMA table_info(trace)")]
+    con.close()
+    back = store.read_report(path)
+    assert back.liveness["ipu"].dtype == "Int64" and back.liveness["ipu"].isna().all()
+    assert back.trace["run"].dtype == "int64" and back.trace["run"].tolist() == [0] * len(report.trace)
+    pd.testing.assert_frame_equal(back.liveness, report.liveness)
+    pd.testing.assert_frame_equal(back.trace, report.trace)
 
 
 def test_tile_regions_round_trip(report: Report, tmp_path: pathlib.Path) -> None:

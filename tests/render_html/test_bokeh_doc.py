@@ -21,6 +21,7 @@ from profcompare.comparison import compare
 from profcompare.model import Report
 from profcompare.analysis.tile_detail import tile_histogram
 from profcompare.render import bar_charts, bokeh_doc, interactive, tile_map
+from profcompare.render.lifetime_chart import lifetime_chart
 from profcompare.render.trace_chart import trace_chart
 
 
@@ -65,7 +66,7 @@ def _bokeh_item(root: bokeh_doc.Model) -> dict[str, Any]:
         if isinstance(value, dict):
             return {k: ids.setdefault(x, f"{prefix}-{len(ids) + 1}") if k in ("id", "root_id") and isinstance(x, str)
                     else rename(x) for k, x in value.items()}
-        if isinstance(value, list):
+        if isinstance(value, (list, tuple)):  # a map's entries come as tuples (JSON writes lists)
             return [rename(x) for x in value]
         return value
 
@@ -113,6 +114,7 @@ def _charts(onchip: Report, offchip: Report) -> list[interactive.InteractiveChar
         tile_map.tile_map_chart(diff),
         tile_map.histogram_chart(tile_histogram(onchip, offchip), ("base", "new")),
         tile_map.histogram_chart(tile_histogram(onchip), ("report",)),
+        lifetime_chart(diff),
     ]
 
 

@@ -102,10 +102,10 @@ def test_renderer_is_registered_and_declares_html() -> None:
 def test_hostile_variable_name_is_escaped_everywhere(diff_html: str) -> None:
     # the raw markup of the name must never reach the page as markup
     assert "<b>x</b>" not in diff_html
-    # the line marking a page with JavaScript (its detail sections fold), the eight charts' JSON (the
-    # tile map and tile histogram among them), the page's JSON, the charting library and our code,
-    # nothing else
-    assert diff_html.count("</script>") == 12
+    # the line marking a page with JavaScript (its detail sections fold), the nine charts' JSON (the
+    # tile map, tile histogram and lifetimes among them), the liveness chart's step panel, the page's
+    # JSON, the charting library and our code, nothing else
+    assert diff_html.count("</script>") == 14
     parsed = _parse(diff_html)
     assert "b" not in parsed.tags
     assert [(attrs.get("type"), attrs.get("data-chart") or attrs.get("id") or attrs.get("data-library"))
@@ -113,6 +113,8 @@ def test_hostile_variable_name_is_escaped_everywhere(diff_html: str) -> None:
         (None, None),
         ("application/json", "ledger-plot"),
         ("application/json", "chart-liveness"),
+        ("application/json", "chart-liveness-panel-data"),
+        ("application/json", "chart-lifetimes"),
         ("application/json", "chart-categories"),
         ("application/json", "chart-tiles"),
         ("application/json", "chart-tile-map"),
@@ -124,7 +126,7 @@ def test_hostile_variable_name_is_escaped_everywhere(diff_html: str) -> None:
         (None, None),
     ]
     assert parsed.scripts[0][1] == 'document.documentElement.classList.add("js");'
-    code = parsed.scripts[11][1]
+    code = parsed.scripts[13][1]
     assert "applyFilter" in code and "sortTable" in code and "embed_item" in code
     # the liveness tooltip lists the variable (live at steps 2-3 of new): JSON-escaped in the page,
     # the exact name once parsed; Bokeh inserts tooltip values as text
@@ -136,7 +138,10 @@ def test_hostile_variable_name_is_escaped_everywhere(diff_html: str) -> None:
     assert ("tr", "data-name", ESCAPE_NAME) in parsed.attributes
     assert htmllib.escape(ESCAPE_NAME, quote=False) in diff_html
     # ... and travels JSON-encoded in the data block, which still parses to the exact name
-    raw_json = parsed.scripts[9][1]
+    # the step panel's names travel JSON-escaped too (the name is live at steps 2-3 of new)
+    raw_panel = parsed.scripts[3][1]
+    assert "<b>" not in raw_panel and ESCAPE_NAME in json.loads(raw_panel)["names"]
+    raw_json = parsed.scripts[11][1]
     assert "\\u003c/script\\u003e\\u003cb\\u003ex\\u003c/b\\u003e" in raw_json
     assert ESCAPE_NAME in [row[0] for row in json.loads(raw_json)["variables"]["rows"]]
 
@@ -181,8 +186,8 @@ def test_page_is_self_contained(diff_html: str) -> None:
     # every chart is drawn by the inlined BokehJS from its JSON: no static SVG figure
     assert not re.search(r"<svg\b", diff_html.replace(library, ""))
     charts = re.findall(r'<script type="application/json" class="chart-data" data-chart="([^"]+)"', diff_html)
-    assert charts == ["ledger-plot", "chart-liveness", "chart-categories", "chart-tiles", "chart-tile-map",
-                      "chart-tile-histogram", "chart-code", "chart-execution"]
+    assert charts == ["ledger-plot", "chart-liveness", "chart-lifetimes", "chart-categories", "chart-tiles",
+                      "chart-tile-map", "chart-tile-histogram", "chart-code", "chart-execution"]
 
 
 def test_header_names_base_and_new_with_simulated_badges(diff_html: str) -> None:

@@ -127,7 +127,8 @@ def comparison(onchip: Report, offchip: Report):
 
 def test_liveness_chart_hover_fields_and_toggle_columns(comparison) -> None:
     chart = interactive.liveness_chart([comparison.base, comparison.new], ["base", "new"], aligned=comparison.liveness)
-    assert chart.id == "chart-liveness" and chart.note == f"All {len(comparison.liveness)} program steps drawn."
+    assert chart.id == "chart-liveness" and chart.note == (f"All {len(comparison.liveness)} program steps drawn. Click the chart to list what is live "
+                                                    "at that step below it.")
     assert chart.toggles[0].options == (("nal", "not-always-live bytes"), ("total", "always-live + not-always-live"))
     sources = _sources(json.loads(json.dumps(chart.item)))
     hover = next(s for s in sources.values() if "where" in s)

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: The documented notebook methods (README "A quick tour", "The memory ledger"; DESIGN 1 and 6).
 REPORT_METHODS = ("_repr_html_", "plot_memory_by_category", "plot_liveness", "plot_tiles", "plot_trace")
-COMPARISON_METHODS = ("_repr_html_", "__repr__", "plot_ledger", "plot_liveness", "plot_memory_by_category", "plot_tiles",
+COMPARISON_METHODS = ("_repr_html_", "__repr__", "plot_ledger", "plot_lifetimes", "plot_liveness", "plot_memory_by_category", "plot_tiles",
                       "plot_trace")
 
 

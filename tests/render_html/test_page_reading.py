@@ -278,3 +278,29 @@ def test_graph_analyser_cache_page(browser, tmp_path: Path) -> None:
     assert "n/a" not in page.inner_text("#summary")
     assert messages == []
     page.close()
+
+
+def test_a_click_on_the_liveness_chart_lists_what_is_live_there(browser, long_comparison, tmp_path: Path) -> None:
+    path = tmp_path / "diff.html"
+    path.write_text(HtmlRenderer().render(long_comparison, top=20), encoding="utf-8")
+    page, messages = _open(browser, path, 1400)
+    panel = page.locator("#chart-liveness-panel")
+    # the top peaks of each report are links before any click
+    links = panel.locator(".step-peaks a")
+    assert links.count() >= 2 and links.first.inner_text().startswith("base: ")
+    chart = page.locator("#chart-liveness .chart-target")
+    chart.scroll_into_view_if_needed()
+    box = chart.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.4)
+    page.wait_for_selector("#chart-liveness-panel .step-title")
+    title = panel.locator(".step-title").inner_text()
+    assert title.startswith("base: ") and "; new: " in title
+    headers = panel.locator("table").first.locator("thead th").all_inner_texts()
+    assert headers[0] == "Parameter · role" and headers[-1] == "Delta"
+    # a peak's link shows its step
+    links.first.click()
+    step = links.first.inner_text().split("(step ")[1].split(",")[0]
+    assert f"step {step} (" in panel.locator(".step-title").inner_text()
+    # the lifetime chart is drawn under it
+    assert page.locator("#chart-lifetimes[data-ready=true]").count() == 1
+    assert messages == []

@@ -296,7 +296,7 @@ _V4_SHOW_KEYS = ("schema_version", "meta", "summary", "liveness_rule", "ledger",
                  "live_at_peak", "categories", "variables", "cut", "liveness", "tiles", "code", "phases",
                  "streaming_memory")
 _V4_COMPARE_KEYS = ("schema_version", "base", "new", "verdict", "liveness_rule", "summary", "ledger_moves",
-                    "ledger_by_parameter", "peak_composition", "ledger", "variables", "cut", "categories", "tiles",
+                    "ledger_by_parameter", "peak_composition", "ledger", "lifetimes", "variables", "cut", "categories", "tiles",
                     "code", "liveness", "phases", "streaming_memory")
 
 
@@ -327,7 +327,7 @@ def test_show_json_holds_every_table_the_page_shows(offchip: Report) -> None:
                                                "all_replicas_bytes": 5_584_896, "sharded_all_replicas_bytes": 5_584_896}
     assert data["replicas"] == {"replicas": 4, "io_tiles_per_ipu": 0, "collective_phase_cycles": 180_050.0,
                                 "groupings": []}
-    assert data["execution_trace"] == {"spans": [], "types": []} and data["loaded_code"] == []
+    assert data["execution_trace"] == {"spans": [], "types": [], "run": None, "runs": []} and data["loaded_code"] == []
 
 
 def test_show_json_has_no_zero_for_what_a_report_does_not_record() -> None:

@@ -20,7 +20,13 @@ from profcompare._version import __version__
 from profcompare.emulator.compile import report as _report
 from profcompare.emulator.compile.code import code_model
 from profcompare.emulator.compile.cycles import CostModel, first_host_transfer, run_opening_cycles, static_cycles
-from profcompare.emulator.compile.liveness import instances, step_totals, tile_peaks, tile_peaks_and_span
+from profcompare.emulator.compile.liveness import (
+    instances,
+    step_totals,
+    step_totals_per_ipu,
+    tile_peaks,
+    tile_peaks_and_span,
+)
 from profcompare.emulator.compile.loaded_code import (
     LoadedCode,
     loaded_code,
@@ -41,7 +47,7 @@ from profcompare.emulator.compile.operations import operations_frame
 from profcompare.emulator.compile.program_tree import program_tree
 from profcompare.emulator.compile.programs import ProgramSteps, lower_to_steps
 from profcompare.emulator.compile.vertices import vertex_tables
-from profcompare.emulator.compile.trace import HostCopyShape, step_places as trace_places, trace_frame
+from profcompare.emulator.compile.trace import HostCopyShape, every_run, step_places as trace_places, trace_frame
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec, get_device
 from profcompare.model import CAPABILITIES, PHASES, Report, ReportMeta
@@ -110,7 +116,7 @@ class CompiledProgram:
         return int(self.phase_cycles.get("runtime", 0))
 
     def with_execution(self, runs: int) -> Report:
-        """The report with an execution profile of ``runs`` runs and the trace of the first
+        """The report with an execution profile of ``runs`` runs and the trace of every run
         (graph profile only if 0)."""
         if runs <= 0:
             return self.report
@@ -119,8 +125,8 @@ class CompiledProgram:
         execution = self.execution_frame(runs)
         arrivals = timeline_arrivals(self.timeline[0]) if self.timeline is not None else None
         holds = timeline_holds(self.timeline[0]) if self.timeline is not None else None
-        trace = (trace_frame(execution, self.steps, *self.step_places, host=HostCopyShape.of(self.device),
-                             arrivals=arrivals, opening=self.opening, holds=holds)
+        trace = (every_run(trace_frame(execution, self.steps, *self.step_places, host=HostCopyShape.of(self.device),
+                                       arrivals=arrivals, opening=self.opening, holds=holds), execution)
                  if self.step_places[0] else None)
         return Report(meta=meta, tiles=r.tiles, categories=r.categories, variables=r.variables,
                       liveness=r.liveness, code=r.code, execution=execution,
@@ -230,7 +236,9 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         variables=variables,
         variable_tiles=_report.variable_tiles_frame(storage, variables, _report.variable_storage_rows(storage, inst),
                                                     device.tiles_per_ipu),
-        liveness=_report.liveness_frame(steps, totals),
+        # a multi-IPU program: one row per step and IPU (the per-IPU curves), summing to ``totals``
+        liveness=_report.liveness_frame(steps, totals if ipus_per_replica == 1 else
+                                        step_totals_per_ipu(inst, storage.tile_bytes, n_exec, ipus_per_replica)),
         code=code.table,
         remote_buffers=_report.remote_buffers_frame(program, steps, provenance),
         programs=tree,

@@ -317,6 +317,19 @@ def step_totals(inst: Instances, row_bytes: np.ndarray, num_steps: int) -> np.nd
     return np.cumsum(diff)[:num_steps]
 
 
+def step_totals_per_ipu(inst: Instances, tile_bytes: TileBytes, num_steps: int, ipus: int) -> np.ndarray:
+    """Not-always-live bytes per executed step and IPU: an int64 (steps, ``ipus``) array whose
+    rows sum to :func:`step_totals` (each storage row's bytes split by the IPU of each tile,
+    tiles numbered IPU after IPU)."""
+    per_pattern = tile_bytes.patterns.reshape(len(tile_bytes.patterns), ipus, -1).sum(axis=2)
+    diff = np.zeros((num_steps + 1, ipus), dtype=np.int64)
+    if len(inst.row):
+        b = per_pattern[tile_bytes.pattern_of[inst.row]]
+        np.add.at(diff, inst.first, b)
+        np.add.at(diff, inst.last + 1, -b)
+    return np.cumsum(diff, axis=0)[:num_steps]
+
+
 def _candidate_steps(ev_step: np.ndarray, ev_sign: np.ndarray) -> np.ndarray:
     """The event steps whose live set can hold a peak: steps with a + event not followed (at the
     next event step) by + events only. Between events nothing changes; after - events only, or

@@ -183,15 +183,27 @@ def variables_frame(storage: Storage, inst: Instances, program: LoweredProgram |
 
 
 def liveness_frame(steps: ProgramSteps, totals: np.ndarray) -> pd.DataFrame:
-    """The ``liveness`` table: one row per executed program step of one run."""
+    """The ``liveness`` table of one run: ``totals`` is the not-always-live bytes per executed
+    step (1-D: one row per step, ``ipu`` <NA>, the whole replica) or per step and IPU (2-D, a
+    multi-IPU program: one row per step and IPU, step-major, ``ipu`` set)."""
     names = np.array([s.name for s in steps.static], dtype=object)
     types = np.array([s.type for s in steps.static], dtype=object)
     ex = steps.exec_static
+    if totals.ndim == 1:
+        return make_frame("liveness", {
+            "step": np.arange(len(ex), dtype=np.int64),
+            "program": names[ex] if len(ex) else [],
+            "program_type": types[ex] if len(ex) else [],
+            "not_always_live_bytes": totals,
+        })
+    ipus = totals.shape[1]
+    step = np.repeat(np.arange(len(ex), dtype=np.int64), ipus)
     return make_frame("liveness", {
-        "step": np.arange(len(ex), dtype=np.int64),
-        "program": names[ex] if len(ex) else [],
-        "program_type": types[ex] if len(ex) else [],
-        "not_always_live_bytes": totals,
+        "step": step,
+        "program": names[ex][step] if len(ex) else [],
+        "program_type": types[ex][step] if len(ex) else [],
+        "not_always_live_bytes": totals.reshape(-1),
+        "ipu": pd.array(np.tile(np.arange(ipus, dtype=np.int64), len(ex)), dtype="Int64"),
     })
 
 

@@ -1,6 +1,7 @@
 """The simulated execution trace: Graph Analyser's blocks per IPU from the modelled steps.
 
-Every executed step of one run of the main program becomes one block per IPU it runs on, from
+Every executed step of each profiled run of the main program becomes one block per IPU it runs on
+(run 0's blocks drawn here, later runs the same blocks moved to their run's start: ``every_run``), from
 the execution table's interval of that step (the first ``cycles_from`` to the last ``cycles_to``
 of its back-to-back phase rows; a pipeline stage's step placed again later is another block), so
 the trace adds no time of its own. Nothing here is fitted. Where the real trace in shared/data
@@ -269,4 +270,31 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
     return make_frame("trace", sorted_cols)
 
 
-__all__ = ["TRACE_TYPE_OF_PROGRAM", "HostCopyShape", "step_places", "trace_frame", "trace_type"]
+def every_run(first: pd.DataFrame, execution: pd.DataFrame) -> pd.DataFrame:
+    """The trace of every run of ``execution``: run 0's blocks (``first``, :func:`trace_frame`)
+    again for each later run, moved by the cycles from run 0's first device row to that run's
+    (the simulator's runs are the same steps, one after the other), ``run`` set. Sorted by
+    (run, ipu, cycles_from)."""
+    if not len(first) or not len(execution):
+        return first
+    device = ~runtime_rows(execution["phase"])
+    run = execution["run"].to_numpy(dtype="int64")[device]
+    start = execution["cycles_from"].to_numpy(dtype="int64", na_value=0)[device]
+    runs = np.unique(run)
+    if len(runs) <= 1:
+        return first
+    starts = np.array([start[run == r].min() for r in runs], dtype=np.int64)
+    n = len(first)
+    shift = np.repeat(starts - starts[0], n)
+    kinds = first["type"].astype("category")
+    columns: dict[str, object] = {c: np.tile(first[c].to_numpy(), len(runs)) for c in first.columns
+                                  if c not in ("run", "type")}
+    columns["type"] = pd.Categorical.from_codes(np.tile(kinds.cat.codes.to_numpy(), len(runs)),
+                                                categories=kinds.cat.categories)
+    columns["cycles_from"] = np.asarray(columns["cycles_from"]) + shift
+    columns["cycles_to"] = np.asarray(columns["cycles_to"]) + shift
+    columns["run"] = np.repeat(runs, n)
+    return make_frame("trace", columns)
+
+
+__all__ = ["TRACE_TYPE_OF_PROGRAM", "HostCopyShape", "every_run", "step_places", "trace_frame", "trace_type"]

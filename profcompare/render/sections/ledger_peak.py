@@ -42,9 +42,10 @@ def report_peak_section(report: Report, top: int | None) -> Section:
         assert other is not None
         footer = (Row((Cell(f"other ({view.cut:,} variables)"), Cell(""), Cell(""), bytes_cell(other["bytes"]),
                        Cell(""))),)
-    program = report.liveness.loc[report.liveness["step"] == step, "program"]
+    curve = report.liveness_per_step()
+    program = curve.loc[curve["step"] == step, "program"]
     where = f"step {step:,}" + (f" ({program.iloc[0]})" if len(program) else "")
-    peak_bytes = int(report.liveness["not_always_live_bytes"].max())
+    peak_bytes = int(curve["not_always_live_bytes"].max())
     listed = int(live["bytes"].sum()) if len(live) else 0
     text = f"At {where}: {len(live):,} variables, {format_bytes(listed)} of the peak's {format_bytes(peak_bytes)}."
     if listed != peak_bytes:

@@ -46,7 +46,7 @@ def report_liveness_section(report: Report) -> Section:
     summary = report.summary()
     rows = tuple(Row((Cell(metric_label(m)), _figure(summary[m], format_bytes)), {"quantity": m})
                  for m in LIVENESS_METRICS)
-    steps = len(report.liveness)
+    steps = len(report.liveness_per_step())
     rows += (Row((Cell(PROGRAM_STEPS), _figure(steps, format_count)), {"quantity": "program_steps"}),)
     table = Table((_QUANTITY, Column("Value", True, key="value")), rows, id="liveness-table", sortable=False)
     peak = analysis.liveness_peak(report)
@@ -75,7 +75,7 @@ def comparison_liveness_section(cmp: Comparison) -> Section:
         tone = metric_tone(metric, status) if status else None
         rows.append(_delta_row(metric_label(metric), metric, r["base"], r["new"], r["delta"], r["delta_pct"],
                                format_bytes, tone))
-    base_steps, new_steps = len(cmp.base.liveness), len(cmp.new.liveness)
+    base_steps, new_steps = len(cmp.base.liveness_per_step()), len(cmp.new.liveness_per_step())
     pct = 100.0 * (new_steps - base_steps) / base_steps if base_steps else float("nan")
     rows.append(_delta_row(PROGRAM_STEPS, "program_steps", base_steps, new_steps, new_steps - base_steps, pct,
                            format_count))

@@ -8,6 +8,8 @@ HTML page attaches it to the section (id ``trace``), so the terminal never pays 
 
 from __future__ import annotations
 
+import pandas as pd
+
 from profcompare.analysis import trace as trace_analysis
 from profcompare.comparison import Comparison
 from profcompare.model import Report
@@ -28,11 +30,27 @@ _TYPE_COLUMNS = (Column("IPU", True, key="ipu"), Column("Type", key="type"), Col
 _REPORT_COLUMN = Column("Report", key="report")
 
 
+def shown_trace(report: Report) -> tuple[pd.DataFrame, trace_analysis.RunChoice]:
+    """The blocks of the run the views draw (``report.trace_run``, else the first steady-state
+    run) and that choice."""
+    choice = trace_analysis.choose_run(report.trace, report.trace_run)
+    return trace_analysis.run_blocks(report.trace, choice), choice
+
+
+def shown_run_report(report: Report) -> Report:
+    """``report`` with only the blocks of the run the views draw (:func:`shown_trace`)."""
+    blocks, choice = shown_trace(report)
+    return report if len(blocks) == len(report.trace) else report.with_trace_subset(blocks)
+
+
 def _what(report: Report) -> str:
-    """How many blocks the trace holds and whether they are measured or modelled."""
+    """How many blocks the shown run holds, whether they are measured or modelled, and which
+    run of several it is."""
     origin = ("modelled (no SyncAns: an IPU's wait is inside the step it waits in)" if report.meta.simulated
               else "measured")
-    return f"{format_count(len(report.trace))} blocks, {origin}"
+    blocks, choice = shown_trace(report)
+    which = choice.sentence()
+    return f"{format_count(len(blocks))} blocks, {origin}" + (f"; {which[0].lower()}{which[1:-1]}" if which else "")
 
 
 def _span_rows(report: Report, lead: tuple[Cell, ...] = ()) -> list[Row]:
@@ -40,14 +58,14 @@ def _span_rows(report: Report, lead: tuple[Cell, ...] = ()) -> list[Row]:
                  Cell(f"{int(r['span_cycles']):,}", int(r["span_cycles"])),
                  Cell(f"{int(r['cycles_from']):,}–{int(r['cycles_to']):,}", int(r["cycles_from"])),
                  Cell(format_count(r["blocks"]), int(r["blocks"]))))
-            for r in trace_analysis.trace_spans(report.trace).to_dict("records")]
+            for r in trace_analysis.trace_spans(shown_trace(report)[0]).to_dict("records")]
 
 
 def _type_rows(report: Report, lead: tuple[Cell, ...] = ()) -> list[Row]:
     return [Row((*lead, Cell(f"{int(r['ipu'])}", int(r["ipu"])), Cell(str(r["type"])),
                  Cell(format_count(r["blocks"]), int(r["blocks"])), Cell(f"{int(r['cycles']):,}", int(r["cycles"])),
                  Cell(f"{r['median_cycles']:,.1f}", float(r["median_cycles"]))))
-            for r in trace_analysis.type_totals(report.trace, by_ipu=True).to_dict("records")]
+            for r in trace_analysis.type_totals(shown_trace(report)[0], by_ipu=True).to_dict("records")]
 
 
 def _tables(columns_before: tuple[Column, ...], spans: list[Row], types: list[Row]) -> tuple[Table, Table]:
@@ -86,4 +104,4 @@ def comparison_trace_section(cmp: Comparison) -> Section | None:
     return Section(TRACE_TITLE, _tables((_REPORT_COLUMN,), spans, types), id="trace", text=" ".join(said))
 
 
-__all__ = ["TRACE_TITLE", "comparison_trace_section", "report_trace_section"]
+__all__ = ["TRACE_TITLE", "comparison_trace_section", "report_trace_section", "shown_run_report", "shown_trace"]

@@ -228,6 +228,102 @@
       button.addEventListener("click", function () { setOpen(section, !section.classList.contains("open")); });
     }
   });
+  // ---- the liveness chart's step panel: what is live at the clicked step, in each report ----
+  function formatBytes(n) {
+    var units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    var v = Math.abs(n), i = 0;
+    while (v >= 1024 && i < units.length - 1) { v /= 1024; i += 1; }
+    return (n < 0 ? "-" : "") + (i === 0 ? String(v) + " B" : v.toFixed(1) + " " + units[i]);
+  }
+  function signed(n) { return n > 0 ? "+" + formatBytes(n) : (n === 0 ? "0 B" : formatBytes(n)); }
+  function cell(row, text, numeric) {
+    var td = document.createElement(row.parentNode && row.parentNode.tagName === "THEAD" ? "th" : "td");
+    td.textContent = text;
+    if (numeric) { td.className = "num"; }
+    row.appendChild(td);
+  }
+  function alignedTable(data, sides, key, label, part) {
+    // rows keyed by name (or group) across the reports: bytes in each and the difference
+    var rows = {}, order = [];
+    sides.forEach(function (side, s) {
+      if (!side) { return; }
+      side[part].forEach(function (entry) {
+        var name = data[key][entry[0]];
+        if (!(name in rows)) { rows[name] = { values: sides.map(function () { return 0; }), group: "" }; order.push(name); }
+        rows[name].values[s] = entry[entry.length - 1];
+        if (part === 4 && entry[1] >= 0) { rows[name].group = data.groups[entry[1]]; }
+      });
+    });
+    var table = document.createElement("table");
+    var head = table.createTHead().insertRow();
+    cell(head, label);
+    if (part === 4) { cell(head, "Parameter · role"); }
+    data.labels.forEach(function (l) { cell(head, l, true); });
+    if (sides.length === 2) { cell(head, "Delta", true); }
+    var body = table.createTBody();
+    order.forEach(function (name) {
+      var row = body.insertRow(), r = rows[name];
+      cell(row, name);
+      if (part === 4) { cell(row, r.group); }
+      r.values.forEach(function (v) { cell(row, formatBytes(v), true); });
+      if (sides.length === 2) { cell(row, signed(r.values[1] - r.values[0]), true); }
+    });
+    return table;
+  }
+  function showStep(chartId, bucket) {
+    var panel = document.getElementById(chartId + "-panel");
+    var data = panel && panel.panelData;
+    if (!data || bucket < 0 || bucket >= data.buckets.length) { return; }
+    var sides = data.buckets[bucket];
+    var view = panel.querySelector(".step-view");
+    view.textContent = "";
+    var title = document.createElement("p");
+    title.className = "step-title";
+    title.textContent = sides.map(function (side, s) {
+      return data.labels[s] + ": " + (side ? "step " + side[0].toLocaleString() + " (" + data.names[side[1]] + "), " +
+        formatBytes(side[2]) + " not-always-live" : "no step here");
+    }).join("; ");
+    view.appendChild(title);
+    view.appendChild(alignedTable(data, sides, "groups", "Parameter · role", 3));
+    view.appendChild(alignedTable(data, sides, "names", "Largest variables", 4));
+    var note = document.createElement("p");
+    note.className = "note";
+    note.textContent = "The largest (parameter, role) groups and variables live at each report's step with the most " +
+      "not-always-live bytes in this part of the chart. Every variable: profcompare compare --at STEP.";
+    view.appendChild(note);
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("script.chart-panel"), function (node) {
+    var chartId = node.getAttribute("data-panel");
+    var panel = document.getElementById(chartId + "-panel");
+    var data;
+    try { data = JSON.parse(node.textContent); } catch (err) { return; }
+    if (!panel) { return; }
+    panel.panelData = data;
+    var peaks = panel.querySelector(".step-peaks");
+    if (data.peaks.length) { peaks.appendChild(document.createTextNode("Peaks: ")); }
+    data.peaks.forEach(function (peak, i) {
+      var link = document.createElement("a");
+      link.href = "#" + chartId;
+      link.textContent = data.labels[peak[0]] + " #" + peak[1] + " (step " + peak[3].toLocaleString() + ", " +
+        formatBytes(peak[4]) + ")";
+      link.addEventListener("click", function (ev) { ev.preventDefault(); showStep(chartId, peak[2]); });
+      if (i) { peaks.appendChild(document.createTextNode(" · ")); }
+      peaks.appendChild(link);
+    });
+  });
+  document.addEventListener("profcompare-tap", function (ev) {
+    var chartId = ev.detail && ev.detail.chart;
+    var panel = chartId && document.getElementById(chartId + "-panel");
+    var data = panel && panel.panelData;
+    if (!data || !data.edges.length) { return; }
+    var x = ev.detail.x, lo = 0, hi = data.edges.length - 2;
+    while (lo < hi) {  // the last bucket whose left edge is at or before x
+      var mid = (lo + hi + 1) >> 1;
+      if (data.edges[mid] <= x) { lo = mid; } else { hi = mid - 1; }
+    }
+    showStep(chartId, lo);
+  });
+
   // a link is followed after its section opens, so the page scrolls to where the section now is
   Array.prototype.forEach.call(document.querySelectorAll("a[href^='#']"), function (link) {
     link.addEventListener("click", function () { openFor(link.getAttribute("href")); });
