@@ -10,7 +10,7 @@ The layout is documented in ``docs/report-format.md``; in short:
 * ``columns``: a catalogue of every stored column (table, position, name, storage, pandas
   dtype), which is how the reader knows the optional per-category columns of ``tiles``;
 * one table per Report table (``tiles``, ``categories``, ``variables``, ``liveness``, ``code``,
-  ``execution``, ``remote_buffers``, ``trace`` (version 4), ``programs`` (version 7), ``operations`` (version 8)). Category columns and repetitive text columns are
+  ``execution``, ``remote_buffers``, ``trace`` (version 4), ``programs`` (version 7), ``operations`` (version 8; its ``parameter`` and ``role`` columns version 9)). Category columns and repetitive text columns are
   dictionary encoded: the table holds an integer code, ``dictionary`` holds the strings, and
   a ``<table>_text`` view shows the decoded values for people exploring with ``sqlite3``;
 * ``packed(table_name, column_name, part, raw_bytes, data)`` (version 5): a table of more than
@@ -77,7 +77,7 @@ from profcompare.base.report_values import check_report_values
 
 #: Version of the layout written by :func:`write_report`. Readers accept every version up to
 #: this one; anything newer raises :class:`~profcompare.errors.UnsupportedReportVersion`.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 #: From this schema version on, a report table of more than :data:`PACKED_FROM_ROWS` rows is
 #: stored *packed*: column by column, each column's encoded values one compressed array in the
@@ -110,6 +110,8 @@ COLUMNS_SINCE: Mapping[tuple[str, str], int] = {
     # version 8: memory by region and gaps per tile (older stores read them as unknown)
     ("tiles", "non_interleaved_bytes"): 8, ("tiles", "interleaved_bytes"): 8,
     ("tiles", "overflow_bytes"): 8, ("tiles", "gap_bytes"): 8,
+    # version 9: the parameter and role each op acts on (older stores read them as unknown, "")
+    ("operations", "parameter"): 9, ("operations", "role"): 9,
 }
 
 #: Tables added after schema version 1, with the version that added them. Older stores read

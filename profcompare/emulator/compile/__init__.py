@@ -227,7 +227,8 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         code=code.table,
         remote_buffers=_report.remote_buffers_frame(program, steps, provenance),
         programs=program_tree(program, steps, places[0]),
-        operations=operations_frame(program, steps, code, cyc, categories, device_cycles, places[0]),
+        operations=operations_frame(program, steps, code, cyc, categories, device_cycles, places[0],
+                                    provenance=provenance),
     )
     return CompiledProgram(
         report=rep,
