@@ -3,7 +3,8 @@
 Each report's ops are summed per (parameter, role) and into the named rows
 (:func:`profcompare.analysis.ledger_code.ledger_code`); the two are joined on (parameter, role),
 so every column's base and new sums equal the two operations tables' (and the reports' code bytes
-and device cycles per run). Each row also names the op of the row whose code changed most: the
+and device cycles per run). Each row also names the op of the row whose code change explains
+most of the row's (the largest change of the row's sign): the
 ops are paired as the operations table pairs them
 (:func:`profcompare.comparison.operations.compare_operations`), an op counting in the row of the
 new report's attribution when new has it, else in base's.
@@ -32,9 +33,8 @@ LEDGER_CODE_DIFF_COLUMNS: tuple[str, ...] = (
 _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))
 
 
-def _largest_ops(base: pd.DataFrame, new: pd.DataFrame) -> dict[tuple[str, str], tuple[str, int]]:
-    """Per (parameter, role) row, the op with the largest |code change| and that change (ops
-    whose code did not change left out)."""
+def _op_changes(base: pd.DataFrame, new: pd.DataFrame) -> dict[tuple[str, str], list[tuple[str, int]]]:
+    """Per (parameter, role) row, (op name, code change) of each paired op whose code changed."""
     base_names = base["name"].astype(str).to_numpy(dtype=object)
     new_names = new["name"].astype(str).to_numpy(dtype=object)
     bi, ni = _pair(base_names, new_names)
@@ -42,17 +42,23 @@ def _largest_ops(base: pd.DataFrame, new: pd.DataFrame) -> dict[tuple[str, str],
     new_param, new_role = op_rows(new)
     base_code = base["code_bytes"].to_numpy(dtype=np.int64)
     new_code = new["code_bytes"].to_numpy(dtype=np.int64)
-    best: dict[tuple[str, str], tuple[str, int]] = {}
+    changes: dict[tuple[str, str], list[tuple[str, int]]] = {}
     for b, n in zip(bi.tolist(), ni.tolist()):
         delta = (int(new_code[n]) if n >= 0 else 0) - (int(base_code[b]) if b >= 0 else 0)
         if not delta:
             continue
         key = (str(new_param[n]), str(new_role[n])) if n >= 0 else (str(base_param[b]), str(base_role[b]))
-        name = str(new_names[n]) if n >= 0 else str(base_names[b])
-        held = best.get(key)
-        if held is None or (abs(delta), held[0]) > (abs(held[1]), name):
-            best[key] = (name, delta)
-    return best
+        changes.setdefault(key, []).append((str(new_names[n]) if n >= 0 else str(base_names[b]), delta))
+    return changes
+
+
+def _largest(changes: list[tuple[str, int]], row_delta: int) -> tuple[str, int]:
+    """The change of ``changes`` that explains most of ``row_delta``: the largest of its sign (of
+    any sign when the row's code did not change), the first name on a tie; ("", 0) for none."""
+    pool = [c for c in changes if (c[1] > 0) == (row_delta > 0)] if row_delta else changes
+    if not pool:
+        return "", 0
+    return min(pool, key=lambda c: (-abs(c[1]), c[0]))
 
 
 def compare_ledger_code(base: pd.DataFrame, new: pd.DataFrame, *, noise_bytes: float = 64,
@@ -64,7 +70,7 @@ def compare_ledger_code(base: pd.DataFrame, new: pd.DataFrame, *, noise_bytes: f
     0 for a side without the row), base_/new_/delta_cycles (Int64 cycles of one run; <NA> where a
     side has the row and does not record its cycles), base_ops / new_ops (int64), status
     (:data:`~profcompare.comparison.join.STATUSES`), largest_op (the name of the row's op whose
-    code changed most, "" when none changed) and largest_op_delta_code_bytes (int64, its change).
+    code change explains most of the row's, "" when none changed) and largest_op_delta_code_bytes (int64, its change).
     In ledger order (parameter rows, then the named rows).
     """
     left, right = rollup(base), rollup(new)
@@ -92,8 +98,9 @@ def compare_ledger_code(base: pd.DataFrame, new: pd.DataFrame, *, noise_bytes: f
     codes[delta_code < -code_limit] = STATUSES.index("shrank")
     codes[in_new & ~in_base] = STATUSES.index("added")
     codes[in_base & ~in_new] = STATUSES.index("removed")
-    largest = _largest_ops(base, new)
+    changes = _op_changes(base, new)
     keys = list(zip(merged["parameter"].astype(str), merged["role"].astype(str)))
+    largest = [_largest(changes.get(k, []), int(d)) for k, d in zip(keys, delta_code.tolist())]
     frame = pd.DataFrame({
         "parameter": merged["parameter"].astype(object).to_numpy(),
         "role": merged["role"].astype(object).to_numpy(),
@@ -106,8 +113,8 @@ def compare_ledger_code(base: pd.DataFrame, new: pd.DataFrame, *, noise_bytes: f
         "base_ops": merged["ops_base"].fillna(0).to_numpy(dtype=np.int64),
         "new_ops": merged["ops_new"].fillna(0).to_numpy(dtype=np.int64),
         "status": pd.Categorical.from_codes(codes, dtype=_STATUS_DTYPE),
-        "largest_op": pd.Series([largest.get(k, ("", 0))[0] for k in keys], dtype=object),
-        "largest_op_delta_code_bytes": np.array([largest.get(k, ("", 0))[1] for k in keys], dtype=np.int64),
+        "largest_op": pd.Series([name for name, _ in largest], dtype=object),
+        "largest_op_delta_code_bytes": np.array([delta for _, delta in largest], dtype=np.int64),
     })
     return sort_ledger_code(frame)[list(LEDGER_CODE_DIFF_COLUMNS)]
 

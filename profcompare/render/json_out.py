@@ -1,12 +1,14 @@
 """JSON output for scripts and CI (``--format json``); every document carries ``schema_version``.
 
-Shapes (schema_version 7; version 3 added the memory ledger, version 4 the verdict, the liveness
+Shapes (schema_version 8; version 3 added the memory ledger, version 4 the verdict, the liveness
 rule, ``host_seconds_per_step`` in the summary and tile-memory totals in ``ledger_by_parameter``,
 version 5 the tables the pages show that the export lacked -- ``time``, ``liveness_peak``,
 ``tile_stats``, ``memory_per_ipu``, ``replicas``, ``loaded_code``, ``streaming_memory_totals`` and
 ``execution_trace``, version 6 a comparison's ``headline``, version 7 the program tree
 (``programs``), a comparison's ``config_differences`` (what differs in the two sides'
-configuration), every ``meta``'s ``layout`` and ``sections``; every older key is kept).
+configuration), every ``meta``'s ``layout`` and ``sections``, version 8 the ledger's code and
+cycles (``ledger_code``: per parameter and role, the ops acting on its data; the ``operations``
+rows' ``parameter`` and ``role``); every older key is kept).
 
 ``sections`` holds the sections exactly as the HTML page draws them, with the page's row limits
 (:meth:`~profcompare.render.sections.order.RowLimits.page`): one object per section (``id``,
@@ -39,7 +41,9 @@ what a reader of the page sees, figure for figure:
      "streaming_memory_totals": {replicas.StreamingTotals fields},
      "execution_trace": {"spans": [trace_spans rows], "types": [type_totals rows, per IPU]},
      "programs": [Report.programs rows: the program tree, in tree order],
-     "operations": [Report.operations rows: one per op, then the "(not attributed to an op)" row]}
+     "operations": [Report.operations rows: one per op, then the "(not attributed to an op)" row],
+     "ledger_code": [analysis.ledger_code.ledger_code rows: parameter, role, code_bytes, cycles,
+                     ops per (parameter, role), then the named rows; the sums are the operations']}
 
 ``compare``::
 
@@ -63,6 +67,8 @@ what a reader of the page sees, figure for figure:
      "headline": str (the comparison in one sentence: the line the terminal opens and closes with),
      "programs": [Comparison.programs rows: the two program trees aligned, in tree order],
      "operations": [Comparison.operations rows: the two reports' ops paired],
+     "ledger_code": [Comparison.ledger_code() rows: base_/new_/delta_code_bytes and _cycles per
+                     (parameter, role) and named row, status, largest_op(_delta_code_bytes)],
      "config_differences": [Comparison.config_differences rows: setting, base, new (values as text,
                             null where a side does not set it), kind (intended | unexpected),
                             moves_figures, note; intended rows first]}
@@ -96,6 +102,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from profcompare.analysis.ledger_code import ledger_code
 from profcompare.analysis.views import selection_totals, variables_view
 from profcompare.comparison import Comparison
 from profcompare.comparison.verdict import comparison_verdict
@@ -110,7 +117,7 @@ from profcompare.render.sections import VariablesView, limit
 from profcompare.render.page.export import sections_data
 from profcompare.render.sections.order import RowLimits, comparison_sections, report_sections
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: metric units whose values are whole numbers
 _INTEGER_UNITS = frozenset({"bytes", "tiles"})
@@ -280,6 +287,7 @@ def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
         **_report_views(report),
         "programs": frame_records(report.programs),
         "operations": frame_records(report.operations),
+        "ledger_code": frame_records(ledger_code(report)),
         "sections": sections_data(report_sections(report, RowLimits.page(top))),
     }
 
@@ -332,6 +340,7 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
         "headline": headline(verdict),
         "programs": frame_records(cmp.programs),
         "operations": frame_records(cmp.operations),
+        "ledger_code": frame_records(cmp.ledger_code()),
         "sections": sections_data(comparison_sections(cmp, RowLimits.page(top), verdict=verdict)),
         "config_differences": frame_records(cmp.config_differences),
     }

@@ -25,9 +25,15 @@ from profcompare.render.html_model import Cell, Column, Row, Section, Table, byt
 from profcompare.render.ledger_words import (
     MOVES_SHOWN,
     TONE_LEGEND,
+    code_words,
     location_title,
     move_sentence,
     parameter_text,
+)
+from profcompare.render.sections.ledger_code import (
+    comparison_ledger_code_table,
+    has_ops,
+    report_ledger_code_table,
 )
 from profcompare.render.sections.ledger_peak import (
     COMPARISON_PEAK_TITLE,
@@ -66,8 +72,15 @@ def comparison_moves_section(cmp: Comparison, shown: int = MOVES_SHOWN) -> Secti
                 "of |delta| over locations); bytes per replica.")
     else:
         note = f"All {len(everything):,} (parameter, role) moves, largest first; bytes per replica."
-    return Section(MOVES_TITLE, id="moves", items=tuple(move_sentence(m) for m in moves.itertuples(index=False)),
-                   notes=(note,))
+    items = [move_sentence(m) for m in moves.itertuples(index=False)]
+    if has_ops(cmp):  # the top move names what its ops' code and cycles did
+        top = moves.iloc[0]
+        code = cmp.ledger_code()
+        row = code[(code["parameter"] == top["parameter"]) & (code["role"] == top["role"])]
+        words = code_words(row.iloc[0]) if len(row) else ""
+        if words:
+            items[0] += f"; {words}"
+    return Section(MOVES_TITLE, id="moves", items=tuple(items), notes=(note,))
 
 
 def report_ledger_section(report: Report, top: int | None) -> Section:
@@ -84,7 +97,10 @@ def report_ledger_section(report: Report, top: int | None) -> Section:
                  f"{rows:,} row{'' if rows == 1 else 's'}.")
     elif len(frame):
         text += " Every row is attributed."
-    return Section(LEDGER_TITLE, id="ledger", tables=(report_ledger_rows_table(report, top),), text=text)
+    tables = (report_ledger_rows_table(report, top),)
+    if has_ops(report):  # the code and cycles of the ops acting on each parameter's data
+        tables += (report_ledger_code_table(report, top),)
+    return Section(LEDGER_TITLE, id="ledger", tables=tables, text=text)
 
 
 def _location_cell(base: Any, new: Any, delta: Any, *, toned: bool = True) -> Cell:
@@ -150,10 +166,12 @@ def comparison_by_parameter_table(cmp: Comparison, top: int | None) -> Table:
 
 def comparison_ledger_section(cmp: Comparison, top: int | None) -> Section:
     """The ledger of a comparison: per parameter, then every (parameter, role, location) row,
-    each cut to ``top`` (None: all), and the legend of the colours."""
-    return Section(LEDGER_TITLE, id="ledger",
-                   tables=(comparison_by_parameter_table(cmp, top), comparison_ledger_rows_table(cmp, top)),
-                   notes=(TONE_LEGEND,))
+    then (when a report records operations) the code and cycles per (parameter, role), each cut
+    to ``top`` (None: all), and the legend of the colours."""
+    tables = (comparison_by_parameter_table(cmp, top), comparison_ledger_rows_table(cmp, top))
+    if has_ops(cmp):
+        tables += (comparison_ledger_code_table(cmp, top),)
+    return Section(LEDGER_TITLE, id="ledger", tables=tables, notes=(TONE_LEGEND,))
 
 
 def with_liveness_rule(section: Section, rule: str | None) -> Section:
