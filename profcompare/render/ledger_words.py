@@ -92,10 +92,11 @@ def move_sentence(move: Any) -> str:
     return f"{parameter_text(move.parameter, move.role)} {role}: {side('base')} -> {side('new')}"
 
 
-def code_words(row: Any) -> str:
+def code_words(row: Any, *, op_name: bool = True) -> str:
     """What a (parameter, role)'s ops did between two reports, from one row of
     :meth:`Comparison.ledger_code`: "its ops' code +995.2 KiB, cycles +636,761 per run (most:
-    remote_load:second_order +235.3 KiB)"; "" when neither changed."""
+    remote_load:second_order +235.3 KiB)" (without the parenthesis unless ``op_name``); "" when
+    neither changed."""
     from profcompare.render.format import format_count
 
     code, cycles = int(row["delta_code_bytes"]), row["delta_cycles"]
@@ -106,7 +107,7 @@ def code_words(row: Any) -> str:
     if cycles_known:
         text += f", cycles {format_count(cycles, signed=True)} per run"
     largest = str(row["largest_op"])
-    if largest and code:
+    if largest and code and op_name:
         text += f" (most: {largest} {format_bytes(int(row['largest_op_delta_code_bytes']), signed=True)})"
     return text
 

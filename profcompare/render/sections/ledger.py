@@ -57,9 +57,12 @@ MOVES_TITLE = "Where the memory moved"
 LEDGER_TITLE = "Memory ledger"
 
 
-def comparison_moves_section(cmp: Comparison, shown: int = MOVES_SHOWN) -> Section:
+def comparison_moves_section(cmp: Comparison, shown: int = MOVES_SHOWN, *, op_name: bool = True) -> Section:
     """The ``shown`` largest (parameter, role) moves of the comparison's ledger, each a sentence
-    (:func:`~profcompare.render.ledger_words.move_sentence`), and a note saying how many there are."""
+    (:func:`~profcompare.render.ledger_words.move_sentence`), and a note saying how many there are.
+    When a report records operations, the top move also says what its ops' code and cycles did
+    (:func:`~profcompare.render.ledger_words.code_words`; ``op_name``: naming the op that changed
+    most, which the first screen leaves to the ledger for room)."""
     everything = cmp.ledger_moves(None)
     if not len(everything):
         text = ("No parameter's bytes changed between the reports." if len(cmp.ledger)
@@ -77,7 +80,7 @@ def comparison_moves_section(cmp: Comparison, shown: int = MOVES_SHOWN) -> Secti
         top = moves.iloc[0]
         code = cmp.ledger_code()
         row = code[(code["parameter"] == top["parameter"]) & (code["role"] == top["role"])]
-        words = code_words(row.iloc[0]) if len(row) else ""
+        words = code_words(row.iloc[0], op_name=op_name) if len(row) else ""
         if words:
             items[0] += f"; {words}"
     return Section(MOVES_TITLE, id="moves", items=tuple(items), notes=(note,))
