@@ -100,7 +100,7 @@ def report_ledger_section(report: Report, top: int | None) -> Section:
                  f"{rows:,} row{'' if rows == 1 else 's'}.")
     elif len(frame):
         text += " Every row is attributed."
-    tables = (report_ledger_rows_table(report, top),)
+    tables: tuple[Table, ...] = (report_ledger_rows_table(report, top),)
     if has_ops(report):  # the code and cycles of the ops acting on each parameter's data
         tables += (report_ledger_code_table(report, top),)
     return Section(LEDGER_TITLE, id="ledger", tables=tables, text=text)
@@ -171,7 +171,7 @@ def comparison_ledger_section(cmp: Comparison, top: int | None) -> Section:
     """The ledger of a comparison: per parameter, then every (parameter, role, location) row,
     then (when a report records operations) the code and cycles per (parameter, role), each cut
     to ``top`` (None: all), and the legend of the colours."""
-    tables = (comparison_by_parameter_table(cmp, top), comparison_ledger_rows_table(cmp, top))
+    tables: tuple[Table, ...] = (comparison_by_parameter_table(cmp, top), comparison_ledger_rows_table(cmp, top))
     if has_ops(cmp):
         tables += (comparison_ledger_code_table(cmp, top),)
     return Section(LEDGER_TITLE, id="ledger", tables=tables, notes=(TONE_LEGEND,))
