@@ -21,16 +21,15 @@ from profcompare.analysis.ledger_code import NAMED_ROWS, ledger_code
 from profcompare.comparison import Comparison
 from profcompare.model import Report
 from profcompare.render.format import format_bytes, format_count, status_tone
-from profcompare.render.html_model import Cell, Column, Row, Table, bytes_cell, sort_key, status_cell, text_cell
+from profcompare.render.html_model import Cell, Column, Row, Table, bytes_cell, sort_key, text_cell
 from profcompare.render.ledger_words import parameter_text
 from profcompare.render.sections.ledger_rows import cut_sentence
 
 #: the page id of the table (and its ``--table`` name for CSV)
 LEDGER_CODE_ID = "ledger-code"
 
-_NOTE = ("Code and cycles per run of the ops acting on one parameter's data (remote loads and stores: their "
-         "buffer's), by the role they serve; {named} hold the rest. The total is the report's code and device "
-         "cycles per run.")
+_NOTE = ("Code and cycles per run of the ops acting on each parameter's data, by the role they serve; {named} "
+         "hold the rest; the total is the report's code and device cycles per run.")
 
 
 def _note(cut: str) -> str:
@@ -92,8 +91,9 @@ def _largest_op(r: Any) -> Cell:
 def comparison_ledger_code_table(cmp: Comparison, top: int | None) -> Table:
     """The comparison's ledger code and cycles, largest |delta code| first, cut to ``top`` (None:
     all), an "other" row for the rest and a total. Columns: Parameter, Role, Base code, New code,
-    Delta code, Base cycles, New cycles, Delta cycles (per run), Status, Largest code change (the
-    row's op whose code changed most, and by how much)."""
+    Delta code, Base cycles, New cycles, Delta cycles (per run), Largest code change (the row's op
+    whose code change explains most of the row's, and by how much); each delta coloured by its
+    sign (the status is in ``Comparison.ledger_code()``)."""
     frame = cmp.ledger_code()
     sums = ("base_code_bytes", "new_code_bytes", "delta_code_bytes", "base_cycles", "new_cycles", "delta_cycles")
     view = analysis.top_n(frame, top, "delta_code_bytes", label_column="parameter", sum_columns=sums, key=abs)
@@ -102,13 +102,11 @@ def comparison_ledger_code_table(cmp: Comparison, top: int | None) -> Table:
         Column("Base code", True, key="base_code"), Column("New code", True, key="new_code"),
         Column("Delta code", True, key="delta_code"),
         Column("Base cycles", True, key="base_cycles"), Column("New cycles", True, key="new_cycles"),
-        Column("Delta cycles", True, key="delta_cycles"),
-        Column("Status", key="status"), Column("Largest code change", key="largest_op"),
+        Column("Delta cycles", True, key="delta_cycles"), Column("Largest code change", key="largest_op"),
     )
     rows = []
     for r in view.shown_rows.to_dict("records"):
         label = _label(r["parameter"])
-        tone = status_tone(str(r["status"]))
         code_tone = status_tone("grew" if r["delta_code_bytes"] > 0 else "shrank" if r["delta_code_bytes"] < 0
                                 else "unchanged")
         delta_cycles = r["delta_cycles"]
@@ -119,15 +117,14 @@ def comparison_ledger_code_table(cmp: Comparison, top: int | None) -> Table:
             bytes_cell(r["base_code_bytes"]), bytes_cell(r["new_code_bytes"]),
             bytes_cell(r["delta_code_bytes"], signed=True, tone=code_tone),
             _cycles_cell(r["base_cycles"]), _cycles_cell(r["new_cycles"]),
-            _cycles_cell(delta_cycles, signed=True, tone=cycles_tone),
-            status_cell(r["status"], tone), _largest_op(r),
+            _cycles_cell(delta_cycles, signed=True, tone=cycles_tone), _largest_op(r),
         ), {"name": f"{label} {r['role']}", "status": str(r["status"])}))
 
     def sums_row(label: str, values: Any) -> Row:
         return Row((Cell(label), Cell(""), bytes_cell(values["base_code_bytes"]), bytes_cell(values["new_code_bytes"]),
                     bytes_cell(values["delta_code_bytes"], signed=True), _cycles_cell(values["base_cycles"]),
                     _cycles_cell(values["new_cycles"]), _cycles_cell(values["delta_cycles"], signed=True),
-                    Cell(""), Cell("")))
+                    Cell("")))
 
     footer: list[Row] = []
     if view.cut:
