@@ -21,9 +21,8 @@ from profcompare.analysis.ledger_code import NAMED_ROWS, ledger_code
 from profcompare.comparison import Comparison
 from profcompare.model import Report
 from profcompare.render.format import format_bytes, format_count, status_tone
-from profcompare.render.html_model import Cell, Column, Row, Table, bytes_cell, sort_key, text_cell
+from profcompare.render.html_model import Cell, Column, Row, Table, bytes_cell, cut_note, sort_key, text_cell
 from profcompare.render.ledger_words import parameter_text
-from profcompare.render.sections.ledger_rows import cut_sentence
 
 #: the page id of the table (and its ``--table`` name for CSV)
 LEDGER_CODE_ID = "ledger-code"
@@ -32,7 +31,10 @@ _NOTE = ("Code and cycles per run of the ops acting on each parameter's data, by
          "hold the rest; the total is the report's code and device cycles per run.")
 
 
-def _note(cut: str) -> str:
+def _note(view: analysis.TopN) -> str:
+    """The table's note: what its rows hold, then how many are shown and, when some are cut,
+    where every row is."""
+    cut = cut_note(view, "rows")[:-1] + (" (every row: --format json, as ledger_code)" if view.cut else "") + "."
     return _NOTE.format(named=", ".join(f'"{n}"' for n in NAMED_ROWS)) + " " + cut
 
 
@@ -75,7 +77,7 @@ def report_ledger_code_table(report: Report, top: int | None) -> Table:
     footer.append(Row((Cell("total"), Cell(""), bytes_cell(int(frame["code_bytes"].sum())),
                        _cycles_cell(frame["cycles"].sum(min_count=1)),
                        Cell(format_count(int(frame["ops"].sum())), int(frame["ops"].sum())))))
-    return Table(columns, tuple(rows), id=LEDGER_CODE_ID, footer=tuple(footer), note=_note(cut_sentence(view, "rows")),
+    return Table(columns, tuple(rows), id=LEDGER_CODE_ID, footer=tuple(footer), note=_note(view),
                  empty="no operations")
 
 
@@ -133,7 +135,7 @@ def comparison_ledger_code_table(cmp: Comparison, top: int | None) -> Table:
     totals = {c: (int(frame[c].sum()) if c.endswith("bytes") else frame[c].sum(min_count=1)) for c in sums}
     footer.append(sums_row("total", totals))
     return Table(columns, tuple(rows), id=LEDGER_CODE_ID, footer=tuple(footer),
-                 note="Largest |delta code| first. " + _note(cut_sentence(view, "rows")),
+                 note="Largest |delta code| first. " + _note(view),
                  empty="neither report records operations")
 
 
