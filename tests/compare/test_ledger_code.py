@@ -164,3 +164,27 @@ def test_the_main_job_top_move_names_its_code_change(main_job: Comparison) -> No
         in section.items[0]
     assert f"(most: {row['largest_op']} +" in section.items[0]
     assert all("its ops' code" not in item for item in section.items[1:])
+
+
+def test_every_medium_carries_the_table_and_escapes_op_names() -> None:
+    import json
+
+    from profcompare.render.base import get_renderer
+    from profcompare.render.csv_out import page_table_csv
+
+    hostile = operations_from_rows(list(NEW_OPS.itertuples(index=False, name=None))[:-1] + [
+        _op("<b>y</b></script>", 2_000, 9, "p", "optimizer_state"),
+        (UNATTRIBUTED_OPERATION, "", "", "", None, 5_000, 0, 0, 700, None, None, "", "", "")])
+    cmp = compare(Report.build(META, operations=BASE_OPS), Report.build(META, operations=hostile))
+    page = get_renderer("html").render(cmp)
+    assert 'id="ledger-code"' in page
+    assert "&lt;b&gt;y&lt;/b&gt;&lt;/script&gt; (+2.0 KiB)" in page and "<b>y</b></script>" not in page
+    data = json.loads(get_renderer("json").render(cmp))
+    ledger = next(s for s in data["sections"] if s["id"] == "ledger")
+    table = next(t for t in ledger["tables"] if t["id"] == "ledger-code")
+    assert table["rows"][0][:8] == ["p", "optimizer_state", 0, 3_000, 3_000, 0, 509, 509]
+    assert table["footer"][-1][:8] == ["total", "", 7_300, 10_364, 3_064, 1_940, 2_459, 519]
+    text = get_renderer("text").render(cmp)
+    assert "Largest code change" in text and "<b>y</b></script> (+2.0 KiB)" in text
+    assert "| p | optimizer\\_state | 0 B | 2.9 KiB | **+2.9 KiB** |" in get_renderer("markdown").render(cmp)
+    assert page_table_csv(cmp, "ledger-code").splitlines()[1].startswith("p,optimizer_state,0,3000,3000,0,509,509,")
