@@ -188,3 +188,14 @@ def test_every_medium_carries_the_table_and_escapes_op_names() -> None:
     assert "Largest code change" in text and "<b>y</b></script> (+2.0 KiB)" in text
     assert "| p | optimizer\\_state | 0 B | 2.9 KiB | **+2.9 KiB** |" in get_renderer("markdown").render(cmp)
     assert page_table_csv(cmp, "ledger-code").splitlines()[1].startswith("p,optimizer_state,0,3000,3000,0,509,509,")
+
+
+def test_ops_of_a_report_that_does_not_say_go_to_their_own_row() -> None:
+    # a Poplar profile or a store before version 9: no op records its parameter
+    unknown = operations_from_rows([
+        ("fc1/matmul", "fc1/matmul", "MatMul", "", 0, 4_096, 0, 0, None, None, 4, ""),
+        (UNATTRIBUTED_OPERATION, "", "", "", None, 900, 0, 0, None, None, None, ""),
+    ])
+    frame = ledger_code(Report.build(META, operations=unknown))
+    assert [tuple(r) for r in frame.itertuples(index=False)] == [
+        ("(parameter not recorded)", "", 4_096, pd.NA, 1), (UNATTRIBUTED_OPERATION, "", 900, pd.NA, 0)]

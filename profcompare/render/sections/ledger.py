@@ -2,13 +2,15 @@
 
 A comparison leads with "Where the memory moved" (its largest (parameter, role) moves in plain
 words; the page adds a chart), then the "Memory ledger" (one row per parameter with a column per
-location, then every (parameter, role, location) row) and "What changed the not-always-live
-peak". A single report shows its "Memory ledger" (every row) and what is "Live at the
+location, then every (parameter, role, location) row, then -- when a report records its ops --
+the code and cycles per (parameter, role)) and "What changed the not-always-live peak". A single
+report shows its "Memory ledger" (every row, then its code and cycles) and what is "Live at the
 not-always-live peak". Bytes are per replica, as everywhere. The builders make no chart: the page
 attaches its own by section id.
 
 Modules: this one (the moves and the ledger), :mod:`.ledger_rows` (every ledger row as a table,
-the page's row bound and the ledger's page data) and :mod:`.ledger_peak` (the peak sections).
+the page's row bound and the ledger's page data), :mod:`.ledger_code` (the code and cycles table)
+and :mod:`.ledger_peak` (the peak sections).
 """
 
 from __future__ import annotations
