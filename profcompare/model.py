@@ -104,7 +104,14 @@ Tables (``name: dtype`` -- meaning):
     cycles: Int64 (nullable) -- device cycles of the op's steps in one run of the main program;
     flops: Int64 (nullable) -- floating-point operations of the op in one run;
     tiles: Int64 (nullable) -- tiles its programs use;
-    source: object(str) -- "file:line" where the debug information has it, else ""
+    source: object(str) -- "file:line" where the debug information has it, else "";
+    parameter: object(str) -- the model parameter whose data the op acts on ("" when none,
+        several or unknown; see ``role``);
+    role: object(str) -- what of that parameter the op serves, one of :data:`OPERATION_ROLES`
+        (``weight``, ``gradient``, ``accumulator``, ``optimizer_state``, ``kv_cache``, ``other``);
+        for an op without a parameter ``activation`` (it moves no parameter's data) or ``shared``
+        (several parameters' data); "" when the source cannot say (Poplar profiles, stores
+        before version 9, the remainder row). The rule: docs/guide/compare.md (Memory ledger)
 
 ``variable_tiles`` -- optional; which tiles hold each variable: one row per run of consecutive
     tiles on which a variable holds the same bytes (a variable mapped over tiles 0-3 with 100 B
@@ -270,7 +277,15 @@ COLUMN_DEFAULTS: Mapping[tuple[str, str], Any] = MappingProxyType({
     ("variables", "parameter"): "", ("variables", "role"): "other", ("variables", "which"): "",
     ("remote_buffers", "parameter"): "", ("remote_buffers", "role"): "other", ("remote_buffers", "which"): "",
     ("trace", "run"): 0,
+    ("operations", "parameter"): "", ("operations", "role"): "",
 })
+
+#: Values of the ``operations`` table's ``role`` column: what of its parameter an op serves, then
+#: for an op without one ``activation`` (no parameter's data) or ``shared`` (several parameters'),
+#: and "" when unknown.
+OPERATION_ROLES: tuple[str, ...] = (
+    "weight", "gradient", "accumulator", "optimizer_state", "kv_cache", "other", "activation", "shared", "",
+)
 
 #: Kinds that are model state: what ``variable_bytes`` counts, whatever their liveness class.
 MODEL_STATE_KINDS: tuple[str, ...] = ("weight", "optimizer_state", "accumulator", "kv_cache")
@@ -464,6 +479,8 @@ SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
             ("flops", "Int64", "", "floating-point operations in one run; <NA> when unknown"),
             ("tiles", "Int64", "tiles", "tiles its programs use; <NA> when unknown"),
             ("source", "object", "", "source location file:line; '' when unknown"),
+            ("parameter", "object", "", "parameter whose data the op acts on; '' for none, several or unknown"),
+            ("role", "object", "", "what of the parameter it serves (OPERATION_ROLES); '' when unknown"),
         ),
         "variable_tiles": _cols(
             ("variable", "object", "", "variables.name of the variable"),
@@ -547,7 +564,7 @@ EXACT_SIMULATED_COLUMNS: Mapping[str, frozenset[str]] = MappingProxyType({
     "tiles": frozenset({"tile", "ipu"}),
     "trace": frozenset({"ipu", "type", "name", "program", "parent", "depth", "run"}),
     "programs": frozenset({"id", "parent", "depth", "kind", "name", "op", "ipu"}),
-    "operations": frozenset({"name", "debug_name", "type", "layer", "flops", "source"}),
+    "operations": frozenset({"name", "debug_name", "type", "layer", "flops", "source", "parameter", "role"}),
     "variable_tiles": frozenset({"variable", "ipu"}),
     # the compute sets and exchanges are the lowering's own programs; the vertex types are the
     # simulator's codelet families (a model), their figures the code model's
@@ -812,15 +829,16 @@ def programs_from_rows(rows: Sequence[tuple[int, int | None, int, str, str, str,
     return make_frame("programs", columns)
 
 
-def operations_from_rows(rows: Sequence[tuple[str, str, str, str, int | None, int, int, int, int | None,
-                                               int | None, int | None, str]]) -> pd.DataFrame:
+def operations_from_rows(rows: Sequence[tuple[Any, ...]]) -> pd.DataFrame:
     """The ``operations`` table of ``rows``, each (name, debug_name, type, layer, ipu, code_bytes,
-    vertex_state_bytes, exchange_code_bytes, cycles, flops, tiles, source), in the order given;
-    an IPU, cycles, FLOPs or tiles of None is <NA>."""
+    vertex_state_bytes, exchange_code_bytes, cycles, flops, tiles, source), optionally followed
+    by (parameter, role) -- "" and "" (unknown) when left out -- in the order given; an IPU,
+    cycles, FLOPs or tiles of None is <NA>."""
     names = tuple(column.name for column in SCHEMAS["operations"])
     if not rows:
         return make_frame("operations")
-    columns: dict[str, Any] = {name: list(values) for name, values in zip(names, zip(*rows))}
+    full = [tuple(row) + ("", "")[: len(names) - len(row)] for row in rows]
+    columns: dict[str, Any] = {name: list(values) for name, values in zip(names, zip(*full))}
     for name in ("ipu", "cycles", "flops", "tiles"):
         columns[name] = pd.array(columns[name], dtype="Int64")
     return make_frame("operations", columns)
@@ -1330,6 +1348,7 @@ __all__ = [
     "programs_from_rows",
     "operations_from_rows",
     "table_from_rows",
+    "OPERATION_ROLES",
     "UNATTRIBUTED_OPERATION",
     "UNATTRIBUTED_VERTICES",
     "UNATTRIBUTED_COMPUTE_SETS",

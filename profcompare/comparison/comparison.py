@@ -12,6 +12,7 @@ import pandas as pd
 
 from profcompare.base import presenters
 from profcompare.analysis.views import TopN, top_n
+from profcompare.comparison.ledger_code import compare_ledger_code
 from profcompare.comparison.operations import compare_operations
 from profcompare.comparison.programs import compare_programs
 from profcompare.comparison.vertices import empty_diff
@@ -106,6 +107,17 @@ class Comparison:
         not-always-live, the tile memory the parameter costs (Streaming Memory is off chip and
         has its own columns); largest |delta_tile_memory| first, then |delta_streaming_memory|."""
         return ledger_by_parameter(self.ledger)
+
+    @memoized_copy
+    def ledger_code(self) -> pd.DataFrame:
+        """The code and cycles of the ops acting on each (parameter, role), base and new: one row
+        per (parameter, role) or named row ("(activations)", "(several parameters)", ...,
+        "(not attributed to an op)"): base_/new_/delta_code_bytes, base_/new_/delta_cycles (per
+        run), base_ops / new_ops, status, largest_op and largest_op_delta_code_bytes (the op of
+        the row whose code changed most); the column sums are the two operations tables'
+        (:func:`profcompare.comparison.ledger_code.compare_ledger_code`)."""
+        return compare_ledger_code(self.base.operations, self.new.operations,
+                                   noise_bytes=self.noise_bytes, noise_pct=self.noise_pct)
 
     def peak_composition(self) -> pd.DataFrame:
         """How the not-always-live peak's composition changed: one row per (parameter, role) with

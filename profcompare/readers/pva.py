@@ -720,7 +720,10 @@ def _operations(analysis: Any, categories: pd.DataFrame) -> pd.DataFrame:
       ``type.size`` x the sum of ``countByTile``;
     - cycles, flops: the SDK records no per-operation cycles of a run nor FLOPs here: <NA>;
     - tiles: tiles where one of its programs has control or exchange code or vertices;
-    - source: ``debugContext.location.fileName``:``lineNumber``, "" when absent.
+    - source: ``debugContext.location.fileName``:``lineNumber``, "" when absent;
+    - parameter, role: "" (unknown): nothing in the profile links an op to the variables it
+      reads and writes, and names are not guessed (the memory ledger's code rows show these ops
+      as "(parameter not recorded)").
 
     The remainder row holds what the operations leave of the report's code bytes, vertex state
     (vertexInstanceState + copyDescriptor) and exchange code (never below 0: a program shared by

@@ -10,7 +10,7 @@ The layout is documented in ``docs/report-format.md``; in short:
 * ``columns``: a catalogue of every stored column (table, position, name, storage, pandas
   dtype), which is how the reader knows the optional per-category columns of ``tiles``;
 * one table per Report table (``tiles``, ``categories``, ``variables``, ``liveness``, ``code``,
-  ``execution``, ``remote_buffers``, ``trace`` (version 4), ``programs`` (version 7), ``operations`` (version 8), ``vertices``, ``compute_sets``, ``exchanges`` (version 9)). Category columns and repetitive text columns are
+  ``execution``, ``remote_buffers``, ``trace`` (version 4), ``programs`` (version 7), ``operations`` (version 8), ``vertices``, ``compute_sets``, ``exchanges`` (version 9); the ``parameter`` and ``role`` columns of ``operations`` version 9). Category columns and repetitive text columns are
   dictionary encoded: the table holds an integer code, ``dictionary`` holds the strings, and
   a ``<table>_text`` view shows the decoded values for people exploring with ``sqlite3``;
 * ``packed(table_name, column_name, part, raw_bytes, data)`` (version 5): a table of more than
@@ -113,6 +113,8 @@ COLUMNS_SINCE: Mapping[tuple[str, str], int] = {
     # version 9: liveness per IPU (older stores read as the whole replica, <NA>) and the run of
     # each trace block (older stores held one run: 0)
     ("liveness", "ipu"): 9, ("trace", "run"): 9,
+    # version 9: the parameter and role each op acts on (older stores read them as unknown, "")
+    ("operations", "parameter"): 9, ("operations", "role"): 9,
 }
 
 #: Tables added after schema version 1, with the version that added them. Older stores read

@@ -13,7 +13,9 @@ configuration), every ``meta``'s ``layout`` and ``sections``, version 8 the "Til
 per step and IPU for a multi-IPU simulated program, <NA>/null for the whole replica),
 ``execution_trace``'s ``run`` and ``runs`` (the run its spans and types are of, and every run the
 trace holds) and a comparison's ``lifetimes`` (each (parameter, role) live from which step to
-which, base and new); every older key is kept).
+which, base and new) and the ledger's code and cycles (``ledger_code``: per parameter and role,
+the ops acting on its data; the ``operations`` rows' ``parameter`` and ``role``); every older key
+is kept).
 
 ``sections`` holds the sections exactly as the HTML page draws them, with the page's row limits
 (:meth:`~profcompare.render.sections.order.RowLimits.page`): one object per section (``id``,
@@ -49,7 +51,9 @@ what a reader of the page sees, figure for figure:
      "operations": [Report.operations rows: one per op, then the "(not attributed to an op)" row],
      "vertices": [Report.vertices rows: one per vertex type, then at most one remainder row],
      "compute_sets": [Report.compute_sets rows: one per compute set (OnTileExecute program)],
-     "exchanges": [Report.exchanges rows: one per program holding exchange code]}
+     "exchanges": [Report.exchanges rows: one per program holding exchange code],
+     "ledger_code": [analysis.ledger_code.ledger_code rows: parameter, role, code_bytes, cycles,
+                     ops per (parameter, role), then the named rows; the sums are the operations']}
 
 ``compare``::
 
@@ -75,6 +79,8 @@ what a reader of the page sees, figure for figure:
      "operations": [Comparison.operations rows: the two reports' ops paired],
      "vertices" / "compute_sets" / "exchanges": [Comparison.vertices / compute_sets / exchanges
                                                 rows: paired by name, the largest change first],
+     "ledger_code": [Comparison.ledger_code() rows: base_/new_/delta_code_bytes and _cycles per
+                     (parameter, role) and named row, status, largest_op(_delta_code_bytes)],
      "config_differences": [Comparison.config_differences rows: setting, base, new (values as text,
                             null where a side does not set it), kind (intended | unexpected),
                             moves_figures, note; intended rows first]}
@@ -109,6 +115,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.analysis import trace as trace_analysis
+from profcompare.analysis.ledger_code import ledger_code
 from profcompare.analysis.views import selection_totals, variables_view
 from profcompare.comparison import Comparison
 from profcompare.comparison.verdict import comparison_verdict
@@ -305,6 +312,7 @@ def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
         "vertices": frame_records(report.vertices),
         "compute_sets": frame_records(report.compute_sets),
         "exchanges": frame_records(report.exchanges),
+        "ledger_code": frame_records(ledger_code(report)),
         "sections": sections_data(report_sections(report, RowLimits.page(top))),
     }
 
@@ -361,6 +369,7 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
         "vertices": frame_records(cmp.vertices),
         "compute_sets": frame_records(cmp.compute_sets),
         "exchanges": frame_records(cmp.exchanges),
+        "ledger_code": frame_records(cmp.ledger_code()),
         "sections": sections_data(comparison_sections(cmp, RowLimits.page(top), verdict=verdict)),
         "config_differences": frame_records(cmp.config_differences),
     }

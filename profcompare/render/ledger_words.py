@@ -92,6 +92,26 @@ def move_sentence(move: Any) -> str:
     return f"{parameter_text(move.parameter, move.role)} {role}: {side('base')} -> {side('new')}"
 
 
+def code_words(row: Any, *, op_name: bool = True) -> str:
+    """What a (parameter, role)'s ops did between two reports, from one row of
+    :meth:`Comparison.ledger_code`: "its ops' code +995.2 KiB, cycles +636,761 per run (most:
+    remote_load:second_order +235.3 KiB)" (without the parenthesis unless ``op_name``); "" when
+    neither changed."""
+    from profcompare.render.format import format_count
+
+    code, cycles = int(row["delta_code_bytes"]), row["delta_cycles"]
+    cycles_known = not is_missing(cycles)
+    if not code and (not cycles_known or not int(cycles)):
+        return ""
+    text = f"its ops' code {format_bytes(code, signed=True) if code else 'unchanged'}"
+    if cycles_known:
+        text += f", cycles {format_count(cycles, signed=True)} per run"
+    largest = str(row["largest_op"])
+    if largest and code and op_name:
+        text += f" (most: {largest} {format_bytes(int(row['largest_op_delta_code_bytes']), signed=True)})"
+    return text
+
+
 def peak_text(peak: LivenessPeak) -> str:
     """Where a report's not-always-live peak is (:func:`profcompare.analysis.views.liveness_peak`):
     "step 297 (matmul/ExchangePre)", or "n/a" without program steps."""
@@ -117,4 +137,4 @@ def peak_change_notes(base_peak: LivenessPeak, new_peak: LivenessPeak, listed_de
     return where, explained
 
 
-__all__ = ["BOLD_TONE_LEGEND", "LIVENESS_RULE_SOURCE", "LOCATION_WORDS", "TONE_LEGEND", "liveness_rule", "MOVES_SHOWN", "peak_change_notes", "peak_text", "location_text", "location_title", "move_sentence", "parameter_text", "steps_text"]
+__all__ = ["BOLD_TONE_LEGEND", "code_words", "LIVENESS_RULE_SOURCE", "LOCATION_WORDS", "TONE_LEGEND", "liveness_rule", "MOVES_SHOWN", "peak_change_notes", "peak_text", "location_text", "location_title", "move_sentence", "parameter_text", "steps_text"]

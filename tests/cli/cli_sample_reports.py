@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from profcompare.model import CATEGORY_GROUPS, Report, ReportMeta, Target, make_frame
+from profcompare.model import (
+    CATEGORY_GROUPS,
+    UNATTRIBUTED_OPERATION,
+    Report,
+    ReportMeta,
+    Target,
+    make_frame,
+    operations_from_rows,
+)
 
 # Mk2 GC200: 1472 tiles x 624 KiB per tile (shared/reference/ipu_facts.md, section 1.1).
 MK2_TILES = 1472
@@ -94,6 +102,50 @@ def _variables(offchip: bool, extra: Sequence[tuple[str, int]]) -> dict[str, lis
     return {c: [row[j] for row in rows] for j, c in enumerate(columns)}
 
 
+def _operations(offchip: bool, totals: tuple[int, int, int], cycles_per_run: int | None) -> list[tuple]:
+    """The ops of one run, each with the parameter and role it serves (what the simulator
+    records): per layer its forward matmul (weight), backward matmul (gradient), the gradient's
+    all-reduce (onchip) or reduce-scatter (offchip, gradient), the Adam update (optimizer_state),
+    and offchip the remote load and store of its Adam state (optimizer_state) and the all-gather
+    of its weight (weight); the loss (no parameter's data); the remainder row last, so that the
+    columns add up to ``totals`` (code, vertex state, exchange code) and ``cycles_per_run`` (None:
+    no execution profile, no op records its cycles)."""
+    rows: list[tuple] = []
+
+    def op(name: str, kind: str, code: int, cycles: int, parameter: str, role: str) -> None:
+        rows.append((name, name, kind, "", 0, code, code // 8, code // 4, cycles, None, 64, "", parameter, role))
+
+    for i, (fan_in, fan_out) in enumerate(LAYERS):
+        weight, scale = f"layer{i}.weight", fan_in * fan_out // 1024
+        op(f"layer{i}/fwd/matmul", "MatMul", 6_000 + 4 * scale, 9_000 + 30 * scale, weight, "weight")
+        op(f"layer{i}/bwd/matmul", "MatMul", 7_000 + 4 * scale, 11_000 + 30 * scale, weight, "gradient")
+        if offchip:
+            op(f"grad/reduce_scatter:{weight}", "ReplicatedReduceScatter", 3_000 + 2 * scale, 6_000 + 20 * scale,
+               weight, "gradient")
+            op(f"optimizer/remote_load:{weight}", "RemoteLoad", 2_400 + scale, 7_000 + 25 * scale, weight,
+               "optimizer_state")
+            op(f"optimizer/adam:{weight}", "AdamUpdater", 3_000 + scale, 1_000 + 3 * scale, weight,
+               "optimizer_state")
+            op(f"optimizer/remote_store:{weight}", "RemoteStore", 2_400 + scale, 7_000 + 25 * scale, weight,
+               "optimizer_state")
+            op(f"weights/all_gather:{weight}", "ReplicatedAllGather", 3_200 + 2 * scale, 6_500 + 20 * scale,
+               weight, "weight")
+        else:
+            op(f"grad/all_reduce:{weight}", "ReplicatedAllReduce", 4_000 + 3 * scale, 9_000 + 30 * scale, weight,
+               "gradient")
+            op(f"optimizer/adam:{weight}", "AdamUpdater", 3_000 + scale, 4_000 + 12 * scale, weight,
+               "optimizer_state")
+    op("loss/softmax_xent", "NllLoss", 5_000, 6_000, "", "activation")
+    left = [total - sum(r[k] for r in rows) for k, total in zip((5, 6, 7), totals)]
+    rows.append((UNATTRIBUTED_OPERATION, "", "", "", None, *left, 0, None, None, "", "", ""))
+    if cycles_per_run is None:
+        return [(*r[:8], None, *r[9:]) for r in rows]
+    last = rows[-1]
+    rows[-1] = (*last[:8], cycles_per_run - sum(r[8] for r in rows), *last[9:])
+    assert min(left) >= 0 and rows[-1][8] >= 0
+    return rows
+
+
 def _spread(total: int, tiles: int, hot: dict[int, int]) -> list[int]:
     """``total`` bytes over ``tiles`` tiles, evenly, plus extra bytes on a few hot tiles."""
     each, rest = divmod(total, tiles)
@@ -110,11 +162,14 @@ def build_report(
     source: str = "",
     extra_variables: Sequence[tuple[str, int]] = (),
     execution: bool = True,
+    operations: bool = True,
 ) -> Report:
     """Return a deterministic Report shaped like a 4-replica MNIST run of ``variant``.
 
     ``variant`` is ``onchip`` or ``offchip-sharded``; ``extra_variables`` adds (name, bytes)
-    not-always-live variables (e.g. names with markup, or many rows to exercise top-N).
+    not-always-live variables (e.g. names with markup, or many rows to exercise top-N);
+    ``operations`` adds the ops of one run with the parameter and role each serves (their code
+    and cycles add up to the report's, the rest in the remainder row).
     """
     offchip = variant.startswith("offchip")
     target = Target("Mk2", REPLICAS, MK2_TILES, MK2_BYTES_PER_TILE, MK2_CLOCK_HZ, num_replicas=REPLICAS)
@@ -246,6 +301,22 @@ def build_report(
         )
     else:
         remote = make_frame("remote_buffers")
+    report = Report.build(
+        meta,
+        tiles=tiles,
+        categories=categories,
+        variables=variables,
+        liveness=liveness,
+        code=code,
+        execution=execution_frame,
+        remote_buffers=remote,
+    )
+    if not operations:
+        return report
+    summary = report.summary()
+    totals = (int(summary["code_bytes"]), categories_bytes["vertexInstanceState"] + categories_bytes["copyDescriptor"],
+              sum(categories_bytes[c] for c in ("internalExchangeCode", "hostExchangeCode", "globalExchangeCode")))
+    ops = _operations(offchip, totals, int(summary["cycles_per_step"]) if execution else None)
     return Report.build(
         meta,
         tiles=tiles,
@@ -255,4 +326,5 @@ def build_report(
         code=code,
         execution=execution_frame,
         remote_buffers=remote,
+        operations=operations_from_rows(ops),
     )

@@ -96,7 +96,7 @@ def test_ops_writes_a_file_once(run_cli: Run, stores: tuple[str, str], tmp_path:
     target = tmp_path / "ops.csv"
     assert run_cli("ops", stores[0], "--format", "csv", "-o", str(target)).exit_code == 0  # type: ignore[attr-defined]
     assert target.read_text().splitlines()[0] == ("name,debug_name,type,layer,ipu,code_bytes,vertex_state_bytes,"
-                                                  "exchange_code_bytes,cycles,flops,tiles,source")
+                                                  "exchange_code_bytes,cycles,flops,tiles,source,parameter,role")
     _one_line_error(run_cli("ops", stores[0], "--format", "csv", "-o", str(target)), r"ops.csv exists; use --force to overwrite")
     assert run_cli("ops", stores[0], "--format", "csv", "-o", str(target), "--force").exit_code == 0  # type: ignore[attr-defined]
 

@@ -37,9 +37,11 @@ def test_one_op_counted_by_hand():
     # sync 94 = 720. A host load or store: Begin, Mid and End, 24 B of control code on each of
     # the 4 tiles = 96 B per step, 288 B, plus the Mid's 96 B of host exchange code per tile = 384 B.
     expected = operations_from_rows([
-        ("load_x", "load_x", "HostLoad", "", 0, 288 + 384, 0, 384, 9421 + 1605 + 9870, 0, 4, ""),
-        ("gelu", "gelu", "Gelu", "", 0, 96, 384, 0, 626 + 94, 3072, 4, ""),
-        ("store_y", "store_y", "HostStore", "", 0, 288 + 384, 0, 384, 9421 + 1605 + 9870, 0, 4, ""),
+        # no op of this program moves a parameter's data: each is an "activation" op
+        ("load_x", "load_x", "HostLoad", "", 0, 288 + 384, 0, 384, 9421 + 1605 + 9870, 0, 4, "", "", "activation"),
+        ("gelu", "gelu", "Gelu", "", 0, 96, 384, 0, 626 + 94, 3072, 4, "", "", "activation"),
+        ("store_y", "store_y", "HostStore", "", 0, 288 + 384, 0, 384, 9421 + 1605 + 9870, 0, 4, "", "",
+         "activation"),
         # the base control code (1,856 B: base + one branch per step on every tile) and the
         # nonlinearity codelet (1,280 B) are no op's; nor the run's opening copies and wait
         ("(not attributed to an op)", "", "", "", None, 1856 + 1280, 0, 0, cp.opening[1], None, None, ""),
@@ -77,3 +79,28 @@ def test_the_mnist_operations_reconcile_with_the_report(variant):
     matmul = ops.set_index("name").loc["Net_subgraph(0)/fc1/matmul"]
     # 4 x 784 @ 784 x 64 per micro-batch, run twice (gradient accumulation 2)
     assert (matmul["type"], int(matmul["flops"])) == ("MatMul", 2 * 2 * 4 * 784 * 64)
+    # the forward matmul reads fc1's weight: its code and cycles are fc1.weight's, as weight
+    assert (matmul["parameter"], matmul["role"]) == ("fc1.weight", "weight")
+
+
+def test_the_offchip_sharded_ops_serve_their_parameter_by_the_rule():
+    """op_attribution.py on MNIST offchip-sharded: the type of each op and the (parameter, role)
+    it serves -- the Adam state's remote transfers and moment updates are optimizer_state, the
+    update of the weight itself weight, the gradient's reduce-scatter gradient, the gather of the
+    sharded weight weight, the gradient accumulation accumulator."""
+    config = {k.name: k.default for k in mnist.KNOBS}
+    config.update({"replicas": 4, "grad_accum": 2, "micro_batch": 4, "hidden": 64, "layers": 1,
+                   "sharded_threshold": 64})
+    ops = compile_program(lower(build_program("offchip-sharded", config).ir, "ipu_hw")).report.operations
+    fc1 = ops[ops["parameter"] == "fc1.weight"]
+    served = {(str(t), r) for t, r in zip(fc1["type"], fc1["role"])}
+    assert {("RemoteLoad", "optimizer_state"), ("RemoteStore", "optimizer_state"),
+            ("AccumulateMovingAverage", "optimizer_state"), ("AdamUpdater", "optimizer_state"),
+            ("ScaledAddLhsInplace", "weight"), ("MatMul", "weight"), ("MatMul", "gradient"),
+            ("ReplicatedAllGather", "weight"), ("AccumulateMean", "accumulator")} <= served, served
+    assert any(t.startswith("ReplicatedReduceScatter") and r == "gradient" for t, r in served), served
+    assert set(ops["role"]) <= {"weight", "gradient", "accumulator", "optimizer_state", "other", "activation",
+                                "shared", ""}
+    # an op of no parameter's data: the loss
+    loss = ops[ops["type"].astype(str).str.contains("Nll")]
+    assert len(loss) and set(loss["role"]) == {"activation"} and set(loss["parameter"]) == {""}

@@ -34,9 +34,11 @@ ROWS = [
 def test_operations_columns_and_dtypes() -> None:
     frame = operations_from_rows(ROWS)
     assert list(frame.columns) == ["name", "debug_name", "type", "layer", "ipu", "code_bytes", "vertex_state_bytes",
-                                   "exchange_code_bytes", "cycles", "flops", "tiles", "source"]
+                                   "exchange_code_bytes", "cycles", "flops", "tiles", "source", "parameter", "role"]
     assert [str(t) for t in frame.dtypes] == ["object", "object", "category", "object", "Int64", "int64", "int64",
-                                              "int64", "Int64", "Int64", "Int64", "object"]
+                                              "int64", "Int64", "Int64", "Int64", "object", "object", "object"]
+    # rows without the attribution read as unknown
+    assert frame["parameter"].tolist() == ["", "", ""] and frame["role"].tolist() == ["", "", ""]
     assert frame["cycles"].tolist() == [5000, pd.NA, 77]
     assert frame["name"].tolist()[-1] == "(not attributed to an op)"
     assert "operations" in CAPABILITIES

@@ -137,8 +137,9 @@ def build_report(*, variables: int = 40, steps: int = 30) -> Report:
     ])
     # operations: one with everything, one with unknowns, a hostile name, the remainder row
     operations = operations_from_rows([
-        ("matmul/1", "matmul/1", "MatMul", "popart", 0, 4096, 256, 1024, 5000, 2 * 512 * 784 * 8, 4, "model.py:12"),
-        ("x</script><b>y</b>", "", "Gelu", "", None, 128, 0, 0, None, None, None, ""),
+        ("matmul/1", "matmul/1", "MatMul", "popart", 0, 4096, 256, 1024, 5000, 2 * 512 * 784 * 8, 4, "model.py:12",
+         "fc1.weight", "weight"),
+        ("x</script><b>y</b>", "", "Gelu", "", None, 128, 0, 0, None, None, None, "", "", "activation"),
         (UNATTRIBUTED_OPERATION, "", "", "", None, 900, 12, 40, 77, None, None, ""),
     ])
     # vertex types, compute sets, exchanges: unknowns, a hostile name, remainder rows

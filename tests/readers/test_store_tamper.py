@@ -75,6 +75,9 @@ def test_deeply_nested_meta_is_a_format_error(path: pathlib.Path) -> None:
 _ATTRIBUTION = ("parameter", "role", "which")
 
 
+_OPERATION_ATTRIBUTION = ("parameter", "role")
+
+
 def _drop_columns(con: sqlite3.Connection, table: str, frame: pd.DataFrame, columns: tuple[str, ...]) -> None:
     """Remove ``columns`` from a stored table as an older writer would not have written them."""
     kept = frame.drop(columns=list(columns))
@@ -118,9 +121,9 @@ def _drop_trace(con: sqlite3.Connection) -> None:
 def _downgrade_to_version_without(path: pathlib.Path, version: int, tables: tuple[str, ...], report: Report) -> None:
     """Rewrite a store as schema ``version`` wrote it: without ``tables`` (which came later) and,
     before version 8, without the region columns of ``tiles``; before version 9, without
-    ``liveness.ipu`` and ``trace.run``; catalogue, meta and checksums resealed as that writer
-    sealed them. The tables of version 9 (vertex types, compute sets, exchanges) are dropped from
-    every older version."""
+    ``liveness.ipu`` and ``trace.run``, and a kept ``operations`` table loses its ``parameter`` and
+    ``role``; catalogue, meta and checksums resealed as that writer sealed them. The tables of
+    version 9 (vertex types, compute sets, exchanges) are dropped from every older version."""
     con = sqlite3.connect(path)
     if version < 9:
         tables = (*tables, *(t for t in VERSION_9_TABLES if t not in tables))
@@ -131,6 +134,8 @@ def _downgrade_to_version_without(path: pathlib.Path, version: int, tables: tupl
         _drop_columns(con, "tiles", report.tiles, TILE_REGION_COLUMNS)
     if version < 9 and "variable_tiles" not in tables:
         tables = (*tables, "variable_tiles")  # came with version 9
+    if version < 9 and "operations" not in tables and len(report.operations):
+        _drop_columns(con, "operations", report.operations, _OPERATION_ATTRIBUTION)
     for table in tables:
         _drop_table(con, table)
     rows = con.execute("SELECT table_name, position, column_name, storage, dtype, categories_dtype, ordered "
@@ -222,7 +227,7 @@ def test_version_6_stores_open_with_an_empty_program_tree(report: Report, tmp_pa
 
 
 def test_version_7_stores_open_with_no_operations(report: Report, tmp_path: pathlib.Path) -> None:
-    assert store.TABLES_SINCE["operations"] == 8 <= store.SCHEMA_VERSION
+    assert store.SCHEMA_VERSION == 9 and store.TABLES_SINCE["operations"] == 8
     old = report.with_meta(report.meta.replace(capabilities=report.meta.capabilities | {"programs"}))
     path = store.write_report(old, tmp_path / "profile.sqlite")
     _downgrade_to_version_without(path, 7, ("operations",), old)
@@ -235,7 +240,7 @@ def test_version_7_stores_open_with_no_operations(report: Report, tmp_path: path
     assert back.operations.empty
     assert list(back.operations.columns) == ["name", "debug_name", "type", "layer", "ipu", "code_bytes",
                                              "vertex_state_bytes", "exchange_code_bytes", "cycles", "flops",
-                                             "tiles", "source"]
+                                             "tiles", "source", "parameter", "role"]
     assert "operations" not in back.meta.capabilities  # so the outputs say it is not recorded
     pd.testing.assert_frame_equal(back.programs, report.programs)
 
@@ -265,6 +270,29 @@ def test_the_vertices_compute_sets_and_exchanges_round_trip(report: Report, path
         pd.testing.assert_frame_equal(getattr(back, table), getattr(report, table))
     assert back.vertices["name"].tolist()[2] == "(not attributed to a vertex type)"
     assert back.compute_sets["cycles"].tolist() == [900, pd.NA]
+
+
+def test_version_8_stores_open_with_operations_of_unknown_parameter(report: Report, tmp_path: pathlib.Path) -> None:
+    assert store.COLUMNS_SINCE[("operations", "parameter")] == 9 == store.COLUMNS_SINCE[("operations", "role")]
+    path = store.write_report(report, tmp_path / "profile.sqlite")
+    _downgrade_to_version_without(path, 8, (), report)
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 8
+    stored = [row[1] for row in con.execute("PRAGMA table_info(operations)")]
+    con.close()
+    assert "parameter" not in stored and "role" not in stored
+    back = store.read_report(path)
+    assert report.operations["parameter"].tolist() == ["fc1.weight", "", ""]  # what version 9 keeps
+    assert back.operations["parameter"].tolist() == ["", "", ""]
+    assert back.operations["role"].tolist() == ["", "", ""]  # unknown: the ledger's "(parameter not recorded)"
+    pd.testing.assert_frame_equal(back.operations.drop(columns=["parameter", "role"]),
+                                  report.operations.drop(columns=["parameter", "role"]))
+
+
+def test_operation_attribution_round_trips(report: Report, path: pathlib.Path) -> None:
+    back = store.read_report(path)
+    assert back.operations["parameter"].tolist() == ["fc1.weight", "", ""]
+    assert back.operations["role"].tolist() == ["weight", "activation", ""]
 
 
 def test_an_operations_table_in_a_version_7_store_is_refused(report: Report, path: pathlib.Path) -> None:

@@ -306,7 +306,7 @@ def test_show_json_holds_every_table_the_page_shows(offchip: Report) -> None:
     assert list(data)[len(_V4_SHOW_KEYS):] == ["time", "liveness_peak", "tile_stats", "memory_per_ipu", "replicas",
                                                "loaded_code", "streaming_memory_totals", "execution_trace",
                                                "programs", "operations", "vertices", "compute_sets", "exchanges",
-                                               "sections"]
+                                               "ledger_code", "sections"]
     summary = offchip.summary()
     assert data["time"] == {"clock_hz": 1.33e9, "device_seconds_per_step": summary["cycles_per_step"] / 1.33e9,
                             "host_seconds_per_step": None, "seconds_per_step": summary["seconds_per_step"]}
@@ -341,7 +341,7 @@ def test_compare_json_holds_every_table_the_page_shows(comparison: Comparison) -
     assert list(data)[:len(_V4_COMPARE_KEYS)] == list(_V4_COMPARE_KEYS)
     assert list(data)[len(_V4_COMPARE_KEYS):] == ["time", "memory_per_ipu", "replicas", "base_report", "new_report",
                                                    "headline", "programs", "operations", "vertices", "compute_sets",
-                                                   "exchanges", "sections", "config_differences"]
+                                                   "exchanges", "ledger_code", "sections", "config_differences"]
     seconds = data["time"]["seconds_per_step"]
     assert (seconds["base"], seconds["new"]) == (data["summary"]["seconds_per_step"]["base"],
                                                  data["summary"]["seconds_per_step"]["new"])

@@ -143,7 +143,7 @@ def test_each_section_name_builds_its_section_and_the_names_follow_the_document_
     full = [s.title for s in comparison_document(comparison, top=10).sections]
     # the sample has no trace, no program tree, no vertices, one IPU per replica and no replica
     # groupings
-    absent = ("trace", "programs", "operations", "vertices", "ipus", "replicas")
+    absent = ("trace", "programs", "vertices", "ipus", "replicas")
     assert full == [title for name, title in SECTION_NAMES.items() if name not in absent]
     for name, title in SECTION_NAMES.items():
         titles = [s.title for s in comparison_document(comparison, top=10, names={name}).sections]

@@ -242,7 +242,8 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         code=code.table,
         remote_buffers=_report.remote_buffers_frame(program, steps, provenance),
         programs=tree,
-        operations=operations_frame(program, steps, code, cyc, categories, device_cycles, places[0]),
+        operations=operations_frame(program, steps, code, cyc, categories, device_cycles, places[0],
+                                    provenance=provenance),
         **vertex_tables(program, steps, code, device, cyc, categories, tree, places[0]),
     )
     return CompiledProgram(

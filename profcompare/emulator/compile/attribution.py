@@ -145,6 +145,10 @@ class Provenance:
     #: instances holding different variables over the run (a repeat's body, one layer per
     #: iteration): the executed steps at which they came to hold them, and the attribution then
     by_step: Mapping[Key, tuple[tuple[int, ...], tuple[Attribution, ...]]] = field(default_factory=dict)
+    #: the instances each (op id, call path) reads, writes and modifies (op_attribution.py)
+    op_keys: Mapping[tuple[str, tuple[str, ...]], tuple[Key, ...]] = field(default_factory=dict)
+    #: the model variables each instance held at some point of the run
+    held_ever: Mapping[Key, frozenset[str]] = field(default_factory=dict)
 
     def of_instance(self, root: str, path: tuple[str, ...], last_step: int | None = None) -> Attribution:
         """The attribution of the tensor instance (storage root, call path); with ``last_step``
@@ -680,7 +684,8 @@ def _resolve(program: LoweredProgram, tr: _Trace, weights: set[str], variables: 
             which = whiches.pop() if len(whiches) == 1 and _holds_state(held, variables) else ""
             attributions.append(Attribution(parameter_of(held), base.role, which))
         by_step[key] = (tuple(step for step, _held in events), tuple(attributions))
-    return Provenance(program, parameter_of_variable, instances, buffers, op_parameter, by_step)
+    return Provenance(program, parameter_of_variable, instances, buffers, op_parameter, by_step,
+                      dict(tr.op_keys), dict(tr.held_ever))
 
 
 def _plain_buffer(buf, destinations: Mapping[Key, str], tr: _Trace, instances: Mapping[Key, Attribution],

@@ -13,7 +13,10 @@ that step lowers. Per op (views lower to no step and have no row):
 - ``tiles``: the tiles its steps take part on; ``ipu``: the IPU when all its steps run on one;
 - ``name``: a distinct readable name (:func:`unique_names`); ``debug_name`` its popxl debug name;
   ``type`` its popxl op type; ``layer`` and ``source`` are "" (the emulator records no debug
-  layer nor source location).
+  layer nor source location);
+- ``parameter`` and ``role``: the parameter whose data the op acts on and what of it the op
+  serves, exact from the program's provenance (op_attribution.py: the rule); "" and "" without
+  a provenance.
 
 What no op owns -- the program's base control code, the vertex code (one copy of a codelet
 serves every op on a tile), the WeightsFromHost copies, the run's opening control copies and
@@ -33,7 +36,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from profcompare.emulator.compile.attribution import Provenance
 from profcompare.emulator.compile.code import CodeModel
+from profcompare.emulator.compile.op_attribution import op_attributions
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram, OpInfo
 from profcompare.model import CATEGORY_GROUPS, DEVICE_PHASES, PHASES, UNATTRIBUTED_OPERATION, operations_from_rows
@@ -56,13 +61,15 @@ def category_totals(categories: pd.DataFrame) -> tuple[int, int, int]:
 
 def operations_frame(program: LoweredProgram, steps: ProgramSteps, code: CodeModel, static_cycles: np.ndarray,
                      categories: pd.DataFrame, device_cycles: int,
-                     step_ipus: Sequence[tuple[int, ...]] = ()) -> pd.DataFrame:
+                     step_ipus: Sequence[tuple[int, ...]] = (), *,
+                     provenance: Provenance | None = None) -> pd.DataFrame:
     """The ``operations`` table of ``program`` (see the module docstring): one row per op that
     lowers to steps, in program order, then the remainder row when anything is left.
 
     ``static_cycles`` is the cycles of each static step by phase (cycles.static_cycles),
     ``categories`` the report's categories table, ``device_cycles`` the report's device cycles of
-    one run, ``step_ipus`` the IPUs of each static step (trace.step_places).
+    one run, ``step_ipus`` the IPUs of each static step (trace.step_places), ``provenance`` the
+    program's attribution (attribution.trace), which gives each op its parameter and role.
     """
     n_static = len(steps.static)
     run = steps.exec_static[steps.setup_steps:]
@@ -78,6 +85,7 @@ def operations_frame(program: LoweredProgram, steps: ProgramSteps, code: CodeMod
     rows: list[tuple] = []
     lowered = [op for op in program.ops.values() if steps_of.get(op.id)]  # a view has no step of its own
     names = unique_names(program, lowered)
+    served = op_attributions(program, provenance, steps.op_class) if provenance is not None else {}
     for op, name in zip(lowered, names):
         indices = steps_of[op.id]
         ipus = {int(i) for s in indices if s < len(step_ipus) for i in step_ipus[s]}
@@ -86,11 +94,13 @@ def operations_frame(program: LoweredProgram, steps: ProgramSteps, code: CodeMod
         rows.append((name, op.name, op.type, "", next(iter(ipus)) if len(ipus) == 1 else None,
                      int(code_bytes), int(vertex_state), int(exchange),
                      int(sum(cycles_of_step[s] for s in indices)),
-                     int(op.flops) * executions, code.op_tiles.get(op.id), ""))
+                     int(op.flops) * executions, code.op_tiles.get(op.id), "",
+                     served[op.id].parameter if op.id in served else "",
+                     served[op.id].role if op.id in served else ""))
     code_total, vertex_total, exchange_total = category_totals(categories)
     left = _remainder(rows, code_total, vertex_total, exchange_total, int(device_cycles))
     if any(left):
-        rows.append((UNATTRIBUTED_OPERATION, "", "", "", None, *left, None, None, ""))
+        rows.append((UNATTRIBUTED_OPERATION, "", "", "", None, *left, None, None, "", "", ""))
     return operations_from_rows(rows)
 
 

@@ -27,7 +27,7 @@ def comparison_brief(cmp: Comparison, *, moves: int = MOVES_SHOWN, sections: Seq
     comparison's warnings, the verdict, the ``moves`` largest ledger moves ("Where the memory
     moved"), ``sections`` and the ``next_steps`` lines under :data:`NEXT_TITLE`."""
     verdict = comparison_verdict(cmp)
-    parts = [comparison_verdict_section(cmp, verdict, first_screen=True), comparison_moves_section(cmp, moves),
+    parts = [comparison_verdict_section(cmp, verdict, first_screen=True), comparison_moves_section(cmp, moves, op_name=False),
              *sections]
     if next_steps:
         parts.append(Section(NEXT_TITLE, notes=(), items=tuple(next_steps)))

@@ -2,13 +2,15 @@
 
 A comparison leads with "Where the memory moved" (its largest (parameter, role) moves in plain
 words; the page adds a chart), then the "Memory ledger" (one row per parameter with a column per
-location, then every (parameter, role, location) row) and "What changed the not-always-live
-peak". A single report shows its "Memory ledger" (every row) and what is "Live at the
+location, then every (parameter, role, location) row, then -- when a report records its ops --
+the code and cycles per (parameter, role)) and "What changed the not-always-live peak". A single
+report shows its "Memory ledger" (every row, then its code and cycles) and what is "Live at the
 not-always-live peak". Bytes are per replica, as everywhere. The builders make no chart: the page
 attaches its own by section id.
 
 Modules: this one (the moves and the ledger), :mod:`.ledger_rows` (every ledger row as a table,
-the page's row bound and the ledger's page data) and :mod:`.ledger_peak` (the peak sections).
+the page's row bound and the ledger's page data), :mod:`.ledger_code` (the code and cycles table)
+and :mod:`.ledger_peak` (the peak sections).
 """
 
 from __future__ import annotations
@@ -25,9 +27,15 @@ from profcompare.render.html_model import Cell, Column, Row, Section, Table, byt
 from profcompare.render.ledger_words import (
     MOVES_SHOWN,
     TONE_LEGEND,
+    code_words,
     location_title,
     move_sentence,
     parameter_text,
+)
+from profcompare.render.sections.ledger_code import (
+    comparison_ledger_code_table,
+    has_ops,
+    report_ledger_code_table,
 )
 from profcompare.render.sections.ledger_peak import (
     COMPARISON_PEAK_TITLE,
@@ -51,9 +59,12 @@ MOVES_TITLE = "Where the memory moved"
 LEDGER_TITLE = "Memory ledger"
 
 
-def comparison_moves_section(cmp: Comparison, shown: int = MOVES_SHOWN) -> Section:
+def comparison_moves_section(cmp: Comparison, shown: int = MOVES_SHOWN, *, op_name: bool = True) -> Section:
     """The ``shown`` largest (parameter, role) moves of the comparison's ledger, each a sentence
-    (:func:`~profcompare.render.ledger_words.move_sentence`), and a note saying how many there are."""
+    (:func:`~profcompare.render.ledger_words.move_sentence`), and a note saying how many there are.
+    When a report records operations, the top move also says what its ops' code and cycles did
+    (:func:`~profcompare.render.ledger_words.code_words`; ``op_name``: naming the op that changed
+    most, which the first screen leaves to the ledger for room)."""
     everything = cmp.ledger_moves(None)
     if not len(everything):
         text = ("No parameter's bytes changed between the reports." if len(cmp.ledger)
@@ -66,8 +77,15 @@ def comparison_moves_section(cmp: Comparison, shown: int = MOVES_SHOWN) -> Secti
                 "of |delta| over locations); bytes per replica.")
     else:
         note = f"All {len(everything):,} (parameter, role) moves, largest first; bytes per replica."
-    return Section(MOVES_TITLE, id="moves", items=tuple(move_sentence(m) for m in moves.itertuples(index=False)),
-                   notes=(note,))
+    items = [move_sentence(m) for m in moves.itertuples(index=False)]
+    if has_ops(cmp):  # the top move names what its ops' code and cycles did
+        top = moves.iloc[0]
+        code = cmp.ledger_code()
+        row = code[(code["parameter"] == top["parameter"]) & (code["role"] == top["role"])]
+        words = code_words(row.iloc[0], op_name=op_name) if len(row) else ""
+        if words:
+            items[0] += f"; {words}"
+    return Section(MOVES_TITLE, id="moves", items=tuple(items), notes=(note,))
 
 
 def report_ledger_section(report: Report, top: int | None) -> Section:
@@ -84,7 +102,10 @@ def report_ledger_section(report: Report, top: int | None) -> Section:
                  f"{rows:,} row{'' if rows == 1 else 's'}.")
     elif len(frame):
         text += " Every row is attributed."
-    return Section(LEDGER_TITLE, id="ledger", tables=(report_ledger_rows_table(report, top),), text=text)
+    tables: tuple[Table, ...] = (report_ledger_rows_table(report, top),)
+    if has_ops(report):  # the code and cycles of the ops acting on each parameter's data
+        tables += (report_ledger_code_table(report, top),)
+    return Section(LEDGER_TITLE, id="ledger", tables=tables, text=text)
 
 
 def _location_cell(base: Any, new: Any, delta: Any, *, toned: bool = True) -> Cell:
@@ -150,10 +171,12 @@ def comparison_by_parameter_table(cmp: Comparison, top: int | None) -> Table:
 
 def comparison_ledger_section(cmp: Comparison, top: int | None) -> Section:
     """The ledger of a comparison: per parameter, then every (parameter, role, location) row,
-    each cut to ``top`` (None: all), and the legend of the colours."""
-    return Section(LEDGER_TITLE, id="ledger",
-                   tables=(comparison_by_parameter_table(cmp, top), comparison_ledger_rows_table(cmp, top)),
-                   notes=(TONE_LEGEND,))
+    then (when a report records operations) the code and cycles per (parameter, role), each cut
+    to ``top`` (None: all), and the legend of the colours."""
+    tables: tuple[Table, ...] = (comparison_by_parameter_table(cmp, top), comparison_ledger_rows_table(cmp, top))
+    if has_ops(cmp):
+        tables += (comparison_ledger_code_table(cmp, top),)
+    return Section(LEDGER_TITLE, id="ledger", tables=tables, notes=(TONE_LEGEND,))
 
 
 def with_liveness_rule(section: Section, rule: str | None) -> Section:
