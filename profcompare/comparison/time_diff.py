@@ -149,15 +149,17 @@ def _trace_run(execution: pd.DataFrame, trace: pd.DataFrame) -> int | None:
     return int(hit.index[0]) if len(hit) else None
 
 
-def _group_names(program: pd.Series, parent_of: dict[str, str]) -> np.ndarray:
+def _group_names(program: pd.Series, trace: pd.DataFrame) -> np.ndarray:
     """The op group of each step: the trace's parent of its program, else its name up to the
-    first ``/`` (the whole name when none)."""
-    names = program.to_numpy(dtype=object)
-    out = np.empty(len(names), dtype=object)
-    for i, name in enumerate(names):
-        parent = parent_of.get(name, "")
-        out[i] = parent if parent else str(name).split("/", 1)[0]
-    return out
+    first ``/`` (the whole name when none). Worked out once per distinct program name."""
+    codes, names = pd.factorize(program.astype(str).to_numpy(dtype=object))
+    parent_of: dict[str, str] = {}
+    if len(trace):
+        for name, parent in zip(trace["program"].astype(str).to_numpy(dtype=object).tolist(),
+                                trace["parent"].astype(str).to_numpy(dtype=object).tolist()):
+            parent_of.setdefault(name, parent)
+    groups = np.asarray([parent_of.get(name) or str(name).split("/", 1)[0] for name in names.tolist()], dtype=object)
+    return groups[codes] if len(codes) else np.zeros(0, dtype=object)
 
 
 def _call_spans(group: np.ndarray) -> list[tuple[int, int, str]]:
@@ -181,43 +183,52 @@ def _call_spans(group: np.ndarray) -> list[tuple[int, int, str]]:
 
 @dataclass(frozen=True)
 class _Attributed:
-    """The attributed variables of a report as arrays: liveness interval, bytes, parameter, role."""
+    """The attributed variables of a report as arrays: liveness interval, bytes, parameter, role;
+    ``by_first`` / ``by_last`` order them by first and by last step (for range searches)."""
 
     first: np.ndarray
     last: np.ndarray
     nbytes: np.ndarray
     parameter: np.ndarray
     role: np.ndarray
+    by_first: np.ndarray
+    by_last: np.ndarray
+    first_sorted: np.ndarray
+    last_sorted: np.ndarray
 
 
 def _attribution(variables: pd.DataFrame, remote_buffers: pd.DataFrame) -> _Attributed:
-    """Arrays of the attributed variables (first, last step, bytes, parameter, role) with the
-    role of Streaming Memory copies resolved through the remote buffers."""
+    """The attributed variables with the role of Streaming Memory copies resolved through the
+    remote buffers."""
     attributed = variables[(variables["parameter"].astype(str) != "") & variables["first_step"].notna()]
     remote_role = {(str(p), str(w)): str(r) for p, w, r in
-                   zip(remote_buffers["parameter"], remote_buffers["which"].astype(str), remote_buffers["role"])
-                   if str(p)}
-    roles = []
-    for p, r, w in zip(attributed["parameter"].astype(str), attributed["role"].astype(str),
-                       attributed["which"].astype(str)):
-        roles.append(remote_role.get((p, w), "optimizer_state" if w else r) if r == "remote_staging" else r)
-    return _Attributed(attributed["first_step"].to_numpy(dtype="int64"),
-                       attributed["last_step"].to_numpy(dtype="int64"), attributed["bytes"].to_numpy(dtype="int64"),
-                       attributed["parameter"].astype(str).to_numpy(dtype=object), np.asarray(roles, dtype=object))
+                   zip(remote_buffers["parameter"].to_numpy(dtype=object),
+                       remote_buffers["which"].astype(str).to_numpy(dtype=object),
+                       remote_buffers["role"].astype(str).to_numpy(dtype=object)) if str(p)}
+    parameter = attributed["parameter"].astype(str).to_numpy(dtype=object)
+    role = attributed["role"].astype(str).to_numpy(dtype=object).copy()
+    which = attributed["which"].astype(str).to_numpy(dtype=object)
+    for k in np.flatnonzero(role == "remote_staging").tolist():
+        role[k] = remote_role.get((parameter[k], which[k]), "optimizer_state" if which[k] else role[k])
+    first = attributed["first_step"].to_numpy(dtype="int64")
+    last = attributed["last_step"].to_numpy(dtype="int64", na_value=-1)
+    by_first, by_last = np.argsort(first, kind="stable"), np.argsort(last, kind="stable")
+    return _Attributed(first, last, attributed["bytes"].to_numpy(dtype="int64"), parameter, role,
+                       by_first, by_last, first[by_first], last[by_last])
 
 
 _RANK = {role: i for i, role in enumerate(ROLE_PRIORITY)}
 
 
-def _charge(attribution: _Attributed, lo: int, hi: int, reads: bool) -> tuple[str, str, int]:
-    """(parameter, role, bytes) of what steps ``lo``..``hi`` write (liveness starts there), else
-    read (ends there) when ``reads``; ("", "", 0) when none."""
-    first, last, nbytes = attribution.first, attribution.last, attribution.nbytes
-    parameter, role = attribution.parameter, attribution.role
-    for edge in ((first,) if not reads else (first, last)):
-        hit = np.flatnonzero((edge >= lo) & (edge <= hi))
+def _charge(attribution: _Attributed, ranges: tuple[tuple[int, int], tuple[int, int]]) -> tuple[str, str, int]:
+    """(parameter, role, bytes) of what a group writes (the variables whose liveness starts in
+    it: ``ranges[0]``, positions in first-step order), else reads (ends in it: ``ranges[1]``, in
+    last-step order); ("", "", 0) when none."""
+    nbytes, parameter, role = attribution.nbytes, attribution.parameter, attribution.role
+    for (lo, hi), order in zip(ranges, (attribution.by_first, attribution.by_last)):
+        hit = order[lo:hi]
         if len(hit):
-            best = min(hit, key=lambda k: (_RANK.get(str(role[k]), len(_RANK)), -int(nbytes[k])))
+            best = min(hit.tolist(), key=lambda k: (_RANK.get(str(role[k]), len(_RANK)), -int(nbytes[k])))
             same = hit[(parameter[hit] == parameter[best]) & (role[hit] == role[best])]
             return str(parameter[best]), str(role[best]), int(nbytes[same].sum())
     return "", "", 0
@@ -247,8 +258,7 @@ def report_steps(report: Report) -> pd.DataFrame:
         .to_numpy(dtype="float64"),
     })
     trace = report.trace
-    parent_of = dict(zip(trace["program"].astype(str), trace["parent"].astype(str))) if len(trace) else {}
-    steps["group"] = _group_names(steps["program"], parent_of)
+    steps["group"] = _group_names(steps["program"], trace)
 
     # the trace run's intervals of each step, the IPUs its blocks are on, and the overlap
     ipu = np.zeros(len(steps), dtype="int64")
@@ -272,29 +282,49 @@ def report_steps(report: Report) -> pd.DataFrame:
         owner = np.where(ok, order[np.maximum(at, 0)], -1)
         ok &= owner >= 0
         ok[ok] &= t_from[ok] < np.where(known, b, -np.inf)[owner[ok]]
-        step_ipus: dict[int, set[int]] = {}
-        for k, i in zip(owner[ok], t_ipu[ok]):
-            step_ipus.setdefault(int(k), set()).add(int(i))
-        for k, ipus in step_ipus.items():
-            ipu[k] = min(ipus)
+        owners, lanes_of = owner[ok], t_ipu[ok]
+        low = np.full(len(steps), np.iinfo(np.int64).max, dtype="int64")
+        high = np.full(len(steps), -1, dtype="int64")
+        np.minimum.at(low, owners, lanes_of)
+        np.maximum.at(high, owners, lanes_of)
+        drawn = high >= 0
+        ipu[drawn] = low[drawn]
+        # the IPUs of a step drawn on several (an IpuCopy, a host copy's Begin): few, so in Python
+        several = drawn & (low != high)
+        lane_sets: dict[int, frozenset[int]] = {}
+        if several.any():
+            on_several = several[owners]
+            for k, lane in zip(owners[on_several].tolist(), lanes_of[on_several].tolist()):
+                lane_sets[k] = lane_sets.get(k, frozenset()) | {lane}
         compute = (trace["type"].astype(str) == "OnTileExecute").to_numpy()
         is_compute = (steps["type"] == "OnTileExecute").to_numpy() | (steps["phase"] == "compute").to_numpy()
         length = np.where(known, b - a, 0.0)
         covered = np.zeros(len(steps), dtype="float64")
         idx = np.flatnonzero(known & ~is_compute)
         covered[idx] = _covered(t_from[compute], t_to[compute], a[idx], b[idx])
-        lanes = sorted(set(t_ipu.tolist()))
-        for lane_set in {frozenset(step_ipus.get(int(k), {0})) for k in np.flatnonzero(known & is_compute)}:
-            members = np.asarray([k for k in np.flatnonzero(known & is_compute)
-                                  if frozenset(step_ipus.get(int(k), {0})) == lane_set], dtype="int64")
-            others = compute & ~np.isin(t_ipu, list(lane_set))
-            if len(lanes) > 1 and others.any():
-                covered[members] = _covered(t_from[others], t_to[others], a[members], b[members])
+        if len(set(t_ipu.tolist())) > 1:
+            # a compute step: compute on the IPUs it does not run on
+            by_set: dict[frozenset[int], list[int]] = {}
+            for k in np.flatnonzero(known & is_compute & several).tolist():
+                by_set.setdefault(lane_sets[k], []).append(k)
+            single = known & is_compute & ~several
+            for lane in np.unique(ipu[single]).tolist():
+                by_set[frozenset({lane})] = np.flatnonzero(single & (ipu == lane)).tolist()
+            for lane_set, members in by_set.items():
+                others = compute & ~np.isin(t_ipu, list(lane_set))
+                if others.any():
+                    where = np.asarray(members, dtype="int64")
+                    covered[where] = _covered(t_from[others], t_to[others], a[where], b[where])
         overlapped_share = np.divide(covered, length, out=np.zeros_like(covered), where=length > 0)
     steps.insert(0, "ipu", ipu)
     steps["exposed_cycles"] = steps["cycles"].to_numpy() * (1.0 - np.clip(overlapped_share, 0.0, 1.0))
     _charge_groups(steps, report)
     return steps[list(_STEP_COLUMNS)]
+
+
+#: The kind of a step outside a moving or update group, by its phase.
+_PHASE_KIND = {"compute": "compute", "exchange": "exchange", "sync": "sync", "host_io": "host transfer",
+               "streaming_memory": "remote transfer", "collective": "collective"}
 
 
 def _charge_groups(steps: pd.DataFrame, report: Report) -> None:
@@ -305,13 +335,10 @@ def _charge_groups(steps: pd.DataFrame, report: Report) -> None:
     types = steps["type"].to_numpy(dtype=object)
     phases = steps["phase"].to_numpy(dtype=object)
     cycles = steps["cycles"].to_numpy(dtype="float64")
-    kind = np.empty(n, dtype=object)
     parameter = np.full(n, "", dtype=object)
     role = np.full(n, "", dtype=object)
     moved = np.zeros(n, dtype="float64")
     attribution = _attribution(report.variables, report.remote_buffers)
-    phase_kind = {"compute": "compute", "exchange": "exchange", "sync": "sync", "host_io": "host transfer",
-                  "streaming_memory": "remote transfer", "collective": "collective"}
     # update calls: every step inside the copies in/out of an optimizer graph's call
     update_span = np.full(n, -1, dtype="int64")
     call_spans = [s for s in _call_spans(group) if UPDATE_PATTERN.search(s[2])]
@@ -319,42 +346,47 @@ def _charge_groups(steps: pd.DataFrame, report: Report) -> None:
         update_span[lo:hi + 1] = number
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if n else np.zeros(0, dtype="int64")
     ends = np.r_[starts[1:], n]
-    for lo, hi in zip(starts, ends):
-        members = slice(lo, hi)
-        group_types = set(types[members])
-        group_phases = set(phases[members])
-        if "RemoteLoad" in group_types:
-            group_kind = "remote load"
-        elif "RemoteStore" in group_types:
-            group_kind = "remote store"
-        elif "collective" in group_phases:
-            group_kind = "collective"
-        elif "host_io" in group_phases:
-            group_kind = "host transfer"
-        elif "streaming_memory" in group_phases:
-            group_kind = "remote transfer"
-        elif UPDATE_PATTERN.search(str(group[lo])) or update_span[lo] >= 0:
-            group_kind = "update"
-        else:
-            group_kind = ""
-        if group_kind == "update":
-            span = update_span[lo]
-            first_step, last_step = ((step_no[call_spans[span][0]], step_no[call_spans[span][1]]) if span >= 0
-                                     else (step_no[lo], step_no[hi - 1]))
-            who = _charge(attribution, int(first_step), int(last_step), reads=True)
-        elif group_kind:
-            who = _charge(attribution, int(step_no[lo]), int(step_no[hi - 1]), reads=True)
-        else:
-            who = ("", "", 0)
-        for k in range(lo, hi):
-            kind[k] = group_kind or phase_kind.get(str(phases[k]), "compute")
-        parameter[members], role[members] = who[0], who[1]
-        if group_kind in MOVING_KINDS and who[2]:
-            data = [k for k in range(lo, hi) if types[k] in DATA_STEP_TYPES]
-            if not data:
-                data = [lo + int(np.argmax(cycles[members]))]
-            for k in data:
-                moved[k] = who[2] / len(data)
+    if not n:
+        steps["kind"], steps["parameter"], steps["role"], steps["bytes_moved"] = [], [], [], []
+        return
+    codes, names = pd.factorize(pd.Series(group, dtype=object))
+    update_name = np.asarray([bool(UPDATE_PATTERN.search(str(name))) for name in names], dtype=bool)
+
+    def any_in_group(mask: np.ndarray) -> np.ndarray:
+        return np.logical_or.reduceat(mask, starts)
+
+    group_kind = np.select(
+        [any_in_group(types == "RemoteLoad"), any_in_group(types == "RemoteStore"),
+         any_in_group(phases == "collective"), any_in_group(phases == "host_io"),
+         any_in_group(phases == "streaming_memory"), update_name[codes[starts]] | (update_span[starts] >= 0)],
+        ["remote load", "remote store", "collective", "host transfer", "remote transfer", "update"], "")
+    group_of = np.repeat(np.arange(len(starts)), ends - starts)
+    own = pd.Series(phases, dtype=object).map(_PHASE_KIND).fillna("compute").to_numpy(dtype=object)
+    kind = np.where(group_kind[group_of] != "", group_kind[group_of], own).astype(object)
+    data_step = np.isin(types, list(DATA_STEP_TYPES))
+    charged = np.flatnonzero(group_kind != "")
+    # the steps each charged group spans (an update inside a call: the call's), and the
+    # variables whose liveness starts / ends there, found for every group at once
+    span_of = update_span[starts[charged]]
+    in_call = (group_kind[charged] == "update") & (span_of >= 0)
+    call_first = np.asarray([step_no[c[0]] for c in call_spans] or [0], dtype="int64")
+    call_last = np.asarray([step_no[c[1]] for c in call_spans] or [0], dtype="int64")
+    first_step = np.where(in_call, call_first[np.maximum(span_of, 0)], step_no[starts[charged]])
+    last_step = np.where(in_call, call_last[np.maximum(span_of, 0)], step_no[ends[charged] - 1])
+    written = (np.searchsorted(attribution.first_sorted, first_step, side="left"),
+               np.searchsorted(attribution.first_sorted, last_step, side="right"))
+    read = (np.searchsorted(attribution.last_sorted, first_step, side="left"),
+            np.searchsorted(attribution.last_sorted, last_step, side="right"))
+    for number, g in enumerate(charged.tolist()):
+        lo, hi = int(starts[g]), int(ends[g])
+        who = _charge(attribution, ((int(written[0][number]), int(written[1][number])),
+                                    (int(read[0][number]), int(read[1][number]))))
+        parameter[lo:hi], role[lo:hi] = who[0], who[1]
+        if group_kind[g] in MOVING_KINDS and who[2]:
+            data = lo + np.flatnonzero(data_step[lo:hi])
+            if not len(data):
+                data = np.asarray([lo + int(np.argmax(cycles[lo:hi]))])
+            moved[data] = who[2] / len(data)
     steps["kind"], steps["parameter"], steps["role"], steps["bytes_moved"] = kind, parameter, role, moved
 
 
@@ -400,16 +432,13 @@ def time_diff(base: Report, new: Report) -> pd.DataFrame:
         codes = codes.astype(np.int64)
         bi, ni, _method = _align_sequences(codes[: len(bl)], codes[len(bl):])
         # differing names paired by position become a removed and an added row
-        b_rows: list[int] = []
-        n_rows: list[int] = []
-        for x, y in zip(bi.tolist(), ni.tolist()):
-            if x >= 0 and y >= 0 and codes[x] != codes[len(bl) + y]:
-                b_rows += [x, -1]
-                n_rows += [-1, y]
-            else:
-                b_rows.append(x)
-                n_rows.append(y)
-        bi_rows, ni_rows = np.asarray(b_rows, dtype="int64"), np.asarray(n_rows, dtype="int64")
+        paired = (bi >= 0) & (ni >= 0)
+        split = np.zeros(len(bi), dtype=bool)
+        split[paired] = codes[bi[paired]] != codes[len(bl) + ni[paired]]
+        at = np.repeat(np.arange(len(bi)), 1 + split.astype("int64"))
+        second = np.r_[False, at[1:] == at[:-1]]
+        bi_rows = np.where(split[at] & second, -1, bi[at])
+        ni_rows = np.where(split[at] & ~second, -1, ni[at])
         pieces.append(_lane_rows(lane, bl, nl, bi_rows, ni_rows, base, new))
     rows = {c: np.concatenate([p[c] for p in pieces]) for c in pieces[0]}
     frame = pd.DataFrame(rows)
