@@ -1,12 +1,14 @@
 """JSON output for scripts and CI (``--format json``); every document carries ``schema_version``.
 
-Shapes (schema_version 7; version 3 added the memory ledger, version 4 the verdict, the liveness
+Shapes (schema_version 8; version 3 added the memory ledger, version 4 the verdict, the liveness
 rule, ``host_seconds_per_step`` in the summary and tile-memory totals in ``ledger_by_parameter``,
 version 5 the tables the pages show that the export lacked -- ``time``, ``liveness_peak``,
 ``tile_stats``, ``memory_per_ipu``, ``replicas``, ``loaded_code``, ``streaming_memory_totals`` and
 ``execution_trace``, version 6 a comparison's ``headline``, version 7 the program tree
 (``programs``), a comparison's ``config_differences`` (what differs in the two sides'
-configuration), every ``meta``'s ``layout`` and ``sections``; every older key is kept).
+configuration), every ``meta``'s ``layout`` and ``sections``, version 8 a comparison's
+``time_diff`` (where the device cycles went, step by step) and the verdict facts' ``time_causes``;
+every older key is kept).
 
 ``sections`` holds the sections exactly as the HTML page draws them, with the page's row limits
 (:meth:`~profcompare.render.sections.order.RowLimits.page`): one object per section (``id``,
@@ -65,7 +67,15 @@ what a reader of the page sees, figure for figure:
      "operations": [Comparison.operations rows: the two reports' ops paired],
      "config_differences": [Comparison.config_differences rows: setting, base, new (values as text,
                             null where a side does not set it), kind (intended | unexpected),
-                            moves_figures, note; intended rows first]}
+                            moves_figures, note; intended rows first],
+     "time_diff": {"summary": {TimeDiffSummary fields: base_cycles, new_cycles, delta_cycles,
+                               gross_cycles, attributed_share, parameter_share, base_exposed_cycles,
+                               new_exposed_cycles, delta_exposed_cycles, delta_overlapped_cycles,
+                               clock_hz},
+                   "causes": [Comparison.time_causes() rows: parameter, role, kind, steps,
+                              delta_cycles, delta_exposed_cycles, delta_overlapped_cycles,
+                              base_bytes_moved, new_bytes_moved, base_/new_bytes_per_second],
+                   "steps": [Comparison.time_diff rows whose delta_cycles is not 0]}}
 
 Lists of rows carry the columns of the matching Report / Comparison table. Everything is
 complete unless ``--top N`` limits the variables (the largest first; ``cut`` says how many
@@ -110,7 +120,7 @@ from profcompare.render.sections import VariablesView, limit
 from profcompare.render.page.export import sections_data
 from profcompare.render.sections.order import RowLimits, comparison_sections, report_sections
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: metric units whose values are whole numbers
 _INTEGER_UNITS = frozenset({"bytes", "tiles"})
@@ -334,7 +344,18 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
         "operations": frame_records(cmp.operations),
         "sections": sections_data(comparison_sections(cmp, RowLimits.page(top), verdict=verdict)),
         "config_differences": frame_records(cmp.config_differences),
+        "time_diff": _time_steps(cmp),
     }
+
+
+def _time_steps(cmp: Comparison) -> dict[str, Any]:
+    """The time diff: its totals, its causes and its rows that changed (complete)."""
+    import dataclasses
+
+    diff = cmp.time_diff
+    return {"summary": jsonable(dataclasses.asdict(cmp.time_diff_summary())),
+            "causes": frame_records(cmp.time_causes()),
+            "steps": frame_records(diff[diff["delta_cycles"] != 0])}
 
 
 def _time_diff(cmp: Comparison) -> dict[str, Any]:
