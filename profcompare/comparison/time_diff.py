@@ -569,6 +569,42 @@ def time_causes(diff: pd.DataFrame, clock_hz: float) -> pd.DataFrame:
     return out[["parameter", "role", "kind", "steps", *columns, "base_bytes_per_second", "new_bytes_per_second"]]
 
 
-__all__ = ["DATA_STEP_TYPES", "MOVING_KINDS", "ROLE_PRIORITY", "SPAN_KIND", "TIME_DIFF_COLUMNS", "TIME_KINDS",
+#: Statuses of the new run's steps the trace marks.
+MARKED_STATUSES: tuple[str, ...] = ("added", "slower")
+
+
+def marked_steps(diff: pd.DataFrame, new: Report, limit: int | None = 2000) -> pd.DataFrame:
+    """Where the new run's added and slower steps lie in its trace run: ipu, cycles_from,
+    cycles_to (int64), status, program, delta_cycles (float64), one row per step of ``diff`` (the
+    time diff of some base and ``new``) with status in :data:`MARKED_STATUSES`, the ``limit``
+    largest changes at most; empty without a trace or intervals."""
+    columns = {"ipu": "int64", "cycles_from": "int64", "cycles_to": "int64", "status": object, "program": object,
+               "delta_cycles": "float64"}
+    empty = pd.DataFrame({c: pd.Series(dtype=t) for c, t in columns.items()})
+    execution = new.execution
+    if not len(diff) or not len(execution):
+        return empty
+    device = execution[~runtime_rows(execution["phase"])]
+    run = _trace_run(device, new.trace)
+    if run is None:
+        return empty
+    rows = diff[diff["status"].isin(MARKED_STATUSES) & diff["new_step"].notna()]
+    if limit is not None and len(rows) > limit:
+        rows = rows.iloc[np.argsort(-np.abs(rows["delta_cycles"].to_numpy()), kind="stable")[:limit]]
+    spans = device[device["run"] == run].groupby("step", sort=True).agg(a=("cycles_from", "min"), b=("cycles_to", "max"))
+    steps = rows["new_step"].to_numpy(dtype="int64")
+    spans = spans.reindex(steps)
+    known = spans["a"].notna().to_numpy() & spans["b"].notna().to_numpy()
+    return pd.DataFrame({
+        "ipu": rows["ipu"].to_numpy(dtype="int64")[known],
+        "cycles_from": spans["a"].to_numpy(dtype="float64")[known].astype("int64"),
+        "cycles_to": spans["b"].to_numpy(dtype="float64")[known].astype("int64"),
+        "status": rows["status"].to_numpy(dtype=object)[known],
+        "program": rows["program"].to_numpy(dtype=object)[known],
+        "delta_cycles": rows["delta_cycles"].to_numpy(dtype="float64")[known],
+    })
+
+
+__all__ = ["DATA_STEP_TYPES", "MARKED_STATUSES", "marked_steps", "MOVING_KINDS", "ROLE_PRIORITY", "SPAN_KIND", "TIME_DIFF_COLUMNS", "TIME_KINDS",
            "TIME_STATUSES", "TimeDiffSummary", "UPDATE_PATTERN", "report_steps", "time_causes", "time_diff",
            "time_diff_summary"]

@@ -164,7 +164,7 @@ def test_markdown_says_which_report_is_base_and_new(comparison: Comparison) -> N
 def test_show_json_shape(offchip: Report) -> None:
     data = json.loads(get_renderer("json").render(offchip))
     assert list(data)[:3] == ["schema_version", "meta", "summary"]
-    assert data["schema_version"] == 7
+    assert data["schema_version"] == 8
     assert data["meta"]["label"] == "offchip-sharded"
     assert data["meta"]["simulated"] is True
     assert list(data["summary"]) == list(METRICS)
@@ -188,7 +188,7 @@ def test_show_json_nan_is_null() -> None:
 def test_compare_json_shape(comparison: Comparison) -> None:
     data = json.loads(get_renderer("json").render(comparison, top=4))
     assert list(data)[:7] == ["schema_version", "base", "new", "verdict", "liveness_rule", "summary", "ledger_moves"]
-    assert data["schema_version"] == 7
+    assert data["schema_version"] == 8
     assert data["base"]["label"] == "onchip" and data["new"]["label"] == "offchip-sharded"
     assert list(data["summary"]) == list(METRICS)
     peak = data["summary"]["peak_liveness_bytes"]
@@ -339,7 +339,7 @@ def test_compare_json_holds_every_table_the_page_shows(comparison: Comparison) -
     assert list(data)[:len(_V4_COMPARE_KEYS)] == list(_V4_COMPARE_KEYS)
     assert list(data)[len(_V4_COMPARE_KEYS):] == ["time", "memory_per_ipu", "replicas", "base_report", "new_report",
                                                    "headline", "programs", "operations", "sections",
-                                                   "config_differences"]
+                                                   "config_differences", "time_diff"]
     seconds = data["time"]["seconds_per_step"]
     assert (seconds["base"], seconds["new"]) == (data["summary"]["seconds_per_step"]["base"],
                                                  data["summary"]["seconds_per_step"]["new"])

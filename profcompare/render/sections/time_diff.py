@@ -37,15 +37,15 @@ TIME_DIFF_NOTE = (
 _CAUSE_COLUMNS = (
     Column("Parameter", key="parameter"), Column("Role", key="role"), Column("Kind", key="kind"),
     Column("Steps", True, key="steps"), Column("Δ cycles", True, key="delta"),
-    Column("Δ time", True, key="time"), Column("Exposed", True, key="exposed"),
-    Column("Overlapped", True, key="overlapped"), Column("Bytes moved (base → new)", True, key="bytes"),
+    Column("Δ time", True, key="time"), Column("Δ exposed", True, key="exposed"),
+    Column("Δ overlapped", True, key="overlapped"), Column("Bytes moved (base → new)", True, key="bytes"),
     Column("Bandwidth (new)", True, key="bandwidth"),
 )
 _STEP_COLUMNS = (
     Column("IPU", True, key="ipu"), Column("Program", key="program"), Column("Status", key="status"),
     Column("Kind", key="kind"), Column("Parameter", key="parameter"), Column("Role", key="role"),
     Column("Base cycles", True, key="base"), Column("New cycles", True, key="new"),
-    Column("Δ cycles", True, key="delta"), Column("Exposed", True, key="exposed"),
+    Column("Δ cycles", True, key="delta"), Column("Δ exposed", True, key="exposed"),
     Column("Bytes moved (new)", True, key="bytes"), Column("Bandwidth (new)", True, key="bandwidth"),
 )
 
