@@ -156,3 +156,41 @@ def test_no_execution_gives_an_empty_diff() -> None:
     assert "delta_cycles" in diff.columns
     only_new = time_diff(empty, new)
     assert set(only_new["status"]) <= {"added", "span"}
+
+
+def test_gates_on_the_hand_worked_pair() -> None:
+    from profcompare.comparison import check_limits, parse_limit
+
+    cmp = compare(*hand_worked_pair())
+    # attributed: 70 of 130 changed cycles = 53.85%; exposed: 240 -> 190 cycles (-20.83%)
+    assert check_limits(cmp, [parse_limit("time_diff_attributed<60%")]) == [
+        "time_diff_attributed<60%: the time diff charges 53.85% of the changed cycles to parameters, roles or "
+        "named kinds, below the 60% limit"]
+    assert check_limits(cmp, [parse_limit("time_diff_attributed<50%"), parse_limit("exposed_cycles>0%")]) == []
+    assert check_limits(cmp, [parse_limit("exposed_cycles<-10%")]) == [
+        "exposed_cycles<-10%: exposed_cycles better by 20.83% (dropped 240 cycles -> 190 cycles), below the -10% "
+        "limit"]
+
+
+def test_section_text_on_the_hand_worked_pair() -> None:
+    from profcompare.render.sections.time_diff import comparison_time_diff_section
+    from profcompare.render.text import render_document
+    from profcompare.render.sections import Document
+
+    section = comparison_time_diff_section(compare(*hand_worked_pair()), 20)
+    assert section is not None and section.title == "Time diff"
+    assert section.text == (
+        "Device cycles per run 240 → 250 (+10, +0.000 ms); 53.8% of the changed cycles charged to parameters, "
+        "roles or named kinds (53.8% to parameters); exposed -50, overlapped +60 cycles. The rows add up to the "
+        "change. Simulated: the cycles are modelled, the bytes moved exact (shape x dtype).")
+    causes, steps = section.tables
+    assert [[c.text for c in row.cells] for row in causes.rows] == [
+        ["", "", "not in a step", "1", "-60", "-0.000 ms", "-60", "0", "", ""],
+        ["fc2.weight", "optimizer_state", "remote load", "2", "+50", "+0.000 ms", "0", "+50", "- → 400 B",
+         "40.00 GB/s"],
+        ["fc1.weight", "gathered_weight", "collective", "1", "+20", "+0.000 ms", "+10", "+10", "1.2 KiB → 1.2 KiB",
+         "20.00 GB/s"],
+    ]
+    assert [row.cells[2].text for row in steps.rows] == ["span", "added", "slower", "added"]
+    text = render_document(Document("t", (), (), (section,)))
+    assert "Time diff" in text and "remote load" in text

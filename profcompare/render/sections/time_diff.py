@@ -143,6 +143,8 @@ def comparison_time_diff_section(cmp: Comparison, top: int | None) -> Section | 
     text = summary_sentence(summary)
     if math.isnan(summary.clock_hz) or not summary.clock_hz:
         text += " The clock is unknown: times are not shown."
+    if cmp.base.meta.simulated or cmp.new.meta.simulated:
+        text += " Simulated: the cycles are modelled, the bytes moved exact (shape x dtype)."
     return Section(TIME_DIFF_TITLE, (cause_table, step_table), id=TIME_DIFF_ID, text=text)
 
 
