@@ -195,6 +195,7 @@ class _Attributed:
     by_last: np.ndarray
     first_sorted: np.ndarray
     last_sorted: np.ndarray
+    rank: np.ndarray
 
 
 def _attribution(variables: pd.DataFrame, remote_buffers: pd.DataFrame) -> _Attributed:
@@ -214,7 +215,8 @@ def _attribution(variables: pd.DataFrame, remote_buffers: pd.DataFrame) -> _Attr
     last = attributed["last_step"].to_numpy(dtype="int64", na_value=-1)
     by_first, by_last = np.argsort(first, kind="stable"), np.argsort(last, kind="stable")
     return _Attributed(first, last, attributed["bytes"].to_numpy(dtype="int64"), parameter, role,
-                       by_first, by_last, first[by_first], last[by_last])
+                       by_first, by_last, first[by_first], last[by_last],
+                       pd.Series(role, dtype=object).map(_RANK).fillna(len(_RANK)).to_numpy(dtype="int64"))
 
 
 _RANK = {role: i for i, role in enumerate(ROLE_PRIORITY)}
@@ -228,7 +230,7 @@ def _charge(attribution: _Attributed, ranges: tuple[tuple[int, int], tuple[int, 
     for (lo, hi), order in zip(ranges, (attribution.by_first, attribution.by_last)):
         hit = order[lo:hi]
         if len(hit):
-            best = min(hit.tolist(), key=lambda k: (_RANK.get(str(role[k]), len(_RANK)), -int(nbytes[k])))
+            best = int(hit[np.lexsort((-nbytes[hit], attribution.rank[hit]))[0]])
             same = hit[(parameter[hit] == parameter[best]) & (role[hit] == role[best])]
             return str(parameter[best]), str(role[best]), int(nbytes[same].sum())
     return "", "", 0
