@@ -25,6 +25,10 @@ from profcompare.render.page.notes import cut_note
 TIME_DIFF_TITLE = "Time diff"
 TIME_DIFF_ID = "time-diff"
 
+#: Most rows of each of the section's tables (fewer when ``--top`` says so): the page stays a few
+#: screens tall; every row is in the JSON export's ``time_diff`` and in ``Comparison.time_diff``.
+TIME_DIFF_MAX_ROWS = 10
+
 #: what exposed and overlapped mean, under the causes table
 TIME_DIFF_NOTE = (
     "Cycles per run of the main program. A step is charged to a parameter and role where it moves that "
@@ -123,10 +127,12 @@ def _step_rows(steps: pd.DataFrame) -> list[Row]:
 
 def comparison_time_diff_section(cmp: Comparison, top: int | None) -> Section | None:
     """The "Time diff" section of a comparison: the totals sentence, then the ``top`` causes
-    (parameter, role, kind) and the ``top`` steps that changed, largest |change| first, each
+    (parameter, role, kind) and the ``top`` steps that changed (:data:`TIME_DIFF_MAX_ROWS` at
+    most), largest |change| first, each
     with an 'other' row for the rest; None when neither report has an execution profile."""
     if not len(cmp.base.execution) and not len(cmp.new.execution):
         return None
+    top = TIME_DIFF_MAX_ROWS if top is None else min(top, TIME_DIFF_MAX_ROWS)
     diff = cmp.time_diff
     summary = cmp.time_diff_summary()
     causes = cmp.time_causes()
@@ -138,7 +144,8 @@ def comparison_time_diff_section(cmp: Comparison, top: int | None) -> Section | 
     cause_table = Table(_CAUSE_COLUMNS, tuple(_cause_rows(cause_view.rows, summary.seconds)), id="time-causes",
                         note=f"{cut_note(cause_view, 'causes')} {TIME_DIFF_NOTE}", empty="no step changed")
     step_table = Table(_STEP_COLUMNS, tuple(_step_rows(step_view.rows)), id="time-steps",
-                       note=cut_note(step_view, "steps that changed (added, removed, slower, faster)"),
+                       note=cut_note(step_view, "steps that changed (added, removed, slower, faster)")
+                       + " Every step: --format json (time_diff) or Comparison.time_diff.",
                        empty="no step changed")
     text = summary_sentence(summary)
     if math.isnan(summary.clock_hz) or not summary.clock_hz:
@@ -148,5 +155,5 @@ def comparison_time_diff_section(cmp: Comparison, top: int | None) -> Section | 
     return Section(TIME_DIFF_TITLE, (cause_table, step_table), id=TIME_DIFF_ID, text=text)
 
 
-__all__ = ["TIME_DIFF_ID", "TIME_DIFF_NOTE", "TIME_DIFF_TITLE", "comparison_time_diff_section", "format_bandwidth",
+__all__ = ["TIME_DIFF_ID", "TIME_DIFF_MAX_ROWS", "TIME_DIFF_NOTE", "TIME_DIFF_TITLE", "comparison_time_diff_section", "format_bandwidth",
            "summary_sentence"]
