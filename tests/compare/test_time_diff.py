@@ -194,3 +194,15 @@ def test_section_text_on_the_hand_worked_pair() -> None:
     assert [row.cells[2].text for row in steps.rows] == ["span", "added", "slower", "added"]
     text = render_document(Document("t", (), (), (section,)))
     assert "Time diff" in text and "remote load" in text
+
+
+def test_section_says_why_there_is_no_time_diff_without_one_sides_execution() -> None:
+    from profcompare.render.sections.time_diff import comparison_time_diff_section
+
+    base, new = hand_worked_pair()
+    empty = Report.build(base.meta)
+    section = comparison_time_diff_section(compare(empty, new), 20)
+    assert section is not None and section.tables == ()
+    assert section.notes == ("The base report has no execution profile, so there is no time diff: it needs the "
+                             "steps of both runs.",)
+    assert comparison_time_diff_section(compare(empty, empty), 20) is None

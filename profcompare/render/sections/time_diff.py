@@ -129,9 +129,15 @@ def comparison_time_diff_section(cmp: Comparison, top: int | None) -> Section | 
     """The "Time diff" section of a comparison: the totals sentence, then the ``top`` causes
     (parameter, role, kind) and the ``top`` steps that changed (:data:`TIME_DIFF_MAX_ROWS` at
     most), largest |change| first, each
-    with an 'other' row for the rest; None when neither report has an execution profile."""
+    with an 'other' row for the rest; a note when one report has no execution profile, None when
+    neither has."""
     if not len(cmp.base.execution) and not len(cmp.new.execution):
         return None
+    lacking = [role for role, report in (("base", cmp.base), ("new", cmp.new)) if not len(report.execution)]
+    if lacking:
+        return Section(TIME_DIFF_TITLE, id=TIME_DIFF_ID, notes=(
+            f"The {lacking[0]} report has no execution profile, so there is no time diff: it needs the steps of "
+            "both runs.",))
     top = TIME_DIFF_MAX_ROWS if top is None else min(top, TIME_DIFF_MAX_ROWS)
     diff = cmp.time_diff
     summary = cmp.time_diff_summary()
