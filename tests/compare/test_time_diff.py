@@ -185,7 +185,7 @@ def test_section_text_on_the_hand_worked_pair() -> None:
         "change. Simulated: the cycles are modelled, the bytes moved exact (shape x dtype).")
     causes, steps = section.tables
     assert [[c.text for c in row.cells] for row in causes.rows] == [
-        ["", "", "not in a step", "1", "-60", "-0.000 ms", "-60", "0", "", ""],
+        ["–", "–", "not in a step", "1", "-60", "-0.000 ms", "-60", "0", "", ""],
         ["fc2.weight", "optimizer_state", "remote load", "2", "+50", "+0.000 ms", "0", "+50", "- → 400 B",
          "40.00 GB/s"],
         ["fc1.weight", "gathered_weight", "collective", "1", "+20", "+0.000 ms", "+10", "+10", "1.2 KiB → 1.2 KiB",

@@ -163,8 +163,11 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
         "Tile memory: the not-always-live peak fell 32.0% (16.7 MiB -> 11.3 MiB) and always-live memory rose 14.5% "
         "(38.3 MiB -> 43.9 MiB; code +3.7 MiB), so peak liveness barely moved (+0.4%, 55.0 MiB -> 55.2 MiB) and the "
         "fullest tile is unchanged at 210.6 KiB; both fit (no tile over its 624.0 KiB budget).",
-        "Time per session.run rose 128.4% (1.653 ms -> 3.776 ms), of which device 1.298 ms -> 3.421 ms and "
-        "host/runtime unchanged at 0.355 ms; 56.2% fewer samples per second (154,846.2 -> 67,803.5).",
+        "Time per session.run rose 128.4% (1.653 ms -> 3.776 ms), of which device 1.298 ms -> 3.421 ms (+2.122 ms, "
+        "largest causes: optimizer_state remote load/store of fc1.weight, fc2.weight, fc3.weight and 5 more "
+        "+2.120 ms (2.120 ms exposed), gradient collective of fc1.weight, fc4.bias, fc4.weight +0.053 ms "
+        "(0.053 ms exposed)) and host/runtime unchanged at 0.355 ms; 56.2% fewer samples per second "
+        "(154,846.2 -> 67,803.5).",
     )
     assert tuple(main_job["json"]["verdict"]["sentences"]) == expected
     # first in every comparison: the terminal, markdown and the page

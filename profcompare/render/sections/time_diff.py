@@ -65,6 +65,15 @@ def format_bandwidth(value: Any) -> str:
     return f"{number:,.0f} B/s"
 
 
+#: What the parameter and role cells of a row charged to a kind alone say.
+NO_PARAMETER = "–"
+
+
+def _name(value: Any) -> str:
+    """A parameter or role cell: the name, or :data:`NO_PARAMETER` for a row charged to a kind."""
+    return NO_PARAMETER if is_missing(value) or not str(value) else str(value)
+
+
 def _moved(base: float, new: float) -> str:
     if not base and not new:
         return ""
@@ -89,8 +98,8 @@ def _cause_rows(causes: pd.DataFrame, seconds: Any) -> list[Row]:
     for r in causes.to_dict("records"):
         other = str(r["kind"]) == "other" and is_missing(r.get("steps"))
         rows.append(Row((
-            Cell(str(r["parameter"]) if not is_missing(r["parameter"]) else ""),
-            Cell(str(r["role"]) if not is_missing(r["role"]) else ""),
+            Cell("" if other else _name(r["parameter"])),
+            Cell("" if other else _name(r["role"])),
             Cell(str(r["kind"])),
             Cell("" if other else format_cycles(r["steps"]), sort_key(r["steps"])),
             Cell(format_cycles(r["delta_cycles"], signed=True), sort_key(r["delta_cycles"])),
@@ -112,8 +121,8 @@ def _step_rows(steps: pd.DataFrame) -> list[Row]:
             Cell(str(r["program"])),
             Cell("" if is_missing(r["status"]) else str(r["status"])),
             Cell("" if is_missing(r["kind"]) else str(r["kind"])),
-            Cell("" if is_missing(r["parameter"]) else str(r["parameter"])),
-            Cell("" if is_missing(r["role"]) else str(r["role"])),
+            Cell("" if is_missing(r["status"]) else _name(r["parameter"])),
+            Cell("" if is_missing(r["status"]) else _name(r["role"])),
             Cell(format_cycles(r["base_cycles"]), sort_key(r["base_cycles"])),
             Cell(format_cycles(r["new_cycles"]), sort_key(r["new_cycles"])),
             Cell(format_cycles(r["delta_cycles"], signed=True), sort_key(r["delta_cycles"])),
