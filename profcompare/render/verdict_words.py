@@ -118,19 +118,25 @@ def _device_ms(change: Change, clock_hz: tuple[float, float]) -> tuple[float, fl
 
 
 #: How many parameters a time cause names before "and N more".
-_CAUSE_PARAMETERS_NAMED = 3
+_CAUSE_PARAMETERS_NAMED = 2
 
 
 def cause_words(cause: TimeCause, clock_hz: float) -> str:
     """One cause of a device-time change: "optimizer_state remote load/store of fc1.weight,
-    fc2.weight, fc3.weight and 5 more +1.933 ms (1.933 ms exposed)"."""
+    fc2.weight and 6 more +2.120 ms (all exposed)" -- "all exposed", "all overlapped" or the
+    exposed part in milliseconds."""
     what = f"{cause.role} {cause.kind}" if cause.role else cause.kind
     names = list(cause.parameters[:_CAUSE_PARAMETERS_NAMED])
     if names:
         more = len(cause.parameters) - len(names)
         what += " of " + ", ".join(names) + (f" and {more} more" if more else "")
-    return (f"{what} {format_seconds(cause.delta_cycles / clock_hz, signed=True)} "
-            f"({format_seconds(cause.exposed_cycles / clock_hz)} exposed)")
+    if math.isclose(cause.exposed_cycles, cause.delta_cycles, rel_tol=1e-3):
+        exposed = "all exposed"
+    elif math.isclose(cause.exposed_cycles, 0.0, abs_tol=1e-3 * abs(cause.delta_cycles)):
+        exposed = "all overlapped"
+    else:
+        exposed = f"{format_seconds(cause.exposed_cycles / clock_hz)} exposed"
+    return f"{what} {format_seconds(cause.delta_cycles / clock_hz, signed=True)} ({exposed})"
 
 
 def comparison_sentences(verdict: ComparisonVerdict) -> tuple[str, ...]:

@@ -43,7 +43,7 @@ def test_sample_verdict_pins_its_figures(comparison: Comparison) -> None:
     # the time diff: the samples' steps all belong to one op ('main') holding a collective step, so the
     # whole change (+65,050 cycles) is charged to the kind collective
     assert time == ("Time per session.run rose 7.7% (0.632 ms -> 0.681 ms), of which device 0.632 ms -> 0.681 ms "
-                    "(+0.049 ms, largest causes: collective +0.049 ms (0.049 ms exposed)); "
+                    "(+0.049 ms, largest causes: collective +0.049 ms (all exposed)); "
                     "7.2% fewer samples per second (405,212.7 -> 376,096.3).")
 
 
