@@ -32,7 +32,8 @@ path). The split of the trace run is applied to the step's mean cycles over runs
 trace, or without intervals, every cycle is exposed.
 
 **Bytes moved.** For a remote load or store, a host transfer or a collective: the bytes of the
-parameter's variables the group writes or reads (tile memory per replica, exact shape x dtype in
+parameter's variables the group writes or reads (of no parameter's: of the variables it writes
+or reads, a host input or an activation stored off chip, with the same rule) (tile memory per replica, exact shape x dtype in
 the simulator), put on the group's data steps (RemoteLoad, RemoteStore, StreamCopyMid,
 GlobalExchange; else its longest step) in equal parts; ``*_bytes_per_second`` is those bytes over
 the step's time at the report's clock. The SDK's profile records bytes per IPU for StreamCopyMid
@@ -198,10 +199,13 @@ class _Attributed:
     rank: np.ndarray
 
 
-def _attribution(variables: pd.DataFrame, remote_buffers: pd.DataFrame) -> _Attributed:
-    """The attributed variables with the role of Streaming Memory copies resolved through the
-    remote buffers."""
-    attributed = variables[(variables["parameter"].astype(str) != "") & variables["first_step"].notna()]
+def _attribution(variables: pd.DataFrame, remote_buffers: pd.DataFrame, *, parametered: bool = True) -> _Attributed:
+    """The attributed variables (with ``parametered=False`` every not-always-live variable) with
+    the role of Streaming Memory copies resolved through the remote buffers."""
+    keep = variables["first_step"].notna()
+    if parametered:
+        keep &= variables["parameter"].astype(str) != ""
+    attributed = variables[keep]
     remote_role = {(str(p), str(w)): str(r) for p, w, r in
                    zip(remote_buffers["parameter"].to_numpy(dtype=object),
                        remote_buffers["which"].astype(str).to_numpy(dtype=object),
@@ -341,6 +345,8 @@ def _charge_groups(steps: pd.DataFrame, report: Report) -> None:
     role = np.full(n, "", dtype=object)
     moved = np.zeros(n, dtype="float64")
     attribution = _attribution(report.variables, report.remote_buffers)
+    # a transfer of no parameter's data (a host input, an activation stored off chip): its bytes
+    every = _attribution(report.variables, report.remote_buffers, parametered=False)
     # update calls: every step inside the copies in/out of an optimizer graph's call
     update_span = np.full(n, -1, dtype="int64")
     call_spans = [s for s in _call_spans(group) if UPDATE_PATTERN.search(s[2])]
@@ -379,11 +385,22 @@ def _charge_groups(steps: pd.DataFrame, report: Report) -> None:
                np.searchsorted(attribution.first_sorted, last_step, side="right"))
     read = (np.searchsorted(attribution.last_sorted, first_step, side="left"),
             np.searchsorted(attribution.last_sorted, last_step, side="right"))
+
+    def ranges(of: _Attributed, number: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        if of is attribution:
+            return ((int(written[0][number]), int(written[1][number])), (int(read[0][number]), int(read[1][number])))
+        start, end = int(first_step[number]), int(last_step[number])
+        return ((int(np.searchsorted(of.first_sorted, start, side="left")),
+                 int(np.searchsorted(of.first_sorted, end, side="right"))),
+                (int(np.searchsorted(of.last_sorted, start, side="left")),
+                 int(np.searchsorted(of.last_sorted, end, side="right"))))
+
     for number, g in enumerate(charged.tolist()):
         lo, hi = int(starts[g]), int(ends[g])
-        who = _charge(attribution, ((int(written[0][number]), int(written[1][number])),
-                                    (int(read[0][number]), int(read[1][number]))))
+        who = _charge(attribution, ranges(attribution, number))
         parameter[lo:hi], role[lo:hi] = who[0], who[1]
+        if group_kind[g] in MOVING_KINDS and not who[2]:
+            who = ("", "", _charge(every, ranges(every, number))[2])
         if group_kind[g] in MOVING_KINDS and who[2]:
             data = lo + np.flatnonzero(data_step[lo:hi])
             if not len(data):

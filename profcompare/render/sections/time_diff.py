@@ -34,7 +34,7 @@ TIME_DIFF_NOTE = (
     "Cycles per run of the main program. A step is charged to a parameter and role where it moves that "
     "parameter's data (remote load or store, host transfer, collective, update), else to a kind. Exposed: the "
     "part of a step's time during which no compute runs on another IPU (or, for a transfer or sync, on any tile "
-    "set), so the run waits for it; overlapped: the rest. Bytes moved: the parameter's variables the transfer "
+    "set), so the run waits for it; overlapped: the rest. Bytes moved: the variables the transfer (the parameter's where it moves one) "
     "writes or reads (per replica); bandwidth: those bytes over the transfer's data steps' time."
 )
 
