@@ -47,7 +47,10 @@ from profcompare.render.base import FORMATS
 @click.option("--fail-if", "fail_if", multiple=True, metavar="METRIC>PCT%|METRIC<PCT%",
               help="Exit with status 1 (after writing the output) when METRIC changed beyond PCT percent: "
                    "'peak_liveness_bytes>2%' (grew by more than 2%), 'samples_per_second<-5%' (dropped by more "
-                   "than 5%). The message says whether that is worse or better. Repeatable.")
+                   "than 5%). The message says whether that is worse or better. Repeatable. Besides the summary "
+                   "metrics: 'exposed_cycles>5%' (the time diff's exposed device cycles grew by more than 5%) and "
+                   "'time_diff_attributed<95%' (the time diff charges less than 95% of the changed cycles to "
+                   "parameters, roles or named kinds).")
 @click.option("--noise-bytes", type=click.IntRange(min=0), default=64, show_default=True,
               help="A byte change counts as unchanged only when it is at most this size (and within --noise-pct).")
 @click.option("--noise-pct", type=click.FloatRange(0, MAX_NOISE_PCT), default=1.0, show_default=True,

@@ -325,13 +325,13 @@ def outcome_table(result: Any, *, files: bool = True) -> Any:
 #: the order of every comparison (the files hold all of them): the verdict, what differs in the
 #: two configurations, then the ledger (moves, the memory ledger, what changed the not-always-live
 #: peak); the raw per-variable table comes last, for experts
-SUMMARY_SECTIONS = ("verdict", "config", "moves", "ledger", "peak", "summary", "categories", "variables")
+SUMMARY_SECTIONS = ("verdict", "config", "moves", "ledger", "time", "peak", "summary", "categories", "variables")
 
 
 def comparison_summary_text(comparison: Any, *, top: int) -> str:
     """The terminal summary of one comparison: header (with the liveness rule), warnings, then
     :data:`SUMMARY_SECTIONS` of the text renderer: the verdict, the largest ledger moves, the
-    memory ledger (by parameter, then every row), what changed the not-always-live peak, and the
+    memory ledger (by parameter, then every row), the time diff, what changed the not-always-live peak, and the
     summary, category and largest-variable-change tables (colour and width only on a terminal)."""
     import os
 

@@ -27,6 +27,8 @@ from profcompare.model import Report
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from profcompare.comparison.time_diff import TimeDiffSummary
+
 
 def _empty_programs_diff() -> pd.DataFrame:
     """The ``programs`` table of two reports without program trees (its columns, no rows)."""
@@ -77,6 +79,39 @@ class Comparison:
         Empty when the configurations agree."""
         return kept_copy(self, "_memo_config_differences",
                          lambda: config_differences(self.base.meta, self.new.meta))
+
+    @property
+    def time_diff(self) -> pd.DataFrame:
+        """Where the device cycles of one run went: the two reports' steps aligned per IPU, one
+        row per step added, removed, slower, faster or unchanged, each charged to a (parameter,
+        role) where it moves that parameter's data and to a named kind otherwise, its change split
+        into exposed and overlapped cycles, with the bytes it moves; the rows' ``delta_cycles``
+        add up to the change of ``cycles_per_step``. Columns and definitions:
+        :mod:`profcompare.comparison.time_diff`."""
+        from profcompare.comparison.time_diff import time_diff
+
+        return kept_copy(self, "_memo_time_diff", lambda: time_diff(self.base, self.new))
+
+    def time_diff_summary(self) -> TimeDiffSummary:
+        """The totals of :attr:`time_diff`: the two device spans per run and their change, the
+        share charged to parameters or named kinds, and the change of exposed and overlapped
+        cycles (:class:`~profcompare.comparison.time_diff.TimeDiffSummary`)."""
+        from profcompare.comparison.time_diff import time_diff_summary
+
+        kept = self.__dict__.get("_memo_time_diff_summary")
+        if kept is None:
+            kept = time_diff_summary(self.time_diff, self.base, self.new)
+            object.__setattr__(self, "_memo_time_diff_summary", kept)
+        return kept
+
+    def time_causes(self) -> pd.DataFrame:
+        """:attr:`time_diff` summed per (parameter, role, kind), largest change first, with the
+        bytes moved and the bandwidth they imply
+        (:func:`~profcompare.comparison.time_diff.time_causes`)."""
+        from profcompare.comparison.time_diff import time_causes
+
+        return kept_copy(self, "_memo_time_causes",
+                         lambda: time_causes(self.time_diff, self.time_diff_summary().clock_hz))
 
     def config_warnings(self) -> tuple[str, ...]:
         """One sentence per unexpected difference of configuration that can move the figures

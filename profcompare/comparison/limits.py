@@ -1,4 +1,5 @@
-"""``--fail-if`` limits on the relative change of a comparison's summary metrics."""
+"""``--fail-if`` limits on the relative change of a comparison's summary metrics, and on the time
+diff's gates (:data:`TIME_DIFF_GATES`)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,13 @@ class Limit:
 AT_LIMIT_PCT = 1e-9
 
 
+#: Gates of the time diff a ``--fail-if`` limit may name besides the summary metrics:
+#: ``exposed_cycles`` -- the exposed device cycles per run (summed over the time diff's rows): its
+#: relative change, as a summary metric's (``exposed_cycles>5%`` fails when they grew by more than
+#: 5%); ``time_diff_attributed`` -- the percentage of the changed cycles the time diff charges to
+#: parameters, roles or named kinds: its value (``time_diff_attributed<95%`` fails below 95%).
+TIME_DIFF_GATES: tuple[str, ...] = ("exposed_cycles", "time_diff_attributed")
+
 _LIMIT_SYNTAX = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*([<>])\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*%?\s*$")
 
 
@@ -62,8 +70,9 @@ def parse_limit(text: str) -> Limit:
             "e.g. peak_liveness_bytes>5% or samples_per_second<-5%"
         )
     metric, direction, pct = match.group(1), match.group(2), float(match.group(3))
-    if metric not in METRICS:
-        raise ProfcompareError(f"unknown metric {metric!r} in limit {text!r}; metrics are {', '.join(METRICS)}")
+    if metric not in METRICS and metric not in TIME_DIFF_GATES:
+        raise ProfcompareError(f"unknown metric {metric!r} in limit {text!r}; metrics are "
+                               f"{', '.join((*METRICS, *TIME_DIFF_GATES))}")
     return Limit(metric=metric, max_pct=pct, direction=direction)
 
 
@@ -98,9 +107,18 @@ def check_limits(comparison: Comparison, limits: Iterable[Limit]) -> list[str]:
     messages: list[str] = []
     summary = comparison.summary
     for limit in limits:
-        row: pd.Series = summary.loc[limit.metric]
-        base, new, pct = float(row["base"]), float(row["new"]), float(row["delta_pct"])
-        unit = str(row["unit"])
+        if limit.metric == "time_diff_attributed":
+            message = _attributed_message(comparison, limit)
+            if message:
+                messages.append(message)
+            continue
+        if limit.metric == "exposed_cycles":
+            base, new, unit = _exposed(comparison)
+            pct = 100.0 * (new - base) / base if base else math.nan
+        else:
+            row: pd.Series = summary.loc[limit.metric]
+            base, new, pct = float(row["base"]), float(row["new"]), float(row["delta_pct"])
+            unit = str(row["unit"])
         if math.isnan(base) or math.isnan(new):
             sides = [label for label, value in (("base", base), ("new", new)) if math.isnan(value)]
             messages.append(f"{limit}: cannot check, {limit.metric} is not available in {' and '.join(sides)}")
@@ -129,3 +147,23 @@ def check_limits(comparison: Comparison, limits: Iterable[Limit]) -> list[str]:
                         f"{-limit.max_pct:g}% is {limit.metric}>{-limit.max_pct:g}%)")
         messages.append(message)
     return messages
+
+
+def _exposed(comparison: Comparison) -> tuple[float, float, str]:
+    """The exposed device cycles per run of base and new (NaN where a side has no execution)."""
+    summary = comparison.time_diff_summary()
+    base = summary.base_exposed_cycles if len(comparison.base.execution) else math.nan
+    new = summary.new_exposed_cycles if len(comparison.new.execution) else math.nan
+    return base, new, "cycles"
+
+
+def _attributed_message(comparison: Comparison, limit: Limit) -> str | None:
+    """The violation of a limit on ``time_diff_attributed`` (a value in percent, not a change)."""
+    if not len(comparison.base.execution) or not len(comparison.new.execution):
+        return f"{limit}: cannot check, the time diff needs an execution profile on both sides"
+    value = 100.0 * comparison.time_diff_summary().attributed_share
+    if not limit.violated_by(value):
+        return None
+    side = "above" if limit.direction == ">" else "below"
+    return (f"{limit}: the time diff charges {_format_pct(value, limit.max_pct)} of the changed cycles to "
+            f"parameters, roles or named kinds, {side} the {limit.max_pct:g}% limit")

@@ -81,6 +81,52 @@ class RoleMove:
 
 
 @dataclass(frozen=True)
+class TimeCause:
+    """One of the largest causes of the device-time change (rows of the time diff summed per role
+    and kind, a remote load and a remote store together as ``remote load/store``): the parameters
+    charged (largest change first; none for a kind alone), the change of cycles per run and the
+    part of it that is exposed."""
+
+    role: str
+    kind: str
+    parameters: tuple[str, ...]
+    delta_cycles: float
+    exposed_cycles: float
+
+
+#: How many causes the verdict's time sentence names.
+TIME_CAUSES_NAMED = 2
+
+
+def time_causes_named(causes: pd.DataFrame, delta_cycles: float, n: int = TIME_CAUSES_NAMED) -> tuple[TimeCause, ...]:
+    """The ``n`` largest causes of a device-time change of ``delta_cycles`` from ``causes`` (the
+    time diff per parameter, role and kind: :meth:`Comparison.time_causes`), summed per role and
+    kind family; only causes moving the same way as the change itself, and never the run span
+    outside the steps. Empty when nothing changed."""
+    from profcompare.comparison.time_diff import SPAN_KIND
+
+    if not len(causes) or not delta_cycles or math.isnan(delta_cycles):
+        return ()
+    families: dict[tuple[str, str], list[Any]] = {}
+    for parameter, role, kind, delta, exposed in zip(causes["parameter"].astype(str), causes["role"].astype(str),
+                                                      causes["kind"].astype(str), causes["delta_cycles"],
+                                                      causes["delta_exposed_cycles"]):
+        if kind == SPAN_KIND:
+            continue
+        family = "remote load/store" if kind in ("remote load", "remote store") else kind
+        entry = families.setdefault((role, family), [0.0, 0.0, {}])
+        entry[0] += float(delta)
+        entry[1] += float(exposed)
+        if parameter:
+            entry[2][parameter] = entry[2].get(parameter, 0.0) + float(delta)
+    sign = 1.0 if delta_cycles > 0 else -1.0
+    ranked = sorted(((key, value) for key, value in families.items() if value[0] * sign > 0),
+                    key=lambda item: (-abs(item[1][0]), item[0]))
+    return tuple(TimeCause(role, family, tuple(p for p, _ in sorted(value[2].items(), key=lambda pv: (-abs(pv[1]), pv[0]))),
+                           value[0], value[1]) for (role, family), value in ranked[:n])
+
+
+@dataclass(frozen=True)
 class Fit:
     """Whether one report's program fits in tile memory."""
 
@@ -108,6 +154,8 @@ class ComparisonVerdict:
     base_fit: Fit
     new_fit: Fit
     clock_hz: tuple[float, float]
+    #: the largest causes of the device-time change (:func:`time_causes_named`)
+    time_causes: tuple[TimeCause, ...] = ()
 
     def change(self, metric: str) -> Change:
         """The :class:`Change` of one of :data:`MEMORY_METRICS` or :data:`TIME_METRICS`."""
@@ -134,6 +182,9 @@ class ComparisonVerdict:
             "memory": [change(c) for c in self.memory],
             "time": [change(c) for c in self.time],
             "fit": {"base": fit(self.base_fit), "new": fit(self.new_fit)},
+            "time_causes": [{"role": c.role, "kind": c.kind, "parameters": list(c.parameters),
+                             "delta_cycles": _plain(c.delta_cycles), "exposed_cycles": _plain(c.exposed_cycles)}
+                            for c in self.time_causes],
         }
 
 
@@ -206,7 +257,15 @@ def comparison_verdict(cmp: Comparison) -> ComparisonVerdict:
         base_fit=_fit(cmp.base, cmp.summary, "base"),
         new_fit=_fit(cmp.new, cmp.summary, "new"),
         clock_hz=(float(cmp.base.meta.target.clock_hz), float(cmp.new.meta.target.clock_hz)),
+        time_causes=_time_causes(cmp),
     )
+
+
+def _time_causes(cmp: Comparison) -> tuple[TimeCause, ...]:
+    """The largest causes of the device-time change, when both reports have an execution profile."""
+    if not len(cmp.base.execution) or not len(cmp.new.execution):
+        return ()
+    return time_causes_named(cmp.time_causes(), cmp.time_diff_summary().delta_cycles)
 
 
 # --------------------------------------------------------------------------- several variants
@@ -345,8 +404,11 @@ __all__ = [
     "Fit",
     "NWayVerdict",
     "RoleMove",
+    "TIME_CAUSES_NAMED",
+    "TimeCause",
     "VariantVerdict",
     "comparison_verdict",
     "nway_verdict",
     "role_moves",
+    "time_causes_named",
 ]

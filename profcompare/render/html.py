@@ -114,7 +114,13 @@ def _charts(side: PageSide, section: Section, top: int) -> tuple[InteractiveChar
     if section.id == "moves" and section.items and side.is_comparison:
         return (bar_charts.ledger_chart(cast(Comparison, side.obj), chart_id="ledger-plot"),)
     if section.id == "trace":
-        return (trace_chart(reports, roles, chart_id="chart-trace"),)
+        marks = None
+        if side.is_comparison:
+            from profcompare.comparison.time_diff import marked_steps
+
+            comparison = cast(Comparison, side.obj)
+            marks = marked_steps(comparison.time_diff, comparison.new)
+        return (trace_chart(reports, roles, chart_id="chart-trace", marks=marks),)
     if section.id == "liveness":
         liveness = interactive.liveness_chart(reports, roles, aligned=side.aligned_liveness, chart_id="chart-liveness")
         if side.is_comparison:

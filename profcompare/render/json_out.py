@@ -14,8 +14,9 @@ per step and IPU for a multi-IPU simulated program, <NA>/null for the whole repl
 ``execution_trace``'s ``run`` and ``runs`` (the run its spans and types are of, and every run the
 trace holds) and a comparison's ``lifetimes`` (each (parameter, role) live from which step to
 which, base and new) and the ledger's code and cycles (``ledger_code``: per parameter and role,
-the ops acting on its data; the ``operations`` rows' ``parameter`` and ``role``); every older key
-is kept).
+the ops acting on its data; the ``operations`` rows' ``parameter`` and ``role``), a comparison's
+``time_diff`` (where the device cycles went, step by step) and the verdict facts' ``time_causes``;
+every older key is kept).
 
 ``sections`` holds the sections exactly as the HTML page draws them, with the page's row limits
 (:meth:`~profcompare.render.sections.order.RowLimits.page`): one object per section (``id``,
@@ -83,7 +84,15 @@ what a reader of the page sees, figure for figure:
                      (parameter, role) and named row, status, largest_op(_delta_code_bytes)],
      "config_differences": [Comparison.config_differences rows: setting, base, new (values as text,
                             null where a side does not set it), kind (intended | unexpected),
-                            moves_figures, note; intended rows first]}
+                            moves_figures, note; intended rows first],
+     "time_diff": {"summary": {TimeDiffSummary fields: base_cycles, new_cycles, delta_cycles,
+                               gross_cycles, attributed_share, parameter_share, base_exposed_cycles,
+                               new_exposed_cycles, delta_exposed_cycles, delta_overlapped_cycles,
+                               clock_hz},
+                   "causes": [Comparison.time_causes() rows: parameter, role, kind, steps,
+                              delta_cycles, delta_exposed_cycles, delta_overlapped_cycles,
+                              base_bytes_moved, new_bytes_moved, base_/new_bytes_per_second],
+                   "steps": [Comparison.time_diff rows whose delta_cycles is not 0]}}
 
 Lists of rows carry the columns of the matching Report / Comparison table. Everything is
 complete unless ``--top N`` limits the variables (the largest first; ``cut`` says how many
@@ -372,7 +381,18 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
         "ledger_code": frame_records(cmp.ledger_code()),
         "sections": sections_data(comparison_sections(cmp, RowLimits.page(top), verdict=verdict)),
         "config_differences": frame_records(cmp.config_differences),
+        "time_diff": _time_steps(cmp),
     }
+
+
+def _time_steps(cmp: Comparison) -> dict[str, Any]:
+    """The time diff: its totals, its causes and its rows that changed (complete)."""
+    import dataclasses
+
+    diff = cmp.time_diff
+    return {"summary": jsonable(dataclasses.asdict(cmp.time_diff_summary())),
+            "causes": frame_records(cmp.time_causes()),
+            "steps": frame_records(diff[diff["delta_cycles"] != 0])}
 
 
 def _time_diff(cmp: Comparison) -> dict[str, Any]:

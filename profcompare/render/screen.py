@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from profcompare.comparison import Comparison
 from profcompare.comparison.verdict import NWayVerdict
@@ -24,7 +25,10 @@ from profcompare.render.text import render_document
 SCREEN_LINES = 50
 
 
-def render_screen(build: Callable[[int], Document], levels: Sequence[int], *, color: bool = False,
+_Level = TypeVar("_Level")
+
+
+def render_screen(build: Callable[[_Level], Document], levels: Sequence[_Level], *, color: bool = False,
                   width: int | None = None, lines: int = SCREEN_LINES) -> str:
     """Return the first screen drawn as terminal text: ``build(level)`` for the first of
     ``levels`` (most detail first) whose drawing, followed by a blank line and the headline
@@ -58,9 +62,13 @@ def comparison_screen(cmp: Comparison, *, sections: Sequence[Section] = (), next
                       color: bool = False, width: int | None = None, lines: int = SCREEN_LINES) -> str:
     """Return the first screen of a comparison (:func:`comparison_brief`) as terminal text that
     fits ``lines`` lines at ``width``: as many of the largest moves as fit (at most
-    :data:`MOVES_SHOWN`, at least one), the headline first and last."""
-    return render_screen(lambda moves: comparison_brief(cmp, moves=moves, sections=sections, next_steps=next_steps),
-                         range(MOVES_SHOWN, 0, -1), color=color, width=width, lines=lines)
+    :data:`MOVES_SHOWN`, at least one), then, where even one move does not fit, the verdict's
+    time sentence with one cause of the device-time change, then none; the headline first and
+    last."""
+    levels = [(moves, None) for moves in range(MOVES_SHOWN, 0, -1)] + [(1, 1), (1, 0)]
+    return render_screen(lambda level: comparison_brief(cmp, moves=level[0], sections=sections, next_steps=next_steps,
+                                                        causes=level[1]),
+                         levels, color=color, width=width, lines=lines)
 
 
 def nway_screen(verdict: NWayVerdict, *, base_status: str = "ok", sections: Sequence[Section] = (),

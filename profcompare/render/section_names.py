@@ -13,6 +13,7 @@ SECTION_NAMES: dict[str, str] = {
     "moves": "Where the memory moved",
     "ledger": "Memory ledger",
     "trace": "Execution trace",
+    "time": "Time diff",
     "liveness": "Liveness",
     "peak": "What changed the not-always-live peak",
     "summary": "Summary",

@@ -194,10 +194,20 @@ def _cycles_text(start: np.ndarray, end: np.ndarray) -> list[str]:
     return [f"{a:,}–{b:,} ({b - a:,} cycles)" for a, b in zip(start.tolist(), end.tolist())]
 
 
+#: Outline colour of the new run's steps the time diff marks, by status.
+MARK_COLOURS: Mapping[str, str] = MappingProxyType({"added": "#d81b60", "slower": "#ff6f00"})
+# a marked step's outline: a little beyond its block
+_MARK = (-0.3, 0.46)
+
+
 def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: str = "chart-trace",
                 max_blocks: int = MAX_BLOCKS, bins: int = OVERVIEW_BINS,
-                overview_blocks: int = OVERVIEW_BLOCKS, max_flame_spans: int = MAX_FLAME_SPANS) -> InteractiveChart:
-    """The interactive execution-trace chart of ``reports`` (one, or [base, new]); see the module docstring."""
+                overview_blocks: int = OVERVIEW_BLOCKS, max_flame_spans: int = MAX_FLAME_SPANS,
+                marks: pd.DataFrame | None = None) -> InteractiveChart:
+    """The interactive execution-trace chart of ``reports`` (one, or [base, new]); see the module
+    docstring. ``marks`` (:func:`profcompare.comparison.time_diff.marked_steps`: ipu, cycles_from,
+    cycles_to, status, program, delta_cycles) outlines the new run's added and slower steps on its
+    lanes."""
     from profcompare.render.sections.trace import shown_run_report, shown_trace
 
     said = " ".join(f"{role.capitalize()}: {text}" if len(reports) > 1 else text
@@ -264,6 +274,10 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
     _draw_flames(fig, chart_id, spans, centres, lanes, labels)
     if _flame_note(spans, merged_width):
         notes.append(_flame_note(spans, merged_width))
+    marked = _draw_marks(fig, chart_id, marks, lane_of, centres, len(reports) - 1) if marks is not None else 0
+    if marked:
+        notes.append(f"{format_count(marked)} of the new run's steps outlined: added (magenta) and slower (orange) "
+                     "than the base's, from the time diff.")
     fig.hover(hover_renderers, [
         ("block", "@name"), ("type", "@type"), ("cycles", "@cycles"), ("program", "@program"),
         ("group", "@parent"), ("report", "@report"),
@@ -280,6 +294,31 @@ def trace_chart(reports: Sequence[Report], roles: Sequence[str], *, chart_id: st
     if len(reports) > 1:
         caption += " Both runs share the time axis, the base's lanes above the new's."
     return InteractiveChart(chart_id, _json_item(fig), caption, " ".join([*notes, said] if said else notes))
+
+
+def _draw_marks(fig: bokeh_doc.Figure, chart_id: str, marks: pd.DataFrame, lane_of: Mapping[tuple[int, int], int],
+                centres: Sequence[float], report: int) -> int:
+    """Outline each marked step on its lane of report ``report``; returns how many were drawn."""
+    drawn = 0
+    for status, colour in MARK_COLOURS.items():
+        part = marks[(marks["status"] == status).to_numpy() & marks["ipu"].map(lambda i: (report, int(i)) in lane_of)
+                     .to_numpy(dtype=bool)]
+        if not len(part):
+            continue
+        lane = np.array([-centres[lane_of[(report, int(i))]] for i in part["ipu"]], dtype="float64")
+        a = part["cycles_from"].to_numpy(dtype="int64")
+        z = part["cycles_to"].to_numpy(dtype="int64")
+        source = bokeh_doc.data_source({
+            "left": a.astype("float64"), "right": np.maximum(z, a + 1).astype("float64"),
+            "bottom": -lane + _MARK[0], "top": -lane + _MARK[1],
+            "program": [_short(str(v)) for v in part["program"]],
+            "change": [f"{status}, {d:+,.0f} cycles" for d in part["delta_cycles"].tolist()],
+        }, name=f"{chart_id}:marks:{status}")
+        outline = fig.glyph("Quad", source, legend_label=f"{status} step (time diff)", left="left", right="right",
+                            bottom="bottom", top="top", line_color=colour, line_width=2, fill_color=None)
+        fig.hover([outline], [("program", "@program"), ("time diff", "@change")], point_policy="follow_mouse")
+        drawn += len(part)
+    return drawn
 
 
 def _figure(chart_id: str, centres: Sequence[float], rows: Sequence[int], start: int, end: int) -> bokeh_doc.Figure:
@@ -332,6 +371,6 @@ def _draw_overview(fig: bokeh_doc.Figure, chart_id: str, reports: Sequence[Repor
     fig.hover([bars], [("bin", "@where"), ("cycles per type", "@busy")], point_policy="follow_mouse")
 
 
-__all__ = ["FLAME_COLOURS", "FLAME_ROW", "GROUPING_KINDS", "MAX_BLOCKS", "MAX_FLAME_DEPTH", "MAX_FLAME_SPANS",
-           "OVERVIEW_BINS", "OVERVIEW_BLOCKS", "OTHER_COLOUR", "TRACE_TYPE_OF_PROGRAM_KIND", "TYPE_COLOURS", "colour_of",
-           "flame_row", "lane_centres", "lane_flames", "program_colour", "trace_chart", "trace_type_of_program"]
+__all__ = ["FLAME_COLOURS", "FLAME_ROW", "GROUPING_KINDS", "MARK_COLOURS", "MAX_BLOCKS", "MAX_FLAME_DEPTH",
+           "MAX_FLAME_SPANS", "OVERVIEW_BINS", "OVERVIEW_BLOCKS", "OTHER_COLOUR", "TRACE_TYPE_OF_PROGRAM_KIND", "TYPE_COLOURS",
+           "colour_of", "flame_row", "lane_centres", "lane_flames", "program_colour", "trace_chart", "trace_type_of_program"]

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from profcompare.comparison import Comparison
-from profcompare.comparison.verdict import (Change, ComparisonVerdict, Fit, NWayVerdict, RoleMove, VariantVerdict,
-                                            comparison_verdict)
+from profcompare.comparison.verdict import (Change, ComparisonVerdict, Fit, NWayVerdict, RoleMove, TimeCause,
+                                            VariantVerdict, comparison_verdict)
 from profcompare.model import LOCATIONS
 from profcompare.render.format import format_bytes, format_metric, format_pct, format_rate, format_seconds
 from profcompare.render.ledger_words import location_text
@@ -117,11 +117,33 @@ def _device_ms(change: Change, clock_hz: tuple[float, float]) -> tuple[float, fl
     return change.base / clock_hz[0], change.new / clock_hz[1]
 
 
+#: How many parameters a time cause names before "and N more".
+_CAUSE_PARAMETERS_NAMED = 2
+
+
+def cause_words(cause: TimeCause, clock_hz: float) -> str:
+    """One cause of a device-time change: "optimizer_state remote load/store of fc1.weight,
+    fc2.weight and 6 more +2.120 ms (all exposed)" -- "all exposed", "all overlapped" or the
+    exposed part in milliseconds."""
+    what = f"{cause.role} {cause.kind}" if cause.role else cause.kind
+    names = list(cause.parameters[:_CAUSE_PARAMETERS_NAMED])
+    if names:
+        more = len(cause.parameters) - len(names)
+        what += " of " + ", ".join(names) + (f" and {more} more" if more else "")
+    if math.isclose(cause.exposed_cycles, cause.delta_cycles, rel_tol=1e-3):
+        exposed = "all exposed"
+    elif math.isclose(cause.exposed_cycles, 0.0, abs_tol=1e-3 * abs(cause.delta_cycles)):
+        exposed = "all overlapped"
+    else:
+        exposed = f"{format_seconds(cause.exposed_cycles / clock_hz)} exposed"
+    return f"{what} {format_seconds(cause.delta_cycles / clock_hz, signed=True)} ({exposed})"
+
+
 def comparison_sentences(verdict: ComparisonVerdict) -> tuple[str, ...]:
     """The verdict of one comparison in three sentences: what moved where (the largest moves by
     role, bytes per replica), what it did to peak tile memory and whether each side fits, and
-    what it did to time (time per session.run as device + host/runtime time, samples per
-    second)."""
+    what it did to time (time per session.run as device + host/runtime time, the device change's
+    largest causes from the time diff, samples per second)."""
     head = f"{verdict.new_label} against {verdict.base_label}"
     if not verdict.moves:
         first = f"{head}: no parameter's bytes moved between tile memory and Streaming Memory."
@@ -141,7 +163,11 @@ def comparison_sentences(verdict: ComparisonVerdict) -> tuple[str, ...]:
         time = "Time: not known (an execution profile is missing on at least one side)."
     else:
         device_base, device_new = _device_ms(cycles, verdict.clock_hz)
-        parts = [f"device {format_seconds(device_base)} -> {format_seconds(device_new)}"]
+        device = f"device {format_seconds(device_base)} -> {format_seconds(device_new)}"
+        if verdict.time_causes and cycles.known and cycles.delta:
+            causes = ", ".join(cause_words(c, verdict.clock_hz[1]) for c in verdict.time_causes)
+            device += f" ({format_seconds(device_new - device_base, signed=True)}, largest causes: {causes})"
+        parts = [device]
         if host.known:
             parts.append("host/runtime " + (f"unchanged at {format_seconds(host.new)}" if host.delta == 0 else
                                             f"{format_seconds(host.base)} -> {format_seconds(host.new)}"))

@@ -261,7 +261,9 @@ def test_version_8_stores_open_with_no_vertices_compute_sets_nor_exchanges(repor
     assert list(back.vertices.columns) == ["name", "instances", "vertex_state_bytes", "code_bytes", "tiles",
                                            "compute_sets"]
     assert "vertices" not in back.meta.capabilities  # so the outputs say it is not recorded
-    pd.testing.assert_frame_equal(back.operations, report.operations)
+    # a version-8 store has no attribution of its ops (version 9 added it)
+    pd.testing.assert_frame_equal(back.operations.drop(columns=["parameter", "role"]),
+                                  report.operations.drop(columns=["parameter", "role"]))
 
 
 def test_the_vertices_compute_sets_and_exchanges_round_trip(report: Report, path: pathlib.Path) -> None:
@@ -466,4 +468,6 @@ def test_version_8_stores_open_without_variable_placement(report: Report, tmp_pa
     assert back.variable_tiles.empty
     assert list(back.variable_tiles.columns) == ["variable", "ipu", "first_tile", "last_tile", "bytes_per_tile"]
     pd.testing.assert_frame_equal(back.variables, report.variables)
-    pd.testing.assert_frame_equal(back.operations, report.operations)
+    # a version-8 store has no attribution of its ops (version 9 added it)
+    pd.testing.assert_frame_equal(back.operations.drop(columns=["parameter", "role"]),
+                                  report.operations.drop(columns=["parameter", "role"]))

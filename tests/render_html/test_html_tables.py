@@ -91,7 +91,8 @@ def test_comparison_page_leads_with_the_ledger(onchip: Report, offchip: Report) 
     diff = compare(onchip, offchip)
     page = build_page(diff, top=5)
     # the answer first, then the views over time, then the details
-    assert [s.id for s in page.sections[:7]] == ["verdict", "config", "moves", "ledger", "liveness", "peak", "summary"]
+    assert [s.id for s in page.sections[:8]] == ["verdict", "config", "moves", "ledger", "time-diff", "liveness", "peak",
+                                                 "summary"]
     moves = next(s for s in page.sections if s.id == "moves")
     assert moves.items[0] == (
         f"layer0.weight optimizer_state: {format_bytes(diff.ledger_moves(1)['base_always_live'].item())} always-live -> "

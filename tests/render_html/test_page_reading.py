@@ -89,7 +89,7 @@ def test_comparison_page_reads_top_to_bottom(browser, long_comparison, tmp_path:
     path.write_text(HtmlRenderer().render(long_comparison, top=20), encoding="utf-8")
     page, messages = _open(browser, path, 1400)
     sections = page.eval_on_selector_all("main > section.section", "s => s.map(x => x.id)")
-    assert sections[:8] == ["verdict", "config", "moves", "ledger", "trace", "liveness", "peak", "summary"]
+    assert sections[:9] == ["verdict", "config", "moves", "ledger", "trace", "time-diff", "liveness", "peak", "summary"]
 
     # a few screens tall before any expander is opened, with every table's rows in the page
     height = page.evaluate("document.documentElement.scrollHeight")

@@ -33,8 +33,8 @@ def test_each_side_orders_its_page(onchip: Report, offchip: Report) -> None:
     cmp = compare(onchip, offchip)
     comparison_page = [s.id for s in build_page(cmp).sections]
     assert comparison_page == [
-        "verdict", "config", "moves", "ledger", "liveness", "peak", "summary", "memory", "tiles", "tile-detail", "variables", "code",
-        "streaming", "execution"]
+        "verdict", "config", "moves", "ledger", "time-diff", "liveness", "peak", "summary", "memory", "tiles",
+        "tile-detail", "variables", "code", "streaming", "execution"]
     assert [s.id for s in comparison_document(cmp).sections] == comparison_page
 
 

@@ -341,7 +341,8 @@ def test_compare_json_holds_every_table_the_page_shows(comparison: Comparison) -
     assert list(data)[:len(_V4_COMPARE_KEYS)] == list(_V4_COMPARE_KEYS)
     assert list(data)[len(_V4_COMPARE_KEYS):] == ["time", "memory_per_ipu", "replicas", "base_report", "new_report",
                                                    "headline", "programs", "operations", "vertices", "compute_sets",
-                                                   "exchanges", "ledger_code", "sections", "config_differences"]
+                                                   "exchanges", "ledger_code", "sections", "config_differences",
+                                                   "time_diff"]
     seconds = data["time"]["seconds_per_step"]
     assert (seconds["base"], seconds["new"]) == (data["summary"]["seconds_per_step"]["base"],
                                                  data["summary"]["seconds_per_step"]["new"])

@@ -54,7 +54,7 @@ def test_the_report_section(onchip: Report) -> None:
     assert [c.header for c in detail.columns] == ["Figure", "Tile 0"]
     assert list(zip(_column(detail, 0), _column(detail, 1), strict=True)) == [
         ("Bytes (incl. gaps)", "103.3 KiB"), ("Of budget", "16.5%"), ("Bytes (excl. gaps)", "103.2 KiB"),
-        ("Always-live", "15.1 KiB"), ("Not-always-live peak", "88.0 KiB"), ("Non-interleaved region", "n/a"),
+        ("Always-live on the tile", "15.1 KiB"), ("Not-always-live peak on the tile", "88.0 KiB"), ("Non-interleaved region", "n/a"),
         ("Interleaved region", "n/a"), ("Overflow (beyond the tile)", "n/a"), ("Gaps", "96 B"),
         ("Category vertexCode", "2.3 KiB"), ("Category variable", "8.7 KiB")]
     live = section.tables[1]
@@ -78,8 +78,8 @@ def test_the_comparison_section(comparison: Comparison) -> None:
     assert first == [
         ("0 (fullest in base, fullest in new)", "Bytes (incl. gaps)", "103.3 KiB", "53.0 KiB", "-50.3 KiB"),
         ("", "Bytes (excl. gaps)", "103.2 KiB", "52.9 KiB", "-50.3 KiB"),
-        ("", "Always-live", "15.1 KiB", "12.2 KiB", "-2.9 KiB"),
-        ("", "Not-always-live peak", "88.0 KiB", "40.7 KiB", "-47.3 KiB")]
+        ("", "Always-live on the tile", "15.1 KiB", "12.2 KiB", "-2.9 KiB"),
+        ("", "Not-always-live peak on the tile", "88.0 KiB", "40.7 KiB", "-47.3 KiB")]
     assert detail.rows[0][4].tone == "good"
     changed = next(row for row in detail.rows if row[0].text == "1 (largest change)")
     assert [cell.text for cell in changed] == ["1 (largest change)", "Bytes (incl. gaps)", "74.0 KiB", "13.9 KiB",

@@ -166,7 +166,9 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
         "Tile memory: the not-always-live peak fell 32.0% (16.7 MiB -> 11.3 MiB) and always-live memory rose 14.5% "
         "(38.3 MiB -> 43.9 MiB; code +3.7 MiB), so peak liveness barely moved (+0.4%, 55.0 MiB -> 55.2 MiB) and the "
         "fullest tile is unchanged at 210.6 KiB; both fit (no tile over its 624.0 KiB budget).",
-        "Time per session.run rose 128.4% (1.653 ms -> 3.776 ms), of which device 1.298 ms -> 3.421 ms and "
+        "Time per session.run rose 128.4% (1.653 ms -> 3.776 ms), of which device 1.298 ms -> 3.421 ms (+2.122 ms, "
+        "largest causes: optimizer_state remote load/store of fc1.weight, fc2.weight and 6 more +2.120 ms (all "
+        "exposed), gradient collective of fc1.weight, fc4.bias and 1 more +0.053 ms (all exposed)) and "
         "host/runtime unchanged at 0.355 ms; 56.2% fewer samples per second (154,846.2 -> 67,803.5).",
     )
     assert tuple(main_job["json"]["verdict"]["sentences"]) == expected
@@ -238,14 +240,14 @@ def test_run_prints_the_sections_the_readme_lists_in_order(main_job: dict[str, A
     titles = [SECTION_NAMES[name] for name in SUMMARY_SECTIONS]
     positions = [terminal.index(f"\n{title}\n") for title in titles]
     assert positions == sorted(positions)
-    assert titles == ["Verdict", "What differs", "Where the memory moved", "Memory ledger",
+    assert titles == ["Verdict", "What differs", "Where the memory moved", "Memory ledger", "Time diff",
                       "What changed the not-always-live peak", "Summary", "Memory by category", "Variables"]
     readme = " ".join((ROOT / "README.md").read_text().split())
     promise = readme[readme.index("it prints the whole comparison, in this order:"):]
     promise = promise[:promise.index("(the files hold every section)")]
     words = {"Verdict": "the verdict", "What differs": "what differs in the two configurations",
              "Where the memory moved": "where the memory moved",
-             "Memory ledger": "the memory ledger",
+             "Memory ledger": "the memory ledger", "Time diff": "the time diff",
              "What changed the not-always-live peak": "what changed the not-always-live peak",
              "Summary": "the summary", "Memory by category": "memory by category",
              "Variables": "the largest variable changes"}

@@ -31,8 +31,8 @@ def test_a_run_and_its_four_outputs_import_no_matplotlib(tmp_path: Path) -> None
     for name in ("compare-fake-small-vs-fake-big.md", "compare-fake-small-vs-fake-big.json", "index.html",
                  "index.json"):
         assert (run_dir / name).is_file()
-    # ledger, categories, liveness, lifetimes, tiles, code, execution
-    assert page.count('class="chart-data"') == 7
+    # ledger, categories, liveness, lifetimes, tiles, tile map, tile histogram, code, execution
+    assert page.count('class="chart-data"') == 9
     assert [m for m in loaded if m.startswith("matplotlib")] == []
     # Bokeh's JavaScript and version are read from the installed package, never its models
     assert [m for m in loaded if m.startswith(("bokeh.models", "bokeh.plotting", "bokeh.embed"))] == []

@@ -6,6 +6,7 @@ draws it to fit one terminal screen and closes it with the headline again."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from profcompare.comparison import Comparison
@@ -22,11 +23,15 @@ NEXT_TITLE = "Next"
 
 
 def comparison_brief(cmp: Comparison, *, moves: int = MOVES_SHOWN, sections: Sequence[Section] = (),
-                     next_steps: Sequence[str] = ()) -> Document:
+                     next_steps: Sequence[str] = (), causes: int | None = None) -> Document:
     """Return the first screen of a comparison as a Document: titled by its headline, with the
-    comparison's warnings, the verdict, the ``moves`` largest ledger moves ("Where the memory
-    moved"), ``sections`` and the ``next_steps`` lines under :data:`NEXT_TITLE`."""
+    comparison's warnings, the verdict (its time sentence naming the ``causes`` largest causes
+    of the device-time change; None: as many as the verdict names), the ``moves`` largest ledger
+    moves ("Where the memory moved"), ``sections`` and the ``next_steps`` lines under
+    :data:`NEXT_TITLE`."""
     verdict = comparison_verdict(cmp)
+    if causes is not None:
+        verdict = dataclasses.replace(verdict, time_causes=verdict.time_causes[:causes])
     parts = [comparison_verdict_section(cmp, verdict, first_screen=True), comparison_moves_section(cmp, moves, op_name=False),
              *sections]
     if next_steps:

@@ -53,6 +53,7 @@ from profcompare.render.sections.tile_detail import (
     report_tile_detail_page_section,
 )
 from profcompare.render.sections.tiles import comparison_tiles_section, report_tiles_section
+from profcompare.render.sections.time_diff import comparison_time_diff_section
 from profcompare.render.sections.trace import comparison_trace_section, report_trace_section
 from profcompare.render.sections.variables import comparison_variables_section, report_variables_section
 from profcompare.render.sections.verdict import comparison_verdict_section
@@ -176,6 +177,7 @@ def _comparison_builders(cmp: Comparison, rows: RowLimits, verdict: ComparisonVe
         ("moves", lambda: comparison_moves_section(cmp)),
         ("ledger", lambda: comparison_ledger_section(cmp, rows.ledger)),
         ("trace", lambda: comparison_trace_section(cmp)),  # only with an execution trace
+        ("time", lambda: comparison_time_diff_section(cmp, rows.top)),  # only with an execution profile
         ("liveness", lambda: comparison_liveness_section(cmp)),
         ("peak", lambda: comparison_peak_section(cmp, rows.top)),
         ("summary", lambda: comparison_summary_section(cmp)),
@@ -200,7 +202,8 @@ def comparison_sections(cmp: Comparison, rows: RowLimits, *, names: Collection[s
                         verdict: ComparisonVerdict | None = None,
                         variables: TopN | None = None) -> tuple[Section, ...]:
     """Every section of a comparison, in order: the verdict, what differs in the two
-    configurations, where the memory moved, the memory ledger, the execution trace and liveness,
+    configurations, where the memory moved, the memory ledger, the execution trace, the time diff
+    and liveness,
     what changed the not-always-live peak, the summary, then memory by category, memory per IPU,
     tiles, the fullest tiles explained, variables, code, operations, the program tree, vertices, compute sets and
     exchanges, Streaming Memory, execution, replicas and collectives. ``names`` (the ``--section`` names)

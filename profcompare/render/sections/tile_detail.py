@@ -44,8 +44,9 @@ SECTION_VARIABLES = 5
 FIGURE_LABELS: dict[str, str] = {
     "bytes": "Bytes (incl. gaps)",
     "bytes_excluding_gaps": "Bytes (excl. gaps)",
-    "always_live_bytes": live_label(True, title=True),
-    "not_always_live_peak_bytes": f"{live_label(False, title=True)} peak",
+    # "on the tile": the replica's figures of the same names are the Summary's
+    "always_live_bytes": f"{live_label(True, title=True)} on the tile",
+    "not_always_live_peak_bytes": f"{live_label(False, title=True)} peak on the tile",
     "non_interleaved_bytes": "Non-interleaved region",
     "interleaved_bytes": "Interleaved region",
     "overflow_bytes": "Overflow (beyond the tile)",
