@@ -199,10 +199,10 @@ def test_ledger_leads_the_diff_and_sorts_and_filters(browser, page_file: Path, c
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.goto(page_file.as_uri())
     page.wait_for_load_state("load")
-    # the verdict comes first, then the ledger (moves, ledger), the liveness over time and what
-    # changed its peak, then the summary
+    # the verdict comes first, then the ledger (moves, ledger), where the time went, the liveness
+    # over time and what changed its peak, then the summary
     sections = page.eval_on_selector_all("main > section.section", "s => s.map(x => x.id)")
-    assert sections[:7] == ["verdict", "config", "moves", "ledger", "liveness", "peak", "summary"]
+    assert sections[:8] == ["verdict", "config", "moves", "ledger", "time-diff", "liveness", "peak", "summary"]
     moves = comparison.ledger_moves(None)
     items = [t.strip() for t in page.locator("#moves ol.moves li").all_inner_texts()]
     assert items == [move_sentence(m) for m in moves.head(MOVES_SHOWN).itertuples(index=False)]

@@ -24,7 +24,7 @@ def test_the_comparison_page_folds_its_detail_views_with_a_headline(onchip: Repo
     }
     # the answer stays open: every section before the detail views
     open_ids = [s.id for s in page.sections if s.id not in page.folds]
-    assert open_ids == ["verdict", "config", "moves", "ledger", "liveness", "peak", "summary", "memory"]
+    assert open_ids == ["verdict", "config", "moves", "ledger", "time-diff", "liveness", "peak", "summary", "memory"]
     assert not set(open_ids) & DETAIL_SECTIONS
 
 

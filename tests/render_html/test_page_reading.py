@@ -164,7 +164,7 @@ def test_comparison_page_reads_top_to_bottom(browser, long_comparison, tmp_path:
 
 
 #: the detail sections of the fixture's comparison page, folded at load, in page order
-FOLDED = ["memory-per-ipu", "tiles", "variables", "code", "streaming", "execution"]
+FOLDED = ["memory-per-ipu", "tiles", "tile-detail", "variables", "code", "streaming", "execution"]
 #: what a folded section's closed height may be: its title and headline line
 FOLDED_HEIGHT = 45
 
