@@ -121,7 +121,9 @@ Tables (``name: dtype`` -- meaning):
     first_tile, last_tile: int64 -- the run's first and last tile (inclusive, within the replica);
     bytes_per_tile: int64 -- the bytes the variable holds on each tile of the run.
     Empty when the source does not record the placement (Poplar profiles read through pva,
-    stores written before version 9)
+    stores written before version 9). A row whose variable is :data:`PLACEMENT_MARK` ("", bytes
+    0) marks a tile the table covers when it covers only some: a large simulated program records
+    the variables of its fullest tiles only; a table without such rows covers every tile
 
 The next three tables (capability ``vertices`` names all three) are Graph Analyser's vertex
 types, compute sets and exchanges; the pva attribute filling each column is named below (the pva
@@ -279,6 +281,10 @@ COLUMN_DEFAULTS: Mapping[tuple[str, str], Any] = MappingProxyType({
     ("trace", "run"): 0,
     ("operations", "parameter"): "", ("operations", "role"): "",
 })
+
+#: The ``variable_tiles.variable`` of a row marking a tile whose variables the table lists, when
+#: it lists only some tiles' (see the ``variable_tiles`` table above).
+PLACEMENT_MARK = ""
 
 #: Values of the ``operations`` table's ``role`` column: what of its parameter an op serves, then
 #: for an op without one ``activation`` (no parameter's data) or ``shared`` (several parameters'),
@@ -1349,6 +1355,7 @@ __all__ = [
     "operations_from_rows",
     "table_from_rows",
     "OPERATION_ROLES",
+    "PLACEMENT_MARK",
     "UNATTRIBUTED_OPERATION",
     "UNATTRIBUTED_VERTICES",
     "UNATTRIBUTED_COMPUTE_SETS",

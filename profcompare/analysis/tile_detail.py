@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.errors import ProfcompareError
-from profcompare.model import CATEGORY_GROUPS, Report
+from profcompare.model import CATEGORY_GROUPS, PLACEMENT_MARK, Report
 
 #: The regions of a tile, in the order tables list them: (key, tiles column).
 REGIONS: tuple[tuple[str, str], ...] = (
@@ -55,9 +55,25 @@ def _empty_live_variables() -> pd.DataFrame:
                          "bytes_on_tile": pd.Series([], dtype="Int64")})
 
 
-def placement_recorded(report: Report) -> bool:
-    """Whether ``report`` says which tiles hold each variable (a non-empty ``variable_tiles``)."""
-    return bool(len(report.variable_tiles))
+def placement_recorded(report: Report, tile: int | None = None) -> bool:
+    """Whether ``report`` says which tiles hold each variable (a non-empty ``variable_tiles``):
+    on ``tile`` when given, else on any tile. A table with marking rows
+    (:data:`~profcompare.model.PLACEMENT_MARK`) covers only the tiles they mark (a large simulated
+    program records its fullest tiles only); one without covers every tile."""
+    if not len(report.variable_tiles):
+        return False
+    covered = partial_placement(report)
+    return not covered or tile is None or int(tile) in covered
+
+
+def partial_placement(report: Report) -> tuple[int, ...]:
+    """The tiles ``variable_tiles`` covers when it covers only some (its marking rows), in
+    order; () when it covers every tile or none."""
+    placed = report.variable_tiles
+    if not len(placed):
+        return ()
+    marks = placed["variable"].astype(str).to_numpy(dtype=object) == PLACEMENT_MARK
+    return tuple(sorted(int(t) for t in placed["first_tile"].to_numpy(dtype="int64")[marks]))
 
 
 def variables_on_tile(report: Report, tile: int) -> pd.DataFrame:
@@ -247,7 +263,7 @@ def tile_detail(report: Report, tile: int | None = None) -> TileDetail:
     present = [c for c in tiles.columns if c in CATEGORY_GROUPS]
     categories = sorted(((c, int(row[c])) for c in present), key=lambda item: (-item[1], item[0]))
     step, program = peak_step(report)
-    placed = placement_recorded(report)
+    placed = placement_recorded(report, int(tile))
     own = None
     if placed:
         on_tile = variables_on_tile(report, int(tile))
@@ -397,6 +413,7 @@ __all__ = [
     "fullest_tile",
     "live_variables_at",
     "peak_step",
+    "partial_placement",
     "placement_recorded",
     "tile_detail",
     "tile_histogram",

@@ -232,6 +232,37 @@ def test_the_report_records_which_tiles_hold_each_variable():
     assert (first.tolist(), last.tolist(), size.tolist()) == ([0, 4, 5], [1, 4, 6], [5, 7, 5])
 
 
+def test_a_placement_over_budget_records_the_fullest_tiles_only(monkeypatch):
+    """Over MAX_PLACEMENT_ROWS the variables of the fullest tiles only are recorded, one row per
+    variable and tile, each such tile marked by a PLACEMENT_MARK row; the tile detail lists those
+    tiles' variables and, on any other tile, the replica's live set with a note naming the tiles."""
+    from profcompare.analysis.tile_detail import partial_placement, placement_recorded, tile_detail
+    from profcompare.emulator.compile import report as sim_report
+    from profcompare.model import PLACEMENT_MARK
+    from profcompare.render.sections.tile_detail import PARTIAL_PLACEMENT_NOTE, report_tile_detail_section
+
+    whole = compile_program(lower(_copy_program()), MK2).report
+    assert partial_placement(whole) == ()  # a small program: every tile recorded
+    monkeypatch.setattr(sim_report, "MAX_PLACEMENT_ROWS", 3)
+    r = compile_program(lower(_copy_program()), MK2).report
+    placed = r.variable_tiles
+    fullest = int(r.tiles["tile"][r.tiles["bytes_including_gaps"].idxmax()])
+    assert partial_placement(r) == (fullest,)  # at least one tile, even over the budget
+    marks = placed[placed["variable"] == PLACEMENT_MARK]
+    assert marks[["first_tile", "last_tile", "bytes_per_tile"]].values.tolist() == [[fullest, fullest, 0]]
+    # the fullest tile's rows are the whole placement's rows on that tile
+    full = whole.variable_tiles
+    on = full[(full["first_tile"] <= fullest) & (full["last_tile"] >= fullest)]
+    kept = placed[placed["variable"] != PLACEMENT_MARK]
+    assert sorted(zip(kept["variable"], kept["bytes_per_tile"])) == sorted(zip(on["variable"], on["bytes_per_tile"]))
+    assert placement_recorded(r) and placement_recorded(r, fullest)
+    other = next(t for t in range(1472) if t != fullest)
+    assert not placement_recorded(r, other)
+    assert tile_detail(r, fullest).placement_recorded and not tile_detail(r, other).placement_recorded
+    notes = report_tile_detail_section(r).notes
+    assert f"{PARTIAL_PLACEMENT_NOTE} (1: tiles {fullest})." in notes
+
+
 def test_liveness_of_a_two_ipu_program_has_one_row_per_step_and_ipu():
     cp = compile_program(lower(_copy_program()), MK2)
     live = cp.report.liveness

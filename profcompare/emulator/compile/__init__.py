@@ -229,13 +229,14 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
     device_cycles = sum(v for p, v in phases.items() if p != "runtime")
     variables = _report.variables_frame(storage, inst, program, steps, provenance)
     tree = program_tree(program, steps, places[0])
+    variable_tiles = _report.variable_tiles_frame(
+        storage, variables, _report.variable_storage_rows(storage, inst), device.tiles_per_ipu, mem.including_gaps)
     rep = Report.build(
         meta,
         tiles=_report.tiles_frame(mem, device.tiles_per_ipu),
         categories=categories,
         variables=variables,
-        variable_tiles=_report.variable_tiles_frame(storage, variables, _report.variable_storage_rows(storage, inst),
-                                                    device.tiles_per_ipu),
+        variable_tiles=variable_tiles,
         # a multi-IPU program: one row per step and IPU (the per-IPU curves), summing to ``totals``
         liveness=_report.liveness_frame(steps, totals if ipus_per_replica == 1 else
                                         step_totals_per_ipu(inst, storage.tile_bytes, n_exec, ipus_per_replica)),

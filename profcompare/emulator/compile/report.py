@@ -12,7 +12,7 @@ from profcompare.emulator.compile.liveness import Instances
 from profcompare.emulator.compile.memory import Storage, TileMemory
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram
-from profcompare.model import CATEGORY_GROUPS, PHASES, format_shape, make_frame
+from profcompare.model import CATEGORY_GROUPS, PHASES, PLACEMENT_MARK, format_shape, make_frame
 
 
 def tiles_frame(mem: TileMemory, tiles_per_ipu: int) -> pd.DataFrame:
@@ -64,56 +64,87 @@ def variable_storage_rows(storage: Storage, inst: Instances) -> np.ndarray:
     return np.r_[al_idx, inst.row[order]].astype(np.int64)
 
 
-def tile_runs(pattern: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def tile_runs(pattern: np.ndarray, tiles_per_ipu: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(first tile, last tile, bytes per tile) of each run of consecutive tiles holding the same
-    non-zero bytes in ``pattern`` (bytes per tile, int64)."""
+    non-zero bytes in ``pattern`` (bytes per tile, int64); with ``tiles_per_ipu`` a run is also
+    cut where an IPU's tiles end, so no run spans two IPUs."""
     pattern = np.asarray(pattern, dtype=np.int64)
     if not len(pattern):
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
-    starts = np.flatnonzero(np.r_[True, pattern[1:] != pattern[:-1]])
+    cuts = pattern[1:] != pattern[:-1]
+    if tiles_per_ipu:
+        cuts |= np.arange(1, len(pattern)) % tiles_per_ipu == 0
+    starts = np.flatnonzero(np.r_[True, cuts])
     ends = np.r_[starts[1:], len(pattern)] - 1
     keep = pattern[starts] > 0
     return starts[keep], ends[keep], pattern[starts[keep]]
 
 
-def variable_tiles_frame(storage: Storage, variables: pd.DataFrame, rows: np.ndarray, tiles_per_ipu: int) -> pd.DataFrame:
-    """The ``variable_tiles`` table (model.SCHEMAS columns): for each row of ``variables`` (the
-    ``variables`` table; ``rows`` its storage rows, :func:`variable_storage_rows`) the runs of
-    consecutive tiles on which its storage row holds the same bytes, from the layout model's
-    bytes per tile (mapping.py, placement.py). A run never spans two IPUs. Each distinct mapping
-    is cut into runs once."""
+#: The most rows the simulator writes into ``variable_tiles``. A large program's mapping spreads
+#: each of ~10^5 variables over every tile in runs of a few tiles (the grains do not divide
+#: evenly), which would be ~5 x 10^7 rows; beyond this budget only the fullest tiles' variables
+#: are recorded (:data:`MAX_PARTIAL_TILES` at most), each such tile marked by a row whose variable
+#: is "" (model.PLACEMENT_MARK). An assumption of size, not of the model: MNIST's ~10^4 rows are
+#: recorded in full.
+MAX_PLACEMENT_ROWS = 500_000
+#: The most tiles whose variables are recorded when the whole placement is over budget.
+MAX_PARTIAL_TILES = 8
+
+
+def variable_tiles_frame(storage: Storage, variables: pd.DataFrame, rows: np.ndarray, tiles_per_ipu: int,
+                         tile_bytes: np.ndarray | None = None,
+                         max_rows: int | None = None) -> pd.DataFrame:
+    """The ``variable_tiles`` table (model.SCHEMAS columns). For each row of ``variables`` (``rows`` its storage rows,
+    :func:`variable_storage_rows`): the runs of consecutive tiles on which its storage row holds
+    the same bytes, from the layout model's bytes per tile (mapping.py, placement.py); a run never
+    spans two IPUs; each distinct mapping is cut into runs once. When that is more than
+    ``max_rows`` rows (None: :data:`MAX_PLACEMENT_ROWS`), only the fullest tiles' variables are recorded (by ``tile_bytes``, bytes
+    per tile including gaps; at most :data:`MAX_PARTIAL_TILES` tiles, as many as the budget
+    holds, at least one), one row per variable and tile, and each of those tiles is marked by a
+    row whose variable is ``""`` (bytes 0): readers then know which tiles the table covers."""
     tb = storage.tile_bytes
-    patterns = tb.pattern_of[rows] if len(rows) else np.zeros(0, dtype=np.int64)
-    runs: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    budget = MAX_PLACEMENT_ROWS if max_rows is None else max_rows
     per_ipu = max(1, int(tiles_per_ipu))
-    for p in np.unique(patterns).tolist():
-        first, last, size = tile_runs(tb.patterns[p])
-        # split a run at each IPU boundary it crosses
-        cut_first, cut_last, cut_size = [], [], []
-        for a, b, v in zip(first.tolist(), last.tolist(), size.tolist()):
-            while a // per_ipu != b // per_ipu:
-                end = (a // per_ipu + 1) * per_ipu - 1
-                cut_first.append(a)
-                cut_last.append(end)
-                cut_size.append(v)
-                a = end + 1
-            cut_first.append(a)
-            cut_last.append(b)
-            cut_size.append(v)
-        runs[p] = (np.asarray(cut_first, dtype=np.int64), np.asarray(cut_last, dtype=np.int64),
-                   np.asarray(cut_size, dtype=np.int64))
-    counts = np.array([len(runs[p][0]) for p in patterns.tolist()], dtype=np.int64)
+    patterns = tb.pattern_of[rows] if len(rows) else np.zeros(0, dtype=np.int64)
     names = variables["name"].to_numpy(dtype=object)
-    if not counts.sum():
+    if not len(patterns):
         return make_frame("variable_tiles")
-    first_tile = np.concatenate([runs[p][0] for p in patterns.tolist()])
+    used = np.unique(patterns)
+    runs = {p: tile_runs(tb.patterns[p], per_ipu) for p in used.tolist()}
+    run_count = np.zeros(len(tb.patterns), dtype=np.int64)
+    run_count[used] = [len(runs[p][0]) for p in used.tolist()]
+    counts = run_count[patterns]
+    if int(counts.sum()) <= budget:
+        if not counts.sum():
+            return make_frame("variable_tiles")
+        first_tile = np.concatenate([runs[p][0] for p in patterns.tolist()])
+        return make_frame("variable_tiles", {
+            "variable": np.repeat(names, counts),
+            "ipu": first_tile // per_ipu,
+            "first_tile": first_tile,
+            "last_tile": np.concatenate([runs[p][1] for p in patterns.tolist()]),
+            "bytes_per_tile": np.concatenate([runs[p][2] for p in patterns.tolist()]),
+        })
+    # over budget: the fullest tiles, as many as the budget holds
+    fullness = np.asarray(tile_bytes if tile_bytes is not None else tb.patterns.sum(axis=0), dtype=np.int64)
+    usage = np.bincount(patterns, minlength=len(tb.patterns))
+    order = np.argsort(-fullness, kind="stable")[:MAX_PARTIAL_TILES]
+    per_tile = (tb.patterns[:, order] > 0).astype(np.int64).T @ usage
+    kept = order[: max(1, int(np.searchsorted(np.cumsum(per_tile + 1), budget, side="right")))]
+    parts = []
+    for tile in np.sort(kept).tolist():
+        on_tile = tb.patterns[patterns, tile]
+        hit = np.flatnonzero(on_tile > 0)
+        parts.append((np.r_[np.array([PLACEMENT_MARK], dtype=object), names[hit]],
+                      np.full(len(hit) + 1, tile, dtype=np.int64), np.r_[0, on_tile[hit]].astype(np.int64)))
+    tiles = np.concatenate([t for _, t, _ in parts])
     return make_frame("variable_tiles", {
-        "variable": np.repeat(names, counts),
-        "ipu": first_tile // per_ipu,
-        "first_tile": first_tile,
-        "last_tile": np.concatenate([runs[p][1] for p in patterns.tolist()]),
-        "bytes_per_tile": np.concatenate([runs[p][2] for p in patterns.tolist()]),
+        "variable": np.concatenate([n for n, _, _ in parts]),
+        "ipu": tiles // per_ipu,
+        "first_tile": tiles,
+        "last_tile": tiles,
+        "bytes_per_tile": np.concatenate([b for _, _, b in parts]),
     })
 
 

@@ -53,6 +53,12 @@ FIGURE_LABELS: dict[str, str] = {
     "gap_bytes": "Gaps",
 }
 
+#: Said when a large simulated report records which tiles hold each variable on its fullest tiles
+#: only (emulator/compile/report.py MAX_PLACEMENT_ROWS); the tiles follow.
+PARTIAL_PLACEMENT_NOTE = ("The report records which variables sit on its fullest tiles only (the whole placement of a "
+                          "program this large would be tens of millions of rows); on other tiles the variables listed are "
+                          "the replica's live set at its peak step")
+
 #: Said when a report does not record which tiles hold each variable.
 PLACEMENT_NOTE = ("The report does not record which tiles hold each variable: these are the variables live at the "
                   "replica's not-always-live peak step, each spread over the tiles shown.")
@@ -201,6 +207,11 @@ def _placement_notes(sides: Sequence[tuple[str | None, Report]]) -> list[str]:
         notes.append(who + PLACEMENT_NOTE)
         if any(r.meta.format == "pva" for _, r in unplaced):
             notes.append(PVA_PLACEMENT_NOTE)
+    for side, report in sides:
+        covered = analysis.partial_placement(report)
+        if covered:
+            who = "" if side is None else f"{side}: "
+            notes.append(f"{who}{PARTIAL_PLACEMENT_NOTE} ({len(covered)}: tiles {', '.join(map(str, covered))}).")
     return notes
 
 
@@ -305,6 +316,7 @@ __all__ = [
     "FIGURE_LABELS",
     "HISTOGRAM_TABLE_ID",
     "LIVE_VARIABLES",
+    "PARTIAL_PLACEMENT_NOTE",
     "PLACED_NOTE",
     "PLACEMENT_NOTE",
     "PVA_PLACEMENT_NOTE",
