@@ -59,7 +59,7 @@ def test_a_comparison_detail_has_both_sides_and_the_deltas() -> None:
     cmp = compare(op_report(), op_report(code=1500, cycles=450, source="new.pop"))
     table = comparison_operations_section(cmp).tables[0]
     detail = next(row.detail for row in table.rows if row.detail and row.detail["name"] == "matmul/1")
-    assert detail["labels"] == [cmp.base.label, cmp.new.label]
+    assert detail["labels"] == [f"base: {cmp.base.label}", f"new: {cmp.new.label}"]
     assert detail["figures"][0] == ["Code", ["1000 B", "1.5 KiB (1,500 B)"], "+500 B"]
     assert detail["figures"][3] == ["Cycles per run", ["500", "450"], "-50"]
     assert detail["figures"][4] == ["FLOPs", ["2,048", "2,048"], "0"]
@@ -77,3 +77,16 @@ def test_the_page_embeds_the_details_as_escaped_json() -> None:
     assert [d["name"] for d in details] == ["matmul/1", HOSTILE_OP]
     assert 'data-row="0"' in html and "data-column-chooser" in html
     assert "<b>x</b>" not in html
+
+
+def test_a_comparison_detail_of_an_op_one_side_lacks_says_so() -> None:
+    from profcompare.model import Report
+
+    new = op_report(source="new.pop")
+    renamed = new.operations.assign(name=new.operations["name"].replace({"matmul/1": "conv"}))
+    cmp = compare(op_report(), Report.build(new.meta, operations=renamed, programs=new.programs))
+    table = comparison_operations_section(cmp).tables[0]
+    detail = next(row.detail for row in table.rows if row.detail and row.detail["name"] == "conv")
+    assert detail["present"] == [False, True]
+    assert detail["figures"][0] == ["Code", ["n/a", "1000 B"], ""]
+    assert detail["steps"] == [{"rows": [], "more": 0}, {"rows": [], "more": 0}]

@@ -86,10 +86,10 @@ def _detail(name: str, labels: Sequence[str], sides: Sequence[Mapping[str, Any] 
     """One op's detail of ``sides`` (one op row per report, None where a report lacks it)."""
     figures = []
     for column, label, formatter in _FIGURES:
-        values = [None if side is None else side[column] for side in sides]
+        values: list[Any] = [None if side is None else side[column] for side in sides]
         shown = _exact_bytes if formatter is format_bytes else formatter
         delta = ""
-        if len(sides) == 2 and not any(is_missing(value) for value in values):
+        if len(values) == 2 and not any(is_missing(value) for value in values):
             delta = formatter(int(values[1]) - int(values[0]), signed=True)
         figures.append([label, [MISSING if value is None else shown(value) for value in values], delta])
     facts = [[label, [MISSING if side is None else _fact(side[column]) for side in sides]] for column, label in _FACTS]
@@ -117,8 +117,9 @@ def report_operation_details(report: Report, names: Sequence[str]) -> list[dict[
 
 def comparison_operation_details(base: Report, new: Report, names: Sequence[str]) -> list[dict[str, Any]]:
     """The detail of each op a comparison's table shows (``names``), in that order, as
-    :func:`report_operation_details` with two sides (base, new) and each figure's delta (new -
-    base; empty when a side does not know it or lacks the op)."""
+    :func:`report_operation_details` with two sides (labelled ``base: <label>`` and ``new:
+    <label>``) and each figure's delta (new - base; empty when a side does not know it or lacks
+    the op)."""
     sides = [[_side_row(report.operations, name) for name in names] for report in (base, new)]
     steps = [_steps(report.programs, (str(row["name"]) for row in rows if row is not None))
              for report, rows in zip((base, new), sides, strict=True)]
@@ -127,7 +128,8 @@ def comparison_operation_details(base: Report, new: Report, names: Sequence[str]
     def side_steps(s: int, row: Mapping[str, Any] | None) -> Mapping[str, Any]:
         return empty if row is None else steps[s].get(str(row["name"]), empty)
 
-    return [_detail(name, (base.label, new.label), (sides[0][i], sides[1][i]),
+    labels = (f"base: {base.label}", f"new: {new.label}")
+    return [_detail(name, labels, (sides[0][i], sides[1][i]),
                     (side_steps(0, sides[0][i]), side_steps(1, sides[1][i])))
             for i, name in enumerate(names)]
 
