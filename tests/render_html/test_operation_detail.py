@@ -90,3 +90,15 @@ def test_a_comparison_detail_of_an_op_one_side_lacks_says_so() -> None:
     assert detail["present"] == [False, True]
     assert detail["figures"][0] == ["Code", ["n/a", "1000 B"], ""]
     assert detail["steps"] == [{"rows": [], "more": 0}, {"rows": [], "more": 0}]
+
+
+def test_only_the_first_ops_of_a_long_table_carry_a_detail() -> None:
+    from profcompare.model import Report, operations_from_rows
+    from profcompare.render.sections.operation_detail import MAX_DETAILED_OPS
+
+    ops = operations_from_rows([(f"op{i}", "", "Add", "", 0, 1000 - i, 0, 0, 1, None, 1, "")
+                                for i in range(MAX_DETAILED_OPS + 5)])
+    report = Report.build(op_report().meta, operations=ops)
+    details = report_operation_details(report, [f"op{i}" for i in range(MAX_DETAILED_OPS + 5)])
+    assert [d is None for d in details] == [False] * MAX_DETAILED_OPS + [True] * 5
+    assert details[MAX_DETAILED_OPS - 1] is not None and details[MAX_DETAILED_OPS - 1]["name"] == f"op{MAX_DETAILED_OPS - 1}"

@@ -5,7 +5,7 @@ or, for a comparison, both sides' figures with the deltas.
 
 The data is plain JSON (display strings only, formatted here once) that the page embeds in one
 ``<script type="application/json">`` block per table and lays out as text; it is bounded: the
-rows the table shows, at most :data:`MAX_STEPS` steps each.
+first :data:`MAX_DETAILED_OPS` rows the table shows, at most :data:`MAX_STEPS` steps each.
 """
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ from profcompare.render.format import MISSING, format_bytes, format_count, forma
 
 #: the most program steps a detail lists per side; it says how many more there are
 MAX_STEPS = 30
+
+#: the most ops of a table given a detail (the first, in the table's order): a page of every op
+#: (``--top 0``) of a model of tens of thousands of ops would otherwise carry megabytes of details
+MAX_DETAILED_OPS = 100
 
 #: (column, label, formatter) of the figures a detail shows, in order
 _FIGURES: tuple[tuple[str, str, Any], ...] = (
@@ -69,16 +73,30 @@ def _steps(programs: pd.DataFrame, names: Iterable[str]) -> dict[str, dict[str, 
     return found
 
 
-def _side_row(ops: pd.DataFrame, name: str) -> Mapping[str, Any] | None:
-    """The op of ``ops`` called ``name``, else the first whose normalised name matches (how a
-    comparison pairs ops of two builds); None when there is none."""
-    if not len(ops):
-        return None
-    names = ops["name"].astype(str)
-    hit = ops[names == name]
-    if not len(hit):
-        hit = ops[names.map(normalise_operation_name) == normalise_operation_name(name)]
-    return hit.iloc[0].to_dict() if len(hit) else None
+def _side_rows(ops: pd.DataFrame, names: Sequence[str]) -> list[Mapping[str, Any] | None]:
+    """Per name of ``names``: the op of ``ops`` called so, else the first whose normalised name
+    matches (how a comparison pairs ops of two builds); None when there is none. One pass over
+    ``ops`` (a table cut to all its rows asks for every op)."""
+    if not len(ops) or not names:
+        return [None] * len(names)
+    wanted = set(names)
+    exact: dict[str, int] = {}
+    op_names = [str(name) for name in ops["name"]]
+    for position, name in enumerate(op_names):
+        if name in wanted:
+            exact.setdefault(name, position)
+    missing = {normalise_operation_name(name) for name in names if name not in exact}
+    normal: dict[str, int] = {}
+    if missing:
+        for position, name in enumerate(op_names):
+            key = normalise_operation_name(name)
+            if key in missing:
+                normal.setdefault(key, position)
+
+    found = {name: exact.get(name, normal.get(normalise_operation_name(name))) for name in names}
+    chosen = sorted({position for position in found.values() if position is not None})
+    records = dict(zip(chosen, ops.iloc[chosen].to_dict("records"), strict=True))
+    return [records.get(position) if position is not None else None for position in (found[name] for name in names)]
 
 
 def _detail(name: str, labels: Sequence[str], sides: Sequence[Mapping[str, Any] | None],
@@ -103,24 +121,29 @@ def _detail(name: str, labels: Sequence[str], sides: Sequence[Mapping[str, Any] 
     }
 
 
-def report_operation_details(report: Report, names: Sequence[str]) -> list[dict[str, Any]]:
+def report_operation_details(report: Report, names: Sequence[str]) -> list[dict[str, Any] | None]:
     """The detail of each op of ``report`` called one of ``names`` (the rows a page shows), in
-    that order: ``name``, ``labels`` (the report's), ``present``, ``figures`` ([label, [text],
-    ""] for code, vertex state, exchange code, cycles, FLOPs, tiles), ``facts`` ([label, [text]]
-    for type, IPU, parameter, role, source, debug name, layer) and ``steps`` ([{"rows": [[kind,
-    name], ...], "more": n}]: the programs lowering it, in tree order)."""
-    steps = _steps(report.programs, names)
+    that order (None after the first :data:`MAX_DETAILED_OPS`): ``name``, ``labels`` (the
+    report's), ``present``, ``figures`` ([label, [text], ""] for code, vertex state, exchange
+    code, cycles, FLOPs, tiles), ``facts`` ([label, [text]] for type, IPU, parameter, role,
+    source, debug name, layer) and ``steps`` ([{"rows": [[kind, name], ...], "more": n}]: the
+    programs lowering it, in tree order)."""
     empty = {"rows": [], "more": 0}
-    return [_detail(name, (report.label,), (_side_row(report.operations, name),), (steps.get(name, empty),))
-            for name in names]
+    detailed = names[:MAX_DETAILED_OPS]
+    steps = _steps(report.programs, detailed)
+    rows = _side_rows(report.operations, detailed)
+    details: list[dict[str, Any] | None] = [_detail(name, (report.label,), (row,), (steps.get(name, empty),))
+                                            for name, row in zip(detailed, rows, strict=True)]
+    return details + [None] * (len(names) - len(detailed))
 
 
-def comparison_operation_details(base: Report, new: Report, names: Sequence[str]) -> list[dict[str, Any]]:
+def comparison_operation_details(base: Report, new: Report, names: Sequence[str]) -> list[dict[str, Any] | None]:
     """The detail of each op a comparison's table shows (``names``), in that order, as
     :func:`report_operation_details` with two sides (labelled ``base: <label>`` and ``new:
     <label>``) and each figure's delta (new - base; empty when a side does not know it or lacks
     the op)."""
-    sides = [[_side_row(report.operations, name) for name in names] for report in (base, new)]
+    detailed = names[:MAX_DETAILED_OPS]
+    sides = [_side_rows(report.operations, detailed) for report in (base, new)]
     steps = [_steps(report.programs, (str(row["name"]) for row in rows if row is not None))
              for report, rows in zip((base, new), sides, strict=True)]
     empty = {"rows": [], "more": 0}
@@ -129,9 +152,10 @@ def comparison_operation_details(base: Report, new: Report, names: Sequence[str]
         return empty if row is None else steps[s].get(str(row["name"]), empty)
 
     labels = (f"base: {base.label}", f"new: {new.label}")
-    return [_detail(name, labels, (sides[0][i], sides[1][i]),
-                    (side_steps(0, sides[0][i]), side_steps(1, sides[1][i])))
-            for i, name in enumerate(names)]
+    details: list[dict[str, Any] | None] = [
+        _detail(name, labels, (sides[0][i], sides[1][i]), (side_steps(0, sides[0][i]), side_steps(1, sides[1][i])))
+        for i, name in enumerate(detailed)]
+    return details + [None] * (len(names) - len(detailed))
 
 
-__all__ = ["MAX_STEPS", "comparison_operation_details", "report_operation_details"]
+__all__ = ["MAX_DETAILED_OPS", "MAX_STEPS", "comparison_operation_details", "report_operation_details"]
