@@ -57,13 +57,15 @@ def cell_tag(tag: str, cell: Any, column: Any) -> Markup:
     return Markup(f"<{tag}{attributes}>{mark}{escape(text)}</{tag}>")
 
 
-def row_tag(row: Any, columns: Any) -> Markup:
+def row_tag(row: Any, columns: Any, index: int | None = None) -> Markup:
     """One body row of a table as HTML: ``<tr data-status="grew">`` (the row's ``data-*``
     attributes, escaped), its cells by :func:`cell_tag`, ``</tr>``, then its ``members`` (a
-    folded run's programs) as hidden rows alike. Written in Python for the reason cell_tag is: a
-    page holds hundreds of rows."""
-    return Markup(_row_html(row, columns, "") + "".join(_row_html(member, columns, " hidden")
-                                                         for member in getattr(row, "members", ())))
+    folded run's programs) as hidden rows alike. A row with a ``detail`` carries ``data-row``,
+    its ``index`` among the table's rows (where the page finds its detail). Written in Python
+    for the reason cell_tag is: a page holds hundreds of rows."""
+    extra = f' data-row="{int(index)}"' if index is not None and getattr(row, "detail", None) is not None else ""
+    return Markup(_row_html(row, columns, extra) + "".join(_row_html(member, columns, " hidden")
+                                                            for member in getattr(row, "members", ())))
 
 
 def _row_html(row: Any, columns: Any, extra: str) -> str:

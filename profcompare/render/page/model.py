@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
     from profcompare.render.interactive import InteractiveChart
@@ -37,11 +37,16 @@ class Cell:
 @dataclass(frozen=True)
 class Column:
     """A table column: its header, whether it holds numbers (right-aligned, sorted as numbers)
-    and a key naming it on a page (its CSS and sort hook; empty where nothing names it)."""
+    and a key naming it on a page (its CSS and sort hook; empty where nothing names it).
+
+    ``hidden``: a page with a column chooser (:attr:`Table.column_chooser`) shows the column
+    only once the reader ticks it, keeping a wide table narrow; the terminal, Markdown and the
+    exports draw every column."""
 
     header: str
     numeric: bool = False
     key: str = ""
+    hidden: bool = False
 
     @property
     def title(self) -> str:
@@ -57,12 +62,16 @@ class Row:
     ``members``: rows a page holds hidden right after this one, to be shown on demand (the
     programs a folded run of the program tree stands for); the terminal, Markdown and the
     exports draw the row alone. ``classes``: CSS classes a page gives the row (e.g.
-    ``status-added``: a mark beside what its text already says)."""
+    ``status-added``: a mark beside what its text already says).
+
+    ``detail``: JSON-ready data a page shows in a panel when the reader asks for the row's
+    details (an op's program steps and figures); None for none. Other media ignore it."""
 
     cells: tuple[Cell, ...]
     data: Mapping[str, str] = field(default_factory=dict)
     members: tuple[Row, ...] = ()
     classes: tuple[str, ...] = ()
+    detail: Mapping[str, Any] | None = None
 
     def __iter__(self) -> Iterator[Cell]:
         return iter(self.cells)
@@ -102,7 +111,10 @@ class Table:
     row, a note, and for a page its id, whether it sorts, what it says when empty, its filter
     controls and whether its rows are a ``tree`` (rows carrying ``data-id``, ``data-parent`` and
     ``data-depth``; a page gives each row with children a toggle that hides or shows them, and
-    "Expand all" / "Collapse all" buttons)."""
+    "Expand all" / "Collapse all" buttons).
+
+    ``column_chooser``: a page gives the table a control listing its columns with checkboxes,
+    the :attr:`Column.hidden` ones unticked, that hides or shows each column."""
 
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
@@ -113,6 +125,12 @@ class Table:
     empty: str = "nothing to show"
     filter: TableFilter | None = None
     tree: bool = False
+    column_chooser: bool = False
+
+    @property
+    def has_details(self) -> bool:
+        """Whether any body row carries a :attr:`Row.detail` (a page then embeds them)."""
+        return any(row.detail is not None for row in self.rows)
 
     @classmethod
     def of(cls, columns: Iterable[Column], rows: Iterable[Sequence[Cell]]) -> Table:

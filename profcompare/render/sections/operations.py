@@ -26,6 +26,7 @@ from profcompare.render.sections.document import (
     limit,
 )
 from profcompare.render.sections.listing import empty_word, other_label
+from profcompare.render.sections.operation_detail import comparison_operation_details, report_operation_details
 
 #: the title of the section in every medium, and its anchor on a page
 OPERATIONS_TITLE = "Operations"
@@ -59,16 +60,20 @@ def report_operations_section(report: Report, top: int | None = None) -> Section
     was cut and what the remainder row holds."""
     ops = report.operations
     view = analysis.top_n(ops, limit(top), "code_bytes", label_column="name", sum_columns=_SUMMED)
+    shown = view.shown_rows.to_dict("records")
+    details = report_operation_details(report, [str(r["name"]) for r in shown])
     rows = tuple(
         Row((text_cell(r["name"]), text_cell(r["type"]), bytes_cell(r["code_bytes"]),
              bytes_cell(r["vertex_state_bytes"]), bytes_cell(r["exchange_code_bytes"]), _cycles_cell(r["cycles"]),
-             _count_cell(r["flops"]), _count_cell(r["tiles"])))
-        for r in view.shown_rows.to_dict("records")
+             _count_cell(r["flops"]), _count_cell(r["tiles"])), detail=detail)
+        for r, detail in zip(shown, details, strict=True)
     )
+    # a page starts with the breakdown of the code (vertex state, exchange code) hidden: the
+    # column chooser shows it, the op's detail holds it
     columns = (
         Column("Op", key="name"), Column("Type", key="type"), Column("Code bytes", True, key="code_bytes"),
-        Column("Vertex state", True, key="vertex_state_bytes"),
-        Column("Exchange code", True, key="exchange_code_bytes"), Column("Cycles", True, key="cycles"),
+        Column("Vertex state", True, key="vertex_state_bytes", hidden=True),
+        Column("Exchange code", True, key="exchange_code_bytes", hidden=True), Column("Cycles", True, key="cycles"),
         Column("FLOPs", True, key="flops"), Column("Tiles", True, key="tiles"),
     )
     footer: list[Row] = []
@@ -83,7 +88,7 @@ def report_operations_section(report: Report, top: int | None = None) -> Section
                            bytes_cell(_total(ops, "vertex_state_bytes")), bytes_cell(_total(ops, "exchange_code_bytes")),
                            _cycles_cell(_total(ops, "cycles")), Cell(""), Cell(""))))
     table = Table(columns, rows, id=_TABLE_ID, footer=tuple(footer),
-                  empty=empty_word(report.meta, "operations", "No operations in this report."))
+                  empty=empty_word(report.meta, "operations", "No operations in this report."), column_chooser=True)
     notes: tuple[str, ...] = ()
     if len(ops):
         notes = (cut_note(view, "ops"),)
@@ -105,17 +110,19 @@ def comparison_operations_section(cmp: Comparison, top: int | None = None) -> Se
     def tone(status: Any) -> str | None:
         return None if is_missing(status) else status_tone(str(status))
 
+    records = shown.to_dict("records")
+    details = comparison_operation_details(cmp.base, cmp.new, [str(r["name"]) for r in records])
     rows = tuple(
         Row((text_cell(r["name"]), text_cell(r["type"]), bytes_cell(r["base_code_bytes"]),
              bytes_cell(r["new_code_bytes"]), bytes_cell(r["delta_code_bytes"], signed=True, tone=tone(r["status"])),
              _cycles_cell(r["base_cycles"]), _cycles_cell(r["new_cycles"]),
              _cycles_cell(r["delta_cycles"], signed=True, tone=tone(r["status"])),
              status_cell(r["status"], tone(r["status"]))),
-            {"status": str(r["status"])})
-        for r in shown.to_dict("records")
+            {"status": str(r["status"])}, detail=detail)
+        for r, detail in zip(records, details, strict=True)
     )
     columns = (
-        Column("Op", key="name"), Column("Type", key="type"),
+        Column("Op", key="name"), Column("Type", key="type", hidden=True),
         Column("Base code", True, key="base_code_bytes"), Column("New code", True, key="new_code_bytes"),
         Column("Delta code", True, key="delta_code_bytes"), Column("Base cycles", True, key="base_cycles"),
         Column("New cycles", True, key="new_cycles"), Column("Delta cycles", True, key="delta_cycles"),
@@ -129,7 +136,8 @@ def comparison_operations_section(cmp: Comparison, top: int | None = None) -> Se
                        *(_cycles_cell(_total(rest, f"{side}_cycles"), signed=side == "delta")
                          for side in ("base", "new", "delta")),
                        Cell(""))),)
-    table = Table(columns, rows, id=_TABLE_ID, footer=footer, empty="no operations in either report")
+    table = Table(columns, rows, id=_TABLE_ID, footer=footer, empty="no operations in either report",
+                  column_chooser=True)
     notes: tuple[str, ...] = ()
     if len(ops):
         notes = (f"All {len(ops):,} ops shown." if not len(rest) else

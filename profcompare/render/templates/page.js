@@ -504,6 +504,136 @@
     selects.forEach(function (sel) { sel.addEventListener("change", apply); });
   });
 
+  // ---- column chooser: a table[data-column-chooser] gets a list of its columns with checkboxes
+  // (a <details> before it); unticking one hides its header and cells; th[data-hidden] start
+  // hidden. Not remembered between visits.
+  function showTableColumn(table, index, shown) {
+    Array.prototype.forEach.call(table.rows, function (row) {
+      var cell = row.cells[index];
+      // rows of a single cell across the table (the "empty" row) keep it
+      if (cell && row.cells.length === table.tHead.rows[0].cells.length) { cell.classList.toggle("col-hidden", !shown); }
+    });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("table[data-column-chooser]"), function (table) {
+    if (!table.tHead) { return; }
+    var chooser = document.createElement("details");
+    chooser.className = "column-chooser";
+    var summary = document.createElement("summary");
+    summary.textContent = "Columns";
+    chooser.appendChild(summary);
+    var list = document.createElement("fieldset");
+    var legend = document.createElement("legend");
+    legend.textContent = "Columns shown";
+    list.appendChild(legend);
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
+      var label = document.createElement("label");
+      var box = document.createElement("input");
+      box.type = "checkbox";
+      box.checked = !th.hasAttribute("data-hidden");
+      box.setAttribute("data-column", th.getAttribute("data-key") || String(index));
+      box.addEventListener("change", function () { showTableColumn(table, index, box.checked); });
+      label.appendChild(box);
+      label.appendChild(document.createTextNode(" " + th.textContent.trim()));
+      list.appendChild(label);
+      if (!box.checked) { showTableColumn(table, index, false); }
+    });
+    chooser.appendChild(list);
+    var wrap = table.closest(".table-wrap") || table;
+    wrap.parentNode.insertBefore(chooser, wrap);
+  });
+
+  // ---- row details: a table[data-details] names a JSON list (one entry per body row, the row's
+  // data-row its index); a "details" button in the row's first cell shows the row's entry in the
+  // panel under the table, as text (the names in it come from a report)
+  function element(tag, text, className) {
+    var node = document.createElement(tag);
+    if (text !== undefined && text !== null) { node.textContent = text; }
+    if (className) { node.className = className; }
+    return node;
+  }
+  function detailView(detail) {
+    var view = document.createDocumentFragment();
+    var two = detail.labels.length === 2;
+    view.appendChild(element("h3", detail.name, "row-detail-title"));
+    var table = element("table", null, "data detail-figures");
+    var head = table.createTHead().insertRow();
+    head.appendChild(element("th", ""));
+    detail.labels.forEach(function (label) { head.appendChild(element("th", label, "num")); });
+    if (two) { head.appendChild(element("th", "Delta", "num")); }
+    var body = table.createTBody();
+    detail.figures.forEach(function (figure) {
+      var row = body.insertRow();
+      row.appendChild(element("th", figure[0]));
+      figure[1].forEach(function (text) { row.appendChild(element("td", text, "num")); });
+      if (two) { row.appendChild(element("td", figure[2], "num")); }
+    });
+    detail.facts.forEach(function (fact) {
+      var row = body.insertRow();
+      row.appendChild(element("th", fact[0]));
+      fact[1].forEach(function (text) { row.appendChild(element("td", text)); });
+      if (two) { row.appendChild(element("td", "")); }
+    });
+    view.appendChild(table);
+    detail.steps.forEach(function (steps, s) {
+      var title = "Program steps" + (two ? " (" + detail.labels[s] + ")" : "");
+      view.appendChild(element("h4", title));
+      if (!detail.present[s]) {
+        view.appendChild(element("p", "The op is not in this report.", "note"));
+        return;
+      }
+      if (!steps.rows.length) {
+        view.appendChild(element("p", "No program of the report names this op.", "note"));
+        return;
+      }
+      var list = element("ol", null, "detail-steps");
+      steps.rows.forEach(function (step) {
+        var item = element("li");
+        item.appendChild(element("span", step[0], "step-kind"));
+        item.appendChild(document.createTextNode(" " + step[1]));
+        list.appendChild(item);
+      });
+      view.appendChild(list);
+      if (steps.more > 0) { view.appendChild(element("p", "and " + steps.more.toLocaleString("en-US") + " more", "note")); }
+    });
+    return view;
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("table[data-details]"), function (table) {
+    var node = document.getElementById(table.getAttribute("data-details"));
+    var panel = document.getElementById(table.id + "-detail");
+    var details;
+    try { details = JSON.parse(node.textContent); } catch (err) { return; }
+    if (!panel) { return; }
+    var current = null;
+    Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
+      var index = parseInt(row.getAttribute("data-row"), 10);
+      var detail = details[index];
+      if (isNaN(index) || !detail || !row.cells[0]) { return; }
+      var button = element("button", "details", "row-detail-toggle");
+      button.type = "button";
+      button.setAttribute("aria-expanded", "false");
+      button.setAttribute("aria-controls", panel.id);
+      button.setAttribute("aria-label", "details of " + detail.name);
+      button.addEventListener("click", function () {
+        var open = current !== button;
+        if (current) { current.setAttribute("aria-expanded", "false"); current.closest("tr").classList.remove("detail-open"); }
+        panel.textContent = "";
+        panel.hidden = !open;
+        current = open ? button : null;
+        if (!open) { return; }
+        button.setAttribute("aria-expanded", "true");
+        row.classList.add("detail-open");
+        panel.appendChild(detailView(detail));
+        var close = element("button", "Close", "row-detail-close");
+        close.type = "button";
+        close.addEventListener("click", function () { button.click(); button.focus(); });
+        panel.appendChild(close);
+      });
+      // the row still sorts by the name alone, not by the button's word
+      if (!row.cells[0].hasAttribute("data-sort")) { row.cells[0].setAttribute("data-sort", row.cells[0].textContent); }
+      row.cells[0].appendChild(button);
+    });
+  });
+
   var table = document.getElementById("variables-table");
   var input = document.getElementById("variable-filter");
   var regexBox = document.getElementById("variable-regex");
