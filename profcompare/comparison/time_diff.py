@@ -270,7 +270,8 @@ def _recorded_bytes(device: pd.DataFrame, steps: pd.Index, runs: int) -> np.ndar
         return np.full(len(steps), np.nan)
     moved = device["bytes_moved"].astype("Float64")
     per_step = moved.groupby(device["step"].to_numpy(), sort=True).sum(min_count=1)
-    return (per_step.reindex(steps) / runs).to_numpy(dtype="float64", na_value=np.nan)
+    out: np.ndarray = (per_step.reindex(steps) / runs).to_numpy(dtype="float64", na_value=np.nan)
+    return out
 
 
 def report_steps(report: Report) -> pd.DataFrame:
