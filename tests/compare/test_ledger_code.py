@@ -129,6 +129,21 @@ def test_a_remote_load_of_the_state_moves_its_bytes_in_the_ledger_row(recorded: 
     assert [c.text for c in table.footer[-1].cells][8:11] == ["0 B", "1.0 MiB", "+1.0 MiB"]
     single = ledger_code(_moving(recorded))
     assert single["bytes_moved"].tolist() == [0, 1_048_576, 0, 0, 0]
+    # every medium: CSV, JSON, Markdown, the page
+    import json
+
+    from profcompare.render.base import get_renderer
+    from profcompare.render.csv_out import page_table_csv
+
+    cmp = compare(_base_with_execution(), _moving(recorded))
+    csv = page_table_csv(cmp, "ledger-code").splitlines()
+    assert csv[0].split(",")[8:11] == ["Base bytes moved", "New bytes moved", "Delta bytes moved"]
+    assert csv[1].startswith("p,optimizer_state,0,1000,1000,0,500,500,0,1048576,1048576,X")
+    rows = json.loads(get_renderer("json").render(cmp))["ledger_code"]
+    assert [(r["parameter"], r["role"], r["base_bytes_moved"], r["new_bytes_moved"], r["delta_bytes_moved"])
+            for r in rows][:2] == [("p", "weight", 0, 0, 0), ("p", "optimizer_state", 0, 1_048_576, 1_048_576)]
+    assert "| 0 B | 1.0 MiB | **+1.0 MiB** |" in get_renderer("markdown").render(cmp)
+    assert "Delta bytes moved" in get_renderer("html").render(cmp)
     assert [c.text for c in report_ledger_code_table(_moving(recorded), None).footer[-1].cells][-1] == "1.0 MiB"
 
 
