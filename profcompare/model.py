@@ -62,7 +62,11 @@ Tables (``name: dtype`` -- meaning):
     phase: category -- one of :data:`PHASES`; cycles: int64;
     cycles_from, cycles_to: Int64 (nullable) -- the interval the row occupies, in cycles from the
     start of the profile (real traces overlap: a SyncAns spans the steps it waits for, so a run's
-    time is the span of its intervals, never the sum of ``cycles``); <NA> when unknown
+    time is the span of its intervals, never the sum of ``cycles``); <NA> when unknown;
+    bytes_moved: Int64 (nullable) -- bytes the step moves per replica, in plus out, on one row
+    of the step (pva: ``dataIn + dataOut`` summed over the IPUs; the simulator: the shape x
+    dtype of what its host transfers, remote loads/stores and collectives move); <NA> where the
+    source records none
 
 ``trace`` -- optional; the execution trace of every profiled run: one row per executed block, per IPU
     ipu: int64 -- IPU index within the replica;
@@ -440,6 +444,7 @@ SCHEMAS: Mapping[str, tuple[Column, ...]] = MappingProxyType(
             ("cycles", "int64", "cycles", "cycles of this step in this phase"),
             ("cycles_from", "Int64", "cycles", "start of the row's interval (<NA> when unknown)"),
             ("cycles_to", "Int64", "cycles", "end of the row's interval (<NA> when unknown)"),
+            ("bytes_moved", "Int64", "bytes", "bytes the step moves per replica, in + out (<NA> unrecorded)"),
         ),
         "remote_buffers": _cols(
             ("name", "object", "", "remote buffer name"),

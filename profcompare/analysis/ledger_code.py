@@ -13,6 +13,13 @@ table's (which reconcile with the report's code bytes and device cycles per run)
 - :data:`UNKNOWN_ROW` -- ops whose report does not say (Poplar profiles, stores before version 9);
 - :data:`~profcompare.model.UNATTRIBUTED_OPERATION` -- what no op is given (the operations
   table's remainder row: the program's base control code, vertex code, ...).
+
+**Bytes moved.** Each row also carries the bytes its host and remote transfers and collectives
+move per run: the time diff's steps of the report (:func:`profcompare.comparison.time_diff.report_steps`:
+its attribution of steps to a (parameter, role), and its bytes, recorded by the profile where
+the report records them, else from the variables moved), summed per (parameter, role); a
+transfer of no parameter's data counts in :data:`ACTIVATIONS_ROW`. A (parameter, role) whose
+transfers move bytes but that no op is charged to gets a row of its own (no code, no ops).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ NAMED_ROWS: tuple[str, ...] = (ACTIVATIONS_ROW, SHARED_ROW, UNKNOWN_ROW, UNATTRI
 CODE_ROLES: tuple[str, ...] = ("weight", "gradient", "accumulator", "optimizer_state", "kv_cache", "other")
 
 #: Columns of :func:`ledger_code`, in order.
-LEDGER_CODE_COLUMNS: tuple[str, ...] = ("parameter", "role", "code_bytes", "cycles", "ops")
+LEDGER_CODE_COLUMNS: tuple[str, ...] = ("parameter", "role", "code_bytes", "cycles", "ops", "bytes_moved")
 
 
 def op_rows(operations: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -55,15 +62,38 @@ def ledger_code(report: Report) -> pd.DataFrame:
     Columns (:data:`LEDGER_CODE_COLUMNS`): parameter (str: the parameter, or a named row),
     role (str: :data:`CODE_ROLES`; "" for a named row), code_bytes (int64: control and exchange
     code of the ops), cycles (Int64: device cycles of the ops in one run of the main program;
-    <NA> when none of its ops records them), ops (int64: ops in the row; 0 for the remainder).
+    <NA> when none of its ops records them), ops (int64: ops in the row; 0 for the remainder),
+    bytes_moved (Int64: bytes its transfers and collectives move per run, module docstring;
+    <NA> throughout when the report has no execution profile).
     Parameter rows first (by parameter, then role in :data:`CODE_ROLES` order), then the named
     rows that have ops, in :data:`NAMED_ROWS` order. Empty when the report has no operations.
     """
-    return rollup(report.operations)
+    return rollup(report.operations, moved_bytes(report))
 
 
-def rollup(operations: pd.DataFrame) -> pd.DataFrame:
-    """:func:`ledger_code` of an ``operations`` table."""
+def moved_bytes(report: Report) -> pd.DataFrame | None:
+    """The bytes ``report``'s steps move per run, per ledger row: parameter, role, bytes_moved
+    (int64, rounded); None when the report has no execution profile."""
+    from profcompare.comparison.time_diff import report_steps  # the comparison package imports this one
+
+    if not len(report.execution):
+        return None
+    steps = report_steps(report)
+    moving = steps[steps["bytes_moved"].astype("float64") > 0] if len(steps) else steps
+    parameter = moving["parameter"].astype(str).to_numpy(dtype=object)
+    role = moving["role"].astype(str).to_numpy(dtype=object)
+    own = parameter != ""
+    frame = pd.DataFrame({"parameter": np.where(own, parameter, ACTIVATIONS_ROW).astype(object),
+                          "role": np.where(own, role, "").astype(object),
+                          "bytes_moved": moving["bytes_moved"].to_numpy(dtype="float64")})
+    summed = frame.groupby(["parameter", "role"], sort=False)["bytes_moved"].sum().reset_index()
+    summed["bytes_moved"] = np.round(summed["bytes_moved"].to_numpy(dtype="float64")).astype(np.int64)
+    return summed
+
+
+def rollup(operations: pd.DataFrame, moves: pd.DataFrame | None = None) -> pd.DataFrame:
+    """:func:`ledger_code` of an ``operations`` table and the bytes moved per row (:func:`moved_bytes`;
+    None: <NA>, no execution profile)."""
     parameter, role = op_rows(operations)
     frame = pd.DataFrame({
         "parameter": parameter, "role": role,
@@ -82,6 +112,21 @@ def rollup(operations: pd.DataFrame) -> pd.DataFrame:
         "cycles": pd.array(grouped["cycles"].to_numpy(dtype=object), dtype="Int64"),
         "ops": grouped["ops"].to_numpy(dtype=np.int64),
     })
+    if moves is None:
+        out["bytes_moved"] = pd.array([pd.NA] * len(out), dtype="Int64")
+        return sort_ledger_code(out)
+    if len(moves):
+        extra = moves[~pd.MultiIndex.from_frame(moves[["parameter", "role"]]).isin(
+            pd.MultiIndex.from_frame(out[["parameter", "role"]]) if len(out) else pd.MultiIndex.from_tuples(
+                [], names=["parameter", "role"]))]
+        if len(extra):
+            out = pd.concat([out, pd.DataFrame({
+                "parameter": extra["parameter"].to_numpy(dtype=object), "role": extra["role"].to_numpy(dtype=object),
+                "code_bytes": np.zeros(len(extra), dtype=np.int64),
+                "cycles": pd.array([pd.NA] * len(extra), dtype="Int64"),
+                "ops": np.zeros(len(extra), dtype=np.int64)})], ignore_index=True)
+    keyed = out.merge(moves, on=["parameter", "role"], how="left") if len(out) else out.assign(bytes_moved=[])
+    out["bytes_moved"] = pd.array(keyed["bytes_moved"].fillna(0).to_numpy(dtype=np.int64), dtype="Int64")
     return sort_ledger_code(out)
 
 
@@ -107,6 +152,7 @@ __all__ = [
     "SHARED_ROW",
     "UNKNOWN_ROW",
     "ledger_code",
+    "moved_bytes",
     "op_rows",
     "rollup",
     "sort_ledger_code",

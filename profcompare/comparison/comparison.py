@@ -12,6 +12,7 @@ import pandas as pd
 
 from profcompare.base import presenters
 from profcompare.analysis.views import TopN, top_n
+from profcompare.analysis.ledger_code import moved_bytes
 from profcompare.comparison.ledger_code import compare_ledger_code
 from profcompare.comparison.operations import compare_operations
 from profcompare.comparison.programs import compare_programs
@@ -149,10 +150,12 @@ class Comparison:
         per (parameter, role) or named row ("(activations)", "(several parameters)", ...,
         "(not attributed to an op)"): base_/new_/delta_code_bytes, base_/new_/delta_cycles (per
         run), base_ops / new_ops, status, largest_op and largest_op_delta_code_bytes (the op of
-        the row whose code changed most); the column sums are the two operations tables'
-        (:func:`profcompare.comparison.ledger_code.compare_ledger_code`)."""
+        the row whose code changed most), base_/new_/delta_bytes_moved (what the row's transfers
+        and collectives move per run, from the time diff's attribution of steps); the column sums
+        are the two operations tables' (:func:`profcompare.comparison.ledger_code.compare_ledger_code`)."""
         return compare_ledger_code(self.base.operations, self.new.operations,
-                                   noise_bytes=self.noise_bytes, noise_pct=self.noise_pct)
+                                   noise_bytes=self.noise_bytes, noise_pct=self.noise_pct,
+                                   base_moves=moved_bytes(self.base), new_moves=moved_bytes(self.new))
 
     def peak_composition(self) -> pd.DataFrame:
         """How the not-always-live peak's composition changed: one row per (parameter, role) with

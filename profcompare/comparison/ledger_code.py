@@ -27,7 +27,7 @@ from profcompare.comparison.operations import _pair
 LEDGER_CODE_DIFF_COLUMNS: tuple[str, ...] = (
     "parameter", "role", "base_code_bytes", "new_code_bytes", "delta_code_bytes",
     "base_cycles", "new_cycles", "delta_cycles", "base_ops", "new_ops", "status",
-    "largest_op", "largest_op_delta_code_bytes",
+    "largest_op", "largest_op_delta_code_bytes", "base_bytes_moved", "new_bytes_moved", "delta_bytes_moved",
 )
 
 _STATUS_DTYPE = pd.CategoricalDtype(list(STATUSES))
@@ -62,7 +62,8 @@ def _largest(changes: list[tuple[str, int]], row_delta: int) -> tuple[str, int]:
 
 
 def compare_ledger_code(base: pd.DataFrame, new: pd.DataFrame, *, noise_bytes: float = 64,
-                        noise_pct: float = 1.0) -> pd.DataFrame:
+                        noise_pct: float = 1.0, base_moves: pd.DataFrame | None = None,
+                        new_moves: pd.DataFrame | None = None) -> pd.DataFrame:
     """Two ``operations`` tables rolled up per (parameter, role) and joined (module docstring).
 
     Returns one row per (parameter, role) or named row of either side
@@ -70,10 +71,13 @@ def compare_ledger_code(base: pd.DataFrame, new: pd.DataFrame, *, noise_bytes: f
     0 for a side without the row), base_/new_/delta_cycles (Int64 cycles of one run; <NA> where a
     side has the row and does not record its cycles), base_ops / new_ops (int64), status
     (:data:`~profcompare.comparison.join.STATUSES`), largest_op (the name of the row's op whose
-    code change explains most of the row's, "" when none changed) and largest_op_delta_code_bytes (int64, its change).
+    code change explains most of the row's, "" when none changed) and largest_op_delta_code_bytes (int64, its change),
+    base_/new_/delta_bytes_moved (Int64: the bytes the row's transfers and collectives move per
+    run, from ``base_moves`` / ``new_moves``, :func:`profcompare.analysis.ledger_code.moved_bytes`;
+    0 for a side without the row, <NA> for a side without an execution profile).
     In ledger order (parameter rows, then the named rows).
     """
-    left, right = rollup(base), rollup(new)
+    left, right = rollup(base, base_moves), rollup(new, new_moves)
     merged = left.merge(right, on=["parameter", "role"], how="outer", suffixes=("_base", "_new"), indicator=True)
     in_base = (merged["_merge"] != "right_only").to_numpy()
     in_new = (merged["_merge"] != "left_only").to_numpy()
@@ -86,6 +90,11 @@ def compare_ledger_code(base: pd.DataFrame, new: pd.DataFrame, *, noise_bytes: f
         return pd.arrays.IntegerArray(values.fillna(0).to_numpy(dtype=np.int64), unknown)
 
     base_cycles, new_cycles = cycles("cycles_base", in_base), cycles("cycles_new", in_new)
+
+    def moved(column: str, moves: pd.DataFrame | None) -> pd.arrays.IntegerArray:
+        values = merged[column].astype("Int64").fillna(0).to_numpy(dtype=np.int64)
+        return pd.arrays.IntegerArray(values, np.full(len(values), moves is None))
+
     delta_code = new_code - base_code
     delta_cycles = new_cycles - base_cycles
     codes = np.full(len(merged), STATUSES.index("unchanged"), dtype=np.int8)
@@ -115,7 +124,10 @@ def compare_ledger_code(base: pd.DataFrame, new: pd.DataFrame, *, noise_bytes: f
         "status": pd.Categorical.from_codes(codes, dtype=_STATUS_DTYPE),
         "largest_op": pd.Series([name for name, _ in largest], dtype=object),
         "largest_op_delta_code_bytes": np.array([delta for _, delta in largest], dtype=np.int64),
+        "base_bytes_moved": moved("bytes_moved_base", base_moves),
+        "new_bytes_moved": moved("bytes_moved_new", new_moves),
     })
+    frame["delta_bytes_moved"] = frame["new_bytes_moved"] - frame["base_bytes_moved"]
     return sort_ledger_code(frame)[list(LEDGER_CODE_DIFF_COLUMNS)]
 
 

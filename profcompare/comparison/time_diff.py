@@ -36,9 +36,11 @@ parameter's variables the group writes or reads (of no parameter's: of the varia
 or reads, a host input or an activation stored off chip, with the same rule) (tile memory per replica, exact shape x dtype in
 the simulator), put on the group's data steps (RemoteLoad, RemoteStore, StreamCopyMid,
 GlobalExchange; else its longest step) in equal parts; ``*_bytes_per_second`` is those bytes over
-the step's time at the report's clock. The SDK's profile records bytes per IPU for StreamCopyMid
-and GlobalExchange steps (``dataIn`` / ``dataOut``); the pva reader does not read them yet, so an
-SDK report's bytes come from its variables the same way.
+the step's time at the report's clock. **Recorded bytes come first**: where a report records the
+bytes a step moves (``execution.bytes_moved``: the SDK's ``dataIn + dataOut`` per StreamCopyMid
+and GlobalExchange step, measured; the simulator's exact shape x dtype of what its lowering
+moves), a moving group with any recorded step takes its steps' recorded bytes (mean over runs)
+instead of the variables' (:func:`bytes_source` says which a report's figures are).
 """
 
 from __future__ import annotations
@@ -76,6 +78,10 @@ ROLE_PRIORITY: tuple[str, ...] = ("optimizer_state", "gathered_weight", "shard",
 #: Program types of the steps that carry a transfer's or a collective's data.
 DATA_STEP_TYPES: frozenset[str] = frozenset({"RemoteLoad", "RemoteStore", "StreamCopyMid", "StreamCopy",
                                              "GlobalExchange"})
+
+#: What a report's bytes moved come from (:func:`bytes_source`).
+BYTES_RECORDED = "recorded by the profile"
+BYTES_FROM_VARIABLES = "from the variables moved"
 
 #: Columns of the time diff, in order (cycles are per run of the main program, float64).
 TIME_DIFF_COLUMNS: tuple[str, ...] = (
@@ -248,6 +254,26 @@ def _charge(attribution: _Attributed, ranges: tuple[tuple[int, int], tuple[int, 
     return "", "", 0
 
 
+def bytes_source(report: Report) -> str:
+    """Where the time diff's bytes moved of ``report`` come from: :data:`BYTES_RECORDED` when
+    its execution table records the bytes of any device step, else :data:`BYTES_FROM_VARIABLES`."""
+    execution = report.execution
+    if not len(execution) or "bytes_moved" not in execution.columns:
+        return BYTES_FROM_VARIABLES
+    device = ~runtime_rows(execution["phase"])
+    return BYTES_RECORDED if bool(execution["bytes_moved"][device].notna().any()) else BYTES_FROM_VARIABLES
+
+
+def _recorded_bytes(device: pd.DataFrame, steps: pd.Index, runs: int) -> np.ndarray:
+    """Bytes each step records per run (the mean over runs), NaN where none of its rows records any."""
+    if "bytes_moved" not in device.columns:
+        return np.full(len(steps), np.nan)
+    moved = device["bytes_moved"].astype("Float64")
+    per_step = moved.groupby(device["step"].to_numpy(), sort=True).sum(min_count=1)
+    out: np.ndarray = (per_step.reindex(steps) / runs).to_numpy(dtype="float64", na_value=np.nan)
+    return out
+
+
 def report_steps(report: Report) -> pd.DataFrame:
     """One row per executed step of ``report`` (device phases), in step order: ipu (int64, the
     lowest IPU the trace draws it on, 0 without a trace), step, program, type, phase (the phase
@@ -273,6 +299,7 @@ def report_steps(report: Report) -> pd.DataFrame:
     })
     trace = shown_blocks(report)
     steps["group"] = _group_names(steps["program"], trace)
+    recorded = _recorded_bytes(device, first.index, runs)
 
     # the trace run's intervals of each step, the IPUs its blocks are on, and the overlap
     ipu = np.zeros(len(steps), dtype="int64")
@@ -332,7 +359,7 @@ def report_steps(report: Report) -> pd.DataFrame:
         overlapped_share = np.divide(covered, length, out=np.zeros_like(covered), where=length > 0)
     steps.insert(0, "ipu", ipu)
     steps["exposed_cycles"] = steps["cycles"].to_numpy() * (1.0 - np.clip(overlapped_share, 0.0, 1.0))
-    _charge_groups(steps, report)
+    _charge_groups(steps, report, recorded)
     return steps[list(_STEP_COLUMNS)]
 
 
@@ -341,8 +368,9 @@ _PHASE_KIND = {"compute": "compute", "exchange": "exchange", "sync": "sync", "ho
                "streaming_memory": "remote transfer", "collective": "collective"}
 
 
-def _charge_groups(steps: pd.DataFrame, report: Report) -> None:
-    """Fill ``kind``, ``parameter``, ``role`` and ``bytes_moved`` of ``steps`` in place."""
+def _charge_groups(steps: pd.DataFrame, report: Report, recorded: np.ndarray | None = None) -> None:
+    """Fill ``kind``, ``parameter``, ``role`` and ``bytes_moved`` of ``steps`` in place; a moving
+    group with a step in ``recorded`` (bytes per step and run, NaN unrecorded) takes those."""
     n = len(steps)
     group = steps["group"].to_numpy(dtype=object)
     step_no = steps["step"].to_numpy(dtype="int64")
@@ -407,6 +435,9 @@ def _charge_groups(steps: pd.DataFrame, report: Report) -> None:
         lo, hi = int(starts[g]), int(ends[g])
         who = _charge(attribution, ranges(attribution, number))
         parameter[lo:hi], role[lo:hi] = who[0], who[1]
+        if group_kind[g] in MOVING_KINDS and recorded is not None and not np.isnan(recorded[lo:hi]).all():
+            moved[lo:hi] = np.nan_to_num(recorded[lo:hi], nan=0.0)
+            continue
         if group_kind[g] in MOVING_KINDS and not who[2]:
             who = ("", "", _charge(every, ranges(every, number))[2])
         if group_kind[g] in MOVING_KINDS and who[2]:
@@ -632,6 +663,6 @@ def marked_steps(diff: pd.DataFrame, new: Report, limit: int | None = 2000) -> p
     })
 
 
-__all__ = ["DATA_STEP_TYPES", "MARKED_STATUSES", "marked_steps", "MOVING_KINDS", "ROLE_PRIORITY", "SPAN_KIND", "TIME_DIFF_COLUMNS", "TIME_KINDS",
+__all__ = ["BYTES_FROM_VARIABLES", "BYTES_RECORDED", "DATA_STEP_TYPES", "bytes_source", "MARKED_STATUSES", "marked_steps", "MOVING_KINDS", "ROLE_PRIORITY", "SPAN_KIND", "TIME_DIFF_COLUMNS", "TIME_KINDS",
            "TIME_STATUSES", "TimeDiffSummary", "UPDATE_PATTERN", "report_steps", "time_causes", "time_diff",
            "time_diff_summary"]

@@ -916,9 +916,32 @@ def _interval(ipu: Any) -> tuple[int | None, int | None]:
     return int(start), int(end)
 
 
+#: Program types whose steps carry the bytes they move (``dataIn`` / ``dataOut`` per IPU): a host
+#: transfer's data copy and a collective's global exchange.
+DATA_MOVING_TYPES: frozenset[str] = frozenset({"StreamCopyMid", "GlobalExchange"})
+
+
+def _bytes_moved(ptype: str, ipus: list[Any]) -> int | None:
+    """The bytes a step moves: ``dataIn + dataOut`` summed over its IPUs, for the steps the
+    profile records them on (:data:`DATA_MOVING_TYPES`; another type's step when it records a
+    non-zero figure), else None (unrecorded)."""
+    total = 0
+    recorded = False
+    for ipu in ipus:
+        for name in ("dataIn", "dataOut"):
+            value = getattr(ipu, name, None)
+            if value is not None:
+                total += int(value)
+                recorded = True
+    if not recorded or (ptype not in DATA_MOVING_TYPES and not total):
+        return None
+    return total
+
+
 def _execution(execution: Any) -> pd.DataFrame:
-    """One row per executed step of every profiled run: its cycles (the slowest IPU's) and its
-    interval ``cycles_from``..``cycles_to`` (earliest start and latest end over the IPUs).
+    """One row per executed step of every profiled run: its cycles (the slowest IPU's), its
+    interval ``cycles_from``..``cycles_to`` (earliest start and latest end over the IPUs) and
+    the bytes it moves (:func:`_bytes_moved`: measured ``dataIn + dataOut``; <NA> unrecorded).
 
     Steps of a real trace overlap -- a SyncAns covers the steps it waits for -- so run time is
     the span of the intervals (:func:`profcompare.model.run_span_cycles`), never their sum.
@@ -937,6 +960,7 @@ def _execution(execution: Any) -> pd.DataFrame:
     cycles: list[int] = []
     starts: list[int | None] = []
     ends: list[int | None] = []
+    moved: list[int | None] = []
     for run_index, run in enumerate(runs):
         for step_index, step in enumerate(getattr(run, "steps", None) or ()):
             program = step.program
@@ -963,6 +987,7 @@ def _execution(execution: Any) -> pd.DataFrame:
             cycles.append(step_cycles)
             starts.append(first)
             ends.append(last)
+            moved.append(_bytes_moved(ptype, ipus))
     return make_frame(
         "execution",
         {
@@ -974,6 +999,7 @@ def _execution(execution: Any) -> pd.DataFrame:
             "cycles": cycles,
             "cycles_from": pd.array(starts, dtype="Int64"),
             "cycles_to": pd.array(ends, dtype="Int64"),
+            "bytes_moved": pd.array(moved, dtype="Int64"),
         },
     )
 

@@ -115,6 +115,8 @@ COLUMNS_SINCE: Mapping[tuple[str, str], int] = {
     ("liveness", "ipu"): 9, ("trace", "run"): 9,
     # version 9: the parameter and role each op acts on (older stores read them as unknown, "")
     ("operations", "parameter"): 9, ("operations", "role"): 9,
+    # version 9: the bytes each executed step moves (older stores read them as unrecorded, <NA>)
+    ("execution", "bytes_moved"): 9,
 }
 
 #: Tables added after schema version 1, with the version that added them. Older stores read

@@ -15,8 +15,9 @@ per step and IPU for a multi-IPU simulated program, <NA>/null for the whole repl
 trace holds) and a comparison's ``lifetimes`` (each (parameter, role) live from which step to
 which, base and new) and the ledger's code and cycles (``ledger_code``: per parameter and role,
 the ops acting on its data; the ``operations`` rows' ``parameter`` and ``role``), a comparison's
-``time_diff`` (where the device cycles went, step by step) and the verdict facts' ``time_causes``;
-every older key is kept).
+``time_diff`` (where the device cycles went, step by step) and the verdict facts' ``time_causes``,
+and the bytes each ``ledger_code`` row's transfers and collectives move (``bytes_moved``; a
+comparison's ``base_``/``new_``/``delta_bytes_moved``); every older key is kept).
 
 ``sections`` holds the sections exactly as the HTML page draws them, with the page's row limits
 (:meth:`~profcompare.render.sections.order.RowLimits.page`): one object per section (``id``,
@@ -54,7 +55,8 @@ what a reader of the page sees, figure for figure:
      "compute_sets": [Report.compute_sets rows: one per compute set (OnTileExecute program)],
      "exchanges": [Report.exchanges rows: one per program holding exchange code],
      "ledger_code": [analysis.ledger_code.ledger_code rows: parameter, role, code_bytes, cycles,
-                     ops per (parameter, role), then the named rows; the sums are the operations']}
+                     ops, bytes_moved (per run; null without an execution profile; version 8)
+                     per (parameter, role), then the named rows; the sums are the operations']}
 
 ``compare``::
 
@@ -81,7 +83,8 @@ what a reader of the page sees, figure for figure:
      "vertices" / "compute_sets" / "exchanges": [Comparison.vertices / compute_sets / exchanges
                                                 rows: paired by name, the largest change first],
      "ledger_code": [Comparison.ledger_code() rows: base_/new_/delta_code_bytes and _cycles per
-                     (parameter, role) and named row, status, largest_op(_delta_code_bytes)],
+                     (parameter, role) and named row, status, largest_op(_delta_code_bytes),
+                     base_/new_/delta_bytes_moved (per run; version 8)],
      "config_differences": [Comparison.config_differences rows: setting, base, new (values as text,
                             null where a side does not set it), kind (intended | unexpected),
                             moves_figures, note; intended rows first],

@@ -40,10 +40,11 @@ NAME_MIN_HARD = 12
 
 #: columns left out when a table still does not fit, first to last: each is a detail of a row
 #: that the other columns (the figures, the delta and its status) already let a reader follow
-#: (a variable's shape and liveness, a remote buffer's entries);
+#: (a variable's shape and liveness, a remote buffer's entries; the ledger's base and new bytes
+#: moved, whose delta stays);
 #: in the tables of run, runs and sweep: the timings, the backend, cycles per step (samples per
 #: second says it), code (part of always-live) and host/runtime time (part of time per session.run)
-DROP_ORDER = ("Confidence", "Match", "Shape", "Always-live", "Entries", "Group", "Delta %", "Base total", "New total", "Share", "Of budget", "Rows",
+DROP_ORDER = ("Confidence", "Match", "Shape", "Always-live", "Entries", "Group", "Delta %", "Base total", "New total", "Base bytes moved", "New bytes moved", "Share", "Of budget", "Rows",
               "Base steps", "New steps",
               "Dtype", "Tiles", "Status", "compile s", "run s", "samples/step", "backend", "cycles/step", "code",
               "Device cycles per step", "Code", "Host/runtime time per step")

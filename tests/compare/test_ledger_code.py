@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from profcompare.analysis.ledger_code import ledger_code
 from profcompare.cli import cli
 from profcompare.comparison import Comparison, compare
-from profcompare.model import UNATTRIBUTED_OPERATION, Report, ReportMeta, Target, operations_from_rows
+from profcompare.model import UNATTRIBUTED_OPERATION, Report, ReportMeta, Target, make_frame, operations_from_rows
 from profcompare.readers import open_report
 from profcompare.render.sections.ledger import comparison_ledger_section, comparison_moves_section
 from profcompare.render.sections.ledger_code import comparison_ledger_code_table, report_ledger_code_table
@@ -53,12 +53,12 @@ def _pair() -> Comparison:
 def test_a_report_rolls_its_ops_up_per_parameter_and_role() -> None:
     frame = ledger_code(Report.build(META, operations=NEW_OPS))
     assert [tuple(r) for r in frame.itertuples(index=False)] == [
-        ("p", "weight", 2_000, 1_200, 1),
-        ("p", "optimizer_state", 1_000, 500, 1),
-        ("(activations)", "", 300, 40, 1),
-        ("(several parameters)", "", 64, 10, 1),
-        (UNATTRIBUTED_OPERATION, "", 5_000, 700, 0),
-    ]
+        ("p", "weight", 2_000, 1_200, 1, pd.NA),
+        ("p", "optimizer_state", 1_000, 500, 1, pd.NA),
+        ("(activations)", "", 300, 40, 1, pd.NA),
+        ("(several parameters)", "", 64, 10, 1, pd.NA),
+        (UNATTRIBUTED_OPERATION, "", 5_000, 700, 0, pd.NA),
+    ]  # no execution profile: the bytes moved are unknown
     # every row plus the named ones: the operations' totals
     assert frame["code_bytes"].sum() == NEW_OPS["code_bytes"].sum() == 8_364
     assert frame["cycles"].sum() == NEW_OPS["cycles"].sum() == 2_450
@@ -81,17 +81,89 @@ def test_the_ledger_code_table_pins_what_a_reader_sees() -> None:
     table = comparison_ledger_code_table(_pair(), None)
     assert [c.header for c in table.columns] == ["Parameter", "Role", "Base code", "New code", "Delta code",
                                                  "Base cycles", "New cycles", "Delta cycles",
+                                                 "Base bytes moved", "New bytes moved", "Delta bytes moved",
                                                  "Largest code change"]
     rows = [[c.text for c in r.cells] for r in table.rows]
-    assert rows[0] == ["p", "optimizer_state", "0 B", "1000 B", "+1000 B", "0", "500", "+500", "X (+1000 B)"]
+    assert rows[0] == ["p", "optimizer_state", "0 B", "1000 B", "+1000 B", "0", "500", "+500", "", "", "",
+                       "X (+1000 B)"]
     assert rows[1][:3] == ["(several parameters)", "", "0 B"] and rows[1][4] == "+64 B"
     total = [c.text for c in table.footer[-1].cells]
-    assert total == ["total", "", "7.1 KiB", "8.2 KiB", "+1.0 KiB", "1,940", "2,450", "+510", ""]
+    assert total == ["total", "", "7.1 KiB", "8.2 KiB", "+1.0 KiB", "1,940", "2,450", "+510", "", "", "", ""]
     assert table.id == "ledger-code"
     # a single report: code, cycles per run and ops per row, and the total
     single = report_ledger_code_table(Report.build(META, operations=NEW_OPS), None)
-    assert [c.text for c in single.rows[0].cells] == [UNATTRIBUTED_OPERATION, "", "4.9 KiB", "700", "0"]
-    assert [c.text for c in single.footer[-1].cells] == ["total", "", "8.2 KiB", "2,450", "4"]
+    assert [c.text for c in single.rows[0].cells] == [UNATTRIBUTED_OPERATION, "", "4.9 KiB", "700", "0", ""]
+    assert [c.text for c in single.footer[-1].cells] == ["total", "", "8.2 KiB", "2,450", "4", ""]
+
+
+def _moving(recorded: bool) -> Report:
+    """NEW_OPS with an execution profile: p's matmul (step 0), then op X loading p's [512, 512]
+    fp32 optimizer state from Streaming Memory (step 1), the bytes recorded by the profile or not."""
+    execution = make_frame("execution", {
+        "run": [0, 0], "step": [0, 1], "program": ["p/matmul", "X"], "type": ["OnTileExecute", "RemoteLoad"],
+        "phase": ["compute", "streaming_memory"], "cycles": [1_000, 2_000],
+        "bytes_moved": pd.array([None, 1_048_576 if recorded else None], dtype="Int64")})
+    variables = make_frame("variables", {
+        "name": ["p/state"], "bytes": [512 * 512 * 4], "always_live": [False], "kind": ["optimizer_state"],
+        "dtype": ["float32"], "shape": ["[512, 512]"], "tiles": [4], "first_step": [1], "last_step": [1],
+        "parameter": ["p"], "role": ["optimizer_state"], "which": ["first_order"]})
+    return Report.build(META, operations=NEW_OPS, execution=execution, variables=variables)
+
+
+def _base_with_execution() -> Report:
+    execution = make_frame("execution", {"run": [0], "step": [0], "program": ["p/matmul"], "type": ["OnTileExecute"],
+                                         "phase": ["compute"], "cycles": [1_000]})
+    return Report.build(META, operations=BASE_OPS, execution=execution)
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_a_remote_load_of_the_state_moves_its_bytes_in_the_ledger_row(recorded: bool) -> None:
+    # 512 x 512 x 4 bytes = 1,048,576, recorded by the profile or, where not, from the variable X writes
+    diff = compare(_base_with_execution(), _moving(recorded)).ledger_code()
+    row = _row(diff, "p", "optimizer_state")
+    assert (row["base_bytes_moved"], row["new_bytes_moved"], row["delta_bytes_moved"]) == (0, 1_048_576, 1_048_576)
+    weight = _row(diff, "p", "weight")
+    assert (weight["base_bytes_moved"], weight["new_bytes_moved"], weight["delta_bytes_moved"]) == (0, 0, 0)
+    table = comparison_ledger_code_table(compare(_base_with_execution(), _moving(recorded)), None)
+    assert [c.text for c in table.rows[0].cells][8:11] == ["0 B", "1.0 MiB", "+1.0 MiB"]
+    assert [c.text for c in table.footer[-1].cells][8:11] == ["0 B", "1.0 MiB", "+1.0 MiB"]
+    single = ledger_code(_moving(recorded))
+    assert single["bytes_moved"].tolist() == [0, 1_048_576, 0, 0, 0]
+    # every medium: CSV, JSON, Markdown, the page
+    import json
+
+    from profcompare.render.base import get_renderer
+    from profcompare.render.csv_out import page_table_csv
+
+    cmp = compare(_base_with_execution(), _moving(recorded))
+    csv = page_table_csv(cmp, "ledger-code").splitlines()
+    assert csv[0].split(",")[8:11] == ["Base bytes moved", "New bytes moved", "Delta bytes moved"]
+    assert csv[1].startswith("p,optimizer_state,0,1000,1000,0,500,500,0,1048576,1048576,X")
+    rows = json.loads(get_renderer("json").render(cmp))["ledger_code"]
+    assert [(r["parameter"], r["role"], r["base_bytes_moved"], r["new_bytes_moved"], r["delta_bytes_moved"])
+            for r in rows][:2] == [("p", "weight", 0, 0, 0), ("p", "optimizer_state", 0, 1_048_576, 1_048_576)]
+    assert "| 0 B | 1.0 MiB | **+1.0 MiB** |" in get_renderer("markdown").render(cmp)
+    assert "Delta bytes moved" in get_renderer("html").render(cmp)
+    assert [c.text for c in report_ledger_code_table(_moving(recorded), None).footer[-1].cells][-1] == "1.0 MiB"
+
+
+def test_the_time_diff_says_where_its_bytes_come_from() -> None:
+    from profcompare.comparison.time_diff import bytes_source
+    from profcompare.render.sections.time_diff import comparison_time_diff_section
+
+    assert bytes_source(_moving(True)) == "recorded by the profile"
+    assert bytes_source(_moving(False)) == bytes_source(_base_with_execution()) == "from the variables moved"
+    for recorded in (True, False):
+        causes = compare(_base_with_execution(), _moving(recorded)).time_causes()
+        load = causes[causes["kind"] == "remote load"].iloc[0]
+        assert (load["parameter"], load["role"], load["new_bytes_moved"]) == ("p", "optimizer_state", 1_048_576)
+    same = comparison_time_diff_section(compare(_moving(True), _moving(True)), None)
+    assert same is not None and ("Bytes moved per replica: recorded by the profile (the bytes each data step "
+                                 "moves, in plus out); bandwidth") in same.tables[0].note
+    mixed = comparison_time_diff_section(compare(_moving(False), _moving(True)), None)
+    assert mixed is not None and ("Bytes moved per replica: base from the variables moved (those the transfer, "
+                                  "the parameter's where it moves one, writes or reads), new recorded by the "
+                                  "profile (the bytes each data step moves, in plus out); bandwidth") in mixed.tables[0].note
 
 
 def test_a_comparison_without_operations_has_no_code_table() -> None:
@@ -198,4 +270,4 @@ def test_ops_of_a_report_that_does_not_say_go_to_their_own_row() -> None:
     ])
     frame = ledger_code(Report.build(META, operations=unknown))
     assert [tuple(r) for r in frame.itertuples(index=False)] == [
-        ("(parameter not recorded)", "", 4_096, pd.NA, 1), (UNATTRIBUTED_OPERATION, "", 900, pd.NA, 0)]
+        ("(parameter not recorded)", "", 4_096, pd.NA, 1, pd.NA), (UNATTRIBUTED_OPERATION, "", 900, pd.NA, 0, pd.NA)]

@@ -103,7 +103,7 @@ def edit_store(path: pathlib.Path, *statements: str, parameters: tuple[Any, ...]
 
 
 #: Columns schema version 9 added: (table, column).
-VERSION_9_COLUMNS: tuple[tuple[str, str], ...] = (("liveness", "ipu"), ("trace", "run"))
+VERSION_9_COLUMNS: tuple[tuple[str, str], ...] = (("liveness", "ipu"), ("trace", "run"), ("execution", "bytes_moved"))
 
 
 def drop_tile_regions(con: sqlite3.Connection) -> None:

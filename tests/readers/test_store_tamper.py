@@ -121,13 +121,14 @@ def _drop_trace(con: sqlite3.Connection) -> None:
 def _downgrade_to_version_without(path: pathlib.Path, version: int, tables: tuple[str, ...], report: Report) -> None:
     """Rewrite a store as schema ``version`` wrote it: without ``tables`` (which came later) and,
     before version 8, without the region columns of ``tiles``; before version 9, without
-    ``liveness.ipu`` and ``trace.run``, and a kept ``operations`` table loses its ``parameter`` and
+    ``liveness.ipu``, ``trace.run`` and ``execution.bytes_moved``, and a kept ``operations`` table loses its ``parameter`` and
     ``role``; catalogue, meta and checksums resealed as that writer sealed them. The tables of
     version 9 (vertex types, compute sets, exchanges) are dropped from every older version."""
     con = sqlite3.connect(path)
     if version < 9:
         tables = (*tables, *(t for t in VERSION_9_TABLES if t not in tables))
         _drop_columns(con, "liveness", report.liveness, ("ipu",))
+        _drop_columns(con, "execution", report.execution, ("bytes_moved",))
         if "trace" not in tables:
             _drop_columns(con, "trace", report.trace, ("run",))
     if version < 8:
@@ -166,6 +167,7 @@ def _downgrade_to_version_2(path: pathlib.Path, report: Report) -> None:
     _drop_trace(con)
     _drop_columns(con, "liveness", report.liveness, ("ipu",))
     _drop_columns(con, "tiles", report.tiles, TILE_REGION_COLUMNS)
+    _drop_columns(con, "execution", report.execution, ("bytes_moved",))
     _drop_columns(con, "variables", report.variables, _ATTRIBUTION)
     _drop_columns(con, "remote_buffers", report.remote_buffers, _ATTRIBUTION)
     rows = con.execute("SELECT table_name, position, column_name, storage, dtype, categories_dtype, ordered "
@@ -190,7 +192,7 @@ def _downgrade_to_version_1(path: pathlib.Path, report: Report) -> None:
     _drop_trace(con)
     _drop_columns(con, "liveness", report.liveness, ("ipu",))
     _drop_columns(con, "tiles", report.tiles, TILE_REGION_COLUMNS)
-    _drop_columns(con, "execution", report.execution, ("cycles_from", "cycles_to"))
+    _drop_columns(con, "execution", report.execution, ("cycles_from", "cycles_to", "bytes_moved"))
     _drop_columns(con, "variables", report.variables, _ATTRIBUTION)
     _drop_columns(con, "remote_buffers", report.remote_buffers, _ATTRIBUTION)
     con.execute("DELETE FROM checksums WHERE table_name IN ('columns', 'checksums')")
@@ -471,3 +473,16 @@ def test_version_8_stores_open_without_variable_placement(report: Report, tmp_pa
     # a version-8 store has no attribution of its ops (version 9 added it)
     pd.testing.assert_frame_equal(back.operations.drop(columns=["parameter", "role"]),
                                   report.operations.drop(columns=["parameter", "role"]))
+
+
+def test_version_8_stores_open_with_the_bytes_moved_unrecorded(report: Report, tmp_path: pathlib.Path) -> None:
+    assert store.COLUMNS_SINCE[("execution", "bytes_moved")] == 9
+    moved = pd.array([128] + [None] * (len(report.execution) - 1), dtype="Int64")
+    recorded = dataclasses.replace(report, execution=report.execution.assign(bytes_moved=moved))
+    path = store.write_report(recorded, tmp_path / "profile.sqlite")
+    assert store.read_report(path).execution["bytes_moved"].tolist()[0] == 128  # what version 9 keeps
+    _downgrade_to_version_without(path, 8, (), recorded)
+    back = store.read_report(path)
+    assert str(back.execution["bytes_moved"].dtype) == "Int64" and back.execution["bytes_moved"].isna().all()
+    pd.testing.assert_frame_equal(back.execution.drop(columns=["bytes_moved"]),
+                                  report.execution.drop(columns=["bytes_moved"]))

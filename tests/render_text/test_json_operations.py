@@ -33,8 +33,11 @@ def test_show_json_lists_the_operations() -> None:
     # the ledger's code and cycles: the op's row, then the remainder's (schema_version 8)
     assert data["schema_version"] == 8
     assert data["ledger_code"] == [
-        {"parameter": "fc1.weight", "role": "weight", "code_bytes": 4096, "cycles": 5000, "ops": 1},
-        {"parameter": "(not attributed to an op)", "role": "", "code_bytes": 3136, "cycles": 100, "ops": 0},
+        {"parameter": "fc1.weight", "role": "weight", "code_bytes": 4096, "cycles": 5000, "ops": 1, "bytes_moved": 0},
+        # the sample's host transfers move no parameter's data: a row of their own, without ops
+        {"parameter": "(activations)", "role": "", "code_bytes": 0, "cycles": None, "ops": 0, "bytes_moved": 57856},
+        {"parameter": "(not attributed to an op)", "role": "", "code_bytes": 3136, "cycles": 100, "ops": 0,
+         "bytes_moved": 0},
     ]
 
 
@@ -45,7 +48,9 @@ def test_compare_json_lists_the_paired_operations() -> None:
     assert [(r["name"], r["status"], r["base_code_bytes"], r["new_code_bytes"], r["delta_cycles"])
             for r in data["operations"]] == [
         ("fc1/matmul", "removed", 4096, 0, -5000), ("(not attributed to an op)", "unchanged", 3136, 3136, 0)]
-    assert [(r["parameter"], r["role"], r["delta_code_bytes"], r["delta_cycles"], r["status"], r["largest_op"])
+    assert [(r["parameter"], r["role"], r["delta_code_bytes"], r["delta_cycles"], r["status"], r["largest_op"],
+             r["base_bytes_moved"], r["new_bytes_moved"], r["delta_bytes_moved"])
             for r in data["ledger_code"]] == [
-        ("fc1.weight", "weight", -4096, -5000, "removed", "fc1/matmul"),
-        ("(not attributed to an op)", "", 0, 0, "unchanged", "")]
+        ("fc1.weight", "weight", -4096, -5000, "removed", "fc1/matmul", 0, 0, 0),
+        ("(activations)", "", 0, None, "unchanged", "", 57856, 74240, 16384),
+        ("(not attributed to an op)", "", 0, 0, "unchanged", "", 0, 0, 0)]

@@ -19,7 +19,13 @@ import numpy as np
 from profcompare._version import __version__
 from profcompare.emulator.compile import report as _report
 from profcompare.emulator.compile.code import code_model
-from profcompare.emulator.compile.cycles import CostModel, first_host_transfer, run_opening_cycles, static_cycles
+from profcompare.emulator.compile.cycles import (
+    CostModel,
+    first_host_transfer,
+    run_opening_cycles,
+    static_bytes,
+    static_cycles,
+)
 from profcompare.emulator.compile.liveness import (
     instances,
     step_totals,
@@ -80,6 +86,8 @@ class CompiledProgram:
     #: (executed index of the run's first host transfer's Begin step, cycles the run spends before
     #: it: two control copies and the host's start-of-run wait; cycles.run_opening_cycles), or None
     opening: tuple[int, int] | None = None
+    #: per static step: the bytes it moves per replica, in plus out (-1: none; cycles.static_bytes)
+    static_bytes: np.ndarray | None = None
 
     @property
     def cycles_per_step(self) -> int:
@@ -107,8 +115,10 @@ class CompiledProgram:
     def execution_frame(self, runs: int):  # -> pd.DataFrame
         """The ``execution`` table for ``runs`` profiled runs (see report.execution_frame)."""
         if self.timeline is not None:
-            return timeline_execution_frame(self.steps, self.timeline[0], runs, self.runtime_cycles)
-        return _report.execution_frame(self.steps, self.static_cycles, runs, self.runtime_cycles, opening=self.opening)
+            return timeline_execution_frame(self.steps, self.timeline[0], runs, self.runtime_cycles,
+                                            static_bytes=self.static_bytes)
+        return _report.execution_frame(self.steps, self.static_cycles, runs, self.runtime_cycles, opening=self.opening,
+                                       static_bytes=self.static_bytes)
 
     @property
     def runtime_cycles(self) -> int:
@@ -183,7 +193,8 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         peak_code = tile_peaks(select(inst, is_code), storage.tile_bytes, storage.interleaved, n_exec)[0]
     mem = tile_memory(storage, device, code.categories, peak_all, peak_il, peak_flex, has_host, peak_code, peak_span,
                       il_at_peak)
-    cyc = static_cycles(steps, costs, loaded_code_bytes={lc.graph: lc.streaming_memory_bytes for lc in loaded})
+    code_bytes = {lc.graph: lc.streaming_memory_bytes for lc in loaded}
+    cyc = static_cycles(steps, costs, loaded_code_bytes=code_bytes)
     over = mem.including_gaps > device.bytes_per_tile
     worst = int(np.argmax(mem.including_gaps)) if len(mem.including_gaps) else 0
     tgt = device.target(program.replicas, ipus_per_replica)
@@ -252,6 +263,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         device=device,
         steps=steps,
         static_cycles=cyc,
+        static_bytes=static_bytes(steps, costs, code_bytes),
         oom=bool(over.any()),
         tiles_over_budget=int(over.sum()),
         worst_tile=worst,

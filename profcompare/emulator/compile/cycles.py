@@ -528,6 +528,38 @@ def static_cycles(steps: ProgramSteps, costs: CostModel, loaded_code_bytes: Mapp
     return out
 
 
+def static_bytes(steps: ProgramSteps, costs: CostModel, loaded_code_bytes: Mapping[str, int]) -> np.ndarray:
+    """Bytes each static step moves per replica, in plus out (what pva's ``dataIn + dataOut``
+    summed over a step's IPUs holds), -1 where the step moves none: exact, the shape x dtype of
+    what the lowering moves. A host transfer's data step (StreamCopyMid) and a remote load's or
+    store's data step: the tensor it loads or stores (one direction); a code load: the code's
+    Streaming Memory bytes; a collective's ring step (GlobalExchange): each IPU's link bytes
+    over the ring's steps (:meth:`CostModel.ring`, the remainder on the first steps), sent and
+    received, so twice that; an inter-IPU copy: the tensor, out of one IPU and into the other,
+    so twice its bytes. int64 array (static steps,)."""
+    out = np.full(len(steps.static), -1, dtype=np.int64)
+    ring_step: dict[str, int] = {}
+    for st in steps.static:
+        if not st.op or st.role not in ("host_mid", "remote_mid", "code_load", "ring_exchange", "ipu_copy"):
+            continue
+        op = costs.program.ops[st.op]
+        op_class = steps.op_class.get(st.op, "")
+        if st.role in ("host_mid", "remote_mid"):
+            out[st.index] = costs._transfer_bytes(op, op_class)
+        elif st.role == "code_load":
+            out[st.index] = int(loaded_code_bytes.get(str(op.attrs.get("code_graph")), 0))
+        elif st.role == "ipu_copy":
+            tid = op.inputs[0] if op.inputs else ""
+            out[st.index] = 2 * (costs.program.tensors[tid].nbytes if tid in costs.program.tensors else 0)
+        else:
+            ring = costs.ring(op)
+            k = ring_step.get(st.op, 0)
+            ring_step[st.op] = k + 1
+            n = max(1, ring.ring_steps)
+            out[st.index] = 2 * (ring.link_bytes // n + (1 if k % n < ring.link_bytes % n else 0))
+    return out
+
+
 __all__ = ["PHASE_INDEX", "CostModel", "MatmulPlan", "Ring", "TensorStats", "first_host_transfer", "host_sync_cycles",
-           "run_opening_cycles", "static_cycles"]
+           "run_opening_cycles", "static_bytes", "static_cycles"]
 

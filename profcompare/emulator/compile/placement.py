@@ -381,27 +381,35 @@ __all__ = ["Layout", "RunRow", "layout_of", "pipeline_cycles", "placed_tile_byte
            "timeline_arrivals", "timeline_holds"]
 
 
-def timeline_execution_frame(steps: ProgramSteps, rows: list[RunRow], runs: int, runtime_cycles: int = 0):  # -> DataFrame
+def timeline_execution_frame(steps: ProgramSteps, rows: list[RunRow], runs: int, runtime_cycles: int = 0,
+                             static_bytes: np.ndarray | None = None):  # -> DataFrame
     """The ``execution`` table of a pipelined program for ``runs`` runs (report.execution_frame's
     columns): one row per (placed step, phase) with non-zero cycles, phases of a step back to back
-    from the step's start, then the ``runtime`` row; run r starts where run r-1's span ended."""
+    from the step's start, then the ``runtime`` row; run r starts where run r-1's span ended.
+    ``static_bytes``: the bytes each static step moves, on the first row of each placed step."""
     import pandas as pd
 
+    from profcompare.emulator.compile.report import bytes_column
     from profcompare.model import PHASES, make_frame
 
     names = [s.name for s in steps.static]
     types = [s.type for s in steps.static]
     one: list[tuple[int, str, str, str, int, int]] = []  # step, program, type, phase, cycles, from
+    moved: list[int] = []  # bytes moved per row, -1 none
     for r in rows:
         at = r.start
         static = int(steps.exec_static[r.step])
+        first = True
         for k, v in enumerate(r.cycles):
             if v:
                 one.append((r.step, names[static], types[static], PHASES[k], int(v), at))
+                moved.append(int(static_bytes[static]) if first and static_bytes is not None else -1)
+                first = False
                 at += int(v)
     span = max((f + c for *_, c, f in one), default=0)
     if runtime_cycles:
         one.append((steps.num_executed, "session.run (host)", "Host", "runtime", int(runtime_cycles), span))
+        moved.append(-1)
         span += int(runtime_cycles)
     if runs <= 0 or not one:
         return make_frame("execution")
@@ -419,4 +427,5 @@ def timeline_execution_frame(steps: ProgramSteps, rows: list[RunRow], runs: int,
         "cycles": cycles,
         "cycles_from": starts,
         "cycles_to": starts + cycles,
+        "bytes_moved": bytes_column(np.tile(np.asarray(moved, dtype=np.int64), runs)),
     })

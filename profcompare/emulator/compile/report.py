@@ -267,19 +267,21 @@ def _nonzero_cycles(ex: np.ndarray, static_cycles: np.ndarray, setup_steps: int,
 
 
 def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, runtime_cycles: int = 0,
-                    opening: tuple[int, int] | None = None) -> pd.DataFrame:
+                    opening: tuple[int, int] | None = None, static_bytes: np.ndarray | None = None) -> pd.DataFrame:
     """The ``execution`` table for ``runs`` profiled runs: one row per (run, step, phase) with
     non-zero cycles, steps of the main program only (WeightsFromHost runs once per engine), then
     one ``runtime`` row per run for host/runtime time outside the device (program
     ``session.run (host)``, type ``Host``). Every run costs the same in the model. ``opening``
     (executed step, cycles): host_io cycles the run spends in that step before its own (the run's
-    opening control copies, cycles.run_opening_cycles)."""
+    opening control copies, cycles.run_opening_cycles). ``static_bytes`` (cycles.static_bytes): the
+    bytes each static step moves, on the first row of each of its executions (<NA> elsewhere)."""
     ex = steps.exec_static[steps.setup_steps:]
     if runs <= 0 or (not len(ex) and not runtime_cycles):
         return make_frame("execution")
     step_idx, phase_idx, values = _nonzero_cycles(ex, np.asarray(static_cycles), steps.setup_steps, opening)
     static_of_row = ex[step_idx]  # one index into the static steps (no array of every executed step's names)
     names = np.array([s.name for s in steps.static], dtype=object)[static_of_row]
+    moved = _first_row_bytes(step_idx, static_of_row, static_bytes)
     # the type and phase columns as codes (a categorical of millions of rows is not hashed row by row)
     type_codes, type_levels = pd.factorize(np.array([s.type for s in steps.static] + ["Host"], dtype=object))
     types = type_codes[:-1][static_of_row]
@@ -292,6 +294,7 @@ def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, r
         types = np.append(types, type_codes[-1])
         phases = np.append(phases, PHASES.index("runtime"))
         step_no = np.append(step_no, np.int64(steps.num_executed))
+        moved = np.append(moved, np.int64(-1))
     k = len(values)
     run = np.repeat(np.arange(runs, dtype=np.int64), k)
     # The model's steps (and a step's phases) run one after another, the host/runtime time after
@@ -311,7 +314,23 @@ def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, r
         "cycles": np.tile(values, runs),
         "cycles_from": cycles_from,
         "cycles_to": cycles_to,
+        "bytes_moved": bytes_column(np.tile(moved, runs)),
     })
+
+
+def _first_row_bytes(step_idx: np.ndarray, static_of_row: np.ndarray, static_bytes: np.ndarray | None) -> np.ndarray:
+    """The bytes moved of each row: its static step's, on the first row of each executed step
+    (a step's phases are rows of their own), -1 (none) elsewhere."""
+    if static_bytes is None or not len(step_idx):
+        return np.full(len(step_idx), -1, dtype=np.int64)
+    first = np.r_[True, step_idx[1:] != step_idx[:-1]]
+    return np.where(first, np.asarray(static_bytes, dtype=np.int64)[static_of_row], -1)
+
+
+def bytes_column(moved: np.ndarray) -> pd.arrays.IntegerArray:
+    """The ``bytes_moved`` column from bytes per row, -1 meaning none (<NA>)."""
+    moved = np.asarray(moved, dtype=np.int64)
+    return pd.arrays.IntegerArray(np.maximum(moved, 0), moved < 0)
 
 
 def remote_buffers_frame(program: LoweredProgram, steps: ProgramSteps | None = None,

@@ -15,7 +15,7 @@ import pandas as pd
 
 from profcompare.analysis.views import top_n
 from profcompare.comparison import Comparison
-from profcompare.comparison.time_diff import TimeDiffSummary
+from profcompare.comparison.time_diff import BYTES_FROM_VARIABLES, BYTES_RECORDED, TimeDiffSummary, bytes_source
 from profcompare.render.format import format_bytes, format_cycles, format_seconds, is_missing
 from profcompare.render.html_model import sort_key
 from profcompare.render.page.model import Cell, Column, Row, Section, Table
@@ -29,14 +29,29 @@ TIME_DIFF_ID = "time-diff"
 #: screens tall; every row is in the JSON export's ``time_diff`` and in ``Comparison.time_diff``.
 TIME_DIFF_MAX_ROWS = 10
 
-#: what exposed and overlapped mean, under the causes table
+#: what exposed and overlapped mean, under the causes table (then :func:`bytes_note`)
 TIME_DIFF_NOTE = (
     "Cycles per run of the main program. A step is charged to a parameter and role where it moves that "
     "parameter's data (remote load or store, host transfer, collective, update), else to a kind. Exposed: the "
     "part of a step's time during which no compute runs on another IPU (or, for a transfer or sync, on any tile "
-    "set), so the run waits for it; overlapped: the rest. Bytes moved: the variables the transfer (the parameter's where it moves one) "
-    "writes or reads (per replica); bandwidth: those bytes over the transfer's data steps' time."
+    "set), so the run waits for it; overlapped: the rest."
 )
+
+#: what each source of the bytes moved means
+_BYTES_MEANING = {
+    BYTES_RECORDED: f"{BYTES_RECORDED} (the bytes each data step moves, in plus out)",
+    BYTES_FROM_VARIABLES: f"{BYTES_FROM_VARIABLES} (those the transfer, the parameter's where it moves one, "
+                          "writes or reads)",
+}
+
+
+def bytes_note(base_source: str, new_source: str) -> str:
+    """Where the bytes moved of both reports come from (:func:`profcompare.comparison.time_diff.bytes_source`)."""
+    if base_source == new_source:
+        said = _BYTES_MEANING[base_source]
+    else:
+        said = f"base {_BYTES_MEANING[base_source]}, new {_BYTES_MEANING[new_source]}"
+    return f"Bytes moved per replica: {said}; bandwidth: those bytes over the transfer's data steps' time."
 
 _CAUSE_COLUMNS = (
     Column("Parameter", key="parameter"), Column("Role", key="role"), Column("Kind", key="kind"),
@@ -157,7 +172,8 @@ def comparison_time_diff_section(cmp: Comparison, top: int | None) -> Section | 
     step_sums = ["base_cycles", "new_cycles", "delta_cycles", "delta_exposed_cycles", "new_bytes_moved"]
     step_view = top_n(changed, top, "delta_cycles", label_column="program", sum_columns=step_sums, key=abs)
     cause_table = Table(_CAUSE_COLUMNS, tuple(_cause_rows(cause_view.rows, summary.seconds)), id="time-causes",
-                        note=f"{cut_note(cause_view, 'causes')} {TIME_DIFF_NOTE}", empty="no step changed")
+                        note=f"{cut_note(cause_view, 'causes')} {TIME_DIFF_NOTE} "
+                        f"{bytes_note(bytes_source(cmp.base), bytes_source(cmp.new))}", empty="no step changed")
     step_table = Table(_STEP_COLUMNS, tuple(_step_rows(step_view.rows)), id="time-steps",
                        note=cut_note(step_view, "steps that changed (added, removed, slower, faster)")
                        + " Every step: --format json (time_diff) or Comparison.time_diff.",
@@ -170,5 +186,5 @@ def comparison_time_diff_section(cmp: Comparison, top: int | None) -> Section | 
     return Section(TIME_DIFF_TITLE, (cause_table, step_table), id=TIME_DIFF_ID, text=text)
 
 
-__all__ = ["TIME_DIFF_ID", "TIME_DIFF_MAX_ROWS", "TIME_DIFF_NOTE", "TIME_DIFF_TITLE", "comparison_time_diff_section", "format_bandwidth",
+__all__ = ["TIME_DIFF_ID", "bytes_note", "TIME_DIFF_MAX_ROWS", "TIME_DIFF_NOTE", "TIME_DIFF_TITLE", "comparison_time_diff_section", "format_bandwidth",
            "summary_sentence"]
