@@ -118,9 +118,15 @@ def tile_peak_step(on_tile: pd.DataFrame) -> tuple[int | None, int]:
     if not known.any():
         return None, 0
     first, last, size = first[known], last[known], size[known]
-    # the most bytes are live at some variable's first step: one candidate per variable
+    # the most bytes are live at some variable's first step: one candidate per distinct first
+    # step; what is live there = what began at or before it minus what ended before it (sorted
+    # sums, O(n log n) in the variables rather than steps x variables)
     steps = np.unique(first)
-    held = ((first[None, :] <= steps[:, None]) & (last[None, :] >= steps[:, None])) @ size
+    by_first = np.argsort(first, kind="stable")
+    by_last = np.argsort(last, kind="stable")
+    began = np.r_[0, np.cumsum(size[by_first])][np.searchsorted(first[by_first], steps, side="right")]
+    ended = np.r_[0, np.cumsum(size[by_last])][np.searchsorted(last[by_last], steps, side="left")]
+    held = began - ended
     best = int(np.argmax(held))
     return int(steps[best]), int(held[best])
 
