@@ -15,7 +15,7 @@ table's (which reconcile with the report's code bytes and device cycles per run)
   table's remainder row: the program's base control code, vertex code, ...).
 
 **Bytes moved.** Each row also carries the bytes its host and remote transfers and collectives
-move per run: the time diff's steps of the report (:func:`profcompare.comparison.time_diff.report_steps`:
+move per run: the time diff's steps of the report (:func:`profcompare.analysis.step_attribution.report_steps`:
 its attribution of steps to a (parameter, role), and its bytes, recorded by the profile where
 the report records them, else from the variables moved), summed per (parameter, role); a
 transfer of no parameter's data counts in :data:`ACTIVATIONS_ROW`. A (parameter, role) whose
@@ -74,7 +74,7 @@ def ledger_code(report: Report) -> pd.DataFrame:
 def moved_bytes(report: Report) -> pd.DataFrame | None:
     """The bytes ``report``'s steps move per run, per ledger row: parameter, role, bytes_moved
     (int64, rounded); None when the report has no execution profile."""
-    from profcompare.comparison.time_diff import report_steps  # the comparison package imports this one
+    from profcompare.analysis.step_attribution import report_steps
 
     if not len(report.execution):
         return None

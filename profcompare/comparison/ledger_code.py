@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from profcompare.analysis.ledger_code import op_rows, rollup, sort_ledger_code
-from profcompare.comparison.join import STATUSES, noise_threshold
-from profcompare.comparison.operations import _pair
+from profcompare.comparison.join import STATUSES
+from profcompare.comparison.operations import _pair, code_and_cycles_status
 
 #: The columns of :func:`compare_ledger_code`, in order.
 LEDGER_CODE_DIFF_COLUMNS: tuple[str, ...] = (
@@ -97,16 +97,8 @@ def compare_ledger_code(base: pd.DataFrame, new: pd.DataFrame, *, noise_bytes: f
 
     delta_code = new_code - base_code
     delta_cycles = new_cycles - base_cycles
-    codes = np.full(len(merged), STATUSES.index("unchanged"), dtype=np.int8)
-    cycles_delta = delta_cycles.to_numpy(dtype="float64", na_value=0.0)
-    cycles_limit = noise_threshold(base_cycles.to_numpy(dtype="float64", na_value=0.0), np.inf, noise_pct)
-    codes[cycles_delta > cycles_limit] = STATUSES.index("grew")
-    codes[cycles_delta < -cycles_limit] = STATUSES.index("shrank")
-    code_limit = noise_threshold(base_code.astype("float64"), noise_bytes, noise_pct)
-    codes[delta_code > code_limit] = STATUSES.index("grew")
-    codes[delta_code < -code_limit] = STATUSES.index("shrank")
-    codes[in_new & ~in_base] = STATUSES.index("added")
-    codes[in_base & ~in_new] = STATUSES.index("removed")
+    codes = code_and_cycles_status(base_code, delta_code, base_cycles, delta_cycles, in_base, in_new,
+                                   noise_bytes, noise_pct)
     changes = _op_changes(base, new)
     keys = list(zip(merged["parameter"].astype(str), merged["role"].astype(str)))
     largest = [_largest(changes.get(k, []), int(d)) for k, d in zip(keys, delta_code.tolist())]

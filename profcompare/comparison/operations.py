@@ -35,6 +35,25 @@ _DIGITS = re.compile(r"\d+")
 _OCCURRENCE = re.compile(r"@\d+$")
 
 
+def code_and_cycles_status(base_code: np.ndarray, delta_code: np.ndarray, base_cycles: pd.Series,
+                           delta_cycles: pd.Series, in_base: np.ndarray, in_new: np.ndarray,
+                           noise_bytes: float, noise_pct: float) -> np.ndarray:
+    """Each row's status code (an index into STATUSES) from its code and cycles: added or removed
+    where one side lacks it, else grew / shrank by its code change beyond the noise, else by its
+    cycles change beyond ``noise_pct``, else unchanged. ``base_cycles`` / ``delta_cycles`` are
+    nullable (<NA>: unknown, no change)."""
+    codes = np.full(len(base_code), STATUSES.index("unchanged"), dtype=np.int8)
+    cycles_delta = delta_cycles.to_numpy(dtype="float64", na_value=0.0)
+    cycles_limit = noise_threshold(base_cycles.to_numpy(dtype="float64", na_value=0.0), np.inf, noise_pct)
+    codes[cycles_delta > cycles_limit] = STATUSES.index("grew")
+    codes[cycles_delta < -cycles_limit] = STATUSES.index("shrank")
+    code_limit = noise_threshold(base_code.astype("float64"), noise_bytes, noise_pct)
+    codes[delta_code > code_limit] = STATUSES.index("grew")
+    codes[delta_code < -code_limit] = STATUSES.index("shrank")
+    codes[in_new & ~in_base] = STATUSES.index("added")
+    codes[in_base & ~in_new] = STATUSES.index("removed")
+    return codes
+
 def normalise_operation_name(name: str) -> str:
     """The name used to pair ops of two builds: without the trailing ``@k``, every run of digits ``#``."""
     return _DIGITS.sub("#", _OCCURRENCE.sub("", name))
@@ -96,16 +115,8 @@ def compare_operations(base: pd.DataFrame, new: pd.DataFrame, *, noise_bytes: fl
     new_cycles = _column(new, "cycles", ni, nullable=True)
     delta_code = new_code - base_code
     delta_cycles = new_cycles - base_cycles
-    codes = np.full(len(bi), STATUSES.index("unchanged"), dtype=np.int8)
-    cycles_delta = delta_cycles.to_numpy(dtype="float64", na_value=0.0)
-    cycles_limit = noise_threshold(base_cycles.to_numpy(dtype="float64", na_value=0.0), np.inf, noise_pct)
-    codes[cycles_delta > cycles_limit] = STATUSES.index("grew")
-    codes[cycles_delta < -cycles_limit] = STATUSES.index("shrank")
-    code_limit = noise_threshold(base_code.astype("float64"), noise_bytes, noise_pct)
-    codes[delta_code > code_limit] = STATUSES.index("grew")
-    codes[delta_code < -code_limit] = STATUSES.index("shrank")
-    codes[(ni >= 0) & (bi < 0)] = STATUSES.index("added")
-    codes[(bi >= 0) & (ni < 0)] = STATUSES.index("removed")
+    codes = code_and_cycles_status(base_code, delta_code, base_cycles, delta_cycles, bi >= 0, ni >= 0,
+                                   noise_bytes, noise_pct)
     frame = pd.DataFrame({
         "name": pd.Series(names, dtype=object),
         "type": pd.Series(types, dtype=object),
@@ -118,7 +129,7 @@ def compare_operations(base: pd.DataFrame, new: pd.DataFrame, *, noise_bytes: fl
         "status": pd.Categorical.from_codes(codes, dtype=_STATUS_DTYPE),
     })
     # the largest code change first; among equal code changes, the largest cycles change
-    by_cycles = _order_abs_delta_then_label(cycles_delta, frame["name"].to_numpy(dtype=object))
+    by_cycles = _order_abs_delta_then_label(delta_cycles.to_numpy(dtype="float64", na_value=0.0), frame["name"].to_numpy(dtype=object))
     order = by_cycles[np.argsort(-np.abs(delta_code[by_cycles]), kind="stable")]
     return frame.take(order).reset_index(drop=True)[list(OPERATION_COLUMNS)]
 
@@ -128,4 +139,4 @@ def _compare_operations(base: Report, new: Report, noise_bytes: float, noise_pct
     return compare_operations(base.operations, new.operations, noise_bytes=noise_bytes, noise_pct=noise_pct)
 
 
-__all__ = ["OPERATION_COLUMNS", "compare_operations", "normalise_operation_name"]
+__all__ = ["OPERATION_COLUMNS", "code_and_cycles_status", "compare_operations", "normalise_operation_name"]
