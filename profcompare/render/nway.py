@@ -113,14 +113,32 @@ class LedgerRow:
     cells: tuple[NWayCell, ...]
 
 
-def ledger_rows(table: NWayTable) -> tuple[LedgerRow, ...]:
+#: The most ledger rows the index page lists; the rest are summed into one "other" row.
+INDEX_LEDGER_ROWS = 30
+
+
+def ledger_rows(table: NWayTable, top: int | None = None) -> tuple[LedgerRow, ...]:
     """The memory ledger side by side: bytes per (parameter, role, location) per variant, with
-    the change from the base (exact for the program's state; see Report.ledger)."""
+    the change from the base (exact for the program's state; see Report.ledger). With ``top``
+    and more rows than that, the ``top`` rows whose bytes differ most from the base's in some
+    variant (then the largest) stay, in the ledger's order, and the rest are summed per variant
+    into a last "other (N rows)" row."""
     from profcompare.render.format import format_bytes
     from profcompare.render.labels import location_label, parameter_label
 
-    rows = []
-    for key, row in table.ledger.iterrows():
+    ledger = table.ledger
+    other = None
+    if top is not None and len(ledger) > top + 1:
+        values = ledger[list(table.labels)].to_numpy(dtype="float64")
+        change = np.nanmax(np.abs(values - values[:, [table.labels.index(table.base)]]), axis=1, initial=0.0)
+        size = np.nanmax(np.nan_to_num(values, nan=0.0), axis=1, initial=0.0)
+        keep = np.sort(np.lexsort((-size, -np.nan_to_num(change, nan=0.0)))[:top])
+        rest = np.ones(len(ledger), dtype=bool)
+        rest[keep] = False
+        other = ledger[rest]
+        ledger = ledger.iloc[keep]
+
+    def cells_of(row: Any, key_location: str) -> tuple[NWayCell, ...]:
         base_value = float(row[table.base])
         cells = []
         for label in table.labels:
@@ -129,11 +147,18 @@ def ledger_rows(table: NWayTable) -> tuple[LedgerRow, ...]:
             if label != table.base and not math.isnan(value) and not math.isnan(base_value) and value != base_value:
                 delta = format_bytes(value - base_value, signed=True)
             # Streaming Memory is off chip: a change there costs no tile memory and is not coloured
-            tone = None if label == table.base or key[2] == "streaming_memory" else \
+            tone = None if label == table.base or key_location == "streaming_memory" else \
                 _tone("variable_bytes", base_value, value)
             cells.append(NWayCell(format_bytes(value), delta, tone, ""))
+        return tuple(cells)
+
+    rows = []
+    for key, row in ledger.iterrows():
         parameter, role, location = (str(k) for k in key)
-        rows.append(LedgerRow(parameter_label(parameter, role), role, location_label(location), tuple(cells)))
+        rows.append(LedgerRow(parameter_label(parameter, role), role, location_label(location), cells_of(row, location)))
+    if other is not None:
+        sums = other[list(table.labels)].sum(axis=0, min_count=1)
+        rows.append(LedgerRow(f"other ({len(other):,} rows)", "", "", cells_of(sums, "")))
     return tuple(rows)
 
 
@@ -346,7 +371,9 @@ def render_nway_html(
                  zip(table.labels, statuses, strict=True)],
         extra_rows=list(extra_rows),
         rows=metric_rows,
-        ledger=ledger_rows(table),
+        ledger=ledger_rows(table, INDEX_LEDGER_ROWS),
+        ledger_total=len(table.ledger),
+        ledger_top=INDEX_LEDGER_ROWS,
         errors=[(label, (errors or {}).get(label, "")) for label in table.labels] if errors and any(errors.values()) else [],
         legend=_legend(metric_rows),
         tone_legend=TONE_LEGEND,
@@ -367,6 +394,7 @@ __all__ = [
     "column_title",
     "detail_rows",
     "differences_row",
+    "INDEX_LEDGER_ROWS",
     "ledger_rows",
     "nway_document",
     "nway_rows",

@@ -53,3 +53,26 @@ def test_no_detail_row_when_a_variant_lacks_it() -> None:
     table = nway_table([("base", BASE), ("new", without_ops)])
     assert list(table.details.index) == ["fullest_tile", "fullest_tile_bytes"]
     assert [title for title, _ in detail_rows(table)] == ["Fullest tile (incl. gaps)"]
+
+
+def test_the_index_ledger_keeps_the_rows_that_differ_most_and_sums_the_rest() -> None:
+    import dataclasses
+
+    from profcompare.render.nway import ledger_rows
+
+    index = pd.MultiIndex.from_tuples([("p0", "weight", "always_live"), ("p1", "weight", "always_live"),
+                                       ("p2", "gradient", "not_always_live"), ("p3", "weight", "always_live"),
+                                       ("p4", "optimizer_state", "streaming_memory")],
+                                      names=["parameter", "role", "location"])
+    ledger = pd.DataFrame({"base": [100.0, 100.0, 50.0, 1000.0, 10.0], "new": [100.0, 300.0, 0.0, 1000.0, 510.0]},
+                          index=index)
+    table = dataclasses.replace(nway_table([("base", BASE), ("new", NEW)]), ledger=ledger)
+    rows = ledger_rows(table, top=2)
+    # p4 (+500 B) and p1 (+200 B) differ most; they stay in the ledger's order, the rest are summed
+    assert [r.parameter for r in rows] == ["p1", "p4", "other (3 rows)"]
+    assert [(c.text, c.delta) for c in rows[-1].cells] == [("1.1 KiB", ""), ("1.1 KiB", "-50 B")]
+    assert [(c.text, c.delta) for c in rows[1].cells] == [("10 B", ""), ("510 B", "+500 B")]
+    assert len(ledger_rows(table, top=4)) == 5  # one row over the cut: nothing to sum
+    page = render_nway_html(table, title="run")
+    assert "other (3 rows)" not in page and "rows that differ most" not in page  # 5 rows: all shown
+    assert page.count("<tr>", page.index('id="ledger-table"')) == 1 + 5
