@@ -9,6 +9,7 @@ import dataclasses
 import pandas as pd
 import pytest
 from analysis_builders import META, TARGET, report
+from placed_report import placed_report
 
 from profcompare.analysis import tile_detail as td
 from profcompare.comparison import compare
@@ -202,30 +203,12 @@ def test_histogram_of_tile_bytes_base_over_new(base: Report, new: Report) -> Non
 
 
 
-# --- which tiles hold each variable (variable_tiles) ------------------------------------------
-#: 8 tiles; A (not always live, steps 0-1) on tiles 0-3 with 100 B each, B (steps 1-2) on tiles
-#: 2-5 with 100 B each, the weight W (always live) on tiles 4-7 with 50 B each
+# --- which tiles hold each variable (variable_tiles): tests/analysis/placed_report.py ----------
 _PLACED_TARGET = dataclasses.replace(TARGET, tiles_per_ipu=8)
 
 
 def _placed() -> Report:
-    tiles = make_frame("tiles", {
-        "tile": list(range(8)), "ipu": [0] * 8,
-        "bytes_including_gaps": [100, 100, 200, 200, 150, 150, 50, 50],
-        "bytes_excluding_gaps": [100, 100, 200, 200, 150, 150, 50, 50],
-        "always_live_bytes": [0, 0, 0, 0, 50, 50, 50, 50],
-        "not_always_live_peak_bytes": [100, 100, 200, 200, 100, 100, 0, 0],
-    })
-    rows = [("A", 400, False, "activation", 4, 0, 1), ("B", 400, False, "gradient", 4, 1, 2),
-            ("W", 200, True, "weight", 4, None, None)]
-    names = ("name", "bytes", "always_live", "kind", "tiles", "first_step", "last_step")
-    variables = make_frame("variables", {**{c: [r[i] for r in rows] for i, c in enumerate(names)},
-                                         "dtype": ["float32"] * 3, "shape": ["[1]"] * 3})
-    placed = make_frame("variable_tiles", {"variable": ["A", "B", "W"], "ipu": [0, 0, 0], "first_tile": [0, 2, 4],
-                                           "last_tile": [3, 5, 7], "bytes_per_tile": [100, 100, 50]})
-    liveness = _liveness([400, 800, 400])
-    meta = dataclasses.replace(META, target=_PLACED_TARGET)
-    return Report.build(meta, tiles=tiles, variables=variables, liveness=liveness, variable_tiles=placed)
+    return placed_report(dataclasses.replace(META, target=_PLACED_TARGET))
 
 
 def _listed(detail: td.TileDetail) -> list[tuple[str, int]]:

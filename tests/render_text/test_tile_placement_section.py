@@ -11,7 +11,7 @@ import json
 import pytest
 
 from profcompare.comparison import compare
-from profcompare.model import Report, ReportMeta, Target, make_frame
+from profcompare.model import Report, ReportMeta, Target
 from profcompare.render.markdown import render_document as render_markdown
 from profcompare.render.page.export import sections_data
 from profcompare.render.sections.order import RowLimits, comparison_sections, report_sections
@@ -24,33 +24,14 @@ from profcompare.render.sections.tile_detail import (
 )
 from profcompare.render.text import render_document as render_text
 from profcompare.render.tile_detail_json import tile_detail_json
+from tests.analysis.placed_report import placed_report
 
 TARGET = Target(architecture="Mk2", num_ipus=1, tiles_per_ipu=8, bytes_per_tile=1000, clock_hz=1.0e9)
 
 
 def _placed(fmt: str = "store", placed: bool = True) -> Report:
-    tiles = make_frame("tiles", {
-        "tile": list(range(8)), "ipu": [0] * 8,
-        "bytes_including_gaps": [100, 100, 200, 200, 150, 150, 50, 50],
-        "bytes_excluding_gaps": [100, 100, 200, 200, 150, 150, 50, 50],
-        "always_live_bytes": [0, 0, 0, 0, 50, 50, 50, 50],
-        "not_always_live_peak_bytes": [100, 100, 200, 200, 100, 100, 0, 0],
-    })
-    rows = [("A", 400, False, "activation", 4, 0, 1), ("B", 400, False, "gradient", 4, 1, 2),
-            ("W", 200, True, "weight", 4, None, None)]
-    names = ("name", "bytes", "always_live", "kind", "tiles", "first_step", "last_step")
-    variables = make_frame("variables", {**{c: [r[i] for r in rows] for i, c in enumerate(names)},
-                                         "dtype": ["float32"] * 3, "shape": ["[1]"] * 3})
-    placement = make_frame("variable_tiles", {"variable": ["A", "B", "W"], "ipu": [0, 0, 0],
-                                              "first_tile": [0, 2, 4], "last_tile": [3, 5, 7],
-                                              "bytes_per_tile": [100, 100, 50]})
-    liveness = make_frame("liveness", {"step": [0, 1, 2], "program": ["load", "layer/matmul", "update"],
-                                       "program_type": ["OnTileExecute"] * 3, "not_always_live_bytes": [400, 800, 400]})
     meta = ReportMeta(source="", format=fmt, producer="test", simulated=fmt == "store", target=TARGET)
-    tables = {"tiles": tiles, "variables": variables, "liveness": liveness}
-    if placed:
-        tables["variable_tiles"] = placement
-    return Report.build(meta, **tables)
+    return placed_report(meta, placed)
 
 
 def _variables(section) -> list[tuple[str, str]]:
