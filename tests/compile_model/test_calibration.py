@@ -5,6 +5,7 @@ PATH --record``), the arithmetic of a point's components, and reading them from 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import sys
 from pathlib import Path
@@ -149,3 +150,36 @@ def test_write_docs_replaces_only_the_marked_block() -> None:
     assert fidelity.replace_block(text, "t", ["new"]) == "a\n<!-- fidelity.py:t -->\nnew\n<!-- /fidelity.py:t -->\nb\n"
     with pytest.raises(ProfcompareError, match="no single"):
         fidelity.replace_block("a\n", "t", ["new"])
+
+
+def _bench_module(name: str):
+    spec = importlib.util.spec_from_file_location(f"{name}_bench", ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("layout", ["tutorials/tutorials/popxl", "tutorials/popxl", "."])
+def test_a_tutorial_is_found_in_each_checkout_layout(tmp_path: Path, layout: str) -> None:
+    points = _bench_module("tutorial_points")
+    program = tmp_path / layout / "6_phased_execution" / "mnist.py"
+    program.parent.mkdir(parents=True)
+    program.write_text("", encoding="utf-8")
+    assert points.tutorial_dir(tmp_path, "6_phased_execution") == program.parent
+    with pytest.raises(ProfcompareError, match="no 5_remote_variables_and_rts/mnist.py"):
+        points.tutorial_dir(tmp_path, "5_remote_variables_and_rts")
+
+
+def test_without_mnist_the_programs_get_a_home_with_a_synthetic_one(tmp_path: Path, monkeypatch) -> None:
+    points = _bench_module("tutorial_points")
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: tmp_path / "user"))
+    env, data = points.program_env(tmp_path / "scratch")
+    assert data.startswith("synthetic MNIST")
+    raw = Path(env["HOME"]) / ".torch" / "datasets" / "MNIST" / "raw"
+    assert (raw / "train-images-idx3-ubyte").stat().st_size == 16 + points.SYNTHETIC_SAMPLES["train"] * 28 * 28
+    # with MNIST in the user's home the programs read it there, home unchanged
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: Path(env["HOME"])))
+    env2, data2 = points.program_env(tmp_path / "scratch2")
+    assert data2.startswith("MNIST in") and env2.get("HOME") == os.environ.get("HOME")
