@@ -136,3 +136,27 @@ def synthetic_mnist(num_samples: int, seed: int) -> Dataset:
     labels = rng.integers(0, NUM_CLASSES, num_samples).astype(np.int32)
     noise = rng.normal(0.0, 1.0, (num_samples, IMAGE_SIDE, IMAGE_SIDE)).astype(np.float32)
     return Dataset(prototypes[labels] + noise, labels, "synthetic")
+
+
+def write_idx(path: Path, array: np.ndarray) -> None:
+    """Write the uint8 ``array`` to ``path`` as an uncompressed IDX file (what :func:`read_idx` reads)."""
+    data = np.ascontiguousarray(array, dtype=np.uint8)
+    header = bytes([0, 0, _IDX_UBYTE, data.ndim]) + struct.pack(f">{data.ndim}I", *data.shape)
+    path.write_bytes(header + data.tobytes())
+
+
+def write_synthetic_idx(directory: Path, samples: dict[str, int], seed: int = 0) -> Path:
+    """Write a synthetic MNIST of MNIST's shapes in the torchvision layout (``DIR/MNIST/raw``,
+    uncompressed, as torchvision leaves it after a download): for each split in ``samples``
+    ("train", "test"), that many 28x28 uint8 images (:func:`synthetic_mnist`'s class prototypes
+    plus noise, scaled to 0..255) and labels. Returns the ``raw`` directory."""
+    raw = directory / "MNIST" / "raw"
+    raw.mkdir(parents=True, exist_ok=True)
+    for offset, (split, n) in enumerate(samples.items()):
+        data = synthetic_mnist(n, seed + offset)
+        lo, hi = float(data.images.min()), float(data.images.max())
+        pixels = np.rint((data.images - lo) / max(hi - lo, 1e-6) * 255.0)
+        image_name, label_name = _FILES[split]
+        write_idx(raw / image_name, pixels)
+        write_idx(raw / label_name, data.labels)
+    return raw

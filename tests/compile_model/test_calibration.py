@@ -1,51 +1,185 @@
-"""The time model's two fitted constants: re-solved from the public timings, and what they mean."""
+"""The time model's two fitted constants: re-solved from the recorded runs of the tutorials' own
+programs (benchmarks/public_points.json, written by ``benchmarks/calibrate_time.py --tutorials
+PATH --record``), the arithmetic of a point's components, and reading them from a report."""
 
 from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+from pathlib import Path
 
 import pytest
 
 from profcompare.emulator.compile import compile_program
-from profcompare.emulator.compile.calibration import PUBLIC_POINTS, fit_constants, remote_transfers_per_run
-from profcompare.emulator.compile.synthetic import mlp_inference_program
+from profcompare.emulator.compile.calibration import (
+    PUBLIC_POINTS,
+    PointComponents,
+    components_from_json,
+    components_of_program,
+    components_of_report,
+    fit_constants,
+    point,
+    remote_transfers_per_run,
+)
 from profcompare.emulator.targets import FITTED_REMOTE_TRANSFER_SECONDS, FITTED_RUN_OVERHEAD_SECONDS, MK2
+from profcompare.errors import ProfcompareError
 from workloads import mnist
 from workloads._mnist_program import build_program
 
-
-def _training_program():
-    from profcompare.emulator.lowering import lower
-
-    config = {k.name: k.default for k in mnist.KNOBS}
-    config.update(PUBLIC_POINTS[1].config)
-    return lower(build_program("offchip-sharded", config).ir, "ipu_hw")
+ROOT = Path(__file__).resolve().parents[2]
+RECORD = ROOT / "benchmarks" / "public_points.json"
 
 
 @pytest.fixture(scope="module")
-def fit():
-    return fit_constants(mlp_inference_program(batch=80), _training_program())
+def recorded() -> dict[str, PointComponents]:
+    return components_from_json(RECORD.read_text(encoding="utf-8"))
 
 
-def test_the_fitted_constants_are_what_the_calibration_solves(fit) -> None:
+def test_the_record_has_every_public_point(recorded) -> None:
+    assert sorted(recorded) == sorted(p.key for p in PUBLIC_POINTS)
+    assert all(c.clock_hz == MK2.clock_hz for c in recorded.values())
+
+
+def test_the_fitted_constants_are_what_the_recorded_runs_solve(recorded) -> None:
+    fit = fit_constants(recorded["rts-inference"], recorded["rts-train"])
     assert fit.run_overhead_seconds == pytest.approx(FITTED_RUN_OVERHEAD_SECONDS, rel=0.01)
     assert fit.remote_transfer_seconds == pytest.approx(FITTED_REMOTE_TRANSFER_SECONDS, rel=0.01)
-
-
-def test_with_the_fitted_constants_the_fit_points_are_reproduced() -> None:
-    inference = compile_program(mlp_inference_program(batch=80), MK2)
-    assert inference.seconds_per_step == pytest.approx(PUBLIC_POINTS[0].seconds, rel=0.01)
-    training = compile_program(_training_program(), MK2)
-    assert training.seconds_per_step == pytest.approx(PUBLIC_POINTS[1].seconds, rel=0.01)
-
-
-def test_the_remote_fit_divides_the_remainder_by_the_transfers_of_one_run(fit) -> None:
-    program = _training_program()
-    # off-chip sharded MNIST: 8 parameters x 3 state tensors (first, second order, step), loaded and stored
-    assert remote_transfers_per_run(program) == fit.remote_transfers_per_run == 8 * 3 * 2
+    # the remainder of the training run is divided over its transfers: the fit rebuilds the point
     rebuilt = fit.training_seconds_without_transfers + fit.remote_transfers_per_run * fit.remote_transfer_seconds
-    assert rebuilt == pytest.approx(PUBLIC_POINTS[1].seconds, rel=1e-9)
+    assert rebuilt == pytest.approx(point("rts-train").seconds, rel=1e-9)
+
+
+def test_with_the_fitted_constants_the_fit_points_are_reproduced(recorded) -> None:
+    for key in ("rts-inference", "rts-train"):
+        modelled = recorded[key].seconds(MK2.run_overhead_seconds, MK2.remote_transfer_seconds)
+        assert modelled == pytest.approx(point(key).seconds, rel=0.01)
+
+
+def test_a_points_time_is_its_components_at_the_constants() -> None:
+    # clock 1 kHz: 0.5 s of run overhead is 500 cycles, 400 of them inside the device's span
+    c = PointComponents("x", device_cycles=1000, remote_transfers=3, opening_wait_cycles=400, clock_hz=1e3)
+    assert c.cycles(0.5, 0.0101) == 1000 + 3 * 11 + 100  # each transfer rounded up to 11 cycles
+    assert c.seconds(0.5, 0.0101) == pytest.approx(1.133)
+    assert c.cycles(0.3, 0.0) == 1000  # an overhead shorter than the opening wait adds nothing
+    assert PointComponents("y", 1000, 0, 0, 1e3).cycles(0.3, 1.0) == 1300  # no host transfer: all outside
+
+
+def test_the_fit_solves_the_overhead_then_the_transfer_cost() -> None:
+    # clock 1 MHz: the inference device span 400 cycles (0.4 ms) of which 300 the opening wait
+    inference = PointComponents("rts-inference", 400, 0, 300, 1e6)
+    training = PointComponents("rts-train", 1500, 10, 300, 1e6)
+    fit = fit_constants(inference, training)
+    assert fit.run_overhead_seconds == pytest.approx(0.8002e-3 - 0.4e-3 + 0.3e-3, rel=1e-12)  # 0.7002 ms
+    # training without transfers: 1,500 + (701 - 300) cycles = 1.901 ms; 10 transfers share the rest
+    assert fit.training_seconds_without_transfers == pytest.approx(1.901e-3, rel=1e-12)
+    assert fit.remote_transfer_seconds == pytest.approx((3.3694e-3 - 1.901e-3) / 10, rel=1e-12)
+
+
+def test_the_fit_refuses_a_training_program_without_transfers() -> None:
+    with pytest.raises(ProfcompareError, match="no remote transfer"):
+        fit_constants(PointComponents("a", 400, 0, 300, 1e6), PointComponents("b", 1500, 0, 300, 1e6))
+
+
+@pytest.fixture(scope="module")
+def offchip_sharded():
+    """The MNIST workload's off-chip sharded program at the remote-variables tutorial's DP 4, GA 4."""
+    from profcompare.emulator.lowering import lower
+
+    config = {k.name: k.default for k in mnist.KNOBS}
+    config.update({"replicas": 4, "grad_accum": 4, "micro_batch": 8, "sharded_threshold": 512})
+    return lower(build_program("offchip-sharded", config).ir, "ipu_hw")
+
+
+def test_a_reports_components_are_its_programs(offchip_sharded) -> None:
+    report = compile_program(offchip_sharded, MK2).with_execution(2)
+    from_report = components_of_report("p", report, MK2)
+    assert from_report == components_of_program("p", offchip_sharded, MK2)
+    # 8 parameters x 3 state tensors (first, second order, step), loaded and stored
+    assert from_report.remote_transfers == remote_transfers_per_run(offchip_sharded) == 8 * 3 * 2
+    assert from_report.opening_wait_cycles == MK2.run_start_wait_cycles
+    seconds = from_report.seconds(MK2.run_overhead_seconds, MK2.remote_transfer_seconds)
+    assert seconds == pytest.approx(float(report.summary()["seconds_per_step"]), rel=1e-12)
+
+
+def test_a_report_compiled_with_other_constants_is_refused(offchip_sharded) -> None:
+    report = compile_program(offchip_sharded, MK2).with_execution(1)
+    with pytest.raises(ProfcompareError, match="remote_transfer_seconds"):
+        components_of_report("p", report, MK2.replace(remote_transfer_seconds=2 * MK2.remote_transfer_seconds))
+    with pytest.raises(ProfcompareError, match="host/runtime"):
+        components_of_report("p", report, MK2.replace(run_overhead_seconds=2 * MK2.run_overhead_seconds))
 
 
 def test_only_two_points_are_fitted_and_the_others_validate() -> None:
-    roles = [p.role for p in PUBLIC_POINTS]
-    assert roles.count("validate") == 2 and len(roles) == 4
-    assert sorted(r for r in roles if r != "validate") == ["fit remote_transfer_seconds", "fit run_overhead_seconds"]
+    fitted = {p.key: p.role for p in PUBLIC_POINTS if p.fitted}
+    assert fitted == {"rts-inference": "fit run_overhead_seconds", "rts-train": "fit remote_transfer_seconds"}
+    assert sorted(p.key for p in PUBLIC_POINTS if not p.fitted) == ["phased-inference", "phased-train"]
+
+
+def _fidelity_module():
+    spec = importlib.util.spec_from_file_location("fidelity_bench", ROOT / "benchmarks" / "fidelity.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    return module
+
+
+def test_the_docs_table_is_the_recorded_runs_at_the_models_constants(recorded) -> None:
+    """docs/ipu-model.md section 8's table is regenerated by ``fidelity.py --write-docs``: its
+    modelled times are the recorded components' at the constants in targets.py."""
+    text = (ROOT / "docs" / "ipu-model.md").read_text(encoding="utf-8")
+    block = text.split("<!-- fidelity.py:public-points -->")[1].split("<!-- /fidelity.py:public-points -->")[0]
+    rows = [line for line in block.splitlines() if line.startswith("| ") and " ms |" in line]
+    assert len(rows) == len(PUBLIC_POINTS)
+    for p, line in zip(PUBLIC_POINTS, rows, strict=True):
+        published, modelled = re.findall(r"([0-9.]+) ms", line)[:2]
+        assert published == f"{p.seconds * 1e3:.4f}"
+        seconds = recorded[p.key].seconds(MK2.run_overhead_seconds, MK2.remote_transfer_seconds)
+        assert modelled == f"{seconds * 1e3:.4f}", p.key
+        assert line.rstrip().endswith("validated |") == (not p.fitted)
+
+
+def test_write_docs_replaces_only_the_marked_block() -> None:
+    fidelity = _fidelity_module()
+    text = "a\n<!-- fidelity.py:t -->\nold\nrows\n<!-- /fidelity.py:t -->\nb\n"
+    assert fidelity.replace_block(text, "t", ["new"]) == "a\n<!-- fidelity.py:t -->\nnew\n<!-- /fidelity.py:t -->\nb\n"
+    with pytest.raises(ProfcompareError, match="no single"):
+        fidelity.replace_block("a\n", "t", ["new"])
+
+
+def _bench_module(name: str):
+    spec = importlib.util.spec_from_file_location(f"{name}_bench", ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("layout", ["tutorials/tutorials/popxl", "tutorials/popxl", "."])
+def test_a_tutorial_is_found_in_each_checkout_layout(tmp_path: Path, layout: str) -> None:
+    points = _bench_module("tutorial_points")
+    program = tmp_path / layout / "6_phased_execution" / "mnist.py"
+    program.parent.mkdir(parents=True)
+    program.write_text("", encoding="utf-8")
+    assert points.tutorial_dir(tmp_path, "6_phased_execution") == program.parent
+    with pytest.raises(ProfcompareError, match="no 5_remote_variables_and_rts/mnist.py"):
+        points.tutorial_dir(tmp_path, "5_remote_variables_and_rts")
+
+
+def test_without_mnist_the_programs_get_a_home_with_a_synthetic_one(tmp_path: Path, monkeypatch) -> None:
+    points = _bench_module("tutorial_points")
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: tmp_path / "user"))
+    env, data = points.program_env(tmp_path / "scratch")
+    assert data.startswith("synthetic MNIST")
+    raw = Path(env["HOME"]) / ".torch" / "datasets" / "MNIST" / "raw"
+    assert (raw / "train-images-idx3-ubyte").stat().st_size == 16 + points.SYNTHETIC_SAMPLES["train"] * 28 * 28
+    # with MNIST in the user's home the programs read it there, home unchanged
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: Path(env["HOME"])))
+    env2, data2 = points.program_env(tmp_path / "scratch2")
+    assert data2.startswith("MNIST in") and env2.get("HOME") == os.environ.get("HOME")

@@ -131,3 +131,17 @@ def test_synthetic_is_deterministic_and_class_separable() -> None:
     means = np.stack([flat[first.labels == c].mean(axis=0) for c in range(10)])
     predicted = np.argmin(((flat[:, None, :] - means[None]) ** 2).sum(-1), axis=1)
     assert (predicted == first.labels).mean() > 0.9
+
+
+def test_a_written_synthetic_mnist_reads_back_in_the_torchvision_layout(tmp_path: Path) -> None:
+    from workloads.data import read_idx, write_synthetic_idx
+
+    raw = write_synthetic_idx(tmp_path, {"train": 12, "test": 5})
+    assert raw == tmp_path / "MNIST" / "raw"
+    # uncompressed, under the names torchvision checks for before it would download
+    assert sorted(p.name for p in raw.iterdir()) == ["t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte",
+                                                      "train-images-idx3-ubyte", "train-labels-idx1-ubyte"]
+    images = read_idx(raw / "train-images-idx3-ubyte", 3)
+    assert images.shape == (12, 28, 28) and images.min() == 0 and images.max() == 255
+    assert len(load_mnist(tmp_path, "test")) == 5
+    assert set(load_mnist(tmp_path, "train").labels.tolist()) <= set(range(10))
