@@ -16,6 +16,7 @@ import pandas as pd
 
 from profcompare.analysis.trace import choose_run, run_blocks
 from profcompare.model import Report, runtime_rows
+from profcompare.perf.memo import kept_copy
 
 #: Kinds a step is charged to when it moves no parameter's data (and the kinds of those that do).
 TIME_KINDS: tuple[str, ...] = ("remote load", "remote store", "remote transfer", "host transfer", "collective",
@@ -202,7 +203,24 @@ def report_steps(report: Report) -> pd.DataFrame:
     lowest IPU the trace draws it on, 0 without a trace), step, program, type, phase (the phase
     of most of its cycles), group (its op), kind, parameter and role (where charged, else ""),
     cycles (float64, per run: the mean over runs), exposed_cycles (float64, see the module's
-    definition) and bytes_moved (float64, per run)."""
+    definition) and bytes_moved (float64, per run).
+
+    Worked out once per report and kept on it (the time diff, the ledger's code table and the
+    JSON export all ask; a copy is returned each time)."""
+    return kept_copy(report, "_memo_report_steps", lambda: _report_steps(report))
+
+
+def _shared(values: pd.Series) -> np.ndarray:
+    """``values`` as text in an object array where equal texts are one object (a step table of a
+    million rows names a few thousand programs: one string per name, not per row)."""
+    codes, names = pd.factorize(values, use_na_sentinel=False)
+    texts = np.asarray([str(name) for name in names], dtype=object)
+    out: np.ndarray = texts[codes] if len(codes) else np.zeros(0, dtype=object)
+    return out
+
+
+def _report_steps(report: Report) -> pd.DataFrame:
+    """:func:`report_steps`, computed."""
     execution = report.execution
     device = execution[~runtime_rows(execution["phase"])] if len(execution) else execution
     if not len(device):
@@ -214,9 +232,9 @@ def report_steps(report: Report) -> pd.DataFrame:
     first = device.drop_duplicates("step").set_index("step").sort_index()
     steps = pd.DataFrame({
         "step": first.index.to_numpy(dtype="int64"),
-        "program": first["program"].astype(str).to_numpy(dtype=object),
-        "type": first["type"].astype(str).to_numpy(dtype=object),
-        "phase": top_phase.reindex(first.index).to_numpy(dtype=object),
+        "program": _shared(first["program"]),
+        "type": _shared(first["type"]),
+        "phase": _shared(top_phase.reindex(first.index)),
         "cycles": (device.groupby("step", sort=True)["cycles"].sum() / runs).reindex(first.index)
         .to_numpy(dtype="float64"),
     })

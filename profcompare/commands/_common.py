@@ -316,7 +316,7 @@ def text_style(output: str | None = None) -> dict[str, Any]:
             "width": text_width(output)}
 
 
-def render(fmt: str, obj: Any, *, top: int | None, output: str | None) -> str | bytes:
+def render(fmt: str, obj: Any, *, top: int | None, output: str | None) -> str | bytes | list[str]:
     """Return ``obj`` rendered in ``fmt``; text is fitted to :func:`text_width` and coloured
     only on a terminal.
 
@@ -327,7 +327,13 @@ def render(fmt: str, obj: Any, *, top: int | None, output: str | None) -> str | 
         raise ProfcompareError("not writing HTML to a terminal; give -o FILE.html (or -o - to force it)")
     if fmt == "text":
         options = text_style(output)
-    return get_renderer(fmt, **options).render(obj, top=resolve_top(top, fmt) or 0)
+    renderer = get_renderer(fmt, **options)
+    if fmt == "json":  # written part by part (emit): a large export is never held twice
+        from profcompare.render.json_out import JsonRenderer
+
+        assert isinstance(renderer, JsonRenderer)
+        return renderer.render_parts(obj, top=resolve_top(top, fmt) or 0)
+    return renderer.render(obj, top=resolve_top(top, fmt) or 0)
 
 
 def check_output(output: str | None, *, force: bool) -> None:
@@ -342,12 +348,16 @@ def check_output(output: str | None, *, force: bool) -> None:
         raise OutputExistsError(f"{output} exists; use --force to overwrite")
 
 
-def emit(content: str | bytes, output: str | None, *, force: bool) -> None:
-    """Write ``content`` to ``output`` (a file path, or standard output for None and ``-``)."""
+def emit(content: str | bytes | list[str], output: str | None, *, force: bool) -> None:
+    """Write ``content`` (a text, bytes, or a text in consecutive parts) to ``output`` (a file
+    path, or standard output for None and ``-``)."""
     if _to_stdout(output):
         if sys.stdout is None:
             raise ProfcompareError("standard output is closed; give -o FILE")
-        if isinstance(content, bytes):
+        if isinstance(content, list):
+            for part in content:
+                click.echo(part, nl=False, color=True)
+        elif isinstance(content, bytes):
             click.echo(content, nl=False)  # bytes go to the binary stream under sys.stdout, flushed
         else:
             # colour codes are present only when render() chose colour for a terminal; keep them
