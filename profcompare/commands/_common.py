@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -316,7 +316,7 @@ def text_style(output: str | None = None) -> dict[str, Any]:
             "width": text_width(output)}
 
 
-def render(fmt: str, obj: Any, *, top: int | None, output: str | None) -> str | bytes | list[str]:
+def render(fmt: str, obj: Any, *, top: int | None, output: str | None) -> str | bytes | Iterator[str]:
     """Return ``obj`` rendered in ``fmt``; text is fitted to :func:`text_width` and coloured
     only on a terminal.
 
@@ -348,13 +348,13 @@ def check_output(output: str | None, *, force: bool) -> None:
         raise OutputExistsError(f"{output} exists; use --force to overwrite")
 
 
-def emit(content: str | bytes | list[str], output: str | None, *, force: bool) -> None:
+def emit(content: str | bytes | Iterator[str], output: str | None, *, force: bool) -> None:
     """Write ``content`` (a text, bytes, or a text in consecutive parts) to ``output`` (a file
     path, or standard output for None and ``-``)."""
     if _to_stdout(output):
         if sys.stdout is None:
             raise ProfcompareError("standard output is closed; give -o FILE")
-        if isinstance(content, list):
+        if not isinstance(content, (str, bytes)):
             for part in content:
                 click.echo(part, nl=False, color=True)
         elif isinstance(content, bytes):

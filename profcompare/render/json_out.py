@@ -128,8 +128,9 @@ only; what was cut is never a fake "other" entry (``cut`` says how much was left
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -489,9 +490,9 @@ class JsonRenderer:
         row unless ``top`` (> 0) limits the variables and the steps."""
         return "".join(self.render_parts(obj, top=top))
 
-    def render_parts(self, obj: Report | Comparison | VariablesView, *, top: int = 0) -> list[str]:
-        """:meth:`render`'s text in consecutive parts (written part by part: a large export is
-        never held twice)."""
+    def render_parts(self, obj: Report | Comparison | VariablesView, *, top: int = 0) -> Iterator[str]:
+        """:meth:`render`'s text in consecutive parts, the large tables' made as they are taken
+        (written part by part, a large export is never held whole)."""
         if isinstance(obj, Comparison):
             data = comparison_json(obj, top=limit(top))
         elif isinstance(obj, Report):
@@ -500,7 +501,7 @@ class JsonRenderer:
             data = variables_json(obj)
         else:
             raise TypeError(f"cannot render a {type(obj).__name__} as JSON")
-        return [*indented_parts(data, ensure_ascii=False), "\n"]  # json.dumps(indent=2)'s text
+        return itertools.chain(indented_parts(data, ensure_ascii=False), ("\n",))  # json.dumps(indent=2)'s text
 
 
 __all__ = [

@@ -15,7 +15,7 @@ its own text, the characters ``json.dumps`` would write for the value it stands 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from typing import Any
 
@@ -72,15 +72,17 @@ def dumps_indented(value: Any, *, ensure_ascii: bool = True) -> str:
     return "".join(indented_parts(value, ensure_ascii=ensure_ascii))
 
 
-def indented_parts(value: Any, *, ensure_ascii: bool = True) -> list[str]:
-    """:func:`dumps_indented`'s text in consecutive parts (a large document is written part by
-    part, never held twice)."""
-    parts: list[str] = []
+def indented_parts(value: Any, *, ensure_ascii: bool = True) -> Iterator[str]:
+    """:func:`dumps_indented`'s text in consecutive parts. The document is walked first (so a
+    value JSON refuses is refused before any part is given); a :class:`Prerendered` value's
+    pieces are made as they are taken, so a large document is written piece by piece, never
+    held whole."""
+    parts: list[str | Iterable[str]] = []
     string = json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring
 
     def walk(v: Any, level: int) -> None:
         if isinstance(v, Prerendered):
-            parts.extend(v.pieces(level, string))
+            parts.append(v.pieces(level, string))
         elif isinstance(v, dict):
             if not v:
                 parts.append("{}")
@@ -121,7 +123,15 @@ def indented_parts(value: Any, *, ensure_ascii: bool = True) -> list[str]:
             parts.append(_leaf_encoder(level, ensure_ascii)(v))
 
     walk(value, 0)
-    return parts
+    return _flat(parts)
+
+
+def _flat(parts: list[str | Iterable[str]]) -> Iterator[str]:
+    for part in parts:
+        if isinstance(part, str):
+            yield part
+        else:
+            yield from part
 
 
 __all__ = ["Prerendered", "dumps_indented", "indented_parts"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from profcompare.errors import OutputExistsError, ProfcompareError
@@ -12,13 +13,13 @@ from profcompare.errors import OutputExistsError, ProfcompareError
 _PIECE = 1 << 22
 
 
-def write_output(content: str | bytes | list[str], path: str | os.PathLike[str], *, force: bool = False) -> None:
+def write_output(content: str | bytes | Iterable[str], path: str | os.PathLike[str], *, force: bool = False) -> None:
     """Write ``content`` to ``path`` atomically; returns None.
 
     The content goes to a temporary file in the same directory which then replaces ``path``
     (``os.replace``), so readers see either the old file or the complete new one and an error
-    leaves no partial file behind. ``str`` content (or a list of texts, written one after the
-    other) is written as UTF-8.
+    leaves no partial file behind. ``str`` content (or texts, written one after the other as
+    they come) is written as UTF-8.
 
     Raises :class:`OutputExistsError` when ``path`` exists and ``force`` is false, and
     :class:`ProfcompareError` when the directory does not exist or cannot be written.
