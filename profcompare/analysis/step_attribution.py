@@ -372,12 +372,16 @@ def _charge_groups(steps: pd.DataFrame, report: Report, recorded: np.ndarray | N
                 (int(np.searchsorted(of.last_sorted, start, side="left")),
                  int(np.searchsorted(of.last_sorted, end, side="right"))))
 
+    # per group: whether a step records its bytes (whole-column work, not a test per group)
+    recorded_in = (np.logical_or.reduceat(~np.isnan(recorded), starts) if recorded is not None
+                   else np.zeros(len(starts), dtype=bool))
+    recorded_bytes = np.nan_to_num(recorded, nan=0.0) if recorded is not None else moved
     for number, g in enumerate(charged.tolist()):
         lo, hi = int(starts[g]), int(ends[g])
         who = _charge(attribution, ranges(attribution, number))
         parameter[lo:hi], role[lo:hi] = who[0], who[1]
-        if group_kind[g] in MOVING_KINDS and recorded is not None and not np.isnan(recorded[lo:hi]).all():
-            moved[lo:hi] = np.nan_to_num(recorded[lo:hi], nan=0.0)
+        if group_kind[g] in MOVING_KINDS and recorded_in[g]:
+            moved[lo:hi] = recorded_bytes[lo:hi]
             continue
         if group_kind[g] in MOVING_KINDS and not who[2]:
             who = ("", "", _charge(every, ranges(every, number))[2])
