@@ -210,15 +210,6 @@ def report_steps(report: Report) -> pd.DataFrame:
     return kept_copy(report, "_memo_report_steps", lambda: _report_steps(report))
 
 
-def _shared(values: pd.Series) -> np.ndarray:
-    """``values`` as text in an object array where equal texts are one object (a step table of a
-    million rows names a few thousand programs: one string per name, not per row)."""
-    codes, names = pd.factorize(values, use_na_sentinel=False)
-    texts = np.asarray([str(name) for name in names], dtype=object)
-    out: np.ndarray = texts[codes] if len(codes) else np.zeros(0, dtype=object)
-    return out
-
-
 def _report_steps(report: Report) -> pd.DataFrame:
     """:func:`report_steps`, computed."""
     execution = report.execution
@@ -232,9 +223,9 @@ def _report_steps(report: Report) -> pd.DataFrame:
     first = device.drop_duplicates("step").set_index("step").sort_index()
     steps = pd.DataFrame({
         "step": first.index.to_numpy(dtype="int64"),
-        "program": _shared(first["program"]),
-        "type": _shared(first["type"]),
-        "phase": _shared(top_phase.reindex(first.index)),
+        "program": first["program"].astype(str).to_numpy(dtype=object),
+        "type": first["type"].astype(str).to_numpy(dtype=object),
+        "phase": top_phase.reindex(first.index).to_numpy(dtype=object),
         "cycles": (device.groupby("step", sort=True)["cycles"].sum() / runs).reindex(first.index)
         .to_numpy(dtype="float64"),
     })
