@@ -348,6 +348,10 @@ def check_output(output: str | None, *, force: bool) -> None:
         raise OutputExistsError(f"{output} exists; use --force to overwrite")
 
 
+#: Characters of a text in parts written to standard output at a time (see :func:`emit`).
+_ECHO_BATCH = 1 << 20
+
+
 def emit(content: str | bytes | Iterator[str], output: str | None, *, force: bool) -> None:
     """Write ``content`` (a text, bytes, or a text in consecutive parts) to ``output`` (a file
     path, or standard output for None and ``-``)."""
@@ -355,8 +359,15 @@ def emit(content: str | bytes | Iterator[str], output: str | None, *, force: boo
         if sys.stdout is None:
             raise ProfcompareError("standard output is closed; give -o FILE")
         if not isinstance(content, (str, bytes)):
-            for part in content:
-                click.echo(part, nl=False, color=True)
+            batch: list[str] = []
+            size = 0
+            for part in content:  # a megabyte or so at a time (echo flushes each time)
+                batch.append(part)
+                size += len(part)
+                if size >= _ECHO_BATCH:
+                    click.echo("".join(batch), nl=False, color=True)
+                    batch, size = [], 0
+            click.echo("".join(batch), nl=False, color=True)
         elif isinstance(content, bytes):
             click.echo(content, nl=False)  # bytes go to the binary stream under sys.stdout, flushed
         else:
