@@ -21,8 +21,9 @@ Reports come from two places:
   ``profile.sqlite`` from ``profcompare profile --compile-only``; two are compared with each
   other, one with itself.
 
-Per command -- ``open + summary`` (``show --format csv --table summary``), ``show``, ``show --format json``,
-``variables --top 20``, ``compare`` and ``compare --format html`` -- it prints the median wall
+Per command -- ``open + summary`` (``show --format csv --table summary``), ``show``, ``show --format json``
+(with and without ``--top 1``), ``variables --top 20``, ``compare`` and ``compare --format html`` and
+``json`` -- it prints the median wall
 and CPU seconds and the peak resident memory of ``--repeat`` runs, each in a fresh process, and
 the ratio of the wall time to a raw SQLite scan of every table of the file(s) (``SELECT *`` and
 ``fetchall``, the floor any reader of those rows pays). The file sizes are printed with them.
@@ -156,9 +157,11 @@ def _commands(paths: list[Path], work: Path) -> list[tuple[str, list[str]]]:
         ("open + summary", ["show", str(base), "--format", "csv", "--table", "summary"]),
         ("show", ["show", str(base)]),
         ("show --format json", ["show", str(base), "--format", "json"]),
+        ("show --format json --top 1", ["show", str(base), "--format", "json", "--top", "1"]),
         ("variables --top 20", ["variables", str(base), "--top", "20"]),
         ("compare", ["compare", str(base), str(new)]),
         ("compare --format html", ["compare", str(base), str(new), "--format", "html", "-o", str(html), "--force"]),
+        ("compare --format json", ["compare", str(base), str(new), "--format", "json"]),
     ]
 
 

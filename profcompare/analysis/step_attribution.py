@@ -16,6 +16,7 @@ import pandas as pd
 
 from profcompare.analysis.trace import choose_run, run_blocks
 from profcompare.model import Report, runtime_rows
+from profcompare.perf.memo import kept_copy
 
 #: Kinds a step is charged to when it moves no parameter's data (and the kinds of those that do).
 TIME_KINDS: tuple[str, ...] = ("remote load", "remote store", "remote transfer", "host transfer", "collective",
@@ -202,7 +203,15 @@ def report_steps(report: Report) -> pd.DataFrame:
     lowest IPU the trace draws it on, 0 without a trace), step, program, type, phase (the phase
     of most of its cycles), group (its op), kind, parameter and role (where charged, else ""),
     cycles (float64, per run: the mean over runs), exposed_cycles (float64, see the module's
-    definition) and bytes_moved (float64, per run)."""
+    definition) and bytes_moved (float64, per run).
+
+    Worked out once per report and kept on it (the time diff, the ledger's code table and the
+    JSON export all ask; a copy is returned each time)."""
+    return kept_copy(report, "_memo_report_steps", lambda: _report_steps(report))
+
+
+def _report_steps(report: Report) -> pd.DataFrame:
+    """:func:`report_steps`, computed."""
     execution = report.execution
     device = execution[~runtime_rows(execution["phase"])] if len(execution) else execution
     if not len(device):
@@ -354,12 +363,16 @@ def _charge_groups(steps: pd.DataFrame, report: Report, recorded: np.ndarray | N
                 (int(np.searchsorted(of.last_sorted, start, side="left")),
                  int(np.searchsorted(of.last_sorted, end, side="right"))))
 
+    # per group: whether a step records its bytes (whole-column work, not a test per group)
+    recorded_in = (np.logical_or.reduceat(~np.isnan(recorded), starts) if recorded is not None
+                   else np.zeros(len(starts), dtype=bool))
+    recorded_bytes = np.nan_to_num(recorded, nan=0.0) if recorded is not None else moved
     for number, g in enumerate(charged.tolist()):
         lo, hi = int(starts[g]), int(ends[g])
         who = _charge(attribution, ranges(attribution, number))
         parameter[lo:hi], role[lo:hi] = who[0], who[1]
-        if group_kind[g] in MOVING_KINDS and recorded is not None and not np.isnan(recorded[lo:hi]).all():
-            moved[lo:hi] = np.nan_to_num(recorded[lo:hi], nan=0.0)
+        if group_kind[g] in MOVING_KINDS and recorded_in[g]:
+            moved[lo:hi] = recorded_bytes[lo:hi]
             continue
         if group_kind[g] in MOVING_KINDS and not who[2]:
             who = ("", "", _charge(every, ranges(every, number))[2])

@@ -253,7 +253,22 @@ def _optional(value: object) -> int | None:
 
 def tile_detail(report: Report, tile: int | None = None) -> TileDetail:
     """The :class:`TileDetail` of ``tile`` (None: the fullest tile). Raises
-    :class:`TileDetailError` for a report without tiles or a tile it does not have."""
+    :class:`TileDetailError` for a report without tiles or a tile it does not have.
+
+    Worked out once per report and tile, and kept on the report (a comparison's page asks for
+    each side's fullest tile in three sections; the detail is frozen, its ``live_variables``
+    read only)."""
+    kept: dict[int | None, TileDetail] | None = report.__dict__.get("_memo_tile_detail")
+    if kept is None:
+        kept = {}
+        object.__setattr__(report, "_memo_tile_detail", kept)  # frozen dataclass: set around its __setattr__
+    if tile not in kept:
+        kept[tile] = _tile_detail(report, tile)
+    return kept[tile]
+
+
+def _tile_detail(report: Report, tile: int | None) -> TileDetail:
+    """:func:`tile_detail`, worked out."""
     tiles = _check_tiles(report)
     if tile is None:
         tile = fullest_tile(report)

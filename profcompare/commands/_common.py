@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -316,7 +316,7 @@ def text_style(output: str | None = None) -> dict[str, Any]:
             "width": text_width(output)}
 
 
-def render(fmt: str, obj: Any, *, top: int | None, output: str | None) -> str | bytes:
+def render(fmt: str, obj: Any, *, top: int | None, output: str | None) -> str | bytes | Iterator[str]:
     """Return ``obj`` rendered in ``fmt``; text is fitted to :func:`text_width` and coloured
     only on a terminal.
 
@@ -327,7 +327,13 @@ def render(fmt: str, obj: Any, *, top: int | None, output: str | None) -> str | 
         raise ProfcompareError("not writing HTML to a terminal; give -o FILE.html (or -o - to force it)")
     if fmt == "text":
         options = text_style(output)
-    return get_renderer(fmt, **options).render(obj, top=resolve_top(top, fmt) or 0)
+    renderer = get_renderer(fmt, **options)
+    if fmt == "json":  # written part by part (emit): a large export is never held twice
+        from profcompare.render.json_out import JsonRenderer
+
+        assert isinstance(renderer, JsonRenderer)
+        return renderer.render_parts(obj, top=resolve_top(top, fmt) or 0)
+    return renderer.render(obj, top=resolve_top(top, fmt) or 0)
 
 
 def check_output(output: str | None, *, force: bool) -> None:
@@ -342,12 +348,27 @@ def check_output(output: str | None, *, force: bool) -> None:
         raise OutputExistsError(f"{output} exists; use --force to overwrite")
 
 
-def emit(content: str | bytes, output: str | None, *, force: bool) -> None:
-    """Write ``content`` to ``output`` (a file path, or standard output for None and ``-``)."""
+#: Characters of a text in parts written to standard output at a time (see :func:`emit`).
+_ECHO_BATCH = 1 << 20
+
+
+def emit(content: str | bytes | Iterator[str], output: str | None, *, force: bool) -> None:
+    """Write ``content`` (a text, bytes, or a text in consecutive parts) to ``output`` (a file
+    path, or standard output for None and ``-``)."""
     if _to_stdout(output):
         if sys.stdout is None:
             raise ProfcompareError("standard output is closed; give -o FILE")
-        if isinstance(content, bytes):
+        if not isinstance(content, (str, bytes)):
+            batch: list[str] = []
+            size = 0
+            for part in content:  # a megabyte or so at a time (echo flushes each time)
+                batch.append(part)
+                size += len(part)
+                if size >= _ECHO_BATCH:
+                    click.echo("".join(batch), nl=False, color=True)
+                    batch, size = [], 0
+            click.echo("".join(batch), nl=False, color=True)
+        elif isinstance(content, bytes):
             click.echo(content, nl=False)  # bytes go to the binary stream under sys.stdout, flushed
         else:
             # colour codes are present only when render() chose colour for a terminal; keep them

@@ -1,6 +1,6 @@
 """JSON output for scripts and CI (``--format json``); every document carries ``schema_version``.
 
-Shapes (schema_version 8; version 3 added the memory ledger, version 4 the verdict, the liveness
+Shapes (schema_version 9; version 3 added the memory ledger, version 4 the verdict, the liveness
 rule, ``host_seconds_per_step`` in the summary and tile-memory totals in ``ledger_by_parameter``,
 version 5 the tables the pages show that the export lacked -- ``time``, ``liveness_peak``,
 ``tile_stats``, ``memory_per_ipu``, ``replicas``, ``loaded_code``, ``streaming_memory_totals`` and
@@ -17,7 +17,9 @@ which, base and new) and the ledger's code and cycles (``ledger_code``: per para
 the ops acting on its data; the ``operations`` rows' ``parameter`` and ``role``), a comparison's
 ``time_diff`` (where the device cycles went, step by step) and the verdict facts' ``time_causes``,
 and the bytes each ``ledger_code`` row's transfers and collectives move (``bytes_moved``; a
-comparison's ``base_``/``new_``/``delta_bytes_moved``); every older key is kept).
+comparison's ``base_``/``new_``/``delta_bytes_moved``), version 9 ``--top N`` bounding the step
+series too (``liveness``; a comparison's ``time_diff.steps``) and ``cut`` saying so for each
+(``cut.liveness``, a comparison's ``cut.time_diff_steps``); every older key is kept).
 
 ``sections`` holds the sections exactly as the HTML page draws them, with the page's row limits
 (:meth:`~profcompare.render.sections.order.RowLimits.page`): one object per section (``id``,
@@ -36,7 +38,8 @@ what a reader of the page sees, figure for figure:
                 bytes_at_peak, first_step, last_step, rows],
      "unattributed_bytes": int, "peak_step": int | null,
      "live_at_peak": [Report.live_at_peak() rows: the variables columns],
-     "categories": [...], "variables": [...], "cut": {"variables": {"shown", "total", "cut"}},
+     "categories": [...], "variables": [...],
+     "cut": {"variables": {"shown", "total", "cut"}, "liveness": {...} (version 9)},
      "liveness": [...], "tiles": [...], "code": [...], "phases": [...], "streaming_memory": [...],
      "time": {"clock_hz", "device_seconds_per_step", "host_seconds_per_step", "seconds_per_step"},
      "liveness_peak": {analysis.liveness_peak(): step, program, always_live_bytes,
@@ -69,7 +72,8 @@ what a reader of the page sees, figure for figure:
                              not-always-live, Streaming Memory apart],
      "peak_composition": [Comparison.peak_composition() rows],
      "ledger": [one object per Comparison.ledger column],
-     "variables": [one object per Comparison.variables column], "cut": {"variables": {...}},
+     "variables": [one object per Comparison.variables column],
+     "cut": {"variables": {...}, "liveness": {...}, "time_diff_steps": {...} (version 9)},
      "categories": [...], "tiles": [...], "code": [...], "liveness": [...], "phases": [...],
      "streaming_memory": [...],
      "time": {"clock_hz" | "device_seconds_per_step" | ...: {"base", "new", "delta"}},
@@ -98,8 +102,13 @@ what a reader of the page sees, figure for figure:
                    "steps": [Comparison.time_diff rows whose delta_cycles is not 0]}}
 
 Lists of rows carry the columns of the matching Report / Comparison table. Everything is
-complete unless ``--top N`` limits the variables (the largest first; ``cut`` says how many
-were left out).
+complete unless ``--top N`` is given; then it limits the rows that grow with the program's
+variables and steps: ``variables`` (the largest first; a comparison's largest changes first),
+``liveness`` (the N steps with the most not-always-live bytes, a comparison's N aligned positions
+whose not-always-live bytes change most, in step order) and a comparison's ``time_diff.steps``
+(the N whose cycles change most, in step order). ``cut`` says for each how many rows there
+were, how many are shown and how many were cut (``{"shown", "total", "cut"}``; cut 0 when
+complete). The tables bounded by the program's size (tiles, programs, code, ops) stay complete.
 
 ``variables``::
 
@@ -119,8 +128,9 @@ only; what was cut is never a fake "other" entry (``cut`` says how much was left
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -135,7 +145,8 @@ from profcompare.analysis.memory_per_ipu import compare_memory_per_ipu
 from profcompare.analysis.replicas import compare_groupings
 from profcompare.model import METRIC_UNITS, METRICS, Report, variables_convention
 from profcompare.render.format import is_missing
-from profcompare.render.json_text import dumps_indented
+from profcompare.render.json_rows import Rows, records
+from profcompare.render.json_text import indented_parts
 from profcompare.render.ledger_words import liveness_rule
 from profcompare.render.verdict_words import comparison_sentences, headline
 from profcompare.render.sections import VariablesView, limit
@@ -143,7 +154,7 @@ from profcompare.render.page.export import sections_data
 from profcompare.render.sections.trace import shown_trace
 from profcompare.render.sections.order import RowLimits, comparison_sections, report_sections
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 #: metric units whose values are whole numbers
 _INTEGER_UNITS = frozenset({"bytes", "tiles"})
@@ -213,13 +224,36 @@ def _cut(shown: int, total: int) -> dict[str, int]:
     return {"shown": shown, "total": total, "cut": total - shown}
 
 
-def _variables_rows(frame: pd.DataFrame, top: int | None, by: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def _variables_rows(frame: pd.DataFrame, top: int | None, by: str) -> tuple[list[dict[str, Any]] | Rows, dict[str, int]]:
     """Every row (or the ``top`` largest by |by|) of a variables table, and how many were cut."""
     total = len(frame)
     if top is not None and top < total:
         order = np.argsort(-np.abs(frame[by].to_numpy(dtype="float64")), kind="stable")[:top]
         frame = frame.iloc[np.sort(order)] if by == "bytes" else frame.iloc[order]
-    return frame_records(frame), _cut(len(frame), total)
+    return records(frame), _cut(len(frame), total)
+
+
+def _largest_rows(frame: pd.DataFrame, top: int | None, size: np.ndarray) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The ``top`` rows of ``frame`` with the largest ``size`` (one value per row; earlier rows
+    first on a tie), in the frame's order, and how many were cut; every row when ``top`` is None."""
+    total = len(frame)
+    if top is None or top >= total:
+        return frame, _cut(total, total)
+    order = np.argsort(-size, kind="stable")[:top]
+    return frame.iloc[np.sort(order)], _cut(top, total)
+
+
+def _liveness_rows(liveness: pd.DataFrame, top: int | None) -> tuple[pd.DataFrame, dict[str, int]]:
+    """A report's liveness rows: every step, or the ``top`` with the most not-always-live bytes."""
+    return _largest_rows(liveness, top, liveness["not_always_live_bytes"].to_numpy(dtype="float64", na_value=0.0))
+
+
+def _aligned_liveness_rows(liveness: pd.DataFrame, top: int | None) -> tuple[pd.DataFrame, dict[str, int]]:
+    """A comparison's aligned liveness rows: every position, or the ``top`` whose not-always-live
+    bytes change most (a side without the position counts 0)."""
+    base = liveness["base_not_always_live_bytes"].to_numpy(dtype="float64", na_value=0.0)
+    new = liveness["new_not_always_live_bytes"].to_numpy(dtype="float64", na_value=0.0)
+    return _largest_rows(liveness, top, np.abs(new - base))
 
 
 def _time(report: Report) -> dict[str, Any]:
@@ -265,10 +299,10 @@ def _report_views(report: Report) -> dict[str, Any]:
     return {
         # null when the report has no liveness or no tiles (its summary says n/a, never 0)
         "liveness_peak": jsonable(dict(liveness_peak(report))) if len(report.liveness) else None,
-        "tile_stats": {**jsonable(stats), "worst_tiles": frame_records(worst)} if len(report.tiles) else None,
-        "memory_per_ipu": frame_records(per_ipu),
+        "tile_stats": {**jsonable(stats), "worst_tiles": records(worst)} if len(report.tiles) else None,
+        "memory_per_ipu": records(per_ipu),
         "replicas": _replicas(report),
-        "loaded_code": frame_records(replicas.loaded_code(report)),
+        "loaded_code": records(replicas.loaded_code(report)),
         "streaming_memory_totals": {"replicas": totals.replicas, "per_replica_bytes": totals.per_replica,
                                     "sharded_per_replica_bytes": totals.sharded_per_replica,
                                     "all_replicas_bytes": totals.all_replicas,
@@ -281,15 +315,15 @@ def _execution_trace(report: Report) -> dict[str, Any]:
     """The spans and block types of the trace's shown run, which run that is and every run the
     trace holds (schema 8: ``run``, ``runs``)."""
     blocks, choice = shown_trace(report)
-    return {"spans": frame_records(trace_analysis.trace_spans(blocks)),
-            "types": frame_records(trace_analysis.type_totals(blocks, by_ipu=True)),
+    return {"spans": records(trace_analysis.trace_spans(blocks)),
+            "types": records(trace_analysis.type_totals(blocks, by_ipu=True)),
             "run": choice.run, "runs": list(choice.runs)}
 
 
 def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
     """Return the ``show --format json`` document (see the module docstring): the summary with
     each metric's confidence, the memory ledger and what is live at the peak, and every table the HTML page shows, complete unless ``top``
-    limits the variables."""
+    limits the variables and the liveness steps."""
     from profcompare.analysis.views import execution_by_phase
     from profcompare.analysis.ledger import peak_step, unattributed_bytes
 
@@ -297,6 +331,7 @@ def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
     ledger = report.ledger()
     confidence = report.confidence()
     variables, cut = _variables_rows(report.variables.sort_values("bytes", ascending=False, kind="stable"), top, "bytes")
+    liveness, liveness_cut = _liveness_rows(report.liveness, top)
     return {
         "schema_version": SCHEMA_VERSION,
         "meta": jsonable(report.meta.to_dict()),
@@ -305,26 +340,26 @@ def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
             for m in METRICS
         },
         "liveness_rule": liveness_rule((variables_convention(report.variables),)),
-        "ledger": frame_records(ledger),
+        "ledger": records(ledger),
         "unattributed_bytes": unattributed_bytes(ledger),
         "peak_step": peak_step(report),
-        "live_at_peak": frame_records(report.live_at_peak()),
-        "categories": frame_records(report.categories),
+        "live_at_peak": records(report.live_at_peak()),
+        "categories": records(report.categories),
         "variables": variables,
-        "cut": {"variables": cut},
-        "liveness": frame_records(report.liveness),
-        "tiles": frame_records(report.tiles),
-        "code": frame_records(report.code),
-        "phases": frame_records(execution_by_phase(report)),
-        "streaming_memory": frame_records(report.remote_buffers),
+        "cut": {"variables": cut, "liveness": liveness_cut},
+        "liveness": records(liveness),
+        "tiles": records(report.tiles),
+        "code": records(report.code),
+        "phases": records(execution_by_phase(report)),
+        "streaming_memory": records(report.remote_buffers),
         "time": _time(report),
         **_report_views(report),
-        "programs": frame_records(report.programs),
-        "operations": frame_records(report.operations),
-        "vertices": frame_records(report.vertices),
-        "compute_sets": frame_records(report.compute_sets),
-        "exchanges": frame_records(report.exchanges),
-        "ledger_code": frame_records(ledger_code(report)),
+        "programs": records(report.programs),
+        "operations": records(report.operations),
+        "vertices": records(report.vertices),
+        "compute_sets": records(report.compute_sets),
+        "exchanges": records(report.exchanges),
+        "ledger_code": records(ledger_code(report)),
         "sections": sections_data(report_sections(report, RowLimits.page(top))),
     }
 
@@ -348,6 +383,8 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
             "confidence": str(row["confidence"]),
         }
     variables, cut = _variables_rows(cmp.variables, top, "delta_bytes")
+    liveness, liveness_cut = _aligned_liveness_rows(cmp.liveness, top)
+    time_diff, time_diff_cut = _time_steps(cmp, top)
     verdict = comparison_verdict(cmp)
     return {
         "schema_version": SCHEMA_VERSION,
@@ -357,45 +394,48 @@ def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any
         "liveness_rule": liveness_rule((variables_convention(cmp.base.variables),
                                         variables_convention(cmp.new.variables))),
         "summary": summary,
-        "ledger_moves": frame_records(cmp.ledger_moves(None)),
-        "ledger_by_parameter": frame_records(cmp.ledger_by_parameter()),
-        "peak_composition": frame_records(cmp.peak_composition()),
-        "ledger": frame_records(cmp.ledger),
-        "lifetimes": frame_records(cmp.lifetimes(None)),
+        "ledger_moves": records(cmp.ledger_moves(None)),
+        "ledger_by_parameter": records(cmp.ledger_by_parameter()),
+        "peak_composition": records(cmp.peak_composition()),
+        "ledger": records(cmp.ledger),
+        "lifetimes": records(cmp.lifetimes(None)),
         "variables": variables,
-        "cut": {"variables": cut},
-        "categories": frame_records(cmp.categories),
-        "tiles": frame_records(cmp.tiles),
-        "code": frame_records(cmp.code),
-        "liveness": frame_records(cmp.liveness),
-        "phases": frame_records(cmp.execution),
-        "streaming_memory": frame_records(cmp.remote_buffers),
+        "cut": {"variables": cut, "liveness": liveness_cut, "time_diff_steps": time_diff_cut},
+        "categories": records(cmp.categories),
+        "tiles": records(cmp.tiles),
+        "code": records(cmp.code),
+        "liveness": records(liveness),
+        "phases": records(cmp.execution),
+        "streaming_memory": records(cmp.remote_buffers),
         "time": _time_diff(cmp),
-        "memory_per_ipu": frame_records(compare_memory_per_ipu(cmp.base, cmp.new)),
-        "replicas": frame_records(compare_groupings(cmp.base, cmp.new)),
+        "memory_per_ipu": records(compare_memory_per_ipu(cmp.base, cmp.new)),
+        "replicas": records(compare_groupings(cmp.base, cmp.new)),
         "base_report": _side_views(cmp.base),
         "new_report": _side_views(cmp.new),
         "headline": headline(verdict),
-        "programs": frame_records(cmp.programs),
-        "operations": frame_records(cmp.operations),
-        "vertices": frame_records(cmp.vertices),
-        "compute_sets": frame_records(cmp.compute_sets),
-        "exchanges": frame_records(cmp.exchanges),
-        "ledger_code": frame_records(cmp.ledger_code()),
+        "programs": records(cmp.programs),
+        "operations": records(cmp.operations),
+        "vertices": records(cmp.vertices),
+        "compute_sets": records(cmp.compute_sets),
+        "exchanges": records(cmp.exchanges),
+        "ledger_code": records(cmp.ledger_code()),
         "sections": sections_data(comparison_sections(cmp, RowLimits.page(top), verdict=verdict)),
-        "config_differences": frame_records(cmp.config_differences),
-        "time_diff": _time_steps(cmp),
+        "config_differences": records(cmp.config_differences),
+        "time_diff": time_diff,
     }
 
 
-def _time_steps(cmp: Comparison) -> dict[str, Any]:
-    """The time diff: its totals, its causes and its rows that changed (complete)."""
+def _time_steps(cmp: Comparison, top: int | None) -> tuple[dict[str, Any], dict[str, int]]:
+    """The time diff: its totals, its causes and its rows that changed (every one, or the
+    ``top`` that change most), and how many of those were cut."""
     import dataclasses
 
     diff = cmp.time_diff
-    return {"summary": jsonable(dataclasses.asdict(cmp.time_diff_summary())),
-            "causes": frame_records(cmp.time_causes()),
-            "steps": frame_records(diff[diff["delta_cycles"] != 0])}
+    changed = diff[diff["delta_cycles"] != 0]
+    steps, cut = _largest_rows(changed, top, np.abs(changed["delta_cycles"].to_numpy(dtype="float64", na_value=0.0)))
+    return ({"summary": jsonable(dataclasses.asdict(cmp.time_diff_summary())),
+             "causes": records(cmp.time_causes()),
+             "steps": records(steps)}, cut)
 
 
 def _time_diff(cmp: Comparison) -> dict[str, Any]:
@@ -435,7 +475,7 @@ def variables_json(result: VariablesView) -> dict[str, Any]:
         "selection_totals": selection_totals(
             variables_view(result.report, top=None, sort=result.sort, filter_regex=result.filter_regex,
                            always_live=result.always_live).rows),
-        "variables": frame_records(view.shown_rows),
+        "variables": records(view.shown_rows),
     }
 
 
@@ -447,7 +487,12 @@ class JsonRenderer:
 
     def render(self, obj: Report | Comparison | VariablesView, *, top: int = 0) -> str:
         """Return the JSON text (ends with a newline; ``allow_nan`` is off, NaN is null); every
-        row unless ``top`` (> 0) limits the variables."""
+        row unless ``top`` (> 0) limits the variables and the steps."""
+        return "".join(self.render_parts(obj, top=top))
+
+    def render_parts(self, obj: Report | Comparison | VariablesView, *, top: int = 0) -> Iterator[str]:
+        """:meth:`render`'s text in consecutive parts, the large tables' made as they are taken
+        (written part by part, a large export is never held whole)."""
         if isinstance(obj, Comparison):
             data = comparison_json(obj, top=limit(top))
         elif isinstance(obj, Report):
@@ -456,7 +501,7 @@ class JsonRenderer:
             data = variables_json(obj)
         else:
             raise TypeError(f"cannot render a {type(obj).__name__} as JSON")
-        return dumps_indented(data, ensure_ascii=False) + "\n"  # json.dumps(indent=2)'s text
+        return itertools.chain(indented_parts(data, ensure_ascii=False), ("\n",))  # json.dumps(indent=2)'s text
 
 
 __all__ = [

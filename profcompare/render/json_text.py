@@ -7,17 +7,28 @@ comparison's complete JSON export (every variable and liveness step, about 1.5 M
 it) are encoded by the library's C encoder in one call each, with the separators of their
 depth; only the few containers above them are walked in Python. tests/render/test_json_text.py
 checks the text against ``json.dumps`` on documents of every shape.
+
+A :class:`Prerendered` value (a large table's rows, :mod:`profcompare.render.json_rows`) writes
+its own text, the characters ``json.dumps`` would write for the value it stands for.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from typing import Any
 
 _INDENT = 2
 _SCALARS = (str, int, float, bool, type(None))
+
+
+class Prerendered:
+    """A value that writes its own indented JSON text (see :meth:`pieces`)."""
+
+    def pieces(self, level: int, string: Callable[[str], str]) -> Iterable[str]:
+        """The value's text at nesting ``level`` in consecutive pieces, strings quoted by ``string``."""
+        raise NotImplementedError
 
 
 def _refuse(value: Any) -> Any:
@@ -58,11 +69,21 @@ def dumps_indented(value: Any, *, ensure_ascii: bool = True) -> str:
     """``json.dumps(value, indent=2, allow_nan=False, ensure_ascii=ensure_ascii)``, character for
     character (dictionaries, lists and tuples of str, int, float, bool and None); raises
     ValueError for NaN or infinity and TypeError for other types, as ``json.dumps`` does."""
-    parts: list[str] = []
+    return "".join(indented_parts(value, ensure_ascii=ensure_ascii))
+
+
+def indented_parts(value: Any, *, ensure_ascii: bool = True) -> Iterator[str]:
+    """:func:`dumps_indented`'s text in consecutive parts. The document is walked first (so a
+    value JSON refuses is refused before any part is given); a :class:`Prerendered` value's
+    pieces are made as they are taken, so a large document is written piece by piece, never
+    held whole."""
+    parts: list[str | Iterable[str]] = []
     string = json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring
 
     def walk(v: Any, level: int) -> None:
-        if isinstance(v, dict):
+        if isinstance(v, Prerendered):
+            parts.append(v.pieces(level, string))
+        elif isinstance(v, dict):
             if not v:
                 parts.append("{}")
                 return
@@ -102,7 +123,15 @@ def dumps_indented(value: Any, *, ensure_ascii: bool = True) -> str:
             parts.append(_leaf_encoder(level, ensure_ascii)(v))
 
     walk(value, 0)
-    return "".join(parts)
+    return _flat(parts)
 
 
-__all__ = ["dumps_indented"]
+def _flat(parts: list[str | Iterable[str]]) -> Iterator[str]:
+    for part in parts:
+        if isinstance(part, str):
+            yield part
+        else:
+            yield from part
+
+
+__all__ = ["Prerendered", "dumps_indented", "indented_parts"]

@@ -78,7 +78,7 @@ def test_show_every_format(run_cli: Run, onchip_path: str, fmt: str) -> None:
 def test_show_json_matches_the_report(run_cli: Run, onchip_path: str) -> None:
     data = json.loads(run_cli("show", onchip_path, "--format", "json").stdout)
     summary = open_report(onchip_path).summary()
-    assert data["schema_version"] == 8
+    assert data["schema_version"] == 9
     assert data["meta"]["source"] == onchip_path
     peak = data["summary"]["peak_liveness_bytes"]
     assert peak == {"value": int(summary["peak_liveness_bytes"]), "unit": "bytes", "confidence": "modelled"}

@@ -36,3 +36,17 @@ def test_bytes_reach_a_real_pipe_unchanged() -> None:
                           check=False, timeout=120)
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     assert done.stdout == PAYLOAD
+
+
+def test_a_text_in_parts_is_written_whole_to_standard_output_and_to_a_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    parts = ["{\n", "x" * (1 << 20), "é", "", "\n}\n"]  # one past the batch size, a non-ASCII one, an empty one
+
+    @click.command()
+    def _parts() -> None:
+        emit(iter(parts), None, force=False)
+        emit(iter(parts), str(tmp_path / "out.json"), force=False)
+
+    result = CliRunner().invoke(_parts)
+    assert result.exception is None, result.exception
+    assert result.stdout_bytes == "".join(parts).encode()
+    assert (tmp_path / "out.json").read_bytes() == "".join(parts).encode()

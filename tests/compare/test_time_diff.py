@@ -206,3 +206,21 @@ def test_section_says_why_there_is_no_time_diff_without_one_sides_execution() ->
     assert section.notes == ("The base report has no execution profile, so there is no time diff: it needs the "
                              "steps of both runs.",)
     assert comparison_time_diff_section(compare(empty, empty), 20) is None
+
+
+def test_step_attribution_runs_once_per_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The time diff and both ledger-code tables ask for each report's steps: worked out once per
+    report, and each caller gets its own copy."""
+    from profcompare.analysis import step_attribution
+
+    base, new = hand_worked_pair()
+    calls: list[str] = []
+    work = step_attribution._report_steps
+    monkeypatch.setattr(step_attribution, "_report_steps", lambda report: calls.append(report.label) or work(report))
+    diff = compare(base, new)
+    diff.time_diff  # noqa: B018 -- a property that computes
+    diff.ledger_code()
+    step_attribution.report_steps(base)["kind"] = "changed by the caller"
+    assert sorted(calls) == sorted([base.label, new.label])
+    assert "changed by the caller" not in set(report_steps(base)["kind"])
+    pd.testing.assert_frame_equal(report_steps(new), work(new))

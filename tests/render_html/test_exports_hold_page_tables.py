@@ -28,7 +28,7 @@ def _page_tables(obj: Report | object) -> dict[str, dict[str, object]]:
 def test_the_json_sections_hold_every_page_table_with_its_figures(onchip: Report, offchip: Report, kind: str) -> None:
     obj = onchip if kind == "report" else compare(onchip, offchip)
     data = json.loads(get_renderer("json").render(obj))
-    assert data["schema_version"] == 8
+    assert data["schema_version"] == 9
     exported = {t["id"]: t for s in data["sections"] for t in s["tables"] if t["id"]}
     page = _page_tables(obj)
     assert set(page) <= set(exported)

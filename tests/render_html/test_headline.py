@@ -56,7 +56,7 @@ def test_markdown_json_and_notebook_carry_the_same_headline(hostile: Comparison)
     assert lines[2] == ("**offchip-sharded&lt;/script&gt;&lt;b&gt;x&lt;/b&gt; vs onchip: 3.0% less peak liveness, "
                         "1.24x slower; both fit**")
     data = json.loads(get_renderer("json").render(hostile))
-    assert data["headline"] == words and data["schema_version"] == 8
+    assert data["headline"] == words and data["schema_version"] == 9
     notebook = hostile._repr_html_()
     shown = re.findall(r'<div class="profcompare-headline"[^>]*>(.*?)</div>', notebook)
     assert [htmllib.unescape(s) for s in shown] == [words] and "<b>x" not in notebook

@@ -31,7 +31,7 @@ def test_show_json_lists_the_operations() -> None:
          "tiles": None, "source": "", "parameter": "", "role": ""},
     ]
     # the ledger's code and cycles: the op's row, then the remainder's (schema_version 8)
-    assert data["schema_version"] == 8
+    assert data["schema_version"] == 9
     assert data["ledger_code"] == [
         {"parameter": "fc1.weight", "role": "weight", "code_bytes": 4096, "cycles": 5000, "ops": 1, "bytes_moved": 0},
         # the sample's host transfers move no parameter's data: a row of their own, without ops

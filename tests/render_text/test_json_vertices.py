@@ -19,7 +19,7 @@ EXCHANGES = table_from_rows("exchanges", [("fc1/ExchangePre", 4, "fc1", 0, "DoEx
 def test_show_json_lists_the_tables() -> None:
     report = dataclasses.replace(samples.build_report("onchip"), vertices=VERTICES, exchanges=EXCHANGES)
     data = json.loads(get_renderer("json").render(report))
-    assert data["schema_version"] == 8
+    assert data["schema_version"] == 9
     assert data["vertices"] == [{"name": "popops::ScaledAdd2D<float>", "instances": 12, "vertex_state_bytes": 192,
                                  "code_bytes": 800, "tiles": 4, "compute_sets": 1}]
     assert data["compute_sets"] == []

@@ -188,7 +188,7 @@ def test_control_characters_in_parameters_never_reach_the_terminal() -> None:
 
 def test_comparison_json_carries_the_ledger(diff: Comparison) -> None:
     data = json.loads(JsonRenderer().render(diff))
-    assert data["schema_version"] == 8
+    assert data["schema_version"] == 9
     assert data["ledger_moves"][0] == {
         "parameter": "fc1.weight", "role": "optimizer_state",
         "base_always_live": 3_200_000, "base_not_always_live": 0, "base_streaming_memory": 0,
@@ -214,7 +214,7 @@ def test_comparison_json_carries_the_ledger(diff: Comparison) -> None:
 
 def test_report_json_carries_the_ledger_and_the_peak(pair: tuple[Report, Report]) -> None:
     data = json.loads(JsonRenderer().render(pair[1]))
-    assert data["schema_version"] == 8
+    assert data["schema_version"] == 9
     assert data["peak_step"] == 2 and data["unattributed_bytes"] == 4
     assert list(data["ledger"][0]) == ["parameter", "role", "location", "bytes", "bytes_at_peak", "first_step",
                                        "last_step", "rows"]

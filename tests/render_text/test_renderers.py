@@ -164,7 +164,7 @@ def test_markdown_says_which_report_is_base_and_new(comparison: Comparison) -> N
 def test_show_json_shape(offchip: Report) -> None:
     data = json.loads(get_renderer("json").render(offchip))
     assert list(data)[:3] == ["schema_version", "meta", "summary"]
-    assert data["schema_version"] == 8
+    assert data["schema_version"] == 9
     assert data["meta"]["label"] == "offchip-sharded"
     assert data["meta"]["simulated"] is True
     assert list(data["summary"]) == list(METRICS)
@@ -188,7 +188,7 @@ def test_show_json_nan_is_null() -> None:
 def test_compare_json_shape(comparison: Comparison) -> None:
     data = json.loads(get_renderer("json").render(comparison, top=4))
     assert list(data)[:7] == ["schema_version", "base", "new", "verdict", "liveness_rule", "summary", "ledger_moves"]
-    assert data["schema_version"] == 8
+    assert data["schema_version"] == 9
     assert data["base"]["label"] == "onchip" and data["new"]["label"] == "offchip-sharded"
     assert list(data["summary"]) == list(METRICS)
     peak = data["summary"]["peak_liveness_bytes"]

@@ -71,7 +71,7 @@ def test_the_section_in_text_and_markdown() -> None:
 
 def test_the_tiles_command_json() -> None:
     data = tile_detail_json(_placed(), tile=2)
-    assert data["schema_version"] == 8
+    assert data["schema_version"] == 9
     detail = data["tile"]
     assert (detail["placement_recorded"], detail["tile_peak"], detail["peak_step"]) == (True, True, 1)
     assert [(v["name"], v["bytes_on_tile"], v["bytes"]) for v in detail["live_variables"]] == [("A", 100, 400),

@@ -26,7 +26,7 @@ def test_run_writes_variants_and_the_four_outputs(fake_registry: object, tmp_pat
     for ext in ("html", "md", "json"):
         assert stem.with_suffix(f".{ext}").is_file()
     document = json.loads(stem.with_suffix(".json").read_text())
-    assert document["schema_version"] == 8
+    assert document["schema_version"] == 9
     assert document["base"]["variant"] == "fake-small" and document["new"]["variant"] == "fake-big"
     streaming = document["summary"]["streaming_memory_bytes"]
     assert (streaming["base"], streaming["new"]) == (0, 4096)
