@@ -9,7 +9,8 @@ profile --backend sim`` with the notebook's configuration (benchmarks/tutorial_p
 1. ``run_overhead_seconds``: host/runtime time of one ``session.run`` outside the device. Fitted on
    the remote-variables tutorial's inference session (1 replica, batch 80: 0.8002 ms per run),
    a program whose device time is small, so the run overhead dominates it.
-2. ``remote_transfer_seconds``: the fixed cost of one remote buffer transfer. Fitted on the same
+2. ``remote_transfer_seconds``: the fixed cost of one remote exchange (a transfer, or the transfers
+   of one merged exchange: remote_exchange.py). Fitted on the same
    tutorial's off-chip sharded training session (DP 4, GA 4, micro-batch 8, threshold 512:
    3.3694 ms per run), with the first constant already fixed.
 
