@@ -73,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"run_overhead_seconds (fit 1 of 2):         {fit.run_overhead_seconds:.4e} s "
           f"({_moved(MK2.run_overhead_seconds, fit.run_overhead_seconds)})")
     print(f"training program without transfer costs:   {fit.training_seconds_without_transfers * 1e3:.4f} ms")
-    print(f"  remote transfers per run:                {fit.remote_transfers_per_run}")
+    print(f"  remote exchanges per run:                {fit.remote_exchanges_per_run}")
     print(f"  published per run:                       {train.seconds * 1e3:.4f} ms")
     print(f"remote_transfer_seconds (fit 2 of 2):      {fit.remote_transfer_seconds:.4e} s "
           f"({_moved(MK2.remote_transfer_seconds, fit.remote_transfer_seconds)})")
@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         c = components[row.point.key]
         print(f"  {row.point.key:<17} {row.modelled_seconds * 1e3:.4f} ms against {row.point.seconds * 1e3:.4f} ms "
               f"({row.error * 100:+.1f}%, {'fitted' if row.point.fitted else 'validated'}; "
-              f"{c.remote_transfers} remote transfers)")
+              f"{c.remote_exchanges} remote exchanges)")
     if args.record:
         text = components_to_json([components[p.key] for p in PUBLIC_POINTS],
                                   "python benchmarks/calibrate_time.py --tutorials PATH --record")

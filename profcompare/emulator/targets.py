@@ -54,7 +54,7 @@ class DeviceSpec:
     run_start_wait_cycles: int  # a run's wait for the host in its opening control copies
     gateway_bytes_per_s: float  # Streaming Memory transfers: one gateway shared by its IPUs
     ipus_per_gateway: int  # IPUs that share one gateway (host link and Streaming Memory path)
-    remote_transfer_seconds: float  # fixed cost of one remote buffer transfer (fitted)
+    remote_transfer_seconds: float  # fixed cost of one remote exchange: a transfer, or a merged group (fitted)
     run_overhead_seconds: float  # host/runtime time of one session.run outside the device (fitted)
     # -- PopLibs mapping ------------------------------------------------------------------
     min_bytes_per_tile: int  # mapTensorLinearly minimum per tile
@@ -127,10 +127,11 @@ def num_ipus_for(replicas: int, ipus_per_replica: int = 1) -> int:
 # `python benchmarks/calibrate_time.py` on the public timings of the remote-variables tutorial
 # (facts 3 item 1; graphcore/tutorials notebook outputs): the per-run host/runtime time on its
 # inference session (1 replica, batch 80: 0.8002 ms per run), then the fixed cost of a remote
-# buffer transfer on its off-chip sharded training session (DP 4, GA 4, micro-batch 8,
+# exchange (one transfer, or the transfers of one merged exchange: compile/remote_exchange.py) on
+# its off-chip sharded training session (DP 4, GA 4, micro-batch 8,
 # threshold 512: 3.3694 ms per run). benchmarks/fidelity.py validates them on the others.
 FITTED_RUN_OVERHEAD_SECONDS = 7.045e-4
-FITTED_REMOTE_TRANSFER_SECONDS = 2.927e-5
+FITTED_REMOTE_TRANSFER_SECONDS = 8.854e-5
 
 #: The real Graph Analyser trace in shared/data (ga_cache_popxl_mnist_pipelining_2ipu.sqlite,
 #: popxl-addons' pipelined MNIST on 2 Mk2 IPUs; its README): median block lengths in cycles.
@@ -174,7 +175,8 @@ _COMMON_SOURCES: dict[str, str] = {
     "and share that rate when they transfer at once",
     "ipus_per_gateway": "facts 1.1/1.2 (A/C): an IPU-M2000 holds 4 IPUs and one IPU-Gateway",
     "remote_transfer_seconds": "fitted (1 of 2): tutorial off-chip sharded MNIST, 3.3694 ms per run "
-    "(facts 3 item 1); benchmarks/calibrate_time.py",
+    "(facts 3 item 1), the fixed cost of one remote exchange (a transfer, or a merged group); "
+    "benchmarks/calibrate_time.py",
     "run_overhead_seconds": "fitted (2 of 2): tutorial inference session, 0.8002 ms per run "
     "(facts 3 item 1); benchmarks/calibrate_time.py",
     "min_bytes_per_tile": "facts 2.2 (A): mapTensorLinearly minBytesPerTile = 128",

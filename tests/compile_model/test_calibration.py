@@ -21,7 +21,7 @@ from profcompare.emulator.compile.calibration import (
     components_of_report,
     fit_constants,
     point,
-    remote_transfers_per_run,
+    remote_exchanges_per_run,
 )
 from profcompare.emulator.targets import FITTED_REMOTE_TRANSFER_SECONDS, FITTED_RUN_OVERHEAD_SECONDS, MK2
 from profcompare.errors import ProfcompareError
@@ -47,7 +47,7 @@ def test_the_fitted_constants_are_what_the_recorded_runs_solve(recorded) -> None
     assert fit.run_overhead_seconds == pytest.approx(FITTED_RUN_OVERHEAD_SECONDS, rel=0.01)
     assert fit.remote_transfer_seconds == pytest.approx(FITTED_REMOTE_TRANSFER_SECONDS, rel=0.01)
     # the remainder of the training run is divided over its transfers: the fit rebuilds the point
-    rebuilt = fit.training_seconds_without_transfers + fit.remote_transfers_per_run * fit.remote_transfer_seconds
+    rebuilt = fit.training_seconds_without_transfers + fit.remote_exchanges_per_run * fit.remote_transfer_seconds
     assert rebuilt == pytest.approx(point("rts-train").seconds, rel=1e-9)
 
 
@@ -59,7 +59,7 @@ def test_with_the_fitted_constants_the_fit_points_are_reproduced(recorded) -> No
 
 def test_a_points_time_is_its_components_at_the_constants() -> None:
     # clock 1 kHz: 0.5 s of run overhead is 500 cycles, 400 of them inside the device's span
-    c = PointComponents("x", device_cycles=1000, remote_transfers=3, opening_wait_cycles=400, clock_hz=1e3)
+    c = PointComponents("x", device_cycles=1000, remote_exchanges=3, opening_wait_cycles=400, clock_hz=1e3)
     assert c.cycles(0.5, 0.0101) == 1000 + 3 * 11 + 100  # each transfer rounded up to 11 cycles
     assert c.seconds(0.5, 0.0101) == pytest.approx(1.133)
     assert c.cycles(0.3, 0.0) == 1000  # an overhead shorter than the opening wait adds nothing
@@ -96,8 +96,9 @@ def test_a_reports_components_are_its_programs(offchip_sharded) -> None:
     report = compile_program(offchip_sharded, MK2).with_execution(2)
     from_report = components_of_report("p", report, MK2)
     assert from_report == components_of_program("p", offchip_sharded, MK2)
-    # 8 parameters x 3 state tensors (first, second order, step), loaded and stored
-    assert from_report.remote_transfers == remote_transfers_per_run(offchip_sharded) == 8 * 3 * 2
+    # 8 parameters, each loading its 3 state tensors (first, second order, step) in one merged
+    # exchange (popxl-addons' load_remote_graph) and storing them in another
+    assert from_report.remote_exchanges == remote_exchanges_per_run(offchip_sharded) == 8 * 2
     assert from_report.opening_wait_cycles == MK2.run_start_wait_cycles
     seconds = from_report.seconds(MK2.run_overhead_seconds, MK2.remote_transfer_seconds)
     assert seconds == pytest.approx(float(report.summary()["seconds_per_step"]), rel=1e-12)

@@ -9,7 +9,8 @@ profile --backend sim`` with the notebook's configuration (benchmarks/tutorial_p
 1. ``run_overhead_seconds``: host/runtime time of one ``session.run`` outside the device. Fitted on
    the remote-variables tutorial's inference session (1 replica, batch 80: 0.8002 ms per run),
    a program whose device time is small, so the run overhead dominates it.
-2. ``remote_transfer_seconds``: the fixed cost of one remote buffer transfer. Fitted on the same
+2. ``remote_transfer_seconds``: the fixed cost of one remote exchange (a transfer, or the transfers
+   of one merged exchange: remote_exchange.py). Fitted on the same
    tutorial's off-chip sharded training session (DP 4, GA 4, micro-batch 8, threshold 512:
    3.3694 ms per run), with the first constant already fixed.
 
@@ -103,7 +104,8 @@ class PointComponents:
 
     - ``device_cycles``: the device's span of one run with both fitted terms zero (it includes the
       run's opening wait for the host, ``opening_wait_cycles``);
-    - ``remote_transfers``: remote buffer transfers a run makes, each costing
+    - ``remote_exchanges``: remote exchanges a run makes (a transfer on its own, or the transfers
+      of one merged exchange together: compile/remote_exchange.py), each costing
       ``remote_transfer_seconds`` in its Begin;
     - ``opening_wait_cycles``: the part of ``run_overhead_seconds`` spent inside the device's span
       (the run's opening control copy waits for the host: ``run_start_wait_cycles``), 0 for a
@@ -112,7 +114,7 @@ class PointComponents:
 
     key: str
     device_cycles: int
-    remote_transfers: int
+    remote_exchanges: int
     opening_wait_cycles: int
     clock_hz: float
 
@@ -121,7 +123,7 @@ class PointComponents:
         rounded as the compile rounds them (each term up to a whole cycle)."""
         transfer = math.ceil(remote_transfer_seconds * self.clock_hz)
         runtime = max(0, math.ceil(run_overhead_seconds * self.clock_hz) - self.opening_wait_cycles)
-        return self.device_cycles + self.remote_transfers * transfer + runtime
+        return self.device_cycles + self.remote_exchanges * transfer + runtime
 
     def seconds(self, run_overhead_seconds: float, remote_transfer_seconds: float) -> float:
         """Seconds of one ``session.run`` with these constants."""
@@ -167,9 +169,13 @@ def components_of_report(key: str, report: Report, device: DeviceSpec = MK2) -> 
     return PointComponents(key, span - n * transfer, n, _opening_wait(runtime, device), clock)
 
 
-def remote_transfers_per_run(program: LoweredProgram) -> int:
-    """RemoteLoad and RemoteStore executions in one run of the main program."""
-    return sum(1 for e in program.schedule if program.ops[e.op].type.startswith(("RemoteLoad", "RemoteStore")))
+def remote_exchanges_per_run(program: LoweredProgram) -> int:
+    """Remote exchanges one run of the main program makes: a remote transfer on its own, or the
+    transfers of one merged exchange together (compile/remote_exchange.py)."""
+    from profcompare.emulator.compile.programs import classify
+    from profcompare.emulator.compile.remote_exchange import exchanges_per_run
+
+    return exchanges_per_run(program, {op_id: classify(op, program) for op_id, op in program.ops.items()})
 
 
 def components_of_program(key: str, program: LoweredProgram, device: DeviceSpec = MK2) -> PointComponents:
@@ -178,7 +184,7 @@ def components_of_program(key: str, program: LoweredProgram, device: DeviceSpec 
 
     compiled = compile_program(program, device.replace(run_overhead_seconds=0.0, remote_transfer_seconds=0.0))
     wait = device.run_start_wait_cycles if compiled.opening is not None else 0
-    return PointComponents(key, compiled.cycles_per_step, remote_transfers_per_run(program), wait, device.clock_hz)
+    return PointComponents(key, compiled.cycles_per_step, remote_exchanges_per_run(program), wait, device.clock_hz)
 
 
 @dataclass(frozen=True)
@@ -189,7 +195,7 @@ class Fit:
     remote_transfer_seconds: float
     inference_device_seconds: float  # device time of the inference program
     training_seconds_without_transfers: float  # training run with remote_transfer_seconds = 0
-    remote_transfers_per_run: int
+    remote_exchanges_per_run: int
 
 
 def fit_constants(inference: PointComponents, training: PointComponents) -> Fit:
@@ -202,11 +208,11 @@ def fit_constants(inference: PointComponents, training: PointComponents) -> Fit:
     inf_device = inference.device_cycles / inference.clock_hz
     # the opening wait is host time already inside the device's span
     run_overhead = inf_point.seconds - inf_device + inference.opening_wait_cycles / inference.clock_hz
-    if inference.remote_transfers or run_overhead <= 0:
+    if inference.remote_exchanges or run_overhead <= 0:
         raise ProfcompareError(f"the inference program's modelled device time {inf_device * 1e3:.4f} ms already "
                                f"exceeds the published {inf_point.seconds * 1e3:.4f} ms; nothing to fit")
     without = training.seconds(run_overhead, 0.0)
-    n = training.remote_transfers
+    n = training.remote_exchanges
     if n == 0:
         raise ProfcompareError("the training program makes no remote transfer; nothing to fit")
     remote = (train_point.seconds - without) / n
@@ -247,7 +253,7 @@ def components_from_json(text: str) -> dict[str, PointComponents]:
     """The components recorded by :func:`components_to_json`, by point key."""
     try:
         rows = json.loads(text)["points"]
-        out = {str(r["key"]): PointComponents(str(r["key"]), int(r["device_cycles"]), int(r["remote_transfers"]),
+        out = {str(r["key"]): PointComponents(str(r["key"]), int(r["device_cycles"]), int(r["remote_exchanges"]),
                                               int(r["opening_wait_cycles"]), float(r["clock_hz"])) for r in rows}
     except (ValueError, KeyError, TypeError) as exc:
         raise ProfcompareError(f"not a record of the public points' components ({exc})") from None
@@ -256,4 +262,4 @@ def components_from_json(text: str) -> dict[str, PointComponents]:
 
 __all__ = ["Fit", "FidelityRow", "PHASED_ARGS", "PHASED_TUTORIAL", "PUBLIC_POINTS", "PointComponents", "PublicPoint",
            "RTS_ARGS", "RTS_TUTORIAL", "components_from_json", "components_of_program", "components_of_report",
-           "components_to_json", "fidelity", "fit_constants", "point", "remote_transfers_per_run"]
+           "components_to_json", "fidelity", "fit_constants", "point", "remote_exchanges_per_run"]

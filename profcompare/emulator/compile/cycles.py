@@ -18,7 +18,7 @@ device data in ``targets.py`` (each constant sourced there):
   wait), Mid = a fixed cost + bytes of all the gateway's IPUs over the one shared host link, End
   the data copy's End (all measured, targets.py). A run that makes host transfers opens with two
   control copies and the host's start-of-run wait (:func:`run_opening_cycles`).
-- streaming_memory: a fixed (fitted) cost per remote transfer, then the bytes of all IPUs that
+- streaming_memory: a fixed (fitted) cost per remote exchange (remote_exchange.py), then the bytes of all IPUs that
   transfer at once over the one shared gateway path.
 - collective: rings over IPU-Links (facts 2.7): per ring step an external sync and the step's
   bytes over a bidirectional ring pair, plus the reduction of reducing steps.

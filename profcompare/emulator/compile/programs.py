@@ -17,7 +17,8 @@ StreamCopyBegin / Mid / End):
 
 - HostLoad / HostStore: StreamCopyBegin, StreamCopyMid, StreamCopyEnd.
 - RemoteLoad / RemoteStore: StreamCopyBegin, RemoteLoad / RemoteStore (the data, through the
-  gateway), StreamCopyEnd.
+  gateway), StreamCopyEnd; the transfers of one merged exchange (remote_exchange.py) share one
+  Begin (before the first one's data) and one End (after the last one's).
 - Collectives over N > 1 replicas: a DoExchange into the transfer buffers, then per ring step
   an external Sync and a GlobalExchange (plus an OnTileExecute for reducing steps); local
   slices: an OnTileExecute copy and a Sync.
@@ -72,6 +73,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from profcompare.emulator.program import LoweredProgram, OpInfo
+from profcompare.emulator.compile.remote_exchange import member_templates, merged_exchanges
 
 VIEW_TYPES = frozenset(
     {"Reshape", "ReshapeInplace", "Flatten", "FlattenInplace", "Squeeze", "Unsqueeze", "Identity_view",
@@ -507,6 +509,7 @@ def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool
         zero_copy = deeper
         roots = alias_roots(program, op_class, zero_copy)
     splits = split_contraction or {}
+    merged = merged_exchanges(program, op_class)
     static: list[StaticStep] = []
     by_key: dict[tuple[str, str], tuple[int, ...]] = {}
 
@@ -527,9 +530,11 @@ def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool
                 static.append(step)
                 idx.append(step.index)
         else:
-            for ptype, suffix, role in templates(op, op_class[op.id], program,
-                                                 split_contraction=splits.get(op.id, True),
-                                                 weights_by_copy=op.id in weights_by_copy):
+            # a remote transfer inside a merged exchange: one Begin and one End for the exchange
+            for ptype, suffix, role in member_templates(templates(op, op_class[op.id], program,
+                                                                  split_contraction=splits.get(op.id, True),
+                                                                  weights_by_copy=op.id in weights_by_copy),
+                                                        merged.get(op.id)):
                 # a scalar update works on the op's smallest tensor (its counter) only
                 scalar = _smallest_tensor(op, program) if role == "scalar_update" else ""
                 step = StaticStep(len(static), op.id, phase, ptype, base + suffix, role, scalar)

@@ -1,5 +1,9 @@
 """Remote (Streaming Memory) helpers: one remote buffer per named variable, and graphs that
-load / store all of them at one entry (reference popxl.md section 2.6)."""
+load / store all of them at one entry (reference popxl.md section 2.6).
+
+As in popxl-addons (releases 2.6 to 3.4), the loads and the stores of each helper are made inside
+``popxl.transforms.merge_exchange()`` and ``in_sequence(False)``, so PopART merges them into one
+exchange (compile/remote_exchange.py)."""
 
 from __future__ import annotations
 
@@ -153,7 +157,7 @@ def load_remote_graph(
         _grow(buffer, entries)
 
     def load_remote(load_index: popxl.Tensor) -> list[Any]:
-        with popxl.in_sequence(False):
+        with popxl.transforms.merge_exchange(), popxl.in_sequence(False):
             return [ops.remote_load(buffer, load_index, name) for name, buffer in zip(names, bufs)]
 
     load_remote.__qualname__ = "load_remote"  # the graph's name, as popxl-addons names it
@@ -173,7 +177,7 @@ def store_remote_graph(buffers: NamedRemoteBuffers, entries: int = 1, use_io_til
     named_inputs: dict[str, Any] = {}
 
     def store_remote(store_index: popxl.Tensor) -> None:
-        with popxl.in_sequence(False):
+        with popxl.transforms.merge_exchange(), popxl.in_sequence(False):
             for name, buffer in zip(names, bufs):
                 value = popxl.graph_input(
                     tuple(buffer.tensor_shape), buffer.tensor_dtype, name, meta_shape=tuple(buffer.meta_shape) or None
@@ -188,11 +192,13 @@ def store_remote_graph(buffers: NamedRemoteBuffers, entries: int = 1, use_io_til
 
 def load_remote(buffers: NamedRemoteBuffers, entry: int | Any = 0) -> NamedTensors:
     """Return ``remote_load`` of every buffer at ``entry`` in the current graph (same keys)."""
-    return NamedTensors.from_dict({k: ops.remote_load(b, entry, k) for k, b in buffers.to_dict().items()})
+    with popxl.transforms.merge_exchange(), popxl.in_sequence(False):
+        return NamedTensors.from_dict({k: ops.remote_load(b, entry, k) for k, b in buffers.to_dict().items()})
 
 
 def store_remote(buffers: NamedRemoteBuffers, tensors: NamedTensors, entry: int | Any = 0) -> None:
     """``remote_store`` every tensor of ``tensors`` into the buffer with the same key at ``entry``."""
     by_key = buffers.to_dict()
-    for key, tensor in tensors.to_dict().items():
-        ops.remote_store(by_key[key], entry, tensor)
+    with popxl.transforms.merge_exchange(), popxl.in_sequence(False):
+        for key, tensor in tensors.to_dict().items():
+            ops.remote_store(by_key[key], entry, tensor)
