@@ -183,19 +183,25 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 import pandas as pd
 
 from profcompare.base import presenters
+from profcompare.base.readable import readable
+from profcompare.base.report_values import (
+    check_meta,
+    check_report_values,
+    check_table_values,
+    check_target,
+    check_text_column,
+)
 from profcompare.errors import ReportValidationError
 from profcompare.perf.memo import memoized_copy
-from profcompare.base.readable import readable
-from profcompare.base.report_values import check_meta, check_report_values, check_target, check_text_column
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -1125,12 +1131,40 @@ class ReportMeta:
         return dataclasses.replace(self, **changes)
 
 
+class TableSource(Protocol):
+    """Where a lazily read Report's tables come from (a store file: see
+    :mod:`profcompare.readers.store_lazy`). The Report asks for a table the first time it is used."""
+
+    def load(self, table: str, check: Callable[[pd.DataFrame], None]) -> pd.DataFrame:
+        """The frame of ``table``, read and decoded, after ``check(frame)`` passed (errors of the
+        source's own kind: a store raises ReportFormatError naming its file)."""
+        ...
+
+    def rows(self, table: str) -> int:
+        """The row count of ``table``, without reading it."""
+        ...
+
+
+def check_table(table: str, frame: pd.DataFrame, target: Target) -> None:
+    """What building a Report checks of one of its tables (columns, dtypes and the value rules of
+    :mod:`profcompare.base.report_values`, none of which reads another table)."""
+    validate_frame(table, frame)
+    check_table_values(table, frame, target)
+
+
+_TABLE_NAMES: frozenset[str] = frozenset(TABLES)
+
+
 @dataclass(frozen=True, eq=False)
 class Report:
     """One profile: metadata plus the documented tables (see module docstring).
 
     Frozen: the attributes cannot be rebound, and consumers must treat the frames as read-only.
     Build one with :meth:`Report.build` to have missing tables filled with empty frames.
+
+    A Report opened from a store (:meth:`lazy`) reads each table the first time it is asked for
+    (``report.trace``) and keeps it; each is checked as it is read, as the constructor checks
+    them all. :meth:`rows` gives a table's row count without reading it.
     """
 
     meta: ReportMeta
@@ -1175,17 +1209,65 @@ class Report:
         frames = {t: tables[t] if t in tables else empty_frame(t) for t in TABLES}
         return cls(meta=meta, **frames)
 
+    @classmethod
+    def lazy(cls, meta: ReportMeta, source: TableSource) -> Report:
+        """A Report whose tables ``source`` gives when first asked for (see the class
+        docstring). ``meta`` is checked now, each table when it is read."""
+        if not isinstance(meta, ReportMeta):
+            raise ReportValidationError("Report.meta must be a ReportMeta")
+        check_meta(meta)
+        check_target(meta.target)
+        report = object.__new__(cls)
+        object.__setattr__(report, "meta", meta)
+        object.__setattr__(report, "trace_run", None)
+        object.__setattr__(report, "_source", source)
+        return report
+
+    def __getattr__(self, name: str) -> Any:
+        # called only for what the instance lacks: a table of a lazy Report not read yet
+        source = self.__dict__.get("_source")
+        if source is None or name not in _TABLE_NAMES:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        target = self.__dict__["meta"].target
+        frame = source.load(name, lambda loaded: check_table(name, loaded, target))
+        object.__setattr__(self, name, frame)
+        return frame
+
+    def rows(self, table: str) -> int:
+        """The number of rows of ``table``, without reading it when it has not been read."""
+        if table not in _TABLE_NAMES:
+            raise KeyError(table)
+        frame = self.__dict__.get(table)
+        source = self.__dict__.get("_source")
+        if frame is None and source is not None:
+            return int(source.rows(table))
+        return len(getattr(self, table))
+
+    def loaded_tables(self) -> tuple[str, ...]:
+        """The tables this Report holds in memory (all of them unless it was opened lazily)."""
+        return tuple(t for t in TABLES if t in self.__dict__)
+
     def with_meta(self, meta: ReportMeta) -> Report:
         """This report with ``meta`` in place of its own. The tables are this report's, already
         checked: when ``meta`` has the same target (the only part of it the tables' checks
-        read), they are not checked again; otherwise the copy is checked as a new Report is."""
+        read), they are not checked again; otherwise the copy is checked as a new Report is
+        (a lazy Report's tables not read yet are checked against ``meta`` when read)."""
         if not isinstance(meta, ReportMeta):
             raise ReportValidationError("Report.meta must be a ReportMeta")
+        source = self.__dict__.get("_source")
         if meta.target != self.meta.target:
-            return dataclasses.replace(self, meta=meta)
+            if source is None:
+                return dataclasses.replace(self, meta=meta)
+            check_meta(meta)
+            check_target(meta.target)
+            for table in self.loaded_tables():
+                check_table(table, self.__dict__[table], meta.target)
         copy = object.__new__(type(self))
         for name in (f.name for f in dataclasses.fields(self)):
-            object.__setattr__(copy, name, getattr(self, name))
+            if name in self.__dict__:  # a lazy Report's tables not read yet stay unread
+                object.__setattr__(copy, name, self.__dict__[name])
+        if source is not None:
+            object.__setattr__(copy, "_source", source)
         object.__setattr__(copy, "meta", meta)
         return copy
 
@@ -1288,7 +1370,7 @@ class Report:
             "samples_per_second": sps,
         }
         for metric, tables in _METRIC_SOURCES.items():
-            if any(t not in self.meta.capabilities and not len(getattr(self, t)) for t in tables):
+            if any(t not in self.meta.capabilities and not self.rows(t) for t in tables):
                 values[metric] = math.nan
         return readable(pd.Series(values, index=list(METRICS), dtype="float64", name=self.label))
 
