@@ -681,7 +681,11 @@ def _mean_run_span(execution: pd.DataFrame, keep: slice | np.ndarray) -> float:
     known = ~(np.isnan(starts) | np.isnan(ends))
     # per run, in the order runs first appear: the rows grouped by run (already so in every
     # report: a run's rows follow each other), then one reduction per group
-    codes, runs = pd.factorize(run, sort=False)
+    if bool(np.all(run[1:] >= run[:-1])):  # runs in order (every report): codes without hashing
+        codes = np.cumsum(np.r_[False, run[1:] != run[:-1]], dtype=np.int64)
+        runs = np.arange(int(codes[-1]) + 1)
+    else:
+        codes, runs = pd.factorize(run, sort=False)
     if len(codes) > 1 and not bool(np.all(codes[1:] >= codes[:-1])):
         order = np.argsort(codes, kind="stable")
         codes, starts, ends, cycles, known = codes[order], starts[order], ends[order], cycles[order], known[order]
@@ -804,10 +808,14 @@ def liveness_per_step(liveness: pd.DataFrame) -> pd.DataFrame:
                              "not_always_live_bytes": pd.Series([], dtype=np.int64)})
     steps = liveness["step"].to_numpy(dtype=np.int64)
     nbytes = liveness["not_always_live_bytes"].to_numpy(dtype=np.int64)
-    order = np.argsort(steps, kind="stable")
-    steps, nbytes = steps[order], nbytes[order]
-    starts = np.flatnonzero(np.r_[True, steps[1:] != steps[:-1]])
-    firsts = order[starts]
+    if bool(np.all(steps[1:] >= steps[:-1])):  # in step order already (every reader writes it so)
+        starts = np.flatnonzero(np.r_[True, steps[1:] != steps[:-1]])
+        firsts = starts
+    else:
+        order = np.argsort(steps, kind="stable")
+        steps, nbytes = steps[order], nbytes[order]
+        starts = np.flatnonzero(np.r_[True, steps[1:] != steps[:-1]])
+        firsts = order[starts]
     return pd.DataFrame({
         "step": steps[starts],
         "program": pd.Series(liveness["program"].to_numpy(dtype=object)[firsts], dtype=object),
@@ -1086,6 +1094,14 @@ class ReportMeta:
         object.__setattr__(self, "layout", MappingProxyType(dict(self.layout)))
         check_meta(self)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # pickle cannot copy a read-only mapping: its contents go as a dict, read-only again on load
+        return {k: dict(v) if isinstance(v, MappingProxyType) else v for k, v in self.__dict__.items()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for key, value in state.items():
+            object.__setattr__(self, key, MappingProxyType(value) if key in _META_MAPPINGS else value)
+
     @property
     def label(self) -> str:
         """Short human name: the variant, else the report directory's name."""
@@ -1129,6 +1145,10 @@ class ReportMeta:
     def replace(self, **changes: Any) -> ReportMeta:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
+
+
+#: the fields of ReportMeta held as read-only mappings
+_META_MAPPINGS = frozenset({"config", "session_options", "replication", "layout"})
 
 
 class TableSource(Protocol):
