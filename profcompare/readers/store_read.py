@@ -496,11 +496,7 @@ def _unpack_table(con: sqlite3.Connection, file: pathlib.Path, table: str, plan:
                 raise ReportFormatError(f"{file}: corrupt report ({table}.{spec.name} has a negative length)")
             ends = np.cumsum(np.maximum(lengths, 0))
             text = unpack(spec.name, "text", int(ends[-1]) if len(ends) else 0)
-            starts = (ends - np.maximum(lengths, 0)).tolist()
-            values = np.empty(rows, dtype=object)
-            values[:] = [None if n < 0 else text[a:a + n].decode("utf-8", "surrogatepass")
-                         for a, n in zip(starts, lengths.tolist())]
-            columns[spec.position] = (values, None)
+            columns[spec.position] = (_split_text(text, lengths, ends), None)
             continue
         arrays = {}
         for part in _PACKED_PARTS[spec.storage]:
@@ -517,6 +513,27 @@ def _unpack_table(con: sqlite3.Connection, file: pathlib.Path, table: str, plan:
             raise ReportFormatError(f"{file}: corrupt report ({table}.{spec.name} has a malformed null mask)")
         columns[spec.position] = (values, mask)
     return columns
+
+
+def _split_text(text: bytes, lengths: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The values of a packed text column: ``text`` cut at ``ends`` (a length of -1 is None).
+
+    ASCII text (names, shapes: nearly always) is decoded once and sliced; a value repeated in
+    the column is one string object, shared by its rows (a variable named on each of its tile
+    runs costs 8 bytes a row, not a string a row)."""
+    starts = (ends - np.maximum(lengths, 0)).tolist()
+    stops = ends.tolist()
+    if text.isascii():
+        whole = text.decode("ascii")
+        pieces = [whole[a:b] for a, b in zip(starts, stops)]
+    else:
+        pieces = [text[a:b].decode("utf-8", "surrogatepass") for a, b in zip(starts, stops)]
+    shared: dict[str, str] = {}
+    values = np.empty(len(pieces), dtype=object)
+    values[:] = [shared.setdefault(piece, piece) for piece in pieces]
+    if len(lengths) and lengths.min() < 0:
+        values[lengths < 0] = None
+    return values
 
 
 def _decode_table(

@@ -193,3 +193,22 @@ def test_deltas_in_a_version_5_store_are_refused(report: Report, tmp_path: pathl
     reseal(path)
     with pytest.raises(ReportFormatError, match="packed columns of liveness do not match its catalogue"):
         store.read_report(path)
+
+
+def test_a_packed_text_column_shares_each_repeated_value(report: Report, tmp_path: pathlib.Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """variable_tiles names a variable once per tile run: read back, the rows of one variable hold
+    one string object (8 bytes a row), ASCII or not, and the values are exactly those written."""
+    monkeypatch.setattr(store_write, "PACKED_FROM_ROWS", 0)
+    names = ["h0.attn.w", "h0.attn.w", "b\u00e9ta.bias", "h0.attn.w", "b\u00e9ta.bias", ""]
+    placed = make_frame("variable_tiles", {"variable": names, "ipu": [0] * 6, "first_tile": [0, 2, 0, 4, 3, 1],
+                                           "last_tile": [1, 3, 0, 4, 3, 1], "bytes_per_tile": [8] * 6})
+    back = store.read_report(store.write_report(dataclasses.replace(report, variable_tiles=placed),
+                                                tmp_path / "profile.sqlite"))
+    values = back.variable_tiles["variable"].tolist()
+    assert values == names
+    assert values[0] is values[1] is values[3] and values[2] is values[4]
+    ascii_only = store.read_report(store.write_report(
+        dataclasses.replace(report, variable_tiles=placed.iloc[[0, 1, 3, 5]].reset_index(drop=True)),
+        tmp_path / "ascii.sqlite")).variable_tiles["variable"].tolist()
+    assert ascii_only == ["h0.attn.w"] * 3 + [""] and ascii_only[0] is ascii_only[1] is ascii_only[2]
