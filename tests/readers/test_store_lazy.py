@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import pathlib
 import pickle
+import re
+import sqlite3
 
 import pandas as pd
 import pytest
@@ -14,7 +16,7 @@ from test_store_tamper import _downgrade_to_version_3
 
 from profcompare.errors import ReportFormatError, ReportValidationError
 from profcompare.model import TABLES, Report
-from profcompare.readers import open_report, store
+from profcompare.readers import open_report, store, store_read
 
 #: the tables Report.summary reads (tiles, liveness per step, categories, model-state variables,
 #: remote buffers, the execution's run spans)
@@ -35,6 +37,26 @@ def test_opening_reads_no_table(path: pathlib.Path) -> None:
     assert opened.loaded_tables() == ()
     assert _reads(opened) == {}
     assert opened.meta.label == "onchip-sharded"
+
+
+def test_opening_queries_no_table_rows(path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SQL opening issues: the catalogues, and of a report table only its columns' names."""
+    statements: list[str] = []
+    connect = store_read._connect_read_only
+
+    def traced(file: pathlib.Path) -> sqlite3.Connection:
+        con = connect(file)
+        con.set_trace_callback(statements.append)
+        return con
+
+    monkeypatch.setattr(store_read, "_connect_read_only", traced)
+    opened = open_report(path)
+    assert statements and not [s for s in statements if re.search(rf"FROM \"?({'|'.join(TABLES)})\b", s)]
+    assert not [s for s in statements if "packed" in s and "DISTINCT" not in s]
+    statements.clear()
+    _ = opened.liveness
+    assert any(re.search(r"FROM \"?liveness\b", s) for s in statements)
+    assert not [s for s in statements if re.search(r"FROM \"?(variables|trace|execution)\b", s)]
 
 
 def test_the_summary_reads_only_its_tables_each_once(report: Report, path: pathlib.Path) -> None:
