@@ -37,13 +37,13 @@ from profcompare.errors import (
 )
 from profcompare.model import (
     CATEGORY_GROUPS,
+    Report,
+    ReportMeta,
+    Target,
     UNATTRIBUTED_COMPUTE_SETS,
     UNATTRIBUTED_EXCHANGES,
     UNATTRIBUTED_OPERATION,
     UNATTRIBUTED_VERTICES,
-    Report,
-    ReportMeta,
-    Target,
     make_frame,
     operations_from_rows,
     programs_from_rows,
