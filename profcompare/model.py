@@ -644,15 +644,17 @@ class Report:
         object.__setattr__(report, "_source", source)
         return report
 
-    def __getattr__(self, name: str) -> Any:
-        # called only for what the instance lacks: a table of a lazy Report not read yet
-        source = self.__dict__.get("_source")
-        if source is None or name not in _TABLE_NAMES:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        target = self.__dict__["meta"].target
-        frame = source.load(name, lambda loaded: check_table(name, loaded, target))
-        object.__setattr__(self, name, frame)
-        return frame
+    if not TYPE_CHECKING:  # hidden from mypy, which would otherwise type every unknown attribute Any
+
+        def __getattr__(self, name: str) -> Any:
+            # called only for what the instance lacks: a table of a lazy Report not read yet
+            source = self.__dict__.get("_source")
+            if source is None or name not in _TABLE_NAMES:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            target = self.__dict__["meta"].target
+            frame = source.load(name, lambda loaded: check_table(name, loaded, target))
+            object.__setattr__(self, name, frame)
+            return frame
 
     def rows(self, table: str) -> int:
         """The number of rows of ``table``, without reading it when it has not been read."""
