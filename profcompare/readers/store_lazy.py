@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import pathlib
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import pandas as pd
 
@@ -34,9 +34,6 @@ from profcompare.readers.store_read import (
     _read_table,
     as_store_errors,
 )
-
-_T = TypeVar("_T")
-
 
 def _identity(path: pathlib.Path | str) -> tuple[int, int, int, int] | None:
     """(device, inode, size, modification time in ns) of ``path``; None when it cannot be read."""
