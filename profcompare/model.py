@@ -331,24 +331,47 @@ def run_span_cycles(execution: pd.DataFrame, *, include_runtime: bool = False) -
 
 
 def _mean_run_span(execution: pd.DataFrame, keep: slice | np.ndarray) -> float:
-    """:func:`run_span_cycles` over the rows ``keep`` selects."""
-    run = execution["run"].to_numpy()[keep]
-    if not len(run):
+    """:func:`run_span_cycles` over the rows ``keep`` selects.
+
+    A report's runs follow each other (its rows are in run order): then each run is reduced in
+    place, the rows ``keep`` leaves out given neutral values, so no column of a million-row
+    execution table is copied as a whole more than once at a time."""
+    run = execution["run"].to_numpy()
+    mask = None if isinstance(keep, slice) else np.asarray(keep, dtype=bool)
+    if not len(run) or (mask is not None and not mask.any()):
         return math.nan
+    if not bool(np.all(run[1:] >= run[:-1])):
+        return _mean_run_span_unordered(execution, slice(None) if mask is None else mask)
+    first = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])  # where each run's rows start
+    known = ~(execution["cycles_from"].isna().to_numpy() | execution["cycles_to"].isna().to_numpy())
+    counted = known if mask is None else known & mask
+    starts = np.where(counted, execution["cycles_from"].to_numpy(dtype="int64", na_value=0), np.iinfo(np.int64).max)
+    start = np.minimum.reduceat(starts, first)
+    del starts
+    ends = np.where(counted, execution["cycles_to"].to_numpy(dtype="int64", na_value=0), -1)
+    end = np.maximum.reduceat(ends, first)
+    del ends
+    cycles = execution["cycles"].to_numpy(dtype="int64")
+    total = np.add.reduceat(cycles if mask is None else np.where(mask, cycles, 0), first)
+    all_known = np.logical_and.reduceat(known if mask is None else known | ~mask, first)
+    # integers below 2**53 (the model's bound): the differences and sums are exact in float64
+    spans = np.where(all_known, (end - start).astype("float64"), total.astype("float64"))
+    if mask is not None:
+        spans = spans[np.add.reduceat(mask, first) > 0]  # a run none of whose rows is kept is no run
+    return float(np.mean(spans))
+
+
+def _mean_run_span_unordered(execution: pd.DataFrame, keep: slice | np.ndarray) -> float:
+    """:func:`_mean_run_span` of a table whose runs interleave: the kept rows grouped by run, in
+    the order runs first appear, then one reduction per group."""
+    run = execution["run"].to_numpy()[keep]
     starts = execution["cycles_from"].to_numpy(dtype="float64", na_value=np.nan)[keep]
     ends = execution["cycles_to"].to_numpy(dtype="float64", na_value=np.nan)[keep]
     cycles = execution["cycles"].to_numpy(dtype="float64")[keep]
     known = ~(np.isnan(starts) | np.isnan(ends))
-    # per run, in the order runs first appear: the rows grouped by run (already so in every
-    # report: a run's rows follow each other), then one reduction per group
-    if bool(np.all(run[1:] >= run[:-1])):  # runs in order (every report): codes without hashing
-        codes = np.cumsum(np.r_[False, run[1:] != run[:-1]], dtype=np.int64)
-        runs = np.arange(int(codes[-1]) + 1)
-    else:
-        codes, runs = pd.factorize(run, sort=False)
-    if len(codes) > 1 and not bool(np.all(codes[1:] >= codes[:-1])):
-        order = np.argsort(codes, kind="stable")
-        codes, starts, ends, cycles, known = codes[order], starts[order], ends[order], cycles[order], known[order]
+    codes, runs = pd.factorize(run, sort=False)
+    order = np.argsort(codes, kind="stable")
+    codes, starts, ends, cycles, known = codes[order], starts[order], ends[order], cycles[order], known[order]
     first = np.searchsorted(codes, np.arange(len(runs)))
     start = np.minimum.reduceat(np.where(known, starts, np.inf), first)
     end = np.maximum.reduceat(np.where(known, ends, -np.inf), first)
