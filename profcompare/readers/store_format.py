@@ -107,9 +107,6 @@ DICTIONARY_TEXT_COLUMNS: frozenset[tuple[str, str]] = frozenset(
         ("operations", "source"),
         ("compute_sets", "op"),
         ("exchanges", "op"),
-        # a variable's name once per run of its tiles (hundreds of thousands of rows); a store
-        # written before holds it as text, which reads alike (the catalogue says which)
-        ("variable_tiles", "variable"),
     }
 )
 

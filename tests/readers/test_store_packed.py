@@ -17,7 +17,7 @@ from readers_builders import assert_reports_equal
 
 from profcompare.errors import ReportFormatError
 from profcompare.model import Report, make_frame
-from profcompare.readers import store, store_format, store_write
+from profcompare.readers import store, store_write
 
 
 @pytest.fixture
@@ -195,28 +195,20 @@ def test_deltas_in_a_version_5_store_are_refused(report: Report, tmp_path: pathl
         store.read_report(path)
 
 
-def test_variable_names_of_the_placement_are_stored_once_and_shared(report: Report, tmp_path: pathlib.Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """variable_tiles names a variable once per tile run: it is dictionary encoded, so read back the
-    rows of one variable hold one string object (8 bytes a row); a file that holds the column as
-    text (written before it was encoded) reads the same values, ASCII or not, packed or not."""
+def test_a_packed_text_column_shares_each_repeated_value(report: Report, tmp_path: pathlib.Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """variable_tiles names a variable once per tile run: read back, the rows of one variable hold
+    one string object (8 bytes a row), ASCII or not, and the values are exactly those written."""
+    monkeypatch.setattr(store_write, "PACKED_FROM_ROWS", 0)
     names = ["h0.attn.w", "h0.attn.w", "b\u00e9ta.bias", "h0.attn.w", "b\u00e9ta.bias", ""]
     placed = make_frame("variable_tiles", {"variable": names, "ipu": [0] * 6, "first_tile": [0, 2, 0, 4, 3, 1],
                                            "last_tile": [1, 3, 0, 4, 3, 1], "bytes_per_tile": [8] * 6})
-    with_placement = dataclasses.replace(report, variable_tiles=placed)
-    path = store.write_report(with_placement, tmp_path / "profile.sqlite")
-    con = sqlite3.connect(path)
-    storage = con.execute("SELECT storage FROM columns WHERE table_name = 'variable_tiles' AND column_name = 'variable'")
-    assert storage.fetchone()[0] == "dictionary"
-    con.close()
-    values = store.read_report(path).variable_tiles["variable"].tolist()
+    back = store.read_report(store.write_report(dataclasses.replace(report, variable_tiles=placed),
+                                                tmp_path / "profile.sqlite"))
+    values = back.variable_tiles["variable"].tolist()
     assert values == names
     assert values[0] is values[1] is values[3] and values[2] is values[4]
-    monkeypatch.setattr(store_format, "DICTIONARY_TEXT_COLUMNS",
-                        store_format.DICTIONARY_TEXT_COLUMNS - {("variable_tiles", "variable")})
-    for packed_from in (100_000, 0):
-        monkeypatch.setattr(store_write, "PACKED_FROM_ROWS", packed_from)
-        for kept in (placed, placed.iloc[[0, 1, 3, 5]].reset_index(drop=True)):  # not ASCII; ASCII
-            name = f"text-{packed_from}-{len(kept)}.sqlite"
-            as_text = store.write_report(dataclasses.replace(report, variable_tiles=kept), tmp_path / name)
-            assert store.read_report(as_text).variable_tiles["variable"].tolist() == kept["variable"].tolist()
+    ascii_only = store.read_report(store.write_report(
+        dataclasses.replace(report, variable_tiles=placed.iloc[[0, 1, 3, 5]].reset_index(drop=True)),
+        tmp_path / "ascii.sqlite")).variable_tiles["variable"].tolist()
+    assert ascii_only == ["h0.attn.w"] * 3 + [""] and ascii_only[0] is ascii_only[1] is ascii_only[2]
