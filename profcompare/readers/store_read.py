@@ -496,7 +496,8 @@ def _unpack_table(con: sqlite3.Connection, file: pathlib.Path, table: str, plan:
                 raise ReportFormatError(f"{file}: corrupt report ({table}.{spec.name} has a negative length)")
             ends = np.cumsum(np.maximum(lengths, 0))
             text = unpack(spec.name, "text", int(ends[-1]) if len(ends) else 0)
-            columns[spec.position] = (_split_text(text, lengths, ends), None)
+            share = (table, spec.name) in SHARED_TEXT_COLUMNS
+            columns[spec.position] = (_split_text(text, lengths, ends, share=share), None)
             continue
         arrays = {}
         for part in _PACKED_PARTS[spec.storage]:
@@ -515,12 +516,16 @@ def _unpack_table(con: sqlite3.Connection, file: pathlib.Path, table: str, plan:
     return columns
 
 
-def _split_text(text: bytes, lengths: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The values of a packed text column: ``text`` cut at ``ends`` (a length of -1 is None).
+#: Text columns whose values repeat (a variable's name once per run of its tiles): read back, a
+#: value is one string object shared by its rows (8 bytes a row; hundreds of thousands of rows).
+#: Not dictionary encoded in the file: ``dictionary`` is read whole when a store opens.
+SHARED_TEXT_COLUMNS: frozenset[tuple[str, str]] = frozenset({("variable_tiles", "variable")})
 
-    ASCII text (names, shapes: nearly always) is decoded once and sliced; a value repeated in
-    the column is one string object, shared by its rows (a variable named on each of its tile
-    runs costs 8 bytes a row, not a string a row)."""
+
+def _split_text(text: bytes, lengths: np.ndarray, ends: np.ndarray, *, share: bool = False) -> np.ndarray:
+    """The values of a packed text column: ``text`` cut at ``ends`` (a length of -1 is None).
+    ASCII text (names, shapes: nearly always) is decoded in one call and sliced; with ``share``
+    equal values are one string object."""
     starts = (ends - np.maximum(lengths, 0)).tolist()
     stops = ends.tolist()
     if text.isascii():
@@ -528,9 +533,11 @@ def _split_text(text: bytes, lengths: np.ndarray, ends: np.ndarray) -> np.ndarra
         pieces = [whole[a:b] for a, b in zip(starts, stops)]
     else:
         pieces = [text[a:b].decode("utf-8", "surrogatepass") for a, b in zip(starts, stops)]
-    shared: dict[str, str] = {}
+    if share:
+        shared: dict[str, str] = {}
+        pieces = [shared.setdefault(piece, piece) for piece in pieces]
     values = np.empty(len(pieces), dtype=object)
-    values[:] = [shared.setdefault(piece, piece) for piece in pieces]
+    values[:] = pieces
     if len(lengths) and lengths.min() < 0:
         values[lengths < 0] = None
     return values
