@@ -130,6 +130,11 @@ def check_unique(table: str, frame: pd.DataFrame, column: str) -> None:
 
 def check_unique_pairs(table: str, frame: pd.DataFrame, first: str, second: str) -> None:
     """``frame`` holds no (``first``, ``second``) pair twice (<NA> in ``second`` counts as a value)."""
+    a = frame[first].to_numpy(dtype="int64")
+    b = frame[second].to_numpy(dtype="int64", na_value=-1) if len(frame) else np.zeros(0, np.int64)
+    # rows in strictly increasing (first, second) order hold no pair twice: no hashing needed
+    if bool(np.all((a[1:] > a[:-1]) | ((a[1:] == a[:-1]) & (b[1:] > b[:-1])))):
+        return
     duplicated = frame.duplicated([first, second]).to_numpy()
     if duplicated.any():
         row = _first_bad_row(duplicated)
@@ -301,51 +306,54 @@ def check_report_values(report: Any) -> None:
     meta = report.meta
     check_meta(meta)
     check_target(meta.target)
-    target = meta.target
-    for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers", "trace", "programs",
-                  "operations", "variable_tiles", "vertices", "compute_sets", "exchanges"):
+    for table in TABLE_ORDER:
         check_integer_columns(table, getattr(report, table))
-    check_tiles(report.tiles, target.tiles_per_ipu * target.ipus_per_replica, target.ipus_per_replica)
-    if len(report.categories):
-        check_unique("categories", report.categories, "category")
-    if len(report.liveness):
-        check_unique_pairs("liveness", report.liveness, "step", "ipu")
-    check_ordered("variables", report.variables, "first_step", "last_step")
-    check_ordered("execution", report.execution, "cycles_from", "cycles_to")
-    check_ordered("trace", report.trace, "cycles_from", "cycles_to")
-    programs = getattr(report, "programs", None)
-    if programs is not None:
-        check_program_tree(programs)
-        ipu = programs["ipu"].to_numpy(dtype="int64", na_value=0)
-        if len(ipu) and ipu.max() >= target.ipus_per_replica:
-            row = _first_bad_row(ipu >= target.ipus_per_replica)
-            _fail(f"programs.ipu: row {row} has {int(ipu[row])} (the target has {target.ipus_per_replica} per replica)")
-    operations = getattr(report, "operations", None)
-    if operations is not None and len(operations):
-        ipu = operations["ipu"].to_numpy(dtype="int64", na_value=0)
-        if ipu.max() >= target.ipus_per_replica:
-            row = _first_bad_row(ipu >= target.ipus_per_replica)
-            _fail(f"operations.ipu: row {row} has {int(ipu[row])} (the target has {target.ipus_per_replica} per replica)")
-        check_text_column("operations", "name", operations["name"])
-    placed = getattr(report, "variable_tiles", None)
-    if placed is not None and len(placed):
-        _check_variable_tiles(placed, target.tiles_per_ipu * target.ipus_per_replica)
-    for table in ("compute_sets", "exchanges"):
-        frame = getattr(report, table, None)
-        if frame is not None and len(frame):
-            ipu = frame["ipu"].to_numpy(dtype="int64", na_value=0)
-            if ipu.max() >= target.ipus_per_replica:
-                row = _first_bad_row(ipu >= target.ipus_per_replica)
-                _fail(f"{table}.ipu: row {row} has {int(ipu[row])} (the target has {target.ipus_per_replica} per replica)")
-    for table in ("vertices", "compute_sets", "exchanges"):
-        frame = getattr(report, table, None)
-        if frame is not None and len(frame):
-            check_text_column(table, "name", frame["name"])
-    if len(report.trace):
-        ipus = report.trace["ipu"].to_numpy()
-        if ipus.min() < 0 or ipus.max() >= target.ipus_per_replica:
-            row = _first_bad_row((ipus < 0) | (ipus >= target.ipus_per_replica))
-            _fail(f"trace.ipu: row {row} has {int(ipus[row])} (the target has {target.ipus_per_replica} per replica)")
+    for table in TABLE_ORDER:
+        check_table_rules(table, getattr(report, table), meta.target)
+
+
+#: the tables the rules apply to, in the order :func:`check_report_values` checks them
+TABLE_ORDER: tuple[str, ...] = ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers",
+                                "trace", "programs", "operations", "variable_tiles", "vertices", "compute_sets",
+                                "exchanges")
+
+
+def check_table_values(table: str, frame: pd.DataFrame, target: Any) -> None:
+    """The value rules of one table (its integer columns, then :func:`check_table_rules`): what
+    :func:`check_report_values` checks of that table, for a table read on its own (the rules of
+    one table never read another)."""
+    check_integer_columns(table, frame)
+    check_table_rules(table, frame, target)
+
+
+def check_table_rules(table: str, frame: pd.DataFrame, target: Any) -> None:
+    """The rules of ``table`` beyond its integer columns' range, against the report's ``target``."""
+    ipus_per_replica = target.ipus_per_replica
+    tiles = target.tiles_per_ipu * target.ipus_per_replica
+    if table == "tiles":
+        check_tiles(frame, tiles, ipus_per_replica)
+    elif table == "categories" and len(frame):
+        check_unique("categories", frame, "category")
+    elif table == "liveness" and len(frame):
+        check_unique_pairs("liveness", frame, "step", "ipu")
+    elif table in ("variables", "execution", "trace"):
+        check_ordered(table, frame, *(("first_step", "last_step") if table == "variables" else ("cycles_from", "cycles_to")))
+    if table in ("programs", "operations", "compute_sets", "exchanges") and len(frame):
+        if table == "programs":
+            check_program_tree(frame)
+        ipu = frame["ipu"].to_numpy(dtype="int64", na_value=0)
+        if ipu.max() >= ipus_per_replica:
+            row = _first_bad_row(ipu >= ipus_per_replica)
+            _fail(f"{table}.ipu: row {row} has {int(ipu[row])} (the target has {ipus_per_replica} per replica)")
+    if table in ("operations", "vertices", "compute_sets", "exchanges") and len(frame):
+        check_text_column(table, "name", frame["name"])
+    if table == "variable_tiles" and len(frame):
+        _check_variable_tiles(frame, tiles)
+    if table == "trace" and len(frame):
+        ipus = frame["ipu"].to_numpy()
+        if ipus.min() < 0 or ipus.max() >= ipus_per_replica:
+            row = _first_bad_row((ipus < 0) | (ipus >= ipus_per_replica))
+            _fail(f"trace.ipu: row {row} has {int(ipus[row])} (the target has {ipus_per_replica} per replica)")
 
 
 __all__ = [
@@ -358,6 +366,9 @@ __all__ = [
     "check_ordered",
     "check_program_tree",
     "check_report_values",
+    "check_table_rules",
+    "check_table_values",
+    "TABLE_ORDER",
     "check_target",
     "check_text_column",
     "check_tiles",

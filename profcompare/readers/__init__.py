@@ -154,7 +154,7 @@ def _open_file(file: pathlib.Path, *, root: pathlib.Path, code: bool = True, pro
     if size == 0:
         raise ReportFormatError(f"{file}: empty file")
     if store.is_store_header(header):
-        return store.read_report(file)
+        return store.open_store(file)
     if store.is_sqlite_header(header):
         names = _table_names(file) if file.suffix != ".pop" else frozenset()
         if ga_cache.blocks_table(names) is not None and not names & _POPLAR_TABLES:

@@ -1,6 +1,7 @@
-"""Stores whose checksums match but whose content a report cannot hold are refused when opened:
+"""Stores whose checksums match but whose content a report cannot hold are refused when read:
 text columns holding a missing value or bytes, flags that are not true/false, a target lacking a
-field. ``open_report`` raises ReportFormatError and ``show`` / ``compare`` exit with 2 and one line
+field. ``open_report`` raises ReportFormatError (for meta at once, for a table when the table is
+first used) and ``show`` / ``compare`` exit with 2 and one line
 (before, such a store opened and ``compare`` died with an internal error, or a ``null`` flag read
 as false and dropped the SIMULATED banner)."""
 
@@ -16,6 +17,7 @@ import pytest
 from store_edits import edited_store
 
 from profcompare.errors import ReportFormatError
+from profcompare.model import TABLES
 from profcompare.readers import open_report
 
 #: Exit code of a report that cannot be read (ProfcompareError.exit_code; cli.USAGE_ERROR).
@@ -80,7 +82,9 @@ def _one_line(outcome: Any, expected: str) -> None:
 
 def _refused_everywhere(run_cli: Any, bad: pathlib.Path, good: str, expected: str) -> None:
     with pytest.raises(ReportFormatError) as raised:
-        open_report(bad)
+        report = open_report(bad)
+        for table in TABLES:  # each table is read, and checked, when first used
+            getattr(report, table)
     assert str(raised.value) == expected
     _one_line(run_cli("show", str(bad)), expected)
     _one_line(run_cli("compare", good, str(bad)), expected)

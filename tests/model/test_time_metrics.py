@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 
-from profcompare.model import Report, ReportMeta, Target, make_frame
+from profcompare.model import Report, ReportMeta, Target, make_frame, run_span_cycles
 
 CLOCK = 1.25e9
 TARGET = Target(architecture="Mk2", num_ipus=1, tiles_per_ipu=2, bytes_per_tile=1000, clock_hz=CLOCK, num_replicas=1)
@@ -41,3 +42,24 @@ def test_a_profile_without_host_time_says_so() -> None:
     assert summary["cycles_per_step"] == 1_250
     assert math.isnan(summary["host_seconds_per_step"])
     assert summary["seconds_per_step"] == 1_250 / CLOCK
+
+
+def test_run_spans_worked_by_hand_in_run_order_or_not() -> None:
+    """Three runs: run 0 every interval known, run 1 one device row without an interval (its
+    cycles then add up), run 2 host/runtime rows only (no device span: not a run of the device)."""
+    rows = [  # (run, phase, cycles, cycles_from, cycles_to)
+        (0, "compute", 100, 0, 100), (0, "exchange", 50, 100, 150), (0, "runtime", 250, 150, 400),
+        (1, "compute", 120, 400, 520), (1, "compute", 40, None, None), (1, "runtime", 80, 520, 600),
+        (2, "runtime", 100, 600, 700),
+    ]
+    for order in (range(len(rows)), (3, 0, 6, 1, 4, 2, 5)):  # in run order; runs interleaved
+        picked = [rows[i] for i in order]
+        execution = make_frame("execution", {
+            "run": [r[0] for r in picked], "step": list(range(len(picked))), "program": ["main"] * len(picked),
+            "type": ["Call"] * len(picked), "phase": [r[1] for r in picked], "cycles": [r[2] for r in picked],
+            "cycles_from": pd.array([r[3] for r in picked], dtype="Int64"),
+            "cycles_to": pd.array([r[4] for r in picked], dtype="Int64")})
+        # device: run 0 spans 150 - 0 = 150, run 1 sums 120 + 40 = 160; run 2 has no device row
+        assert run_span_cycles(execution) == (150 + 160) / 2
+        # whole session.run: run 0 spans 400, run 1 sums 120 + 40 + 80 = 240, run 2 spans 100
+        assert run_span_cycles(execution, include_runtime=True) == (400 + 240 + 100) / 3

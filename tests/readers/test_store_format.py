@@ -21,7 +21,7 @@ from profcompare.errors import (
     UnsupportedReportVersion,
 )
 from profcompare.model import Report, ReportMeta, Target, make_frame
-from profcompare.readers import store
+from profcompare.readers import store, store_write
 
 
 def test_round_trip_is_exact(report: Report, tmp_path: pathlib.Path) -> None:
@@ -100,7 +100,7 @@ def test_failed_write_leaves_nothing(report: Report, tmp_path: pathlib.Path, mon
         path.write_bytes(b"SQLite format 3\x00 half written")
         raise OSError("disk full")
 
-    monkeypatch.setattr(store, "_write_database", fail_midway)
+    monkeypatch.setattr(store_write, "_write_database", fail_midway)
     with pytest.raises(ProfcompareError, match=r"cannot write .*profile\.sqlite: disk full"):
         store.write_report(report, tmp_path / "profile.sqlite")
     assert list(tmp_path.iterdir()) == []
@@ -109,7 +109,7 @@ def test_failed_write_leaves_nothing(report: Report, tmp_path: pathlib.Path, mon
 def test_failed_overwrite_keeps_the_old_report(report: Report, tmp_path: pathlib.Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     path = store.write_report(report, tmp_path / "profile.sqlite")
-    monkeypatch.setattr(store, "_write_database", lambda r, p: (_ for _ in ()).throw(OSError("crash")))
+    monkeypatch.setattr(store_write, "_write_database", lambda r, p: (_ for _ in ()).throw(OSError("crash")))
     with pytest.raises(ProfcompareError, match="crash"):
         store.write_report(build_report(variables=10), path, overwrite=True)
     assert_reports_equal(report, store.read_report(path))

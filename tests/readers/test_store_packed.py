@@ -17,12 +17,12 @@ from readers_builders import assert_reports_equal
 
 from profcompare.errors import ReportFormatError
 from profcompare.model import Report, make_frame
-from profcompare.readers import store
+from profcompare.readers import store, store_write
 
 
 @pytest.fixture
 def packed_path(report: Report, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathlib.Path:
-    monkeypatch.setattr(store, "PACKED_FROM_ROWS", 0)  # every table with a row is packed
+    monkeypatch.setattr(store_write, "PACKED_FROM_ROWS", 0)  # every table with a row is packed
     return store.write_report(report, tmp_path / "profile.sqlite")
 
 
@@ -109,7 +109,7 @@ def _parts(path: pathlib.Path, table: str, column: str) -> set[str]:
 
 def test_growing_integer_columns_are_stored_as_deltas_and_read_back_exactly(
         report: Report, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store, "PACKED_FROM_ROWS", 0)
+    monkeypatch.setattr(store_write, "PACKED_FROM_ROWS", 0)
     grown = _growing_report(report)
     path = store.write_report(grown, tmp_path / "profile.sqlite")
     assert _parts(path, "liveness", "not_always_live_bytes") == {"start", "deltas"}
@@ -171,7 +171,7 @@ def _as_version_5(path: pathlib.Path) -> None:
 
 def test_version_5_stores_without_deltas_still_open(report: Report, tmp_path: pathlib.Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store, "PACKED_FROM_ROWS", 0)
+    monkeypatch.setattr(store_write, "PACKED_FROM_ROWS", 0)
     grown = dataclasses.replace(_growing_report(report), programs=make_frame("programs"),
                                 operations=make_frame("operations"), vertices=make_frame("vertices"),
                                 compute_sets=make_frame("compute_sets"), exchanges=make_frame("exchanges"))
@@ -183,7 +183,7 @@ def test_version_5_stores_without_deltas_still_open(report: Report, tmp_path: pa
 
 def test_deltas_in_a_version_5_store_are_refused(report: Report, tmp_path: pathlib.Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store, "PACKED_FROM_ROWS", 0)
+    monkeypatch.setattr(store_write, "PACKED_FROM_ROWS", 0)
     path = store.write_report(_growing_report(report), tmp_path / "profile.sqlite")
     con = sqlite3.connect(path)
     drop_tile_regions(con)
@@ -193,3 +193,22 @@ def test_deltas_in_a_version_5_store_are_refused(report: Report, tmp_path: pathl
     reseal(path)
     with pytest.raises(ReportFormatError, match="packed columns of liveness do not match its catalogue"):
         store.read_report(path)
+
+
+def test_a_packed_text_column_shares_each_repeated_value(report: Report, tmp_path: pathlib.Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """variable_tiles names a variable once per tile run: read back, the rows of one variable hold
+    one string object (8 bytes a row), ASCII or not, and the values are exactly those written."""
+    monkeypatch.setattr(store_write, "PACKED_FROM_ROWS", 0)
+    names = ["h0.attn.w", "h0.attn.w", "b\u00e9ta.bias", "h0.attn.w", "b\u00e9ta.bias", ""]
+    placed = make_frame("variable_tiles", {"variable": names, "ipu": [0] * 6, "first_tile": [0, 2, 0, 4, 3, 1],
+                                           "last_tile": [1, 3, 0, 4, 3, 1], "bytes_per_tile": [8] * 6})
+    back = store.read_report(store.write_report(dataclasses.replace(report, variable_tiles=placed),
+                                                tmp_path / "profile.sqlite"))
+    values = back.variable_tiles["variable"].tolist()
+    assert values == names
+    assert values[0] is values[1] is values[3] and values[2] is values[4]
+    ascii_only = store.read_report(store.write_report(
+        dataclasses.replace(report, variable_tiles=placed.iloc[[0, 1, 3, 5]].reset_index(drop=True)),
+        tmp_path / "ascii.sqlite")).variable_tiles["variable"].tolist()
+    assert ascii_only == ["h0.attn.w"] * 3 + [""] and ascii_only[0] is ascii_only[1] is ascii_only[2]

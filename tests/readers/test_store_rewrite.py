@@ -14,7 +14,7 @@ import pytest
 from readers_builders import assert_reports_equal
 
 from profcompare.model import Report, make_frame
-from profcompare.readers import store
+from profcompare.readers import store, store_write
 
 
 def _contents(path: pathlib.Path) -> dict[str, object]:
@@ -97,7 +97,7 @@ def test_another_path_is_written_whole(report: Report, tmp_path: pathlib.Path) -
 
 
 def test_packed_tables_rewritten(report: Report, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store, "PACKED_FROM_ROWS", 0)  # every table with a row is packed
+    monkeypatch.setattr(store_write, "PACKED_FROM_ROWS", 0)  # every table with a row is packed
     graph = _graph_profile(report)
     path = tmp_path / "profile.sqlite"
     first = store.write_report_kept(graph, path)
@@ -128,8 +128,8 @@ def test_checked_reports_are_not_checked_again(report: Report, tmp_path: pathlib
     """``checked=True`` (the engine writing the report its constructor just checked) skips the
     writer's own checks; without it every write checks the report."""
     calls: list[str] = []
-    original = store.check_report_values
-    monkeypatch.setattr(store, "check_report_values", lambda r: (calls.append("checked"), original(r)))
+    original = store_write.check_report_values
+    monkeypatch.setattr(store_write, "check_report_values", lambda r: (calls.append("checked"), original(r)))
     store.write_report_kept(report, tmp_path / "a.sqlite", checked=True)
     assert calls == []
     assert_reports_equal(report, store.read_report(tmp_path / "a.sqlite"))
