@@ -31,8 +31,10 @@ the ratio of the wall time to a raw SQLite scan of every table of the file(s) (`
 Peak memory is the child's own high-water mark (``VmHWM`` of ``/proc/self/status``, read as it
 exits), not ``ru_maxrss`` of the children, which keeps the largest child's figure across runs.
 For the ``profile`` row that is the ``run`` command's own process: the variants' processes it
-starts are in its CPU seconds but not in its peak (``benchmarks/bench_llm.py`` measures a
-variant's peak).
+starts are in its CPU seconds but not in its peak, so that row also prints the variants' peak,
+the high-water mark of the largest variant process (``ru_maxrss`` of the processes the command
+waited for, read as it exits: a variant's own compile, trace and report write).
+``benchmarks/bench_llm.py`` measures one variant in a process of its own.
 """
 
 from __future__ import annotations
@@ -69,13 +71,14 @@ _CHILD = r"""
 import json, os, resource, sys
 def _report():
     usage = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # KiB on Linux
     hwm = 0
     with open("/proc/self/status") as status:
         for line in status:
             if line.startswith("VmHWM:"):
                 hwm = int(line.split()[1]) * 1024
     with os.fdopen(int(sys.argv[1]), "w") as out:
-        json.dump({"cpu": usage.ru_utime + usage.ru_stime, "peak": hwm}, out)
+        json.dump({"cpu": usage.ru_utime + usage.ru_stime, "peak": hwm, "children_peak": children}, out)
 from profcompare.cli import main
 try:
     code = main(sys.argv[2:])
@@ -88,12 +91,13 @@ sys.exit(code)
 
 @dataclass(frozen=True)
 class Measure:
-    """One command's run: wall and CPU seconds (CPU includes every process it waited for) and
-    the peak resident bytes of its main process."""
+    """One command's run: wall and CPU seconds (CPU includes every process it waited for), the
+    peak resident bytes of its main process and of the largest process it started (0: none)."""
 
     wall: float
     cpu: float
     peak: int
+    children_peak: int = 0
 
 
 def _environment() -> dict[str, str]:
@@ -122,7 +126,7 @@ def _run(args: list[str], cwd: Path) -> Measure:
         raise RuntimeError(f"`profcompare {' '.join(args)}` exited with {code}: {tail}")
     own = json.loads(reported)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return Measure(wall, cpu, int(own["peak"]))
+    return Measure(wall, cpu, int(own["peak"]), int(own.get("children_peak", 0)))
 
 
 def _raw_scan(paths: list[Path]) -> float:
@@ -182,7 +186,7 @@ def _bench(label: str, paths: list[Path], repeat: int, work: Path, build: Measur
     print(f"  raw SQLite scan: one report {floors['one']:.2f} s, both {floors['two']:.2f} s "
           f"(the ratio column: wall over the scan of the files the command reads)")
     if build is not None:
-        print(_line("profile (both, build)", [build], None))
+        print(_line("profile (both, build)", [build], None) + f"  variant peak {build.children_peak / 2**20:.0f} MiB")
     for name, args in _commands(paths, work):
         measures = [_run(args, work) for _ in range(repeat)]
         print(_line(name, measures, floors["two" if name.startswith("compare") else "one"]), flush=True)

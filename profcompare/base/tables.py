@@ -433,17 +433,20 @@ def _is_dtype(series: pd.Series, dtype: str) -> bool:
 
 
 def _coerce_series(values: Any, dtype: str, length: int) -> pd.Series:
+    # ``copy=False`` throughout: the frame copies every column when it is built (pandas' frame
+    # constructor copies or stacks the arrays of a dict), so a copy here would only be a third
+    # transient copy of tables of millions of rows (the caller's, this one, the frame's)
     if dtype == "category":
         if not length:
             return pd.Series([], dtype="category")
         if isinstance(values, (pd.Categorical, pd.Series)) and isinstance(values.dtype, pd.CategoricalDtype):
-            return pd.Series(_as_inferred_categories(pd.Categorical(values)))
-        return pd.Series(values, dtype="object").astype("category")
+            return pd.Series(_as_inferred_categories(pd.Categorical(values)), copy=False)
+        return pd.Series(values, dtype="object", copy=False).astype("category")
     if dtype == "object":
-        return pd.Series(values, dtype="object")
+        return pd.Series(values, dtype="object", copy=False)
     if not length:
         return pd.Series([], dtype=dtype)
-    series = pd.Series(values)
+    series = pd.Series(values, copy=False)
     wanted = pd.api.types.pandas_dtype(dtype)
     # already of the dtype: no copy here (the frame copies its columns when it is built)
     return series if series.dtype == wanted else series.astype(wanted)
@@ -559,7 +562,8 @@ def _default_index(series: pd.Series) -> pd.Series:
     return series.reset_index(drop=True)
 
 
-def make_frame(table: str, data: Mapping[str, Any] | None = None, **extra_int_columns: Any) -> pd.DataFrame:
+def make_frame(table: str, data: Mapping[str, Any] | None = None, *, adopt: bool = False,
+               **extra_int_columns: Any) -> pd.DataFrame:
     """Build a DataFrame for ``table`` with the documented columns and dtypes.
 
     ``data`` maps column name -> values (list, array or Series); a missing column is an error
@@ -567,6 +571,11 @@ def make_frame(table: str, data: Mapping[str, Any] | None = None, **extra_int_co
     (``Int64``: filled with <NA>). For ``tiles``,
     category columns may be passed in ``data`` too and become int64. Returns the frame with
     columns in schema order (category columns after the fixed ones, in CATEGORY_GROUPS order).
+
+    The frame holds copies of the columns given, unless ``adopt``: then an array already of its
+    column's dtype becomes that column as it is, not copied (a table of millions of rows is not
+    held twice while its frame is built). With ``adopt`` the caller gives the arrays away: it
+    must neither keep changing them nor give one array for two columns.
     """
     schema = SCHEMAS[table]
     data = dict(data or {})
@@ -582,11 +591,16 @@ def make_frame(table: str, data: Mapping[str, Any] | None = None, **extra_int_co
         elif length == 0:
             columns[col.name] = _coerce_series([], col.dtype, 0)
         elif (table, col.name) in COLUMN_DEFAULTS:
-            columns[col.name] = _coerce_series([COLUMN_DEFAULTS[(table, col.name)]] * length, col.dtype, length)
+            default = COLUMN_DEFAULTS[(table, col.name)]
+            # a numeric default as one array (no list of a Python object per row)
+            filled = (np.full(length, default, dtype=col.dtype) if col.dtype in ("int64", "bool")
+                      else [default] * length)
+            columns[col.name] = _coerce_series(filled, col.dtype, length)
         elif col.dtype == "Int64":
             # nullable columns default to unknown (<NA>), e.g. cycles_from/to of a profile
             # that records no intervals
-            columns[col.name] = pd.Series(pd.array([pd.NA] * length, dtype="Int64"))
+            columns[col.name] = pd.Series(pd.arrays.IntegerArray(np.zeros(length, dtype=np.int64),
+                                                                 np.ones(length, dtype=bool)), copy=False)
         else:
             raise ReportValidationError(f"{table}: missing column {col.name!r}")
     if table == "tiles":
@@ -595,7 +609,14 @@ def make_frame(table: str, data: Mapping[str, Any] | None = None, **extra_int_co
                 columns[name] = pd.Series(data.pop(name)).astype("int64").reset_index(drop=True)
     if data:
         raise ReportValidationError(f"{table}: unknown column(s) {sorted(data)}")
-    return pd.DataFrame(columns)
+    if not adopt:
+        return pd.DataFrame(columns)  # copies each column (stacking those of one dtype)
+    # one column at a time: each column keeps its own array (pandas' copy-on-write tracks the
+    # Series made here, which go away with this call)
+    frame = pd.DataFrame(index=pd.RangeIndex(length))
+    for name in list(columns):
+        frame[name] = columns.pop(name)
+    return frame
 
 
 def empty_frame(table: str) -> pd.DataFrame:

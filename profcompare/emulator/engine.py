@@ -81,7 +81,6 @@ class Engine:
 
     def __init__(self, program: LoweredProgram, device: str = "ipu_model",
                  environ: Mapping[str, str] = os.environ) -> None:
-        self.program = program
         self.device = device
         self.options: EngineOptions = engine_options_from_environ(environ)
         self.spec = get_device(environ.get(TARGET_ENV_VAR))

@@ -104,10 +104,43 @@ def _encode_column(spec: StoredColumn, series: pd.Series) -> _Encoded:
         codes = series.cat.codes.to_numpy().astype(np.int64)
         levels = [str(v) for v in series.cat.categories]
     else:
-        codes_arr, uniques = pd.factorize(series.to_numpy(dtype=object), use_na_sentinel=True)
-        codes = codes_arr.astype(np.int64)
+        codes, uniques = _factorize_in_chunks(series.to_numpy(dtype=object))
         levels = [str(v) for v in uniques]
     return _Encoded(spec, {"values": codes}, (codes,), levels)
+
+
+#: rows of a text column factorized at a time (:func:`_factorize_in_chunks`)
+_FACTORIZE_ROWS = 1 << 20
+
+
+def _factorize_in_chunks(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
+    """``pd.factorize(values)``'s codes (int64, -1 for a missing value) and uniques, in order of
+    first appearance, found a chunk of rows at a time: the hash table of a chunk, not of a
+    column of tens of millions of rows (a trace's names), is held at once."""
+    if len(values) <= _FACTORIZE_ROWS:
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        return codes.astype(np.int64), list(uniques)
+    out = np.empty(len(values), dtype=np.int64)
+    code_of: dict[Any, int] = {}
+    order: list[Any] = []
+    for start in range(0, len(values), _FACTORIZE_ROWS):
+        chunk_codes, chunk_uniques = pd.factorize(values[start:start + _FACTORIZE_ROWS], use_na_sentinel=True)
+        # each of the chunk's values in the column's codes; values new to the column get the
+        # next codes in the order the chunk first shows them, which is the column's order
+        mapped = np.empty(len(chunk_uniques) + 1, dtype=np.int64)
+        mapped[-1] = -1  # a missing value (code -1) stays missing
+        for i, value in enumerate(chunk_uniques):
+            code = code_of.get(value)
+            if code is None:
+                code = code_of[value] = len(order)
+                order.append(value)
+            mapped[i] = code
+        out[start:start + len(chunk_codes)] = mapped[chunk_codes]
+    return out, order
+
+
+
+
 def _packed_parts(encoded: _Encoded) -> dict[str, bytes]:
     """The raw bytes of each part of a packed column: fixed-width arrays as they are (an integer
     column's values as ``deltas`` when those are narrower); a text column as the UTF-8 byte length

@@ -155,3 +155,25 @@ def test_deeply_nested_config_is_refused_without_recursion() -> None:
 def test_numpy_integers_count_as_integers() -> None:
     target = Target("Mk2", num_ipus=np.int64(4), tiles_per_ipu=np.int64(3), bytes_per_tile=1000, clock_hz=1.33e9)
     assert target.tiles_per_replica == 3
+
+
+@pytest.mark.parametrize(("steps", "ipus", "row"), [
+    ([0, 0, 1, 1], [0, 1, 0, 1], None),  # step-major, IPUs rising: the simulator's order
+    ([0, 0, 1], [None, 0, None], None),  # <NA> before a value of the same step
+    ([0, 0, 1, 1], [0, 1, 1, 1], 3),  # a repeat in order
+    ([0, 0], [None, None], 1),  # <NA> twice
+    ([1, 0, 1], [0, 0, 0], 2),  # out of order: counted, the repeat found all the same
+    ([0, 1, 0], [1, 0, 1], 2),
+])
+def test_liveness_pairs_repeat_in_any_order(steps: list[int], ipus: list[int | None], row: int | None) -> None:
+    import pandas as pd
+
+    from profcompare.base.report_values import check_unique_pairs
+
+    frame = make_frame("liveness", {"step": steps, "program": ["p"] * len(steps), "program_type": ["t"] * len(steps),
+                                    "not_always_live_bytes": [0] * len(steps), "ipu": pd.array(ipus, dtype="Int64")})
+    if row is None:
+        check_unique_pairs("liveness", frame, "step", "ipu")
+        return
+    with pytest.raises(ReportValidationError, match=rf"^liveness: row {row} repeats step"):
+        check_unique_pairs("liveness", frame, "step", "ipu")

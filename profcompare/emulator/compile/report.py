@@ -282,40 +282,55 @@ def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, r
     static_of_row = ex[step_idx]  # one index into the static steps (no array of every executed step's names)
     names = np.array([s.name for s in steps.static], dtype=object)[static_of_row]
     moved = _first_row_bytes(step_idx, static_of_row, static_bytes)
-    # the type and phase columns as codes (a categorical of millions of rows is not hashed row by row)
+    # the type and phase columns as codes (a categorical of millions of rows is not hashed row by
+    # row), in the narrowest integers that hold them: one run's rows are millions at LLM sizes
     type_codes, type_levels = pd.factorize(np.array([s.type for s in steps.static] + ["Host"], dtype=object))
+    type_codes = type_codes.astype(np.int8 if len(type_levels) < 128 else np.int32)
     types = type_codes[:-1][static_of_row]
     del static_of_row
-    phases = phase_idx.astype(np.int64)
-    step_no = step_idx.astype(np.int64) + steps.setup_steps
+    phases = phase_idx.astype(np.int8)
+    del phase_idx
+    step_idx += steps.setup_steps
+    step_no = step_idx.astype(np.int64, copy=False)
+    del step_idx
     if runtime_cycles:
         values = np.append(values, np.int64(runtime_cycles))
         names = np.append(names, "session.run (host)")
         types = np.append(types, type_codes[-1])
-        phases = np.append(phases, PHASES.index("runtime"))
+        phases = np.append(phases, np.int8(PHASES.index("runtime")))
         step_no = np.append(step_no, np.int64(steps.num_executed))
         moved = np.append(moved, np.int64(-1))
     k = len(values)
-    run = np.repeat(np.arange(runs, dtype=np.int64), k)
+
+    def every_run(column: np.ndarray) -> np.ndarray:
+        # one run's column for every run (the column itself for one run: no copy)
+        return column if runs == 1 else np.tile(column, runs)
+
     # The model's steps (and a step's phases) run one after another, the host/runtime time after
     # the device's program: each row starts where the previous one ended, and run r starts where
     # run r-1 ended.
     ends_one_run = np.cumsum(values)
     per_run = int(ends_one_run[-1]) if k else 0
-    offsets = np.repeat(np.arange(runs, dtype=np.int64) * per_run, k)
-    cycles_to = np.tile(ends_one_run, runs) + offsets
-    cycles_from = cycles_to - np.tile(values, runs)
-    return make_frame("execution", {
-        "run": run,
-        "step": np.tile(step_no, runs),
-        "program": np.tile(names, runs),
-        "type": pd.Categorical.from_codes(np.tile(types, runs), categories=type_levels),
-        "phase": pd.Categorical.from_codes(np.tile(phases, runs), categories=list(PHASES)),
-        "cycles": np.tile(values, runs),
-        "cycles_from": cycles_from,
-        "cycles_to": cycles_to,
-        "bytes_moved": bytes_column(np.tile(moved, runs)),
-    })
+    cycles_to = np.tile(ends_one_run, runs) if runs > 1 else ends_one_run
+    del ends_one_run
+    if runs > 1:
+        cycles_to += np.repeat(np.arange(runs, dtype=np.int64) * per_run, k)
+    cycles_from = cycles_to - every_run(values)
+    columns: dict[str, object] = {
+        "run": np.repeat(np.arange(runs, dtype=np.int64), k),
+        "step": every_run(step_no),
+        "program": every_run(names),
+        "type": pd.Categorical.from_codes(every_run(types), categories=type_levels),
+        "phase": pd.Categorical.from_codes(every_run(phases), categories=list(PHASES)),
+        "cycles": every_run(values),
+        # the interval columns as nullable integers around their arrays (none missing)
+        "cycles_from": pd.arrays.IntegerArray(cycles_from, np.zeros(len(cycles_from), dtype=bool)),
+        "cycles_to": pd.arrays.IntegerArray(cycles_to, np.zeros(len(cycles_to), dtype=bool)),
+        "bytes_moved": bytes_column(every_run(moved)),
+    }
+    del step_no, names, types, phases, values, moved, cycles_from, cycles_to
+    # the arrays are this function's own: the frame takes them as they are
+    return make_frame("execution", columns, adopt=True)
 
 
 def _first_row_bytes(step_idx: np.ndarray, static_of_row: np.ndarray, static_bytes: np.ndarray | None) -> np.ndarray:

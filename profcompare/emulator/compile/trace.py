@@ -267,7 +267,7 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
     sorted_cols["parent"] = np.concatenate([parent_of[fast_static], np.asarray(cols[6], dtype=object)])[order]
     sorted_cols["depth"] = np.concatenate([depths[fast_static], np.asarray(cols[7], dtype=np.int64)])[order]
     del order, fast, fast_static
-    return make_frame("trace", sorted_cols)
+    return make_frame("trace", sorted_cols, adopt=True)
 
 
 def every_run(first: pd.DataFrame, execution: pd.DataFrame) -> pd.DataFrame:
@@ -294,7 +294,7 @@ def every_run(first: pd.DataFrame, execution: pd.DataFrame) -> pd.DataFrame:
     columns["cycles_from"] = np.asarray(columns["cycles_from"]) + shift
     columns["cycles_to"] = np.asarray(columns["cycles_to"]) + shift
     columns["run"] = np.repeat(runs, n)
-    return make_frame("trace", columns)
+    return make_frame("trace", columns, adopt=True)  # arrays made here
 
 
 __all__ = ["TRACE_TYPE_OF_PROGRAM", "HostCopyShape", "every_run", "step_places", "trace_frame", "trace_type"]

@@ -33,7 +33,7 @@ import math
 import os
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -46,6 +46,9 @@ from .execution import DeviceState, Executor
 from .ir import Ir
 from .streams import DeviceToHostStream, HostToDeviceStream
 from .tensor import Constant, Tensor, Variable
+
+if TYPE_CHECKING:
+    from profcompare.emulator.program import LoweredProgram
 
 #: device names popxl accepts; all run on the simulator
 DEVICES = ("cpu", "ipu_model", "ipu_hw")
@@ -103,9 +106,12 @@ class Session:
         if not self._compile_only:
             host_memory.check(host_memory.session_bytes(ir), f"the Session's copies of {len(ir._variables)} "
                               f"variable(s) and {len(ir._remote_buffers)} remote buffer(s) on {replicas} replica(s)")
-        self.program = lower(ir, device_desc)
-        self._check_transfers()
-        self.engine = engine_module.Engine(self.program, device=device_desc, environ=os.environ)
+        program = lower(ir, device_desc)
+        self._check_transfers(program)
+        # the lowered program is the compile model's input only: not kept once compiled (at LLM
+        # sizes it is hundreds of thousands of ops, held through the execution profile's write)
+        self.engine = engine_module.Engine(program, device=device_desc, environ=os.environ)
+        del program
         ir._prepared = True
         self._replicas = replicas
         #: device memory of the numeric executor (a compile-only Session has none)
@@ -158,10 +164,10 @@ class Session:
         """Host array shape for a stream of ``shape``: (num_host_transfers?, replicas?, *shape)."""
         return self._extra_dims() + tuple(shape)
 
-    def _check_transfers(self) -> None:
+    def _check_transfers(self, program: LoweredProgram) -> None:
         loads: dict[str, int] = {}
-        for step in self.program.schedule:
-            op = self.program.ops[step.op]
+        for step in program.schedule:
+            op = program.ops[step.op]
             if op.type in ("HostLoad", "HostStore") and not step.phase:
                 loads[op.attrs["stream"]] = loads.get(op.attrs["stream"], 0) + 1
         t = self._ir.num_host_transfers
