@@ -97,7 +97,7 @@ def write_sweep_files(
 
     ``reports`` (point label -> Report) gives the page's N-way view every summary metric with
     its confidence."""
-    from profcompare.render.json_out import frame_records
+    from profcompare.render.json_values import frame_records
     from profcompare.render.output import write_output
     from profcompare.render.sweep import render_sweep_html
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 from typing import Any
 
 from profcompare.comparison.at_step import AtStepComparison, StepSide
-from profcompare.render.json_out import SCHEMA_VERSION, frame_records
+from profcompare.render.json_out import SCHEMA_VERSION
+from profcompare.render.json_values import frame_records
 from profcompare.render.json_text import dumps_indented
 from profcompare.render.sections.at_step import at_step_headline
 

@@ -32,7 +32,8 @@ from profcompare.comparison import Comparison
 from profcompare.model import METRIC_UNITS, METRICS, Report
 from profcompare.render.control_chars import visible
 from profcompare.render.format import is_missing
-from profcompare.render.json_out import frame_records, metric_value
+from profcompare.render.json_out import metric_value
+from profcompare.render.json_values import frame_records
 from profcompare.errors import ProfcompareError
 from profcompare.render.page.export import find_table, table_ids, table_rows
 from profcompare.render.sections import VariablesView, comparison_variables_view, limit

@@ -60,7 +60,7 @@ from profcompare.render.html_model import (
     report_cards,
 )
 from profcompare.render.interactive import InteractiveChart
-from profcompare.render.json_out import jsonable
+from profcompare.render.json_values import jsonable
 from profcompare.render.labels import live_label
 from profcompare.render.lifetime_chart import lifetime_chart
 from profcompare.render.ledger_words import liveness_rule

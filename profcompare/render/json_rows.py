@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.render.json_text import Prerendered
+from profcompare.render.json_values import frame_records, jsonable
 
 #: Tables with more rows than this are written by :class:`Rows` (shorter ones as dictionaries).
 ROWS_AS_TEXT = 5000
@@ -98,7 +99,6 @@ class _Coded:
 def _coded(series: pd.Series) -> _Coded | None:
     """A categorical or all-text column by its distinct values; None for any other column (a
     mix of types, which ``factorize`` could merge: 1 and 1.0 and True are one key)."""
-    from profcompare.render.json_out import jsonable
 
     if isinstance(series.dtype, pd.CategoricalDtype):
         codes = series.cat.codes.to_numpy(dtype="int64")
@@ -176,7 +176,6 @@ class Rows(Prerendered, Sequence[dict[str, Any]]):
 
     def _rows(self) -> list[dict[str, Any]]:
         if self._records is None:
-            from profcompare.render.json_out import frame_records
 
             self._records = frame_records(self._frame)
         return self._records
@@ -200,7 +199,6 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]] | Rows:
     """``frame``'s rows for the JSON export: :class:`Rows` when longer than
     :data:`ROWS_AS_TEXT` (and every column has a column-wise form), else
     :func:`~profcompare.render.json_out.frame_records`'s dictionaries."""
-    from profcompare.render.json_out import frame_records
 
     if len(frame) > ROWS_AS_TEXT:
         rows = Rows.of(frame)

@@ -28,7 +28,7 @@ from profcompare.analysis.nway import NWayTable
 from profcompare.comparison.config_diff import config_differences
 from profcompare.comparison.verdict import nway_verdict
 from profcompare.render.format import UNTONED_METRICS, format_metric, format_pct, metric_label
-from profcompare.render.json_out import frame_records
+from profcompare.render.json_values import frame_records
 from profcompare.render.labels import TOTAL_VS_PEAK_NOTE
 from profcompare.render.ledger_words import TONE_LEGEND, liveness_rule
 from profcompare.render.verdict_words import nway_headline, nway_sentences

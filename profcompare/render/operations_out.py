@@ -18,7 +18,8 @@ import pandas as pd
 from profcompare.comparison import Comparison
 from profcompare.model import Report
 from profcompare.render.csv_out import _frame_csv
-from profcompare.render.json_out import SCHEMA_VERSION, frame_records
+from profcompare.render.json_out import SCHEMA_VERSION
+from profcompare.render.json_values import frame_records
 from profcompare.render.json_text import dumps_indented
 from profcompare.render.sections.document import limit
 from profcompare.render.sections.operations import operations_document

@@ -19,7 +19,7 @@ from matplotlib.ticker import FuncFormatter, NullLocator
 
 from profcompare.render.plots import thin_tick_labels
 
-from profcompare.render.json_out import frame_records
+from profcompare.render.json_values import frame_records
 from profcompare.render.format import (
     SWEEP_METRIC_FORMATS,
     format_knob_value,

@@ -29,7 +29,8 @@ from profcompare.analysis import tile_detail as analysis
 from profcompare.comparison import tile_detail as compared
 from profcompare.comparison import Comparison
 from profcompare.model import Report
-from profcompare.render.json_out import SCHEMA_VERSION, frame_records, jsonable
+from profcompare.render.json_out import SCHEMA_VERSION
+from profcompare.render.json_values import frame_records, jsonable
 from profcompare.render.json_text import dumps_indented
 
 

@@ -19,7 +19,8 @@ from typing import Any
 
 from profcompare.comparison import Comparison
 from profcompare.model import Report
-from profcompare.render.json_out import SCHEMA_VERSION, frame_records
+from profcompare.render.json_out import SCHEMA_VERSION
+from profcompare.render.json_values import frame_records
 from profcompare.render.json_text import dumps_indented
 from profcompare.render.sections.vertices import ranked_rows, vertices_document
 
