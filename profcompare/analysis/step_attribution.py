@@ -323,13 +323,14 @@ def _report_steps(report: Report) -> pd.DataFrame:
             on_several = several[owners]
             for k, lane in zip(owners[on_several].tolist(), lanes_of[on_several].tolist()):
                 lane_sets[k] = lane_sets.get(k, frozenset()) | {lane}
-        compute = (trace["type"].astype(str) == "OnTileExecute").to_numpy()
+        type_codes, type_names = text_codes(trace["type"])
+        compute = (np.asarray(type_names, dtype=object) == "OnTileExecute")[type_codes]
         is_compute = (steps["type"] == "OnTileExecute").to_numpy() | (steps["phase"] == "compute").to_numpy()
         length = np.where(known, b - a, 0.0)
         covered = np.zeros(len(steps), dtype="float64")
         idx = np.flatnonzero(known & ~is_compute)
         covered[idx] = _covered(t_from[compute], t_to[compute], a[idx], b[idx])
-        if len(set(t_ipu.tolist())) > 1:
+        if len(t_ipu) and t_ipu.min() != t_ipu.max():
             # a compute step: compute on the IPUs it does not run on
             by_set: dict[frozenset[int], list[int]] = {}
             for k in np.flatnonzero(known & is_compute & several).tolist():
