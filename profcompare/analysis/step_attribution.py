@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.analysis.trace import choose_run, run_blocks
-from profcompare.model import Report, runtime_rows
+from profcompare.model import Report, runtime_rows, text_codes
 from profcompare.perf.memo import kept_copy
 
 #: Kinds a step is charged to when it moves no parameter's data (and the kinds of those that do).
@@ -92,27 +92,34 @@ def _group_names(program: pd.Series, trace: pd.DataFrame) -> np.ndarray:
     """The op group of each step: the trace's parent of its program, else its name up to the
     first ``/`` (the whole name when none). Worked out once per distinct program name."""
     codes, names = pd.factorize(program.astype(str).to_numpy(dtype=object))
-    parent_of: dict[str, str] = {}
+    parents = np.full(len(names), "", dtype=object)
     if len(trace):
-        for name, parent in zip(trace["program"].astype(str).to_numpy(dtype=object).tolist(),
-                                trace["parent"].astype(str).to_numpy(dtype=object).tolist()):
-            parent_of.setdefault(name, parent)
-    groups = np.asarray([parent_of.get(name) or str(name).split("/", 1)[0] for name in names.tolist()], dtype=object)
+        # the parent of each name's first block: the trace's names factorized once, no row loop
+        trace_codes, trace_names = pd.factorize(trace["program"].astype(str).to_numpy(dtype=object))
+        _, first_row = np.unique(trace_codes, return_index=True)
+        at = pd.Index(trace_names).get_indexer(names)
+        hit = at >= 0
+        parents[hit] = trace["parent"].astype(str).to_numpy(dtype=object)[first_row[at[hit]]]
+    groups = np.asarray([parent or str(name).split("/", 1)[0] for name, parent in zip(names.tolist(), parents.tolist())],
+                        dtype=object)
     return groups[codes] if len(codes) else np.zeros(0, dtype=object)
 
 
-def _call_spans(group: np.ndarray) -> list[tuple[int, int, str]]:
+def _call_spans(group: np.ndarray, codes: np.ndarray | None = None) -> list[tuple[int, int, str]]:
     """(first, last) row positions of each call instance: a run of a ``--call--X`` group's rows
-    (its copies in) up to the end of the next run of the same group (its copies out)."""
+    (its copies in) up to the end of the next run of the same group (its copies out). ``codes``:
+    the groups factorized, when the caller has them."""
     spans: list[tuple[int, int, str]] = []
     open_at: dict[str, int] = {}
     n = len(group)
-    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if n else np.zeros(0, dtype="int64")
+    if not n:
+        return spans
+    codes, names = pd.factorize(group) if codes is None else (codes, pd.unique(group))
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
     ends = np.r_[starts[1:], n] - 1
-    for lo, hi in zip(starts, ends):
+    call = np.asarray([str(name).startswith("--call--") for name in names], dtype=bool)[codes[starts]]
+    for lo, hi in zip(starts[call].tolist(), ends[call].tolist()):
         name = str(group[lo])
-        if not name.startswith("--call--"):
-            continue
         if name in open_at:
             spans.append((open_at.pop(name), int(hi), name))
         else:
@@ -135,6 +142,8 @@ class _Attributed:
     first_sorted: np.ndarray
     last_sorted: np.ndarray
     rank: np.ndarray
+    param_code: np.ndarray
+    role_code: np.ndarray
 
 
 def _attribution(variables: pd.DataFrame, remote_buffers: pd.DataFrame, *, parametered: bool = True) -> _Attributed:
@@ -158,24 +167,48 @@ def _attribution(variables: pd.DataFrame, remote_buffers: pd.DataFrame, *, param
     by_first, by_last = np.argsort(first, kind="stable"), np.argsort(last, kind="stable")
     return _Attributed(first, last, attributed["bytes"].to_numpy(dtype="int64"), parameter, role,
                        by_first, by_last, first[by_first], last[by_last],
-                       pd.Series(role, dtype=object).map(_RANK).fillna(len(_RANK)).to_numpy(dtype="int64"))
+                       pd.Series(role, dtype=object).map(_RANK).fillna(len(_RANK)).to_numpy(dtype="int64"),
+                       pd.factorize(parameter)[0], pd.factorize(role)[0])
 
 
 _RANK = {role: i for i, role in enumerate(ROLE_PRIORITY)}
 
 
-def _charge(attribution: _Attributed, ranges: tuple[tuple[int, int], tuple[int, int]]) -> tuple[str, str, int]:
-    """(parameter, role, bytes) of what a group writes (the variables whose liveness starts in
-    it: ``ranges[0]``, positions in first-step order), else reads (ends in it: ``ranges[1]``, in
-    last-step order); ("", "", 0) when none."""
-    nbytes, parameter, role = attribution.nbytes, attribution.parameter, attribution.role
-    for (lo, hi), order in zip(ranges, (attribution.by_first, attribution.by_last)):
-        hit = order[lo:hi]
-        if len(hit):
-            best = int(hit[np.lexsort((-nbytes[hit], attribution.rank[hit]))[0]])
-            same = hit[(parameter[hit] == parameter[best]) & (role[hit] == role[best])]
-            return str(parameter[best]), str(role[best]), int(nbytes[same].sum())
-    return "", "", 0
+def _charge_all(attribution: _Attributed, first_step: np.ndarray, last_step: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per range [first_step, last_step] of steps: (parameter, role, bytes) of what it writes (the
+    variables whose liveness starts in it), else reads (ends in it); ("", "", 0) when none. Among
+    them the first by role priority, then bytes (largest first), then liveness order; its bytes
+    are those of every variable there of the same (parameter, role). All ranges at once."""
+    n = len(first_step)
+    parameter = np.full(n, "", dtype=object)
+    role = np.full(n, "", dtype=object)
+    nbytes = np.zeros(n, dtype="int64")
+    todo = np.ones(n, dtype=bool)
+    keys = (attribution.param_code, attribution.role_code, attribution.nbytes, attribution.rank)
+    for order, sorted_steps in ((attribution.by_first, attribution.first_sorted),
+                                (attribution.by_last, attribution.last_sorted)):
+        lo = np.searchsorted(sorted_steps, first_step, side="left")
+        hi = np.searchsorted(sorted_steps, last_step, side="right")
+        count = np.where(todo, np.maximum(hi - lo, 0), 0)
+        ranges = np.flatnonzero(count)
+        if not len(ranges):
+            continue
+        # every (range, variable) pair: positions into ``order``, the range of each
+        counts = count[ranges]
+        segment = np.repeat(np.arange(len(ranges)), counts)
+        seg_start = np.r_[0, np.cumsum(counts)[:-1]]
+        position = lo[ranges][segment] + (np.arange(len(segment)) - seg_start[segment])
+        hit = order[position]
+        code, role_code, size, rank = (k[hit] for k in keys)
+        pick = np.lexsort((position, -size, rank, segment))
+        best = pick[seg_start]
+        same = (code == code[best][segment]) & (role_code == role_code[best][segment])
+        sums = np.add.reduceat(np.where(same, size, 0), seg_start)
+        parameter[ranges] = attribution.parameter[hit[best]]
+        role[ranges] = attribution.role[hit[best]]
+        nbytes[ranges] = sums
+        todo[ranges] = False
+    return parameter, role, nbytes
 
 
 def bytes_source(report: Report) -> str:
@@ -188,14 +221,32 @@ def bytes_source(report: Report) -> str:
     return BYTES_RECORDED if bool(execution["bytes_moved"][device].notna().any()) else BYTES_FROM_VARIABLES
 
 
-def _recorded_bytes(device: pd.DataFrame, steps: pd.Index, runs: int) -> np.ndarray:
-    """Bytes each step records per run (the mean over runs), NaN where none of its rows records any."""
-    if "bytes_moved" not in device.columns:
-        return np.full(len(steps), np.nan)
-    moved = device["bytes_moved"].astype("Float64")
-    per_step = moved.groupby(device["step"].to_numpy(), sort=True).sum(min_count=1)
-    out: np.ndarray = (per_step.reindex(steps) / runs).to_numpy(dtype="float64", na_value=np.nan)
+def _recorded_bytes(execution: pd.DataFrame, rows: np.ndarray, step_of: np.ndarray, n: int, runs: int) -> np.ndarray:
+    """Bytes each of the ``n`` steps records per run (the mean over runs), NaN where none of its
+    rows records any; ``rows`` are the device rows' positions, ``step_of`` their step codes."""
+    if "bytes_moved" not in execution.columns:
+        return np.full(n, np.nan)
+    moved = execution["bytes_moved"].to_numpy(dtype="float64", na_value=np.nan)[rows]
+    known = ~np.isnan(moved)
+    total = np.bincount(step_of[known], weights=moved[known], minlength=n)
+    out: np.ndarray = np.where(np.bincount(step_of[known], minlength=n) > 0, total / runs, np.nan)
     return out
+
+
+def _top_phase(phase: pd.Series, rows: np.ndarray, step_of: np.ndarray, cycles: np.ndarray, n: int) -> np.ndarray:
+    """The phase of most of each step's cycles (of equals, the first in the column's order: a
+    categorical's categories, else sorted), from the device ``rows`` with step codes ``step_of``."""
+    codes, names = text_codes(phase)
+    order = (np.arange(len(names)) if isinstance(phase.dtype, pd.CategoricalDtype)
+             else np.argsort(np.argsort(np.asarray(names, dtype=object), kind="stable"), kind="stable"))
+    by_order = np.empty(len(names), dtype=object)
+    by_order[order] = names
+    width = len(names)
+    key = step_of * width + order[codes[rows]]
+    sums = np.bincount(key, weights=cycles, minlength=n * width).reshape(n, width)
+    sums[np.bincount(key, minlength=n * width).reshape(n, width) == 0] = -np.inf
+    top: np.ndarray = by_order[np.argmax(sums, axis=1)]
+    return top
 
 
 def report_steps(report: Report) -> pd.DataFrame:
@@ -213,25 +264,28 @@ def report_steps(report: Report) -> pd.DataFrame:
 def _report_steps(report: Report) -> pd.DataFrame:
     """:func:`report_steps`, computed."""
     execution = report.execution
-    device = execution[~runtime_rows(execution["phase"])] if len(execution) else execution
-    if not len(device):
+    keep = ~runtime_rows(execution["phase"]) if len(execution) else np.zeros(0, dtype=bool)
+    if not keep.any():
         return pd.DataFrame({c: pd.Series(dtype=object) for c in _STEP_COLUMNS})
-    runs = max(int(device["run"].nunique()), 1)
-    cycles_by_phase = device.groupby(["step", "phase"], observed=True, sort=True)["cycles"].sum().reset_index()
-    top_phase = cycles_by_phase.sort_values(["step", "cycles"], ascending=[True, False], kind="stable") \
-        .drop_duplicates("step").set_index("step")["phase"].astype(str)
-    first = device.drop_duplicates("step").set_index("step").sort_index()
+    # the device rows by position (no copy of the table), each row's step as a code
+    rows = np.flatnonzero(keep)
+    step_no, first_row, step_of = np.unique(execution["step"].to_numpy(dtype="int64")[rows],
+                                            return_index=True, return_inverse=True)
+    n = len(step_no)
+    runs = max(len(np.unique(execution["run"].to_numpy()[rows])), 1)
+    row_cycles = execution["cycles"].to_numpy(dtype="float64")[rows]
+    first = rows[first_row]
     steps = pd.DataFrame({
-        "step": first.index.to_numpy(dtype="int64"),
-        "program": first["program"].astype(str).to_numpy(dtype=object),
-        "type": first["type"].astype(str).to_numpy(dtype=object),
-        "phase": top_phase.reindex(first.index).to_numpy(dtype=object),
-        "cycles": (device.groupby("step", sort=True)["cycles"].sum() / runs).reindex(first.index)
-        .to_numpy(dtype="float64"),
+        "step": step_no.astype("int64"),
+        "program": execution["program"].iloc[first].astype(str).to_numpy(dtype=object),
+        "type": execution["type"].iloc[first].astype(str).to_numpy(dtype=object),
+        "phase": _top_phase(execution["phase"], rows, step_of, row_cycles, n),
+        "cycles": np.bincount(step_of, weights=row_cycles, minlength=n) / runs,
     })
+    device = execution[["run", "step", "cycles_from", "cycles_to"]].iloc[rows]
+    recorded = _recorded_bytes(execution, rows, step_of, n, runs)
     trace = shown_blocks(report)
     steps["group"] = _group_names(steps["program"], trace)
-    recorded = _recorded_bytes(device, first.index, runs)
 
     # the trace run's intervals of each step, the IPUs its blocks are on, and the overlap
     ipu = np.zeros(len(steps), dtype="int64")
@@ -269,13 +323,14 @@ def _report_steps(report: Report) -> pd.DataFrame:
             on_several = several[owners]
             for k, lane in zip(owners[on_several].tolist(), lanes_of[on_several].tolist()):
                 lane_sets[k] = lane_sets.get(k, frozenset()) | {lane}
-        compute = (trace["type"].astype(str) == "OnTileExecute").to_numpy()
+        type_codes, type_names = text_codes(trace["type"])
+        compute = (np.asarray(type_names, dtype=object) == "OnTileExecute")[type_codes]
         is_compute = (steps["type"] == "OnTileExecute").to_numpy() | (steps["phase"] == "compute").to_numpy()
         length = np.where(known, b - a, 0.0)
         covered = np.zeros(len(steps), dtype="float64")
         idx = np.flatnonzero(known & ~is_compute)
         covered[idx] = _covered(t_from[compute], t_to[compute], a[idx], b[idx])
-        if len(set(t_ipu.tolist())) > 1:
+        if len(t_ipu) and t_ipu.min() != t_ipu.max():
             # a compute step: compute on the IPUs it does not run on
             by_set: dict[frozenset[int], list[int]] = {}
             for k in np.flatnonzero(known & is_compute & several).tolist():
@@ -306,40 +361,48 @@ def _charge_groups(steps: pd.DataFrame, report: Report, recorded: np.ndarray | N
     n = len(steps)
     group = steps["group"].to_numpy(dtype=object)
     step_no = steps["step"].to_numpy(dtype="int64")
-    types = steps["type"].to_numpy(dtype=object)
-    phases = steps["phase"].to_numpy(dtype=object)
+    # names as codes, each distinct name tested once (no string comparison per step)
+    codes, names = pd.factorize(group)
+    type_codes, type_names = pd.factorize(steps["type"].to_numpy(dtype=object))
+    phase_codes, phase_names = pd.factorize(steps["phase"].to_numpy(dtype=object))
+    type_names, phase_names = np.asarray(type_names, dtype=object), np.asarray(phase_names, dtype=object)
     cycles = steps["cycles"].to_numpy(dtype="float64")
     parameter = np.full(n, "", dtype=object)
     role = np.full(n, "", dtype=object)
     moved = np.zeros(n, dtype="float64")
     attribution = _attribution(report.variables, report.remote_buffers)
-    # a transfer of no parameter's data (a host input, an activation stored off chip): its bytes
-    every = _attribution(report.variables, report.remote_buffers, parametered=False)
     # update calls: every step inside the copies in/out of an optimizer graph's call
     update_span = np.full(n, -1, dtype="int64")
-    call_spans = [s for s in _call_spans(group) if UPDATE_PATTERN.search(s[2])]
+    call_spans = [s for s in _call_spans(group, codes) if UPDATE_PATTERN.search(s[2])]
     for number, (lo, hi, _) in enumerate(call_spans):
         update_span[lo:hi + 1] = number
-    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if n else np.zeros(0, dtype="int64")
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if n else np.zeros(0, dtype="int64")
     ends = np.r_[starts[1:], n]
     if not n:
         steps["kind"], steps["parameter"], steps["role"], steps["bytes_moved"] = [], [], [], []
         return
-    codes, names = pd.factorize(pd.Series(group, dtype=object))
     update_name = np.asarray([bool(UPDATE_PATTERN.search(str(name))) for name in names], dtype=bool)
 
     def any_in_group(mask: np.ndarray) -> np.ndarray:
         return np.logical_or.reduceat(mask, starts)
 
+    def is_type(name: str) -> np.ndarray:
+        hit: np.ndarray = (type_names == name)[type_codes]
+        return hit
+
+    def in_phase(name: str) -> np.ndarray:
+        hit: np.ndarray = (phase_names == name)[phase_codes]
+        return hit
+
     group_kind = np.select(
-        [any_in_group(types == "RemoteLoad"), any_in_group(types == "RemoteStore"),
-         any_in_group(phases == "collective"), any_in_group(phases == "host_io"),
-         any_in_group(phases == "streaming_memory"), update_name[codes[starts]] | (update_span[starts] >= 0)],
+        [any_in_group(is_type("RemoteLoad")), any_in_group(is_type("RemoteStore")),
+         any_in_group(in_phase("collective")), any_in_group(in_phase("host_io")),
+         any_in_group(in_phase("streaming_memory")), update_name[codes[starts]] | (update_span[starts] >= 0)],
         ["remote load", "remote store", "collective", "host transfer", "remote transfer", "update"], "")
     group_of = np.repeat(np.arange(len(starts)), ends - starts)
-    own = pd.Series(phases, dtype=object).map(_PHASE_KIND).fillna("compute").to_numpy(dtype=object)
-    kind = np.where(group_kind[group_of] != "", group_kind[group_of], own).astype(object)
-    data_step = np.isin(types, list(DATA_STEP_TYPES))
+    own = np.asarray([_PHASE_KIND.get(str(p), "compute") for p in phase_names], dtype=object)[phase_codes]
+    kind = np.where((group_kind != "")[group_of], group_kind.astype(object)[group_of], own)
+    data_step = np.isin(type_names, list(DATA_STEP_TYPES))[type_codes]
     charged = np.flatnonzero(group_kind != "")
     # the steps each charged group spans (an update inside a call: the call's), and the
     # variables whose liveness starts / ends there, found for every group at once
@@ -349,38 +412,43 @@ def _charge_groups(steps: pd.DataFrame, report: Report, recorded: np.ndarray | N
     call_last = np.asarray([step_no[c[1]] for c in call_spans] or [0], dtype="int64")
     first_step = np.where(in_call, call_first[np.maximum(span_of, 0)], step_no[starts[charged]])
     last_step = np.where(in_call, call_last[np.maximum(span_of, 0)], step_no[ends[charged] - 1])
-    written = (np.searchsorted(attribution.first_sorted, first_step, side="left"),
-               np.searchsorted(attribution.first_sorted, last_step, side="right"))
-    read = (np.searchsorted(attribution.last_sorted, first_step, side="left"),
-            np.searchsorted(attribution.last_sorted, last_step, side="right"))
-
-    def ranges(of: _Attributed, number: int) -> tuple[tuple[int, int], tuple[int, int]]:
-        if of is attribution:
-            return ((int(written[0][number]), int(written[1][number])), (int(read[0][number]), int(read[1][number])))
-        start, end = int(first_step[number]), int(last_step[number])
-        return ((int(np.searchsorted(of.first_sorted, start, side="left")),
-                 int(np.searchsorted(of.first_sorted, end, side="right"))),
-                (int(np.searchsorted(of.last_sorted, start, side="left")),
-                 int(np.searchsorted(of.last_sorted, end, side="right"))))
-
-    # per group: whether a step records its bytes (whole-column work, not a test per group)
+    who_parameter, who_role, who_bytes = _charge_all(attribution, first_step, last_step)
+    group_of_charged = np.full(len(starts), -1, dtype="int64")
+    group_of_charged[charged] = np.arange(len(charged))
+    number_of = group_of_charged[group_of]
+    in_charged = number_of >= 0
+    parameter[in_charged] = who_parameter[number_of[in_charged]]
+    role[in_charged] = who_role[number_of[in_charged]]
+    # bytes moved: a moving group's recorded bytes where a step records them, else the bytes of
+    # what it moves (of no parameter: any variable's) spread over its data steps (else over its
+    # longest step)
     recorded_in = (np.logical_or.reduceat(~np.isnan(recorded), starts) if recorded is not None
                    else np.zeros(len(starts), dtype=bool))
-    recorded_bytes = np.nan_to_num(recorded, nan=0.0) if recorded is not None else moved
-    for number, g in enumerate(charged.tolist()):
-        lo, hi = int(starts[g]), int(ends[g])
-        who = _charge(attribution, ranges(attribution, number))
-        parameter[lo:hi], role[lo:hi] = who[0], who[1]
-        if group_kind[g] in MOVING_KINDS and recorded_in[g]:
-            moved[lo:hi] = recorded_bytes[lo:hi]
-            continue
-        if group_kind[g] in MOVING_KINDS and not who[2]:
-            who = ("", "", _charge(every, ranges(every, number))[2])
-        if group_kind[g] in MOVING_KINDS and who[2]:
-            data = lo + np.flatnonzero(data_step[lo:hi])
-            if not len(data):
-                data = np.asarray([lo + int(np.argmax(cycles[lo:hi]))])
-            moved[data] = who[2] / len(data)
+    moving = np.isin(group_kind[charged], list(MOVING_KINDS))
+    take_recorded = moving & recorded_in[charged]
+    if recorded is not None:
+        from_record = np.isin(number_of, np.flatnonzero(take_recorded))
+        moved[from_record] = np.nan_to_num(recorded, nan=0.0)[from_record]
+    spread = moving & ~take_recorded
+    fallback = np.flatnonzero(spread & (who_bytes == 0))
+    if len(fallback):
+        # a transfer of no parameter's data (a host input, an activation stored off chip): its bytes
+        every = _attribution(report.variables, report.remote_buffers, parametered=False)
+        who_bytes[fallback] = _charge_all(every, first_step[fallback], last_step[fallback])[2]
+    spread &= who_bytes != 0
+    if spread.any():
+        data_count = np.add.reduceat(data_step.astype("int64"), starts)[charged]
+        spread_step = spread[np.maximum(number_of, 0)] & in_charged
+        with_data = spread_step & data_step & (data_count[np.maximum(number_of, 0)] > 0)
+        moved[with_data] = who_bytes[number_of[with_data]] / data_count[number_of[with_data]]
+        # a group with no data step: its longest step (the first of equals)
+        no_data = np.flatnonzero(spread & (data_count == 0))
+        if len(no_data):
+            rows = np.flatnonzero(np.isin(number_of, no_data))
+            pick = np.lexsort((rows, -cycles[rows], number_of[rows]))
+            firsts = pick[np.r_[True, np.diff(number_of[rows][pick]) != 0]]
+            longest = rows[firsts]
+            moved[longest] = who_bytes[number_of[longest]] / 1.0
     steps["kind"], steps["parameter"], steps["role"], steps["bytes_moved"] = kind, parameter, role, moved
 
 
