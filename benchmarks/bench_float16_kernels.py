@@ -16,7 +16,9 @@ wall and CPU milliseconds of ``--repeat`` calls (one unmeasured call first):
 * ``add``, ``matmul (scores @ v)``: numpy's float16 add, and the float16 matmul as the
   executor runs it (operands converted to float32, the product rounded to float16);
 * each of them again ``by replica`` (:func:`profcompare.emulator.popxl.replica_threads.by_replica`,
-  with the threads ``PROFCOMPARE_SIM_THREADS`` or the cores give).
+  with the threads ``PROFCOMPARE_SIM_THREADS`` asks for: run with ``PROFCOMPARE_SIM_THREADS=2``
+  to see them; 1 by default). The executor does not split matmuls (numpy's BLAS has threads of
+  its own); the line shows what splitting them would do.
 
 CPU milliseconds count every thread of the process, so the threaded lines show what the
 threads cost beside what they save in wall time. No figure is asserted.
