@@ -170,7 +170,8 @@ def softmax_half(x: np.ndarray, axis: int) -> np.ndarray:
     xf -= top
     e = xf.astype(np.float16)
     np.exp(e, out=e)
-    ef = e.astype(np.float32)
+    ef = xf  # reused: each large array is a fresh mapping of pages the kernel zeroes
+    ef[...] = e
     total = ef.sum(axis=axis, keepdims=True).astype(np.float16).astype(np.float32)
     ef /= total
     return ef.astype(np.float16)
