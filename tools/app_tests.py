@@ -17,8 +17,9 @@ program's ``PATH``, as activating it does).
 The Python running this script runs the tests: it needs what they import (the applications'
 requirements, torch and transformers for the numerics they compare with). Each row counts
 pytest's own results (its JUnit XML): passed, failed on an API the simulator refuses (the one
-line naming it), failed otherwise (the first reason), skipped, and the run's seconds. A file
-stopped by the timeout, or that pytest could not report on, counts as one failure.
+line naming it), failed otherwise (the first reason), skipped, the run's wall seconds and its
+CPU seconds (every process of the run, the programs the tests start included). A file stopped
+by the timeout, or that pytest could not report on, counts as one failure.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from pathlib import Path
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from llm_programs import _wait, markdown_cell, run_name  # noqa: E402 - the sibling tool's timeout handling, cells, run names
+from llm_programs import _MEASURE, _wait, markdown_cell, run_name  # noqa: E402 - the sibling tool's timeout handling and CPU measure, cells, run names
 
 #: the one-line refusals of an API outside the simulated subset (profcompare.emulator.popxl.errors
 #: ``not_implemented_message``; popxl_addons ``_compat.not_supported``); group 1 names the API
@@ -66,7 +67,8 @@ class TestFile:
 @dataclass(frozen=True)
 class FileOutcome:
     """The results of one test file: counts, the APIs refused (with how many tests each
-    stopped), the first other failure's reason, and the run's wall seconds."""
+    stopped), the first other failure's reason, the run's wall seconds and the CPU seconds of
+    its processes (the test run and the programs it started; NaN when not measured)."""
 
     test_file: TestFile
     passed: int
@@ -75,6 +77,7 @@ class FileOutcome:
     other: int = 0
     other_reason: str = ""
     seconds: float = 0.0
+    cpu_seconds: float = float("nan")
 
     @property
     def failed_unsupported(self) -> int:
@@ -128,7 +131,7 @@ def _first_reason(message: str, text: str) -> str:
     return " ".join(reason.split())[:160]
 
 
-def read_junit(xml_path: Path, test_file: TestFile, seconds: float) -> FileOutcome:
+def read_junit(xml_path: Path, test_file: TestFile, seconds: float, cpu_seconds: float = float("nan")) -> FileOutcome:
     """Count the results of pytest's JUnit XML file for ``test_file``."""
     root = ET.parse(xml_path).getroot()
     passed = skipped = other = 0
@@ -150,44 +153,52 @@ def read_junit(xml_path: Path, test_file: TestFile, seconds: float) -> FileOutco
             skipped += 1
         else:
             passed += 1
-    return FileOutcome(test_file, passed, skipped, dict(unsupported), other, reason, seconds)
+    return FileOutcome(test_file, passed, skipped, dict(unsupported), other, reason, seconds, cpu_seconds)
 
 
 def execute(test_file: TestFile, out: Path, timeout: float) -> FileOutcome:
     """Run one test file under ``profcompare profile -m pytest`` and count its results."""
     xml_path = out / f"{test_file.name}.junit.xml"
     xml_path.unlink(missing_ok=True)
-    command = [sys.executable, "-m", "profcompare", "profile", "-q", "--backend", "sim", "--out", str(out),
+    cpu_file = out / f"{test_file.name}.cpu"
+    cpu_file.unlink(missing_ok=True)
+    # run through the sibling tool's measure, which writes the CPU seconds of the run's processes
+    command = [sys.executable, "-c", _MEASURE, str(cpu_file), sys.executable, "-m", "profcompare", "profile", "-q", "--backend", "sim", "--out", str(out),
                "--name", test_file.name, "--force", "-m", "pytest", "-p", "no:cacheprovider",
                *pytest_path_options(test_file.cwd), f"--junitxml={xml_path}", test_file.path]
     start = time.perf_counter()
-    # a session of its own, so a timeout or Ctrl-C stops the whole run (llm_programs._wait); no
-    # peak-RSS wrapper here, so its figures come back as NaN and are not shown
+    # a session of its own, so a timeout or Ctrl-C stops the whole run (llm_programs._wait); its
+    # peak RSS is not shown
     proc = subprocess.Popen(command, cwd=test_file.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-    code, _rss, _cpu, timed_out = _wait(proc, timeout)
+    code, _rss, cpu, timed_out = _wait(proc, timeout, cpu_file)
     seconds = time.perf_counter() - start
     if timed_out:
-        return FileOutcome(test_file, 0, 0, {}, 1, f"stopped after the {timeout:.0f} s timeout", seconds)
+        return FileOutcome(test_file, 0, 0, {}, 1, f"stopped after the {timeout:.0f} s timeout", seconds, cpu)
     if not xml_path.is_file():
-        return FileOutcome(test_file, 0, 0, {}, 1, f"pytest wrote no results (profile exit {code})", seconds)
-    return read_junit(xml_path, test_file, seconds)
+        return FileOutcome(test_file, 0, 0, {}, 1, f"pytest wrote no results (profile exit {code})", seconds, cpu)
+    return read_junit(xml_path, test_file, seconds, cpu)
 
 
 def table(outcomes: Sequence[FileOutcome]) -> str:
     """A Markdown table, one row per test file, and a total row."""
-    lines = ["| app | test file | passed | failed-unsupported | failed-other | skipped | s |",
-             "|---|---|---:|---|---:|---:|---:|"]
+    lines = ["| app | test file | passed | failed-unsupported | failed-other | skipped | s | CPU s |",
+             "|---|---|---:|---|---:|---:|---:|---:|"]
     for o in outcomes:
         refused = ", ".join(f"{api} ({n})" if n > 1 else api for api, n in sorted(o.unsupported.items()))
         unsupported = f"{o.failed_unsupported}: {refused}" if refused else "0"
         other = f"{o.other}: {o.other_reason}" if o.other else "0"
         lines.append(f"| {o.test_file.app} | {markdown_cell(o.test_file.path)} | {o.passed} | {markdown_cell(unsupported)} | "
-                     f"{markdown_cell(other)} | {o.skipped} | {o.seconds:.0f} |")
+                     f"{markdown_cell(other)} | {o.skipped} | {o.seconds:.0f} | {_cpu_cell(o.cpu_seconds)} |")
     lines.append(f"| **total** | {len(outcomes)} files | {sum(o.passed for o in outcomes)} | "
                  f"{sum(o.failed_unsupported for o in outcomes)} | {sum(o.other for o in outcomes)} | "
-                 f"{sum(o.skipped for o in outcomes)} | {sum(o.seconds for o in outcomes):.0f} |")
+                 f"{sum(o.skipped for o in outcomes)} | {sum(o.seconds for o in outcomes):.0f} | "
+                 f"{_cpu_cell(sum(o.cpu_seconds for o in outcomes))} |")
     return "\n".join(lines)
+
+
+def _cpu_cell(seconds: float) -> str:
+    return "-" if seconds != seconds else f"{seconds:.0f}"  # NaN: not measured
 
 
 def main(argv: Sequence[str] | None = None) -> int:

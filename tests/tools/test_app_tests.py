@@ -161,3 +161,5 @@ def test_table_counts_each_kind_of_result(tool, apps: Path, tmp_path: Path,
     assert by_file["tests/unit/test_unsupported.py"][2:6] == [
         "0", "1: popxl.ops.not_an_op_of_the_subset", "0", "1"]
     assert rows[-1][:6] == ["| **total**", "3 files", "2", "1", "1", "1"]
+    # wall and CPU seconds of each run (the run's processes did work: more than nothing)
+    assert all(float(row[6]) >= 0 and float(row[7].rstrip(" |")) > 0 for row in rows)

@@ -26,6 +26,7 @@ import numpy as np
 from . import float16_math as f16
 from .graph import Graph, Op
 from .ops.core import GELU_A, GELU_B
+from .replica_threads import by_replica
 from .tensor import Constant, Tensor, Variable
 
 if TYPE_CHECKING:
@@ -261,16 +262,16 @@ def _binary(ufunc: Any) -> Callable[[Op, CompiledGraph, Executor], Kernel]:
                 return np.trunc(np.true_divide(x, y)).astype(npdt)
         if va is None and vb is None:
             def run(env: list) -> None:
-                env[o] = f(env[a], env[b])
+                env[o] = by_replica(f, env[a], env[b])
         elif va is None:
             def run(env: list) -> None:
-                env[o] = f(env[a], env[b].reshape(vb))
+                env[o] = by_replica(f, env[a], env[b].reshape(vb))
         elif vb is None:
             def run(env: list) -> None:
-                env[o] = f(env[a].reshape(va), env[b])
+                env[o] = by_replica(f, env[a].reshape(va), env[b])
         else:
             def run(env: list) -> None:
-                env[o] = f(env[a].reshape(va), env[b].reshape(vb))
+                env[o] = by_replica(f, env[a].reshape(va), env[b].reshape(vb))
         return run
     return factory
 
@@ -295,12 +296,18 @@ def _add_inplace(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     return run
 
 
-def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[Op, CompiledGraph, Executor], Kernel]:
+def _unary(fn: Callable[[np.ndarray], np.ndarray], rows: bool = False) -> Callable[[Op, CompiledGraph, Executor], Kernel]:
+    """The kernel factory of a unary op computing ``fn`` of its input. With ``rows``, ``fn``
+    computes each replica's rows from that replica's alone and returns a new array, so large
+    inputs are computed in parts on several threads (:func:`replica_threads.by_replica`)."""
     def factory(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
         i, o = cg.slot[op.inputs[0]], cg.slot[op.outputs[0]]
-
-        def run(env: list) -> None:
-            env[o] = fn(env[i])
+        if rows:
+            def run(env: list) -> None:
+                env[o] = by_replica(fn, env[i])
+        else:
+            def run(env: list) -> None:
+                env[o] = fn(env[i])
         return run
     return factory
 
@@ -342,8 +349,8 @@ def gelu_tanh_grad(x: np.ndarray) -> np.ndarray:
     return dt(0.5) * (dt(1.0) + th) + dt(0.5) * x * sech2 * du
 
 
-_kernel("Neg")(_unary(np.negative))
-_kernel("Gelu")(_unary(gelu_tanh))
+_kernel("Neg")(_unary(np.negative, rows=True))
+_kernel("Gelu")(_unary(gelu_tanh, rows=True))
 
 
 _kernel("GeluInplace")(_inplace_unary(gelu_tanh))
@@ -354,10 +361,13 @@ def _gelu_grad(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     g, x = (cg.slot[t] for t in op.inputs)
     o = cg.slot[op.outputs[0]]
 
+    def grad(gv: np.ndarray, xv: np.ndarray) -> np.ndarray:
+        d = gelu_tanh_grad(xv)
+        d *= gv
+        return d
+
     def run(env: list) -> None:
-        d = gelu_tanh_grad(env[x])
-        d *= env[g]
-        env[o] = d
+        env[o] = by_replica(grad, env[g], env[x])
     return run
 
 
@@ -393,7 +403,7 @@ def _detach(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
 @_kernel("Cast")
 def _cast(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     npdt = op.attrs["dtype"].as_numpy()
-    return _unary(lambda x: x.astype(npdt))(op, cg, ex)
+    return _unary(lambda x: x.astype(npdt), rows=True)(op, cg, ex)
 
 
 @_kernel("MatMul")
@@ -421,15 +431,17 @@ def _matmul(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     # partials are float32 (popxl default): half inputs are multiplied in float32
     calc = np.float32 if in_np == np.float16 else None
 
-    def run(env: list) -> None:
-        x = env[a_s] if va is None else env[a_s].reshape(va)
-        y = env[b_s] if vb is None else env[b_s].reshape(vb)
+    def product(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         if calc is not None:
             x = x.astype(calc)
             y = y.astype(calc)
         z = np.matmul(x, y)
-        if z.dtype != out_np:
-            z = z.astype(out_np)
+        return z if z.dtype == out_np else z.astype(out_np)
+
+    def run(env: list) -> None:
+        x = env[a_s] if va is None else env[a_s].reshape(va)
+        y = env[b_s] if vb is None else env[b_s].reshape(vb)
+        z = product(x, y)  # numpy's BLAS runs threads of its own
         env[o] = z if z.shape == vo else z.reshape(vo)
     return run
 
@@ -439,18 +451,17 @@ def _softmax(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     ax = op.attrs["axis"] + 1
 
     def softmax(x: np.ndarray) -> np.ndarray:
-        e = x - x.max(axis=ax, keepdims=True)
-        np.exp(e, out=e)
-        e /= e.sum(axis=ax, keepdims=True)
-        return e
-    return _unary(softmax)(op, cg, ex)
+        # float16: the same steps with one conversion to float32, not one per step (bit for bit)
+        return f16.softmax_half(x, ax)
+    return _unary(softmax, rows=True)(op, cg, ex)
 
 
 @_kernel("ReduceSum")
 def _reduce_sum(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     axes = tuple(a + 1 for a in op.attrs["axes"])
     keep = op.attrs["keepdims"]
-    return _unary(lambda x: x.sum(axis=axes, keepdims=keep))(op, cg, ex)
+    # the replica axis is never summed: each replica's sum is its own rows'
+    return _unary(lambda x: x.sum(axis=axes, keepdims=keep), rows=True)(op, cg, ex)
 
 
 @_kernel("Expand")

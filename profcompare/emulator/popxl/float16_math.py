@@ -147,6 +147,44 @@ def round_to_half(values: np.ndarray) -> np.ndarray:
     return out
 
 
+def softmax_half(x: np.ndarray, axis: int) -> np.ndarray:
+    """The softmax of float16 ``x`` along ``axis`` as numpy's float16 operations compute it,
+    bit for bit: ``e = x - x.max(axis, keepdims=True); np.exp(e, out=e); e /= e.sum(axis,
+    keepdims=True)``, each step rounded to float16.
+
+    numpy converts every float16 element to float32 and back once per operation (about 8 ns an
+    element each time); here ``x`` is converted once and the steps run in float32, rounding to
+    float16 where numpy's result is float16: the maximum is exact in float32 (it picks one of the
+    values); ``x - max`` and ``e / sum`` are one float32 operation rounded once, as numpy's
+    float16 ``-`` and ``/`` compute them; the exponential is numpy's float16 ``exp`` itself; the
+    sum along the last, contiguous axis is numpy's pairwise float32 summation in both, which
+    numpy's float16 sum rounds once. Any other case (another axis, a NaN maximum, whose payload
+    depends on which NaN numpy's reduction meets first) is computed as numpy's operations."""
+    last = axis in (-1, x.ndim - 1)
+    if x.dtype != np.float16 or not last or not x.flags.c_contiguous or x.size == 0:
+        return _softmax_reference(x, axis)
+    xf = x.astype(np.float32)
+    top = xf.max(axis=axis, keepdims=True)
+    if np.isnan(top).any():
+        return _softmax_reference(x, axis)
+    xf -= top
+    e = xf.astype(np.float16)
+    np.exp(e, out=e)
+    ef = xf  # reused: each large array is a fresh mapping of pages the kernel zeroes
+    ef[...] = e
+    total = ef.sum(axis=axis, keepdims=True).astype(np.float16).astype(np.float32)
+    ef /= total
+    return ef.astype(np.float16)
+
+
+def _softmax_reference(x: np.ndarray, axis: int) -> np.ndarray:
+    """The softmax as numpy's operations in ``x``'s own type (:func:`softmax_half`'s definition)."""
+    e = x - x.max(axis=axis, keepdims=True)
+    np.exp(e, out=e)
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
+
+
 def cast(values: np.ndarray, dtype: np.dtype | type) -> np.ndarray:
     """``values.astype(dtype)`` (a new array), through the fast conversions between float16 and
     float32."""
@@ -158,4 +196,4 @@ def cast(values: np.ndarray, dtype: np.dtype | type) -> np.ndarray:
     return values.astype(dtype)
 
 
-__all__ = ["cast", "round_to_half", "to_float32", "to_half"]
+__all__ = ["cast", "round_to_half", "softmax_half", "to_float32", "to_half"]
