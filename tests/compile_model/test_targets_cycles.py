@@ -178,8 +178,11 @@ def test_host_copy_begin_and_end_are_measured_mid_is_bytes_over_shared_host_link
         assert host_io("load_x/End") == MK2.stream_copy_end_cycles == 9870
         sharing = min(replicas, MK2.ipus_per_gateway)
         assert host_io("load_x/Mid") == 1109 + math.ceil(1e6 * sharing / MK2.host_bytes_per_s * MK2.clock_hz) == 1109 + mid
-        # the run opens with two control copies, the second waiting 464,832 cycles for the host
-        assert c.opening == (0, 2 * 1518 + 464_832)
+        # the run opens with two control copies, the second waiting 464,832 cycles for the host,
+        # then the program Switch's control broadcast on one IPU: an internal sync (94) and the
+        # exchange of its 4 bytes to every tile (4 / 4 + 117 = 118)
+        assert c.opening == (0, 2 * 1518 + 464_832 + 94 + 118,
+                             (("host_io", 2 * 1518 + 464_832), ("sync", 94), ("exchange", 118)))
         assert c.phase_cycles["host_io"] == 9421 + 1109 + mid + 9870 + 2 * 1518 + 464_832
 
 
