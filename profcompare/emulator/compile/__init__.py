@@ -151,9 +151,9 @@ class CompiledProgram:
 
 
 def program_steps(program: LoweredProgram, costs: CostModel) -> ProgramSteps:
-    """``program``'s steps with the matmul choices the cost model makes: which matmuls reduce
-    over split contractions, and which input-gradient matmuls take the weights' copy path."""
-    splits = {op.id: costs.matmul_plan(op).contraction_splits > 1 for op in program.ops.values()
+    """``program``'s steps with the matmul choices the cost model makes: in how many compute sets
+    each matmul reduces its partials, and which input-gradient matmuls take the weights' copy path."""
+    splits = {op.id: costs.reduce_compute_sets(op) for op in program.ops.values()
               if op.type.startswith("MatMul") and op.inputs and op.outputs}
     copy_path = frozenset(op.id for op in program.ops.values() if costs.weights_by_copy(op))
     return lower_to_steps(program, splits, copy_path)

@@ -159,6 +159,14 @@ class CostModel:
         self._plans[op.id] = plan
         return plan
 
+    def reduce_compute_sets(self, op: OpInfo) -> int:
+        """Compute sets the matmul ``op`` reduces its partials in: poplin's stages
+        (conv_reduce.py) when its partition splits the input channels, one when only the
+        model's plan splits the contraction, none otherwise."""
+        if self.matmul_plan(op).contraction_splits <= 1:
+            return 0
+        return max(1, len(reduce_stage_cycles(self.amp_partition(op), self.device)))
+
     def amp_partition(self, op: OpInfo) -> AmpPartition:
         """The Convolve's partition over the IPU's tiles (amp.py): the matmul as PopLibs' 1x1
         convolution, output channels the LHS rows, input channels the contraction, field the
@@ -396,8 +404,11 @@ class CostModel:
                 add("compute", part.convolve_cycles)
             elif part.in_splits > 1:
                 # the partition's partials reduced in poplin's stages, each receiving its partials
-                # then adding them (conv_reduce.py)
-                for exchange, compute in reduce_stage_cycles(part, d):
+                # then adding them (conv_reduce.py): stage ``position`` in this compute set (the
+                # last compute set takes any stages left)
+                stages = reduce_stage_cycles(part, d)
+                for exchange, compute in (stages[position:] if position == self.reduce_compute_sets(op) - 1
+                                          else stages[position:position + 1]):
                     add("exchange", exchange)
                     add("compute", compute)
             else:
@@ -592,7 +603,8 @@ def static_cycles(steps: ProgramSteps, costs: CostModel, loaded_code_bytes: Mapp
     position: dict[tuple[str, str], int] = {}
     d = costs.device
     for st in steps.static:
-        key = (st.op, st.phase)
+        # a matmul's reduction compute sets are numbered among themselves (their stage)
+        key = (st.op, st.phase + ("/mm_reduce" if st.role == "mm_reduce" else ""))
         k = position.get(key, 0)
         position[key] = k + 1
         if st.role == "code_load":

@@ -226,19 +226,27 @@ def ring_steps(op: OpInfo, replicas: int) -> tuple[int, bool]:
 #: final compute set (the partials), an element-wise op's compute set with a broadcast input.
 EXCHANGE_INSIDE_ROLES = frozenset({"mm_convolve", "mm_reduce", "reduce_final", "broadcast_compute"})
 
+#: Roles of OnTileExecute steps that read only data held on their own tiles (a ring step's
+#: reduction adds what the global exchange before it delivered): no exchange, so Poplar needs no
+#: sync before them (:func:`place_syncs`). A PipelineStash / Restore's compute
+#: reads its counter from the tile holding it, so it is not one.
+ON_TILE_ROLES = frozenset({"compute", "scalar_update", "copy_in", "copy_out", "local_copy", "onehot_fill",
+                           "reduce_partials", "mm_regroup", "ring_reduce"})
+
 #: A step template: (program type, name suffix, role).
 Template = tuple[str, str, str]
 
 _SYNC: Template = ("Sync", "/Internal Sync", "sync_internal")
 
 
-def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contraction: bool = True,
+def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contraction: int = 1,
               weights_by_copy: bool = False) -> tuple[Template, ...]:
     """The (program type, name suffix, role) steps of one non-Call op (see module docstring).
 
-    ``split_contraction`` says whether a matmul's plan splits its contraction (partials to
-    exchange and reduce); ``weights_by_copy`` whether an input-gradient matmul's transposed
-    weights take PopLibs' copy path (fc_weight_transpose.py).
+    ``split_contraction`` is the number of compute sets a matmul's plan reduces its partials in
+    (0 when it does not split its contraction; poplin's reduction stages, conv_reduce.py; True
+    counts as one); ``weights_by_copy`` whether an input-gradient matmul's transposed weights
+    take PopLibs' copy path (fc_weight_transpose.py).
     """
     if op_class in ("host_load", "host_store"):
         return (("StreamCopyBegin", "/Begin", "host_begin"), ("StreamCopyMid", "/Mid", "host_mid"),
@@ -288,21 +296,25 @@ def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contr
     if op_class == "write_undef":
         return (("WriteUndef", "", "write_undef"),)
     if op_class == "matmul":
-        steps: list[Template]
+        # the plan's rearranged operand begins its life undefined (the program tree's WriteUndef
+        # before a matmul's copies, program_tree.png)
+        steps: list[Template] = [("WriteUndef", "/rearranged/WriteUndef", "write_undef")]
         if weights_by_copy:
             # the weights regrouped (poplin regroupIfBeneficialForPlan): copied into the preRegroup
             # variable spread over the tiles, transposed, then both operands copied to the plan's
             # layout in one exchange (Poplar merges the post-transpose copies, as the real trace's
             # {...partialTranspose, ...}_to_{...actsRearranged, ...weightsRearranged} shows)
-            steps = [("DoExchange", "/preRegroup/ExchangePre", "mm_preregroup"),
-                     ("OnTileExecute", "/Transpose", "mm_regroup"), _SYNC,
-                     ("DoExchange", "/rearranged/ExchangePre", "mm_rearrange_exchange"), _SYNC,
-                     ("OnTileExecute", "/Convolve", "mm_convolve"), _SYNC]
+            steps += [("DoExchange", "/preRegroup/ExchangePre", "mm_preregroup"),
+                      ("OnTileExecute", "/Transpose", "mm_regroup"), _SYNC,
+                      ("DoExchange", "/rearranged/ExchangePre", "mm_rearrange_exchange"), _SYNC,
+                      ("OnTileExecute", "/Convolve", "mm_convolve"), _SYNC]
         else:
-            steps = [("OnTileExecute", "/weightsRearranged/OnTileCopy", "mm_rearrange"), _SYNC,
-                     ("OnTileExecute", "/Convolve", "mm_convolve"), _SYNC]
-        if split_contraction:
-            steps += [("OnTileExecute", "/Reduce", "mm_reduce"), _SYNC]
+            steps += [("OnTileExecute", "/weightsRearranged/OnTileCopy", "mm_rearrange"), _SYNC,
+                      ("OnTileExecute", "/Convolve", "mm_convolve"), _SYNC]
+        # one compute set per reduction stage, each receiving its partials (the real trace's Reduce0,
+        # Reduce1, each after an internal sync)
+        for k in range(int(split_contraction)):
+            steps += [("OnTileExecute", f"/Reduce{k}", "mm_reduce"), _SYNC]
         return tuple(steps)
     if op_class == "reduce":
         return (("OnTileExecute", "/partials", "reduce_partials"), _SYNC,
@@ -481,12 +493,96 @@ def copy_path_views(program: LoweredProgram, weights_by_copy: frozenset[str]) ->
     return frozenset(out)
 
 
-def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool] | None = None,
+def _on_tile(step: StaticStep, program: LoweredProgram, producer: Mapping[str, str]) -> bool:
+    """Whether ``step`` reads only data held on its own tiles (:data:`ON_TILE_ROLES`, except a
+    stash's dynamic update or slice, which reads its counter from the tile holding it, and a mean
+    accumulation's ``a`` and update, which read the scalars computed on one tile before them: the
+    real trace syncs before each)."""
+    if step.type != "OnTileExecute" or step.role not in ON_TILE_ROLES:
+        return False
+    op = program.ops.get(step.op)
+    if op is None:
+        return True
+    if op.type == "AccumulateMean":
+        return step.name.endswith(("/counter_1", "/b"))
+    if step.role == "compute" and op.type in ("PipelineStash", "PipelineRestore"):
+        return False
+    return not (step.role == "compute" and _mixed_producers(op, program, producer))
+
+
+def _mixed_producers(op: OpInfo, program: LoweredProgram, producer: Mapping[str, str]) -> bool:
+    """Whether an element-wise op reads two or more non-scalar tensors made by different ops
+    (ASSUMPTION: each op lays its output out as its own plan or first input does, so two producers'
+    tensors sit on different tiles and the op receives one of them; the real trace syncs before
+    gelu_grad, which reads the gradient and the recomputed activation, and not before gelu). A
+    tensor no op makes (a graph input, a variable) is its own layout."""
+    made = {producer.get(t, t) for t in op.inputs
+            if t in program.tensors and program.tensors[t].nelms > 1}
+    return len(made) > 1
+
+
+def place_syncs(static: list[StaticStep] | tuple[StaticStep, ...], executed: list[int],
+                ranges: list[tuple[int, int]], setup: int, program: LoweredProgram
+                ) -> tuple[list[int], list[tuple[int, int]]]:
+    """The run's executed steps with an internal sync before each step that receives data from
+    other tiles, and none before a step that reads only its own tiles' data.
+
+    Poplar synchronises the tiles before an exchange, so that every tile's data is ready to be
+    sent; compute sets that read only their own tiles' data run one after another without a sync.
+    The real trace in shared/data shows it: a sync before each rearrangement copy, Convolve,
+    Reduce0, Reduce1, bias add (a broadcast) and DoExchange, and none in ``add -> copy -> gelu ->
+    copy``. The lowering's templates put a sync after compute sets; here an executed internal
+    sync followed by an OnTileExecute that reads only its own tiles (:data:`ON_TILE_ROLES`) is
+    dropped, and an OnTileExecute that receives or a DoExchange with no sync before it gets its
+    op's own sync step first; a sync before any other step (host and remote transfers, inter-IPU
+    steps, the end of the run) stays. A sync stays in its op's steps; ``ranges`` (per schedule
+    entry) follow.
+    """
+    marker = [st.type in NO_CODE_STEP_TYPES or st.role == "call" for st in static]
+    producer = {t: op.id for op in program.ops.values() for t in op.outputs}
+    on_tile = [_on_tile(st, program, producer) for st in static]
+    own_sync: dict[str, int] = {}
+    for st in static:
+        if st.role == "sync_internal" and st.op and st.op not in own_sync:
+            own_sync[st.op] = st.index
+    # [executed static step, schedule entry, kept]; a sync stays in its own op's steps
+    items: list[list[int]] = []
+    pending: int | None = None  # index in items of the last sync, until the next step decides it
+    for k, (a, b) in enumerate(ranges):
+        for e in executed[a:b]:
+            st = static[e]
+            if st.role == "sync_internal":
+                items.append([e, k, 1])
+                pending = len(items) - 1
+                continue
+            if not marker[e]:
+                receives = (st.type == "OnTileExecute" and not on_tile[e]) or st.type == "DoExchange"
+                if pending is not None:
+                    if st.type == "OnTileExecute" and on_tile[e]:
+                        items[pending][2] = 0
+                elif receives and st.op in own_sync:
+                    items.append([own_sync[st.op], k, 1])
+                pending = None
+            items.append([e, k, 1])
+    out = list(executed[:setup])
+    new_ranges: list[tuple[int, int]] = []
+    at = 0
+    for k in range(len(ranges)):
+        start = len(out)
+        while at < len(items) and items[at][1] == k:
+            if items[at][2]:
+                out.append(items[at][0])
+            at += 1
+        new_ranges.append((start, len(out)))
+    return out, new_ranges
+
+
+def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, int] | None = None,
                    weights_by_copy: frozenset[str] = frozenset()) -> ProgramSteps:
     """Build the static program steps and the executed sequence (WeightsFromHost, one run).
 
-    ``split_contraction`` maps matmul op ids to whether their plan splits the contraction
-    (default: split); ``weights_by_copy`` holds the input-gradient matmuls whose transposed
+    ``split_contraction`` maps matmul op ids to the compute sets their plan reduces its partials
+    in (0: the contraction is not split; default 1); ``weights_by_copy`` holds the input-gradient matmuls whose transposed
     weights take PopLibs' copy path (their Transpose is then a view). Returns
     :class:`ProgramSteps`. Static steps are created for every op of every reachable graph (calls
     outlined) in graph/op order; the executed sequence follows ``program.schedule``.
@@ -528,7 +624,7 @@ def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool
                 idx.append(step.index)
         else:
             for ptype, suffix, role in templates(op, op_class[op.id], program,
-                                                 split_contraction=splits.get(op.id, True),
+                                                 split_contraction=int(splits.get(op.id, 1)),
                                                  weights_by_copy=op.id in weights_by_copy):
                 # a scalar update works on the op's smallest tensor (its counter) only
                 scalar = _smallest_tensor(op, program) if role == "scalar_update" else ""
@@ -573,6 +669,7 @@ def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool
         start = len(executed)
         executed.extend(by_key[(op.id, phase)])
         ranges.append((start, len(executed)))
+    executed, ranges = place_syncs(static, executed, ranges, setup, program)
     return ProgramSteps(
         static=tuple(static),
         exec_static=np.asarray(executed, dtype=np.int64),
