@@ -35,9 +35,10 @@ StreamCopyBegin / Mid / End):
   not executed.
 - RemoteCodeLoad: StreamCopyBegin, RemoteLoad (the graph's code, role ``code_load``),
   StreamCopyEnd.
-- MatMul: OnTileExecute (weights rearranged: an on-tile copy), Sync, OnTileExecute (Convolve,
-  which receives the operand copies it reads from other tiles), Sync, then when the contraction
-  is split an OnTileExecute (Reduce, which receives the partials) and a Sync. An input gradient
+- MatMul: WriteUndef (its rearranged operand's life begins), OnTileExecute (weights rearranged: a
+  copy), Sync, OnTileExecute (Convolve, which receives the operand copies it reads from other
+  tiles), Sync, then when the contraction is split one OnTileExecute per poplin reduction stage
+  (Reduce0, Reduce1, ..., each receiving its partials), each with a Sync. An input gradient
   whose transposed weights take PopLibs' copy path (fc_weight_transpose.py) starts instead with
   a DoExchange into poplin's preRegroup variable, an OnTileExecute (the transpose), Sync, a
   DoExchange of the operands to the plan's layout and a Sync; its Transpose op is then a view.
@@ -54,6 +55,10 @@ StreamCopyBegin / Mid / End):
   shows PopART's: OnTileExecute counter + 1 and b, Sync, OnTileExecute a, Sync, OnTileExecute the
   update (its sync shared with the next compute set's).
 - anything else: OnTileExecute and Sync (a broadcast input is received by the compute set).
+
+The executed sequence then keeps a sync only where Poplar needs one, before a step that receives
+data from other tiles (:func:`place_syncs`). Every run opens with the program Switch's control
+broadcast (cycles.switch_broadcast_parts), part of the run's opening, not a step here.
 
 Which steps are DoExchange: only copies between tiles (io_tile_copy, a collective's transfer
 into its buffers, an inter-IPU copy's moves to its sending tiles and from its receiving tiles,
