@@ -550,36 +550,41 @@ def place_syncs(static: list[StaticStep] | tuple[StaticStep, ...], executed: lis
     for st in static:
         if st.role == "sync_internal" and st.op and st.op not in own_sync:
             own_sync[st.op] = st.index
-    # [executed static step, schedule entry, kept]; a sync stays in its own op's steps
-    items: list[list[int]] = []
-    pending: int | None = None  # index in items of the last sync, until the next step decides it
-    for k, (a, b) in enumerate(ranges):
-        for e in executed[a:b]:
-            st = static[e]
-            if st.role == "sync_internal":
-                items.append([e, k, 1])
-                pending = len(items) - 1
-                continue
-            if not marker[e]:
-                receives = (st.type == "OnTileExecute" and not on_tile[e]) or st.type == "DoExchange"
-                if pending is not None:
-                    if st.type == "OnTileExecute" and on_tile[e]:
-                        items[pending][2] = 0
-                elif receives and st.op in own_sync:
-                    items.append([own_sync[st.op], k, 1])
-                pending = None
-            items.append([e, k, 1])
-    out = list(executed[:setup])
-    new_ranges: list[tuple[int, int]] = []
-    at = 0
-    for k in range(len(ranges)):
-        start = len(out)
-        while at < len(items) and items[at][1] == k:
-            if items[at][2]:
-                out.append(items[at][0])
-            at += 1
-        new_ranges.append((start, len(out)))
-    return out, new_ranges
+    # per static step (vectorised over the run's executed steps: a large program runs millions)
+    is_sync_of = np.array([st.role == "sync_internal" for st in static] + [False], dtype=bool)
+    real_of = np.array([not (m or st.role == "sync_internal") for st, m in zip(static, marker)] + [False], dtype=bool)
+    on_tile_of = np.array([st.type == "OnTileExecute" and t for st, t in zip(static, on_tile)] + [False], dtype=bool)
+    receives_of = np.array([(st.type == "OnTileExecute" and not t) or st.type == "DoExchange"
+                            for st, t in zip(static, on_tile)] + [False], dtype=bool)
+    own_of = np.array([own_sync.get(st.op, -1) for st in static] + [-1], dtype=np.int64)
+    run = np.asarray(executed[setup:], dtype=np.int64)
+    is_sync = is_sync_of[run]
+    real_pos = np.flatnonzero(real_of[run])
+    sync_pos = np.flatnonzero(is_sync)
+    # a sync is decided by the next real step (markers skipped), and only the last sync before it
+    nxt = np.searchsorted(real_pos, sync_pos, side="right")
+    last = np.ones(len(sync_pos), dtype=bool)
+    last[:-1] = nxt[:-1] != nxt[1:]
+    decided = last & (nxt < len(real_pos))
+    drop = np.zeros(len(sync_pos), dtype=bool)
+    drop[decided] = on_tile_of[run[real_pos[nxt[decided]]]]
+    keep = np.ones(len(run), dtype=bool)
+    keep[sync_pos[drop]] = False
+    # a step that receives with no sync since the previous real step gets its op's own sync first
+    syncs_before = np.concatenate([[0], np.cumsum(is_sync)])
+    prev_end = np.concatenate([[0], real_pos[:-1] + 1])
+    alone = syncs_before[real_pos] == syncs_before[prev_end]
+    want = alone & receives_of[run[real_pos]] & (own_of[run[real_pos]] >= 0)
+    ins_pos = real_pos[want]
+    kept_before = np.concatenate([[0], np.cumsum(keep)])
+    out_run = np.insert(run[keep], kept_before[ins_pos], own_of[run[ins_pos]])
+
+    def moved(p: int) -> int:
+        r = p - setup
+        return setup + int(kept_before[r]) + int(np.searchsorted(ins_pos, r, side="left"))
+
+    out = list(executed[:setup]) + out_run.tolist()
+    return out, [(moved(a), moved(b)) for a, b in ranges]
 
 
 def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, int] | None = None,
