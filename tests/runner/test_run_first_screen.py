@@ -71,7 +71,7 @@ def test_the_main_job_answers_on_one_screen(main_job: dict[str, Any]) -> None:
     text = " ".join(main_job["run"].split())
     titles = [t for t in ("Verdict", "Where the memory moved", "Variants", "Next") if f"\n{t}\n" in main_job["run"]]
     assert titles == ["Verdict", "Where the memory moved", "Variants", "Next"]
-    assert "- fc2.weight optimizer_state: 3.0 MiB not-always-live (steps 79-1961) -> 384.0 KiB Streaming Memory" in text
+    assert "- fc2.weight optimizer_state: 3.0 MiB not-always-live (steps 79-2032) -> 384.0 KiB Streaming Memory" in text
     page = main_job["dir"] / "compare-onchip-vs-offchip-sharded.html"
     assert f"- open the whole comparison (ledger, execution trace, liveness, variables, code): {page} " in text
     assert page.is_file() and f"  {page}" in lines  # whole, on a line of its own
