@@ -387,11 +387,12 @@ class TraceComparison:
 
 
 def compare_traces(simulated: pd.DataFrame, measured: pd.DataFrame) -> TraceComparison:
-    """The simulated trace (one run: a simulated report's trace is its first run) against the
-    measured one (mean over its runs, :func:`split_runs`)."""
+    """The simulated trace's first run (a simulated report draws every profiled run, each the
+    same; :func:`split_runs` cuts them by its ``run`` column) against the measured one (mean over
+    its runs, :func:`split_runs`)."""
     if not len(simulated) or not len(measured):
         raise ValueError("compare_traces: a trace without blocks")
-    sim_runs = [_ordered(simulated)]
+    sim_runs = split_runs(simulated)[:1]
     real_runs = split_runs(measured)
     sim = ipu_figures(sim_runs[0])
     reals = [ipu_figures(r) for r in real_runs]

@@ -34,12 +34,17 @@ def test_each_stage_receives_and_adds_its_share_of_the_partials():
     assert reduce_stage_cycles(plan_partition(512, 5, 784, 1, 4, True, 1472, MK2), MK2) == ()  # no split
 
 
-def test_a_matmuls_reduce_step_costs_every_stage():
+def test_a_matmul_reduces_in_one_compute_set_per_stage():
     b = ProgramBuilder()
     w = b.variable("w", (512, 512))
     (x,) = b.op("HostLoad", [], [("x", (5, 512), "float32")], attrs={"stream": "x"})
     b.op("MatMul", [x, w], [("y", (5, 512), "float32")], flops=2 * 5 * 512 * 512, name="mm")
     c = compile_program(b.build())
-    (red,) = [s for s in c.steps.static if s.name == "mm/Reduce"]
-    row = c.static_cycles[red.index]
-    assert (int(row[PHASE_INDEX["exchange"]]), int(row[PHASE_INDEX["compute"]])) == (301 + 140, 334 + 254)
+    # two stages (64 partials): Reduce0 and Reduce1, each after an internal sync (the real trace's)
+    reds = [s for s in c.steps.static if s.role == "mm_reduce"]
+    assert [s.name for s in reds] == ["mm/Reduce0", "mm/Reduce1"]
+    rows = [c.static_cycles[s.index] for s in reds]
+    assert [(int(r[PHASE_INDEX["exchange"]]), int(r[PHASE_INDEX["compute"]])) for r in rows] == [(301, 334), (140, 254)]
+    names = [c.steps.static[int(c.steps.exec_static[e])].name for e in c.steps.run_steps]
+    at = names.index("mm/Reduce0")
+    assert names[at - 1: at + 3] == ["mm/Internal Sync", "mm/Reduce0", "mm/Internal Sync", "mm/Reduce1"]

@@ -103,7 +103,7 @@ def test_matmul_plan_and_steps_with_split_contraction():
     # the Reduce: the partition's 4 partials per output in one stage (fewer than 16, poplin's
     # ConvReducePlan); each tile receives the partials it produced, 2 positions x 8 (padded) output
     # channels = 16 fp32 (64 B), then adds them
-    assert c["mm/Reduce"] == {"exchange": 64 // 4 + 117, "compute": 16 // 2 + 242} == {"exchange": 133, "compute": 250}
+    assert c["mm/Reduce0"] == {"exchange": 64 // 4 + 117, "compute": 16 // 2 + 242} == {"exchange": 133, "compute": 250}
 
 
 def test_a_split_rounds_up_the_tiles_the_output_leaves_idle():

@@ -67,20 +67,22 @@ def _steps_of(variables: pd.DataFrame, names: list[str]) -> list[tuple[int, int,
 def test_a_matmul_s_temporaries_live_over_its_own_steps() -> None:
     report = compile_program(_matmul_program()).report
     lv = report.liveness
-    assert lv["program"].tolist()[6:12] == [
-        "mm/weightsRearranged/OnTileCopy", "mm/Internal Sync", "mm/Convolve", "mm/Internal Sync",
-        "mm/Reduce", "mm/Internal Sync"]
-    # WeightsFromHost writes w (Mid = 1) | load x 3-5 | matmul 6-11 | store y 12-14.
-    # w 1-14; x 3 to the matmul's last step 11; y from the matmul's first step 6 to the store;
-    # operand copies from the rearrangement that writes them (6) to the Convolve that receives
-    # them (8); partials from the Convolve (8) to the Reduce that receives them (10)
+    assert lv["program"].tolist()[6:14] == [
+        "mm/rearranged/WriteUndef", "mm/Internal Sync", "mm/weightsRearranged/OnTileCopy", "mm/Internal Sync",
+        "mm/Convolve", "mm/Internal Sync", "mm/Reduce0", "mm/Internal Sync"]
+    # WeightsFromHost writes w (Mid = 1) | load x 3-5 | matmul 6-13: its rearranged operand's
+    # WriteUndef, then a sync before each step that receives (rearrangement, Convolve, Reduce0:
+    # programs.place_syncs) and its last sync, before the store | store y 14-16.
+    # w 1-16; x 3 to the matmul's last step 13; y from the matmul's first step 6 to the store;
+    # operand copies from the rearrangement that writes them (8) to the Convolve that receives
+    # them (10); partials from the Convolve (10) to the Reduce0 that receives them (12)
     assert _steps_of(report.variables, ["w", "x", "y", "y/operand_copies", "y/partials"]) == [
-        (W, 1, 14), (X, 3, 11), (Y, 6, 14), (COPIES, 6, 8), (PARTIALS, 8, 10)]
+        (W, 1, 16), (X, 3, 13), (Y, 6, 16), (COPIES, 8, 10), (PARTIALS, 10, 12)]
     before = W + X
-    expected = ([0, W, W] + [before] * 3 + [before + Y + COPIES] * 2 + [before + Y + COPIES + PARTIALS]
-                + [before + Y + PARTIALS] * 2 + [before + Y] + [W + Y] * 3)
+    expected = ([0, W, W] + [before] * 3 + [before + Y] * 2 + [before + Y + COPIES] * 2
+                + [before + Y + COPIES + PARTIALS] + [before + Y + PARTIALS] * 2 + [before + Y] + [W + Y] * 3)
     assert lv["not_always_live_bytes"].tolist() == expected
-    assert expected == [0, 512, 512, 1536, 1536, 1536, 3104, 3104, 3360, 1824, 1824, 1568, 544, 544, 544]
+    assert expected == [0, 512, 512, 1536, 1536, 1536, 1568, 1568, 3104, 3104, 3360, 1824, 1824, 1568, 544, 544, 544]
     assert report.summary()["not_always_live_peak_bytes"] == 3360
 
 
@@ -91,11 +93,11 @@ def test_the_ledger_of_the_matmul_adds_up_to_the_summary() -> None:
         "parameter": ["w", "", ""],
         "role": ["weight", "activation", "partials"],
         "location": ["not_always_live"] * 3,
-        # activations: x and y are live together (6-11): 1,056 B; temporaries together at 8
+        # activations: x and y are live together (6-13): 1,056 B; temporaries together at 10
         "bytes": [W, X + Y, COPIES + PARTIALS],
         "bytes_at_peak": [W, X + Y, COPIES + PARTIALS],
-        "first_step": pd.array([1, 3, 6], dtype="Int64"),
-        "last_step": pd.array([14, 14, 10], dtype="Int64"),
+        "first_step": pd.array([1, 3, 8], dtype="Int64"),
+        "last_step": pd.array([16, 16, 12], dtype="Int64"),
         "rows": [1, 2, 2],
     })
     for column in ("parameter", "role", "location"):
@@ -116,15 +118,15 @@ def test_temporaries_of_a_called_matmul_are_live_per_call_under_its_call_path() 
     temporaries = sorted((names[j], int(inst.first[j]), int(inst.last[j]), inst.path[j])
                          for j in range(len(names)) if names[j].endswith(("/operand_copies", "/partials")))
     # WeightsFromHost 0-2, load x1 3-5, load x2 6-8; first call: Call 9, copy-in x 10, matmul
-    # 11-16 (rearrangement 11, Convolve 13, Reduce 15), copy-out 17; second call: Call 18,
-    # copy-in 19, matmul 20-25, copy-out 26
+    # 11-17 (WriteUndef 11, rearrangement 13, Convolve 15, Reduce0 17, each after a sync), copy-out
+    # 18 (on tile: no sync before it); second call: Call 19, copy-in 20, matmul 21-27, copy-out 28
     y = next(t for t in program.tensors.values() if t.graph != "main" and t.name == "y").id
     assert temporaries == [
-        (f"{y}/operand_copies", 11, 13, (calls[0],)), (f"{y}/operand_copies", 20, 22, (calls[1],)),
-        (f"{y}/partials", 13, 15, (calls[0],)), (f"{y}/partials", 22, 24, (calls[1],))]
+        (f"{y}/operand_copies", 13, 15, (calls[0],)), (f"{y}/operand_copies", 23, 25, (calls[1],)),
+        (f"{y}/partials", 15, 17, (calls[0],)), (f"{y}/partials", 25, 27, (calls[1],))]
     report = compile_program(program).report
     assert _steps_of(report.variables, [f"{y}/partials@1", f"{y}/partials@2"]) == [
-        (PARTIALS, 13, 15), (PARTIALS, 22, 24)]
+        (PARTIALS, 15, 17), (PARTIALS, 25, 27)]
 
 
 def _temporaries_stay_inside_their_op(program) -> int:
@@ -178,19 +180,21 @@ def test_a_graph_called_inside_a_called_graph_shares_its_caller_s_instances() ->
     lv = report.liveness
     assert lv["program_type"].astype(str).tolist() == (
         ["StreamCopyBegin", "StreamCopyMid", "StreamCopyEnd"] * 2
-        + ["Call", "OnTileExecute", "Call", "OnTileExecute", "Sync", "OnTileExecute", "OnTileExecute"] * 2
-        + ["OnTileExecute", "Sync", "StreamCopyBegin", "StreamCopyMid", "StreamCopyEnd"])
-    # x1 0-7 (to its copy-in) | x2 3-14 | p 7-10 (copy-in, read by inner's neg through the alias
-    # to its sync at 10) | inner's b 9-11 (to its copy-out) | outer's b 11-12 | y1 12-21 | p 14-17
-    # | inner b 16-18 | outer b 18-19 | y2 19-21 | z 20-24
+        + ["Call", "OnTileExecute", "Call", "OnTileExecute", "OnTileExecute", "OnTileExecute"] * 2
+        + ["Sync", "OnTileExecute", "Sync", "StreamCopyBegin", "StreamCopyMid", "StreamCopyEnd"])
+    # no sync between the neg and the copies out (each reads its own tiles' data:
+    # programs.place_syncs); one before the add (it reads y1 and y2, made by different ops) and
+    # the add's own before the store. x1 0-7 (to its copy-in) | x2 3-13 | p 7-9 (copy-in, read by
+    # inner's neg through the alias) | inner's b 9-10 (to its copy-out) | outer's b 10-11 | y1
+    # 11-20 | p 13-15 | inner b 15-16 | outer b 16-17 | y2 17-20 | z 18-23
     assert (lv["not_always_live_bytes"] // F).tolist() == [
-        1, 1, 1, 2, 2, 2, 2, 3, 2, 3, 3, 3, 3, 2, 3, 2, 3, 3, 3, 3, 3, 3, 1, 1, 1]
+        1, 1, 1, 2, 2, 2, 2, 3, 2, 3, 3, 3, 2, 3, 2, 3, 3, 3, 3, 3, 3, 1, 1, 1]
     v = report.variables
     assert not v["name"].str.contains("/a__").any()  # zero-copy: inner's input has no storage
     p_rows = v[v["name"].str.contains("/p__")]
-    assert sorted(zip(p_rows["first_step"], p_rows["last_step"])) == [(7, 10), (14, 17)]
+    assert sorted(zip(p_rows["first_step"], p_rows["last_step"])) == [(7, 9), (13, 15)]
     inner_b = v[v["name"].str.startswith(f"{inner}/")]
-    assert sorted(zip(inner_b["first_step"], inner_b["last_step"])) == [(9, 11), (16, 18)]
+    assert sorted(zip(inner_b["first_step"], inner_b["last_step"])) == [(9, 10), (15, 16)]
 
 
 def test_a_modified_graph_input_and_its_caller_s_tensor_live_to_the_copy_back() -> None:
@@ -210,13 +214,14 @@ def test_a_modified_graph_input_and_its_caller_s_tensor_live_to_the_copy_back() 
     report = compile_program(b.build()).report
     lv = report.liveness
     assert lv["program"].tolist()[9:19] == [
-        "main/call(upd)_12", "main/call(upd)_12/copy_in/acc/OnTileCopy", "upd/acc", "upd/acc/Internal Sync",
+        "main/call(upd)_12", "main/call(upd)_12/copy_in/acc/OnTileCopy", "upd/acc/Internal Sync", "upd/acc",
         "main/call(upd)_12/copy_out/acc/OnTileCopy",
-        "main/call(upd)_13", "main/call(upd)_13/copy_in/acc/OnTileCopy", "upd/acc", "upd/acc/Internal Sync",
+        "main/call(upd)_13", "main/call(upd)_13/copy_in/acc/OnTileCopy", "upd/acc/Internal Sync", "upd/acc",
         "main/call(upd)_13/copy_out/acc/OnTileCopy"]
-    # loads x 0-2, p1 3-5, p2 6-8 | call 1: Call 9, copy-in acc 10, accumulate 11-12, copy back 13
+    # loads x 0-2, p1 3-5, p2 6-8 | call 1: Call 9, copy-in acc 10, accumulate 11-12 (a sync, as it
+    # reads acc and d, made apart: programs.place_syncs; none before the copy back), copy back 13
     # | call 2: 14-18. p1 lives to its copy back (13), p2 to 18; x (read through the alias) to
-    # the second accumulate's sync (17); each acc instance from its copy-in to its copy back
+    # the second accumulate (17); each acc instance from its copy-in to its copy back
     assert _steps_of(report.variables, ["x", "p1", "p2", f"{acc}@1", f"{acc}@2"]) == [
         (F, 0, 17), (F, 3, 13), (F, 6, 18), (F, 10, 13), (F, 15, 18)]
     assert (lv["not_always_live_bytes"] // F).tolist() == [1] * 3 + [2] * 3 + [3] * 4 + [4] * 4 + [2] + [3] * 3 + [2]
@@ -237,19 +242,21 @@ def test_a_graph_both_called_and_repeated_keeps_its_carried_input_per_iteration(
     b.op("HostStore", [y2], attrs={"stream": "y"}, name="store_y")
     report = compile_program(b.build()).report
     lv = report.liveness
+    # the neg and the copies after it read only their own tiles' data: no sync between them
+    # (programs.place_syncs)
     assert lv["program_type"].astype(str).tolist() == (
-        ["StreamCopyBegin", "StreamCopyMid", "StreamCopyEnd", "Call", "OnTileExecute", "OnTileExecute", "Sync",
-         "OnTileExecute", "Repeat", "OnTileExecute"] + ["OnTileExecute", "Sync", "OnTileExecute"] * 3
+        ["StreamCopyBegin", "StreamCopyMid", "StreamCopyEnd", "Call", "OnTileExecute", "OnTileExecute",
+         "OnTileExecute", "Repeat", "OnTileExecute"] + ["OnTileExecute", "OnTileExecute"] * 3
         + ["StreamCopyBegin", "StreamCopyMid", "StreamCopyEnd"])
     v = report.variables
-    # call: a copied in at 4, read by neg to 6; o 5 to its copy-out 7. Repeat: copy-in 9, then per
-    # iteration neg (2 steps) and the loop-carry copy (12, 15) or the copy-out (18), which ends o
-    # and writes the next iteration's a
+    # call: a copied in at 4, read by neg at 5; o 5 to its copy-out 6. Repeat: copy-in 8, then per
+    # iteration neg and the loop-carry copy (10, 12) or the copy-out (14), which ends o and writes
+    # the next iteration's a
     a_rows = v[v["name"].str.startswith(f"{a}@")]
-    assert sorted(zip(a_rows["first_step"], a_rows["last_step"])) == [(4, 6), (9, 11), (12, 14), (15, 17)]
+    assert sorted(zip(a_rows["first_step"], a_rows["last_step"])) == [(4, 5), (8, 9), (10, 11), (12, 13)]
     o_rows = v[v["name"].str.startswith(f"{o}@")]
-    assert sorted(zip(o_rows["first_step"], o_rows["last_step"])) == [(5, 7), (10, 12), (13, 15), (16, 18)]
-    assert (lv["not_always_live_bytes"] // F).tolist() == [1, 1, 1, 1] + [2] * 4 + [1] + [2] * 10 + [1, 1, 1]
+    assert sorted(zip(o_rows["first_step"], o_rows["last_step"])) == [(5, 6), (9, 10), (11, 12), (13, 14)]
+    assert (lv["not_always_live_bytes"] // F).tolist() == [1, 1, 1, 1] + [2] * 3 + [1] + [2] * 7 + [1, 1, 1]
 
 
 # -- per-step totals and per-tile peaks ---------------------------------------------------------

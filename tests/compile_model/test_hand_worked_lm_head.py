@@ -87,14 +87,18 @@ def test_both_halves_are_live_at_the_first_matmul_and_the_first_is_freed_before_
     convolve_1, convolve_2 = steps["matmul/Convolve"]
     # both halves are loaded before the call, so both are live from their loads to their matmuls;
     # a tensor lives to its last read (Poplar's liveness), so E1 dies with the first matmul (its
-    # closing sync) and is not live at the second
+    # last step, the Convolve: no sync follows it, as the step after reads only its own tiles'
+    # data; programs.place_syncs) and is not live at the second, which ends with the sync before
+    # the add (a step that receives)
     e1, e2 = rows["E1"], rows["E2"]
     assert e1[0] == e2[0] == 2048
     assert e1[1] < e2[1] < rearrange_1
-    assert e1[2] == convolve_1 + 1 and e2[2] == convolve_2 + 1
-    # the first logits live from the first matmul to the add; the second from the second matmul
-    assert rows["matmul_out"] == (2048, rearrange_1, steps["add"][0] + 1)
-    assert rows["matmul_out__t0"][1] == rearrange_2
+    assert e1[2] == convolve_1 and e2[2] == convolve_2 + 1
+    # the first logits live from the first matmul (its first step: the WriteUndef of its rearranged
+    # operand, right before the rearrangement; the sync that precedes the rearrangement is the
+    # transpose's, before the WriteUndef) to the add; the second from the second matmul
+    assert rows["matmul_out"] == (2048, rearrange_1 - 1, steps["add"][0])
+    assert rows["matmul_out__t0"][1] == rearrange_2 - 1
     # the operand copies (x1 copied twice: 1,024 B) live inside their own matmul only
     assert rows["matmul_out/operand_copies"] == (1024, rearrange_1, convolve_1)
     assert rows["matmul_out__t0/operand_copies"] == (1024, rearrange_2, convolve_2)

@@ -54,13 +54,13 @@ def test_matmul_operand_copies_and_the_tile_span_by_hand():
     report = compile_program(_matmul_program(), TINY).report
     v = report.variables.set_index("name")
     # plan: T = 4 tiles; w (2,048 B) stays, x (512 B) is copied to ceil(sqrt(4)) = 2 tile groups:
-    # 1,024 B of copies, live from the rearrangement that writes them (step 6) to the Convolve that
-    # receives them (step 8)
+    # 1,024 B of copies, live from the rearrangement that writes them (step 8, after the matmul's
+    # WriteUndef and the sync before it) to the Convolve that receives them (step 10)
     assert v["bytes"].to_dict() == {"w": 2048, "x": 512, "y": 1024, "y/operand_copies": 1024}
     assert v.loc["y/operand_copies", "kind"] == "other" and v.loc["y/operand_copies", "tiles"] == 4
     lv = report.liveness.set_index("step")["program"].astype(str)
     first, last = (int(v.loc["y/operand_copies", c]) for c in ("first_step", "last_step"))
-    assert (first, last) == (6, 8) and (lv[first], lv[last]) == ("mm/weightsRearranged/OnTileCopy", "mm/Convolve")
+    assert (first, last) == (8, 10) and (lv[first], lv[last]) == ("mm/weightsRearranged/OnTileCopy", "mm/Convolve")
     tiles = report.tiles
     # per tile at the matmul: w 512 + x 128 + y 256 + copies 256 = 1,152 B. Only y is interleaved:
     # with the contraction whole it is the AMP's partials (its ``out`` field); the operands and
@@ -95,7 +95,7 @@ def test_split_contraction_partials_are_interleaved_fp32_on_the_output_tile():
     assert v.loc["y/partials", "tiles"] == 1
     lv = report.liveness.set_index("step")["program"].astype(str)
     assert (lv[int(v.loc["y/partials", "first_step"])], lv[int(v.loc["y/partials", "last_step"])]) == (
-        "mm/Convolve", "mm/Reduce")
+        "mm/Convolve", "mm/Reduce0")
     # the partials follow y's mapping offset: the same tile as y
     out_tile = mapping_offset((2, 2), "float32", 4)
     tiles = report.tiles

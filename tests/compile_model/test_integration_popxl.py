@@ -68,7 +68,7 @@ def test_session_writes_simulated_profile_with_runs(tmp_path, monkeypatch):
     body = lv[lv["program_type"].astype(str) == "OnTileExecute"]["program"].astype(str)
     body = body[body.str.startswith(("matmul/", "gelu"))]
     repeated = body.value_counts()
-    assert set(repeated.index) == {"matmul/weightsRearranged/OnTileCopy", "matmul/Convolve", "matmul/Reduce",
+    assert set(repeated.index) == {"matmul/weightsRearranged/OnTileCopy", "matmul/Convolve", "matmul/Reduce0",
                                    "gelu"}
     assert (repeated == 2).all()
     code_names = report.code["name"].astype(str)

@@ -45,8 +45,9 @@ def _called_twice():
 
 def test_a_host_load_matmul_and_store_program_tree_by_hand():
     # WeightsFromHost: w's host copy (Begin, Mid, End); main: the load's undefined placeholder
-    # (WriteUndef), the load (StreamCopyBegin / Mid / End), the matmul (weights rearranged, Convolve,
-    # Reduce, each with its Internal Sync), the store (Begin / Mid / End); each op a Sequence
+    # (WriteUndef), the load (StreamCopyBegin / Mid / End), the matmul (its rearranged operand's
+    # WriteUndef, weights rearranged, Convolve, Reduce0, each with its Internal Sync), the store
+    # (Begin / Mid / End); each op a Sequence
     cp = compile_program(lower(_load_matmul_store()))
     mm = "matmul"
     expected = programs_from_rows([
@@ -62,21 +63,22 @@ def test_a_host_load_matmul_and_store_program_tree_by_hand():
         (9, 7, 2, "StreamCopyMid", "host_load/Mid", "host_load", 0),
         (10, 7, 2, "StreamCopyEnd", "host_load/End", "host_load", 0),
         (11, 4, 1, "Sequence", mm, mm, 0),
-        (12, 11, 2, "OnTileExecute", "matmul/weightsRearranged/OnTileCopy", mm, 0),
-        (13, 11, 2, "Sync", "matmul/Internal Sync", mm, 0),
-        (14, 11, 2, "OnTileExecute", "matmul/Convolve", mm, 0),
-        (15, 11, 2, "Sync", "matmul/Internal Sync", mm, 0),
-        (16, 11, 2, "OnTileExecute", "matmul/Reduce", mm, 0),
-        (17, 11, 2, "Sync", "matmul/Internal Sync", mm, 0),
-        (18, 4, 1, "Sequence", "host_store", "host_store", 0),
-        (19, 18, 2, "StreamCopyBegin", "host_store/Begin", "host_store", 0),
-        (20, 18, 2, "StreamCopyMid", "host_store/Mid", "host_store", 0),
-        (21, 18, 2, "StreamCopyEnd", "host_store/End", "host_store", 0),
+        (12, 11, 2, "WriteUndef", "matmul/rearranged/WriteUndef", mm, 0),
+        (13, 11, 2, "OnTileExecute", "matmul/weightsRearranged/OnTileCopy", mm, 0),
+        (14, 11, 2, "Sync", "matmul/Internal Sync", mm, 0),
+        (15, 11, 2, "OnTileExecute", "matmul/Convolve", mm, 0),
+        (16, 11, 2, "Sync", "matmul/Internal Sync", mm, 0),
+        (17, 11, 2, "OnTileExecute", "matmul/Reduce0", mm, 0),
+        (18, 11, 2, "Sync", "matmul/Internal Sync", mm, 0),
+        (19, 4, 1, "Sequence", "host_store", "host_store", 0),
+        (20, 19, 2, "StreamCopyBegin", "host_store/Begin", "host_store", 0),
+        (21, 19, 2, "StreamCopyMid", "host_store/Mid", "host_store", 0),
+        (22, 19, 2, "StreamCopyEnd", "host_store/End", "host_store", 0),
     ])
     programs = cp.report.programs
     pd.testing.assert_frame_equal(programs, expected)
     # every step the lowering knows is one row; the Sequences around them are the only others
-    assert (programs["kind"].astype(str) != "Sequence").sum() == len(cp.steps.static) == 16
+    assert (programs["kind"].astype(str) != "Sequence").sum() == len(cp.steps.static) == 17
     assert "programs" in cp.report.meta.capabilities
     # the execution profile does not change the tree
     pd.testing.assert_frame_equal(cp.with_execution(2).programs, expected)
@@ -93,17 +95,17 @@ def test_a_graph_called_twice_is_nested_once_under_its_first_call():
         (2, "StreamCopyEnd", "host_load/End"),
         # the first call site: its Call step holds the called graph's ops, then its copy out
         (1, "Sequence", call), (2, "Call", call),
-        (3, "Sequence", "matmul"),
+        (3, "Sequence", "matmul"), (4, "WriteUndef", "matmul/rearranged/WriteUndef"),
         (4, "OnTileExecute", "matmul/weightsRearranged/OnTileCopy"), (4, "Sync", "matmul/Internal Sync"),
         (4, "OnTileExecute", "matmul/Convolve"), (4, "Sync", "matmul/Internal Sync"),
-        (4, "OnTileExecute", "matmul/Reduce"), (4, "Sync", "matmul/Internal Sync"),
+        (4, "OnTileExecute", "matmul/Reduce0"), (4, "Sync", "matmul/Internal Sync"),
         (3, "Sequence", "gelu"), (4, "OnTileExecute", "gelu"), (4, "Sync", "gelu/Internal Sync"),
         (2, "OnTileExecute", f"{call}/copy_out/gelu_out/OnTileCopy"),
         # the second: the body's code exists once, so its Call step is a leaf
         (1, "Sequence", call), (2, "Call", call), (2, "OnTileExecute", f"{call}/copy_out/gelu_out/OnTileCopy"),
     ]
     call_rows = programs[programs["kind"].astype(str) == "Call"]
-    assert call_rows["id"].tolist() == [12, 25]
+    assert call_rows["id"].tolist() == [12, 26]
     assert (programs["parent"] == 12).sum() == 2  # matmul and gelu
 
 

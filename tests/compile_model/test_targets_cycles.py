@@ -107,7 +107,8 @@ def test_all_reduce_is_a_ring_over_ipu_links():
         link = 2 * (r - 1) * nbytes // r  # bytes each IPU sends over its links
         expected = _ring_collective_cycles(r, 2 * (r - 1), r - 1, (r - 1) * n // r, link)
         assert c.phase_cycles["collective"] == expected
-        assert c.phase_cycles["sync"] == MK2.internal_sync_cycles  # the op's closing Internal Sync
+        # an Internal Sync before its first exchange (ExchangePre) and the run's closing one
+        assert c.phase_cycles["sync"] == 2 * MK2.internal_sync_cycles
     # worked by hand for 4 replicas (1,471 tiles hold g, at most 680 elements each):
     # pre 2,720 B / 4 + 117 = 797; 6 x 131 syncs; 6 x ceil(1e6 B / 64e9 B/s x 1.33e9) = 6 x 20,782;
     # 3 reducing steps x (ceil(750,000 / (1,471 x 3)) / 2 + 242) = 3 x 327
@@ -178,8 +179,11 @@ def test_host_copy_begin_and_end_are_measured_mid_is_bytes_over_shared_host_link
         assert host_io("load_x/End") == MK2.stream_copy_end_cycles == 9870
         sharing = min(replicas, MK2.ipus_per_gateway)
         assert host_io("load_x/Mid") == 1109 + math.ceil(1e6 * sharing / MK2.host_bytes_per_s * MK2.clock_hz) == 1109 + mid
-        # the run opens with two control copies, the second waiting 464,832 cycles for the host
-        assert c.opening == (0, 2 * 1518 + 464_832)
+        # the run opens with two control copies, the second waiting 464,832 cycles for the host,
+        # then the program Switch's control broadcast on one IPU: an internal sync (94) and the
+        # exchange of its 4 bytes to every tile (4 / 4 + 117 = 118)
+        assert c.opening == (0, 2 * 1518 + 464_832 + 94 + 118,
+                             (("host_io", 2 * 1518 + 464_832), ("sync", 94), ("exchange", 118)))
         assert c.phase_cycles["host_io"] == 9421 + 1109 + mid + 9870 + 2 * 1518 + 464_832
 
 
@@ -204,8 +208,8 @@ def test_matmul_compute_is_the_amp_vertex_estimate():
     b.op("MatMul", [x, w], [("y", (256, 1024), "float32")], flops=2 * 256 * 1024 * 1024, name="mm")
     c = compile_program(b.build())
     mm = [s for s in c.steps.static if s.name.startswith("mm")]
-    assert [s.name for s in mm][:4] == ["mm/weightsRearranged/OnTileCopy", "mm/Internal Sync", "mm/Convolve",
-                                       "mm/Internal Sync"]
+    assert [s.name for s in mm][:5] == ["mm/rearranged/WriteUndef", "mm/weightsRearranged/OnTileCopy",
+                                       "mm/Internal Sync", "mm/Convolve", "mm/Internal Sync"]
     assert not any(s.type == "DoExchange" for s in mm)  # the Convolve and Reduce receive their data
     amp = next(s for s in mm if s.name == "mm/Convolve")
     compute = c.static_cycles[amp.index][PHASE_INDEX["compute"]]

@@ -12,19 +12,33 @@ from .test_multi_ipu import MK2, _copy_program, _pipelined
 
 
 def _cycles_of(execution: pd.DataFrame) -> dict[str, int]:
-    """Cycles of each program of run 0 (the model's steps each take one execution row here)."""
+    """Cycles of each program of run 0, its phase rows summed (each step runs once here; the first
+    host transfer's Begin step also holds the run's opening, booked by phase)."""
     one = execution[(execution["run"] == 0) & (execution["phase"].astype(str) != "runtime")]
-    return dict(zip(one["program"], one["cycles"].astype(int), strict=True))
+    return {str(k): int(v) for k, v in one.groupby("program", sort=False, observed=True)["cycles"].sum().items()}
 
 
 def _host_begin_blocks(at: int, ipu: int, *, opening: bool) -> list[tuple[int, int, int, str, str]]:
     """(ipu, from, to, type, name) of a host transfer's Begin step from cycle ``at``, by hand:
     the run's two opening control copies (the second waits 464,832 cycles for the host) when
     ``opening``, the control copy (Begin 269, Mid 1,109 on IPU 0, End 140; on another IPU the End
-    covers the Mid) and the data copy's Begin (7,903). targets.py sources each constant."""
+    covers the Mid) and the data copy's Begin (7,903). After the opening copies the program
+    Switch's control broadcast over the 2 IPUs: on IPU 0 the on-tile copy of its 4 bytes (4 / 8 +
+    242, rounded up: 243) and an External Sync (131); on IPU 1 an External Sync covering both
+    (374); then on each a GlobalExchange (4 B over the links, 0.17 cycles, + 117: 118), two
+    Internal Syncs (94 each) and the DoExchange to every tile (4 / 4 + 117 = 118): 798 cycles.
+    targets.py sources each constant."""
     out = []
     copies = [("run start/", 269), ("run start/", 464_832 + 269)] if opening else []
-    for prefix, begin in copies + [("host sync/", 269)]:
+    switch = ([(243, "OnTileExecute", "GlobalPre/Copy/OnTileCopy"), (131, "ExternalSync", "External Sync")]
+              if ipu == 0 else [(374, "ExternalSync", "External Sync")])
+    switch += [(118, "GlobalExchange", "GlobalPre/GlobalExchange"), (94, "InternalSync", "Internal Sync"),
+               (94, "InternalSync", "Internal Sync"), (118, "DoExchange", "ExchangePre")]
+    for k, (prefix, begin) in enumerate(copies + [("host sync/", 269)]):
+        if opening and k == 2:
+            for cycles, kind, label in switch:
+                out.append((ipu, at, at + cycles, kind, "switchControlBroadcast/" + label))
+                at += cycles
         out.append((ipu, at, at + begin, "StreamCopyBegin", prefix + "Begin"))
         at += begin
         if ipu == 0:
@@ -53,8 +67,9 @@ def test_a_two_ipu_program_gives_one_block_per_step_and_ipu():
     assert pre == post == 128 // 4 + 117 == 149
     begin, mid, end = cyc["host_store/Begin"], cyc["host_store/Mid"], cyc["host_store/End"]
     # the Begin step: 2 opening copies (269 + 1,109 + 140 each) + the host's wait 464,832, the
-    # store's control copy 1,518 and the data copy's Begin 7,903
-    assert begin == 2 * 1518 + 464_832 + 1518 + 7903 == 477_289
+    # Switch's control broadcast 798 (_host_begin_blocks), the store's control copy 1,518 and the
+    # data copy's Begin 7,903
+    assert begin == 2 * 1518 + 464_832 + 798 + 1518 + 7903 == 478_087
     # Mid: the fixed 1,109 + 4,096 B at 5.5 GB/s x 1.33 GHz (990.5 cycles), rounded up once
     assert mid == 2100 and end == 9870
     a, b = mul, mul + isync
@@ -70,7 +85,7 @@ def test_a_two_ipu_program_gives_one_block_per_step_and_ipu():
     rows += _host_begin_blocks(e, 1, opening=True)
     rows += [(1, e + begin, e + begin + mid, "StreamCopy", "Mid"),
              (1, e + begin + mid, e + begin + mid + end, "StreamCopyEnd", "End")]
-    parents = ["mul", "mul"] + ["ipucopy"] * 3 + ["host_store"] * 11 + ["ipucopy"] * 3 + ["host_store"] * 9
+    parents = ["mul", "mul"] + ["ipucopy"] * 3 + ["host_store"] * 17 + ["ipucopy"] * 3 + ["host_store"] * 14
     expected = pd.DataFrame({
         "ipu": [r[0] for r in rows], "cycles_from": [r[1] for r in rows], "cycles_to": [r[2] for r in rows],
         "type": [r[3] for r in rows], "name": [r[4] for r in rows], "parent": parents, "depth": [1] * len(rows),
@@ -94,10 +109,11 @@ def test_a_two_ipu_program_gives_one_block_per_step_and_ipu():
     report = report.with_trace_subset(run0)
     # block counts per type and spans per IPU
     counts = trace_analysis.type_totals(report.trace).set_index(["ipu", "type"])["blocks"].to_dict()
-    assert counts == {(0, "OnTileExecute"): 1, (0, "InternalSync"): 1, (0, "DoExchange"): 1, (0, "ExternalSync"): 1,
-                      (0, "GlobalExchange"): 1, (0, "StreamCopyBegin"): 4, (0, "StreamCopy"): 3,
-                      (0, "StreamCopyEnd"): 4, (1, "ExternalSync"): 1, (1, "GlobalExchange"): 1, (1, "DoExchange"): 1,
-                      (1, "StreamCopyBegin"): 4, (1, "StreamCopy"): 1, (1, "StreamCopyEnd"): 4}
+    assert counts == {(0, "OnTileExecute"): 2, (0, "InternalSync"): 3, (0, "DoExchange"): 2, (0, "ExternalSync"): 2,
+                      (0, "GlobalExchange"): 2, (0, "StreamCopyBegin"): 4, (0, "StreamCopy"): 3,
+                      (0, "StreamCopyEnd"): 4, (1, "ExternalSync"): 2, (1, "GlobalExchange"): 2, (1, "DoExchange"): 2,
+                      (1, "InternalSync"): 2, (1, "StreamCopyBegin"): 4, (1, "StreamCopy"): 1,
+                      (1, "StreamCopyEnd"): 4}
     spans = trace_analysis.trace_spans(report.trace).set_index("ipu")["span_cycles"].to_dict()
     assert spans == {0: e + begin + mid + end, 1: e + begin + mid + end - (b + pre)}
     # the device part of the run is the trace's span (the host/runtime row is not a block)

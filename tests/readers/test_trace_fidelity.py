@@ -86,7 +86,7 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
     c = comparison
     assert c.real_runs == 2
     # spans: both IPUs end together (the run ends when both have)
-    assert c.sim_spans == {0: 1_137_982, 1: 1_137_982}
+    assert c.sim_spans == {0: 1_134_926, 1: 1_134_926}
     assert c.real_spans == {0: 1_270_375.0, 1: 1_270_375.0}
     # the span meets its 15% target since the Convolve is PopLibs' AMP estimate and the mean
     # accumulations, stash counters, pipeline-buffer copies, the loss's one-hot encoding, Adam's
@@ -95,7 +95,7 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
     # gradient, not required and pruned by PopART's autodiff, is not computed (IPU 0: 42 Convolve
     # blocks a run, as in the real trace)
     for ipu in (0, 1):
-        assert round(c.span_error(ipu), 4) == -0.1042
+        assert round(c.span_error(ipu), 4) == -0.1066
         assert abs(c.span_error(ipu)) <= SPAN_TARGET
     rows = {(r.ipu, r.type): r for r in c.compared_rows}
     # what the model meets: every block count within 20%, cycles per type within 25%. DoExchange:
@@ -103,10 +103,12 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
     # pipeline's buffer (6 per IPU), the repeat loop's iterator (4, IPU 0), the loss's one-hot
     # labels copied to the probabilities' layout (6, IPU 1) and fc4's input gradient's transposed
     # weights on PopLibs' copy path (IPU 1: a preRegroup copy and the rearranged operands' copy,
-    # 2 x 6 a run, as the real trace's fc4.weight_to_.../preRegroup and .../actsRearranged).
-    # Not modelled: the Switch that selects the engine's program at the start of each run, its
-    # control value broadcast to both IPUs (the real switchControlBroadcast: a DoExchange, an
-    # ExternalSync and a GlobalExchange per IPU and run; docs section 12)
+    # 2 x 6 a run, as the real trace's fc4.weight_to_.../preRegroup and .../actsRearranged) and
+    # the Switch that selects the engine's program at the start of each run, its control value
+    # broadcast to both IPUs (the real switchControlBroadcast: a DoExchange, an ExternalSync and a
+    # GlobalExchange per IPU and run; docs section 12). Syncs only before steps that receive and
+    # a matmul's reduction in one compute set per stage (Reduce0, Reduce1): OnTileExecute and
+    # InternalSync blocks within 6.3% (docs section 3)
     gaps_blocks: set[tuple[int, str]] = set()
     # IPU 1's ExternalSync (its wait for IPU 0's first stage in the ramp-up: 12,382 cycles real,
     # 10,234 modelled) meets the target since the stage's two stash writes are PopLibs'
@@ -124,27 +126,27 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
             assert abs(r.cycles_error) <= CYCLES_TARGET, key
     pinned = {key: (r.sim_blocks, r.sim_cycles) for key, r in rows.items()}
     assert pinned == {
-        (0, "DoExchange"): (24, 3_452), (0, "ExternalSync"): (7, 917), (0, "GlobalExchange"): (7, 6_783),
-        (0, "InternalSync"): (318, 29_892), (0, "OnTileExecute"): (492, 211_449), (0, "StreamCopy"): (26, 51_586),
-        (0, "StreamCopyBegin"): (38, 640_099), (0, "StreamCopyEnd"): (38, 193_804),
-        (1, "DoExchange"): (38, 5_530), (1, "ExternalSync"): (7, 11_020), (1, "GlobalExchange"): (7, 6_783),
-        (1, "InternalSync"): (324, 67_685), (1, "OnTileExecute"): (426, 171_872), (1, "StreamCopy"): (12, 13_344),
-        (1, "StreamCopyBegin"): (38, 629_702), (1, "StreamCopyEnd"): (38, 232_046),
+        (0, "DoExchange"): (25, 3_570), (0, "ExternalSync"): (8, 1_048), (0, "GlobalExchange"): (8, 6_901),
+        (0, "InternalSync"): (283, 26_602), (0, "OnTileExecute"): (523, 211_692), (0, "StreamCopy"): (26, 51_586),
+        (0, "StreamCopyBegin"): (38, 639_723), (0, "StreamCopyEnd"): (38, 193_804),
+        (1, "DoExchange"): (39, 5_648), (1, "ExternalSync"): (8, 11_582), (1, "GlobalExchange"): (8, 6_901),
+        (1, "InternalSync"): (294, 64_207), (1, "OnTileExecute"): (456, 171_872), (1, "StreamCopy"): (12, 13_344),
+        (1, "StreamCopyBegin"): (38, 629_326), (1, "StreamCopyEnd"): (38, 232_046),
     }
-    # the gaps, as they stand (docs/ipu-model.md section 12): IPU 1's DoExchange blocks one short
-    # a run (the program Switch's broadcast), their cycles over since every modelled DoExchange
-    # costs the real trace's median DoExchange (117 cycles) plus its bytes
-    assert round(rows[(1, "DoExchange")].blocks_error, 3) == -0.026 and round(rows[(1, "DoExchange")].cycles_error, 3) == 0.218
-    assert round(rows[(0, "OnTileExecute")].cycles_error, 3) == -0.195
-    assert round(rows[(1, "ExternalSync")].cycles_error, 3) == -0.177
+    # the gaps, as they stand (docs/ipu-model.md section 12): IPU 1's DoExchange cycles over since
+    # every modelled DoExchange costs the real trace's median DoExchange (117 cycles) plus its
+    # bytes; IPU 0's OnTileExecute cycles short by the matmuls' rearrangement copies
+    assert round(rows[(1, "DoExchange")].blocks_error, 3) == 0.0 and round(rows[(1, "DoExchange")].cycles_error, 3) == 0.244
+    assert round(rows[(0, "OnTileExecute")].cycles_error, 3) == -0.194
+    assert round(rows[(1, "ExternalSync")].cycles_error, 3) == -0.135
     # the pipeline: the same ramp-up / steady / ramp-down cycles, host copies on every IPU at once
     assert c.sim_pipeline.kinds == c.real_pipeline.kinds
     lengths = {k: (round(c.sim_pipeline.mean_length(k)), round(c.real_pipeline.mean_length(k)))
                for k in ("ramp-up", "steady", "ramp-down")}
-    assert lengths == {"ramp-up": (66_882, 114_242), "steady": (102_529, 125_106), "ramp-down": (63_117, 67_502)}
+    assert lengths == {"ramp-up": (66_894, 114_242), "steady": (101_965, 125_106), "ramp-down": (62_459, 67_502)}
     assert c.sim_overlaps.host_copies_together > 0.9 and c.real_overlaps.host_copies_together > 0.9
-    assert c.summary_line() == ("trace fidelity: span error IPU0 -10.4%, IPU1 -10.4%; block counts max error 12.5%; "
-                                "cycles per type max error 24.9%")
+    assert c.summary_line() == ("trace fidelity: span error IPU0 -10.7%, IPU1 -10.7%; block counts max error 6.3%; "
+                                "cycles per type max error 24.4%")
 
 
 def _blocks(*rows):

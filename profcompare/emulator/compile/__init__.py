@@ -22,7 +22,8 @@ from profcompare.emulator.compile.code import code_model
 from profcompare.emulator.compile.cycles import (
     CostModel,
     first_host_transfer,
-    run_opening_cycles,
+    RunOpening,
+    run_opening,
     static_bytes,
     static_cycles,
 )
@@ -84,8 +85,11 @@ class CompiledProgram:
     #: per static step: the IPUs it runs on and the group it sits in (trace.py)
     step_places: tuple[tuple[tuple[int, ...], ...], tuple[str, ...]] = ((), ())
     #: (executed index of the run's first host transfer's Begin step, cycles the run spends before
-    #: it: two control copies and the host's start-of-run wait; cycles.run_opening_cycles), or None
-    opening: tuple[int, int] | None = None
+    #: it: two control copies, the host's start-of-run wait and the program Switch's control
+    #: broadcast; cycles.run_opening), or None
+    opening: RunOpening | None = None
+    #: IPUs of one replica
+    ipus_per_replica: int = 1
     #: per static step: the bytes it moves per replica, in plus out (-1: none; cycles.static_bytes)
     static_bytes: np.ndarray | None = None
 
@@ -135,7 +139,7 @@ class CompiledProgram:
         execution = self.execution_frame(runs)
         arrivals = timeline_arrivals(self.timeline[0]) if self.timeline is not None else None
         holds = timeline_holds(self.timeline[0]) if self.timeline is not None else None
-        trace = (every_run(trace_frame(execution, self.steps, *self.step_places, host=HostCopyShape.of(self.device),
+        trace = (every_run(trace_frame(execution, self.steps, *self.step_places, host=HostCopyShape.of(self.device, self.ipus_per_replica),
                                        arrivals=arrivals, opening=self.opening, holds=holds), execution)
                  if self.step_places[0] else None)
         return Report(meta=meta, tiles=r.tiles, categories=r.categories, variables=r.variables,
@@ -147,9 +151,9 @@ class CompiledProgram:
 
 
 def program_steps(program: LoweredProgram, costs: CostModel) -> ProgramSteps:
-    """``program``'s steps with the matmul choices the cost model makes: which matmuls reduce
-    over split contractions, and which input-gradient matmuls take the weights' copy path."""
-    splits = {op.id: costs.matmul_plan(op).contraction_splits > 1 for op in program.ops.values()
+    """``program``'s steps with the matmul choices the cost model makes: in how many compute sets
+    each matmul reduces its partials, and which input-gradient matmuls take the weights' copy path."""
+    splits = {op.id: costs.reduce_compute_sets(op) for op in program.ops.values()
               if op.type.startswith("MatMul") and op.inputs and op.outputs}
     copy_path = frozenset(op.id for op in program.ops.values() if costs.weights_by_copy(op))
     return lower_to_steps(program, splits, copy_path)
@@ -220,14 +224,15 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
     places = trace_places(program, steps, ipus_per_replica)
     runtime = math.ceil(device.run_overhead_seconds * device.clock_hz)
     first = first_host_transfer(steps)
-    opening = (first, run_opening_cycles(device)) if first is not None else None
+    opening = run_opening(device, first, ipus_per_replica) if first is not None else None
     if opening is not None:
         # the host's start-of-run work is spent while the device waits in its opening control copy:
         # device time in the trace, so it leaves the host/runtime time (docs/ipu-model.md section 12)
         runtime = max(0, runtime - device.run_start_wait_cycles)
     phases = dict(_report.phase_totals(steps, cyc, runtime_cycles=runtime))
     if opening is not None:
-        phases["host_io"] = phases.get("host_io", 0) + opening[1]
+        for phase, value in opening.phases:
+            phases[phase] = phases.get(phase, 0) + value
     timeline = None
     if program.pipelines:
         # stages of a pipeline overlap on their IPUs: one run is the critical path (placement.py)
@@ -273,6 +278,7 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
         loaded_code=loaded,
         step_places=places,
         opening=opening,
+        ipus_per_replica=ipus_per_replica,
     )
 
 

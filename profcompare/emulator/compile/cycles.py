@@ -31,6 +31,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -157,6 +158,14 @@ class CostModel:
         )
         self._plans[op.id] = plan
         return plan
+
+    def reduce_compute_sets(self, op: OpInfo) -> int:
+        """Compute sets the matmul ``op`` reduces its partials in: poplin's stages
+        (conv_reduce.py) when its partition splits the input channels, one when only the
+        model's plan splits the contraction, none otherwise."""
+        if self.matmul_plan(op).contraction_splits <= 1:
+            return 0
+        return max(1, len(reduce_stage_cycles(self.amp_partition(op), self.device)))
 
     def amp_partition(self, op: OpInfo) -> AmpPartition:
         """The Convolve's partition over the IPU's tiles (amp.py): the matmul as PopLibs' 1x1
@@ -395,8 +404,11 @@ class CostModel:
                 add("compute", part.convolve_cycles)
             elif part.in_splits > 1:
                 # the partition's partials reduced in poplin's stages, each receiving its partials
-                # then adding them (conv_reduce.py)
-                for exchange, compute in reduce_stage_cycles(part, d):
+                # then adding them (conv_reduce.py): stage ``position`` in this compute set (the
+                # last compute set takes any stages left)
+                stages = reduce_stage_cycles(part, d)
+                for exchange, compute in (stages[position:] if position == self.reduce_compute_sets(op) - 1
+                                          else stages[position:position + 1]):
                     add("exchange", exchange)
                     add("compute", compute)
             else:
@@ -474,10 +486,89 @@ def host_sync_cycles(device: DeviceSpec) -> int:
     return device.host_sync_begin_cycles + device.stream_copy_mid_cycles + device.host_sync_end_cycles
 
 
-def run_opening_cycles(device: DeviceSpec) -> int:
+#: Bytes of the program Switch's control value (an unsigned int, the index of the case to run).
+SWITCH_CONTROL_BYTES = 4
+
+
+@dataclass(frozen=True)
+class BroadcastPart:
+    """One block of the program Switch's control broadcast on one IPU (:func:`switch_broadcast_parts`)."""
+
+    type: str  # Graph Analyser block type
+    label: str  # block name after the broadcast's own ("switchControlBroadcast/<label>")
+    cycles: int
+    phase: str  # model.PHASES entry the cycles are booked in
+
+
+def switch_broadcast_parts(device: DeviceSpec, ipus: int, ipu: int) -> tuple[BroadcastPart, ...]:
+    """The program Switch's control broadcast on ``ipu`` of a replica of ``ipus`` IPUs, in order.
+
+    Every run's steps sit inside a Switch (the program tree's "Unknown" step under the main
+    Sequence, shared/reference/popvision_screenshots/program_tree.png), whose control value Poplar
+    broadcasts to every tile before the run's first transfer (the tree's
+    ``copyN_switchControlBroadcastN/ExchangePre``). Over several IPUs the real trace in shared/data
+    shows it as: on the IPU holding the value (IPU 0) an on-tile copy into the sending buffer
+    (``GlobalPre/Copy/OnTileCopy-0``), then on every IPU an external sync, a global exchange over
+    the IPU-Links (``GlobalPre/GlobalExchange``), two internal syncs and the on-chip exchange to
+    every tile (``ExchangePre``); the other IPUs wait in their external sync while IPU 0 copies.
+    On one IPU: an internal sync and the on-chip exchange (ASSUMPTION: the tree shows the
+    DoExchange; the sync before an exchange as every exchange has). Each part costs what the model
+    charges its kind of step for the 4-byte value (targets.py sources each constant)."""
+    d = device
+    exchange = math.ceil(SWITCH_CONTROL_BYTES / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+    internal = BroadcastPart("InternalSync", "Internal Sync", d.internal_sync_cycles, "sync")
+    last = BroadcastPart("DoExchange", "ExchangePre", exchange, "exchange")
+    if ipus <= 1:
+        return internal, last
+    copy = math.ceil(SWITCH_CONTROL_BYTES / d.datapath_bytes + d.vertex_overhead_cycles)
+    link = math.ceil(SWITCH_CONTROL_BYTES / d.ipu_link_bytes_per_s * d.clock_hz + d.exchange_overhead_cycles)
+    head = ((BroadcastPart("OnTileExecute", "GlobalPre/Copy/OnTileCopy", copy, "compute"),
+             BroadcastPart("ExternalSync", "External Sync", d.global_sync_cycles, "sync")) if ipu == 0 else
+            (BroadcastPart("ExternalSync", "External Sync", copy + d.global_sync_cycles, "sync"),))
+    return (*head, BroadcastPart("GlobalExchange", "GlobalPre/GlobalExchange", link, "exchange"),
+            internal, internal, last)
+
+
+def switch_broadcast_cycles(device: DeviceSpec, ipus: int) -> dict[str, int]:
+    """Cycles by phase of the Switch's control broadcast (:func:`switch_broadcast_parts`, IPU 0's
+    parts: every IPU ends it at the same cycle)."""
+    out: dict[str, int] = {}
+    for part in switch_broadcast_parts(device, ipus, 0):
+        out[part.phase] = out.get(part.phase, 0) + part.cycles
+    return out
+
+
+class RunOpening(NamedTuple):
+    """What a run spends before its first host transfer (:func:`run_opening`), added to that
+    transfer's Begin step: its executed index, the cycles, and the cycles by phase."""
+
+    step: int
+    cycles: int
+    phases: tuple[tuple[str, int], ...]
+
+    def add_to(self, cycles: np.ndarray) -> np.ndarray:
+        """``cycles`` (one step's, by phase) with the opening's added (a copy)."""
+        out = np.array(cycles, dtype=np.int64, copy=True)
+        for phase, value in self.phases:
+            out[PHASE_INDEX[phase]] += value
+        return out
+
+
+def run_opening(device: DeviceSpec, step: int, ipus: int = 1) -> RunOpening:
+    """The :class:`RunOpening` at executed step ``step`` of a replica of ``ipus`` IPUs: the opening
+    control copies and the host's wait (host_io), the Switch's broadcast by its parts' phases."""
+    phases = {"host_io": 2 * host_sync_cycles(device) + device.run_start_wait_cycles}
+    for phase, value in switch_broadcast_cycles(device, ipus).items():
+        phases[phase] = phases.get(phase, 0) + value
+    return RunOpening(int(step), sum(phases.values()), tuple(phases.items()))
+
+
+def run_opening_cycles(device: DeviceSpec, ipus: int = 1) -> int:
     """Cycles a run that makes host transfers spends before its first one: two control copies, the
-    second waiting ``run_start_wait_cycles`` for the host (docs/ipu-model.md section 12)."""
-    return 2 * host_sync_cycles(device) + device.run_start_wait_cycles
+    second waiting ``run_start_wait_cycles`` for the host (docs/ipu-model.md section 12), then the
+    program Switch's control broadcast (:func:`switch_broadcast_parts`)."""
+    return (2 * host_sync_cycles(device) + device.run_start_wait_cycles
+            + sum(switch_broadcast_cycles(device, ipus).values()))
 
 
 def first_host_transfer(steps: ProgramSteps) -> int | None:
@@ -512,7 +603,8 @@ def static_cycles(steps: ProgramSteps, costs: CostModel, loaded_code_bytes: Mapp
     position: dict[tuple[str, str], int] = {}
     d = costs.device
     for st in steps.static:
-        key = (st.op, st.phase)
+        # a matmul's reduction compute sets are numbered among themselves (their stage)
+        key = (st.op, st.phase + ("/mm_reduce" if st.role == "mm_reduce" else ""))
         k = position.get(key, 0)
         position[key] = k + 1
         if st.role == "code_load":
@@ -560,6 +652,6 @@ def static_bytes(steps: ProgramSteps, costs: CostModel, loaded_code_bytes: Mappi
     return out
 
 
-__all__ = ["PHASE_INDEX", "CostModel", "MatmulPlan", "Ring", "TensorStats", "first_host_transfer", "host_sync_cycles",
-           "run_opening_cycles", "static_bytes", "static_cycles"]
+__all__ = ["PHASE_INDEX", "SWITCH_CONTROL_BYTES", "BroadcastPart", "CostModel", "RunOpening", "MatmulPlan", "Ring", "TensorStats", "first_host_transfer", "host_sync_cycles",
+           "run_opening", "run_opening_cycles", "static_bytes", "static_cycles", "switch_broadcast_cycles", "switch_broadcast_parts"]
 

@@ -281,7 +281,8 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
             roles = [static[int(steps.exec_static[k])].role for k in range(s, t)]
             for row, temp in temps:
                 lo = roles.index(temp.first) if temp.first in roles else 0
-                hi = roles.index(temp.last) if temp.last in roles else len(roles) - 1
+                # to the op's last step of that role (a matmul reduces in several compute sets)
+                hi = len(roles) - 1 - roles[::-1].index(temp.last) if temp.last in roles else len(roles) - 1
                 rows_t.append(row)
                 first_t.append(s + lo)
                 last_t.append(s + max(lo, hi))

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from profcompare.emulator.compile.cycles import RunOpening
 from profcompare.emulator.compile.mapping import mapping_offset, tile_bytes_matrix
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram, PipelineInfo
@@ -133,7 +134,7 @@ SYNC_ROLES = HOST_ROLES | frozenset({"remote_begin", "remote_mid", "remote_end",
 
 
 def run_timeline(program: LoweredProgram, steps: ProgramSteps, static_cycles: np.ndarray, *,
-                 opening: tuple[int, int] | None = None, ipus: int = 1,
+                 opening: RunOpening | None = None, ipus: int = 1,
                  step_ipus: Sequence[tuple[int, ...]] = (), exchange_overhead: int = 0
                  ) -> tuple[list[RunRow], np.ndarray]:
     """The timeline of one run of the main program with its pipelines (module docstring).
@@ -184,7 +185,7 @@ class _Timeline:
     stream copies, inter-IPU copies, everything outside a pipeline) wait for every IPU."""
 
     def __init__(self, steps: ProgramSteps, static_cycles: np.ndarray, n_phases: int,
-                 opening: tuple[int, int] | None, ipus: int, step_ipus: Sequence[tuple[int, ...]],
+                 opening: RunOpening | None, ipus: int, step_ipus: Sequence[tuple[int, ...]],
                  exchange_overhead: int) -> None:
         self.steps = steps
         self.step_ipus = step_ipus
@@ -203,8 +204,7 @@ class _Timeline:
         if self.opening is not None and e == self.opening[0]:
             # the run's opening copies precede its first host transfer only (a pipeline stage's
             # steps are placed once per pipeline cycle with the same executed index)
-            c = c.copy()
-            c[self.host_io] += self.opening[1]
+            c = self.opening.add_to(c)
             self.opening = None
         return c
 

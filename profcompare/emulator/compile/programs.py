@@ -36,9 +36,10 @@ StreamCopyBegin / Mid / End):
   not executed.
 - RemoteCodeLoad: StreamCopyBegin, RemoteLoad (the graph's code, role ``code_load``),
   StreamCopyEnd.
-- MatMul: OnTileExecute (weights rearranged: an on-tile copy), Sync, OnTileExecute (Convolve,
-  which receives the operand copies it reads from other tiles), Sync, then when the contraction
-  is split an OnTileExecute (Reduce, which receives the partials) and a Sync. An input gradient
+- MatMul: WriteUndef (its rearranged operand's life begins), OnTileExecute (weights rearranged: a
+  copy), Sync, OnTileExecute (Convolve, which receives the operand copies it reads from other
+  tiles), Sync, then when the contraction is split one OnTileExecute per poplin reduction stage
+  (Reduce0, Reduce1, ..., each receiving its partials), each with a Sync. An input gradient
   whose transposed weights take PopLibs' copy path (fc_weight_transpose.py) starts instead with
   a DoExchange into poplin's preRegroup variable, an OnTileExecute (the transpose), Sync, a
   DoExchange of the operands to the plan's layout and a Sync; its Transpose op is then a view.
@@ -55,6 +56,10 @@ StreamCopyBegin / Mid / End):
   shows PopART's: OnTileExecute counter + 1 and b, Sync, OnTileExecute a, Sync, OnTileExecute the
   update (its sync shared with the next compute set's).
 - anything else: OnTileExecute and Sync (a broadcast input is received by the compute set).
+
+The executed sequence then keeps a sync only where Poplar needs one, before a step that receives
+data from other tiles (:func:`place_syncs`). Every run opens with the program Switch's control
+broadcast (cycles.switch_broadcast_parts), part of the run's opening, not a step here.
 
 Which steps are DoExchange: only copies between tiles (io_tile_copy, a collective's transfer
 into its buffers, an inter-IPU copy's moves to its sending tiles and from its receiving tiles,
@@ -228,19 +233,27 @@ def ring_steps(op: OpInfo, replicas: int) -> tuple[int, bool]:
 #: final compute set (the partials), an element-wise op's compute set with a broadcast input.
 EXCHANGE_INSIDE_ROLES = frozenset({"mm_convolve", "mm_reduce", "reduce_final", "broadcast_compute"})
 
+#: Roles of OnTileExecute steps that read only data held on their own tiles (a ring step's
+#: reduction adds what the global exchange before it delivered): no exchange, so Poplar needs no
+#: sync before them (:func:`place_syncs`). A PipelineStash / Restore's compute
+#: reads its counter from the tile holding it, so it is not one.
+ON_TILE_ROLES = frozenset({"compute", "scalar_update", "copy_in", "copy_out", "local_copy", "onehot_fill",
+                           "reduce_partials", "mm_regroup", "ring_reduce"})
+
 #: A step template: (program type, name suffix, role).
 Template = tuple[str, str, str]
 
 _SYNC: Template = ("Sync", "/Internal Sync", "sync_internal")
 
 
-def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contraction: bool = True,
+def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contraction: int = 1,
               weights_by_copy: bool = False) -> tuple[Template, ...]:
     """The (program type, name suffix, role) steps of one non-Call op (see module docstring).
 
-    ``split_contraction`` says whether a matmul's plan splits its contraction (partials to
-    exchange and reduce); ``weights_by_copy`` whether an input-gradient matmul's transposed
-    weights take PopLibs' copy path (fc_weight_transpose.py).
+    ``split_contraction`` is the number of compute sets a matmul's plan reduces its partials in
+    (0 when it does not split its contraction; poplin's reduction stages, conv_reduce.py; True
+    counts as one); ``weights_by_copy`` whether an input-gradient matmul's transposed weights
+    take PopLibs' copy path (fc_weight_transpose.py).
     """
     if op_class in ("host_load", "host_store"):
         return (("StreamCopyBegin", "/Begin", "host_begin"), ("StreamCopyMid", "/Mid", "host_mid"),
@@ -290,21 +303,25 @@ def templates(op: OpInfo, op_class: str, program: LoweredProgram, *, split_contr
     if op_class == "write_undef":
         return (("WriteUndef", "", "write_undef"),)
     if op_class == "matmul":
-        steps: list[Template]
+        # the plan's rearranged operand begins its life undefined (the program tree's WriteUndef
+        # before a matmul's copies, program_tree.png)
+        steps: list[Template] = [("WriteUndef", "/rearranged/WriteUndef", "write_undef")]
         if weights_by_copy:
             # the weights regrouped (poplin regroupIfBeneficialForPlan): copied into the preRegroup
             # variable spread over the tiles, transposed, then both operands copied to the plan's
             # layout in one exchange (Poplar merges the post-transpose copies, as the real trace's
             # {...partialTranspose, ...}_to_{...actsRearranged, ...weightsRearranged} shows)
-            steps = [("DoExchange", "/preRegroup/ExchangePre", "mm_preregroup"),
-                     ("OnTileExecute", "/Transpose", "mm_regroup"), _SYNC,
-                     ("DoExchange", "/rearranged/ExchangePre", "mm_rearrange_exchange"), _SYNC,
-                     ("OnTileExecute", "/Convolve", "mm_convolve"), _SYNC]
+            steps += [("DoExchange", "/preRegroup/ExchangePre", "mm_preregroup"),
+                      ("OnTileExecute", "/Transpose", "mm_regroup"), _SYNC,
+                      ("DoExchange", "/rearranged/ExchangePre", "mm_rearrange_exchange"), _SYNC,
+                      ("OnTileExecute", "/Convolve", "mm_convolve"), _SYNC]
         else:
-            steps = [("OnTileExecute", "/weightsRearranged/OnTileCopy", "mm_rearrange"), _SYNC,
-                     ("OnTileExecute", "/Convolve", "mm_convolve"), _SYNC]
-        if split_contraction:
-            steps += [("OnTileExecute", "/Reduce", "mm_reduce"), _SYNC]
+            steps += [("OnTileExecute", "/weightsRearranged/OnTileCopy", "mm_rearrange"), _SYNC,
+                      ("OnTileExecute", "/Convolve", "mm_convolve"), _SYNC]
+        # one compute set per reduction stage, each receiving its partials (the real trace's Reduce0,
+        # Reduce1, each after an internal sync)
+        for k in range(int(split_contraction)):
+            steps += [("OnTileExecute", f"/Reduce{k}", "mm_reduce"), _SYNC]
         return tuple(steps)
     if op_class == "reduce":
         return (("OnTileExecute", "/partials", "reduce_partials"), _SYNC,
@@ -483,12 +500,101 @@ def copy_path_views(program: LoweredProgram, weights_by_copy: frozenset[str]) ->
     return frozenset(out)
 
 
-def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool] | None = None,
+def _on_tile(step: StaticStep, program: LoweredProgram, producer: Mapping[str, str]) -> bool:
+    """Whether ``step`` reads only data held on its own tiles (:data:`ON_TILE_ROLES`, except a
+    stash's dynamic update or slice, which reads its counter from the tile holding it, and a mean
+    accumulation's ``a`` and update, which read the scalars computed on one tile before them: the
+    real trace syncs before each)."""
+    if step.type != "OnTileExecute" or step.role not in ON_TILE_ROLES:
+        return False
+    op = program.ops.get(step.op)
+    if op is None:
+        return True
+    if op.type == "AccumulateMean":
+        return step.name.endswith(("/counter_1", "/b"))
+    if step.role == "compute" and op.type in ("PipelineStash", "PipelineRestore"):
+        return False
+    return not (step.role == "compute" and _mixed_producers(op, program, producer))
+
+
+def _mixed_producers(op: OpInfo, program: LoweredProgram, producer: Mapping[str, str]) -> bool:
+    """Whether an element-wise op reads two or more non-scalar tensors made by different ops
+    (ASSUMPTION: each op lays its output out as its own plan or first input does, so two producers'
+    tensors sit on different tiles and the op receives one of them; the real trace syncs before
+    gelu_grad, which reads the gradient and the recomputed activation, and not before gelu). A
+    tensor no op makes (a graph input, a variable) is its own layout."""
+    made = {producer.get(t, t) for t in op.inputs
+            if t in program.tensors and program.tensors[t].nelms > 1}
+    return len(made) > 1
+
+
+def place_syncs(static: list[StaticStep] | tuple[StaticStep, ...], executed: list[int],
+                ranges: list[tuple[int, int]], setup: int, program: LoweredProgram
+                ) -> tuple[list[int], list[tuple[int, int]]]:
+    """The run's executed steps with an internal sync before each step that receives data from
+    other tiles, and none before a step that reads only its own tiles' data.
+
+    Poplar synchronises the tiles before an exchange, so that every tile's data is ready to be
+    sent; compute sets that read only their own tiles' data run one after another without a sync.
+    The real trace in shared/data shows it: a sync before each rearrangement copy, Convolve,
+    Reduce0, Reduce1, bias add (a broadcast) and DoExchange, and none in ``add -> copy -> gelu ->
+    copy``. The lowering's templates put a sync after compute sets; here an executed internal
+    sync followed by an OnTileExecute that reads only its own tiles (:data:`ON_TILE_ROLES`) is
+    dropped, and an OnTileExecute that receives or a DoExchange with no sync before it gets its
+    op's own sync step first; a sync before any other step (host and remote transfers, inter-IPU
+    steps, the end of the run) stays. A sync stays in its op's steps; ``ranges`` (per schedule
+    entry) follow.
+    """
+    marker = [st.type in NO_CODE_STEP_TYPES or st.role == "call" for st in static]
+    producer = {t: op.id for op in program.ops.values() for t in op.outputs}
+    on_tile = [_on_tile(st, program, producer) for st in static]
+    own_sync: dict[str, int] = {}
+    for st in static:
+        if st.role == "sync_internal" and st.op and st.op not in own_sync:
+            own_sync[st.op] = st.index
+    # per static step (vectorised over the run's executed steps: a large program runs millions)
+    is_sync_of = np.array([st.role == "sync_internal" for st in static] + [False], dtype=bool)
+    real_of = np.array([not (m or st.role == "sync_internal") for st, m in zip(static, marker)] + [False], dtype=bool)
+    on_tile_of = np.array([st.type == "OnTileExecute" and t for st, t in zip(static, on_tile)] + [False], dtype=bool)
+    receives_of = np.array([(st.type == "OnTileExecute" and not t) or st.type == "DoExchange"
+                            for st, t in zip(static, on_tile)] + [False], dtype=bool)
+    own_of = np.array([own_sync.get(st.op, -1) for st in static] + [-1], dtype=np.int64)
+    run = np.asarray(executed[setup:], dtype=np.int64)
+    is_sync = is_sync_of[run]
+    real_pos = np.flatnonzero(real_of[run])
+    sync_pos = np.flatnonzero(is_sync)
+    # a sync is decided by the next real step (markers skipped), and only the last sync before it
+    nxt = np.searchsorted(real_pos, sync_pos, side="right")
+    last = np.ones(len(sync_pos), dtype=bool)
+    last[:-1] = nxt[:-1] != nxt[1:]
+    decided = last & (nxt < len(real_pos))
+    drop = np.zeros(len(sync_pos), dtype=bool)
+    drop[decided] = on_tile_of[run[real_pos[nxt[decided]]]]
+    keep = np.ones(len(run), dtype=bool)
+    keep[sync_pos[drop]] = False
+    # a step that receives with no sync since the previous real step gets its op's own sync first
+    syncs_before = np.concatenate([[0], np.cumsum(is_sync)])
+    prev_end = np.concatenate([[0], real_pos[:-1] + 1])
+    alone = syncs_before[real_pos] == syncs_before[prev_end]
+    want = alone & receives_of[run[real_pos]] & (own_of[run[real_pos]] >= 0)
+    ins_pos = real_pos[want]
+    kept_before = np.concatenate([[0], np.cumsum(keep)])
+    out_run = np.insert(run[keep], kept_before[ins_pos], own_of[run[ins_pos]])
+
+    def moved(p: int) -> int:
+        r = p - setup
+        return setup + int(kept_before[r]) + int(np.searchsorted(ins_pos, r, side="left"))
+
+    out = list(executed[:setup]) + out_run.tolist()
+    return out, [(moved(a), moved(b)) for a, b in ranges]
+
+
+def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, int] | None = None,
                    weights_by_copy: frozenset[str] = frozenset()) -> ProgramSteps:
     """Build the static program steps and the executed sequence (WeightsFromHost, one run).
 
-    ``split_contraction`` maps matmul op ids to whether their plan splits the contraction
-    (default: split); ``weights_by_copy`` holds the input-gradient matmuls whose transposed
+    ``split_contraction`` maps matmul op ids to the compute sets their plan reduces its partials
+    in (0: the contraction is not split; default 1); ``weights_by_copy`` holds the input-gradient matmuls whose transposed
     weights take PopLibs' copy path (their Transpose is then a view). Returns
     :class:`ProgramSteps`. Static steps are created for every op of every reachable graph (calls
     outlined) in graph/op order; the executed sequence follows ``program.schedule``.
@@ -532,7 +638,7 @@ def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool
         else:
             # a remote transfer inside a merged exchange: one Begin and one End for the exchange
             for ptype, suffix, role in member_templates(templates(op, op_class[op.id], program,
-                                                                  split_contraction=splits.get(op.id, True),
+                                                                  split_contraction=int(splits.get(op.id, 1)),
                                                                   weights_by_copy=op.id in weights_by_copy),
                                                         merged.get(op.id)):
                 # a scalar update works on the op's smallest tensor (its counter) only
@@ -578,6 +684,7 @@ def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, bool
         start = len(executed)
         executed.extend(by_key[(op.id, phase)])
         ranges.append((start, len(executed)))
+    executed, ranges = place_syncs(static, executed, ranges, setup, program)
     return ProgramSteps(
         static=tuple(static),
         exec_static=np.asarray(executed, dtype=np.int64),

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from profcompare.emulator.compile.cycles import RunOpening
 from profcompare.emulator.compile.liveness import Instances
 from profcompare.emulator.compile.memory import Storage, TileMemory
 from profcompare.emulator.compile.programs import ProgramSteps
@@ -238,17 +239,16 @@ def liveness_frame(steps: ProgramSteps, totals: np.ndarray) -> pd.DataFrame:
     })
 
 
-def _nonzero_cycles(ex: np.ndarray, static_cycles: np.ndarray, setup_steps: int, opening: tuple[int, int] | None
+def _nonzero_cycles(ex: np.ndarray, static_cycles: np.ndarray, setup_steps: int, opening: RunOpening | None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(executed step, phase, cycles) of every non-zero cell of the executed steps' cycles, step
     after step, phases in order (as ``np.nonzero`` of the executed steps x phases matrix gives
     them), found once per static step and repeated per execution: no dense matrix of tens of
-    millions of executed steps. ``opening`` adds host_io cycles to one executed step (its own row)."""
+    millions of executed steps. ``opening`` adds the run's opening (cycles.RunOpening) to one executed step (its own row)."""
     table, rows = static_cycles, ex
     if opening is not None:
         at = opening[0] - setup_steps
-        own = table[ex[at]].astype(table.dtype, copy=True)
-        own[PHASES.index("host_io")] += opening[1]
+        own = opening.add_to(table[ex[at]]).astype(table.dtype)
         table = np.vstack([table, own[None, :]])
         rows = ex.copy()
         rows[at] = len(table) - 1
@@ -267,7 +267,7 @@ def _nonzero_cycles(ex: np.ndarray, static_cycles: np.ndarray, setup_steps: int,
 
 
 def execution_frame(steps: ProgramSteps, static_cycles: np.ndarray, runs: int, runtime_cycles: int = 0,
-                    opening: tuple[int, int] | None = None, static_bytes: np.ndarray | None = None) -> pd.DataFrame:
+                    opening: RunOpening | None = None, static_bytes: np.ndarray | None = None) -> pd.DataFrame:
     """The ``execution`` table for ``runs`` profiled runs: one row per (run, step, phase) with
     non-zero cycles, steps of the main program only (WeightsFromHost runs once per engine), then
     one ``runtime`` row per run for host/runtime time outside the device (program

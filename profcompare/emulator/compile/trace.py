@@ -36,6 +36,7 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
+from profcompare.emulator.compile.cycles import BroadcastPart, RunOpening, switch_broadcast_parts
 from profcompare.emulator.compile.programs import ProgramSteps
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec
@@ -65,11 +66,15 @@ class HostCopyShape:
     sync_end: int  # its End
     data_begin: int  # the data copy's Begin
     run_start_wait: int  # the run's second opening control copy waits this long for the host
+    #: per IPU of the replica: the program Switch's control broadcast after the opening copies
+    broadcast: tuple[tuple[BroadcastPart, ...], ...] = ()
 
     @classmethod
-    def of(cls, device: DeviceSpec) -> HostCopyShape:
+    def of(cls, device: DeviceSpec, ipus: int = 1) -> HostCopyShape:
+        n = max(1, int(ipus))
         return cls(device.host_sync_begin_cycles, device.stream_copy_mid_cycles, device.host_sync_end_cycles,
-                   device.stream_copy_begin_cycles, device.run_start_wait_cycles)
+                   device.stream_copy_begin_cycles, device.run_start_wait_cycles,
+                   tuple(switch_broadcast_parts(device, n, i) for i in range(n)))
 
     @property
     def sync(self) -> int:
@@ -125,7 +130,13 @@ def _host_begin_parts(start: int, end: int, ipu: int, shape: HostCopyShape, open
     parts: list[tuple[int, int, str, str]] = []
     at = end - shape.data_begin
     parts.append((at, end, "StreamCopyBegin", "Begin"))
+    switch = shape.broadcast[min(ipu, len(shape.broadcast) - 1)] if opening and shape.broadcast else ()
     for k, prefix in reversed(list(enumerate(copies))):
+        if k == 1 and switch:
+            # between the opening copies and the host sync copy: the Switch's control broadcast
+            for part in reversed(switch):
+                parts.append((at - part.cycles, at, part.type, "switchControlBroadcast/" + part.label))
+                at -= part.cycles
         if ipu == 0:
             parts.append((at - shape.sync_end, at, "StreamCopyEnd", prefix + "End"))
             parts.append((at - shape.sync_end - shape.mid, at - shape.sync_end, "StreamCopy", prefix + "Mid"))
@@ -142,7 +153,7 @@ def _host_begin_parts(start: int, end: int, ipu: int, shape: HostCopyShape, open
 def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequence[tuple[int, ...]],
                 step_parents: Sequence[str], *, host: HostCopyShape | None = None,
                 arrivals: Mapping[tuple[int, int], Mapping[int, int]] | None = None,
-                opening: tuple[int, int] | None = None,
+                opening: RunOpening | None = None,
                 holds: Mapping[tuple[int, int], Mapping[int, int]] | None = None) -> pd.DataFrame:
     """The ``trace`` table of run 0 of ``execution`` (see the module docstring).
 
