@@ -24,16 +24,16 @@ import pandas as pd
 from profcompare.errors import ReportFormatError
 from profcompare.model import TABLES, Report, empty_frame
 from profcompare.perf import collector
-from profcompare.readers.store_format import read_header
 from profcompare.readers.store_read import (
     OpenedStore,
-    _check_header,
     _decode_meta,
     _open_database,
     _read_checked,
     _read_table,
     as_store_errors,
+    checked_file,
 )
+
 
 def _identity(path: pathlib.Path | str) -> tuple[int, int, int, int] | None:
     """(device, inode, size, modification time in ns) of ``path``; None when it cannot be read."""
@@ -138,17 +138,7 @@ def open_store(path: str | os.PathLike[str]) -> Report:
     docstring). Raises as :func:`~profcompare.readers.store_read.read_report` does for what is
     wrong with the header, ``checksums``, ``meta``, ``dictionary`` or catalogue; what is wrong in a
     table is raised (ReportFormatError) when the table is first used."""
-    file = pathlib.Path(path)
-    if not file.exists():
-        raise ReportFormatError(f"{file}: no such file")
-    if not file.is_file():
-        raise ReportFormatError(f"{file}: not a file")
-    try:
-        header = read_header(file)
-        size = file.stat().st_size
-    except OSError as exc:
-        raise ReportFormatError(f"{file}: cannot read: {exc.strerror or exc}") from None
-    _check_header(file, header, size)
+    file = checked_file(path)
     identity = _identity(file)
     opened = _read_checked(file, lambda con: _open_database(con, file))
     if identity is None or _identity(file) != identity:

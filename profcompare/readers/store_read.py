@@ -77,6 +77,29 @@ def _connect_read_only(path: pathlib.Path) -> sqlite3.Connection:
     return sqlite3.connect(uri, uri=True)
 
 
+def check_file_header(file: pathlib.Path) -> None:
+    """Raise :class:`ReportFormatError` naming ``file`` unless it starts with a store's header
+    and is as long as the header says (``_check_header``)."""
+    try:
+        header = read_header(file)
+        size = file.stat().st_size
+    except OSError as exc:
+        raise ReportFormatError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    _check_header(file, header, size)
+
+
+def checked_file(path: str | os.PathLike[str]) -> pathlib.Path:
+    """``path`` as a Path once it names an existing file with a store's header; otherwise
+    :class:`ReportFormatError` naming it (missing, not a file, not one of our stores)."""
+    file = pathlib.Path(path)
+    if not file.exists():
+        raise ReportFormatError(f"{file}: no such file")
+    if not file.is_file():
+        raise ReportFormatError(f"{file}: not a file")
+    check_file_header(file)
+    return file
+
+
 def read_report(path: str | os.PathLike[str]) -> Report:
     """Read a store file written by :func:`write_report` and return the Report.
 
@@ -85,17 +108,7 @@ def read_report(path: str | os.PathLike[str]) -> Report:
     truncated or corrupt, and :class:`UnsupportedReportVersion` when it was written by a newer
     schema version.
     """
-    file = pathlib.Path(path)
-    if not file.exists():
-        raise ReportFormatError(f"{file}: no such file")
-    if not file.is_file():
-        raise ReportFormatError(f"{file}: not a file")
-    try:
-        header = read_header(file)
-        size = file.stat().st_size
-    except OSError as exc:
-        raise ReportFormatError(f"{file}: cannot read: {exc.strerror or exc}") from None
-    _check_header(file, header, size)
+    file = checked_file(path)
     # materialising a million rows allocates millions of short-lived objects; the cyclic
     # collector would rescan them repeatedly for nothing (none of them form cycles)
     with collector.paused():
@@ -107,12 +120,7 @@ def read_meta(path: str | os.PathLike[str]) -> ReportMeta:
     reading its tables (what a caller needs to tell, say, whether the program fits). Raises as
     :func:`read_report` does for a file that is not a complete store."""
     file = pathlib.Path(path)
-    try:
-        header = read_header(file)
-        size = file.stat().st_size
-    except OSError as exc:
-        raise ReportFormatError(f"{file}: cannot read: {exc.strerror or exc}") from None
-    _check_header(file, header, size)
+    check_file_header(file)
 
     def meta_of(con: sqlite3.Connection) -> ReportMeta:
         _, _, meta_values, _ = _read_verified_meta(con, file)
