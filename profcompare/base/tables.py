@@ -574,8 +574,10 @@ def make_frame(table: str, data: Mapping[str, Any] | None = None, *, adopt: bool
 
     The frame holds copies of the columns given, unless ``adopt``: then an array already of its
     column's dtype becomes that column as it is, not copied (a table of millions of rows is not
-    held twice while its frame is built). With ``adopt`` the caller gives the arrays away: it
-    must neither keep changing them nor give one array for two columns.
+    held twice while its frame is built; that needs pandas' copy-on-write, the default from
+    pandas 3: under pandas 2 without it, setting a column copies, so ``adopt`` saves nothing
+    but gives the same frame). With ``adopt`` the caller gives the arrays away: it must neither
+    keep changing them nor give one array for two columns.
     """
     schema = SCHEMAS[table]
     data = dict(data or {})

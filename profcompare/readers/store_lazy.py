@@ -7,15 +7,21 @@ columns (computed as they are decoded, on the arrays the frame keeps), then the 
 of that table. A table is read whole: its checksum covers all its columns, so a subset of them
 could not be verified.
 
-The file is held open (a descriptor) from opening on, so a store moved after it was opened (a
-run's staging directory renamed into place) is still read; a store changed or replaced since is
-refused (ReportFormatError) rather than read as a mix of two files.
+The file is held open (a descriptor) from opening on, so that on Linux a store moved after it
+was opened (a run's staging directory renamed into place) is still read, found through
+``/proc/self/fd``; elsewhere a moved store is refused. A store changed or replaced since is
+refused (ReportFormatError) rather than read as a mix of two files. At most
+:data:`MAX_HELD_FILES` stores are held open at once (a sweep opens hundreds of reports): opening
+one more lets go of the longest held, which can then no longer follow its file if it moves; a
+store lets go of its file too once every table has been read.
 """
 
 from __future__ import annotations
 
 import os
 import pathlib
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -64,10 +70,27 @@ class StoreTables:
             fd = os.open(self.file, os.O_RDONLY)
         except OSError:
             return
-        if _fd_identity(fd) == self.identity:
-            self._fd = fd
-        else:
+        if _fd_identity(fd) != self.identity:
             os.close(fd)
+            return
+        self._fd = fd
+        _HELD[id(self)] = weakref.ref(self)
+        while len(_HELD) > MAX_HELD_FILES:
+            _, oldest = _HELD.popitem(last=False)
+            held = oldest()
+            if held is not None:
+                held._let_go()
+
+    def _let_go(self) -> None:
+        """Close the held descriptor (the store is then followed by its path only)."""
+        if _HELD is not None:  # None only while the interpreter shuts down
+            _HELD.pop(id(self), None)
+        fd, self._fd = self.__dict__.get("_fd"), None
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -79,12 +102,7 @@ class StoreTables:
         self._hold()
 
     def __del__(self) -> None:
-        fd = self.__dict__.get("_fd")
-        if fd is not None:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self._let_go()
 
     def rows(self, table: str) -> int:
         """The recorded row count of ``table`` (verified against the table when it is read)."""
@@ -98,6 +116,8 @@ class StoreTables:
             frame = self.read(table)
         as_store_errors(self.file, lambda: check(frame))
         self._frames[table] = frame
+        if len(self._frames) == len(TABLES):
+            self._let_go()  # every table is in memory: the file is not needed again
         return frame
 
     def read(self, table: str) -> pd.DataFrame:
@@ -123,6 +143,14 @@ class StoreTables:
             if moved is not None and _identity(moved) == self.identity:
                 return moved
         raise ReportFormatError(f"{self.file}: the report changed, moved or went since it was opened; open it again")
+
+
+#: the most store files held open at once (see the module docstring): well under the usual
+#: per-process limits (1,024 on Linux, 256 on macOS), leaving room for everything else
+MAX_HELD_FILES = 64
+
+#: the stores holding a descriptor, longest held first
+_HELD: OrderedDict[int, weakref.ReferenceType[StoreTables]] = OrderedDict()
 
 
 def _fd_identity(fd: int) -> tuple[int, int, int, int] | None:

@@ -131,7 +131,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -271,7 +271,7 @@ def _execution_trace(report: Report) -> dict[str, Any]:
             "run": choice.run, "runs": list(choice.runs)}
 
 
-def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
+def _report_document(report: Report, *, top: int | None = None) -> dict[str, Any]:
     """Return the ``show --format json`` document (see the module docstring): the summary with
     each metric's confidence, the memory ledger and what is live at the peak, and every table the HTML page shows, complete unless ``top``
     limits the variables and the liveness steps."""
@@ -315,7 +315,7 @@ def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
     }
 
 
-def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any]:
+def _comparison_document(cmp: Comparison, *, top: int | None = None) -> dict[str, Any]:
     """Return the ``compare --format json`` document (see the module docstring): the summary
     with confidence, the ledger diff with its moves, per-parameter view and peak composition, and
     every joined table, complete unless ``top`` limits the variables (the
@@ -445,14 +445,39 @@ class JsonRenderer:
         """:meth:`render`'s text in consecutive parts, the large tables' made as they are taken
         (written part by part, a large export is never held whole)."""
         if isinstance(obj, Comparison):
-            data = comparison_json(obj, top=limit(top))
+            data = _comparison_document(obj, top=limit(top))
         elif isinstance(obj, Report):
-            data = report_json(obj, top=limit(top))
+            data = _report_document(obj, top=limit(top))
         elif isinstance(obj, VariablesView):
             data = variables_json(obj)
         else:
             raise TypeError(f"cannot render a {type(obj).__name__} as JSON")
         return itertools.chain(indented_parts(data, ensure_ascii=False), ("\n",))  # json.dumps(indent=2)'s text
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with every :class:`Rows` (a large table kept as JSON text, for writing) as the
+    list of dictionaries it stands for: data ``json.dumps`` takes."""
+    if isinstance(value, Rows):
+        return list(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def report_json(report: Report, *, top: int | None = None) -> dict[str, Any]:
+    """The ``show --format json`` document as plain data (see the module docstring and
+    :func:`_report_document`): the summary with each metric's confidence, the memory ledger and
+    what is live at the peak, and every table the HTML page shows, complete unless ``top``
+    limits the variables and the liveness steps."""
+    return cast(dict[str, Any], _plain(_report_document(report, top=top)))
+
+
+def comparison_json(cmp: Comparison, *, top: int | None = None) -> dict[str, Any]:
+    """The ``compare --format json`` document as plain data (see :func:`_comparison_document`)."""
+    return cast(dict[str, Any], _plain(_comparison_document(cmp, top=top)))
 
 
 __all__ = [

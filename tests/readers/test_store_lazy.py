@@ -166,3 +166,30 @@ def test_an_older_store_opens_lazily_with_an_empty_trace(report: Report, path: p
     assert opened.trace.empty and list(opened.trace.columns) == list(report.trace.columns)
     assert "trace" not in _reads(opened)  # nothing in the file to read
     pd.testing.assert_frame_equal(opened.execution, store.read_report(path).execution)
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc")
+def test_many_open_reports_hold_a_bounded_number_of_files(report: Report, path: pathlib.Path) -> None:
+    from profcompare.readers import store_lazy
+
+    before = _open_descriptors()
+    many = [open_report(path) for _ in range(store_lazy.MAX_HELD_FILES + 40)]
+    # at most MAX_HELD_FILES stores hold their file, whatever the number opened
+    assert _open_descriptors() - before <= store_lazy.MAX_HELD_FILES
+    # the ones let go still read their tables by path
+    assert many[0].variables.equals(report.variables)
+    assert many[-1].variables.equals(report.variables)
+    del many
+
+
+def test_a_store_lets_go_of_its_file_once_every_table_is_read(report: Report, path: pathlib.Path) -> None:
+    opened = open_report(path)
+    source = opened.__dict__["_source"]
+    assert source._fd is not None
+    for table in TABLES:
+        getattr(opened, table)
+    assert source._fd is None

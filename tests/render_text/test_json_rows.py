@@ -120,3 +120,14 @@ def test_top_bounds_a_comparisons_step_series(comparison: Comparison) -> None:
     assert [r["position"] for r in one["liveness"]] == [int(aligned["position"][change.idxmax()])]
     assert one["cut"]["liveness"] == {"shown": 1, "total": len(aligned), "cut": len(aligned) - 1}
     assert len(one["variables"]) == 1
+
+
+def test_the_public_documents_are_plain_json_data(monkeypatch: pytest.MonkeyPatch, onchip: Report,
+                                                  comparison: Comparison) -> None:
+    # tables over the threshold become Rows for writing; the functions a notebook calls give
+    # lists of dictionaries that json.dumps takes, equal to the written text
+    monkeypatch.setattr(json_rows, "ROWS_AS_TEXT", 2)
+    document = report_json(onchip)
+    assert isinstance(document["variables"], list) and not isinstance(document["variables"], Rows)
+    assert json.loads(json.dumps(document)) == json.loads(JsonRenderer().render(onchip))
+    assert json.loads(json.dumps(comparison_json(comparison))) == json.loads(JsonRenderer().render(comparison))
