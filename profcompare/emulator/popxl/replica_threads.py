@@ -22,6 +22,7 @@ the matmuls are left to numpy's BLAS, which runs threads of its own.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -58,14 +59,21 @@ def thread_count(environ: Any = None) -> int:
     return max(1, min(int(value), cores, MAX_THREADS))
 
 
+#: guards the making of the pool (two threads asking at once make one)
+_pool_lock = threading.Lock()
+
+_THREAD_PREFIX = "profcompare-kernel"
+
+
 def _executor(threads: int) -> ThreadPoolExecutor:
     global _pool, _pool_key
     key = (os.getpid(), threads)
-    if _pool is None or _pool_key != key:
-        # a pool inherited through fork has no threads in this process: make a new one
-        _pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="profcompare-kernel")
-        _pool_key = key
-    return _pool
+    with _pool_lock:
+        if _pool is None or _pool_key != key:
+            # a pool inherited through fork has no threads in this process: make a new one
+            _pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=_THREAD_PREFIX)
+            _pool_key = key
+        return _pool
 
 
 def parts(rows: int, threads: int) -> list[slice]:
@@ -86,7 +94,8 @@ def by_replica(fn: Callable[..., np.ndarray], *arrays: np.ndarray) -> np.ndarray
     if rows < 2 or max(a.size for a in arrays) < MIN_ELEMENTS:
         return fn(*arrays)
     threads = thread_count()
-    if threads < 2:
+    # on one of the pool's own threads, waiting for the pool could wait for itself: run here
+    if threads < 2 or threading.current_thread().name.startswith(_THREAD_PREFIX):
         return fn(*arrays)
     errors = np.geterr()
 
