@@ -637,6 +637,17 @@ def _distinct_values(series: pd.Series) -> set[str]:
     return set(series.astype(str))
 
 
+#: the text columns whose values come from a closed list: table -> (column, the values, what an
+#: unknown one is called in the error)
+_CLOSED_VALUES: dict[str, tuple[tuple[str, Sequence[str], str], ...]] = {
+    "categories": (("group", CATEGORY_GROUP_NAMES, "group(s)"),),
+    "variables": (("kind", VARIABLE_KINDS, "kind(s)"), ("role", ROLES, "role(s)"),
+                  ("which", OPTIMIZER_STATE_WHICH, "value(s)")),
+    "remote_buffers": (("role", ROLES, "role(s)"), ("which", OPTIMIZER_STATE_WHICH, "value(s)")),
+    "execution": (("phase", PHASES, "phase(s)"),),
+}
+
+
 def validate_frame(table: str, frame: pd.DataFrame) -> None:
     """Raise :class:`ReportValidationError` unless ``frame`` matches ``SCHEMAS[table]`` exactly."""
     if not isinstance(frame, pd.DataFrame):
@@ -666,22 +677,7 @@ def validate_frame(table: str, frame: pd.DataFrame) -> None:
             )
         if col.dtype in ("object", "category"):
             check_text_column(table, col.name, frame[col.name])
-    if table == "categories" and len(frame):
-        bad_groups = _distinct_values(frame["group"]) - set(CATEGORY_GROUP_NAMES)
-        if bad_groups:
-            raise ReportValidationError(f"categories.group: unknown group(s) {sorted(bad_groups)}")
-    if table == "variables" and len(frame):
-        bad_kinds = _distinct_values(frame["kind"]) - set(VARIABLE_KINDS)
-        if bad_kinds:
-            raise ReportValidationError(f"variables.kind: unknown kind(s) {sorted(bad_kinds)}")
-    if table in ("variables", "remote_buffers") and len(frame):
-        bad_roles = _distinct_values(frame["role"]) - set(ROLES)
-        if bad_roles:
-            raise ReportValidationError(f"{table}.role: unknown role(s) {sorted(bad_roles)}")
-        bad_which = _distinct_values(frame["which"]) - set(OPTIMIZER_STATE_WHICH)
-        if bad_which:
-            raise ReportValidationError(f"{table}.which: unknown value(s) {sorted(bad_which)}")
-    if table == "execution" and len(frame):
-        bad_phases = _distinct_values(frame["phase"]) - set(PHASES)
-        if bad_phases:
-            raise ReportValidationError(f"execution.phase: unknown phase(s) {sorted(bad_phases)}")
+    for column, allowed, what in _CLOSED_VALUES.get(table, ()) if len(frame) else ():
+        unknown = _distinct_values(frame[column]) - set(allowed)
+        if unknown:
+            raise ReportValidationError(f"{table}.{column}: unknown {what} {sorted(unknown)}")
