@@ -8,10 +8,12 @@ device data in ``targets.py`` (each constant sourced there):
   per-group and per-worker costs); its rearrangement copy writes each tile's slice of the padded
   weights; other ops run on the vector unit (``datapath_bytes`` per cycle per tile) over the
   worst tile's share of the op's largest tensor; plus a fixed per-compute-set cost.
-- exchange: bytes received by the worst tile / exchange bytes per cycle per tile, plus a
-  fixed per-exchange cost; a compute set that reads data of other tiles (a matmul's Convolve and
-  Reduce, a reduction's final step, a broadcast) receives it in its own step
-  (programs.EXCHANGE_INSIDE_ROLES), so that step has exchange and compute cycles.
+- exchange: a DoExchange, and the exchange a matmul's Convolve or reduction stage opens with, is
+  a small exchange (exchange_cost.py: the latency, the reach to its receiving tiles, the worst
+  receiving tile's bytes / exchange bytes per cycle per tile); a reduction's final step and a
+  broadcast receive their bytes after a fixed per-exchange cost. A compute set that reads data of
+  other tiles receives it in its own step (programs.EXCHANGE_INSIDE_ROLES), so that step has
+  exchange and compute cycles.
 - sync: each Sync step (internal), and the end of a remote transfer (external).
 - host_io: a host transfer is a control copy (Begin, Mid, End) then the data copy, as a real
   trace shows them; the Begin step holds the control copy and the data copy's Begin (the host's
