@@ -43,7 +43,9 @@ class DeviceSpec:
     internal_sync_cycles: int  # on-chip barrier (a Sync step named Internal)
     global_sync_cycles: int  # barrier involving host, gateway or other IPUs (Sync, External)
     vertex_overhead_cycles: int  # fixed cost of a compute set (OnTileExecute) with little work
-    exchange_overhead_cycles: int  # fixed cost of a DoExchange with little data
+    exchange_overhead_cycles: int  # fixed cost of an exchange inside a non-matmul compute set
+    exchange_latency_cycles: int  # one word between two tiles: a small exchange's fixed cost (exchange_cost.py)
+    exchange_reach_cycles: int  # more for receivers spread over every tile of the IPU (exchange_cost.py)
     ipu_link_bytes_per_s: float  # one ring hop between neighbouring IPUs, per direction
     host_bytes_per_s: float  # host <-> IPUs stream copies: one host link shared by a gateway's IPUs
     stream_copy_begin_cycles: int  # StreamCopyBegin of a host transfer's data copy (the host's wait)
@@ -145,6 +147,11 @@ TRACE_SOURCE = ("shared/data/ga_cache_popxl_mnist_pipelining_2ipu.sqlite (real G
 HOST_COPY_SOURCE = ("shared/data/ga_cache_popxl_mnist_pipelining_2ipu.sqlite (real Graph Analyser trace, "
                     "Mk2, B), host stream copies matched across its 2 IPUs")
 
+#: The same trace's DoExchange blocks (docs/ipu-model.md section 7, "Small exchanges"): each copy
+#: takes the same cycles at every execution (2 runs).
+EXCHANGE_SOURCE = ("shared/data/ga_cache_popxl_mnist_pipelining_2ipu.sqlite (real Graph Analyser trace, "
+                   "Mk2, B), DoExchange blocks")
+
 _COMMON_SOURCES: dict[str, str] = {
     "worker_contexts": "facts 1.1 'Hardware contexts per tile' (A): 1 supervisor + 6 workers",
     "datapath_bytes": "facts 2.2 (A/D): dataPathWidth 64 bit, vector width 2 for FLOAT, 4 for HALF",
@@ -154,7 +161,15 @@ _COMMON_SOURCES: dict[str, str] = {
     "internal_sync_cycles": TRACE_SOURCE + " of InternalSync: 94 cycles",
     "vertex_overhead_cycles": TRACE_SOURCE + ": the on-tile copies of small activations (OnTileCopy "
     "compute sets) take 242 cycles each, the fixed cost of a compute set with little work (D)",
-    "exchange_overhead_cycles": TRACE_SOURCE + " of DoExchange: 117 cycles (small exchanges)",
+    "exchange_overhead_cycles": TRACE_SOURCE + " of DoExchange: 117 cycles (small exchanges); kept for "
+    "the exchange a reduction's final step or an element-wise op's broadcast opens with",
+    "exchange_latency_cycles": EXCHANGE_SOURCE + ": the repeat loop's iterator copied into the loop body "
+    "(copy48_..._iterator_to_..._Iterator___/ExchangePre, 4 bytes from one tile to one tile) takes 89 "
+    "cycles, less its one word at exchange_bytes_per_cycle: 88",
+    "exchange_reach_cycles": EXCHANGE_SOURCE + ": the program Switch's control value broadcast to every "
+    "tile (copy103_switchControlBroadcast88/ExchangePre, 4 bytes) takes 128 cycles, 39 more than the "
+    "iterator's one-tile copy; ASSUMPTION: the latency grows linearly with the share of the IPU's tiles "
+    "that receive (facts 1.3: on-chip exchange latency depends on proximity)",
     "stream_copy_begin_cycles": HOST_COPY_SOURCE + ": the data copies' StreamCopyBegin from the last IPU's "
     "arrival to the copy (the host's wait), median of 36: 7,903 cycles",
     "stream_copy_end_cycles": HOST_COPY_SOURCE + ": the data copies' StreamCopyEnd after the longest Mid, "
@@ -231,6 +246,8 @@ MK2 = DeviceSpec(
     global_sync_cycles=131,
     vertex_overhead_cycles=242,
     exchange_overhead_cycles=117,
+    exchange_latency_cycles=88,
+    exchange_reach_cycles=39,
     ipu_link_bytes_per_s=32e9,
     host_bytes_per_s=5.5e9,
     stream_copy_begin_cycles=7903,

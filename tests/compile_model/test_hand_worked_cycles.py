@@ -74,9 +74,11 @@ def test_matmul_plan_and_steps_without_split():
     assert part.weights_bytes_per_tile == 8 * 8 * 4 == 256
     c = _cycles_by_step(compile_program(program, TINY))
     # the rearrangement writes each tile's slice of the padded weights on tile; the Convolve
-    # receives it (its own exchange: no DoExchange step), then runs the AMP vertex
+    # receives it (its own exchange: no DoExchange step; exchange_cost.py: the latency 88, the reach
+    # 39 over the partition's 4 tiles, every tile of TINY, and the words), then runs the AMP vertex
+    assert part.tiles == 4
     assert c["mm/weightsRearranged/OnTileCopy"] == {"compute": 256 // 8 + 242} == {"compute": 274}
-    assert c["mm/Convolve"] == {"exchange": 256 // 4 + 117, "compute": 475} == {"exchange": 181, "compute": 475}
+    assert c["mm/Convolve"] == {"exchange": 88 + 39 + 256 // 4, "compute": 475} == {"exchange": 191, "compute": 475}
     assert c["mm/Internal Sync"] == {"sync": 94}
     assert not any(name.endswith("ExchangePre") or name == "mm/Reduce" for name in c)
 
@@ -99,11 +101,11 @@ def test_matmul_plan_and_steps_with_split_contraction():
     # = 338: 50 + 13 + 338 + 370
     assert part.convolve_cycles == 50 + 13 + 338 + 370 == 771
     c = _cycles_by_step(compile_program(program, TINY))
-    assert c["mm/Convolve"] == {"exchange": 512 // 4 + 117, "compute": 771}
+    assert c["mm/Convolve"] == {"exchange": 88 + 39 + 512 // 4, "compute": 771}  # over all 4 tiles
     # the Reduce: the partition's 4 partials per output in one stage (fewer than 16, poplin's
     # ConvReducePlan); each tile receives the partials it produced, 2 positions x 8 (padded) output
     # channels = 16 fp32 (64 B), then adds them
-    assert c["mm/Reduce0"] == {"exchange": 64 // 4 + 117, "compute": 16 // 2 + 242} == {"exchange": 133, "compute": 250}
+    assert c["mm/Reduce0"] == {"exchange": 88 + 39 + 64 // 4, "compute": 16 // 2 + 242} == {"exchange": 143, "compute": 250}
 
 
 def test_a_split_rounds_up_the_tiles_the_output_leaves_idle():
@@ -281,8 +283,9 @@ def test_an_io_tile_copy_exchanges_the_worst_tile_of_its_output():
     (x,) = b.op("HostLoad", [], [("x", (1024,), "float32")], attrs={"stream": "x"}, name="load_x")
     b.op("IoTileCopy", [x], [("x_compute", (1024,), "float32")], name="to_compute")
     c = _cycles_by_step(compile_program(b.build(), TINY))
-    # 4 KiB over 4 tiles: 1 KiB received by the worst tile at 4 B per cycle
-    assert c["to_compute/IoTileCopy"] == {"exchange": 1024 // 4 + 117} == {"exchange": 373}
+    # 4 KiB over 4 tiles: 1 KiB received by the worst tile at 4 B per cycle, after the latency (88)
+    # and the reach to every tile of TINY (39; exchange_cost.py)
+    assert c["to_compute/IoTileCopy"] == {"exchange": 88 + 39 + 1024 // 4} == {"exchange": 383}
     assert c["to_compute/Internal Sync"] == {"sync": 94}
 
 
@@ -361,4 +364,5 @@ def test_the_loss_one_hot_labels_are_encoded_then_copied_between_tiles():
     c = _cycles_by_step(compiled)
     # dx (2 KiB): 128 elements, 512 B a tile; written at 2 elements a cycle, copied at 4 B a cycle
     assert c["nll/nll/encodedOut/zero"] == c["nll/nll/OneHot/OneHotEncode"] == {"compute": 128 // 2 + 242}
-    assert c["nll/nll/encodedOut/ExchangePre"] == {"exchange": 512 // 4 + 117} == {"exchange": 245}
+    # the copy reaches dx's 4 tiles, every tile of TINY: the latency 88 + the reach 39 (exchange_cost.py)
+    assert c["nll/nll/encodedOut/ExchangePre"] == {"exchange": 88 + 39 + 512 // 4} == {"exchange": 255}

@@ -67,3 +67,61 @@ def test_a_backward_matmul_on_the_copy_path_is_the_trees_and_the_traces_steps():
         ("DoExchange", "rearranged/ExchangePre"), ("Sync", "Internal Sync"), ("OnTileExecute", "Convolve")]
     kinds = [name.rsplit("/", 1)[-1] for kind, name in steps if kind != "Sync"]
     assert kinds[:5] == ["WriteUndef", "ExchangePre", "Transpose", "ExchangePre", "Convolve"]
+
+
+def _tree_rows(compiled, program, phase: str | None) -> list[list[tuple[str, str]]]:
+    """(kind, name after the op's) of the program-tree rows, syncs left out, under each Sequence
+    named as the first MatMul of ``phase`` (matmuls share their popxl name), in tree order."""
+    (op,) = [o for o in program.ops.values() if o.type == "MatMul" and o.attrs.get("phase") == phase][:1]
+    tree = compiled.report.programs
+    seqs = tree[(tree["kind"].astype(str) == "Sequence") & (tree["name"] == (op.name or op.id))]
+    out = []
+    for seq in seqs["id"]:
+        rows = tree[tree["parent"] == int(seq)]
+        out.append([(str(k), n.split("/", 1)[1] if "/" in n else "") for k, n in zip(rows["kind"], rows["name"])
+                    if str(k) != "Sync"])
+    return out
+
+
+def test_the_tree_lists_each_matmul_compute_sets_exchange_before_it():
+    # the screenshot's first matmul: ... DoExchange (cs0_m4/Conv_1/Convolve/ExchangePre), [PreArrange,]
+    # OnTileExecute (m4/Conv_1/Convolve), DoExchange (cs2_m4/Conv_1/Reduce0/ExchangePre), OnTileExecute
+    # (m4/Conv_1/Reduce0); the model has no PreArrange (docs section 3: the real trace has none)
+    program, compiled = _program(512)
+    assert [
+        ("WriteUndef", "rearranged/WriteUndef"), ("OnTileExecute", "weightsRearranged/OnTileCopy"),
+        ("DoExchange", "Convolve/ExchangePre"), ("OnTileExecute", "Convolve"),
+        ("DoExchange", "Reduce0/ExchangePre"), ("OnTileExecute", "Reduce0"),
+        ("DoExchange", "Reduce1/ExchangePre"), ("OnTileExecute", "Reduce1")] in _tree_rows(compiled, program, None)
+    assert [
+        ("WriteUndef", "rearranged/WriteUndef"), ("OnTileExecute", "weightsRearranged/OnTileCopy"),
+        ("DoExchange", "Convolve/ExchangePre"), ("OnTileExecute", "Convolve"),
+        ("DoExchange", "Reduce0/ExchangePre"), ("OnTileExecute", "Reduce0"),
+        ("DoExchange", "Reduce1/ExchangePre"), ("OnTileExecute", "Reduce1")] == _tree_rows(compiled, program, None)[0]
+    # the second (copy path): preRegroup copy, Transpose, the copy to the plan's layout, then the
+    # Convolve after its exchange (cs3_m5/Conv_1/Convolve/ExchangePre), and its Reduce0 after its own
+    # (cs5_m5/Conv_1/Reduce0/ExchangePre)
+    program, compiled = _program(10)
+    assert [
+        ("WriteUndef", "rearranged/WriteUndef"), ("DoExchange", "preRegroup/ExchangePre"),
+        ("OnTileExecute", "Transpose"), ("DoExchange", "rearranged/ExchangePre"),
+        ("DoExchange", "Convolve/ExchangePre"), ("OnTileExecute", "Convolve"),
+        ("DoExchange", "Reduce0/ExchangePre"), ("OnTileExecute", "Reduce0")] in _tree_rows(compiled, program, "BwdLHS")
+
+
+def test_a_compute_sets_exchange_is_inside_its_executed_step_with_its_cost():
+    # the execution trace (the real one and program_tree.png's execution view) has no block for it:
+    # the Convolve's step holds its exchange, a small exchange of the weights slice over the
+    # partition's tiles (exchange_cost.py), then the AMP estimate
+    from profcompare.emulator.compile.cycles import PHASE_INDEX, CostModel
+    from profcompare.emulator.compile.exchange_cost import small_exchange_cycles
+
+    program, compiled = _program(512)
+    steps = _matmul_steps(compiled, program, None)
+    assert not any(name.endswith("ExchangePre") for _kind, name in steps)
+    (op,) = [o for o in program.ops.values() if o.type == "MatMul" and o.attrs.get("phase") is None][:1]
+    part = CostModel(program, MK2, MK2.tiles_per_ipu).amp_partition(op)
+    (conv,) = [s for s in compiled.steps.static if s.op == op.id and s.role == "mm_convolve"]
+    row = compiled.static_cycles[conv.index]
+    assert row[PHASE_INDEX["exchange"]] == small_exchange_cycles(MK2, part.weights_bytes_per_tile, part.tiles, 1472)
+    assert row[PHASE_INDEX["compute"]] == part.convolve_cycles

@@ -165,8 +165,8 @@ def test_pipeline_run_is_the_critical_path_of_the_schedule():
     # cycles. In a cycle the host load (stage 0's) and the host store (stage 1's) synchronise both
     # IPUs: the load first, then the stages' other steps on their IPUs at once, then the store. The
     # run opens with two control copies and the host's wait before its first host transfer.
-    # and the program Switch's control broadcast over the 2 IPUs: 798 (test_trace._host_begin_blocks)
-    opening = 2 * (269 + 1109 + 140) + 464_832 + 798
+    # and the program Switch's control broadcast over the 2 IPUs: 808 (test_trace._host_begin_blocks)
+    opening = 2 * (269 + 1109 + 140) + 464_832 + 808
     assert cp.opening is not None and cp.opening[1] == opening
     expected = (8 * host[0] + 8 * host[1] + t[0] + 7 * max(t[0], t[1]) + t[1] + 8 * t["copy"]
                 + 7 * max(0, iterator - post) + opening)

@@ -50,10 +50,11 @@ def test_one_op_counted_by_hand():
     ])
     pd.testing.assert_frame_equal(cp.report.operations, expected)
     # the opening copies and the host's wait 467,868, the Switch's control broadcast on TINY's one
-    # IPU: an internal sync and the 4 bytes' exchange (targets' internal_sync_cycles and
-    # exchange_overhead_cycles + 4 B at exchange_bytes_per_cycle)
-    assert cp.opening[1] == 467868 + TINY.internal_sync_cycles + math.ceil(4 / TINY.exchange_bytes_per_cycle
-                                                                           + TINY.exchange_overhead_cycles)
+    # IPU: an internal sync and the 4 bytes' exchange to every tile (targets' internal_sync_cycles;
+    # exchange_cost.py: exchange_latency_cycles + exchange_reach_cycles + 4 B at exchange_bytes_per_cycle)
+    assert cp.opening[1] == 467868 + TINY.internal_sync_cycles + math.ceil(
+        TINY.exchange_latency_cycles + TINY.exchange_reach_cycles + 4 / TINY.exchange_bytes_per_cycle)
+    assert cp.opening[1] == 467868 + 94 + 128
     assert "operations" in cp.report.meta.capabilities
 
 

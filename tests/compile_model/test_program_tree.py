@@ -46,8 +46,10 @@ def _called_twice():
 def test_a_host_load_matmul_and_store_program_tree_by_hand():
     # WeightsFromHost: w's host copy (Begin, Mid, End); main: the load's undefined placeholder
     # (WriteUndef), the load (StreamCopyBegin / Mid / End), the matmul (its rearranged operand's
-    # WriteUndef, weights rearranged, Convolve, Reduce0, each with its Internal Sync), the store
-    # (Begin / Mid / End); each op a Sequence
+    # WriteUndef, weights rearranged, Convolve, Reduce0, each with its Internal Sync; the Convolve
+    # and the Reduce0 each after the exchange it opens with, a DoExchange row <compute set>/ExchangePre
+    # as in program_tree.png's cs0_m4/Conv_1/Convolve/ExchangePre), the store (Begin / Mid / End);
+    # each op a Sequence
     cp = compile_program(lower(_load_matmul_store()))
     mm = "matmul"
     expected = programs_from_rows([
@@ -66,19 +68,23 @@ def test_a_host_load_matmul_and_store_program_tree_by_hand():
         (12, 11, 2, "WriteUndef", "matmul/rearranged/WriteUndef", mm, 0),
         (13, 11, 2, "OnTileExecute", "matmul/weightsRearranged/OnTileCopy", mm, 0),
         (14, 11, 2, "Sync", "matmul/Internal Sync", mm, 0),
-        (15, 11, 2, "OnTileExecute", "matmul/Convolve", mm, 0),
-        (16, 11, 2, "Sync", "matmul/Internal Sync", mm, 0),
-        (17, 11, 2, "OnTileExecute", "matmul/Reduce0", mm, 0),
-        (18, 11, 2, "Sync", "matmul/Internal Sync", mm, 0),
-        (19, 4, 1, "Sequence", "host_store", "host_store", 0),
-        (20, 19, 2, "StreamCopyBegin", "host_store/Begin", "host_store", 0),
-        (21, 19, 2, "StreamCopyMid", "host_store/Mid", "host_store", 0),
-        (22, 19, 2, "StreamCopyEnd", "host_store/End", "host_store", 0),
+        (15, 11, 2, "DoExchange", "matmul/Convolve/ExchangePre", mm, 0),
+        (16, 11, 2, "OnTileExecute", "matmul/Convolve", mm, 0),
+        (17, 11, 2, "Sync", "matmul/Internal Sync", mm, 0),
+        (18, 11, 2, "DoExchange", "matmul/Reduce0/ExchangePre", mm, 0),
+        (19, 11, 2, "OnTileExecute", "matmul/Reduce0", mm, 0),
+        (20, 11, 2, "Sync", "matmul/Internal Sync", mm, 0),
+        (21, 4, 1, "Sequence", "host_store", "host_store", 0),
+        (22, 21, 2, "StreamCopyBegin", "host_store/Begin", "host_store", 0),
+        (23, 21, 2, "StreamCopyMid", "host_store/Mid", "host_store", 0),
+        (24, 21, 2, "StreamCopyEnd", "host_store/End", "host_store", 0),
     ])
     programs = cp.report.programs
     pd.testing.assert_frame_equal(programs, expected)
-    # every step the lowering knows is one row; the Sequences around them are the only others
-    assert (programs["kind"].astype(str) != "Sequence").sum() == len(cp.steps.static) == 17
+    # every step the lowering knows is one row; the Sequences around them and the matmul compute
+    # sets' exchanges (rows of the tree only: the executed step keeps its exchange) are the only others
+    assert (programs["kind"].astype(str) != "Sequence").sum() == len(cp.steps.static) + 2 == 19
+    assert not any(s.name.endswith("/ExchangePre") for s in cp.steps.static)
     assert "programs" in cp.report.meta.capabilities
     # the execution profile does not change the tree
     pd.testing.assert_frame_equal(cp.with_execution(2).programs, expected)
@@ -97,15 +103,17 @@ def test_a_graph_called_twice_is_nested_once_under_its_first_call():
         (1, "Sequence", call), (2, "Call", call),
         (3, "Sequence", "matmul"), (4, "WriteUndef", "matmul/rearranged/WriteUndef"),
         (4, "OnTileExecute", "matmul/weightsRearranged/OnTileCopy"), (4, "Sync", "matmul/Internal Sync"),
-        (4, "OnTileExecute", "matmul/Convolve"), (4, "Sync", "matmul/Internal Sync"),
-        (4, "OnTileExecute", "matmul/Reduce0"), (4, "Sync", "matmul/Internal Sync"),
+        (4, "DoExchange", "matmul/Convolve/ExchangePre"), (4, "OnTileExecute", "matmul/Convolve"),
+        (4, "Sync", "matmul/Internal Sync"),
+        (4, "DoExchange", "matmul/Reduce0/ExchangePre"), (4, "OnTileExecute", "matmul/Reduce0"),
+        (4, "Sync", "matmul/Internal Sync"),
         (3, "Sequence", "gelu"), (4, "OnTileExecute", "gelu"), (4, "Sync", "gelu/Internal Sync"),
         (2, "OnTileExecute", f"{call}/copy_out/gelu_out/OnTileCopy"),
         # the second: the body's code exists once, so its Call step is a leaf
         (1, "Sequence", call), (2, "Call", call), (2, "OnTileExecute", f"{call}/copy_out/gelu_out/OnTileCopy"),
     ]
     call_rows = programs[programs["kind"].astype(str) == "Call"]
-    assert call_rows["id"].tolist() == [12, 26]
+    assert call_rows["id"].tolist() == [12, 28]
     assert (programs["parent"] == 12).sum() == 2  # matmul and gelu
 
 
@@ -126,7 +134,9 @@ def test_repeat_if_and_code_load_programs_give_every_step_one_row():
         cp = made[1]
         programs = cp.report.programs
         steps = programs[programs["kind"].astype(str) != "Sequence"]
-        assert sorted(steps["name"]) == sorted(step.name for step in cp.steps.static)
+        # a matmul compute set's exchange is a row of the tree, not a step (program_tree.exchange_pre_row)
+        pre = [f"{step.name}/ExchangePre" for step in cp.steps.static if step.role in ("mm_convolve", "mm_reduce")]
+        assert sorted(steps["name"]) == sorted([step.name for step in cp.steps.static] + pre)
     # a repeat's body sits under its Repeat step, each of its ops a Sequence there
     programs = _repeat_program(3)[1].report.programs
     repeat = programs.index[programs["kind"].astype(str) == "Repeat"]

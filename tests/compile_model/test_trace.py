@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 from profcompare.analysis import trace as trace_analysis
@@ -26,14 +28,15 @@ def _host_begin_blocks(at: int, ipu: int, *, opening: bool) -> list[tuple[int, i
     Switch's control broadcast over the 2 IPUs: on IPU 0 the on-tile copy of its 4 bytes (4 / 8 +
     242, rounded up: 243) and an External Sync (131); on IPU 1 an External Sync covering both
     (374); then on each a GlobalExchange (4 B over the links, 0.17 cycles, + 117: 118), two
-    Internal Syncs (94 each) and the DoExchange to every tile (4 / 4 + 117 = 118): 798 cycles.
+    Internal Syncs (94 each) and the DoExchange to every tile (exchange_cost.py: the latency 88 +
+    the reach to every tile 39 + 4 / 4 = 128, the real trace's): 808 cycles.
     targets.py sources each constant."""
     out = []
     copies = [("run start/", 269), ("run start/", 464_832 + 269)] if opening else []
     switch = ([(243, "OnTileExecute", "GlobalPre/Copy/OnTileCopy"), (131, "ExternalSync", "External Sync")]
               if ipu == 0 else [(374, "ExternalSync", "External Sync")])
     switch += [(118, "GlobalExchange", "GlobalPre/GlobalExchange"), (94, "InternalSync", "Internal Sync"),
-               (94, "InternalSync", "Internal Sync"), (118, "DoExchange", "ExchangePre")]
+               (94, "InternalSync", "Internal Sync"), (128, "DoExchange", "ExchangePre")]
     for k, (prefix, begin) in enumerate(copies + [("host sync/", 269)]):
         if opening and k == 2:
             for cycles, kind, label in switch:
@@ -63,13 +66,14 @@ def test_a_two_ipu_program_gives_one_block_per_step_and_ipu():
     mul, isync = cyc["mul"], cyc["mul/Internal Sync"]
     xsync, copy = cyc["ipucopy/External Sync"], cyc["ipucopy/IpuCopy"]
     pre, post = cyc["ipucopy/ExchangePre"], cyc["ipucopy/ExchangePost"]
-    # the worst tile of a*2 and of its copy (4,096 B over 32 tiles of 128 B) at 4 B per cycle + 117
-    assert pre == post == 128 // 4 + 117 == 149
+    # the worst tile of a*2 and of its copy (4,096 B over 32 tiles of 128 B) at 4 B per cycle, after
+    # the latency 88 and the reach over 32 of the 1,472 tiles (39 x 31 / 1,471 = 0.82; exchange_cost.py)
+    assert pre == post == math.ceil(88 + 39 * 31 / 1471 + 128 // 4) == 121
     begin, mid, end = cyc["host_store/Begin"], cyc["host_store/Mid"], cyc["host_store/End"]
     # the Begin step: 2 opening copies (269 + 1,109 + 140 each) + the host's wait 464,832, the
-    # Switch's control broadcast 798 (_host_begin_blocks), the store's control copy 1,518 and the
+    # Switch's control broadcast 808 (_host_begin_blocks), the store's control copy 1,518 and the
     # data copy's Begin 7,903
-    assert begin == 2 * 1518 + 464_832 + 798 + 1518 + 7903 == 478_087
+    assert begin == 2 * 1518 + 464_832 + 808 + 1518 + 7903 == 478_097
     # Mid: the fixed 1,109 + 4,096 B at 5.5 GB/s x 1.33 GHz (990.5 cycles), rounded up once
     assert mid == 2100 and end == 9870
     a, b = mul, mul + isync

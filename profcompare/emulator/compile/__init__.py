@@ -237,7 +237,8 @@ def compile_program(program: LoweredProgram, target: DeviceSpec | str | None = N
     if program.pipelines:
         # stages of a pipeline overlap on their IPUs: one run is the critical path (placement.py)
         rows, critical = run_timeline(program, steps, cyc, opening=opening, ipus=ipus_per_replica,
-                                      step_ipus=places[0], exchange_overhead=device.exchange_overhead_cycles)
+                                      step_ipus=places[0], exchange_overhead=device.exchange_overhead_cycles,
+                                      exchange_latency=device.exchange_latency_cycles)
         timeline = (rows, critical)
         phases = {p: int(critical[i]) for i, p in enumerate(PHASES)}
         phases["runtime"] = phases.get("runtime", 0) + runtime

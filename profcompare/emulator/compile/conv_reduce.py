@@ -14,8 +14,9 @@ Each stage receives its partials from the tiles that hold them and adds them. AS
 stage's work spreads over the partition's tiles (where the partials are), so a tile of stage i
 receives and adds its share, ``partials per tile x depth_i / s`` (the first stage: the partials
 each tile produced). Its cycles follow the model's rules for any compute set that receives its
-data (section 7): the bytes ÷ ``exchange_bytes_per_cycle`` + ``exchange_overhead_cycles``, then the
-additions on the vector unit + ``vertex_overhead_cycles``.
+data (section 7): its exchange (``<stage>/ExchangePre``, exchange_cost.py: the latency, the reach over
+the partition's tiles, the bytes ÷ ``exchange_bytes_per_cycle``), then the additions on the vector
+unit + ``vertex_overhead_cycles``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import math
 
 from profcompare.emulator.compile.amp import AmpPartition
+from profcompare.emulator.compile.exchange_cost import small_exchange_cycles
 from profcompare.emulator.targets import DeviceSpec
 
 
@@ -58,8 +60,9 @@ def reduce_plan(depth: int) -> tuple[int, ...]:
     return (depth, *_plan_and_cost(depth, reduce_stages(depth))[0])
 
 
-def reduce_stage_cycles(part: AmpPartition, device: DeviceSpec) -> tuple[tuple[int, int], ...]:
-    """(exchange, compute) cycles of each stage of the partition's reduction (see the module)."""
+def reduce_stage_cycles(part: AmpPartition, device: DeviceSpec, tiles: int | None = None) -> tuple[tuple[int, int], ...]:
+    """(exchange, compute) cycles of each stage of the partition's reduction (see the module) on an
+    IPU of ``tiles`` compute tiles (default: all its tiles)."""
     depths = reduce_plan(part.in_splits)
     if not depths:
         return ()
@@ -69,8 +72,8 @@ def reduce_stage_cycles(part: AmpPartition, device: DeviceSpec) -> tuple[tuple[i
     out = []
     for depth in depths:
         per_tile = math.ceil(produced * depth / part.in_splits)
-        out.append((math.ceil(per_tile * partial_bytes / device.exchange_bytes_per_cycle
-                              + device.exchange_overhead_cycles),
+        out.append((small_exchange_cycles(device, per_tile * partial_bytes, part.tiles,
+                                          tiles or device.tiles_per_ipu),
                     math.ceil(per_tile / width + device.vertex_overhead_cycles)))
     return tuple(out)
 

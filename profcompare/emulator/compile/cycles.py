@@ -8,10 +8,12 @@ device data in ``targets.py`` (each constant sourced there):
   per-group and per-worker costs); its rearrangement copy writes each tile's slice of the padded
   weights; other ops run on the vector unit (``datapath_bytes`` per cycle per tile) over the
   worst tile's share of the op's largest tensor; plus a fixed per-compute-set cost.
-- exchange: bytes received by the worst tile / exchange bytes per cycle per tile, plus a
-  fixed per-exchange cost; a compute set that reads data of other tiles (a matmul's Convolve and
-  Reduce, a reduction's final step, a broadcast) receives it in its own step
-  (programs.EXCHANGE_INSIDE_ROLES), so that step has exchange and compute cycles.
+- exchange: a DoExchange, and the exchange a matmul's Convolve or reduction stage opens with, is
+  a small exchange (exchange_cost.py: the latency, the reach to its receiving tiles, the worst
+  receiving tile's bytes / exchange bytes per cycle per tile); a reduction's final step and a
+  broadcast receive their bytes after a fixed per-exchange cost. A compute set that reads data of
+  other tiles receives it in its own step (programs.EXCHANGE_INSIDE_ROLES), so that step has
+  exchange and compute cycles.
 - sync: each Sync step (internal), and the end of a remote transfer (external).
 - host_io: a host transfer is a control copy (Begin, Mid, End) then the data copy, as a real
   trace shows them; the Begin step holds the control copy and the data copy's Begin (the host's
@@ -37,6 +39,7 @@ import numpy as np
 
 from profcompare.emulator.compile.amp import AmpPartition, plan_partition
 from profcompare.emulator.compile.conv_reduce import reduce_stage_cycles
+from profcompare.emulator.compile.exchange_cost import small_exchange_cycles
 from profcompare.emulator.compile.fc_weight_transpose import uses_copy_path
 from profcompare.emulator.compile.mapping import linear_split
 from profcompare.emulator.compile.popops_map import adam_element_ops, element_cycles, map_tile_cycles, worker_grain
@@ -165,7 +168,7 @@ class CostModel:
         model's plan splits the contraction, none otherwise."""
         if self.matmul_plan(op).contraction_splits <= 1:
             return 0
-        return max(1, len(reduce_stage_cycles(self.amp_partition(op), self.device)))
+        return max(1, len(reduce_stage_cycles(self.amp_partition(op), self.device, self.num_tiles)))
 
     def amp_partition(self, op: OpInfo) -> AmpPartition:
         """The Convolve's partition over the IPU's tiles (amp.py): the matmul as PopLibs' 1x1
@@ -328,7 +331,7 @@ class CostModel:
             ring = self.ring(op)
             tid = op.inputs[0] if op.inputs else ""
             if role == "collective_pre":
-                add("collective", self._worst_tile_bytes((tid,)) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+                add("collective", self._small_exchange((tid,)))
             elif role == "sync_external":
                 add("collective", d.global_sync_cycles)
             elif role == "ring_exchange":
@@ -347,16 +350,16 @@ class CostModel:
             nbytes = self.program.tensors[tid].nbytes if tid in self.program.tensors else 0
             add("exchange", nbytes / d.ipu_link_bytes_per_s * clock + d.exchange_overhead_cycles)
         elif role == "pipeline_iterator":
-            # the loop iterator (one scalar) moved into the loop body
-            add("exchange", 4 / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+            # the loop iterator (one scalar) moved into the loop body, one tile to one tile
+            add("exchange", small_exchange_cycles(d, 4, 1, self.num_tiles))
         elif role in ("ipu_copy_pre", "ipu_copy_post", "ipu_copy_buffer"):
             # the copied tensor's worst tile moved on chip, to the sending tiles or from the receiving ones
             tid = (op.inputs[0] if role in ("ipu_copy_pre", "ipu_copy_buffer") and op.inputs
                    else (op.outputs[0] if op.outputs else ""))
-            add("exchange", self._worst_tile_bytes((tid,)) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+            add("exchange", self._small_exchange((tid,)))
         elif role == "io_tile_copy":
             tid = op.outputs[0] if op.outputs else ""
-            add("exchange", self._worst_tile_bytes((tid,)) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+            add("exchange", self._small_exchange((tid,)))
         elif role == "local_copy":
             tid = op.inputs[0] if op.inputs else ""
             add("compute", self._worst_tile_bytes((tid,)) / d.datapath_bytes + d.vertex_overhead_cycles)
@@ -370,7 +373,7 @@ class CostModel:
                 s = self.stats(tid) if tid in self.program.tensors else TensorStats(0, 0, 4, 1, 0)
                 add("compute", s.max_tile_elements / d.vector_width(s.itemsize) + d.vertex_overhead_cycles)
             else:
-                add("exchange", self._worst_tile_bytes((tid,)) / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+                add("exchange", self._small_exchange((tid,)))
         elif role == "scalar_update":
             # one scalar on one tile: a mean accumulation's factors, a stash counter's increment
             add("compute", 1 / d.vector_width(4) + d.vertex_overhead_cycles)
@@ -400,13 +403,13 @@ class CostModel:
                 # the Convolve receives the weights slices from the tiles the rearrangement wrote
                 # them on (its own exchange, programs.EXCHANGE_INSIDE_ROLES), then runs the AMP
                 # vertex: PopLibs' estimate for the busiest tile (amp.py)
-                add("exchange", part.weights_bytes_per_tile / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+                add("exchange", self.convolve_exchange_cycles(op))
                 add("compute", part.convolve_cycles)
             elif part.in_splits > 1:
                 # the partition's partials reduced in poplin's stages, each receiving its partials
                 # then adding them (conv_reduce.py): stage ``position`` in this compute set (the
                 # last compute set takes any stages left)
-                stages = reduce_stage_cycles(part, d)
+                stages = reduce_stage_cycles(part, d, self.num_tiles)
                 for exchange, compute in (stages[position:] if position == self.reduce_compute_sets(op) - 1
                                           else stages[position:position + 1]):
                     add("exchange", exchange)
@@ -414,8 +417,8 @@ class CostModel:
             else:
                 # the Reduce receives the partials of the other tiles, then adds them
                 plan = self.matmul_plan(op)
-                add("exchange", plan.partial_exchange_bytes_per_tile / d.exchange_bytes_per_cycle
-                    + d.exchange_overhead_cycles)
+                add("exchange", small_exchange_cycles(d, plan.partial_exchange_bytes_per_tile, plan.tiles,
+                                                      self.num_tiles))
                 add("compute", plan.reduce_elements_per_tile / d.vector_width(4) + d.vertex_overhead_cycles)
         else:
             tids = tuple(op.outputs) or tuple(op.modified) or tuple(op.inputs)
@@ -453,6 +456,20 @@ class CostModel:
             add("compute", ss.max_tile_elements * per_element / d.vector_width(ss.itemsize)
                 + d.vertex_overhead_cycles)
         return out
+
+    def _small_exchange(self, tids: tuple[str, ...]) -> int:
+        """A DoExchange moving ``tids`` to their tiles: the worst tile's bytes, received by every
+        tile the largest of them uses (exchange_cost.py)."""
+        big = self.largest(tids)
+        receivers = self.stats(big).tiles_used if big is not None else 1
+        return small_exchange_cycles(self.device, self._worst_tile_bytes(tids), receivers, self.num_tiles)
+
+    def convolve_exchange_cycles(self, op: OpInfo) -> int:
+        """The exchange the matmul ``op``'s Convolve opens with (the program tree's
+        ``<Convolve>/ExchangePre``): each tile of the partition receives its slice of the weights
+        from the tiles the rearrangement wrote them on (exchange_cost.py)."""
+        part = self.amp_partition(op)
+        return small_exchange_cycles(self.device, part.weights_bytes_per_tile, part.tiles, self.num_tiles)
 
     def _adam_updater_cycles(self, op: OpInfo, out: TensorStats) -> int:
         """PopART's updater as PopLibs' generated map codelet over the worst tile of its output:
@@ -515,7 +532,7 @@ def switch_broadcast_parts(device: DeviceSpec, ipus: int, ipu: int) -> tuple[Bro
     DoExchange; the sync before an exchange as every exchange has). Each part costs what the model
     charges its kind of step for the 4-byte value (targets.py sources each constant)."""
     d = device
-    exchange = math.ceil(SWITCH_CONTROL_BYTES / d.exchange_bytes_per_cycle + d.exchange_overhead_cycles)
+    exchange = small_exchange_cycles(d, SWITCH_CONTROL_BYTES, d.tiles_per_ipu, d.tiles_per_ipu)
     internal = BroadcastPart("InternalSync", "Internal Sync", d.internal_sync_cycles, "sync")
     last = BroadcastPart("DoExchange", "ExchangePre", exchange, "exchange")
     if ipus <= 1:

@@ -135,8 +135,8 @@ SYNC_ROLES = HOST_ROLES | frozenset({"remote_begin", "remote_mid", "remote_end",
 
 def run_timeline(program: LoweredProgram, steps: ProgramSteps, static_cycles: np.ndarray, *,
                  opening: RunOpening | None = None, ipus: int = 1,
-                 step_ipus: Sequence[tuple[int, ...]] = (), exchange_overhead: int = 0
-                 ) -> tuple[list[RunRow], np.ndarray]:
+                 step_ipus: Sequence[tuple[int, ...]] = (), exchange_overhead: int = 0,
+                 exchange_latency: int = 0) -> tuple[list[RunRow], np.ndarray]:
     """The timeline of one run of the main program with its pipelines (module docstring).
 
     Returns (rows, critical): ``rows`` place every executed step of the run (pipeline stages once
@@ -144,7 +144,8 @@ def run_timeline(program: LoweredProgram, steps: ProgramSteps, static_cycles: np
     whose sum is the span of the run. ``opening`` (executed step, cycles): host_io cycles the run
     spends in that step (its first host transfer's Begin) before its own; ``ipus``: IPUs per replica;
     ``step_ipus``: per static step, the IPUs it runs on (trace.step_places); ``exchange_overhead``:
-    the fixed cost of one exchange (paid once by the merged inter-IPU copies of a pipeline cycle).
+    the fixed cost of one global exchange, ``exchange_latency`` that of one on-chip exchange
+    (exchange_cost.py), each paid once by the merged inter-IPU copies of a pipeline cycle.
     """
     n_phases = static_cycles.shape[1]
     pipe_of: dict[str, tuple[PipelineInfo, int]] = {}  # top-level op id -> (pipeline, stage position or -1 copy)
@@ -154,7 +155,8 @@ def run_timeline(program: LoweredProgram, steps: ProgramSteps, static_cycles: np
                 pipe_of[o] = (p, pos)
         for o in p.copies:
             pipe_of[o] = (p, -1)
-    timeline = _Timeline(steps, static_cycles, n_phases, opening, max(1, ipus), step_ipus, exchange_overhead)
+    timeline = _Timeline(steps, static_cycles, n_phases, opening, max(1, ipus), step_ipus, exchange_overhead,
+                         exchange_latency)
     done: set[int] = set()
     entries = list(zip(program.schedule, steps.exec_ranges))
     members: dict[int, dict[int, list[int]]] = {}  # pipeline id -> stage position -> executed steps
@@ -186,10 +188,11 @@ class _Timeline:
 
     def __init__(self, steps: ProgramSteps, static_cycles: np.ndarray, n_phases: int,
                  opening: RunOpening | None, ipus: int, step_ipus: Sequence[tuple[int, ...]],
-                 exchange_overhead: int) -> None:
+                 exchange_overhead: int, exchange_latency: int) -> None:
         self.steps = steps
         self.step_ipus = step_ipus
         self.overhead = int(exchange_overhead)
+        self.latency = int(exchange_latency)
         self.static_cycles = static_cycles
         self.opening = opening
         self.clock = dict.fromkeys(range(ipus), 0)
@@ -298,10 +301,10 @@ def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], tl: _Timeline
             if tl.role(e) == role:
                 where = step_ipus[int(tl.steps.exec_static[e])] if step_ipus else (0,)
                 by_ipu.setdefault(where[0], []).append(e)
-        return {i: _merge(tl, es) for i, es in sorted(by_ipu.items())}
+        return {i: _merge(tl, es, tl.latency) for i, es in sorted(by_ipu.items())}
 
     pre, post = side("ipu_copy_pre"), side("ipu_copy_post")
-    exchange = _merge(tl, [e for e in copies if tl.role(e) == "ipu_copy"])
+    exchange = _merge(tl, [e for e in copies if tl.role(e) == "ipu_copy"], tl.overhead)
     syncs = [e for e in copies if tl.role(e) == "ipu_copy_sync"]
     # a copied tensor moves into the pipeline's buffer when the stage producing it runs
     buffers: dict[int, list[tuple[int, int]]] = {}  # stage position -> (executed step, IPU)
@@ -351,13 +354,13 @@ def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], tl: _Timeline
                     tl.alone(m[0], ipu, m[1])
 
 
-def _merge(tl: _Timeline, parts: list[int]) -> tuple[int, np.ndarray] | None:
+def _merge(tl: _Timeline, parts: list[int], fixed: int) -> tuple[int, np.ndarray] | None:
     """(first executed step, cycles) of ``parts`` run as one exchange: their cycles summed, the
-    fixed exchange cost paid once (None without parts)."""
+    fixed exchange cost ``fixed`` paid once (None without parts)."""
     if not parts:
         return None
     total = sum(tl.cycles(e) for e in parts)
-    return parts[0], total - (len(parts) - 1) * _overhead(tl)
+    return parts[0], total - (len(parts) - 1) * _overhead(tl, fixed)
 
 
 def timeline_arrivals(rows: Sequence[RunRow]) -> dict[tuple[int, int], dict[int, int]]:
@@ -370,10 +373,11 @@ def timeline_holds(rows: Sequence[RunRow]) -> dict[tuple[int, int], dict[int, in
     return {(r.step, r.start): dict(r.held) for r in rows if r.held}
 
 
-def _overhead(tl: _Timeline) -> np.ndarray:
-    """The fixed cost each part of an inter-IPU copy carries (paid once by the merged exchange)."""
+def _overhead(tl: _Timeline, fixed: int) -> np.ndarray:
+    """The fixed cost ``fixed`` each part of an inter-IPU copy carries (paid once by the merged
+    exchange), as cycles by phase."""
     out = np.zeros_like(tl.critical)
-    out[PHASES.index("exchange")] = tl.overhead
+    out[PHASES.index("exchange")] = fixed
     return out
 
 
