@@ -581,12 +581,14 @@ def place_syncs(static: list[StaticStep] | tuple[StaticStep, ...], executed: lis
     kept_before = np.concatenate([[0], np.cumsum(keep)])
     out_run = np.insert(run[keep], kept_before[ins_pos], own_of[run[ins_pos]])
 
-    def moved(p: int) -> int:
+    def moved(p: np.ndarray) -> list[int]:
+        # every range bound at once (a large program's schedule has millions of entries)
         r = p - setup
-        return setup + int(kept_before[r]) + int(np.searchsorted(ins_pos, r, side="left"))
+        return (setup + kept_before[r] + np.searchsorted(ins_pos, r, side="left")).tolist()
 
     out = list(executed[:setup]) + out_run.tolist()
-    return out, [(moved(a), moved(b)) for a, b in ranges]
+    bounds = np.asarray(ranges, dtype=np.int64).reshape(-1, 2)
+    return out, list(zip(moved(bounds[:, 0]), moved(bounds[:, 1])))
 
 
 def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, int] | None = None,
