@@ -8,7 +8,7 @@ Usage::
     python benchmarks/bench_profile_app.py --cwd EXAMPLES/nlp/t5/popxl finetuning.py --config xxl_pod16
 
 Runs ``profcompare profile --compile-only --quiet SCRIPT ARGS`` once, in the application's
-directory, into a temporary output root, in a process that measures itself as it exits: its own
+directory, into a temporary output root (``--out DIR`` keeps the run there instead), in a process that measures itself as it exits: its own
 user and system CPU seconds and peak resident memory (``VmHWM``) are the ``profile`` process's;
 those of the processes it waited for (``RUSAGE_CHILDREN``: the program's process) are the
 program's. Prints both and the wall time. The report shown goes to a file in the temporary
@@ -57,6 +57,7 @@ sys.exit(code)
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cwd", required=True, help="the application's directory (the program runs there)")
+    parser.add_argument("--out", default=None, help="output root to keep the run in (default: a temporary one)")
     parser.add_argument("script", help="the program, relative to --cwd")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the program's options")
     options = parser.parse_args(argv)
@@ -64,9 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     env.pop("POPLAR_ENGINE_OPTIONS", None)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     with tempfile.TemporaryDirectory(prefix="bench-profile-") as tmp:
+        out = os.path.abspath(options.out) if options.out else tmp
         read_end, write_end = os.pipe()
-        command = [sys.executable, "-c", _MEASURED, str(write_end), "profile", "--compile-only", "--quiet",
-                   "--out", tmp, "--name", "run", options.script, *options.args]
+        command = [sys.executable, "-c", _MEASURED, str(write_end), "profile", "--compile-only", "--quiet", "--force",
+                   "--out", out, "--name", "run", options.script, *options.args]
         start = time.perf_counter()
         with open(Path(tmp) / "shown.txt", "wb") as shown:
             proc = subprocess.run(command, cwd=options.cwd, env=env, stdout=shown, stderr=subprocess.PIPE,

@@ -131,7 +131,7 @@ class ProgramSteps:
     static: tuple[StaticStep, ...]
     exec_static: np.ndarray  # executed step -> static step index (int64)
     #: schedule entry -> [start, end) in executed steps, one row each (int64, shape (entries, 2):
-    #: millions of entries at LLM sizes, held while the execution profile is written)
+    #: about a million entries at LLM sizes, held while the execution profile is written)
     exec_ranges: np.ndarray
     op_class: Mapping[str, str] = field(default_factory=dict)  # op id -> class
     alias_root: Mapping[str, str] = field(default_factory=dict)  # tensor id -> storage root id
@@ -583,7 +583,7 @@ def place_syncs(static: list[StaticStep] | tuple[StaticStep, ...], executed: lis
     kept_before = np.concatenate([[0], np.cumsum(keep)])
     out_run = np.insert(run[keep], kept_before[ins_pos], own_of[run[ins_pos]])
 
-    # every range bound at once (a large program's schedule has millions of entries)
+    # every range bound at once (a large program's schedule has about a million entries)
     r = np.asarray(ranges, dtype=np.int64).reshape(-1, 2) - setup
     out = list(executed[:setup]) + out_run.tolist()
     return out, setup + kept_before[r] + np.searchsorted(ins_pos, r, side="left")
