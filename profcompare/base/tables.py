@@ -8,6 +8,7 @@ there."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -574,9 +575,9 @@ def make_frame(table: str, data: Mapping[str, Any] | None = None, *, adopt: bool
 
     The frame holds copies of the columns given, unless ``adopt``: then an array already of its
     column's dtype becomes that column as it is, not copied (a table of millions of rows is not
-    held twice while its frame is built; that needs pandas' copy-on-write, the default from
-    pandas 3: under pandas 2 without it, setting a column copies, so ``adopt`` saves nothing
-    but gives the same frame). With ``adopt`` the caller gives the arrays away: it must neither
+    held twice while its frame is built). That needs pandas' copy-on-write, the default from
+    pandas 3; under pandas 2 it is switched on while the columns are set (only then: setting a
+    column otherwise copies it). With ``adopt`` the caller gives the arrays away: it must neither
     keep changing them nor give one array for two columns.
     """
     schema = SCHEMAS[table]
@@ -615,10 +616,20 @@ def make_frame(table: str, data: Mapping[str, Any] | None = None, *, adopt: bool
         return pd.DataFrame(columns)  # copies each column (stacking those of one dtype)
     # one column at a time: each column keeps its own array (pandas' copy-on-write tracks the
     # Series made here, which go away with this call)
-    frame = pd.DataFrame(index=pd.RangeIndex(length))
-    for name in list(columns):
-        frame[name] = columns.pop(name)
+    with _adopting():
+        frame = pd.DataFrame(index=pd.RangeIndex(length))
+        for name in list(columns):
+            frame[name] = columns.pop(name)
     return frame
+
+
+def _adopting() -> contextlib.AbstractContextManager[Any]:
+    """Where a DataFrame's column is set without copying its array: pandas' copy-on-write, on
+    by itself from pandas 3, switched on for the block under pandas 2 (a table of tens of
+    millions of rows, the simulator's trace, is otherwise held twice while its frame is made)."""
+    if int(pd.__version__.split(".", 1)[0]) >= 3:
+        return contextlib.nullcontext()
+    return pd.option_context("mode.copy_on_write", True)
 
 
 def empty_frame(table: str) -> pd.DataFrame:

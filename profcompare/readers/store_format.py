@@ -288,14 +288,16 @@ _PACKED_WIDTHS = (np.dtype("<i1"), np.dtype("<i2"), np.dtype("<i4"), np.dtype("<
 def _narrowest(values: np.ndarray) -> np.ndarray:
     """``values`` (integers) in the narrowest of :data:`_PACKED_WIDTHS` holding every one of them:
     less to compress and to store (codes, steps and flags fit in one or two bytes)."""
+    # ``values`` itself when it is of that width already (the callers only read it): no copy of
+    # a column of tens of millions of rows
     if not len(values):
-        return values.astype(_PACKED_WIDTHS[-1])
+        return values.astype(_PACKED_WIDTHS[-1], copy=False)
     low, high = int(values.min()), int(values.max())
     for dtype in _PACKED_WIDTHS:
         info = np.iinfo(dtype)
         if info.min <= low and high <= info.max:
-            return values.astype(dtype)
-    return values.astype(_PACKED_WIDTHS[-1])
+            return values.astype(dtype, copy=False)
+    return values.astype(_PACKED_WIDTHS[-1], copy=False)
 
 
 def _deltas(values: np.ndarray) -> np.ndarray:

@@ -161,8 +161,31 @@ def _packed_parts(encoded: _Encoded) -> dict[str, bytes]:
                     continue
             parts[name] = narrow.tobytes()
         return parts
-    blobs = [b"" if v is None else str(v).encode("utf-8", "surrogatepass") for v in encoded.texts]
-    lengths = np.fromiter((-1 if v is None else len(b) for v, b in zip(encoded.texts, blobs)), dtype=np.int64,
+    return _packed_text(encoded.texts)
+
+
+def _packed_text(texts: Sequence[Any]) -> dict[str, bytes]:
+    """A text column's packed parts: the UTF-8 byte length of every value (-1 for None) and the
+    values' bytes end to end. Encoded as one string when every value is a str: then, when that
+    string's bytes are as many as its characters (ASCII, as program and variable names are), each
+    value's byte length is its length in characters; otherwise value by value (the same bytes:
+    UTF-8 encodes a string as its characters' encodings end to end)."""
+    missing = [i for i, v in enumerate(texts) if v is None]
+    filled = list(texts)
+    for i in missing:
+        filled[i] = ""
+    try:
+        joined = "".join(filled)
+    except TypeError:  # a value that is not a str: encoded as its str()
+        joined = None
+    if joined is not None:
+        text = joined.encode("utf-8", "surrogatepass")
+        if len(text) == len(joined):
+            lengths = np.fromiter(map(len, filled), dtype=np.int64, count=len(filled))
+            lengths[missing] = -1
+            return {"lengths": _narrowest(lengths).tobytes(), "text": text}
+    blobs = [b"" if v is None else str(v).encode("utf-8", "surrogatepass") for v in texts]
+    lengths = np.fromiter((-1 if v is None else len(b) for v, b in zip(texts, blobs)), dtype=np.int64,
                           count=len(blobs))
     return {"lengths": _narrowest(lengths).tobytes(), "text": b"".join(blobs)}
 

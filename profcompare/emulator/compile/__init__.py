@@ -54,7 +54,7 @@ from profcompare.emulator.compile.operations import operations_frame
 from profcompare.emulator.compile.program_tree import program_tree
 from profcompare.emulator.compile.programs import ProgramSteps, lower_to_steps
 from profcompare.emulator.compile.vertices import vertex_tables
-from profcompare.emulator.compile.trace import HostCopyShape, every_run, step_places as trace_places, trace_frame
+from profcompare.emulator.compile.trace import HostCopyShape, every_run_columns, step_places as trace_places, trace_columns
 from profcompare.emulator.program import LoweredProgram
 from profcompare.emulator.targets import DeviceSpec, get_device
 from profcompare.model import CAPABILITIES, PHASES, Report, ReportMeta
@@ -139,8 +139,10 @@ class CompiledProgram:
         execution = self.execution_frame(runs)
         arrivals = timeline_arrivals(self.timeline[0]) if self.timeline is not None else None
         holds = timeline_holds(self.timeline[0]) if self.timeline is not None else None
-        trace = (every_run(trace_frame(execution, self.steps, *self.step_places, host=HostCopyShape.of(self.device, self.ipus_per_replica),
-                                       arrivals=arrivals, opening=self.opening, holds=holds), execution)
+        # run 0's blocks as columns, each taken away as its repeats for every run are made
+        trace = (every_run_columns(trace_columns(execution, self.steps, *self.step_places,
+                                                 host=HostCopyShape.of(self.device, self.ipus_per_replica),
+                                                 arrivals=arrivals, opening=self.opening, holds=holds), execution)
                  if self.step_places[0] else None)
         return Report(meta=meta, tiles=r.tiles, categories=r.categories, variables=r.variables,
                       liveness=r.liveness, code=r.code, execution=execution,

@@ -284,9 +284,10 @@ def trace(program: LoweredProgram, steps: ProgramSteps) -> Provenance:
         tr.copies.append((src, dst))
         tr.flows.setdefault(src, set()).add(dst)
 
+    range_starts = steps.exec_ranges[:, 0].tolist()  # Python ints: read once per schedule entry
     for index, entry in enumerate(program.schedule):
-        if index < len(steps.exec_ranges):
-            tr.now = int(steps.exec_ranges[index][0])
+        if index < len(range_starts):
+            tr.now = range_starts[index]
         op = program.ops[entry.op]
         path = tuple(entry.call_path)
         klass = steps.op_class.get(op.id, "")

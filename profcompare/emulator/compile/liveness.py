@@ -218,7 +218,7 @@ def instances(program: LoweredProgram, steps: ProgramSteps, row_of: Mapping[str,
         touch(tid, (), at)
         touch(tid, (), end_of_all)
     static = steps.static
-    for entry, (s, t) in zip(program.schedule, steps.exec_ranges):
+    for entry, s, t in zip(program.schedule, steps.exec_ranges[:, 0].tolist(), steps.exec_ranges[:, 1].tolist()):
         if t == s:
             if entry.phase == "iterate" and entry.op in carried:
                 # nothing loop carried: no copy steps, but the next iteration's body tensors

@@ -97,7 +97,7 @@ def live_intervals(program: LoweredProgram, steps: ProgramSteps, graph: str) -> 
     ops = program.ops
     intervals: list[list[int]] = []
     open_interval: list[int] | None = None
-    for entry, (s, t) in zip(program.schedule, steps.exec_ranges):
+    for entry, s, t in zip(program.schedule, steps.exec_ranges[:, 0].tolist(), steps.exec_ranges[:, 1].tolist()):
         if t == s:
             continue
         op = ops[entry.op]

@@ -158,7 +158,7 @@ def run_timeline(program: LoweredProgram, steps: ProgramSteps, static_cycles: np
     timeline = _Timeline(steps, static_cycles, n_phases, opening, max(1, ipus), step_ipus, exchange_overhead,
                          exchange_latency)
     done: set[int] = set()
-    entries = list(zip(program.schedule, steps.exec_ranges))
+    entries = list(zip(program.schedule, map(tuple, steps.exec_ranges.tolist())))
     members: dict[int, dict[int, list[int]]] = {}  # pipeline id -> stage position -> executed steps
     for entry, (a, b) in entries:
         top = entry.call_path[0] if entry.call_path else entry.op

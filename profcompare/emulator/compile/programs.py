@@ -130,7 +130,9 @@ class ProgramSteps:
 
     static: tuple[StaticStep, ...]
     exec_static: np.ndarray  # executed step -> static step index (int64)
-    exec_ranges: tuple[tuple[int, int], ...]  # schedule entry -> [start, end) in executed steps
+    #: schedule entry -> [start, end) in executed steps, one row each (int64, shape (entries, 2):
+    #: about a million entries at LLM sizes, held while the execution profile is written)
+    exec_ranges: np.ndarray
     op_class: Mapping[str, str] = field(default_factory=dict)  # op id -> class
     alias_root: Mapping[str, str] = field(default_factory=dict)  # tensor id -> storage root id
     setup_steps: int = 0  # executed steps of WeightsFromHost before the main program
@@ -529,8 +531,8 @@ def _mixed_producers(op: OpInfo, program: LoweredProgram, producer: Mapping[str,
 
 
 def place_syncs(static: list[StaticStep] | tuple[StaticStep, ...], executed: list[int],
-                ranges: list[tuple[int, int]], setup: int, program: LoweredProgram
-                ) -> tuple[list[int], list[tuple[int, int]]]:
+                ranges: np.ndarray, setup: int, program: LoweredProgram
+                ) -> tuple[list[int], np.ndarray]:
     """The run's executed steps with an internal sync before each step that receives data from
     other tiles, and none before a step that reads only its own tiles' data.
 
@@ -581,12 +583,10 @@ def place_syncs(static: list[StaticStep] | tuple[StaticStep, ...], executed: lis
     kept_before = np.concatenate([[0], np.cumsum(keep)])
     out_run = np.insert(run[keep], kept_before[ins_pos], own_of[run[ins_pos]])
 
-    def moved(p: int) -> int:
-        r = p - setup
-        return setup + int(kept_before[r]) + int(np.searchsorted(ins_pos, r, side="left"))
-
+    # every range bound at once (a large program's schedule has about a million entries)
+    r = np.asarray(ranges, dtype=np.int64).reshape(-1, 2) - setup
     out = list(executed[:setup]) + out_run.tolist()
-    return out, [(moved(a), moved(b)) for a, b in ranges]
+    return out, setup + kept_before[r] + np.searchsorted(ins_pos, r, side="left")
 
 
 def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, int] | None = None,
@@ -675,7 +675,8 @@ def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, int]
                 add(op, "iterate")
         else:
             add(op, "")
-    ranges: list[tuple[int, int]] = []
+    starts: list[int] = []
+    ends: list[int] = []
     for entry in program.schedule:
         op = program.ops[entry.op]
         phase = entry.phase if op_class[op.id] == "call" else ""
@@ -683,12 +684,15 @@ def lower_to_steps(program: LoweredProgram, split_contraction: Mapping[str, int]
             phase = "enter"
         start = len(executed)
         executed.extend(by_key[(op.id, phase)])
-        ranges.append((start, len(executed)))
+        starts.append(start)
+        ends.append(len(executed))
+    ranges = np.column_stack([np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)])
+    del starts, ends
     executed, ranges = place_syncs(static, executed, ranges, setup, program)
     return ProgramSteps(
         static=tuple(static),
         exec_static=np.asarray(executed, dtype=np.int64),
-        exec_ranges=tuple(ranges),
+        exec_ranges=ranges,
         op_class=op_class,
         alias_root=roots,
         setup_steps=setup,

@@ -388,7 +388,7 @@ def replication(program: LoweredProgram, steps: ProgramSteps, static_cycles: np.
         size = int(attrs.get("group_size") or replicas)
         stride = int(attrs.get("stride") or 1)
         groups = int(attrs.get("num_groups") or max(replicas // max(size, 1), 1))
-        start, end = steps.exec_ranges[index]
+        start, end = (int(v) for v in steps.exec_ranges[index])
         cycles = int(static_cycles[steps.exec_static[start:end]].sum()) if end > start else 0
         tally = found.setdefault((stride, size, groups), [0, 0])
         tally[0] += 1

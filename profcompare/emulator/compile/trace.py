@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -166,13 +167,26 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
     starts when the IPU arrived (it waits in the step); ``holds`` (placement.timeline_holds): an
     IPU's block ends when the IPU leaves it (an IPU that ends the run early waits in its last sync).
     """
+    columns = trace_columns(execution, steps, step_ipus, step_parents, host=host, arrivals=arrivals,
+                            opening=opening, holds=holds)
+    return make_frame("trace", columns, adopt=True) if columns is not None else make_frame("trace")
+
+
+def trace_columns(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequence[tuple[int, ...]],
+                  step_parents: Sequence[str], *, host: HostCopyShape | None = None,
+                  arrivals: Mapping[tuple[int, int], Mapping[int, int]] | None = None,
+                  opening: RunOpening | None = None,
+                  holds: Mapping[tuple[int, int], Mapping[int, int]] | None = None) -> dict[str, Any] | None:
+    """:func:`trace_frame`'s columns before they become a frame (column name -> array, ``type`` a
+    Categorical, no ``run``), or None when run 0 has no block: what :func:`every_run_columns`
+    repeats for later runs without a frame of run 0 beside them."""
     if not len(execution):
-        return make_frame("trace")
+        return None
     # the three columns the blocks need, of run 0's device rows (not a copy of the whole table:
     # a large program's execution table has tens of millions of rows)
     keep = (execution["run"].to_numpy() == 0) & ~runtime_rows(execution["phase"])
     if not keep.any():
-        return make_frame("trace")
+        return None
     every = bool(keep.all())
     step = execution["step"].to_numpy(dtype="int64")
     start = execution["cycles_from"].to_numpy(dtype="int64")
@@ -278,7 +292,7 @@ def trace_frame(execution: pd.DataFrame, steps: ProgramSteps, step_ipus: Sequenc
     sorted_cols["parent"] = np.concatenate([parent_of[fast_static], np.asarray(cols[6], dtype=object)])[order]
     sorted_cols["depth"] = np.concatenate([depths[fast_static], np.asarray(cols[7], dtype=np.int64)])[order]
     del order, fast, fast_static
-    return make_frame("trace", sorted_cols, adopt=True)
+    return sorted_cols
 
 
 def every_run(first: pd.DataFrame, execution: pd.DataFrame) -> pd.DataFrame:
@@ -288,24 +302,49 @@ def every_run(first: pd.DataFrame, execution: pd.DataFrame) -> pd.DataFrame:
     (run, ipu, cycles_from)."""
     if not len(first) or not len(execution):
         return first
-    device = ~runtime_rows(execution["phase"])
-    run = execution["run"].to_numpy(dtype="int64")[device]
-    start = execution["cycles_from"].to_numpy(dtype="int64", na_value=0)[device]
-    runs = np.unique(run)
-    if len(runs) <= 1:
-        return first
-    starts = np.array([start[run == r].min() for r in runs], dtype=np.int64)
-    n = len(first)
-    shift = np.repeat(starts - starts[0], n)
-    kinds = first["type"].astype("category")
-    columns: dict[str, object] = {c: np.tile(first[c].to_numpy(), len(runs)) for c in first.columns
-                                  if c not in ("run", "type")}
-    columns["type"] = pd.Categorical.from_codes(np.tile(kinds.cat.codes.to_numpy(), len(runs)),
-                                                categories=kinds.cat.categories)
-    columns["cycles_from"] = np.asarray(columns["cycles_from"]) + shift
-    columns["cycles_to"] = np.asarray(columns["cycles_to"]) + shift
+    return every_run_columns({c: first[c].to_numpy() for c in first.columns if c != "run"}, execution)
+
+
+def every_run_columns(first: dict[str, Any] | None, execution: pd.DataFrame) -> pd.DataFrame:
+    """:func:`every_run` of run 0's columns (:func:`trace_columns`), which it takes away: each
+    column leaves ``first`` as its repeats for every run are made, so run 0's table and the
+    whole trace are never held together (tens of millions of rows at LLM sizes)."""
+    if first is None:
+        return make_frame("trace")
+    runs, starts = _run_starts(execution)
+    n = len(next(iter(first.values()))) if first else 0
+    if n == 0 or len(runs) <= 1:
+        return make_frame("trace", first, adopt=True)
+    offsets = starts - starts[0]
+    columns: dict[str, object] = {}
+    for name in list(first):
+        column = first.pop(name)
+        if name == "type":
+            kinds = pd.Series(column, copy=False).astype("category")
+            del column
+            columns["type"] = pd.Categorical.from_codes(np.tile(kinds.cat.codes.to_numpy(), len(runs)),
+                                                        categories=kinds.cat.categories)
+            del kinds
+            continue
+        repeated = np.tile(np.asarray(column), len(runs))
+        del column
+        if name in ("cycles_from", "cycles_to"):
+            for r in range(1, len(runs)):  # in place: no column of shifts beside it
+                repeated[r * n:(r + 1) * n] += offsets[r]
+        columns[name] = repeated
     columns["run"] = np.repeat(runs, n)
     return make_frame("trace", columns, adopt=True)  # arrays made here
 
 
-__all__ = ["TRACE_TYPE_OF_PROGRAM", "HostCopyShape", "every_run", "step_places", "trace_frame", "trace_type"]
+def _run_starts(execution: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The runs of ``execution`` that have device rows (the runtime phase left out), in order, and
+    the start cycle of each one's first device row."""
+    device = ~runtime_rows(execution["phase"])
+    run = execution["run"].to_numpy(dtype="int64")[device]
+    start = execution["cycles_from"].to_numpy(dtype="int64", na_value=0)[device]
+    runs = np.unique(run)
+    return runs, np.array([start[run == r].min() for r in runs], dtype=np.int64)
+
+
+__all__ = ["TRACE_TYPE_OF_PROGRAM", "HostCopyShape", "every_run", "every_run_columns", "step_places", "trace_columns",
+           "trace_frame", "trace_type"]
