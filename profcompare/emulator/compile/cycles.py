@@ -5,9 +5,10 @@ device data in ``targets.py`` (each constant sourced there):
 
 - compute: a matmul's Convolve is PopLibs' own cycle estimate of its AMP vertex on the busiest
   tile of the matmul's partition (amp.py: channels padded to the AMP's groups, per-call,
-  per-group and per-worker costs); its rearrangement copy writes each tile's slice of the padded
-  weights; other ops run on the vector unit (``datapath_bytes`` per cycle per tile) over the
-  worst tile's share of the op's largest tensor; plus a fixed per-compute-set cost.
+  per-group and per-worker costs); its rearrangement copy moves the operands poplin rearranges,
+  region by region on the busiest tile (conv_rearrange.py); other ops run on the vector unit
+  (``datapath_bytes`` per cycle per tile) over the worst tile's share of the op's largest
+  tensor; plus a fixed per-compute-set cost.
 - exchange: bytes received by the worst tile / exchange bytes per cycle per tile, plus a
   fixed per-exchange cost; a compute set that reads data of other tiles (a matmul's Convolve and
   Reduce, a reduction's final step, a broadcast) receives it in its own step
