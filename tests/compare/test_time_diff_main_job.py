@@ -79,7 +79,7 @@ def test_verdict_names_the_causes(main_job: Comparison) -> None:
     from profcompare.render.verdict_words import comparison_sentences, comparison_verdict
 
     time = comparison_sentences(comparison_verdict(main_job))[2]
-    assert ("device 1.294 ms -> 3.424 ms (+2.131 ms, largest causes: optimizer_state remote load/store of "
+    assert ("device 1.429 ms -> 3.560 ms (+2.131 ms, largest causes: optimizer_state remote load/store of "
             "fc1.weight, fc2.weight and 6 more +2.129 ms (all exposed), gradient collective of fc1.weight, "
             "fc4.bias and 1 more +0.053 ms (all exposed))") in time
 
