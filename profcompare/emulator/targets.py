@@ -132,8 +132,8 @@ def num_ipus_for(replicas: int, ipus_per_replica: int = 1) -> int:
 # exchange (one transfer, or the transfers of one merged exchange: compile/remote_exchange.py) on
 # its off-chip sharded training session (DP 4, GA 4, micro-batch 8,
 # threshold 512: 3.3694 ms per run). benchmarks/fidelity.py validates them on the others.
-FITTED_RUN_OVERHEAD_SECONDS = 7.045e-4
-FITTED_REMOTE_TRANSFER_SECONDS = 8.854e-5
+FITTED_RUN_OVERHEAD_SECONDS = 6.956e-4
+FITTED_REMOTE_TRANSFER_SECONDS = 8.500e-5
 
 #: The real Graph Analyser trace in shared/data (ga_cache_popxl_mnist_pipelining_2ipu.sqlite,
 #: popxl-addons' pipelined MNIST on 2 Mk2 IPUs; its README): median block lengths in cycles.

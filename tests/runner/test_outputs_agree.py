@@ -72,10 +72,10 @@ def test_the_summary_keeps_session_run_time_device_plus_host(main_job: dict[str,
         summary = report.summary()
         assert summary["seconds_per_step"] == summary["cycles_per_step"] / report.meta.target.clock_hz + \
             summary["host_seconds_per_step"]
-        # the fitted host/runtime time of one session.run (docs/ipu-model.md section 8), 0.7045 ms =
-        # 936,986 cycles, less the 464,832 the device waits for the host in the run's opening copy
-        # (section 12): 472,154 cycles = 0.3550 ms
-        assert summary["host_seconds_per_step"] == pytest.approx(472_154 / 1.33e9, rel=1e-9)
+        # the fitted host/runtime time of one session.run (docs/ipu-model.md section 8), 0.6956 ms =
+        # 925,148 cycles, less the 464,832 the device waits for the host in the run's opening copy
+        # (section 12): 460,316 cycles = 0.3461 ms
+        assert summary["host_seconds_per_step"] == pytest.approx(460_316 / 1.33e9, rel=1e-9)
         assert report.confidence()["host_seconds_per_step"] == "modelled"
 
 
@@ -114,25 +114,25 @@ def test_device_cycles_never_include_host_time(main_job: dict[str, Any]) -> None
     cmp: Comparison = main_job["comparison"]
     runtime = cmp.execution.set_index("phase").loc["runtime"]
     device_base = float(cmp.summary.loc["cycles_per_step", "base"])
-    # 1,721,486 device cycles + 472,154 runtime cycles (0.3550 ms at 1.33 GHz) = 2,193,640: the figure
+    # 1,901,454 device cycles + 460,316 runtime cycles (0.3461 ms at 1.33 GHz) = 2,361,770: the figure
     # the execution section used to call cycles per step
-    assert device_base == 1_721_486 and runtime["base_cycles"] == 472_154
+    assert device_base == 1_901_454 and runtime["base_cycles"] == 460_316
     stacked = f"{device_base + runtime['base_cycles']:,.0f}"
     for name in ("terminal", "markdown", "html"):
         # the trace section shows run 1 (the first steady-state run), which starts where run 0's
-        # device and host time end: an interval's start ("2,193,640–3,915,126"), no per-step figure
+        # device and host time end: an interval's start ("2,361,770–4,263,224"), no per-step figure
         text = main_job[name].replace(f"{stacked}–", "").replace(f"{stacked}\\u2013", "")  # the chart's JSON
         assert stacked not in text, name
     execution = main_job["html"][main_job["html"].index('<section id="execution"'):]
     execution = execution[:execution.index("</section>")]
     table = execution[execution.index('id="execution-table"'):execution.index('id="time-table"')]
     assert "runtime" not in re.sub(r"<[^>]+>", " ", table)
-    assert "Device cycles per step" in table and "1,721,486" in table and "4,555,177" in table
+    assert "Device cycles per step" in table and "1,901,454" in table and "4,659,817" in table
     times = re.sub(r"<[^>]+>", " ", execution[execution.index('id="time-table"'):])
-    # device 1,721,486 / 1.33e9 s = 1.294 ms + host 0.355 ms = 1.649 ms
-    assert re.search(r"Host/runtime time per step\s+0\.355 ms\s+0\.355 ms", times)
-    assert re.search(r"Device time per step\s+1\.294 ms\s+3\.425 ms", times)
-    assert re.search(r"Time per session\.run \(device \+ host\)\s+1\.649 ms\s+3\.780 ms", times)
+    # device 1,901,454 / 1.33e9 s = 1.430 ms + host 0.346 ms = 1.776 ms
+    assert re.search(r"Host/runtime time per step\s+0\.346 ms\s+0\.346 ms", times)
+    assert re.search(r"Device time per step\s+1\.430 ms\s+3\.504 ms", times)
+    assert re.search(r"Time per session\.run \(device \+ host\)\s+1\.776 ms\s+3\.850 ms", times)
 
 
 def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
@@ -154,8 +154,8 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
     # peak (11,868,796 - 17,463,000) / 17,463,000 = -32.03%, 16.65 -> 11.32 MiB;
     # liveness -1,104,612 / 59,561,828 = -1.85%, 56.803 -> 55.749 MiB; fullest tile 215,656 B = 210.60 KiB
     # (the 208 KiB non-interleaved region filled, plus the interleaved partials above it);
-    # budget 638,976 B = 624.0 KiB; time 1.2944 + 0.3550 = 1.6494 ms -> 3.4249 + 0.3550 = 3.7799 ms (+129.18%);
-    # samples 256 / 1.6494 ms = 155,212.3 -> 256 / 3.7799 ms = 67,725.8 (-56.37%)
+    # budget 638,976 B = 624.0 KiB; time 1.4297 + 0.3461 = 1.7758 ms -> 3.5036 + 0.3461 = 3.8497 ms (+116.79%);
+    # samples 256 / 1.7758 ms = 144,163.1 -> 256 / 3.8497 ms = 66,498.3 (-53.87%)
     # always-live 59,561,828 - 17,463,000 = 42,098,828 B (40.15 MiB) -> 58,457,216 - 11,868,796 = 46,588,420 B
     # (44.43 MiB), +4,489,592 / 42,098,828 = +10.66%; code 25,547,240 -> 28,086,344 B, +2,539,104 B = +2.42 MiB
     assert (s["always_live_bytes"]["base"], s["always_live_bytes"]["new"]) == (42_098_828, 46_588_420)
@@ -166,10 +166,10 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
         "Tile memory: the not-always-live peak fell 32.0% (16.7 MiB -> 11.3 MiB) and always-live memory rose 10.7% "
         "(40.1 MiB -> 44.4 MiB; code +2.4 MiB), so peak liveness fell 1.9% (56.8 MiB -> 55.7 MiB) and the "
         "fullest tile is unchanged at 210.6 KiB; both fit (no tile over its 624.0 KiB budget).",
-        "Time per session.run rose 129.2% (1.649 ms -> 3.780 ms), of which device 1.294 ms -> 3.425 ms (+2.131 ms, "
-        "largest causes: optimizer_state remote load/store of fc1.weight, fc2.weight and 6 more +2.129 ms (all "
+        "Time per session.run rose 116.8% (1.776 ms -> 3.850 ms), of which device 1.430 ms -> 3.504 ms (+2.074 ms, "
+        "largest causes: optimizer_state remote load/store of fc1.weight, fc2.weight and 6 more +2.072 ms (all "
         "exposed), gradient collective of fc1.weight, fc4.bias and 1 more +0.053 ms (all exposed)) and "
-        "host/runtime unchanged at 0.355 ms; 56.4% fewer samples per second (155,212.3 -> 67,725.8).",
+        "host/runtime unchanged at 0.346 ms; 53.9% fewer samples per second (144,163.1 -> 66,498.3).",
     )
     assert tuple(main_job["json"]["verdict"]["sentences"]) == expected
     # first in every comparison: the terminal, markdown and the page
@@ -188,9 +188,9 @@ def test_the_verdict_states_the_summary_table(main_job: dict[str, Any]) -> None:
     assert index == [
         "offchip-sharded against onchip: not-always-live peak -32.0%, always-live +10.7%, peak liveness -1.9%, "
         "fullest tile 0.0%, "
-        "time per session.run +129.2%, samples per second -56.4%; largest move: optimizer_state 8.3 MiB "
+        "time per session.run +116.8%, samples per second -53.9%; largest move: optimizer_state 8.3 MiB "
         "not-always-live -> 1.3 MiB Streaming Memory; fits.",
-        "All 2 variants with a report fit in tile memory. Fastest: onchip (155,212.3 samples per second).",
+        "All 2 variants with a report fit in tile memory. Fastest: onchip (144,163.1 samples per second).",
     ]
     index_html = " ".join(main_job["index_html"].replace("&gt;", ">").split())
     assert all(sentence in index_html for sentence in index)

@@ -5,9 +5,10 @@ device data in ``targets.py`` (each constant sourced there):
 
 - compute: a matmul's Convolve is PopLibs' own cycle estimate of its AMP vertex on the busiest
   tile of the matmul's partition (amp.py: channels padded to the AMP's groups, per-call,
-  per-group and per-worker costs); its rearrangement copy writes each tile's slice of the padded
-  weights; other ops run on the vector unit (``datapath_bytes`` per cycle per tile) over the
-  worst tile's share of the op's largest tensor; plus a fixed per-compute-set cost.
+  per-group and per-worker costs); its rearrangement copy moves the operands poplin rearranges,
+  region by region on the busiest tile (conv_rearrange.py); other ops run on the vector unit
+  (``datapath_bytes`` per cycle per tile) over the worst tile's share of the op's largest
+  tensor; plus a fixed per-compute-set cost.
 - exchange: a DoExchange, and the exchange a matmul's Convolve or reduction stage opens with, is
   a small exchange (exchange_cost.py: the latency, the reach to its receiving tiles, the worst
   receiving tile's bytes / exchange bytes per cycle per tile); a reduction's final step and a
@@ -38,6 +39,13 @@ from typing import NamedTuple
 import numpy as np
 
 from profcompare.emulator.compile.amp import AmpPartition, plan_partition
+from profcompare.emulator.compile.conv_rearrange import (
+    Layout,
+    LayoutTracer,
+    RearrangeCopy,
+    copy_cost,
+    rearranged_operands,
+)
 from profcompare.emulator.compile.conv_reduce import reduce_stage_cycles
 from profcompare.emulator.compile.exchange_cost import small_exchange_cycles
 from profcompare.emulator.compile.fc_weight_transpose import uses_copy_path
@@ -101,6 +109,8 @@ class CostModel:
         self._partitions: dict[str, AmpPartition] = {}
         self._copy_path: dict[str, bool] = {}
         self._forward_partitions: dict[str, tuple[AmpPartition, int, int]] = {}
+        self._rearrange: dict[str, RearrangeCopy] = {}
+        self._layouts: LayoutTracer | None = None
 
     # -- tensors -------------------------------------------------------------------------
     def stats(self, tid: str) -> TensorStats:
@@ -185,6 +195,32 @@ class CostModel:
                               self.device)
         self._partitions[op.id] = part
         return part
+
+    def rearrange_copy(self, op: OpInfo) -> RearrangeCopy:
+        """The matmul ``op``'s rearrangement copy: the operands poplin copies to its plan's layout
+        and the copy's cycles on the busiest tile (conv_rearrange.py)."""
+        hit = self._rearrange.get(op.id)
+        if hit is not None:
+            return hit
+        if self._layouts is None:
+            self._layouts = LayoutTracer(self.program, self._matmul_output_layout)
+        weight_update = (op.attrs.get("phase") == "BwdRHS"
+                         and op.attrs.get("fully_connected_pass", True) is not False)
+        operands = rearranged_operands(self.program, op, self.amp_partition(op), weight_update,
+                                       self._layouts.layout)
+        copy = copy_cost(operands, self.device.vertex_overhead_cycles, self.device.exchange_bytes_per_cycle)
+        self._rearrange[op.id] = copy
+        return copy
+
+    def _matmul_output_layout(self, op: OpInfo) -> Layout:
+        """A matmul's output as poplin's reduction leaves it: its output channels innermost, in
+        groups of the plan's output channels (``partialReduceOut``, lib/poplin/ConvReduce.cpp): the
+        LHS rows unless the plan swaps the operands, then the RHS columns."""
+        part = self.amp_partition(op)
+        out = self.program.tensors.get(op.outputs[0]) if op.outputs else None
+        shape = out.shape if out is not None and len(out.shape) >= 2 else (1, 1)
+        axis = -1 if part.swapped else -2
+        return Layout(axis, max(1, min(int(shape[axis]), part.unit.out_chans)))
 
     def weights_by_copy(self, op: OpInfo) -> bool:
         """True for an input-gradient matmul whose transposed weights take PopLibs' copy path
@@ -380,8 +416,12 @@ class CostModel:
         elif role.startswith("mm_"):
             part = self.amp_partition(op)
             if role == "mm_rearrange":
-                # each tile writes its slice of the weights padded to the AMP's channel groups
-                add("compute", part.weights_bytes_per_tile / d.datapath_bytes + d.vertex_overhead_cycles)
+                # the operands poplin copies to the plan's layout: the busiest tile receives its
+                # slice, then copies it into place region by region (conv_rearrange.py); a plan that
+                # rearranges nothing keeps the step's fixed cost (ASSUMPTION, docs section 7)
+                copy = self.rearrange_copy(op)
+                add("exchange", copy.exchange_cycles)
+                add("compute", copy.on_tile_cycles if copy.operands else d.vertex_overhead_cycles)
             elif role in ("mm_preregroup", "mm_regroup"):
                 # the transposed weights' copy path (fc_weight_transpose.py): the weights cut into
                 # transpositions spread over the tiles; copied there, then transposed on each tile
