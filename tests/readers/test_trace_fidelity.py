@@ -129,27 +129,27 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
             assert abs(r.cycles_error) <= CYCLES_TARGET, key
     pinned = {key: (r.sim_blocks, r.sim_cycles) for key, r in rows.items()}
     assert pinned == {
-        (0, "DoExchange"): (25, 3_570), (0, "ExternalSync"): (8, 1_048), (0, "GlobalExchange"): (8, 6_901),
-        (0, "InternalSync"): (283, 26_602), (0, "OnTileExecute"): (523, 269_628), (0, "StreamCopy"): (26, 51_586),
-        (0, "StreamCopyBegin"): (38, 646_859), (0, "StreamCopyEnd"): (38, 193_804),
-        (1, "DoExchange"): (39, 5_648), (1, "ExternalSync"): (8, 13_578), (1, "GlobalExchange"): (8, 6_901),
-        (1, "InternalSync"): (294, 71_867), (1, "OnTileExecute"): (456, 222_248), (1, "StreamCopy"): (12, 13_344),
-        (1, "StreamCopyBegin"): (38, 634_366), (1, "StreamCopyEnd"): (38, 232_046),
+        (0, "DoExchange"): (25, 2_944), (0, "ExternalSync"): (8, 1_048), (0, "GlobalExchange"): (8, 6_901),
+        (0, "InternalSync"): (283, 26_602), (0, "OnTileExecute"): (523, 270_642), (0, "StreamCopy"): (26, 51_586),
+        (0, "StreamCopyBegin"): (38, 646_634), (0, "StreamCopyEnd"): (38, 193_804),
+        (1, "DoExchange"): (39, 4_964), (1, "ExternalSync"): (8, 13_612), (1, "GlobalExchange"): (8, 6_901),
+        (1, "InternalSync"): (294, 71_976), (1, "OnTileExecute"): (456, 222_332), (1, "StreamCopy"): (12, 13_344),
+        (1, "StreamCopyBegin"): (38, 634_986), (1, "StreamCopyEnd"): (38, 232_046),
     }
     # the gaps, as they stand (docs/ipu-model.md section 12): IPU 1's DoExchange cycles over since
-    # every modelled DoExchange costs the real trace's median DoExchange (117 cycles) plus its
-    # bytes; IPU 1's OnTileExecute cycles over since the model recomputes fc4's forward matmul (6
+    # the one-hot labels' copy is costed as reaching every tile (138 against the real 74,
+    # exchange_cost.py); IPU 1's OnTileExecute cycles over since the model recomputes fc4's forward matmul (6
     # more rearrangement copies and Convolves a run than the real trace) and costs fc3's weight
     # update copy from its unregrouped input (docs section 7)
-    assert round(rows[(1, "DoExchange")].blocks_error, 3) == 0.0 and round(rows[(1, "DoExchange")].cycles_error, 3) == 0.244
-    assert round(rows[(0, "OnTileExecute")].cycles_error, 3) == 0.026
+    assert round(rows[(1, "DoExchange")].blocks_error, 3) == 0.0 and round(rows[(1, "DoExchange")].cycles_error, 3) == 0.093
+    assert round(rows[(0, "OnTileExecute")].cycles_error, 3) == 0.030
     assert round(rows[(1, "OnTileExecute")].cycles_error, 3) == 0.132
-    assert round(rows[(1, "ExternalSync")].cycles_error, 3) == 0.014
+    assert round(rows[(1, "ExternalSync")].cycles_error, 3) == 0.016
     # the pipeline: the same ramp-up / steady / ramp-down cycles, host copies on every IPU at once
     assert c.sim_pipeline.kinds == c.real_pipeline.kinds
     lengths = {k: (round(c.sim_pipeline.mean_length(k)), round(c.real_pipeline.mean_length(k)))
                for k in ("ramp-up", "steady", "ramp-down")}
-    assert lengths == {"ramp-up": (72_090, 114_242), "steady": (111_621, 125_106), "ramp-down": (70_487, 67_502)}
+    assert lengths == {"ramp-up": (72_052, 114_242), "steady": (111_683, 125_106), "ramp-down": (70_482, 67_502)}
     assert c.sim_overlaps.host_copies_together > 0.9 and c.real_overlaps.host_copies_together > 0.9
     assert c.summary_line() == ("trace fidelity: span error IPU0 -5.5%, IPU1 -5.5%; block counts max error 6.3%; "
                                 "cycles per type max error 24.4%")
