@@ -333,8 +333,6 @@ def _report_steps(report: Report) -> pd.DataFrame:
     steps["group"] = group_of_name[program_codes]
 
     # the trace run's intervals of each step, the IPUs its blocks are on, and the overlap
-    ipu = np.zeros(len(steps), dtype="int64")
-    overlapped_share = np.zeros(len(steps), dtype="float64")
     run = None
     cycles_from = execution["cycles_from"].to_numpy(dtype="float64", na_value=np.nan)[rows]
     cycles_to = execution["cycles_to"].to_numpy(dtype="float64", na_value=np.nan)[rows]
@@ -348,58 +346,70 @@ def _report_steps(report: Report) -> pd.DataFrame:
         np.fmax.at(b, step_of[in_run], cycles_to[in_run])
         del in_run
     del cycles_from, cycles_to, run_of, step_of, rows
+    ipu, overlapped_share = (_trace_overlap(trace, steps, a, b) if run is not None
+                             else (np.zeros(n, dtype="int64"), np.zeros(n, dtype="float64")))
     if run is not None:
-        known = ~np.isnan(a) & ~np.isnan(b)
-        t_from = trace["cycles_from"].to_numpy(dtype="int64")
-        t_to = trace["cycles_to"].to_numpy(dtype="int64")
-        t_ipu = trace["ipu"].to_numpy(dtype="int64")
-        # each block to the step whose interval holds its start
-        order = np.argsort(np.where(known, a, np.inf), kind="stable")
-        a_sorted = np.where(known, a, np.inf)[order]
-        at = np.searchsorted(a_sorted, t_from, side="right") - 1
-        ok = at >= 0
-        owner = np.where(ok, order[np.maximum(at, 0)], -1)
-        ok &= owner >= 0
-        ok[ok] &= t_from[ok] < np.where(known, b, -np.inf)[owner[ok]]
-        owners, lanes_of = owner[ok], t_ipu[ok]
-        low = np.full(len(steps), np.iinfo(np.int64).max, dtype="int64")
-        high = np.full(len(steps), -1, dtype="int64")
-        np.minimum.at(low, owners, lanes_of)
-        np.maximum.at(high, owners, lanes_of)
-        drawn = high >= 0
-        ipu[drawn] = low[drawn]
-        # the IPUs of a step drawn on several (an IpuCopy, a host copy's Begin): few, so in Python
-        several = drawn & (low != high)
-        lane_sets: dict[int, frozenset[int]] = {}
-        if several.any():
-            on_several = several[owners]
-            for k, lane in zip(owners[on_several].tolist(), lanes_of[on_several].tolist()):
-                lane_sets[k] = lane_sets.get(k, frozenset()) | {lane}
-        type_codes, type_names = text_codes(trace["type"])
-        compute = (np.asarray(type_names, dtype=object) == "OnTileExecute")[type_codes]
-        is_compute = (steps["type"] == "OnTileExecute").to_numpy() | (steps["phase"] == "compute").to_numpy()
-        length = np.where(known, b - a, 0.0)
-        covered = np.zeros(len(steps), dtype="float64")
-        idx = np.flatnonzero(known & ~is_compute)
-        covered[idx] = _covered(t_from[compute], t_to[compute], a[idx], b[idx])
-        if len(t_ipu) and t_ipu.min() != t_ipu.max():
-            # a compute step: compute on the IPUs it does not run on
-            by_set: dict[frozenset[int], list[int]] = {}
-            for k in np.flatnonzero(known & is_compute & several).tolist():
-                by_set.setdefault(lane_sets[k], []).append(k)
-            single = known & is_compute & ~several
-            for lane in np.unique(ipu[single]).tolist():
-                by_set[frozenset({lane})] = np.flatnonzero(single & (ipu == lane)).tolist()
-            for lane_set, members in by_set.items():
-                others = compute & ~np.isin(t_ipu, list(lane_set))
-                if others.any():
-                    where = np.asarray(members, dtype="int64")
-                    covered[where] = _covered(t_from[others], t_to[others], a[where], b[where])
-        overlapped_share = np.divide(covered, length, out=np.zeros_like(covered), where=length > 0)
+        del a, b
     steps.insert(0, "ipu", ipu)
     steps["exposed_cycles"] = steps["cycles"].to_numpy() * (1.0 - np.clip(overlapped_share, 0.0, 1.0))
     _charge_groups(steps, report, recorded, groups)
     return steps[list(_STEP_COLUMNS)]
+
+
+def _trace_overlap(trace: pd.DataFrame, steps: pd.DataFrame, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the lowest IPU the trace draws each step on, 0 when none; the share of each step's
+    interval [a, b) (NaN unknown) that compute elsewhere overlaps). A function of its own: its
+    arrays of a step or a block each go when it returns."""
+    ipu = np.zeros(len(steps), dtype="int64")
+    known = ~np.isnan(a) & ~np.isnan(b)
+    t_from = trace["cycles_from"].to_numpy(dtype="int64")
+    t_to = trace["cycles_to"].to_numpy(dtype="int64")
+    t_ipu = trace["ipu"].to_numpy(dtype="int64")
+    # each block to the step whose interval holds its start
+    order = np.argsort(np.where(known, a, np.inf), kind="stable")
+    a_sorted = np.where(known, a, np.inf)[order]
+    at = np.searchsorted(a_sorted, t_from, side="right") - 1
+    ok = at >= 0
+    owner = np.where(ok, order[np.maximum(at, 0)], -1)
+    ok &= owner >= 0
+    ok[ok] &= t_from[ok] < np.where(known, b, -np.inf)[owner[ok]]
+    owners, lanes_of = owner[ok], t_ipu[ok]
+    del order, a_sorted, at, ok, owner
+    low = np.full(len(steps), np.iinfo(np.int64).max, dtype="int64")
+    high = np.full(len(steps), -1, dtype="int64")
+    np.minimum.at(low, owners, lanes_of)
+    np.maximum.at(high, owners, lanes_of)
+    drawn = high >= 0
+    ipu[drawn] = low[drawn]
+    # the IPUs of a step drawn on several (an IpuCopy, a host copy's Begin): few, so in Python
+    several = drawn & (low != high)
+    lane_sets: dict[int, frozenset[int]] = {}
+    if several.any():
+        on_several = several[owners]
+        for k, lane in zip(owners[on_several].tolist(), lanes_of[on_several].tolist()):
+            lane_sets[k] = lane_sets.get(k, frozenset()) | {lane}
+    type_codes, type_names = text_codes(trace["type"])
+    compute = (np.asarray(type_names, dtype=object) == "OnTileExecute")[type_codes]
+    is_compute = (steps["type"] == "OnTileExecute").to_numpy() | (steps["phase"] == "compute").to_numpy()
+    length = np.where(known, b - a, 0.0)
+    covered = np.zeros(len(steps), dtype="float64")
+    idx = np.flatnonzero(known & ~is_compute)
+    covered[idx] = _covered(t_from[compute], t_to[compute], a[idx], b[idx])
+    if len(t_ipu) and t_ipu.min() != t_ipu.max():
+        # a compute step: compute on the IPUs it does not run on
+        by_set: dict[frozenset[int], list[int]] = {}
+        for k in np.flatnonzero(known & is_compute & several).tolist():
+            by_set.setdefault(lane_sets[k], []).append(k)
+        members_of = {lanes: np.asarray(members, dtype="int64") for lanes, members in by_set.items()}
+        single = known & is_compute & ~several
+        for lane in np.unique(ipu[single]).tolist():
+            members_of[frozenset({lane})] = np.flatnonzero(single & (ipu == lane))
+        for lane_set, where in members_of.items():
+            others = compute & ~np.isin(t_ipu, list(lane_set))
+            if others.any():
+                covered[where] = _covered(t_from[others], t_to[others], a[where], b[where])
+    overlapped_share = np.divide(covered, length, out=np.zeros_like(covered), where=length > 0)
+    return ipu, overlapped_share
 
 
 #: The kind of a step outside a moving or update group, by its phase.

@@ -22,6 +22,7 @@ from profcompare.errors import (
     ReportFormatError,
     UnsupportedReportVersion,
 )
+from profcompare.base.tables import COMPACT_TEXT_COLUMNS, _as_inferred_categories
 from profcompare.model import (
     CATEGORY_GROUPS,
     COLUMN_DEFAULTS,
@@ -602,6 +603,10 @@ def _decode_dictionary(file: pathlib.Path, spec: StoredColumn, codes: np.ndarray
         categories = pd.Index(levels, dtype=spec.categories_dtype or "object")
         dtype = pd.CategoricalDtype(categories, ordered=spec.ordered)
         return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+    if spec.dtype == "object" and (spec.table, spec.name) in COMPACT_TEXT_COLUMNS:
+        # kept as codes: the names once, in the order astype("category") gives (sorted, used only)
+        whole = pd.CategoricalDtype(pd.Index(levels, dtype=object))
+        return _as_inferred_categories(pd.Categorical.from_codes(codes, dtype=whole, validate=False))
     lookup = np.empty(len(levels) + 1, dtype=object)
     lookup[: len(levels)] = levels
     lookup[-1] = None  # code -1 (NULL) -> None

@@ -11,6 +11,7 @@ import sqlite3
 
 import pandas as pd
 import pytest
+from readers_builders import assert_table_equal
 from store_mutations import edit_store
 from test_store_tamper import _downgrade_to_version_3
 
@@ -81,8 +82,8 @@ def test_every_table_equals_the_eager_read(report: Report, path: pathlib.Path) -
     opened = open_report(path)
     eager = store.read_report(path)
     for table in TABLES:
-        pd.testing.assert_frame_equal(getattr(opened, table), getattr(eager, table), check_exact=True)
-        pd.testing.assert_frame_equal(getattr(opened, table), getattr(report, table), check_exact=True)
+        assert_table_equal(table, getattr(opened, table), getattr(eager, table), check_exact=True)
+        assert_table_equal(table, getattr(opened, table), getattr(report, table), check_exact=True)
     assert set(opened.loaded_tables()) == set(TABLES)
 
 
@@ -132,7 +133,7 @@ def test_copies_share_what_is_read_and_stay_lazy(report: Report, path: pathlib.P
     run = opened.with_trace_run(0)
     assert relabelled.loaded_tables() == ("tiles",) and run.loaded_tables() == ("tiles",)
     assert relabelled.tiles is opened.tiles
-    pd.testing.assert_frame_equal(relabelled.trace, report.trace)
+    assert_table_equal("trace", relabelled.trace, report.trace)
     _ = opened.trace
     assert _reads(opened) == {"tiles": 1, "trace": 1}  # the copies share one source
 
@@ -154,7 +155,7 @@ def test_pickling_keeps_what_is_read_and_reads_the_rest_in_the_copy(report: Repo
     copy = pickle.loads(pickle.dumps(opened))
     assert copy.loaded_tables() == ("tiles",)
     assert _reads(opened) == {"tiles": 1}
-    pd.testing.assert_frame_equal(copy.execution, report.execution)
+    assert_table_equal("execution", copy.execution, report.execution)
     pd.testing.assert_series_equal(copy.summary(), report.summary().rename(copy.label))
     assert pickle.loads(pickle.dumps(report)).meta == report.meta  # an in-memory Report pickles too
 
@@ -165,7 +166,7 @@ def test_an_older_store_opens_lazily_with_an_empty_trace(report: Report, path: p
     assert opened.rows("trace") == 0 and opened.rows("execution") == len(report.execution)
     assert opened.trace.empty and list(opened.trace.columns) == list(report.trace.columns)
     assert "trace" not in _reads(opened)  # nothing in the file to read
-    pd.testing.assert_frame_equal(opened.execution, store.read_report(path).execution)
+    assert_table_equal("execution", opened.execution, store.read_report(path).execution)
 
 
 def _open_descriptors() -> int:
