@@ -78,16 +78,6 @@ def shown_blocks(report: Report) -> pd.DataFrame:
     return run_blocks(report.trace, choose_run(report.trace, report.trace_run))
 
 
-def _trace_run(execution: pd.DataFrame, trace: pd.DataFrame) -> int | None:
-    """The run of ``execution`` whose intervals the trace holds (None when it cannot tell)."""
-    if not len(trace) or not len(execution):
-        return None
-    return _run_holding(execution["run"].to_numpy(dtype="int64"),
-                        execution["cycles_from"].to_numpy(dtype="float64", na_value=np.nan),
-                        execution["cycles_to"].to_numpy(dtype="float64", na_value=np.nan),
-                        int(trace["cycles_from"].min()))
-
-
 def _run_holding(run: np.ndarray, cycles_from: np.ndarray, cycles_to: np.ndarray, start: int) -> int | None:
     """The first run (in run order) whose rows' intervals (``cycles_from`` to ``cycles_to``, NaN
     unknown) span ``start``; None when none does or no interval is known."""

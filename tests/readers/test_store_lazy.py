@@ -9,6 +9,7 @@ import pickle
 import re
 import sqlite3
 
+import numpy as np
 import pandas as pd
 import pytest
 from readers_builders import assert_table_equal
@@ -16,7 +17,7 @@ from store_mutations import edit_store
 from test_store_tamper import _downgrade_to_version_3
 
 from profcompare.errors import ReportFormatError, ReportValidationError
-from profcompare.model import TABLES, Report
+from profcompare.model import COMPACT_TEXT_COLUMNS, TABLES, Report
 from profcompare.readers import open_report, store, store_read
 
 #: the tables Report.summary reads (tiles, liveness per step, categories, model-state variables,
@@ -194,3 +195,22 @@ def test_a_store_lets_go_of_its_file_once_every_table_is_read(report: Report, pa
     for table in TABLES:
         getattr(opened, table)
     assert source._fd is None
+
+
+def test_repeating_text_columns_are_read_as_codes_of_sorted_names(report: Report, path: pathlib.Path) -> None:
+    opened = open_report(path)
+    for table, column in sorted(COMPACT_TEXT_COLUMNS):
+        read = getattr(opened, table)[column]
+        written = getattr(report, table)[column].astype(object)
+        assert isinstance(read.dtype, pd.CategoricalDtype)
+        # the names used, once each, sorted (what astype("category") gives), one small code per row
+        assert list(read.cat.categories) == sorted(set(written))
+        assert read.cat.codes.dtype == np.int8
+        assert read.astype(object).tolist() == written.tolist()
+
+
+def test_a_store_written_from_compact_columns_reads_back_the_same(report: Report, path: pathlib.Path,
+                                                                   tmp_path: pathlib.Path) -> None:
+    again = store.write_report(open_report(path), tmp_path / "again.sqlite")
+    for table in ("execution", "liveness", "trace"):
+        assert_table_equal(table, getattr(open_report(again), table), getattr(report, table), check_exact=True)
