@@ -687,7 +687,7 @@ def validate_frame(table: str, frame: pd.DataFrame) -> None:
                 f"{table}.{col.name}: dtype {frame[col.name].dtype}, expected {col.dtype}"
             )
         if col.dtype in ("object", "category"):
-            check_text_column(table, col.name, frame[col.name])
+            check_text_column(table, col.name, frame[col.name], by_row=compact)
     for column, allowed, what in _CLOSED_VALUES.get(table, ()) if len(frame) else ():
         unknown = _distinct_values(frame[column]) - set(allowed)
         if unknown:
