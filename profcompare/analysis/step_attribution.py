@@ -78,43 +78,58 @@ def shown_blocks(report: Report) -> pd.DataFrame:
     return run_blocks(report.trace, choose_run(report.trace, report.trace_run))
 
 
-def _trace_run(execution: pd.DataFrame, trace: pd.DataFrame) -> int | None:
-    """The run of ``execution`` whose intervals the trace holds (None when it cannot tell)."""
-    if not len(trace) or not len(execution) or execution["cycles_from"].isna().all():
+def _run_holding(run: np.ndarray, cycles_from: np.ndarray, cycles_to: np.ndarray, start: int) -> int | None:
+    """The first run (in run order) whose rows' intervals (``cycles_from`` to ``cycles_to``, NaN
+    unknown) span ``start``; None when none does or no interval is known."""
+    if np.isnan(cycles_from).all():
         return None
-    start = int(trace["cycles_from"].min())
-    spans = execution.groupby("run", sort=True).agg(a=("cycles_from", "min"), b=("cycles_to", "max"))
-    hit = spans[(spans["a"] <= start) & (spans["b"] > start)]
-    return int(hit.index[0]) if len(hit) else None
+    for number in sorted(int(r) for r in pd.unique(run)):
+        mine = run == number
+        a, b = cycles_from[mine], cycles_to[mine]
+        if np.isnan(a).all() or np.isnan(b).all():
+            continue
+        if np.nanmin(a) <= start < np.nanmax(b):
+            return number
+    return None
 
 
 def _group_names(program: pd.Series, trace: pd.DataFrame) -> np.ndarray:
     """The op group of each step: the trace's parent of its program, else its name up to the
     first ``/`` (the whole name when none). Worked out once per distinct program name."""
     codes, names = pd.factorize(program.astype(str).to_numpy(dtype=object))
-    parents = np.full(len(names), "", dtype=object)
-    if len(trace):
-        # the parent of each name's first block: the trace's names factorized once, no row loop
-        trace_codes, trace_names = pd.factorize(trace["program"].astype(str).to_numpy(dtype=object))
-        _, first_row = np.unique(trace_codes, return_index=True)
-        at = pd.Index(trace_names).get_indexer(names)
-        hit = at >= 0
-        parents[hit] = trace["parent"].astype(str).to_numpy(dtype=object)[first_row[at[hit]]]
-    groups = np.asarray([parent or str(name).split("/", 1)[0] for name, parent in zip(names.tolist(), parents.tolist())],
-                        dtype=object)
+    groups = _groups_of(list(names), trace)
     return groups[codes] if len(codes) else np.zeros(0, dtype=object)
 
 
-def _call_spans(group: np.ndarray, codes: np.ndarray | None = None) -> list[tuple[int, int, str]]:
+def _groups_of(names: list[str], trace: pd.DataFrame) -> np.ndarray:
+    """The op group of each program name of ``names`` (:func:`_group_names`)."""
+    parents = np.full(len(names), "", dtype=object)
+    if len(trace):
+        # the parent of each name's first block: the trace's names as codes, no row loop
+        trace_codes, trace_names = text_codes(trace["program"])
+        present, first_row = np.unique(trace_codes, return_index=True)
+        del trace_codes
+        first_of: dict[str, int] = {}
+        for code, row in zip(present.tolist(), first_row.tolist()):
+            name = trace_names[code]
+            first_of[name] = min(row, first_of.get(name, row))
+        parent = trace["parent"]
+        parents[:] = [str(parent.iloc[first_of[name]]) if name in first_of else "" for name in names]
+    return np.asarray([parent or str(name).split("/", 1)[0] for name, parent in zip(names, parents.tolist())],
+                      dtype=object)
+
+
+def _call_spans(group: np.ndarray, factorized: tuple[np.ndarray, np.ndarray] | None = None
+                ) -> list[tuple[int, int, str]]:
     """(first, last) row positions of each call instance: a run of a ``--call--X`` group's rows
-    (its copies in) up to the end of the next run of the same group (its copies out). ``codes``:
-    the groups factorized, when the caller has them."""
+    (its copies in) up to the end of the next run of the same group (its copies out).
+    ``factorized``: the groups as ``pd.factorize`` gives them, when the caller has them."""
     spans: list[tuple[int, int, str]] = []
     open_at: dict[str, int] = {}
     n = len(group)
     if not n:
         return spans
-    codes, names = pd.factorize(group) if codes is None else (codes, pd.unique(group))
+    codes, names = pd.factorize(group) if factorized is None else factorized
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
     ends = np.r_[starts[1:], n] - 1
     call = np.asarray([str(name).startswith("--call--") for name in names], dtype=bool)[codes[starts]]
@@ -241,12 +256,21 @@ def _top_phase(phase: pd.Series, rows: np.ndarray, step_of: np.ndarray, cycles: 
              else np.argsort(np.argsort(np.asarray(names, dtype=object), kind="stable"), kind="stable"))
     by_order = np.empty(len(names), dtype=object)
     by_order[order] = names
-    width = len(names)
-    key = step_of * width + order[codes[rows]]
-    sums = np.bincount(key, weights=cycles, minlength=n * width).reshape(n, width)
-    sums[np.bincount(key, minlength=n * width).reshape(n, width) == 0] = -np.inf
-    top: np.ndarray = by_order[np.argmax(sums, axis=1)]
-    return top
+    rank = order[codes[rows]]
+    del codes
+    # one phase at a time, in order: a later phase takes a step only with more cycles (a table of
+    # steps x phases would be hundreds of MB for millions of steps)
+    best = np.full(n, -np.inf)
+    top = np.zeros(n, dtype="int64")
+    for number in np.unique(rank).tolist():
+        mine = rank == number
+        of = step_of[mine]
+        sums = np.bincount(of, weights=cycles[mine], minlength=n)
+        better = (np.bincount(of, minlength=n) > 0) & (sums > best)
+        best[better] = sums[better]
+        top[better] = number
+    chosen: np.ndarray = by_order[top]
+    return chosen
 
 
 def report_steps(report: Report) -> pd.DataFrame:
@@ -269,85 +293,113 @@ def _report_steps(report: Report) -> pd.DataFrame:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in _STEP_COLUMNS})
     # the device rows by position (no copy of the table), each row's step as a code
     rows = np.flatnonzero(keep)
+    del keep
     step_no, first_row, step_of = np.unique(execution["step"].to_numpy(dtype="int64")[rows],
                                             return_index=True, return_inverse=True)
     n = len(step_no)
-    runs = max(len(np.unique(execution["run"].to_numpy()[rows])), 1)
+    run_of = execution["run"].to_numpy(dtype="int64")[rows]
+    runs = max(len(pd.unique(run_of)), 1)
     row_cycles = execution["cycles"].to_numpy(dtype="float64")[rows]
     first = rows[first_row]
+    del first_row
+    # text as codes into the distinct names: one string object per name, not per step
+    program_codes, program_names = text_codes(execution["program"].iloc[first])
+    type_codes, type_names = text_codes(execution["type"].iloc[first])
     steps = pd.DataFrame({
         "step": step_no.astype("int64"),
-        "program": execution["program"].iloc[first].astype(str).to_numpy(dtype=object),
-        "type": execution["type"].iloc[first].astype(str).to_numpy(dtype=object),
+        "program": np.asarray(program_names, dtype=object)[program_codes],
+        "type": np.asarray(type_names, dtype=object)[type_codes],
         "phase": _top_phase(execution["phase"], rows, step_of, row_cycles, n),
         "cycles": np.bincount(step_of, weights=row_cycles, minlength=n) / runs,
     })
-    device = execution[["run", "step", "cycles_from", "cycles_to"]].iloc[rows]
+    del row_cycles
     recorded = _recorded_bytes(execution, rows, step_of, n, runs)
     trace = shown_blocks(report)
-    steps["group"] = _group_names(steps["program"], trace)
+    group_of_name = _groups_of(program_names, trace)
+    # the groups as codes in order of first appearance (what _charge_groups needs)
+    group_id, unique_groups = pd.factorize(group_of_name)
+    group_codes, firsts = pd.factorize(group_id[program_codes])
+    groups = (group_codes, np.asarray(unique_groups, dtype=object)[firsts])
+    steps["group"] = group_of_name[program_codes]
 
     # the trace run's intervals of each step, the IPUs its blocks are on, and the overlap
-    ipu = np.zeros(len(steps), dtype="int64")
-    overlapped_share = np.zeros(len(steps), dtype="float64")
-    run = _trace_run(device, trace)
+    run = None
+    cycles_from = execution["cycles_from"].to_numpy(dtype="float64", na_value=np.nan)[rows]
+    cycles_to = execution["cycles_to"].to_numpy(dtype="float64", na_value=np.nan)[rows]
+    if len(trace):
+        run = _run_holding(run_of, cycles_from, cycles_to, int(trace["cycles_from"].min()))
     if run is not None:
-        in_run = device[device["run"] == run]
-        spans = in_run.groupby("step", sort=True).agg(a=("cycles_from", "min"), b=("cycles_to", "max"))
-        spans = spans.reindex(steps["step"].to_numpy())
-        a = spans["a"].to_numpy(dtype="float64", na_value=np.nan)
-        b = spans["b"].to_numpy(dtype="float64", na_value=np.nan)
-        known = ~np.isnan(a) & ~np.isnan(b)
-        t_from = trace["cycles_from"].to_numpy(dtype="int64")
-        t_to = trace["cycles_to"].to_numpy(dtype="int64")
-        t_ipu = trace["ipu"].to_numpy(dtype="int64")
-        # each block to the step whose interval holds its start
-        order = np.argsort(np.where(known, a, np.inf), kind="stable")
-        a_sorted = np.where(known, a, np.inf)[order]
-        at = np.searchsorted(a_sorted, t_from, side="right") - 1
-        ok = at >= 0
-        owner = np.where(ok, order[np.maximum(at, 0)], -1)
-        ok &= owner >= 0
-        ok[ok] &= t_from[ok] < np.where(known, b, -np.inf)[owner[ok]]
-        owners, lanes_of = owner[ok], t_ipu[ok]
-        low = np.full(len(steps), np.iinfo(np.int64).max, dtype="int64")
-        high = np.full(len(steps), -1, dtype="int64")
-        np.minimum.at(low, owners, lanes_of)
-        np.maximum.at(high, owners, lanes_of)
-        drawn = high >= 0
-        ipu[drawn] = low[drawn]
-        # the IPUs of a step drawn on several (an IpuCopy, a host copy's Begin): few, so in Python
-        several = drawn & (low != high)
-        lane_sets: dict[int, frozenset[int]] = {}
-        if several.any():
-            on_several = several[owners]
-            for k, lane in zip(owners[on_several].tolist(), lanes_of[on_several].tolist()):
-                lane_sets[k] = lane_sets.get(k, frozenset()) | {lane}
-        type_codes, type_names = text_codes(trace["type"])
-        compute = (np.asarray(type_names, dtype=object) == "OnTileExecute")[type_codes]
-        is_compute = (steps["type"] == "OnTileExecute").to_numpy() | (steps["phase"] == "compute").to_numpy()
-        length = np.where(known, b - a, 0.0)
-        covered = np.zeros(len(steps), dtype="float64")
-        idx = np.flatnonzero(known & ~is_compute)
-        covered[idx] = _covered(t_from[compute], t_to[compute], a[idx], b[idx])
-        if len(t_ipu) and t_ipu.min() != t_ipu.max():
-            # a compute step: compute on the IPUs it does not run on
-            by_set: dict[frozenset[int], list[int]] = {}
-            for k in np.flatnonzero(known & is_compute & several).tolist():
-                by_set.setdefault(lane_sets[k], []).append(k)
-            single = known & is_compute & ~several
-            for lane in np.unique(ipu[single]).tolist():
-                by_set[frozenset({lane})] = np.flatnonzero(single & (ipu == lane)).tolist()
-            for lane_set, members in by_set.items():
-                others = compute & ~np.isin(t_ipu, list(lane_set))
-                if others.any():
-                    where = np.asarray(members, dtype="int64")
-                    covered[where] = _covered(t_from[others], t_to[others], a[where], b[where])
-        overlapped_share = np.divide(covered, length, out=np.zeros_like(covered), where=length > 0)
+        in_run = run_of == run
+        a = np.full(n, np.nan)
+        b = np.full(n, np.nan)
+        np.fmin.at(a, step_of[in_run], cycles_from[in_run])
+        np.fmax.at(b, step_of[in_run], cycles_to[in_run])
+        del in_run
+    del cycles_from, cycles_to, run_of, step_of, rows
+    ipu, overlapped_share = (_trace_overlap(trace, steps, a, b) if run is not None
+                             else (np.zeros(n, dtype="int64"), np.zeros(n, dtype="float64")))
+    if run is not None:
+        del a, b
     steps.insert(0, "ipu", ipu)
     steps["exposed_cycles"] = steps["cycles"].to_numpy() * (1.0 - np.clip(overlapped_share, 0.0, 1.0))
-    _charge_groups(steps, report, recorded)
+    _charge_groups(steps, report, recorded, groups)
     return steps[list(_STEP_COLUMNS)]
+
+
+def _trace_overlap(trace: pd.DataFrame, steps: pd.DataFrame, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the lowest IPU the trace draws each step on, 0 when none; the share of each step's
+    interval [a, b) (NaN unknown) that compute elsewhere overlaps). A function of its own: its
+    arrays of a step or a block each go when it returns."""
+    ipu = np.zeros(len(steps), dtype="int64")
+    known = ~np.isnan(a) & ~np.isnan(b)
+    t_from = trace["cycles_from"].to_numpy(dtype="int64")
+    t_to = trace["cycles_to"].to_numpy(dtype="int64")
+    t_ipu = trace["ipu"].to_numpy(dtype="int64")
+    # each block to the step whose interval holds its start
+    order = np.argsort(np.where(known, a, np.inf), kind="stable")
+    a_sorted = np.where(known, a, np.inf)[order]
+    at = np.searchsorted(a_sorted, t_from, side="right") - 1
+    ok = at >= 0
+    owner = np.where(ok, order[np.maximum(at, 0)], -1)
+    ok &= owner >= 0
+    ok[ok] &= t_from[ok] < np.where(known, b, -np.inf)[owner[ok]]
+    owners, lanes_of = owner[ok], t_ipu[ok]
+    del order, a_sorted, at, ok, owner
+    low = np.full(len(steps), np.iinfo(np.int64).max, dtype="int64")
+    high = np.full(len(steps), -1, dtype="int64")
+    np.minimum.at(low, owners, lanes_of)
+    np.maximum.at(high, owners, lanes_of)
+    drawn = high >= 0
+    ipu[drawn] = low[drawn]
+    # the IPUs of a step drawn on several (an IpuCopy, a host copy's Begin): few, so in Python
+    several = drawn & (low != high)
+    lane_sets: dict[int, frozenset[int]] = {}
+    if several.any():
+        on_several = several[owners]
+        for k, lane in zip(owners[on_several].tolist(), lanes_of[on_several].tolist()):
+            lane_sets[k] = lane_sets.get(k, frozenset()) | {lane}
+    type_codes, type_names = text_codes(trace["type"])
+    compute = (np.asarray(type_names, dtype=object) == "OnTileExecute")[type_codes]
+    is_compute = (steps["type"] == "OnTileExecute").to_numpy() | (steps["phase"] == "compute").to_numpy()
+    length = np.where(known, b - a, 0.0)
+    covered = np.zeros(len(steps), dtype="float64")
+    idx = np.flatnonzero(known & ~is_compute)
+    covered[idx] = _covered(t_from[compute], t_to[compute], a[idx], b[idx])
+    if len(t_ipu) and t_ipu.min() != t_ipu.max():
+        # a compute step: compute on the IPUs it does not run on
+        by_set: dict[frozenset[int], list[int]] = {}
+        for k in np.flatnonzero(known & is_compute & several).tolist():
+            by_set.setdefault(lane_sets[k], []).append(k)
+        members_of = {lanes: np.asarray(members, dtype="int64") for lanes, members in by_set.items()}
+        single = known & is_compute & ~several
+        for lane in np.unique(ipu[single]).tolist():
+            members_of[frozenset({lane})] = np.flatnonzero(single & (ipu == lane))
+        for lane_set, where in members_of.items():
+            others = compute & ~np.isin(t_ipu, list(lane_set))
+            if others.any():
+                covered[where] = _covered(t_from[others], t_to[others], a[where], b[where])
+    overlapped_share = np.divide(covered, length, out=np.zeros_like(covered), where=length > 0)
+    return ipu, overlapped_share
 
 
 #: The kind of a step outside a moving or update group, by its phase.
@@ -355,14 +407,16 @@ _PHASE_KIND = {"compute": "compute", "exchange": "exchange", "sync": "sync", "ho
                "streaming_memory": "remote transfer", "collective": "collective"}
 
 
-def _charge_groups(steps: pd.DataFrame, report: Report, recorded: np.ndarray | None = None) -> None:
+def _charge_groups(steps: pd.DataFrame, report: Report, recorded: np.ndarray | None = None,
+                   groups: tuple[np.ndarray, np.ndarray] | None = None) -> None:
     """Fill ``kind``, ``parameter``, ``role`` and ``bytes_moved`` of ``steps`` in place; a moving
-    group with a step in ``recorded`` (bytes per step and run, NaN unrecorded) takes those."""
+    group with a step in ``recorded`` (bytes per step and run, NaN unrecorded) takes those.
+    ``groups``: the ``group`` column as ``pd.factorize`` gives it, when the caller has it."""
     n = len(steps)
     group = steps["group"].to_numpy(dtype=object)
     step_no = steps["step"].to_numpy(dtype="int64")
     # names as codes, each distinct name tested once (no string comparison per step)
-    codes, names = pd.factorize(group)
+    codes, names = pd.factorize(group) if groups is None else groups
     type_codes, type_names = pd.factorize(steps["type"].to_numpy(dtype=object))
     phase_codes, phase_names = pd.factorize(steps["phase"].to_numpy(dtype=object))
     type_names, phase_names = np.asarray(type_names, dtype=object), np.asarray(phase_names, dtype=object)
@@ -373,7 +427,7 @@ def _charge_groups(steps: pd.DataFrame, report: Report, recorded: np.ndarray | N
     attribution = _attribution(report.variables, report.remote_buffers)
     # update calls: every step inside the copies in/out of an optimizer graph's call
     update_span = np.full(n, -1, dtype="int64")
-    call_spans = [s for s in _call_spans(group, codes) if UPDATE_PATTERN.search(s[2])]
+    call_spans = [s for s in _call_spans(group, (codes, names)) if UPDATE_PATTERN.search(s[2])]
     for number, (lo, hi, _) in enumerate(call_spans):
         update_span[lo:hi + 1] = number
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if n else np.zeros(0, dtype="int64")

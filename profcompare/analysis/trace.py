@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.model import text_codes
+from profcompare.perf.memo import copy_on_write
 
 #: Graph Analyser's type of the blocks that overlap the blocks they wait for.
 WAITING_TYPE = "SyncAns"
@@ -71,7 +72,13 @@ def run_blocks(trace: pd.DataFrame, choice: RunChoice) -> pd.DataFrame:
     """The blocks of ``trace`` in the chosen run (all of them when it holds one run)."""
     if choice.run is None or len(choice.runs) <= 1:
         return trace
-    return trace[trace["run"].to_numpy(dtype="int64") == choice.run]
+    run = trace["run"].to_numpy(dtype="int64")
+    if copy_on_write() and bool(np.all(run[1:] >= run[:-1])):
+        # blocks in run order (every reader writes them so): the run's rows as a slice, which
+        # copy-on-write shares with the table instead of copying millions of rows
+        lo, hi = np.searchsorted(run, [choice.run, choice.run + 1])
+        return trace.iloc[int(lo):int(hi)]
+    return trace[run == choice.run]
 
 
 def trace_spans(trace: pd.DataFrame) -> pd.DataFrame:

@@ -361,12 +361,16 @@ def _code_by_program(report: Report) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def _union_length(starts: np.ndarray, ends: np.ndarray) -> float:
-    """Total length covered by the intervals [start, end) (overlaps counted once)."""
+def _union_length(starts: np.ndarray, ends: np.ndarray, *, in_order: bool = False) -> float:
+    """Total length covered by the intervals [start, end) (overlaps counted once); ``in_order``:
+    the intervals are sorted by start already."""
     if not len(starts):
         return 0.0
-    order = np.argsort(starts, kind="stable")
-    s, e = starts[order], ends[order]
+    if in_order:
+        s, e = starts, ends
+    else:
+        order = np.argsort(starts, kind="stable")
+        s, e = starts[order], ends[order]
     reach = np.maximum.accumulate(e)
     # an interval opens a new covered piece when it starts after everything before it ended
     new_piece = np.concatenate([[True], s[1:] > reach[:-1]])
@@ -428,6 +432,10 @@ def _execution_by_phase(report: Report) -> pd.DataFrame:
         for run in np.unique(run_of_row):
             in_run = run_of_row == run
             s, e, ph = starts[in_run], ends[in_run], phase_code[in_run]
+            # sorted by start once: every subset below is then in start order already
+            order = np.argsort(s, kind="stable")
+            s, e, ph = s[order], e[order], ph[order]
+            del order, in_run
             device = ph != code_of.get("runtime", -1)
             run_span = float(e[device].max() - s[device].min()) if device.any() else 0.0
             span += run_span
@@ -436,11 +444,11 @@ def _execution_by_phase(report: Report) -> pd.DataFrame:
             covered = 0.0
             for p in (q for q in DEVICE_PHASES if q != "sync" and q in totals):
                 earlier |= ph == code_of[p]
-                reach = _union_length(s[earlier], e[earlier])
+                reach = _union_length(s[earlier], e[earlier], in_order=True)
                 totals[p] += reach - covered
                 covered = reach
             if "runtime" in totals:
-                totals["runtime"] += _union_length(s[~device], e[~device])
+                totals["runtime"] += _union_length(s[~device], e[~device], in_order=True)
             if "sync" in totals:
                 totals["sync"] += run_span - covered
         cycles = np.array([totals[p] / runs for p in phases], dtype="float64")

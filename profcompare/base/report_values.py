@@ -94,15 +94,24 @@ def _kind_of(value: Any) -> str:
     return type(value).__name__
 
 
-def check_text_column(table: str, column: str, series: pd.Series) -> None:
+def check_text_column(table: str, column: str, series: pd.Series, *, by_row: bool = False) -> None:
     """Every row of ``series`` holds a ``str``; for a categorical, every category is a ``str``
-    and every row has one. Raises naming the table, the column and the first bad row."""
+    and every row has one. Raises naming the table, the column and the first bad row (for a
+    categorical, the bad category, unless ``by_row``: a text column held as codes, whose rows
+    are named as those of a column of text)."""
     if isinstance(series.dtype, pd.CategoricalDtype):
         categories = series.cat.categories
-        if len(categories) and pd.api.types.infer_dtype(categories, skipna=False) != "string":
-            bad = next(v for v in categories if not isinstance(v, str))
-            _fail(f"{table}.{column}: a category is {_kind_of(bad)}, not text")
         codes = series.cat.codes.to_numpy()
+        not_text = [i for i, v in enumerate(categories) if not isinstance(v, str)] if len(categories) and \
+            pd.api.types.infer_dtype(categories, skipna=False) != "string" else []
+        if by_row and len(codes):
+            wrong = (codes < 0) | np.isin(codes, not_text)
+            if wrong.any():
+                row = _first_bad_row(wrong)
+                what = "missing" if codes[row] < 0 else _kind_of(categories[codes[row]])
+                _fail(f"{table}.{column}: row {row} is {what}, not text")
+        if not_text:
+            _fail(f"{table}.{column}: a category is {_kind_of(categories[not_text[0]])}, not text")
         if len(codes) and codes.min() < 0:
             _fail(f"{table}.{column}: row {_first_bad_row(codes < 0)} is missing, not text")
         return

@@ -405,6 +405,16 @@ EXACT_SIMULATED_COLUMNS: Mapping[str, frozenset[str]] = MappingProxyType({
 })
 
 
+#: Text columns of millions of rows whose values repeat (a program's or block's name once per
+#: step or block): a store reads them as categoricals (a small integer code per row, the names
+#: once) rather than an object per row. A reader may give either; every consumer reads them as
+#: text (``astype(str)``, :func:`profcompare.model.text_codes`, comparisons with a string).
+COMPACT_TEXT_COLUMNS: frozenset[tuple[str, str]] = frozenset({
+    ("execution", "program"), ("liveness", "program"),
+    ("trace", "name"), ("trace", "program"), ("trace", "parent"),
+})
+
+
 def format_shape(shape: Sequence[int] | None) -> str:
     """Return the model's text form of a shape: ``[784, 512]``, ``[]`` for scalars, ``""`` if unknown."""
     if shape is None:
@@ -682,12 +692,13 @@ def validate_frame(table: str, frame: pd.DataFrame) -> None:
     if actual[: len(expected)] != expected:
         raise ReportValidationError(f"{table}: columns out of order: {actual}, expected {expected} first")
     for col in schema:
-        if not _is_dtype(frame[col.name], col.dtype):
+        compact = (table, col.name) in COMPACT_TEXT_COLUMNS and isinstance(frame[col.name].dtype, pd.CategoricalDtype)
+        if not compact and not _is_dtype(frame[col.name], col.dtype):
             raise ReportValidationError(
                 f"{table}.{col.name}: dtype {frame[col.name].dtype}, expected {col.dtype}"
             )
         if col.dtype in ("object", "category"):
-            check_text_column(table, col.name, frame[col.name])
+            check_text_column(table, col.name, frame[col.name], by_row=compact)
     for column, allowed, what in _CLOSED_VALUES.get(table, ()) if len(frame) else ():
         unknown = _distinct_values(frame[column]) - set(allowed)
         if unknown:

@@ -59,7 +59,7 @@ from profcompare.analysis.step_attribution import (
     SPAN_KIND,
     TIME_KINDS,
     UPDATE_PATTERN,
-    _trace_run,
+    _run_holding,
     bytes_source,
     report_steps,
     shown_blocks,
@@ -154,8 +154,11 @@ def time_diff(base: Report, new: Report) -> pd.DataFrame:
         bi_rows = np.where(split[at] & second, -1, bi[at])
         ni_rows = np.where(split[at] & ~second, -1, ni[at])
         pieces.append(_lane_rows(lane, bl, nl, bi_rows, ni_rows, base, new))
-    rows = {c: np.concatenate([p[c] for p in pieces]) for c in pieces[0]}
-    frame = pd.DataFrame(rows)
+    # column by column, each lane's arrays let go as they are joined (a step's row is not held twice)
+    frame = pd.DataFrame(index=pd.RangeIndex(sum(len(p["ipu"]) for p in pieces)))
+    for column in list(pieces[0]):
+        frame[column] = np.concatenate([p.pop(column) for p in pieces])
+    del pieces
     for column in ("base_step", "new_step"):
         values = frame[column].to_numpy(dtype="int64")
         frame[column] = pd.arrays.IntegerArray(values, values < 0)
@@ -298,15 +301,29 @@ def marked_steps(diff: pd.DataFrame, new: Report, limit: int | None = 2000) -> p
     execution = new.execution
     if not len(diff) or not len(execution):
         return empty
-    device = execution[~runtime_rows(execution["phase"])]
-    run = _trace_run(device, shown_blocks(new))
+    trace = shown_blocks(new)
+    if not len(trace):
+        return empty
+    # the device rows by position (no copy of the table)
+    device = np.flatnonzero(~runtime_rows(execution["phase"]))
+    run_of = execution["run"].to_numpy(dtype="int64")[device]
+    run = _run_holding(run_of, execution["cycles_from"].to_numpy(dtype="float64", na_value=np.nan)[device],
+                       execution["cycles_to"].to_numpy(dtype="float64", na_value=np.nan)[device],
+                       int(trace["cycles_from"].min()))
     if run is None:
         return empty
     rows = diff[diff["status"].isin(MARKED_STATUSES) & diff["new_step"].notna()]
     if limit is not None and len(rows) > limit:
         rows = rows.iloc[np.argsort(-np.abs(rows["delta_cycles"].to_numpy()), kind="stable")[:limit]]
-    spans = device[device["run"] == run].groupby("step", sort=True).agg(a=("cycles_from", "min"), b=("cycles_to", "max"))
     steps = rows["new_step"].to_numpy(dtype="int64")
+    # the run's rows of the marked steps only
+    in_run = device[run_of == run]
+    del device, run_of
+    step_of = execution["step"].to_numpy(dtype="int64")[in_run]
+    wanted = in_run[np.isin(step_of, steps)]
+    del in_run, step_of
+    spans = execution[["step", "cycles_from", "cycles_to"]].iloc[wanted].groupby("step", sort=True).agg(
+        a=("cycles_from", "min"), b=("cycles_to", "max"))
     spans = spans.reindex(steps)
     known = spans["a"].notna().to_numpy() & spans["b"].notna().to_numpy()
     return pd.DataFrame({

@@ -34,7 +34,20 @@ def kept_copy(instance: Any, key: str, compute: Callable[[], T]) -> T:
     if kept is None:
         kept = compute()
         object.__setattr__(instance, key, kept)  # frozen dataclass: set around its __setattr__
-    return kept.copy()  # type: ignore[attr-defined, no-any-return]
+    # under copy-on-write a shallow copy is as safe as a deep one (a change to either copies
+    # the changed column first) and costs nothing: a result of millions of rows is not held twice
+    return kept.copy(deep=not copy_on_write())  # type: ignore[attr-defined, no-any-return]
 
 
-__all__ = ["kept_copy", "memoized_copy"]
+@functools.cache
+def copy_on_write() -> bool:
+    """Whether pandas copies a frame's data on write (always from pandas 3; an option before): a
+    shallow copy or a slice of a frame is then independent of it."""
+    import pandas as pd
+
+    if int(pd.__version__.split(".", 1)[0]) >= 3:
+        return True
+    return bool(pd.get_option("mode.copy_on_write") is True)
+
+
+__all__ = ["copy_on_write", "kept_copy", "memoized_copy"]

@@ -22,6 +22,7 @@ from profcompare.errors import (
     ReportFormatError,
     UnsupportedReportVersion,
 )
+from profcompare.base.tables import COMPACT_TEXT_COLUMNS
 from profcompare.model import (
     CATEGORY_GROUPS,
     COLUMN_DEFAULTS,
@@ -602,10 +603,28 @@ def _decode_dictionary(file: pathlib.Path, spec: StoredColumn, codes: np.ndarray
         categories = pd.Index(levels, dtype=spec.categories_dtype or "object")
         dtype = pd.CategoricalDtype(categories, ordered=spec.ordered)
         return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+    if spec.dtype == "object" and (spec.table, spec.name) in COMPACT_TEXT_COLUMNS:
+        return _compact_text(codes, levels)
     lookup = np.empty(len(levels) + 1, dtype=object)
     lookup[: len(levels)] = levels
     lookup[-1] = None  # code -1 (NULL) -> None
     return _restore_text(lookup.take(codes), spec.dtype)
+
+
+def _compact_text(codes: np.ndarray, levels: list[str]) -> pd.Categorical:
+    """The values ``levels[codes]`` (-1: missing) as a categorical with the categories
+    ``astype("category")`` of them as objects gives (the names used, sorted): the codes recoded
+    once into the narrowest integer type, no string per row."""
+    present = codes[codes >= 0] if len(codes) and codes.min() < 0 else codes
+    used = np.flatnonzero(np.bincount(present, minlength=len(levels)))
+    del present
+    kept = [levels[i] for i in used.tolist()]
+    dtype = pd.Series(kept, dtype=object).astype("category").dtype
+    width = np.int8 if len(kept) < 2**7 else np.int16 if len(kept) < 2**15 else np.int32
+    # old code -> new code; -1 (a missing value) stays -1: the extra last entry
+    recode = np.full(len(levels) + 1, -1, dtype=width)
+    recode[used] = dtype.categories.get_indexer(kept)
+    return pd.Categorical.from_codes(recode[codes], dtype=dtype, validate=False)
 
 
 #: The fields of ``meta.target``, all required.

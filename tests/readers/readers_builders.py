@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from profcompare.model import (
+    COMPACT_TEXT_COLUMNS,
     UNATTRIBUTED_OPERATION,
     UNATTRIBUTED_VERTICES,
     Report,
@@ -177,9 +178,26 @@ def build_report(*, variables: int = 40, steps: int = 30) -> Report:
 
 
 def assert_reports_equal(left: Report, right: Report, *, ignore_meta: tuple[str, ...] = ("source",)) -> None:
-    """Every table equal (pandas.testing, dtypes included) and meta equal except ``ignore_meta``."""
+    """Every table equal (pandas.testing, dtypes included; a text column a store keeps as codes,
+    model.COMPACT_TEXT_COLUMNS, compared as text) and meta equal except ``ignore_meta``."""
     for table in ("tiles", "categories", "variables", "liveness", "code", "execution", "remote_buffers", "trace", "programs",
                   "operations", "vertices", "compute_sets", "exchanges"):
-        pd.testing.assert_frame_equal(getattr(left, table), getattr(right, table), obj=table)
+        pd.testing.assert_frame_equal(as_text(table, getattr(left, table)), as_text(table, getattr(right, table)),
+                                      obj=table)
     blank = {k: {"format": "store", "workload": None, "variant": None, "created": None}.get(k, "") for k in ignore_meta}
     assert left.meta.replace(**blank) == right.meta.replace(**blank)
+
+
+def as_text(table: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its compact text columns (model.COMPACT_TEXT_COLUMNS) as object columns, as
+    another reader may give them."""
+    compact = [c for c in frame.columns if (table, c) in COMPACT_TEXT_COLUMNS
+               and isinstance(frame[c].dtype, pd.CategoricalDtype)]
+    if not compact:
+        return frame
+    return frame.assign(**{c: frame[c].astype(object) for c in compact})
+
+
+def assert_table_equal(table: str, left: pd.DataFrame, right: pd.DataFrame, **options: object) -> None:
+    """``pd.testing.assert_frame_equal`` of two ``table`` frames, compact text columns as text."""
+    pd.testing.assert_frame_equal(as_text(table, left), as_text(table, right), **options)  # type: ignore[arg-type]

@@ -9,13 +9,15 @@ import pickle
 import re
 import sqlite3
 
+import numpy as np
 import pandas as pd
 import pytest
+from readers_builders import assert_table_equal
 from store_mutations import edit_store
 from test_store_tamper import _downgrade_to_version_3
 
 from profcompare.errors import ReportFormatError, ReportValidationError
-from profcompare.model import TABLES, Report
+from profcompare.model import COMPACT_TEXT_COLUMNS, TABLES, Report
 from profcompare.readers import open_report, store, store_read
 
 #: the tables Report.summary reads (tiles, liveness per step, categories, model-state variables,
@@ -81,8 +83,8 @@ def test_every_table_equals_the_eager_read(report: Report, path: pathlib.Path) -
     opened = open_report(path)
     eager = store.read_report(path)
     for table in TABLES:
-        pd.testing.assert_frame_equal(getattr(opened, table), getattr(eager, table), check_exact=True)
-        pd.testing.assert_frame_equal(getattr(opened, table), getattr(report, table), check_exact=True)
+        assert_table_equal(table, getattr(opened, table), getattr(eager, table), check_exact=True)
+        assert_table_equal(table, getattr(opened, table), getattr(report, table), check_exact=True)
     assert set(opened.loaded_tables()) == set(TABLES)
 
 
@@ -132,7 +134,7 @@ def test_copies_share_what_is_read_and_stay_lazy(report: Report, path: pathlib.P
     run = opened.with_trace_run(0)
     assert relabelled.loaded_tables() == ("tiles",) and run.loaded_tables() == ("tiles",)
     assert relabelled.tiles is opened.tiles
-    pd.testing.assert_frame_equal(relabelled.trace, report.trace)
+    assert_table_equal("trace", relabelled.trace, report.trace)
     _ = opened.trace
     assert _reads(opened) == {"tiles": 1, "trace": 1}  # the copies share one source
 
@@ -154,7 +156,7 @@ def test_pickling_keeps_what_is_read_and_reads_the_rest_in_the_copy(report: Repo
     copy = pickle.loads(pickle.dumps(opened))
     assert copy.loaded_tables() == ("tiles",)
     assert _reads(opened) == {"tiles": 1}
-    pd.testing.assert_frame_equal(copy.execution, report.execution)
+    assert_table_equal("execution", copy.execution, report.execution)
     pd.testing.assert_series_equal(copy.summary(), report.summary().rename(copy.label))
     assert pickle.loads(pickle.dumps(report)).meta == report.meta  # an in-memory Report pickles too
 
@@ -165,7 +167,7 @@ def test_an_older_store_opens_lazily_with_an_empty_trace(report: Report, path: p
     assert opened.rows("trace") == 0 and opened.rows("execution") == len(report.execution)
     assert opened.trace.empty and list(opened.trace.columns) == list(report.trace.columns)
     assert "trace" not in _reads(opened)  # nothing in the file to read
-    pd.testing.assert_frame_equal(opened.execution, store.read_report(path).execution)
+    assert_table_equal("execution", opened.execution, store.read_report(path).execution)
 
 
 def _open_descriptors() -> int:
@@ -193,3 +195,22 @@ def test_a_store_lets_go_of_its_file_once_every_table_is_read(report: Report, pa
     for table in TABLES:
         getattr(opened, table)
     assert source._fd is None
+
+
+def test_repeating_text_columns_are_read_as_codes_of_sorted_names(report: Report, path: pathlib.Path) -> None:
+    opened = open_report(path)
+    for table, column in sorted(COMPACT_TEXT_COLUMNS):
+        read = getattr(opened, table)[column]
+        written = getattr(report, table)[column].astype(object)
+        assert isinstance(read.dtype, pd.CategoricalDtype)
+        # the names used, once each, sorted (what astype("category") gives), one small code per row
+        assert list(read.cat.categories) == sorted(set(written))
+        assert read.cat.codes.dtype == np.int8
+        assert read.astype(object).tolist() == written.tolist()
+
+
+def test_a_store_written_from_compact_columns_reads_back_the_same(report: Report, path: pathlib.Path,
+                                                                   tmp_path: pathlib.Path) -> None:
+    again = store.write_report(open_report(path), tmp_path / "again.sqlite")
+    for table in ("execution", "liveness", "trace"):
+        assert_table_equal(table, getattr(open_report(again), table), getattr(report, table), check_exact=True)

@@ -9,6 +9,7 @@ import sqlite3
 
 import pandas as pd
 import pytest
+from readers_builders import assert_table_equal
 from store_mutations import edit_store as _edit
 
 from profcompare.errors import ReportFormatError
@@ -224,7 +225,7 @@ def test_version_6_stores_open_with_an_empty_program_tree(report: Report, tmp_pa
     assert len(report.programs) == 6  # the fixture has a program tree; the old file has none
     assert back.programs.empty and list(back.programs.columns) == ["id", "parent", "depth", "kind", "name", "op", "ipu"]
     assert "programs" not in back.meta.capabilities  # so the outputs say it is not recorded
-    pd.testing.assert_frame_equal(back.trace, report.trace)
+    assert_table_equal("trace", back.trace, report.trace)
     pd.testing.assert_frame_equal(back.variables, report.variables)
 
 
@@ -271,7 +272,7 @@ def test_version_8_stores_open_with_no_vertices_compute_sets_nor_exchanges(repor
 def test_the_vertices_compute_sets_and_exchanges_round_trip(report: Report, path: pathlib.Path) -> None:
     back = store.read_report(path)
     for table in VERSION_9_TABLES:
-        pd.testing.assert_frame_equal(getattr(back, table), getattr(report, table))
+        assert_table_equal(table, getattr(back, table), getattr(report, table))
     assert back.vertices["name"].tolist()[2] == "(not attributed to a vertex type)"
     assert back.compute_sets["cycles"].tolist() == [900, pd.NA]
 
@@ -334,8 +335,8 @@ def test_version_8_stores_open_with_replica_liveness_and_run_0(report: Report, t
     back = store.read_report(path)
     assert back.liveness["ipu"].dtype == "Int64" and back.liveness["ipu"].isna().all()
     assert back.trace["run"].dtype == "int64" and back.trace["run"].tolist() == [0] * len(report.trace)
-    pd.testing.assert_frame_equal(back.liveness, report.liveness)
-    pd.testing.assert_frame_equal(back.trace, report.trace)
+    assert_table_equal("liveness", back.liveness, report.liveness)
+    assert_table_equal("trace", back.trace, report.trace)
 
 
 def test_tile_regions_round_trip(report: Report, tmp_path: pathlib.Path) -> None:
@@ -382,7 +383,7 @@ def test_version_3_stores_open_with_an_empty_trace(report: Report, path: pathlib
     _downgrade_to_version_3(path, report)
     back = store.read_report(path)
     assert back.trace.empty and list(back.trace.columns) == list(report.trace.columns)
-    pd.testing.assert_frame_equal(back.execution, report.execution)
+    assert_table_equal("execution", back.execution, report.execution)
 
 
 def test_a_trace_table_in_a_version_3_store_is_refused(report: Report, path: pathlib.Path) -> None:
@@ -484,5 +485,5 @@ def test_version_8_stores_open_with_the_bytes_moved_unrecorded(report: Report, t
     _downgrade_to_version_without(path, 8, (), recorded)
     back = store.read_report(path)
     assert str(back.execution["bytes_moved"].dtype) == "Int64" and back.execution["bytes_moved"].isna().all()
-    pd.testing.assert_frame_equal(back.execution.drop(columns=["bytes_moved"]),
-                                  report.execution.drop(columns=["bytes_moved"]))
+    assert_table_equal("execution", back.execution.drop(columns=["bytes_moved"]),
+                       report.execution.drop(columns=["bytes_moved"]))
