@@ -131,20 +131,55 @@ def test_the_phased_point_leaves_an_exchange_a_sixth_of_what_the_fit_needs(recor
     the mergers PopART and Poplar could add to the phased run (items 2 and 3) do not reconcile them."""
     assert recorded["rts-train"].remote_exchanges == 16
     assert recorded["phased-train"].remote_exchanges == 59
-    # without the fixed costs: 2,594,516 cycles (1.9508 ms) and 3,845,669 cycles (2.8915 ms); the run
-    # overhead outside the device is 472,154 cycles (0.7045 ms rounded up to a cycle, less the opening wait)
-    assert recorded["rts-train"].cycles(MK2.run_overhead_seconds, 0.0) == 2_122_362 + 472_154
-    assert recorded["phased-train"].cycles(MK2.run_overhead_seconds, 0.0) == 3_373_515 + 472_154
+    # without the fixed costs: 2,672,885 cycles (2.0097 ms) and 3,897,233 cycles (2.9303 ms); the run
+    # overhead outside the device is 460,316 cycles (0.6956 ms rounded up to a cycle, 925,148, less
+    # the opening wait of 464,832)
+    assert recorded["rts-train"].cycles(MK2.run_overhead_seconds, 0.0) == 2_212_569 + 460_316
+    assert recorded["phased-train"].cycles(MK2.run_overhead_seconds, 0.0) == 3_436_917 + 460_316
     rts = _left_per_exchange(recorded, "rts-train")
     phased = _left_per_exchange(recorded, "phased-train")
-    assert rts == pytest.approx(88.66e-6, abs=0.005e-6)
-    assert phased == pytest.approx(14.83e-6, abs=0.005e-6)
-    # the host transfers merged into 8 of its blocks, and 3 phase boundaries merged: 48 exchanges
-    assert _left_per_exchange(recorded, "phased-train", 51) == pytest.approx(17.15e-6, abs=0.005e-6)
-    assert _left_per_exchange(recorded, "phased-train", 48) == pytest.approx(18.22e-6, abs=0.005e-6)
+    # (3.3694 - 2.009688) ms / 16 and (3.7662 - 2.930250) ms / 59
+    assert rts == pytest.approx(84.98e-6, abs=0.005e-6)
+    assert phased == pytest.approx(14.17e-6, abs=0.005e-6)
+    assert rts / phased == pytest.approx(6.0, abs=0.05)
+    # the host transfers merged into 8 of its blocks (0.835950 ms / 51), and 3 phase boundaries
+    # merged as well: 48 exchanges (0.835950 ms / 48)
+    assert _left_per_exchange(recorded, "phased-train", 51) == pytest.approx(16.39e-6, abs=0.005e-6)
+    assert _left_per_exchange(recorded, "phased-train", 48) == pytest.approx(17.42e-6, abs=0.005e-6)
     assert _left_per_exchange(recorded, "phased-train", 48) < rts / 4
-    # the same Poplar merge in the remote-variables run: 7 store-load pairs, 9 exchanges
-    assert _left_per_exchange(recorded, "rts-train", 9) == pytest.approx(157.63e-6, abs=0.005e-6)
+    # the same Poplar merge in the remote-variables run: 7 store-load pairs, 9 exchanges (1.359712 ms / 9)
+    assert _left_per_exchange(recorded, "rts-train", 9) == pytest.approx(151.08e-6, abs=0.005e-6)
+
+
+def test_the_docs_prose_quotes_the_recorded_training_points(recorded) -> None:
+    """docs/ipu-model.md section 8's prose and its side-by-side table of the two training runs
+    quote the figures the record gives at the model's constants, so a re-record that moves them
+    fails here rather than leaving the prose stale."""
+    text = (ROOT / "docs" / "ipu-model.md").read_text(encoding="utf-8")
+    section = text.split("## 8. Calibration and fidelity")[1].split("## 9. ")[0]
+    section = " ".join(section.split())  # the prose wraps anywhere
+
+    def us(seconds: float) -> str:
+        return f"{seconds * 1e6:.2f}"
+
+    def ms(key: str) -> str:
+        return f"{recorded[key].seconds(MK2.run_overhead_seconds, 0.0) * 1e3:.4f} ms"
+
+    rts, phased = _left_per_exchange(recorded, "rts-train"), _left_per_exchange(recorded, "phased-train")
+    quoted = [
+        f"modelled run is {ms('phased-train')}",
+        f"leaves at most {us(phased)} µs per exchange, where the remote-variables training run needs {us(rts)}.",
+        f"| modelled without the exchanges' fixed costs | {ms('rts-train')} | {ms('phased-train')} |",
+        f"| left for each exchange's fixed cost | {us(rts)} µs | {us(phased)} µs |",
+        f"{16 * (rts - phased) * 1e3:.2f} ms (16 × ({us(rts)} - {us(phased)}) µs)",
+        f"bound of {us(phased)} µs an exchange and the {us(rts)} µs the remote-variables fit needs",
+        f"51 would remain: at most {us(_left_per_exchange(recorded, 'phased-train', 51))} µs each",
+        f"48 exchanges, at most {us(_left_per_exchange(recorded, 'phased-train', 48))} µs each",
+        f"9 exchanges at {us(_left_per_exchange(recorded, 'rts-train', 9))} µs each",
+        f"off-chip variants below pay {us(MK2.remote_transfer_seconds)} µs an exchange",
+    ]
+    for figure in quoted:
+        assert figure in section, figure
 
 
 def _fidelity_module():
