@@ -384,7 +384,7 @@ def _gelu_grad(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
 
     def grad(gv: np.ndarray, xv: np.ndarray) -> np.ndarray:
         d = gelu_tanh_grad(xv)
-        if d.dtype == np.float16:
+        if d.dtype == np.float16 and gv.dtype == np.float16:
             return ft.multiply(d, gv)
         d *= gv
         return d
