@@ -259,3 +259,72 @@ def test_one_thread_restores_the_programs_torch_threads() -> None:
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+NON_FINITE = _ALL[~np.isfinite(_ALL)]  # both infs, every quiet and signalling NaN
+
+
+@pytest.mark.parametrize("ufunc", UFUNCS, ids=lambda u: u.__name__)
+def test_nans_and_infs_are_numpys_bit_for_bit(ufunc: np.ufunc, monkeypatch: pytest.MonkeyPatch) -> None:
+    taken: list[bool] = []
+    real = ft._non_finite_as_numpy
+
+    def spy(*args: object) -> bool:
+        taken.append(real(*args))  # type: ignore[arg-type]
+        return taken[-1]
+    monkeypatch.setattr(ft, "_non_finite_as_numpy", spy)
+    rng = np.random.default_rng(9)
+    quiet = NON_FINITE[(NON_FINITE.view(np.uint16) & 0x7FFF) >= 0x7E00]
+    n = 3 * NON_FINITE.size
+    every = np.resize(NON_FINITE, n)
+    cases = {
+        "every non-finite op every value": (every, rng.choice(_ALL, n)),
+        "every value op every non-finite": (rng.choice(_ALL, n), every),
+        "quiet NaN op number": (np.resize(quiet, n), rng.choice(FINITE, n)),
+        "number op quiet NaN": (rng.choice(FINITE, n), np.resize(quiet, n)),
+        "quiet NaN op quiet NaN": (np.resize(quiet, n), rng.permutation(np.resize(quiet, n))),
+        "inf op number": (np.resize(np.array([np.inf, -np.inf], F16), n), rng.choice(FINITE, n)),
+        "number op zero": (rng.choice(FINITE, n), np.zeros(n, F16)),
+        "inf op inf": (np.resize(np.array([np.inf, -np.inf], F16), n), np.resize(np.array([np.inf, np.inf, -np.inf], F16), n)),
+    }
+    for name, (x, y) in cases.items():
+        with np.errstate(all="ignore"):
+            expected = ufunc(x, y)
+            got = ft.binary(ufunc, x, y)
+        try:
+            np.testing.assert_array_equal(_bits(got), _bits(expected))
+        except AssertionError as err:
+            raise AssertionError(f"{ufunc.__name__}: {name}") from err
+    assert any(taken)  # quiet NaNs went through torch
+    # a NaN made of numbers (inf - inf, 0 * inf, 0 / 0): numpy's, with its warning
+    inf, zero = np.full(8192, np.inf, F16), np.zeros(8192, F16)
+    invalid = {np.add: (inf, -inf), np.subtract: (inf, inf), np.multiply: (zero, inf), np.true_divide: (zero, zero)}
+    with pytest.warns(RuntimeWarning, match="invalid"):
+        assert np.isnan(ft.binary(ufunc, *invalid[ufunc])).all()
+
+
+def test_casts_of_quiet_nans_and_infs_go_through_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    taken: list[bool] = []
+    real = ft._cast_as_numpy
+
+    def spy(*args: object) -> bool:
+        taken.append(real(*args))  # type: ignore[arg-type]
+        return taken[-1]
+    monkeypatch.setattr(ft, "_cast_as_numpy", spy)
+    h = np.resize(NON_FINITE, 8192)
+    np.testing.assert_array_equal(_bits(ft.astype(h, np.float32)), _bits(h.astype(np.float32)))
+    quiet = h[(h.view(np.uint16) & 0x7FFF) >= 0x7E00]
+    np.testing.assert_array_equal(_bits(ft.astype(np.resize(quiet, 8192), np.float32)),
+                                  _bits(np.resize(quiet, 8192).astype(np.float32)))
+    high = np.arange(65536, dtype=np.uint32) << 16
+    for low in (0, 1, 0x1000, 0xFFFF):
+        x = (high | np.uint32(low)).view(np.float32)
+        x = np.resize(x[~np.isfinite(x)], 1 << 16)
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(_bits(ft.astype(x, F16)), _bits(x.astype(F16)))
+            quiet32 = np.resize(x[(x.view(np.uint32) & 0x7FFFFFFF) >= 0x7FC00000], 1 << 16)
+            np.testing.assert_array_equal(_bits(ft.astype(quiet32, F16)), _bits(quiet32.astype(F16)))
+            dst = np.empty(quiet32.shape, F16)
+            ft.copyto(dst, quiet32)
+            np.testing.assert_array_equal(_bits(dst), _bits(quiet32.astype(F16)))
+    assert taken.count(True) >= 3 and taken.count(False) >= 2
