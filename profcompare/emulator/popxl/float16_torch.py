@@ -18,12 +18,10 @@ element:
 * float16 -> float32 is exact in both; float32 -> float16 rounds to nearest, ties to even, and
   overflows to inf in both.
 
-They differ in some NaN payloads (the conversion instructions quiet a signalling NaN, numpy
-keeps its bits; of two NaN operands numpy's and torch's ``-`` keep different ones) and in what
-numpy reports through ``np.errstate`` (overflow to inf, division by zero, invalid operations,
-underflow). So a result is taken from torch only when numpy ignores underflow (its default) and
-every element is finite or a NaN or inf that numpy gives the same bits without a flag: a quiet
-NaN operand propagated, an inf operand kept (:func:`_non_finite_as_numpy`); otherwise, and for anything but large C-ordered
+They differ in NaN payloads (the conversion instructions quiet a signalling NaN, numpy keeps its
+bits) and in what numpy reports through ``np.errstate`` (overflow to inf, division by zero,
+invalid operations, underflow). So a result is taken from torch only when every element is finite
+and numpy ignores underflow (its default); otherwise, and for anything but large C-ordered
 float16 (float32) arrays (C-ordered operands give a C-ordered result in both, so a later sum or
 matmul reads the same layout), the operation is numpy's own. tests/emulator_popxl/test_float16_torch.py
 compares every float16 value as operand, ties, subnormals, overflow, NaNs and broadcasting with
@@ -116,63 +114,15 @@ def binary(ufunc: Any, x: Any, y: Any) -> np.ndarray:
         if (_shareable(xa, _F16) and _shareable(ya, _F16) and max(xa.size, ya.size) >= MIN_ELEMENTS
                 and min(xa.size, ya.size) > 0 and _underflow_ignored()):
             z = torch_binary(torch, ufunc, xa, ya)
-            if z.is_contiguous() and (_finite(torch, z) or _non_finite_as_numpy(torch, ufunc, xa, ya, z)):
+            if z.is_contiguous() and _finite(torch, z):
                 return z.numpy()
     return ufunc(x, y)
 
 
 def torch_binary(torch: Any, ufunc: Any, x: np.ndarray, y: np.ndarray) -> Any:
     """torch's float16 ``ufunc`` of float16 arrays ``x`` and ``y``, a tensor (no check: the
-    caller takes it only where it is numpy's; tests compare every element). A product is
-    computed as ``y * x``: of two NaNs numpy's float16 ``*`` keeps the second's payload, torch's
-    the first's (a product of numbers is the same either way)."""
-    tx, ty = torch.from_numpy(x), torch.from_numpy(y)
-    if ufunc is np.multiply:
-        return torch.mul(ty, tx)
-    return getattr(torch, _OPS[ufunc])(tx, ty)
-
-
-#: float16 magnitude bits: inf, and the first quiet NaN (NaNs lie above inf, quiet ones from here)
-_INF16 = 0x7C00
-_QUIET16 = 0x7E00
-
-
-def _signalling(torch: Any, magnitude: Any) -> bool:
-    return bool(((magnitude > _INF16) & (magnitude < _QUIET16)).any())
-
-
-def _non_finite_as_numpy(torch: Any, ufunc: Any, x: np.ndarray, y: np.ndarray, z: Any) -> bool:
-    """Whether torch's result ``z``, which holds a NaN or an inf, is numpy's bit for bit with
-    numpy raising no floating-point flag: no operand is a signalling NaN (numpy reports an
-    invalid operation), every NaN of ``z`` has a NaN operand (a quiet NaN propagates its
-    payload, sign included, in both; a NaN made of numbers is an invalid operation), every inf
-    of ``z`` an inf operand (else an overflow or a division by zero), and no difference has two
-    NaN operands (numpy keeps the first's payload, torch's ``x + (-1) * y`` the second's)."""
-    xi = torch.from_numpy(x).view(torch.int16) & 0x7FFF
-    yi = torch.from_numpy(y).view(torch.int16) & 0x7FFF
-    if _signalling(torch, xi) or _signalling(torch, yi):
-        return False
-    x_nan, y_nan = xi > _INF16, yi > _INF16
-    if ufunc is np.subtract and bool((x_nan & y_nan).any()):
-        return False
-    zi = z.view(torch.int16) & 0x7FFF
-    nan_ok = (zi <= _INF16) | x_nan | y_nan
-    inf_ok = (zi != _INF16) | (xi == _INF16) | (yi == _INF16)
-    return bool((nan_ok & inf_ok).all())
-
-
-def _cast_as_numpy(torch: Any, a: np.ndarray, z: Any) -> bool:
-    """Whether torch's cast ``z`` of ``a``, which holds a NaN or an inf, is numpy's bit for bit
-    with no floating-point flag: no signalling NaN in ``a`` (the conversion instructions quiet
-    it, numpy keeps its bits), and for float32 -> float16 every inf of ``z`` from an inf (else
-    an overflow). A quiet NaN keeps its sign and top payload bits in both."""
-    if a.dtype == _F16:
-        return not _signalling(torch, torch.from_numpy(a).view(torch.int16) & 0x7FFF)
-    ai = torch.from_numpy(a).view(torch.int32) & 0x7FFFFFFF
-    if bool(((ai > 0x7F800000) & (ai < 0x7FC00000)).any()):
-        return False
-    zi = z.view(torch.int16) & 0x7FFF
-    return bool(((zi != _INF16) | (ai == 0x7F800000)).all())
+    caller takes it only where it is numpy's; tests compare every element)."""
+    return getattr(torch, _OPS[ufunc])(torch.from_numpy(x), torch.from_numpy(y))
 
 
 def add(x: Any, y: Any) -> np.ndarray:
@@ -198,7 +148,7 @@ def astype(a: np.ndarray, dtype: Any) -> np.ndarray:
     if (torch is not None and a.size >= MIN_ELEMENTS and a.dtype in (_F16, _F32) and dtype in (_F16, _F32)
             and a.dtype != dtype and _shareable(a, a.dtype) and _underflow_ignored()):
         z = torch_cast(torch, a, dtype)
-        if z.is_contiguous() and (_finite(torch, z) or _cast_as_numpy(torch, a, z)):
+        if z.is_contiguous() and _finite(torch, z):
             return z.numpy()
     return a.astype(dtype)
 
@@ -211,7 +161,7 @@ def copyto(dst: np.ndarray, src: np.ndarray) -> None:
             and _shareable(src, src.dtype) and _shareable(dst, dst.dtype) and _underflow_ignored()):
         t = torch.from_numpy(dst)
         t.copy_(torch.from_numpy(src))
-        if _finite(torch, t) or _cast_as_numpy(torch, src, t):
+        if _finite(torch, t):
             return
     dst[...] = src
 
