@@ -116,6 +116,9 @@ def test_torch_computes_large_float16_operations_and_numpy_the_rest(monkeypatch:
     frozen.flags.writeable = False  # torch would warn viewing it
     ft.add(frozen, big)
     ft.add(big[::-1], big)  # not C-ordered: numpy's result may be laid out otherwise
+    with_nan = big.copy()
+    with_nan[3] = np.nan
+    ft.add(with_nan, big)  # a NaN operand: numpy's, torch not even asked
     monkeypatch.setenv(ft.ENV_VAR, "0")
     ft.add(big, big)
     assert calls == ["torch"]
