@@ -15,7 +15,12 @@ wall and CPU milliseconds of ``--repeat`` calls (one unmeasured call first):
   same bits with one conversion to float32;
 * ``add``, ``matmul (scores @ v)``: numpy's float16 add, and the float16 matmul as the
   executor runs it (operands converted to float32, the product rounded to float16);
-* each of them again ``by replica`` (:func:`profcompare.emulator.popxl.replica_threads.by_replica`,
+* ``... through torch`` (when torch is installed; the benchmark imports it, as a profiled program
+  that uses torch does): the same kernels as the executor runs them with
+  :mod:`profcompare.emulator.popxl.float16_torch` (torch in one thread), the same bits (``add``, the matmul's casts, the
+  softmax's casts, GELU and its gradient); ``GELU, numpy float16 steps`` and ``GELU gradient, numpy
+  float16 steps`` are the executor's GELU with ``PROFCOMPARE_SIM_TORCH=0``;
+* each of the first ones again ``by replica`` (:func:`profcompare.emulator.popxl.replica_threads.by_replica`,
   with the threads ``PROFCOMPARE_SIM_THREADS`` asks for: run with ``PROFCOMPARE_SIM_THREADS=2``
   to see them; 1 by default). The executor does not split matmuls (numpy's BLAS has threads of
   its own); the line shows what splitting them would do.
@@ -27,13 +32,16 @@ threads cost beside what they save in wall time. No figure is asserted.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
+import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from profcompare.emulator.popxl import float16_math, replica_threads
+from profcompare.emulator.popxl import execution, float16_math, float16_torch, replica_threads
 
 
 def _softmax_numpy(x: np.ndarray) -> np.ndarray:
@@ -45,6 +53,40 @@ def _softmax_numpy(x: np.ndarray) -> np.ndarray:
 
 def _matmul_half(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.matmul(x.astype(np.float32), y.astype(np.float32)).astype(np.float16)
+
+
+def _matmul_executor(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return float16_torch.astype(np.matmul(float16_torch.astype(x, np.float32), float16_torch.astype(y, np.float32)),
+                                np.float16)
+
+
+@contextlib.contextmanager
+def _numpy_only() -> Iterator[None]:
+    """float16_torch off while the block runs."""
+    old = os.environ.get(float16_torch.ENV_VAR)
+    os.environ[float16_torch.ENV_VAR] = "0"
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[float16_torch.ENV_VAR]
+        else:
+            os.environ[float16_torch.ENV_VAR] = old
+
+
+def _without_torch(fn: Callable[[], object]) -> Callable[[], object]:
+    def run() -> object:
+        with _numpy_only():
+            return fn()
+    return run
+
+
+def _one_thread(fn: Callable[[], object]) -> Callable[[], object]:
+    """``fn`` with torch's kernels in one thread, as the executor runs them."""
+    def run() -> object:
+        with float16_torch.one_thread():
+            return fn()
+    return run
 
 
 def _time(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
@@ -67,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(0)
     scores = rng.standard_normal(shape).astype(np.float16)
     values = rng.standard_normal((*shape[:-1], 16)).astype(np.float16)
-    cases: list[tuple[str, Callable[[], object]]] = [
+    numpy_cases: list[tuple[str, Callable[[], object]]] = [
         ("softmax, numpy float16 steps", lambda: _softmax_numpy(scores)),
         ("softmax, float32 steps", lambda: float16_math.softmax_half(scores, -1)),
         ("softmax, float32 steps, by replica",
@@ -76,12 +118,27 @@ def main(argv: list[str] | None = None) -> int:
         ("add, by replica", lambda: replica_threads.by_replica(np.add, scores, scores)),
         ("matmul (scores @ v)", lambda: _matmul_half(scores, values)),
         ("matmul (scores @ v), by replica", lambda: replica_threads.by_replica(_matmul_half, scores, values)),
+        ("GELU, numpy float16 steps", lambda: execution.gelu_tanh(scores)),
+        ("GELU gradient, numpy float16 steps", lambda: execution.gelu_tanh_grad(scores)),
     ]
+    cases = [(name, _without_torch(fn)) for name, fn in numpy_cases]
+    if importlib.util.find_spec("torch") is not None:
+        import torch  # noqa: F401  (float16_torch uses torch once a program has imported it)
+        torch_cases: list[tuple[str, Callable[[], object]]] = [
+            ("softmax, float32 steps, through torch", lambda: float16_math.softmax_half(scores, -1)),
+            ("add, through torch", lambda: float16_torch.add(scores, scores)),
+            ("matmul (scores @ v), through torch", lambda: _matmul_executor(scores, values)),
+            ("GELU, through torch", lambda: execution.gelu_tanh(scores)),
+            ("GELU gradient, through torch", lambda: execution.gelu_tanh_grad(scores)),
+        ]
+        cases += [(name, _one_thread(fn)) for name, fn in torch_cases]
+    else:
+        print("torch is not installed: no lines through torch")
     print(f"{'x'.join(map(str, shape))} float16, {replica_threads.thread_count()} thread(s) by replica, "
           f"median of {args.repeat}")
     for name, fn in cases:
         wall, cpu = _time(fn, args.repeat)
-        print(f"{name:38s} {wall:8.1f} ms wall {cpu:8.1f} ms CPU")
+        print(f"{name:40s} {wall:8.1f} ms wall {cpu:8.1f} ms CPU")
     return 0
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import float16_math as f16
+from . import float16_torch as ft
 from .graph import Graph, Op
 from .ops.core import GELU_A, GELU_B
 from .replica_threads import by_replica
@@ -211,8 +212,9 @@ class Executor:
         """One run of the main program on host arrays shaped (T, R, *shape)."""
         self.rc.reset(inputs, outputs)
         env = list(self.main.template)
-        for k in self.main.kernels:
-            k(env)
+        with ft.one_thread():  # torch's float16 kernels, when used, in this thread
+            for k in self.main.kernels:
+                k(env)
 
     def kernel(self, op: Op, cg: CompiledGraph) -> Kernel | None:
         """The closure executing ``op`` inside ``cg`` (None when it needs no work)."""
@@ -255,6 +257,10 @@ def _binary(ufunc: Any) -> Callable[[Op, CompiledGraph, Executor], Kernel]:
         va = _bview(op.inputs[0], n, ex.replicas)
         vb = _bview(op.inputs[1], n, ex.replicas)
         f = ufunc
+        if op.outputs[0].dtype.as_numpy() == np.float16:
+            # float16: torch's vectorised kernels where they give numpy's bits (float16_torch)
+            def f(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+                return ft.binary(ufunc, x, y)
         if op.outputs[0].dtype.is_int and ufunc is np.true_divide:
             npdt = op.outputs[0].dtype.as_numpy()
 
@@ -291,7 +297,10 @@ def _add_inplace(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     def run(env: list) -> None:
         x = env[a]
         y = env[b] if vb is None else env[b].reshape(vb)
-        np.add(x, y, out=x)
+        if x.dtype == np.float16 and y.dtype == np.float16:
+            np.copyto(x, ft.add(x, y))  # the same bits as np.add(x, y, out=x), faster (float16_torch)
+        else:
+            np.add(x, y, out=x)
         env[o] = x
     return run
 
@@ -328,6 +337,11 @@ def _inplace_unary(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[Op, Comp
 def gelu_tanh(x: np.ndarray) -> np.ndarray:
     """0.5 x (1 + tanh(0.7978845608 x + 0.035677408136 x^3)) in x's dtype (popnn GELU)."""
     dt = x.dtype.type
+    if x.dtype == np.float16:  # the same operations through float16_torch
+        mul = ft.multiply
+        u = ft.add(mul(mul(mul(x, x), x), dt(GELU_B)), mul(dt(GELU_A), x))
+        np.tanh(u, out=u)
+        return mul(mul(ft.add(u, dt(1.0)), x), dt(0.5))
     u = x * x
     u *= x
     u *= dt(GELU_B)
@@ -342,6 +356,13 @@ def gelu_tanh(x: np.ndarray) -> np.ndarray:
 def gelu_tanh_grad(x: np.ndarray) -> np.ndarray:
     """d/dx of :func:`gelu_tanh`, in x's dtype."""
     dt = x.dtype.type
+    if x.dtype == np.float16:  # the same operations through float16_torch
+        mul, add = ft.multiply, ft.add
+        x2 = mul(x, x)
+        th = np.tanh(mul(x, add(dt(GELU_A), mul(dt(GELU_B), x2))))
+        du = add(dt(GELU_A), mul(dt(3.0 * GELU_B), x2))
+        sech2 = ft.subtract(dt(1.0), mul(th, th))
+        return add(mul(dt(0.5), add(dt(1.0), th)), mul(mul(mul(dt(0.5), x), sech2), du))
     x2 = x * x
     th = np.tanh(x * (dt(GELU_A) + dt(GELU_B) * x2))
     du = dt(GELU_A) + dt(3.0 * GELU_B) * x2
@@ -363,6 +384,8 @@ def _gelu_grad(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
 
     def grad(gv: np.ndarray, xv: np.ndarray) -> np.ndarray:
         d = gelu_tanh_grad(xv)
+        if d.dtype == np.float16 and gv.dtype == np.float16:
+            return ft.multiply(d, gv)
         d *= gv
         return d
 
@@ -403,7 +426,7 @@ def _detach(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
 @_kernel("Cast")
 def _cast(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     npdt = op.attrs["dtype"].as_numpy()
-    return _unary(lambda x: x.astype(npdt), rows=True)(op, cg, ex)
+    return _unary(lambda x: ft.astype(x, npdt), rows=True)(op, cg, ex)
 
 
 @_kernel("MatMul")
@@ -432,11 +455,11 @@ def _matmul(op: Op, cg: CompiledGraph, ex: Executor) -> Kernel:
     calc = np.float32 if in_np == np.float16 else None
 
     def product(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        if calc is not None:
-            x = x.astype(calc)
-            y = y.astype(calc)
+        if calc is not None:  # the casts through float16_torch: numpy's bits and layout
+            x = ft.astype(x, calc)
+            y = ft.astype(y, calc)
         z = np.matmul(x, y)
-        return z if z.dtype == out_np else z.astype(out_np)
+        return z if z.dtype == out_np else ft.astype(z, out_np)
 
     def run(env: list) -> None:
         x = env[a_s] if va is None else env[a_s].reshape(va)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import float16_torch
+
 _SIGN = np.uint32(0x8000)
 _ABS = np.uint32(0x7FFFFFFF)
 #: float32 bit patterns: 2**-14 (the smallest normal float16), 65536 (rounds to inf), inf
@@ -163,18 +165,18 @@ def softmax_half(x: np.ndarray, axis: int) -> np.ndarray:
     last = axis in (-1, x.ndim - 1)
     if x.dtype != np.float16 or not last or not x.flags.c_contiguous or x.size == 0:
         return _softmax_reference(x, axis)
-    xf = x.astype(np.float32)
+    xf = float16_torch.astype(x, np.float32)  # the casts: numpy's bits, by torch when it can
     top = xf.max(axis=axis, keepdims=True)
     if np.isnan(top).any():
         return _softmax_reference(x, axis)
     xf -= top
-    e = xf.astype(np.float16)
+    e = float16_torch.astype(xf, np.float16)
     np.exp(e, out=e)
     ef = xf  # reused: each large array is a fresh mapping of pages the kernel zeroes
-    ef[...] = e
+    float16_torch.copyto(ef, e)
     total = ef.sum(axis=axis, keepdims=True).astype(np.float16).astype(np.float32)
     ef /= total
-    return ef.astype(np.float16)
+    return float16_torch.astype(ef, np.float16)
 
 
 def _softmax_reference(x: np.ndarray, axis: int) -> np.ndarray:
