@@ -39,15 +39,23 @@ def kept_copy(instance: Any, key: str, compute: Callable[[], T]) -> T:
     return kept.copy(deep=not copy_on_write())  # type: ignore[attr-defined, no-any-return]
 
 
-@functools.cache
 def copy_on_write() -> bool:
     """Whether pandas copies a frame's data on write (always from pandas 3; an option before): a
-    shallow copy or a slice of a frame is then independent of it."""
+    shallow copy or a slice of a frame is then independent of it. Read at each call under pandas
+    2: the option is switched on for a moment while a large frame is made (tables.make_frame), and
+    an answer kept from that moment would be wrong after it."""
     import pandas as pd
 
-    if int(pd.__version__.split(".", 1)[0]) >= 3:
+    if _pandas_major() >= 3:
         return True
     return bool(pd.get_option("mode.copy_on_write") is True)
+
+
+@functools.cache
+def _pandas_major() -> int:
+    import pandas as pd
+
+    return int(pd.__version__.split(".", 1)[0])
 
 
 __all__ = ["copy_on_write", "kept_copy", "memoized_copy"]

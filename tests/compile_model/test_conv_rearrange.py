@@ -11,7 +11,6 @@ from profcompare.emulator import popxl
 from profcompare.emulator.compile import compile_program
 from profcompare.emulator.compile.conv_rearrange import (
     REGION_CYCLES,
-    Layout,
     RearrangedOperand,
     copy_cost,
     operand_roles,
@@ -158,4 +157,24 @@ def test_roles_and_cost_rules():
     b = RearrangedOperand("acts", "b", "", 20, 5, 4)
     assert copy_cost((a, b), 242, 4).cycles == 40 + 242 + 40 * 44
     assert copy_cost((), 242, 4).cycles == 0
-    assert Layout(-1, 8) == Layout(-1, 8)
+
+
+@pytest.mark.parametrize("adds", [1, 70, 900])
+def test_a_long_chain_of_layout_keeping_ops_still_gets_its_copy(adds: int) -> None:
+    """x host-loaded, then ``adds`` element-wise adds (each keeps its first input's layout), then
+    x[5, 512] @ W[512, 512]: the weights are copied to the plan's layout however long the chain
+    (the trace once stopped after 64 producers and took the operand for a variable, eliding the
+    copy): fc2-shaped, the same 502 cycles as a host-loaded operand gets with one add."""
+    ir = popxl.Ir()
+    with ir.main_graph, popxl.in_sequence(True):
+        x_in = popxl.h2d_stream((5, 512), popxl.float32, "x")
+        w = popxl.variable(np.zeros((512, 512), np.float32), name="W")
+        x = ops.host_load(x_in)
+        for _ in range(adds):
+            x = x + 1.0
+        ops.host_store(popxl.d2h_stream((5, 512), popxl.float32, "y"), x @ w)
+    program = lower(ir)
+    (op,) = [o for o in program.ops.values() if o.type == "MatMul"]
+    copy = CostModel(program, MK2, MK2.tiles_per_ipu).rearrange_copy(op)
+    assert [(o.role, o.run, o.regions) for o in copy.operands] == [("weights", 8, 5)]
+    assert copy.cycles == 502

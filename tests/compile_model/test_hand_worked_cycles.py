@@ -74,7 +74,7 @@ def test_matmul_plan_and_steps_without_split():
     assert part.weights_bytes_per_tile == 8 * 8 * 4 == 256
     c = _cycles_by_step(compile_program(program, TINY))
     # the weights (x) reach 2 field-split tiles, the activations (w, a variable) 1: poplin
-    # rearranges neither (more than 7 broadcast destinations, conv_rearrange.py), so the
+    # rearranges neither (it copies an operand broadcast to more than 7 tiles, conv_rearrange.py), so the
     # rearrangement step moves nothing and keeps its fixed cost; the Convolve receives the weights
     # slices (its own exchange: no DoExchange step; exchange_cost.py: the latency 88, the reach 39
     # over the partition's 4 tiles, every tile of TINY, and the words), then runs the AMP vertex

@@ -137,7 +137,7 @@ def test_our_pipelined_mlp_against_the_real_trace(comparison):
         (1, "StreamCopyBegin"): (38, 634_986), (1, "StreamCopyEnd"): (38, 232_046),
     }
     # the gaps, as they stand (docs/ipu-model.md section 12): IPU 1's DoExchange cycles over since
-    # the one-hot labels' copy is costed as reaching every tile (138 against the real 74,
+    # the one-hot labels' copy is costed at 138 cycles against the real 74 (its bytes on one tile,
     # exchange_cost.py); IPU 1's OnTileExecute cycles over since the model recomputes fc4's forward matmul (6
     # more rearrangement copies and Convolves a run than the real trace) and costs fc3's weight
     # update copy from its unregrouped input (docs section 7)

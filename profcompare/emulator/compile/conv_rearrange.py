@@ -76,6 +76,11 @@ ACTS_MIN_BYTES_PER_TILE = 128
 MAX_BROADCAST_DESTS = 7
 
 #: Ops whose output keeps its first input's layout (element-wise ops, views, on-tile copies)
+#: how many producers a layout is traced back through in one walk before the tensor is taken as
+#: row-major, as a tensor of a producer that keeps no layout is (ASSUMPTION: a bound on Python's
+#: recursion, not a Poplar fact; walks are cached, so it binds only on one unbroken chain this long)
+MAX_TRACE_DEPTH = 300
+
 _KEEPS_LAYOUT = frozenset({
     "Add", "Sub", "Mul", "Div", "Neg", "Gelu", "Relu", "Tanh", "Sigmoid", "Exp", "Log", "Sqrt", "Scale",
     "Cast", "Dropout", "Identity", "Copy", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Pow",
@@ -193,7 +198,9 @@ class LayoutTracer:
                 self._producer[t] = op
             if op.type == "Call":
                 for inner, outer in (op.attrs.get("inputs") or {}).items():
-                    self._call_sites.setdefault(inner, outer)  # the first call site's tensor
+                    # ASSUMPTION: a subgraph input has the layout of its first call site's tensor
+                    # (a graph called with operands of different layouts is costed as the first)
+                    self._call_sites.setdefault(inner, outer)
                 for inner, outer in (op.attrs.get("outputs") or {}).items():
                     self._call_outputs[outer] = inner
             if op.type == "PipelineStash" and len(op.inputs) > 2:
@@ -202,31 +209,38 @@ class LayoutTracer:
     def layout(self, tid: str) -> Layout | None:
         """The layout of ``tid``, or None when it is a variable or a view of one (created for the
         plan: its copy is elided)."""
+        return self._layout(tid, 0)
+
+    def _layout(self, tid: str, depth: int) -> Layout | None:
+        # every tensor a trace passes is cached, so a later matmul's trace stops where an
+        # earlier one's did: a program's long chains (a residual stream) are walked once
         if tid not in self._cache:
-            self._cache[tid] = self._trace(tid, 0)
+            self._cache[tid] = self._trace(tid, depth)
         return self._cache[tid]
 
     def _trace(self, tid: str, depth: int) -> Layout | None:
         info = self.program.tensors.get(tid)
-        if info is None or depth > 64:
+        if info is None:
             return None
         shape = info.shape or (1,)
         row_major = Layout(-1, int(shape[-1]))
+        if depth > MAX_TRACE_DEPTH:
+            return row_major
         op = self._producer.get(tid)
         if op is None:
             if tid in self._call_sites:
-                return self._trace(self._call_sites[tid], depth + 1)
+                return self._layout(self._call_sites[tid], depth + 1)
             if tid in self._stashed:
-                return self._trace(self._stashed[tid], depth + 1)
+                return self._layout(self._stashed[tid], depth + 1)
             return None if info.storage == "variable" else row_major
         if op.type == "Call" and tid in self._call_outputs:
-            return self._trace(self._call_outputs[tid], depth + 1)
+            return self._layout(self._call_outputs[tid], depth + 1)
         if op.type == "MatMul":
             return self.matmul_output(op)
         if op.type == "PipelineRestore" and op.inputs:
-            return self._trace(op.inputs[0], depth + 1)
+            return self._layout(op.inputs[0], depth + 1)
         if op.type in ("Transpose", "TransposeInplace") and op.inputs:
-            inner = self._trace(op.inputs[0], depth + 1)
+            inner = self._layout(op.inputs[0], depth + 1)
             if inner is None:
                 return None
             perm = tuple(op.attrs.get("perm") or ())
@@ -234,9 +248,9 @@ class LayoutTracer:
             swaps_last_two = rank >= 2 and (not perm or tuple(perm[-2:]) == (rank - 1, rank - 2))
             return Layout(-3 - inner.axis, inner.run) if swaps_last_two else inner
         if op.type in _LIKE_SECOND_INPUT and len(op.inputs) > 1:
-            return self._trace(op.inputs[1], depth + 1)
+            return self._layout(op.inputs[1], depth + 1)
         if op.type in _KEEPS_LAYOUT and op.inputs:
-            inner = self._trace(op.inputs[0], depth + 1)
+            inner = self._layout(op.inputs[0], depth + 1)
             src = self.program.tensors.get(op.inputs[0])
             if inner is not None and src is not None and tuple(src.shape[-2:]) != tuple(shape[-2:]):
                 return row_major  # a reshape changing the last two dimensions: ASSUMPTION row-major

@@ -11,8 +11,10 @@ device data in ``targets.py`` (each constant sourced there):
   tensor; plus a fixed per-compute-set cost.
 - exchange: a DoExchange, and the exchange a matmul's Convolve or reduction stage opens with, is
   a small exchange (exchange_cost.py: the latency, the reach to its receiving tiles, the worst
-  receiving tile's bytes / exchange bytes per cycle per tile); a reduction's final step and a
-  broadcast receive their bytes after a fixed per-exchange cost. A compute set that reads data of
+  receiving tile's bytes / exchange bytes per cycle per tile); a reduction's final step, a
+  broadcast and the two DoExchanges of a copy-path input gradient (its ``preRegroup`` copy and its
+  copy to the plan's layout) still receive their bytes after the trace's median fixed cost
+  (``exchange_overhead_cycles``), not yet costed by what they move. A compute set that reads data of
   other tiles receives it in its own step (programs.EXCHANGE_INSIDE_ROLES), so that step has
   exchange and compute cycles.
 - sync: each Sync step (internal), and the end of a remote transfer (external).

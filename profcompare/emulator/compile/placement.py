@@ -356,7 +356,8 @@ def _pipeline_rows(p: PipelineInfo, members: dict[int, list[int]], tl: _Timeline
 
 def _merge(tl: _Timeline, parts: list[int], fixed: int) -> tuple[int, np.ndarray] | None:
     """(first executed step, cycles) of ``parts`` run as one exchange: their cycles summed, the
-    fixed exchange cost ``fixed`` paid once (None without parts)."""
+    fixed exchange cost ``fixed`` paid once (None without parts). ASSUMPTION: each part keeps
+    its own reach to its receiving tiles (exchange_cost.py); only the latency is shared."""
     if not parts:
         return None
     total = sum(tl.cycles(e) for e in parts)
