@@ -65,20 +65,24 @@ SIZES: dict[str, list[str]] = {
 }
 VARIANTS = ("phased-rts", "phased-rts-recompute")
 
-#: run in the child: the command line, then its own CPU seconds and peak memory as JSON on the
-#: descriptor its first argument names
-_CHILD = r"""
+#: run in the measured child: the command line, then as JSON on the descriptor its first argument
+#: names its own CPU seconds and peak memory ("cpu", "peak"; "profile": user, system, peak) and
+#: those of the processes it waited for ("children_peak"; "program": user, system, peak)
+CHILD = r"""
 import json, os, resource, sys
 def _report():
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # KiB on Linux
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # ru_maxrss in KiB on Linux
     hwm = 0
     with open("/proc/self/status") as status:
         for line in status:
             if line.startswith("VmHWM:"):
                 hwm = int(line.split()[1]) * 1024
     with os.fdopen(int(sys.argv[1]), "w") as out:
-        json.dump({"cpu": usage.ru_utime + usage.ru_stime, "peak": hwm, "children_peak": children}, out)
+        json.dump({"cpu": own.ru_utime + own.ru_stime, "peak": hwm, "children_peak": children.ru_maxrss * 1024,
+                   "profile": {"user": own.ru_utime, "system": own.ru_stime, "peak": hwm},
+                   "program": {"user": children.ru_utime, "system": children.ru_stime,
+                               "peak": children.ru_maxrss * 1024}}, out)
 from profcompare.cli import main
 try:
     code = main(sys.argv[2:])
@@ -112,7 +116,7 @@ def _run(args: list[str], cwd: Path) -> Measure:
     read, write = os.pipe()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    with subprocess.Popen([sys.executable, "-c", _CHILD, str(write), *args], cwd=cwd, env=_environment(),
+    with subprocess.Popen([sys.executable, "-c", CHILD, str(write), *args], cwd=cwd, env=_environment(),
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(write,)) as proc:
         os.close(write)
         with os.fdopen(read) as pipe:

@@ -26,32 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench_large_reports import CHILD  # the measured child: its own and its children's CPU and peak
 
-#: run in the measured process: the command line, then the figures as JSON on the descriptor
-#: its first argument names
-_MEASURED = r"""
-import json, os, resource, sys
-def _report():
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    hwm = 0
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                hwm = int(line.split()[1]) * 1024
-    with os.fdopen(int(sys.argv[1]), "w") as out:
-        json.dump({"profile": {"user": own.ru_utime, "system": own.ru_stime, "peak": hwm},
-                   "program": {"user": children.ru_utime, "system": children.ru_stime,
-                               "peak": children.ru_maxrss * 1024}}, out)
-from profcompare.cli import main
-try:
-    code = main(sys.argv[2:])
-except SystemExit as e:
-    code = e.code
-_report()
-sys.exit(code)
-"""
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-profile-") as tmp:
         out = os.path.abspath(options.out) if options.out else tmp
         read_end, write_end = os.pipe()
-        command = [sys.executable, "-c", _MEASURED, str(write_end), "profile", "--compile-only", "--quiet", "--force",
+        command = [sys.executable, "-c", CHILD, str(write_end), "profile", "--compile-only", "--quiet", "--force",
                    "--out", out, "--name", "run", options.script, *options.args]
         start = time.perf_counter()
         with open(Path(tmp) / "shown.txt", "wb") as shown:
