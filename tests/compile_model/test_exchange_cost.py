@@ -12,13 +12,14 @@ import numpy as np
 import pytest
 
 from profcompare.emulator import popxl
-from profcompare.emulator import popxl_addons as addons
 from profcompare.emulator.compile import compile_program
 from profcompare.emulator.compile.cycles import PHASE_INDEX, switch_broadcast_parts
 from profcompare.emulator.compile.exchange_cost import small_exchange_cycles
 from profcompare.emulator.lowering import lower
 from profcompare.emulator.popxl import ops
 from profcompare.emulator.targets import MK2
+
+from .pipelined_programs import two_stage_copy
 
 GA_CACHE = "ga_cache_popxl_mnist_pipelining_2ipu.sqlite"
 
@@ -59,20 +60,9 @@ def _exchange_by_step(ir: popxl.Ir) -> dict[str, int]:
 
 
 def _pipelined_copy(shape: tuple[int, ...], steps: int = 4) -> dict[str, int]:
-    """Two pipeline stages on two IPUs: stage 0 loads ``shape`` fp32, doubles it and copies it to IPU 1,
-    stage 1 adds 1 and stores it; the exchange cycles of the compiled steps (_exchange_by_step)."""
-    ir = popxl.Ir()
-    with ir.main_graph:
-        xs = popxl.h2d_stream(shape, popxl.float32, "x")
-        ys = popxl.d2h_stream(shape, popxl.float32, "y")
-        with addons.pipelined_execution(steps) as p:
-            with p.stage(0), popxl.ipu(0):
-                x = ops.host_load(xs, "x") * 2.0
-                x = x.copy_to_ipu(1)
-            with p.stage(1), popxl.ipu(1):
-                ops.host_store(ys, x + 1.0)
-    ir.num_host_transfers = steps
-    return _exchange_by_step(ir)
+    """The exchange cycles of the compiled steps (_exchange_by_step) of a two-stage pipeline copying
+    ``shape`` fp32 from IPU 0 to IPU 1 (pipelined_programs.two_stage_copy)."""
+    return _exchange_by_step(two_stage_copy(shape, steps))
 
 
 #: The pipelined copy's on-chip exchange steps (the tensor to the sending tiles, into the pipeline

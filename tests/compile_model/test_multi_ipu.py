@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 
 from profcompare.emulator import popxl
-from profcompare.emulator import popxl_addons as addons
 from profcompare.emulator.compile import compile_program
 from profcompare.emulator.compile.placement import Layout, pipeline_cycles, placed_tile_bytes
 from profcompare.emulator.lowering import lower
 from profcompare.emulator.popxl import ops
 from profcompare.emulator.targets import get_device
+
+from .pipelined_programs import two_stage_copy
 
 MK2 = get_device("mk2")
 
@@ -113,19 +114,8 @@ def test_pipeline_cycle_schedule():
     assert [c for _, c in sched] == [True] * 7 + [False]
 
 
-def _pipelined(steps: int):
-    ir = popxl.Ir()
-    with ir.main_graph:
-        xs = popxl.h2d_stream((256,), popxl.float32, "x")
-        ys = popxl.d2h_stream((256,), popxl.float32, "y")
-        with addons.pipelined_execution(steps) as p:
-            with p.stage(0), popxl.ipu(0):
-                x = ops.host_load(xs, "x") * 2.0
-                x = x.copy_to_ipu(1)
-            with p.stage(1), popxl.ipu(1):
-                ops.host_store(ys, x + 1.0)
-    ir.num_host_transfers = steps
-    return ir
+def _pipelined(steps: int) -> popxl.Ir:
+    return two_stage_copy((256,), steps)
 
 
 def test_pipeline_run_is_the_critical_path_of_the_schedule():
